@@ -1,0 +1,374 @@
+// Package boltstore is the embedded task store: tasks, jobs, the id
+// sequence, the thread pool and the disk-quota configuration in one bbolt
+// file that survives restarts.
+//
+// The number of RUNNING tasks is derived (active minus pending index entries)
+// rather than counted, so it cannot drift. Every operation is one bbolt
+// transaction, so each is atomic and durable when it returns.
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/task"
+)
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketJobs     = []byte("jobs")
+	bucketFailures = []byte("failures")
+	bucketTasks    = []byte("tasks")
+	bucketActive   = []byte("active")   // ids of PENDING and RUNNING tasks
+	bucketPending  = []byte("pending")  // ids of PENDING tasks, oldest first
+	bucketFinished = []byte("finished") // id -> finish time, for recent listing
+	bucketQuota    = []byte("quota")
+	keySeq         = []byte("seq")
+)
+
+// finishedKeep is how long finished tasks stay in the recent index.
+const finishedKeep = 10 * time.Minute
+
+// Store is the bbolt task store.
+type Store struct {
+	db *bolt.DB
+}
+
+var _ task.Store = (*Store)(nil)
+
+// Open opens or creates the store file at path.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open task store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("initialise task store %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+func itob(v int64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uint64(v))
+	return b
+}
+
+func btoi(b []byte) int64 { return int64(binary.BigEndian.Uint64(b)) }
+
+func (s *Store) update(ctx context.Context, what string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := s.db.Update(fn); err != nil {
+		if _, ok := errors.AsType[*apperr.Error](err); ok {
+			return err
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func (s *Store) view(ctx context.Context, what string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := s.db.View(fn); err != nil {
+		if _, ok := errors.AsType[*apperr.Error](err); ok {
+			return err
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func getTask(tx *bolt.Tx, id int64) (task.Task, error) {
+	v := tx.Bucket(bucketTasks).Get(itob(id))
+	if v == nil {
+		return task.Task{}, apperr.New(apperr.NotFound, "task %d not found", id)
+	}
+	var t task.Task
+	if err := json.Unmarshal(v, &t); err != nil {
+		return task.Task{}, fmt.Errorf("decode task %d: %w", id, err)
+	}
+	return t, nil
+}
+
+func putTask(tx *bolt.Tx, t task.Task) error {
+	v, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("encode task %d: %w", t.ID, err)
+	}
+	return tx.Bucket(bucketTasks).Put(itob(t.ID), v)
+}
+
+// Create implements task.Store.
+func (s *Store) Create(ctx context.Context, job task.Job, lanes []task.Lane, now time.Time) (task.Job, []task.Task, error) {
+	if len(lanes) == 0 {
+		return task.Job{}, nil, apperr.New(apperr.Invalid, "a job needs at least one lane")
+	}
+	var tasks []task.Task
+	err := s.update(ctx, "create tasks", func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		var last int64
+		if v := meta.Get(keySeq); v != nil {
+			last = btoi(v)
+		}
+		if err := meta.Put(keySeq, itob(last+int64(len(lanes)))); err != nil {
+			return err
+		}
+		job.ID = last + 1
+		job.Created = now
+		jv, err := json.Marshal(job)
+		if err != nil {
+			return fmt.Errorf("encode job: %w", err)
+		}
+		if err := tx.Bucket(bucketJobs).Put(itob(job.ID), jv); err != nil {
+			return err
+		}
+		tasks = make([]task.Task, len(lanes))
+		for i, l := range lanes {
+			t := task.Task{
+				ID: job.ID + int64(i), JobID: job.ID, Layer: job.Layer, Type: job.Type,
+				Status: task.Pending, Start: l.Start, End: l.End, Cursor: l.Start,
+				Total: l.Tiles, Created: now, Heartbeat: now,
+			}
+			if err := putTask(tx, t); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketActive).Put(itob(t.ID), nil); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketPending).Put(itob(t.ID), nil); err != nil {
+				return err
+			}
+			tasks[i] = t
+		}
+		return nil
+	})
+	if err != nil {
+		return task.Job{}, nil, err
+	}
+	return job, tasks, nil
+}
+
+// Job implements task.Store.
+func (s *Store) Job(ctx context.Context, id int64) (task.Job, error) {
+	var job task.Job
+	err := s.view(ctx, "get job", func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketJobs).Get(itob(id))
+		if v == nil {
+			return apperr.New(apperr.NotFound, "job %d not found", id)
+		}
+		return json.Unmarshal(v, &job)
+	})
+	return job, err
+}
+
+// Get implements task.Store.
+func (s *Store) Get(ctx context.Context, id int64) (task.Task, error) {
+	var t task.Task
+	err := s.view(ctx, "get task", func(tx *bolt.Tx) (err error) {
+		t, err = getTask(tx, id)
+		return err
+	})
+	return t, err
+}
+
+// List implements task.Store.
+func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task, error) {
+	var out []task.Task
+	err := s.view(ctx, "list tasks", func(tx *bolt.Tx) error {
+		ids := map[int64]bool{}
+		if err := tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
+			ids[btoi(k)] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		since := finishedSince.UnixNano()
+		if err := tx.Bucket(bucketFinished).ForEach(func(k, v []byte) error {
+			if btoi(v) >= since {
+				ids[btoi(k)] = true
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		// Walk the tasks bucket in key order only over the wanted ids.
+		c := tx.Bucket(bucketTasks).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if !ids[btoi(k)] {
+				continue
+			}
+			var t task.Task
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("decode task %d: %w", btoi(k), err)
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func running(tx *bolt.Tx) int {
+	return tx.Bucket(bucketActive).Stats().KeyN - tx.Bucket(bucketPending).Stats().KeyN
+}
+
+// Promote implements task.Store.
+func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Task, error) {
+	var promoted []task.Task
+	err := s.update(ctx, "promote tasks", func(tx *bolt.Tx) error {
+		free := pool - running(tx)
+		pend := tx.Bucket(bucketPending)
+		for free > 0 {
+			k, _ := pend.Cursor().First()
+			if k == nil {
+				break
+			}
+			id := btoi(k)
+			t, err := getTask(tx, id)
+			if err != nil {
+				return err
+			}
+			if err := pend.Delete(k); err != nil {
+				return err
+			}
+			t.Status = task.Running
+			t.Heartbeat = now
+			if err := putTask(tx, t); err != nil {
+				return err
+			}
+			promoted = append(promoted, t)
+			free--
+		}
+		return nil
+	})
+	return promoted, err
+}
+
+// Checkpoint implements task.Store.
+func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error) {
+	var t task.Task
+	err := s.update(ctx, "checkpoint task", func(tx *bolt.Tx) (err error) {
+		t, err = getTask(tx, cp.ID)
+		if err != nil {
+			return err
+		}
+		if t.Status != task.Running || t.Cursor != cp.From {
+			return apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d", t.ID, t.Status, t.Cursor, cp.From)
+		}
+		if cp.To < cp.From || cp.To > t.End || cp.Tiles < 0 || t.Done+cp.Tiles > t.Total {
+			return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", t.ID)
+		}
+		t.Cursor, t.Done, t.Heartbeat = cp.To, t.Done+cp.Tiles, now
+		return putTask(tx, t)
+	})
+	return t, err
+}
+
+func finish(tx *bolt.Tx, t *task.Task, status task.Status, now time.Time) error {
+	t.Status, t.Finished = status, now
+	if err := putTask(tx, *t); err != nil {
+		return err
+	}
+	id := itob(t.ID)
+	if err := tx.Bucket(bucketActive).Delete(id); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketPending).Delete(id); err != nil {
+		return err
+	}
+	fin := tx.Bucket(bucketFinished)
+	if err := fin.Put(id, itob(now.UnixNano())); err != nil {
+		return err
+	}
+	// Forget finished tasks from the recent index once nobody lists them.
+	old := now.Add(-finishedKeep).UnixNano()
+	c := fin.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if btoi(v) < old {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Finish implements task.Store.
+func (s *Store) Finish(ctx context.Context, id int64, status task.Status, now time.Time) (task.Task, error) {
+	var t task.Task
+	err := s.update(ctx, "finish task", func(tx *bolt.Tx) (err error) {
+		t, err = getTask(tx, id)
+		if err != nil {
+			return err
+		}
+		if t.Status != task.Running {
+			return apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, t.Status)
+		}
+		switch status {
+		case task.Done:
+			if t.Cursor != t.End {
+				return apperr.New(apperr.Conflict, "task %d is at metatile %d of %d", id, t.Cursor, t.End)
+			}
+		case task.Aborted:
+		default:
+			return apperr.New(apperr.Invalid, "cannot finish task %d as %s", id, status)
+		}
+		return finish(tx, &t, status, now)
+	})
+	return t, err
+}
+
+// Kill implements task.Store.
+func (s *Store) Kill(ctx context.Context, id int64, expect task.Status, now time.Time) (task.Task, error) {
+	var before task.Task
+	err := s.update(ctx, "kill task", func(tx *bolt.Tx) error {
+		t, err := getTask(tx, id)
+		if err != nil {
+			return err
+		}
+		if !expect.Active() || t.Status != expect {
+			return apperr.New(apperr.Conflict, "task %d is %s, not %s", id, t.Status, expect)
+		}
+		before = t
+		t.Killed = true
+		return finish(tx, &t, task.Aborted, now)
+	})
+	return before, err
+}
+
+// AddFailures implements task.Store.
+func (s *Store) AddFailures(ctx context.Context, jobID int64, n int64) (int64, error) {
+	var total int64
+	err := s.update(ctx, "count tile failures", func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketFailures)
+		if v := b.Get(itob(jobID)); v != nil {
+			total = btoi(v)
+		}
+		total += n
+		return b.Put(itob(jobID), itob(total))
+	})
+	return total, err
+}

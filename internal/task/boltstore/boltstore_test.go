@@ -1,0 +1,60 @@
+package boltstore_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tilecache/internal/task"
+	"tilecache/internal/task/boltstore"
+	"tilecache/internal/task/tasktest"
+)
+
+func newStore(t *testing.T) task.Store {
+	t.Helper()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) { tasktest.Run(t, newStore) }
+
+func TestSurvivesReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	now := time.Now()
+	s, err := boltstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Create(t.Context(), task.Job{Layer: "a"}, []task.Lane{{0, 4, 16}, {4, 8, 16}}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Promote(t.Context(), 1, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 8}, now); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = boltstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Get(t.Context(), 1)
+	if err != nil || got.Status != task.Running || got.Cursor != 2 || got.Done != 8 {
+		t.Fatalf("after reopen: got %+v, %v; want RUNNING at 2 with 8 done", got, err)
+	}
+	// The pool is still taken by task 1, and the sequence continues.
+	if p, _ := s.Promote(t.Context(), 1, now); len(p) != 0 {
+		t.Fatalf("got %d promoted, want 0", len(p))
+	}
+	_, ts, err := s.Create(t.Context(), task.Job{Layer: "a"}, []task.Lane{{0, 1, 1}}, now)
+	if err != nil || ts[0].ID != 3 {
+		t.Fatalf("got %+v, %v; want id 3", ts, err)
+	}
+}

@@ -1,0 +1,186 @@
+// Package task holds the seed task model and the task store port.
+//
+// A seed or reseed request with threadCount N becomes a Job and N Tasks; a
+// truncate becomes a Job and one Task. Each task owns a lane: a contiguous
+// range [Start, End) of the job's numbered metatiles (see grid.Plan). Its
+// progress is one cursor, the index of the next metatile to work, and a count
+// of tiles processed. Workers advance the cursor only through Checkpoint, a
+// conditional write that fails when the task is no longer RUNNING or when
+// another worker moved the cursor first; that is what makes redelivered or
+// duplicated lane messages harmless.
+package task
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Type is what a job does to its tiles.
+type Type int
+
+// The job types of the contract (§4.2).
+const (
+	Seed Type = iota
+	Reseed
+	Truncate
+)
+
+// ParseType reads a request's type, case-insensitively; "" means Seed.
+func ParseType(s string) (Type, bool) {
+	switch strings.ToLower(s) {
+	case "", "seed":
+		return Seed, true
+	case "reseed":
+		return Reseed, true
+	case "truncate":
+		return Truncate, true
+	}
+	return 0, false
+}
+
+// String returns the upper-case name used in kill responses (SEED, RESEED, TRUNCATE).
+func (t Type) String() string {
+	switch t {
+	case Reseed:
+		return "RESEED"
+	case Truncate:
+		return "TRUNCATE"
+	default:
+		return "SEED"
+	}
+}
+
+// Status is a task's state; the numeric values are the contract's codes.
+type Status int
+
+// The task states of contract §5.2.
+const (
+	Aborted Status = -1
+	Pending Status = 0
+	Running Status = 1
+	Done    Status = 2
+)
+
+// String returns the upper-case name used in kill responses.
+func (s Status) String() string {
+	switch s {
+	case Aborted:
+		return "ABORTED"
+	case Pending:
+		return "PENDING"
+	case Running:
+		return "RUNNING"
+	case Done:
+		return "DONE"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Active reports whether the task still has work to do (PENDING or RUNNING).
+func (s Status) Active() bool { return s == Pending || s == Running }
+
+// Job is a validated, normalised request, shared by its tasks. It records
+// everything needed to rebuild the request's metatile numbering, so a worker
+// started later (or in another process) numbers metatiles identically.
+type Job struct {
+	ID           int64             `json:"id"` // the id of its first task
+	Layer        string            `json:"layer"`
+	Type         Type              `json:"type"`
+	GridSetID    string            `json:"gridSet"`
+	Format       string            `json:"format"`
+	Parameters   map[string]string `json:"parameters,omitempty"` // normalised; empty = defaults
+	ParametersID string            `json:"parametersId"`
+	Bounds       [4]float64        `json:"bounds"` // minx, miny, maxx, maxy in the grid set's CRS
+	ZoomStart    int               `json:"zoomStart"`
+	ZoomStop     int               `json:"zoomStop"`
+	MetaWidth    int               `json:"metaWidth"`
+	MetaHeight   int               `json:"metaHeight"`
+	Metatiles    int64             `json:"metatiles"` // size of the numbering, to detect a changed layer
+	Tiles        int64             `json:"tiles"`     // request total
+	// Failure handling, as GeoWebCache's request fields (§4.2).
+	RetryCount  int `json:"retryCount"`  // -1: the first tile failure aborts
+	RetryWaitMS int `json:"retryWaitMs"` // between tries
+	MaxFailures int `json:"maxFailures"` // failures shared by the job's tasks before all abort
+	Created     time.Time `json:"created"`
+}
+
+// Lane is the part of a job one task owns: metatiles [Start, End) holding Tiles tiles.
+type Lane struct {
+	Start, End int64
+	Tiles      int64
+}
+
+// Task is one lane of a job and its progress.
+type Task struct {
+	ID     int64  `json:"id"`
+	JobID  int64  `json:"job"`
+	Layer  string `json:"layer"`
+	Type   Type   `json:"type"`
+	Status Status `json:"status"`
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"`
+	Cursor int64  `json:"cursor"` // next metatile to work; Start ≤ Cursor ≤ End
+	Total  int64  `json:"total"`  // tiles in the lane; never changes
+	Done   int64  `json:"done"`   // tiles processed; never decreases
+	// Heartbeat is the time of the last promotion or checkpoint; a RUNNING
+	// task whose heartbeat is old has lost its worker and is re-enqueued.
+	Heartbeat time.Time `json:"heartbeat"`
+	Created   time.Time `json:"created"`
+	Finished  time.Time `json:"finished,omitzero"`
+	// Killed is set when a kill request aborted the task.
+	Killed bool `json:"killed,omitempty"`
+}
+
+// Row is the task's status row of contract §5.2:
+// [processed, lane total, remaining, id, status].
+func (t Task) Row() [5]int64 {
+	done := t.Done
+	if t.Status == Pending {
+		done = 0
+	}
+	return [5]int64{done, t.Total, t.Total - done, t.ID, int64(t.Status)}
+}
+
+// Checkpoint advances a RUNNING task's cursor from From to To, adding Tiles
+// to its processed count.
+type Checkpoint struct {
+	ID       int64
+	From, To int64
+	Tiles    int64
+}
+
+// Store is the task store port. Implementations must pass tasktest.Run.
+//
+// Conditional operations fail with an apperr.Conflict error when their
+// condition does not hold; a missing task or job is apperr.NotFound.
+type Store interface {
+	// Create stores job and one PENDING task per lane, taking len(lanes)
+	// consecutive ids from the global sequence in one atomic step. The job's
+	// ID is set to the first task id. Nothing is stored on error.
+	Create(ctx context.Context, job Job, lanes []Lane, now time.Time) (Job, []Task, error)
+	// Job returns a job by id.
+	Job(ctx context.Context, id int64) (Job, error)
+	// Get returns a task by id.
+	Get(ctx context.Context, id int64) (Task, error)
+	// List returns every PENDING and RUNNING task plus the tasks that
+	// finished at or after finishedSince, sorted by id.
+	List(ctx context.Context, finishedSince time.Time) ([]Task, error)
+	// Promote moves the oldest PENDING tasks to RUNNING while fewer than
+	// pool tasks are RUNNING, and returns the promoted tasks.
+	Promote(ctx context.Context, pool int, now time.Time) ([]Task, error)
+	// Checkpoint applies cp if the task is RUNNING with cursor cp.From, sets
+	// its heartbeat to now and returns the updated task; Conflict otherwise.
+	Checkpoint(ctx context.Context, cp Checkpoint, now time.Time) (Task, error)
+	// Finish moves a RUNNING task whose cursor is at the end of its lane to
+	// DONE, or any RUNNING task to ABORTED, freeing its thread; Conflict
+	// when the task is not RUNNING.
+	Finish(ctx context.Context, id int64, status Status, now time.Time) (Task, error)
+	// Kill moves a task whose status is expect (PENDING or RUNNING) to
+	// ABORTED with Killed set, freeing its thread if it was RUNNING, and
+	// returns the task as it was before; Conflict when its status differs.
+	Kill(ctx context.Context, id int64, expect Status, now time.Time) (Task, error)
+	// AddFailures adds n tile failures to a job and returns the job's total.
+	AddFailures(ctx context.Context, jobID int64, n int64) (int64, error)
+}

@@ -1,0 +1,300 @@
+// Package tasktest is the conformance suite every task.Store must pass.
+package tasktest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/task"
+)
+
+// Run runs the suite; newStore must return a fresh, empty store per call.
+func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	job := func() task.Job {
+		return task.Job{Layer: "topp:states", Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png",
+			ParametersID: "default", ZoomStart: 0, ZoomStop: 3, MetaWidth: 4, MetaHeight: 4, Tiles: 30, Metatiles: 6,
+			RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000}
+	}
+	lanes := func(n int) []task.Lane {
+		out := make([]task.Lane, n)
+		for i := range out {
+			out[i] = task.Lane{Start: int64(i) * 2, End: int64(i)*2 + 2, Tiles: 10}
+		}
+		return out
+	}
+	mustCreate := func(t *testing.T, s task.Store, n int) (task.Job, []task.Task) {
+		t.Helper()
+		j, ts, err := s.Create(t.Context(), job(), lanes(n), t0)
+		if err != nil {
+			t.Fatalf("Create: %v", err)
+		}
+		return j, ts
+	}
+	mustPromote := func(t *testing.T, s task.Store, pool int) []task.Task {
+		t.Helper()
+		p, err := s.Promote(t.Context(), pool, t0)
+		if err != nil {
+			t.Fatalf("Promote: %v", err)
+		}
+		return p
+	}
+	wantKind := func(t *testing.T, err error, k apperr.Kind) {
+		t.Helper()
+		if got := apperr.KindOf(err); err == nil || got != k {
+			t.Fatalf("got error %v (kind %v), want kind %v", err, got, k)
+		}
+	}
+
+	t.Run("CreateTakesConsecutiveIDs", func(t *testing.T) {
+		s := newStore(t)
+		j1, ts1 := mustCreate(t, s, 3)
+		j2, ts2 := mustCreate(t, s, 2)
+		if j1.ID != 1 || j2.ID != 4 {
+			t.Fatalf("got job ids %d, %d, want 1, 4", j1.ID, j2.ID)
+		}
+		for i, tk := range append(ts1, ts2...) {
+			if tk.ID != int64(i+1) {
+				t.Errorf("task %d: got id %d, want %d", i, tk.ID, i+1)
+			}
+			if tk.Status != task.Pending || tk.Cursor != tk.Start || tk.Done != 0 {
+				t.Errorf("task %d: got %+v, want PENDING at its lane start", tk.ID, tk)
+			}
+		}
+		got, err := s.Job(t.Context(), j2.ID)
+		if err != nil || got.ID != 4 || got.Layer != "topp:states" || got.Tiles != 30 || got.RetryCount != -1 {
+			t.Fatalf("Job(4): got %+v, %v", got, err)
+		}
+		tk, err := s.Get(t.Context(), 5)
+		if err != nil || tk.JobID != 4 || tk.Start != 2 || tk.End != 4 || tk.Total != 10 {
+			t.Fatalf("Get(5): got %+v, %v", tk, err)
+		}
+	})
+	t.Run("CreateWithoutLanesFails", func(t *testing.T) {
+		s := newStore(t)
+		if _, _, err := s.Create(t.Context(), job(), nil, t0); err == nil {
+			t.Fatal("got nil error, want one")
+		}
+		_, ts := mustCreate(t, s, 1)
+		if ts[0].ID != 1 {
+			t.Fatalf("a failed Create consumed ids: got first id %d, want 1", ts[0].ID)
+		}
+	})
+	t.Run("Missing", func(t *testing.T) {
+		s := newStore(t)
+		_, err := s.Get(t.Context(), 42)
+		wantKind(t, err, apperr.NotFound)
+		_, err = s.Job(t.Context(), 42)
+		wantKind(t, err, apperr.NotFound)
+	})
+	t.Run("ConcurrentCreatesNeverShareIDs", func(t *testing.T) {
+		s := newStore(t)
+		var mu sync.Mutex
+		seen := map[int64]bool{}
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				_, ts, err := s.Create(t.Context(), job(), lanes(3), t0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for i, tk := range ts {
+					if seen[tk.ID] {
+						t.Errorf("id %d handed out twice", tk.ID)
+					}
+					if i > 0 && tk.ID != ts[i-1].ID+1 {
+						t.Errorf("ids of one request not consecutive: %d after %d", tk.ID, ts[i-1].ID)
+					}
+					seen[tk.ID] = true
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != 24 {
+			t.Fatalf("got %d ids, want 24", len(seen))
+		}
+	})
+	t.Run("PromoteRespectsPoolOldestFirst", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 5)
+		p := mustPromote(t, s, 2)
+		if len(p) != 2 || p[0].ID != 1 || p[1].ID != 2 || p[0].Status != task.Running {
+			t.Fatalf("got promoted %+v, want tasks 1 and 2 RUNNING", p)
+		}
+		if p := mustPromote(t, s, 2); len(p) != 0 {
+			t.Fatalf("pool full: got %d promoted, want 0", len(p))
+		}
+		// Free one thread: finish task 1 through its lane.
+		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10}, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(t.Context(), 1, task.Done, t0); err != nil {
+			t.Fatal(err)
+		}
+		p = mustPromote(t, s, 2)
+		if len(p) != 1 || p[0].ID != 3 {
+			t.Fatalf("got promoted %+v, want task 3", p)
+		}
+		// A kill of a running task frees its thread too.
+		if _, err := s.Kill(t.Context(), 2, task.Running, t0); err != nil {
+			t.Fatal(err)
+		}
+		p = mustPromote(t, s, 2)
+		if len(p) != 1 || p[0].ID != 4 {
+			t.Fatalf("got promoted %+v, want task 4", p)
+		}
+		// A larger pool takes the rest.
+		if p := mustPromote(t, s, 10); len(p) != 1 || p[0].ID != 5 {
+			t.Fatalf("got promoted %+v, want task 5", p)
+		}
+	})
+	t.Run("CheckpointIsConditional", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 2)
+		_, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t0)
+		wantKind(t, err, apperr.Conflict) // still PENDING
+		mustPromote(t, s, 2)
+		t1 := t0.Add(time.Second)
+		got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t1)
+		if err != nil || got.Cursor != 1 || got.Done != 5 || !got.Heartbeat.Equal(t1) {
+			t.Fatalf("got %+v, %v; want cursor 1, done 5, heartbeat %v", got, err, t1)
+		}
+		// The same checkpoint again (a duplicated message) must not count twice.
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t1)
+		wantKind(t, err, apperr.Conflict)
+		if got, _ := s.Get(t.Context(), 1); got.Done != 5 || got.Cursor != 1 {
+			t.Fatalf("after duplicate: got done %d cursor %d, want 5 and 1", got.Done, got.Cursor)
+		}
+		// Beyond the lane or over the total is refused.
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 3, Tiles: 1}, t1)
+		wantKind(t, err, apperr.Invalid)
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 6}, t1)
+		wantKind(t, err, apperr.Invalid)
+		// A heartbeat-only checkpoint keeps the cursor.
+		if got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 1}, t1); err != nil || got.Cursor != 1 {
+			t.Fatalf("heartbeat: got %+v, %v", got, err)
+		}
+	})
+	t.Run("ConcurrentCheckpointsOneWins", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 1)
+		mustPromote(t, s, 1)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins := 0
+		for range 6 {
+			wg.Go(func() {
+				_, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10}, t0)
+				if err == nil {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				} else if !apperr.Is(err, apperr.Conflict) {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if got, _ := s.Get(t.Context(), 1); wins != 1 || got.Done != 10 {
+			t.Fatalf("got %d winners and done %d, want 1 and 10", wins, got.Done)
+		}
+	})
+	t.Run("FinishConditions", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 2)
+		_, err := s.Finish(t.Context(), 1, task.Done, t0)
+		wantKind(t, err, apperr.Conflict) // PENDING
+		mustPromote(t, s, 2)
+		_, err = s.Finish(t.Context(), 1, task.Done, t0)
+		wantKind(t, err, apperr.Conflict) // cursor not at the end
+		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10}, t0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Finish(t.Context(), 1, task.Done, t0)
+		if err != nil || got.Status != task.Done || !got.Finished.Equal(t0) {
+			t.Fatalf("got %+v, %v; want DONE", got, err)
+		}
+		_, err = s.Finish(t.Context(), 1, task.Aborted, t0)
+		wantKind(t, err, apperr.Conflict)
+		got, err = s.Finish(t.Context(), 2, task.Aborted, t0)
+		if err != nil || got.Status != task.Aborted || got.Killed {
+			t.Fatalf("got %+v, %v; want ABORTED, not killed", got, err)
+		}
+	})
+	t.Run("KillExpectsStatus", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 2)
+		mustPromote(t, s, 1)
+		_, err := s.Kill(t.Context(), 1, task.Pending, t0)
+		wantKind(t, err, apperr.Conflict)
+		before, err := s.Kill(t.Context(), 1, task.Running, t0)
+		if err != nil || before.Status != task.Running {
+			t.Fatalf("got %+v, %v; want the RUNNING task before the kill", before, err)
+		}
+		after, _ := s.Get(t.Context(), 1)
+		if after.Status != task.Aborted || !after.Killed {
+			t.Fatalf("after kill: got %+v, want ABORTED and killed", after)
+		}
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t0)
+		wantKind(t, err, apperr.Conflict)
+		if _, err := s.Kill(t.Context(), 2, task.Pending, t0); err != nil {
+			t.Fatal(err)
+		}
+		if p := mustPromote(t, s, 5); len(p) != 0 {
+			t.Fatalf("a killed pending task was promoted: %+v", p)
+		}
+		_, err = s.Kill(t.Context(), 2, task.Pending, t0)
+		wantKind(t, err, apperr.Conflict)
+	})
+	t.Run("ListActiveAndRecent", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 3)
+		mustPromote(t, s, 1)
+		if _, err := s.Kill(t.Context(), 2, task.Pending, t0.Add(10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.List(t.Context(), t0)
+		if err != nil || len(all) != 3 || all[0].ID != 1 || all[1].ID != 2 || all[2].ID != 3 {
+			t.Fatalf("List(since t0): got %+v, %v; want tasks 1,2,3 by id", all, err)
+		}
+		active, err := s.List(t.Context(), t0.Add(11*time.Second))
+		if err != nil || len(active) != 2 || active[0].ID != 1 || active[1].ID != 3 {
+			t.Fatalf("List(later): got %+v, %v; want tasks 1 and 3", active, err)
+		}
+		empty := newStore(t)
+		if got, err := empty.List(t.Context(), t0); err != nil || len(got) != 0 {
+			t.Fatalf("empty store: got %+v, %v", got, err)
+		}
+	})
+	t.Run("FailuresAreSharedPerJob", func(t *testing.T) {
+		s := newStore(t)
+		j, _ := mustCreate(t, s, 2)
+		for i, want := range []int64{1, 3, 4} {
+			n := []int64{1, 2, 1}[i]
+			got, err := s.AddFailures(t.Context(), j.ID, n)
+			if err != nil || got != want {
+				t.Fatalf("AddFailures #%d: got %d, %v; want %d", i, got, err, want)
+			}
+		}
+		if got, _ := s.AddFailures(t.Context(), j.ID+100, 1); got != 1 {
+			t.Fatalf("another job: got %d, want 1", got)
+		}
+	})
+	t.Run("RowLayout", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 1)
+		mustPromote(t, s, 1)
+		tk, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tk.Row(), [5]int64{4, 10, 6, 1, 1}; got != want {
+			t.Fatalf("got row %v, want %v", got, want)
+		}
+	})
+}
