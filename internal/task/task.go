@@ -99,10 +99,11 @@ type Job struct {
 	MetaHeight   int               `json:"metaHeight"`
 	Metatiles    int64             `json:"metatiles"` // size of the numbering, to detect a changed layer
 	Tiles        int64             `json:"tiles"`     // request total
+	Lanes        int               `json:"lanes"`     // number of tasks; their ids are ID … ID+Lanes−1
 	// Failure handling, as GeoWebCache's request fields (§4.2).
-	RetryCount  int `json:"retryCount"`  // -1: the first tile failure aborts
-	RetryWaitMS int `json:"retryWaitMs"` // between tries
-	MaxFailures int `json:"maxFailures"` // failures shared by the job's tasks before all abort
+	RetryCount  int       `json:"retryCount"`  // -1: the first tile failure aborts
+	RetryWaitMS int       `json:"retryWaitMs"` // between tries
+	MaxFailures int       `json:"maxFailures"` // failures shared by the job's tasks before all abort
 	Created     time.Time `json:"created"`
 }
 

@@ -137,6 +137,7 @@ func (s *Store) Create(ctx context.Context, job task.Job, lanes []task.Lane, now
 			return err
 		}
 		job.ID = last + 1
+		job.Lanes = len(lanes)
 		job.Created = now
 		jv, err := json.Marshal(job)
 		if err != nil {

@@ -1,0 +1,42 @@
+# tilecache — see README.md. `make run` serves the demo locally; `make test` runs every test.
+SHELL := /bin/bash
+GO    ?= go
+DATA  ?= .data
+ADDR  ?= 127.0.0.1:8080
+
+.PHONY: run build test vet lint bench bench-grid clean
+
+build:
+	$(GO) build -trimpath -o bin/tilecache ./cmd/tilecache
+
+## run: serve the demo layer on $(ADDR) with the embedded backends under $(DATA)/
+run: build
+	@mkdir -p $(DATA)
+	@if [ ! -s $(DATA)/users ]; then \
+	  ./bin/tilecache useradd -file $(DATA)/users -name admin -random > $(DATA)/admin-password; \
+	  chmod 600 $(DATA)/admin-password; fi
+	@echo "tilecache: http://$(ADDR)/rest  (data in $(DATA)/)"
+	@if [ -s $(DATA)/admin-password ]; then \
+	  echo "account:   admin / $$(cat $(DATA)/admin-password)   (development account, stored in $(DATA)/users)"; \
+	  echo "try:       curl -u admin:$$(cat $(DATA)/admin-password) -H 'Content-Type: application/json' \\"; \
+	  echo "             -d '{\"seedRequest\":{\"zoomStart\":0,\"zoomStop\":4,\"threadCount\":2}}' http://$(ADDR)/rest/seed/demo:world.json"; \
+	  echo "           curl -u admin:$$(cat $(DATA)/admin-password) http://$(ADDR)/rest/seed.json"; fi
+	TILECACHE_ADDR=$(ADDR) TILECACHE_DATA=$(DATA) ./bin/tilecache serve
+
+## test: vet, then every test with the race detector
+test: vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+## bench: seed a fixed test-pattern job and print tiles/s and peak RSS; then the tile-math benchmarks
+bench: bench-grid
+	$(GO) run ./internal/bench/seedbench
+
+bench-grid:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,101 @@
+// Command tilecache is the local program: `tilecache serve` runs the REST
+// interface, the seed workers and the sweeper in one process on the
+// embedded backends; `tilecache useradd` manages the accounts file.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"tilecache/internal/app"
+	"tilecache/internal/auth"
+	"tilecache/internal/config"
+)
+
+const usage = `usage:
+  tilecache serve                              run the service (configured by TILECACHE_* variables)
+  tilecache useradd -file F -name N [-random]  add or replace an administrator account;
+                                               the password is read from stdin, or generated
+                                               and printed with -random
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "tilecache:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no command\n%s", usage)
+	}
+	switch args[0] {
+	case "serve":
+		cfg, err := config.Load(os.LookupEnv)
+		if err != nil {
+			return err
+		}
+		return app.Serve(ctx, cfg, newLogger(cfg.LogLevel))
+	case "useradd":
+		return useradd(args[1:], stdin, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
+}
+
+func useradd(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("useradd", flag.ContinueOnError)
+	file := fs.String("file", "", "accounts file")
+	name := fs.String("name", "", "account name")
+	random := fs.Bool("random", false, "generate a password and print it")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" || *name == "" {
+		return fmt.Errorf("useradd needs -file and -name\n%s", usage)
+	}
+	var password string
+	if *random {
+		b := make([]byte, 15)
+		rand.Read(b)
+		password = base64.RawURLEncoding.EncodeToString(b)
+	} else {
+		data, err := io.ReadAll(io.LimitReader(stdin, 4096))
+		if err != nil {
+			return fmt.Errorf("read password: %w", err)
+		}
+		password = strings.TrimRight(string(data), "\r\n")
+		if password == "" {
+			return fmt.Errorf("empty password on stdin")
+		}
+	}
+	if err := auth.AddAccount(*file, *name, password, bcrypt.DefaultCost); err != nil {
+		return err
+	}
+	if *random {
+		fmt.Fprintln(stdout, password)
+	}
+	return nil
+}

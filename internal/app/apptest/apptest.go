@@ -1,0 +1,214 @@
+// Package apptest starts the whole local program on a real HTTP server
+// (httptest) over temporary embedded backends, for end-to-end tests.
+package apptest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"tilecache/internal/app"
+	"tilecache/internal/auth"
+	"tilecache/internal/config"
+)
+
+// User and Password are the administrator account of every test app.
+const (
+	User     = "admin"
+	Password = "s3cret pass"
+)
+
+// Layers is the default layer file of test apps.
+const Layers = `
+gridSets:
+  - id: TopLeft4326
+    epsg: 4326
+    extent: [-180, -90, 180, 90]
+    resolutions: [0.703125, 0.3515625, 0.17578125, 0.087890625]
+    alignTopLeft: true
+layers:
+  - name: demo:world
+    gridSubsets:
+      - gridSet: EPSG:4326
+      - gridSet: EPSG:900913
+      - gridSet: TopLeft4326
+    formats: [image/png, image/jpeg]
+    metatiling: [4, 4]
+    cacheControl: public, max-age=60
+    source: {type: testpattern}
+  - name: topp:states
+    gridSubsets:
+      - gridSet: EPSG:4326
+        extent: [-124, 22, -66, 50]
+        zoomStop: 12
+      - gridSet: EPSG:900913
+    formats: [image/png, image/jpeg, image/png8]
+    metatiling: [4, 4]
+    parameterFilters:
+      - key: STYLES
+        default: ""
+        values: [pophatch, polygon]
+      - key: CQL_FILTER
+        default: ""
+        regex: "[A-Za-z0-9_ <>=.']*"
+    source: {type: testpattern}
+  - name: slow:world
+    gridSubsets:
+      - gridSet: EPSG:4326
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: testpattern, delay: 40ms}
+  - name: broken:world
+    gridSubsets:
+      - gridSet: EPSG:4326
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: testpattern, failZooms: [2]}
+`
+
+// Options configure a test app; zero values take test-friendly defaults.
+type Options struct {
+	Layers      string // layer file content; default Layers
+	DataDir     string // reuse a data directory (restart tests); default a new temp dir
+	SeedThreads int    // default 4
+	Checkpoint  time.Duration
+	Slice       time.Duration
+	StaleAfter  time.Duration
+}
+
+// App is a running test program.
+type App struct {
+	URL     string
+	DataDir string
+	Local   *app.Local
+	srv     *httptest.Server
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// Start starts an app and stops it when the test ends.
+func Start(t testing.TB, o Options) *App {
+	t.Helper()
+	if o.DataDir == "" {
+		o.DataDir = t.TempDir()
+	}
+	if o.Layers == "" {
+		o.Layers = Layers
+	}
+	layers := filepath.Join(o.DataDir, "layers.yaml")
+	if err := os.WriteFile(layers, []byte(o.Layers), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	users := filepath.Join(o.DataDir, "users")
+	if _, err := os.Stat(users); err != nil {
+		if err := auth.AddAccount(users, User, Password, bcrypt.MinCost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{
+		"TILECACHE_DATA": o.DataDir, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users,
+		"TILECACHE_SEED_THREADS":        itoa(max(o.SeedThreads, 0), 4),
+		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, "100ms"), "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
+		"TILECACHE_STALE_AFTER": dur(o.StaleAfter, "2m"),
+	}
+	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("TILECACHE_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	l, err := app.NewLocal(t.Context(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &App{DataDir: o.DataDir, Local: l, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		if err := l.Run(ctx); err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	a.srv = httptest.NewServer(l.Handler)
+	a.URL = a.srv.URL
+	t.Cleanup(a.Stop)
+	return a
+}
+
+func itoa(v, def int) string {
+	if v == 0 {
+		v = def
+	}
+	return strconv.Itoa(v)
+}
+
+func dur(d time.Duration, def string) string {
+	if d == 0 {
+		return def
+	}
+	return d.String()
+}
+
+// Stop stops the workers and the server and closes the backends, as a
+// process exit would (work in flight is not finished). It is idempotent.
+func (a *App) Stop() {
+	if a.stop == nil {
+		return
+	}
+	a.stop()
+	<-a.done
+	a.srv.Close()
+	a.Local.Close()
+	a.stop = nil
+}
+
+// Response is a received answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// Do sends a request with the test account's credentials. headers are
+// name, value pairs. It fails the test on transport errors.
+func (a *App) Do(t testing.TB, method, path, body string, headers ...string) Response {
+	t.Helper()
+	return a.DoAuth(t, User, Password, method, path, body, headers...)
+}
+
+// DoAuth is Do with other credentials; an empty user sends none.
+func (a *App) DoAuth(t testing.TB, user, password, method, path, body string, headers ...string) Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, a.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: string(b)}
+}

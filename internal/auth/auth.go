@@ -1,0 +1,198 @@
+// Package auth guards the administration API with HTTP Basic authentication,
+// as REST-CONTRACT.md section 2 requires.
+//
+// Accounts come from an htpasswd-style file (see Parse for the format), or are
+// given directly to New. Passwords are stored only as bcrypt hashes; a file
+// with a plaintext password or any other hash scheme is rejected when it is
+// loaded. An Authenticator is immutable: to pick up a changed file, load it
+// again and swap the middleware.
+//
+// # Responses
+//
+// Authenticator.Middleware runs before anything else. A request without
+// usable credentials of a known account gets
+//
+//	401 Unauthorized
+//	WWW-Authenticate: Basic realm="GeoWebCache Secured"
+//	Content-Type: text/plain; charset=utf-8
+//
+//	Authentication required\n
+//
+// and valid credentials of an account without the administrator role get
+// 403 with the text/plain body "Administrator role required\n". Bodies are
+// written by http.Error, hence the trailing newline. In both cases the wrapped
+// handler is not called, so nothing is read or changed.
+//
+// # Timing and caching
+//
+// Account names are compared in constant time, and a request naming an
+// unknown account still pays for one bcrypt comparison (against a dummy hash
+// of the same cost), so response times do not reveal which names exist.
+// Because bcrypt costs tens of milliseconds per check and admin clients may
+// call the API in loops, the outcome of each check (success or failure) is
+// remembered in a small bounded in-memory cache keyed by a salted SHA-256
+// digest of the name and password; passwords themselves are never kept.
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Realm is the realm announced in the WWW-Authenticate header of a 401
+// response. It is GeoWebCache's, so that clients written for GeoWebCache see
+// the same challenge.
+const Realm = "GeoWebCache Secured"
+
+// Response bodies; clients may match them (written with a trailing newline).
+const (
+	msgUnauthorized = "Authentication required"
+	msgForbidden    = "Administrator role required"
+)
+
+// Account is one user of the administration API.
+type Account struct {
+	// Name is the user name sent in HTTP Basic credentials. It must not
+	// contain ':' (Basic credentials split at the first colon) or
+	// whitespace.
+	Name string
+	// Hash is the bcrypt hash of the password ($2a$, $2b$ or $2y$).
+	Hash []byte
+	// Admin reports whether the account holds the administrator role. Only
+	// administrators may use the API; others are answered with 403.
+	Admin bool
+}
+
+// Authenticator checks HTTP Basic credentials against a fixed set of
+// accounts. It is safe for concurrent use. Create one with New, Parse or
+// LoadFile; the zero value is not usable.
+type Authenticator struct {
+	accounts []Account
+	// dummyHash is compared against when the name is unknown, so an unknown
+	// name costs as much as a known one.
+	dummyHash []byte
+	cache     *verifyCache
+	// compare is bcrypt.CompareHashAndPassword; a field so that white-box
+	// tests can count calls.
+	compare func(hash, password []byte) error
+}
+
+// dummyHashBody is the salt and checksum part of a bcrypt hash of a random
+// string that is not anyone's password. It is combined with the highest cost
+// among the accounts to make the dummy hash.
+const dummyHashBody = "bLCouxc4vQnlEvb4QrfupuWRMwGx1J.0n0yxoPPzCANsrfYniwmti"
+
+// New returns an Authenticator for accounts. The slice and hashes are
+// copied. New does not validate the accounts (Parse and LoadFile do): an
+// account whose Hash is not a valid bcrypt hash can never authenticate, and
+// if two accounts share a name the first one wins. With no accounts every
+// request is answered with 401.
+func New(accounts []Account) *Authenticator {
+	a := &Authenticator{
+		accounts: make([]Account, len(accounts)),
+		cache:    newVerifyCache(defaultCacheSize),
+		compare:  bcrypt.CompareHashAndPassword,
+	}
+	maxCost := 0
+	for i, acc := range accounts {
+		acc.Hash = append([]byte(nil), acc.Hash...)
+		a.accounts[i] = acc
+		if c, err := bcrypt.Cost(acc.Hash); err == nil && c > maxCost {
+			maxCost = c
+		}
+	}
+	if maxCost == 0 {
+		maxCost = bcrypt.DefaultCost
+	}
+	a.dummyHash = fmt.Appendf(nil, "$2a$%02d$%s", maxCost, dummyHashBody)
+	return a
+}
+
+// lookup finds the account called name. Every account name is compared, in
+// constant time for names of equal length, so the time taken does not depend
+// on whether or where the name occurs.
+func (a *Authenticator) lookup(name string) (acc *Account, found bool) {
+	idx := -1
+	for i := range a.accounts {
+		eq := subtle.ConstantTimeCompare([]byte(name), []byte(a.accounts[i].Name))
+		// Keep the first match; do not break early.
+		if eq == 1 && idx < 0 {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil, false
+	}
+	return &a.accounts[idx], true
+}
+
+// authenticate reports whether name and password are the credentials of an
+// account, and if so which one.
+func (a *Authenticator) authenticate(name, password string) (*Account, bool) {
+	acc, found := a.lookup(name)
+	key := a.cache.key(name, password)
+	if ok, hit := a.cache.get(key); hit {
+		if !ok || !found {
+			return nil, false
+		}
+		return acc, true
+	}
+	hash := a.dummyHash
+	if found {
+		hash = acc.Hash
+	}
+	ok := a.compare(hash, []byte(password)) == nil && found
+	a.cache.put(key, ok)
+	if !ok {
+		return nil, false
+	}
+	return acc, true
+}
+
+// Middleware returns a handler that lets a request through to next only if
+// it carries HTTP Basic credentials of an administrator account. Missing or
+// malformed credentials (another scheme, bad base64, no colon) and wrong
+// name or password get 401 with a Basic challenge; valid credentials of a
+// non-administrator get 403. In those cases next is not called. On success
+// the account name is available to next through User(r.Context()).
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Request.BasicAuth accepts only the Basic scheme (case-insensitive),
+		// standard base64 and a colon in the decoded text.
+		name, password, ok := r.BasicAuth()
+		if !ok {
+			unauthorized(w)
+			return
+		}
+		acc, ok := a.authenticate(name, password)
+		if !ok {
+			unauthorized(w)
+			return
+		}
+		if !acc.Admin {
+			http.Error(w, msgForbidden, http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, acc.Name)))
+	})
+}
+
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="`+Realm+`"`)
+	http.Error(w, msgUnauthorized, http.StatusUnauthorized)
+}
+
+// userKey is the context key under which Middleware stores the account name.
+type userKey struct{}
+
+// User returns the name of the account that Middleware authenticated for the
+// request whose context is ctx. ok is false if the request did not pass
+// through Middleware.
+func User(ctx context.Context) (name string, ok bool) {
+	name, ok = ctx.Value(userKey{}).(string)
+	return name, ok
+}

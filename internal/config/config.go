@@ -1,0 +1,81 @@
+// Package config reads tilecache's configuration from the environment.
+// Every variable is documented in README.md; Load applies the defaults,
+// validates, and reports every problem at once.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the configuration of `tilecache serve`.
+type Config struct {
+	Addr        string        // TILECACHE_ADDR, listen address
+	DataDir     string        // TILECACHE_DATA, data directory of the embedded backends
+	LayersFile  string        // TILECACHE_LAYERS, layer file; "" = bundled demo config
+	UsersFile   string        // TILECACHE_USERS, accounts file (name:bcrypt-hash per line)
+	SeedThreads int           // TILECACHE_SEED_THREADS, global pool of seed threads
+	Backend     string        // TILECACHE_BACKEND: embedded
+	KeyPrefix   string        // TILECACHE_KEY_PREFIX, prefix of every tile key
+	BasePath    string        // TILECACHE_BASE_PATH, mount prefix in front of /rest
+	LogLevel    string        // TILECACHE_LOG_LEVEL: debug, info, warn, error
+	Checkpoint  time.Duration // TILECACHE_CHECKPOINT_INTERVAL, longest time between lane checkpoints
+	Slice       time.Duration // TILECACHE_LANE_SLICE, longest time one lane message is worked
+	StaleAfter  time.Duration // TILECACHE_STALE_AFTER, heartbeat age after which a lane is re-enqueued
+}
+
+// Load reads the configuration through lookup (os.LookupEnv in programs, a
+// map in tests).
+func Load(lookup func(string) (string, bool)) (Config, error) {
+	get := func(name, def string) string {
+		if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+		return def
+	}
+	var errs []error
+	c := Config{
+		Addr:       get("TILECACHE_ADDR", "127.0.0.1:8080"),
+		DataDir:    get("TILECACHE_DATA", ".data"),
+		LayersFile: get("TILECACHE_LAYERS", ""),
+		Backend:    get("TILECACHE_BACKEND", "embedded"),
+		KeyPrefix:  strings.Trim(get("TILECACHE_KEY_PREFIX", ""), "/"),
+		BasePath:   strings.TrimRight(get("TILECACHE_BASE_PATH", ""), "/"),
+		LogLevel:   strings.ToLower(get("TILECACHE_LOG_LEVEL", "info")),
+	}
+	c.UsersFile = get("TILECACHE_USERS", filepath.Join(c.DataDir, "users"))
+	n, err := strconv.Atoi(get("TILECACHE_SEED_THREADS", "16"))
+	if err != nil || n < 1 || n > 1024 {
+		errs = append(errs, fmt.Errorf("TILECACHE_SEED_THREADS must be an integer from 1 to 1024, got %q", get("TILECACHE_SEED_THREADS", "")))
+	}
+	c.SeedThreads = n
+	dur := func(name, def string) time.Duration {
+		d, err := time.ParseDuration(get(name, def))
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be a positive duration such as 1s or 250ms, got %q", name, get(name, def)))
+		}
+		return d
+	}
+	c.Checkpoint = dur("TILECACHE_CHECKPOINT_INTERVAL", "1s")
+	c.Slice = dur("TILECACHE_LANE_SLICE", "5m")
+	c.StaleAfter = dur("TILECACHE_STALE_AFTER", "2m")
+	if c.Backend != "embedded" {
+		errs = append(errs, fmt.Errorf("TILECACHE_BACKEND must be embedded, got %q", c.Backend))
+	}
+	if c.BasePath != "" && !strings.HasPrefix(c.BasePath, "/") {
+		errs = append(errs, fmt.Errorf("TILECACHE_BASE_PATH must start with /, got %q", c.BasePath))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("TILECACHE_LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,208 @@
+package grid
+
+import "fmt"
+
+// A Plan numbers the metatiles of one seed, reseed or truncate request.
+//
+// For every level from zStart to zStop the request's tile range
+// ([Subset.Range]) is widened to whole metatiles of metaW × metaH tiles
+// (x0 −= x0 mod mx; x1 = x1 − x1 mod mx + mx − 1, and likewise for rows) and
+// x1, y1 are then clipped to the last column and row of the grid (not of the
+// coverage). Metatiles are numbered from 0 zoom level by zoom level, then row
+// by row from the bottom, then column by column from the left, so that a share
+// of the work is an index range (a [Lane]) and progress is one cursor.
+//
+// A Plan stores a few numbers per level and nothing per metatile: converting
+// an index to a metatile ([Plan.Meta]) or to a tile count
+// ([Plan.TilesBefore]) takes time and memory bounded by the number of levels,
+// whatever the size of the request. A Plan is immutable and safe for
+// concurrent use.
+type Plan struct {
+	metaW, metaH int64
+	levels       []planLevel
+	metatiles    int64
+	tiles        int64
+}
+
+// planLevel is the bookkeeping of one level of a plan.
+type planLevel struct {
+	r          TileRange // widened and clipped tile range
+	cols, rows int64     // metatile columns and rows
+	metaStart  int64     // index of the level's first metatile
+	tileStart  int64     // tiles in all earlier levels
+}
+
+// Metatile is one unit of work of a [Plan]: its index and the tiles it spans,
+// clipped to the plan's range of its level (and so to the grid). Its
+// lower-left tile is (Tiles.MinX, Tiles.MinY).
+type Metatile struct {
+	Index int64
+	Tiles TileRange
+}
+
+// Lane is a contiguous share of a plan's metatiles: the indices [Start, End)
+// and the number of tiles they contain.
+type Lane struct {
+	Start, End int64
+	Tiles      int64
+}
+
+// NewPlan plans the metatiles of levels zStart to zStop of s that bounds
+// touches, with metatiles of metaW × metaH tiles. It fails if s is not valid,
+// bounds is not [Extent.Valid], zStart > zStop, either zoom lies outside
+// s.MinZoom..s.MaxZoom, or a metatile dimension is below 1. Callers adjust
+// zoom levels to the subset (contract section 4.2) before planning.
+func NewPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int) (*Plan, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case !bounds.Valid():
+		return nil, fmt.Errorf("bounds %v are not finite with min < max on both axes", bounds)
+	case zStart > zStop:
+		return nil, fmt.Errorf("zoomStart %d is greater than zoomStop %d", zStart, zStop)
+	case zStart < s.MinZoom || zStart > s.MaxZoom:
+		return nil, fmt.Errorf("zoomStart %d is outside the zoom levels %d to %d of grid set %s",
+			zStart, s.MinZoom, s.MaxZoom, s.GridSet.ID)
+	case zStop < s.MinZoom || zStop > s.MaxZoom:
+		return nil, fmt.Errorf("zoomStop %d is outside the zoom levels %d to %d of grid set %s",
+			zStop, s.MinZoom, s.MaxZoom, s.GridSet.ID)
+	case metaW < 1 || metaH < 1:
+		return nil, fmt.Errorf("metatile size %dx%d must be at least 1x1", metaW, metaH)
+	}
+	p := &Plan{
+		metaW:  int64(metaW),
+		metaH:  int64(metaH),
+		levels: make([]planLevel, 0, zStop-zStart+1),
+	}
+	for z := zStart; z <= zStop; z++ {
+		r := widen(s.Range(bounds, z), p.metaW, p.metaH, s.GridSet.GridRange(z))
+		l := planLevel{
+			r:         r,
+			cols:      (r.MaxX-r.MinX)/p.metaW + 1,
+			rows:      (r.MaxY-r.MinY)/p.metaH + 1,
+			metaStart: p.metatiles,
+			tileStart: p.tiles,
+		}
+		p.levels = append(p.levels, l)
+		p.metatiles += l.cols * l.rows
+		p.tiles += r.Count()
+	}
+	return p, nil
+}
+
+// widen extends r to whole metatiles of mw × mh and clips the upper bounds
+// to the last column and row of grid. Indices are non-negative, so the
+// remainders are too.
+func widen(r TileRange, mw, mh int64, grid TileRange) TileRange {
+	r.MinX -= r.MinX % mw
+	r.MinY -= r.MinY % mh
+	r.MaxX = min(r.MaxX-r.MaxX%mw+mw-1, grid.MaxX)
+	r.MaxY = min(r.MaxY-r.MaxY%mh+mh-1, grid.MaxY)
+	return r
+}
+
+// Levels returns the widened, clipped tile range of each planned level,
+// zStart first. The slice is the caller's.
+func (p *Plan) Levels() []TileRange {
+	out := make([]TileRange, len(p.levels))
+	for i, l := range p.levels {
+		out[i] = l.r
+	}
+	return out
+}
+
+// MetaSize returns the metatile size in tiles the plan was made with.
+func (p *Plan) MetaSize() (w, h int) { return int(p.metaW), int(p.metaH) }
+
+// Metatiles returns the number of metatiles in the plan; indices run from 0
+// to Metatiles()-1.
+func (p *Plan) Metatiles() int64 { return p.metatiles }
+
+// Tiles returns the number of tiles in the plan: Σ_z (x1−x0+1)(y1−y0+1) over
+// the widened, clipped ranges.
+func (p *Plan) Tiles() int64 { return p.tiles }
+
+// Meta returns metatile i. It panics unless 0 ≤ i < Metatiles(), like an
+// out-of-range slice index. It does not allocate.
+func (p *Plan) Meta(i int64) Metatile {
+	if i < 0 || i >= p.metatiles {
+		panicIndex("Meta", i, p.metatiles-1)
+	}
+	l := &p.levels[p.level(i)]
+	j := i - l.metaStart
+	x0 := l.r.MinX + (j%l.cols)*p.metaW
+	y0 := l.r.MinY + (j/l.cols)*p.metaH
+	return Metatile{Index: i, Tiles: TileRange{
+		Z:    l.r.Z,
+		MinX: x0, MinY: y0,
+		MaxX: min(x0+p.metaW-1, l.r.MaxX),
+		MaxY: min(y0+p.metaH-1, l.r.MaxY),
+	}}
+}
+
+// TilesBefore returns the number of tiles in metatiles 0 to i−1, so that
+// TilesBefore(Metatiles()) == Tiles() and the tiles of a lane [a, b) are
+// TilesBefore(b) − TilesBefore(a). It panics unless 0 ≤ i ≤ Metatiles(). It
+// does not allocate.
+func (p *Plan) TilesBefore(i int64) int64 {
+	if i < 0 || i > p.metatiles {
+		panicIndex("TilesBefore", i, p.metatiles)
+	}
+	if i == p.metatiles {
+		return p.tiles
+	}
+	l := &p.levels[p.level(i)]
+	j := i - l.metaStart
+	row, col := j/l.cols, j%l.cols
+	// Only the last metatile column and row of a level can be clipped, so
+	// every metatile row before row is metaH tiles high and every metatile
+	// before col in its row is metaW tiles wide.
+	width := l.r.MaxX - l.r.MinX + 1
+	y0 := l.r.MinY + row*p.metaH
+	height := min(p.metaH, l.r.MaxY-y0+1)
+	return l.tileStart + row*p.metaH*width + col*p.metaW*height
+}
+
+// level returns the position in p.levels of the level holding metatile i,
+// which must be in range.
+func (p *Plan) level(i int64) int {
+	lo, hi := 0, len(p.levels)-1
+	for lo < hi {
+		mid := int(uint(lo+hi+1) >> 1)
+		if p.levels[mid].metaStart <= i {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+func panicIndex(method string, i, last int64) {
+	panic(fmt.Sprintf("grid: Plan.%s index %d out of range [0, %d]", method, i, last))
+}
+
+// Split divides the metatiles into n disjoint contiguous lanes that together
+// cover [0, Metatiles()) in order. Lane sizes in metatiles differ by at most
+// one, the longer lanes first; with more lanes than metatiles the last lanes
+// are empty. The lanes' tile counts add up to Tiles(). It returns nil when
+// n < 1.
+func (p *Plan) Split(n int) []Lane {
+	if n < 1 {
+		return nil
+	}
+	lanes := make([]Lane, n)
+	base, extra := p.metatiles/int64(n), p.metatiles%int64(n)
+	start, before := int64(0), int64(0)
+	for k := range lanes {
+		end := start + base
+		if int64(k) < extra {
+			end++
+		}
+		after := p.TilesBefore(end)
+		lanes[k] = Lane{Start: start, End: end, Tiles: after - before}
+		start, before = end, after
+	}
+	return lanes
+}

@@ -1,0 +1,268 @@
+package layer
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/tilestore"
+)
+
+//go:embed demo.yaml
+var demoConfig []byte
+
+// Catalogue is the set of configured layers. It is immutable once loaded.
+type Catalogue struct {
+	layers map[string]*Layer
+	names  []string
+}
+
+// Layer returns the named layer.
+func (c *Catalogue) Layer(name string) (*Layer, bool) {
+	l, ok := c.layers[name]
+	return l, ok
+}
+
+// Names returns the layer names in configuration order.
+func (c *Catalogue) Names() []string { return append([]string(nil), c.names...) }
+
+// Demo returns the bundled demo catalogue.
+func Demo() (*Catalogue, error) { return Parse(demoConfig, "bundled demo config") }
+
+// Load reads a layer file; an empty path means the bundled demo config.
+func Load(path string) (*Catalogue, error) {
+	if path == "" {
+		return Demo()
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read layer file: %w", err)
+	}
+	return Parse(data, path)
+}
+
+type fileDoc struct {
+	GridSets []gridSetDoc `yaml:"gridSets"`
+	Layers   []layerDoc   `yaml:"layers"`
+}
+
+type gridSetDoc struct {
+	ID          string    `yaml:"id"`
+	EPSG        int       `yaml:"epsg"`
+	Extent      []float64 `yaml:"extent"`
+	TileWidth   int       `yaml:"tileWidth"`
+	TileHeight  int       `yaml:"tileHeight"`
+	Resolutions []float64 `yaml:"resolutions"`
+	TopLeft     bool      `yaml:"alignTopLeft"`
+}
+
+type layerDoc struct {
+	Name             string      `yaml:"name"`
+	ID               string      `yaml:"id"`
+	GridSubsets      []subsetDoc `yaml:"gridSubsets"`
+	Formats          []string    `yaml:"formats"`
+	Metatiling       []int       `yaml:"metatiling"`
+	Gutter           int         `yaml:"gutter"`
+	ParameterFilters []filterDoc `yaml:"parameterFilters"`
+	CacheControl     string      `yaml:"cacheControl"`
+	Source           yaml.Node   `yaml:"source"`
+}
+
+type subsetDoc struct {
+	GridSet   string    `yaml:"gridSet"`
+	Extent    []float64 `yaml:"extent"`
+	ZoomStart *int      `yaml:"zoomStart"`
+	ZoomStop  *int      `yaml:"zoomStop"`
+}
+
+type filterDoc struct {
+	Key     string   `yaml:"key"`
+	Default string   `yaml:"default"`
+	Values  []string `yaml:"values"`
+	Regex   *string  `yaml:"regex"`
+}
+
+func extent(v []float64) (grid.Extent, error) {
+	if len(v) != 4 {
+		return grid.Extent{}, fmt.Errorf("extent needs 4 numbers (minx, miny, maxx, maxy), got %d", len(v))
+	}
+	e := grid.Extent{MinX: v[0], MinY: v[1], MaxX: v[2], MaxY: v[3]}
+	if !e.Valid() {
+		return grid.Extent{}, fmt.Errorf("extent %v is not a finite box with min < max", v)
+	}
+	return e, nil
+}
+
+// Parse reads a layer file's content; name is used in error messages. Every
+// problem found is reported, joined.
+func Parse(data []byte, name string) (*Catalogue, error) {
+	var doc fileDoc
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", name, err)
+	}
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	gridSets := map[string]*grid.GridSet{}
+	for _, g := range grid.Builtins() {
+		gridSets[g.ID] = g
+	}
+	for i, gd := range doc.GridSets {
+		e, err := extent(gd.Extent)
+		if err != nil {
+			fail("gridSets[%d] %q: %v", i, gd.ID, err)
+			continue
+		}
+		g := &grid.GridSet{ID: gd.ID, EPSG: gd.EPSG, Extent: e, TileWidth: gd.TileWidth, TileHeight: gd.TileHeight,
+			Resolutions: gd.Resolutions, TopLeft: gd.TopLeft}
+		if g.TileWidth == 0 {
+			g.TileWidth = 256
+		}
+		if g.TileHeight == 0 {
+			g.TileHeight = 256
+		}
+		if err := g.Validate(); err != nil {
+			fail("gridSets[%d] %q: %v", i, gd.ID, err)
+			continue
+		}
+		if _, dup := gridSets[g.ID]; dup {
+			fail("gridSets[%d]: grid set %q is defined twice", i, g.ID)
+			continue
+		}
+		gridSets[g.ID] = g
+	}
+
+	c := &Catalogue{layers: map[string]*Layer{}}
+	for i, ld := range doc.Layers {
+		l, lerrs := buildLayer(ld, gridSets)
+		for _, e := range lerrs {
+			fail("layers[%d] %q: %v", i, ld.Name, e)
+		}
+		if l == nil {
+			continue
+		}
+		if _, dup := c.layers[l.Name]; dup {
+			fail("layers[%d]: layer %q is defined twice", i, l.Name)
+			continue
+		}
+		c.layers[l.Name] = l
+		c.names = append(c.names, l.Name)
+	}
+	if len(doc.Layers) == 0 {
+		fail("no layers defined")
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid layer file %s: %w", name, errors.Join(errs...))
+	}
+	return c, nil
+}
+
+func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error) {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if strings.TrimSpace(ld.Name) == "" || strings.ContainsAny(ld.Name, "/\\") {
+		fail("name must be non-empty and must not contain / or \\")
+	}
+	l := &Layer{Name: ld.Name, ID: ld.ID, Formats: ld.Formats, Gutter: ld.Gutter, CacheControl: ld.CacheControl, Source: ld.Source,
+		MetaWidth: 4, MetaHeight: 4}
+	if l.ID == "" {
+		l.ID = l.Name
+	}
+	if strings.ContainsAny(l.ID, "/\\") || l.ID == "." || l.ID == ".." {
+		fail("id %q must not contain / or \\", l.ID)
+	}
+	switch len(ld.Metatiling) {
+	case 0:
+	case 2:
+		l.MetaWidth, l.MetaHeight = ld.Metatiling[0], ld.Metatiling[1]
+		if l.MetaWidth < 1 || l.MetaHeight < 1 || l.MetaWidth > 64 || l.MetaHeight > 64 {
+			fail("metatiling %v: both factors must be 1..64", ld.Metatiling)
+		}
+	default:
+		fail("metatiling needs two numbers [width, height], got %v", ld.Metatiling)
+	}
+	if l.Gutter < 0 || l.Gutter > 1024 {
+		fail("gutter %d must be 0..1024 pixels", l.Gutter)
+	}
+	if len(l.Formats) == 0 {
+		fail("formats: at least one format is required")
+	}
+	for _, f := range l.Formats {
+		if _, _, ok := tilestore.Format(f); !ok {
+			fail("formats: unknown format %q", f)
+		}
+	}
+	if len(ld.GridSubsets) == 0 {
+		fail("gridSubsets: at least one grid subset is required")
+	}
+	for j, sd := range ld.GridSubsets {
+		g, ok := gridSets[sd.GridSet]
+		if !ok {
+			fail("gridSubsets[%d]: unknown grid set %q", j, sd.GridSet)
+			continue
+		}
+		var cov *grid.Extent
+		if sd.Extent != nil {
+			e, err := extent(sd.Extent)
+			if err != nil {
+				fail("gridSubsets[%d]: %v", j, err)
+				continue
+			}
+			cov = &e
+		}
+		s, err := grid.NewSubset(g, cov, sd.ZoomStart, sd.ZoomStop)
+		if err != nil {
+			fail("gridSubsets[%d] %s: %v", j, sd.GridSet, err)
+			continue
+		}
+		if _, dup := l.Subset(g.ID); dup {
+			fail("gridSubsets[%d]: grid set %s listed twice", j, g.ID)
+			continue
+		}
+		l.Subsets = append(l.Subsets, s)
+	}
+	for j, fd := range ld.ParameterFilters {
+		f := ParameterFilter{Key: strings.ToUpper(strings.TrimSpace(fd.Key)), Default: fd.Default, Values: fd.Values}
+		if f.Key == "" {
+			fail("parameterFilters[%d]: key is required", j)
+			continue
+		}
+		switch {
+		case fd.Regex != nil && fd.Values != nil:
+			fail("parameterFilters[%d] %s: give either values or regex, not both", j, f.Key)
+		case fd.Regex != nil:
+			re, err := regexp.Compile("^(?:" + *fd.Regex + ")$")
+			if err != nil {
+				fail("parameterFilters[%d] %s: %v", j, f.Key, err)
+				continue
+			}
+			f.Regex = re
+		case fd.Values == nil:
+			fail("parameterFilters[%d] %s: values or regex is required", j, f.Key)
+		}
+		l.Filters = append(l.Filters, f)
+	}
+	if ld.Source.Kind != yaml.MappingNode {
+		fail("source: a mapping with a type is required")
+	} else {
+		var st struct {
+			Type string `yaml:"type"`
+		}
+		if err := ld.Source.Decode(&st); err != nil || st.Type == "" {
+			fail("source: type is required")
+		}
+		l.SourceType = st.Type
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return l, nil
+}

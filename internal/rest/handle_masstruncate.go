@@ -1,0 +1,60 @@
+package rest
+
+import (
+	"net/http"
+	"strings"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/wire"
+)
+
+// massTruncateTypes answers GET /rest/masstruncate (contract §7.1).
+func (h *Handler) massTruncateTypes(w http.ResponseWriter, r *http.Request) error {
+	writeBody(w, "application/xml", wire.MassTruncateRequestsXML(h.selfURL(r)))
+	return nil
+}
+
+// selfURL is the absolute URL of the requested resource as the client
+// addressed it, honouring X-Forwarded-Proto and X-Forwarded-Host.
+func (h *Handler) selfURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p != "" {
+		scheme = p
+	}
+	host := r.Host
+	if fh := firstValue(r.Header.Get("X-Forwarded-Host")); fh != "" {
+		host = fh
+	}
+	return scheme + "://" + host + h.opts.BasePath + r.URL.EscapedPath()
+}
+
+func firstValue(h string) string {
+	v, _, _ := strings.Cut(h, ",")
+	return strings.TrimSpace(v)
+}
+
+// massTruncate answers POST /rest/masstruncate (contract §7.2).
+func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	switch mediaType(ct) {
+	case "", "text/xml", "application/xml":
+	default:
+		return apperr.Invalidf("Format extension unknown or not specified: %s", mediaType(ct))
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	name, err := wire.DecodeMassTruncate(body)
+	if err != nil {
+		return err
+	}
+	if _, err := h.engine.MassTruncate(r.Context(), name); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

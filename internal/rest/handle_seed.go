@@ -1,0 +1,155 @@
+package rest
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/seed"
+	"tilecache/internal/task"
+	"tilecache/internal/wire"
+)
+
+// listAll answers GET /rest/seed.json: every listed task of every layer.
+func (h *Handler) listAll(w http.ResponseWriter, r *http.Request) error {
+	tasks, err := h.engine.List(r.Context(), "")
+	if err != nil {
+		return err
+	}
+	writeTasks(w, formatJSON, tasks)
+	return nil
+}
+
+// listLayer answers GET /rest/seed/{layer}.json|.xml.
+func (h *Handler) listLayer(name string, f format) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, ok := h.engine.Layers().Layer(name); !ok {
+			return apperr.Invalidf("Unknown layer: %s", name)
+		}
+		tasks, err := h.engine.List(r.Context(), name)
+		if err != nil {
+			return err
+		}
+		writeTasks(w, f, tasks)
+		return nil
+	}
+}
+
+func writeTasks(w http.ResponseWriter, f format, tasks []task.Task) {
+	rows := make([][5]int64, len(tasks))
+	for i, t := range tasks {
+		rows[i] = t.Row()
+	}
+	if f == formatXML {
+		writeBody(w, "application/xml", wire.TaskListXML(rows))
+		return
+	}
+	writeBody(w, "application/json", wire.TaskListJSON(rows))
+}
+
+// seed answers POST /rest/seed/{layer}.json|.xml: a seed request.
+func (h *Handler) seed(name string, f format) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readBody(w, r)
+		if err != nil {
+			return err
+		}
+		var req wire.SeedRequest
+		if f == formatXML {
+			req, err = wire.DecodeSeedRequestXML(body)
+		} else {
+			req, err = wire.DecodeSeedRequestJSON(body)
+		}
+		if err != nil {
+			return err
+		}
+		tasks, err := h.engine.Submit(r.Context(), seedRequest(name, req))
+		if err != nil {
+			return err
+		}
+		writeTasks(w, f, tasks)
+		return nil
+	}
+}
+
+func seedRequest(name string, r wire.SeedRequest) seed.Request {
+	return seed.Request{
+		Layer: name, GridSetID: r.GridSetID, HasGridSetID: r.HasGridSetID, SRS: r.SRS, Bounds: r.Bounds,
+		ZoomStart: r.ZoomStart, ZoomStop: r.ZoomStop, Format: r.Format, Type: r.Type, ThreadCount: r.ThreadCount,
+		Parameters: r.Parameters, RetryCount: r.TileFailureRetryCount, RetryWaitMS: r.TileFailureRetryWaitTime,
+		MaxFailures: r.TotalFailuresBeforeAborting,
+	}
+}
+
+// postLayer answers POST /rest/seed/{layer}: a seed request when the body
+// is JSON or XML by its Content-Type, else a kill request (contract §3).
+func (h *Handler) postLayer(name string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		switch mediaType(r.Header.Get("Content-Type")) {
+		case "application/json":
+			return h.seed(name, formatJSON)(w, r)
+		case "application/xml", "text/xml":
+			return h.seed(name, formatXML)(w, r)
+		}
+		if _, ok := h.engine.Layers().Layer(name); !ok {
+			return apperr.Invalidf("Unknown layer: %s", name)
+		}
+		return h.kill(w, r, name)
+	}
+}
+
+// killAll answers POST /rest/seed: a kill request over all layers.
+func (h *Handler) killAll(w http.ResponseWriter, r *http.Request) error {
+	return h.kill(w, r, "")
+}
+
+// kill terminates tasks per kill_all (contract §6), of one layer or all.
+func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	code, ok := r.URL.Query()["kill_all"]
+	if form, err := url.ParseQuery(string(body)); err == nil && form.Has("kill_all") {
+		code, ok = form["kill_all"], true
+	}
+	if !ok || len(code) == 0 {
+		return apperr.Invalidf("Missing form parameter kill_all")
+	}
+	set, err := seed.ParseKillSet(strings.TrimSpace(code[0]))
+	if err != nil {
+		return err
+	}
+	killed, finished, err := h.engine.Kill(r.Context(), layer, set)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, killPage(set, layer, killed, finished))
+	return nil
+}
+
+func killPage(set seed.KillSet, layer string, killed, finished []task.Task) string {
+	what := map[seed.KillSet]string{seed.KillAll: "all", seed.KillRunning: "running", seed.KillPending: "pending"}[set]
+	var b strings.Builder
+	b.WriteString("<html><head><title>GWC Seed Form</title></head><body>\n")
+	fmt.Fprintf(&b, "<p>Requested to terminate %s tasks.</p>\n", what)
+	list := func(title string, tasks []task.Task) {
+		fmt.Fprintf(&b, "<p>%s</p><ul>", title)
+		for _, t := range tasks {
+			fmt.Fprintf(&b, "<li>[%d: %s, %s, %s]</li>", t.ID, html.EscapeString(t.Layer), t.Type, t.Status)
+		}
+		b.WriteString("</ul>\n")
+	}
+	list("Terminated tasks:", killed)
+	list("Tasks already finished:", finished)
+	if layer != "" {
+		fmt.Fprintf(&b, "<p><a href=\"./%s\">Go back</a></p>\n", html.EscapeString(layer))
+	}
+	b.WriteString("</body></html>\n")
+	return b.String()
+}

@@ -1,0 +1,81 @@
+package rest
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// route is one resource of the contract's method matrix (§3).
+type route struct {
+	methods map[string]handlerFunc
+}
+
+// allow lists the route's methods for an Allow header, in matrix order.
+func (rt route) allow() string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if _, ok := rt.methods[m]; ok {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// format is a path suffix: the wire format of a request or response body.
+type format int
+
+const (
+	formatNone format = iota
+	formatJSON
+	formatXML
+)
+
+// splitSuffix splits "name.json" / "name.xml" into name and format.
+func splitSuffix(s string) (string, format) {
+	switch {
+	case strings.HasSuffix(s, ".json"):
+		return strings.TrimSuffix(s, ".json"), formatJSON
+	case strings.HasSuffix(s, ".xml"):
+		return strings.TrimSuffix(s, ".xml"), formatXML
+	}
+	return s, formatNone
+}
+
+// layerSegment decodes a layer path segment: "+" is a space (GeoWebCache
+// behaviour), then percent-decoding.
+func layerSegment(raw string) (string, bool) {
+	name, err := url.PathUnescape(strings.ReplaceAll(raw, "+", "%20"))
+	return name, err == nil && name != ""
+}
+
+// route finds the resource of a request; every route of the contract is
+// listed here.
+func (h *Handler) route(r *http.Request) (route, bool) {
+	path := r.URL.EscapedPath()
+	switch path {
+	case "/rest/seed.json":
+		return route{map[string]handlerFunc{http.MethodGet: h.listAll}}, true
+	case "/rest/seed":
+		return route{map[string]handlerFunc{http.MethodPost: h.killAll}}, true
+	case "/rest/masstruncate":
+		return route{map[string]handlerFunc{http.MethodGet: h.massTruncateTypes, http.MethodPost: h.massTruncate}}, true
+	case "/rest/diskquota.xml":
+		return route{map[string]handlerFunc{http.MethodGet: h.getQuota(formatXML), http.MethodPut: h.putQuota(formatXML)}}, true
+	case "/rest/diskquota.json":
+		return route{map[string]handlerFunc{http.MethodGet: h.getQuota(formatJSON), http.MethodPut: h.putQuota(formatJSON)}}, true
+	}
+	raw, ok := strings.CutPrefix(path, "/rest/seed/")
+	if !ok || raw == "" || strings.Contains(raw, "/") {
+		return route{}, false
+	}
+	raw, f := splitSuffix(raw)
+	name, ok := layerSegment(raw)
+	if !ok {
+		return route{}, false
+	}
+	if f == formatNone {
+		return route{map[string]handlerFunc{http.MethodPost: h.postLayer(name)}}, true
+	}
+	return route{map[string]handlerFunc{http.MethodGet: h.listLayer(name, f), http.MethodPost: h.seed(name, f)}}, true
+}

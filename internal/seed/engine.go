@@ -1,0 +1,100 @@
+// Package seed plans seed, reseed and truncate requests into lanes over
+// numbered metatiles, bounds running tasks with a global thread pool, and
+// works lanes from queue messages.
+//
+// The flow: Submit validates a request (Prepare), records one task per lane
+// and calls Dispatch, which promotes the oldest PENDING tasks while the pool
+// has free threads and sends one lane message per promoted task. A worker
+// (Work) handles a lane message for a bounded slice of time, checkpointing
+// its cursor at least every CheckpointEvery; then it either finishes the task
+// (and dispatches again, since a thread freed) or sends the continuation
+// message. Because a checkpoint is a conditional write on the expected cursor
+// and status RUNNING, a duplicated or redelivered message and a killed task
+// both end at the next checkpoint without double counting. Sweep re-enqueues
+// RUNNING tasks whose heartbeat went stale (a worker died between checkpoint
+// and continuation).
+package seed
+
+import (
+	"log/slog"
+	"time"
+
+	"tilecache/internal/layer"
+	"tilecache/internal/queue"
+	"tilecache/internal/source"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// Options tune the engine. Zero values take the defaults documented per field.
+type Options struct {
+	// PoolSize bounds the number of RUNNING tasks. Default 16.
+	PoolSize int
+	// KeyPrefix is prepended to every tile key. Default none.
+	KeyPrefix string
+	// CheckpointEvery is the longest time between checkpoints of a working
+	// lane; it is also how soon a kill is noticed. Default 1s.
+	CheckpointEvery time.Duration
+	// Slice is the longest time one lane message is worked before the lane
+	// continues in a new message. Default 5m.
+	Slice time.Duration
+	// SafetyMargin is kept before a context deadline (a Lambda's) when
+	// deciding to stop claiming metatiles. Default 10s.
+	SafetyMargin time.Duration
+	// Retention is how long finished tasks stay in the task lists
+	// (the contract allows at most 5 s). Default 3s.
+	Retention time.Duration
+	// StaleAfter is the heartbeat age after which Sweep re-enqueues a RUNNING
+	// lane. It must exceed the slowest metatile. Default 2m.
+	StaleAfter time.Duration
+	// Visibility is how long a received lane message stays invisible; the
+	// worker extends it while working. Default 60s.
+	Visibility time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if o.PoolSize <= 0 {
+		o.PoolSize = 16
+	}
+	def(&o.CheckpointEvery, time.Second)
+	def(&o.Slice, 5*time.Minute)
+	def(&o.SafetyMargin, 10*time.Second)
+	def(&o.Retention, 3*time.Second)
+	def(&o.StaleAfter, 2*time.Minute)
+	def(&o.Visibility, 60*time.Second)
+	return o
+}
+
+// Engine ties the ports together. It is safe for concurrent use.
+type Engine struct {
+	layers  *layer.Catalogue
+	sources map[string]source.Source // by layer name
+	tasks   task.Store
+	queue   queue.Queue
+	tiles   tilestore.Store
+	opts    Options
+	log     *slog.Logger
+}
+
+// New returns an engine. sources maps every layer name of layers to the
+// source its tiles are rendered from.
+func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.Store, q queue.Queue, tiles tilestore.Store, opts Options, log *slog.Logger) *Engine {
+	return &Engine{layers: layers, sources: sources, tasks: tasks, queue: q, tiles: tiles, opts: opts.withDefaults(), log: log}
+}
+
+// Layers returns the layer catalogue.
+func (e *Engine) Layers() *layer.Catalogue { return e.layers }
+
+// Options returns the effective options.
+func (e *Engine) Options() Options { return e.opts }
+
+// tileSet returns the tile set a job reads and writes.
+func (e *Engine) tileSet(l *layer.Layer, gridSetID, format, parametersID string) tilestore.TileSet {
+	id, ext, _ := tilestore.Format(format)
+	return tilestore.TileSet{Prefix: e.opts.KeyPrefix, LayerID: l.ID, GridSetID: gridSetID, FormatID: id, Ext: ext, ParametersID: parametersID}
+}

@@ -1,0 +1,179 @@
+package seed
+
+import (
+	"tilecache/internal/apperr"
+	"tilecache/internal/grid"
+	"tilecache/internal/layer"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// MaxThreads is the largest threadCount honoured; larger values are reduced.
+const MaxThreads = 128
+
+// Request is a seed request as decoded from the wire, before validation.
+// Pointers are nil when the field was absent.
+type Request struct {
+	Layer        string
+	GridSetID    string
+	HasGridSetID bool
+	SRS          *int
+	Bounds       *[4]float64
+	ZoomStart    *int
+	ZoomStop     *int
+	Format       string
+	Type         string
+	ThreadCount  *int
+	Parameters   [][2]string
+	RetryCount   *int
+	RetryWaitMS  *int
+	MaxFailures  *int
+}
+
+// Prepared is a validated request: the job to record and its lanes.
+type Prepared struct {
+	Job   task.Job
+	Lanes []task.Lane
+	Plan  *grid.Plan
+}
+
+// Prepare validates r against the layer catalogue as contract §4.2–§4.4
+// describe and plans it. Errors are apperr.Invalid with the contract's texts.
+func (e *Engine) Prepare(r Request) (Prepared, error) {
+	l, ok := e.layers.Layer(r.Layer)
+	if !ok {
+		return Prepared{}, apperr.Invalidf("Unknown layer: %s", r.Layer)
+	}
+	typ, ok := task.ParseType(r.Type)
+	if !ok {
+		return Prepared{}, apperr.Invalidf("Unknown type: %s", r.Type)
+	}
+	sub, err := resolveGridSet(l, r)
+	if err != nil {
+		return Prepared{}, err
+	}
+	zs, zstop, err := zoomRange(sub, r.ZoomStart, r.ZoomStop)
+	if err != nil {
+		return Prepared{}, err
+	}
+	format := r.Format
+	if format == "" {
+		format = l.Formats[0]
+	}
+	if !l.HasFormat(format) {
+		return Prepared{}, apperr.Invalidf("Unsupported format %s for layer %s", format, l.Name)
+	}
+	bounds := sub.Extent()
+	if r.Bounds != nil {
+		b := grid.Extent{MinX: r.Bounds[0], MinY: r.Bounds[1], MaxX: r.Bounds[2], MaxY: r.Bounds[3]}
+		if !b.Valid() {
+			return Prepared{}, apperr.Invalidf("Invalid bounds %v: need four finite numbers minx, miny, maxx, maxy with minx < maxx and miny < maxy", *r.Bounds)
+		}
+		bounds = b
+	}
+	params, err := l.NormaliseParameters(r.Parameters)
+	if err != nil {
+		return Prepared{}, err
+	}
+	threads := 1
+	if r.ThreadCount != nil && *r.ThreadCount > 1 {
+		threads = min(*r.ThreadCount, MaxThreads)
+	}
+	if typ == task.Truncate {
+		threads = 1
+	}
+	job := task.Job{
+		Layer: l.Name, Type: typ, GridSetID: sub.GridSet.ID, Format: format,
+		Parameters: params, ParametersID: tilestore.ParametersID(params),
+		Bounds:    [4]float64{bounds.MinX, bounds.MinY, bounds.MaxX, bounds.MaxY},
+		ZoomStart: zs, ZoomStop: zstop, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight,
+		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000,
+	}
+	if r.RetryCount != nil {
+		job.RetryCount = max(*r.RetryCount, -1)
+	}
+	if r.RetryWaitMS != nil {
+		if *r.RetryWaitMS < 0 {
+			return Prepared{}, apperr.Invalidf("tileFailureRetryWaitTime shall not be negative: %d", *r.RetryWaitMS)
+		}
+		job.RetryWaitMS = *r.RetryWaitMS
+	}
+	if r.MaxFailures != nil {
+		job.MaxFailures = *r.MaxFailures
+	}
+	plan, err := planJob(sub, job)
+	if err != nil {
+		return Prepared{}, err
+	}
+	job.Metatiles, job.Tiles = plan.Metatiles(), plan.Tiles()
+	split := plan.Split(threads)
+	lanes := make([]task.Lane, len(split))
+	for i, s := range split {
+		lanes[i] = task.Lane{Start: s.Start, End: s.End, Tiles: s.Tiles}
+	}
+	return Prepared{Job: job, Lanes: lanes, Plan: plan}, nil
+}
+
+func planJob(sub *grid.Subset, job task.Job) (*grid.Plan, error) {
+	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
+	plan, err := grid.NewPlan(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "cannot plan the request")
+	}
+	return plan, nil
+}
+
+// resolveGridSet applies contract §4.3.
+func resolveGridSet(l *layer.Layer, r Request) (*grid.Subset, error) {
+	switch {
+	case r.HasGridSetID:
+		s, ok := l.Subset(r.GridSetID)
+		if !ok {
+			return nil, apperr.Invalidf("Unknown grid set %s for layer %s", r.GridSetID, l.Name)
+		}
+		return s, nil
+	case r.SRS != nil:
+		var found []*grid.Subset
+		for _, s := range l.Subsets {
+			if grid.SameCRS(s.GridSet.EPSG, *r.SRS) {
+				found = append(found, s)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, apperr.Invalidf("No grid set of layer %s uses EPSG:%d", l.Name, *r.SRS)
+		case 1:
+			return found[0], nil
+		default:
+			return nil, apperr.Invalidf("More than one grid set of layer %s matches EPSG:%d; gridSetId must be specified", l.Name, *r.SRS)
+		}
+	default:
+		return l.Subsets[0], nil
+	}
+}
+
+// zoomRange applies the zoom rules of contract §4.2.
+func zoomRange(sub *grid.Subset, start, stop *int) (int, int, error) {
+	if start == nil {
+		return 0, 0, apperr.Invalidf("zoomStart is required")
+	}
+	if stop == nil {
+		return 0, 0, apperr.Invalidf("zoomStop is required")
+	}
+	zs, ze := *start, *stop
+	if zs < 0 {
+		return 0, 0, apperr.Invalidf("zoomStart %d is negative", zs)
+	}
+	if ze < 0 {
+		return 0, 0, apperr.Invalidf("zoomStop %d is negative", ze)
+	}
+	if zs > sub.MaxZoom {
+		return 0, 0, apperr.Invalidf("zoomStart %d is above the highest zoom level %d of grid set %s", zs, sub.MaxZoom, sub.GridSet.ID)
+	}
+	zs = max(zs, sub.MinZoom)
+	ze = min(ze, sub.MaxZoom)
+	if zs > ze {
+		return 0, 0, apperr.Invalidf("zoomStart %d is greater than zoomStop %d", zs, ze)
+	}
+	return zs, ze, nil
+}

@@ -1,0 +1,108 @@
+package seed_test
+
+import (
+	"testing"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/layer"
+	"tilecache/internal/seed"
+)
+
+const layers = `
+layers:
+  - name: topp:states
+    gridSubsets:
+      - gridSet: EPSG:4326
+        extent: [-124, 22, -66, 50]
+        zoomStart: 2
+        zoomStop: 12
+      - gridSet: EPSG:900913
+    formats: [image/png, image/jpeg]
+    source: {type: testpattern}
+`
+
+func engine(t *testing.T) *seed.Engine {
+	t.Helper()
+	cat, err := layer.Parse([]byte(layers), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seed.New(cat, nil, nil, nil, nil, seed.Options{}, nil)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestPrepareDefaultsAndClamps(t *testing.T) {
+	e := engine(t)
+	tests := []struct {
+		name                 string
+		req                  seed.Request
+		gridSet, format, typ string
+		zoomStart, zoomStop  int
+		lanes                int
+	}{
+		{"defaults", seed.Request{ZoomStart: ptr(3), ZoomStop: ptr(4)}, "EPSG:4326", "image/png", "SEED", 3, 4, 1},
+		{"below the lowest level is raised", seed.Request{ZoomStart: ptr(0), ZoomStop: ptr(3)}, "EPSG:4326", "image/png", "SEED", 2, 3, 1},
+		{"above the highest level is reduced", seed.Request{ZoomStart: ptr(11), ZoomStop: ptr(40), ThreadCount: ptr(3)}, "EPSG:4326", "image/png", "SEED", 11, 12, 3},
+		{"threadCount below 1 is 1", seed.Request{ZoomStart: ptr(3), ZoomStop: ptr(3), ThreadCount: ptr(-4)}, "EPSG:4326", "image/png", "SEED", 3, 3, 1},
+		{"threadCount above 128 is 128", seed.Request{ZoomStart: ptr(3), ZoomStop: ptr(3), ThreadCount: ptr(1000)}, "EPSG:4326", "image/png", "SEED", 3, 3, 128},
+		{"truncate is one task", seed.Request{ZoomStart: ptr(3), ZoomStop: ptr(3), ThreadCount: ptr(8), Type: "TRUNCATE"}, "EPSG:4326", "image/png", "TRUNCATE", 3, 3, 1},
+		{"srs alias picks the mercator grid", seed.Request{ZoomStart: ptr(0), ZoomStop: ptr(1), SRS: ptr(3857), Format: "image/jpeg", Type: "reseed"}, "EPSG:900913", "image/jpeg", "RESEED", 0, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.req.Layer = "topp:states"
+			p, err := e.Prepare(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := p.Job
+			if j.GridSetID != tt.gridSet || j.Format != tt.format || j.Type.String() != tt.typ || j.ZoomStart != tt.zoomStart || j.ZoomStop != tt.zoomStop || len(p.Lanes) != tt.lanes {
+				t.Errorf("got %s %s %s z%d-%d with %d lanes, want %s %s %s z%d-%d with %d lanes",
+					j.GridSetID, j.Format, j.Type, j.ZoomStart, j.ZoomStop, len(p.Lanes), tt.gridSet, tt.format, tt.typ, tt.zoomStart, tt.zoomStop, tt.lanes)
+			}
+			var sum int64
+			for i, l := range p.Lanes {
+				sum += l.Tiles
+				if i > 0 && l.Start != p.Lanes[i-1].End {
+					t.Errorf("lanes not contiguous: %+v", p.Lanes)
+				}
+			}
+			if sum != j.Tiles || j.Tiles != p.Plan.Tiles() || p.Lanes[len(p.Lanes)-1].End != j.Metatiles {
+				t.Errorf("lanes hold %d tiles, job %d, plan %d", sum, j.Tiles, p.Plan.Tiles())
+			}
+		})
+	}
+}
+
+func TestPrepareRejects(t *testing.T) {
+	e := engine(t)
+	tests := []struct {
+		name string
+		req  seed.Request
+		want string
+	}{
+		{"unknown layer", seed.Request{Layer: "nope", ZoomStart: ptr(0), ZoomStop: ptr(1)}, "Unknown layer: nope"},
+		{"missing zoomStart", seed.Request{ZoomStop: ptr(1)}, "zoomStart is required"},
+		{"missing zoomStop", seed.Request{ZoomStart: ptr(1)}, "zoomStop is required"},
+		{"zoomStart above", seed.Request{ZoomStart: ptr(25), ZoomStop: ptr(30)}, "zoomStart 25 is above the highest zoom level 12 of grid set EPSG:4326"},
+		{"start after stop", seed.Request{ZoomStart: ptr(5), ZoomStop: ptr(3)}, "zoomStart 5 is greater than zoomStop 3"},
+		{"negative zoom", seed.Request{ZoomStart: ptr(-1), ZoomStop: ptr(3)}, "zoomStart -1 is negative"},
+		{"unknown grid set", seed.Request{GridSetID: "EPSG:1234", HasGridSetID: true, ZoomStart: ptr(0), ZoomStop: ptr(1)}, "Unknown grid set EPSG:1234 for layer topp:states"},
+		{"srs without grid set", seed.Request{SRS: ptr(3035), ZoomStart: ptr(0), ZoomStop: ptr(1)}, "No grid set of layer topp:states uses EPSG:3035"},
+		{"format", seed.Request{Format: "image/bogus", ZoomStart: ptr(2), ZoomStop: ptr(3)}, "Unsupported format image/bogus for layer topp:states"},
+		{"type", seed.Request{Type: "explode", ZoomStart: ptr(0), ZoomStop: ptr(1)}, "Unknown type: explode"},
+		{"retry wait", seed.Request{RetryWaitMS: ptr(-5), ZoomStart: ptr(2), ZoomStop: ptr(3)}, "tileFailureRetryWaitTime shall not be negative: -5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.req.Layer == "" {
+				tt.req.Layer = "topp:states"
+			}
+			_, err := e.Prepare(tt.req)
+			if !apperr.Is(err, apperr.Invalid) || apperr.Message(err) != tt.want {
+				t.Errorf("got %v, want Invalid %q", err, tt.want)
+			}
+		})
+	}
+}

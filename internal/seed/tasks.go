@@ -1,0 +1,232 @@
+package seed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/queue"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// Submit validates and records a request, starts what the pool allows, and
+// returns the created tasks as they are after that first dispatch. A
+// rejected request records nothing and consumes no task ids.
+func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
+	p, err := e.Prepare(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Job.Parameters) > 0 && p.Job.Type != task.Truncate {
+		if err := e.writeParameters(ctx, p.Job); err != nil {
+			return nil, err
+		}
+	}
+	job, tasks, err := e.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("record %s request for layer %s: %w", p.Job.Type, p.Job.Layer, err)
+	}
+	e.log.Info("request recorded", "layer", job.Layer, "job", job.ID, "type", job.Type.String(),
+		"grid_set", job.GridSetID, "format", job.Format, "parameters_id", job.ParametersID,
+		"zoom_start", job.ZoomStart, "zoom_stop", job.ZoomStop, "tiles", job.Tiles, "tasks", len(tasks))
+	promoted, err := e.Dispatch(ctx)
+	if err != nil {
+		// The tasks are recorded; the sweep starts them later.
+		e.log.Error("dispatch after submit", "job", job.ID, "err", err)
+	}
+	for i := range tasks {
+		for _, pt := range promoted {
+			if pt.ID == tasks[i].ID {
+				tasks[i] = pt
+			}
+		}
+	}
+	return tasks, nil
+}
+
+// writeParameters stores the parameters side object of contract §9 so a
+// bucket reader can tell what a parameters id stands for.
+func (e *Engine) writeParameters(ctx context.Context, job task.Job) error {
+	l, _ := e.layers.Layer(job.Layer)
+	var b strings.Builder
+	q := tilestore.ParametersQuery(job.Parameters)
+	for _, kv := range strings.Split(strings.TrimPrefix(q, "?"), "&") {
+		b.WriteString(kv)
+		b.WriteByte('\n')
+	}
+	key := tilestore.ParametersKey(e.opts.KeyPrefix, l.ID, job.ParametersID)
+	if err := e.tiles.Put(ctx, key, []byte(b.String()), tilestore.Meta{ContentType: "text/plain; charset=utf-8"}); err != nil {
+		return fmt.Errorf("store parameters of layer %s: %w", l.Name, err)
+	}
+	return nil
+}
+
+// Dispatch promotes PENDING tasks while the pool has free threads and
+// sends a lane message for each promoted task.
+func (e *Engine) Dispatch(ctx context.Context) ([]task.Task, error) {
+	promoted, err := e.tasks.Promote(ctx, e.opts.PoolSize, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("promote pending tasks: %w", err)
+	}
+	msgs := make([]queue.Message, len(promoted))
+	for i, t := range promoted {
+		msgs[i] = queue.Message{TaskID: t.ID, Cursor: t.Cursor}
+		e.log.Info("task started", "task", t.ID, "layer", t.Layer, "type", t.Type.String())
+	}
+	if err := e.send(ctx, msgs); err != nil {
+		return promoted, err
+	}
+	return promoted, nil
+}
+
+func (e *Engine) send(ctx context.Context, msgs []queue.Message) error {
+	for len(msgs) > 0 {
+		n := min(len(msgs), queue.MaxBatch)
+		if err := e.queue.Send(ctx, msgs[:n]...); err != nil {
+			return fmt.Errorf("send %d lane messages: %w", n, err)
+		}
+		msgs = msgs[n:]
+	}
+	return nil
+}
+
+// List returns the listed tasks of contract §5.1: PENDING and RUNNING
+// tasks plus those finished within the retention time, of one layer or of
+// all layers when layer is "".
+func (e *Engine) List(ctx context.Context, layer string) ([]task.Task, error) {
+	all, err := e.tasks.List(ctx, time.Now().Add(-e.opts.Retention))
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	if layer == "" {
+		return all, nil
+	}
+	out := all[:0]
+	for _, t := range all {
+		if t.Layer == layer {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// KillSet says which tasks a kill request terminates.
+type KillSet int
+
+// The kill_all codes of contract §6.
+const (
+	KillAll KillSet = iota
+	KillRunning
+	KillPending
+)
+
+// ParseKillSet reads a kill_all code, case-insensitively.
+func ParseKillSet(code string) (KillSet, error) {
+	switch strings.ToLower(code) {
+	case "all":
+		return KillAll, nil
+	case "running", "1":
+		return KillRunning, nil
+	case "pending":
+		return KillPending, nil
+	}
+	return 0, apperr.Invalidf("Unknown kill_all code: '%s'. One of all|running|pending is expected.", code)
+}
+
+func (k KillSet) includes(s task.Status) bool {
+	switch k {
+	case KillRunning:
+		return s == task.Running
+	case KillPending:
+		return s == task.Pending
+	}
+	return s.Active()
+}
+
+// Kill terminates the tasks of set, of one layer or of all layers when
+// layer is "". It returns the terminated tasks as they were before (state
+// at kill time) and the listed tasks that had already finished.
+func (e *Engine) Kill(ctx context.Context, layer string, set KillSet) (killed, finished []task.Task, err error) {
+	listed, err := e.List(ctx, layer)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	for _, t := range listed {
+		for attempt := 0; ; attempt++ {
+			if !t.Status.Active() {
+				finished = append(finished, t)
+				break
+			}
+			if !set.includes(t.Status) {
+				break
+			}
+			before, err := e.tasks.Kill(ctx, t.ID, t.Status, now)
+			if err == nil {
+				killed = append(killed, before)
+				e.log.Info("task killed", "task", t.ID, "layer", t.Layer, "was", before.Status.String())
+				break
+			}
+			if !apperr.Is(err, apperr.Conflict) || attempt == 3 {
+				return killed, finished, fmt.Errorf("kill task %d: %w", t.ID, err)
+			}
+			// The task moved on (promoted or finished) since it was listed.
+			if t, err = e.tasks.Get(ctx, t.ID); err != nil {
+				return killed, finished, fmt.Errorf("kill task %d: %w", t.ID, err)
+			}
+		}
+	}
+	if len(killed) > 0 {
+		if _, err := e.Dispatch(ctx); err != nil {
+			e.log.Error("dispatch after kill", "err", err)
+		}
+	}
+	return killed, finished, nil
+}
+
+// Recover re-enqueues every RUNNING task at its checkpoint and dispatches
+// pending ones. The embedded backend calls it at start-up, because its
+// in-process queue did not survive the previous process.
+func (e *Engine) Recover(ctx context.Context) error {
+	return e.sweep(ctx, 0)
+}
+
+// Sweep re-enqueues RUNNING tasks whose heartbeat is older than
+// StaleAfter, and dispatches pending tasks whose threads may have freed.
+func (e *Engine) Sweep(ctx context.Context) error {
+	return e.sweep(ctx, e.opts.StaleAfter)
+}
+
+func (e *Engine) sweep(ctx context.Context, staleAfter time.Duration) error {
+	tasks, err := e.tasks.List(ctx, time.Now())
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	now := time.Now()
+	var msgs []queue.Message
+	for _, t := range tasks {
+		if t.Status != task.Running || now.Sub(t.Heartbeat) < staleAfter {
+			continue
+		}
+		// Refresh the heartbeat first so the next sweep does not resend,
+		// conditional on the cursor so a live worker's progress wins.
+		if _, err := e.tasks.Checkpoint(ctx, task.Checkpoint{ID: t.ID, From: t.Cursor, To: t.Cursor}, now); err != nil {
+			if apperr.Is(err, apperr.Conflict) {
+				continue
+			}
+			return fmt.Errorf("sweep task %d: %w", t.ID, err)
+		}
+		e.log.Warn("lane re-enqueued", "task", t.ID, "cursor", t.Cursor, "heartbeat_age", now.Sub(t.Heartbeat).String())
+		msgs = append(msgs, queue.Message{TaskID: t.ID, Cursor: t.Cursor})
+	}
+	if err := e.send(ctx, msgs); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if _, err := e.Dispatch(ctx); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,319 @@
+package seed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/grid"
+	"tilecache/internal/layer"
+	"tilecache/internal/queue"
+	"tilecache/internal/source"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// lane is everything a worker needs to work one task's metatiles.
+type lane struct {
+	job    task.Job
+	layer  *layer.Layer
+	subset *grid.Subset
+	plan   *grid.Plan
+	src    source.Source
+	set    tilestore.TileSet
+	meta   tilestore.Meta
+}
+
+func (e *Engine) lane(ctx context.Context, t task.Task) (*lane, error) {
+	job, err := e.tasks.Job(ctx, t.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
+	}
+	l, ok := e.layers.Layer(job.Layer)
+	if !ok {
+		return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
+	}
+	sub, ok := l.Subset(job.GridSetID)
+	if !ok {
+		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, job.GridSetID)
+	}
+	plan, err := planJob(sub, job)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
+		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
+	}
+	src, ok := e.sources[l.Name]
+	if !ok && job.Type != task.Truncate {
+		return nil, apperr.Invalidf("layer %s has no source", l.Name)
+	}
+	return &lane{
+		job: job, layer: l, subset: sub, plan: plan, src: src,
+		set:  e.tileSet(l, job.GridSetID, job.Format, job.ParametersID),
+		meta: tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
+	}, nil
+}
+
+// Work handles one lane message. It returns nil when the message is
+// finished with (worked, continued, or stale) and should be acked, and an
+// error when it should be delivered again.
+func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
+	t, err := e.tasks.Get(ctx, msg.TaskID)
+	if apperr.Is(err, apperr.NotFound) {
+		e.log.Warn("lane message for an unknown task dropped", "task", msg.TaskID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load task %d: %w", msg.TaskID, err)
+	}
+	if t.Status != task.Running || t.Cursor != msg.Cursor {
+		// A duplicate, a redelivery the checkpoints moved past, or a killed task.
+		return nil
+	}
+	ln, err := e.lane(ctx, t)
+	if err != nil {
+		if apperr.Is(err, apperr.Invalid) {
+			e.log.Error("task aborted", "task", t.ID, "layer", t.Layer, "err", err)
+			return e.finish(ctx, t, task.Aborted)
+		}
+		return err
+	}
+	deadline := time.Now().Add(e.opts.Slice)
+	if d, ok := ctx.Deadline(); ok && d.Add(-e.opts.SafetyMargin).Before(deadline) {
+		deadline = d.Add(-e.opts.SafetyMargin)
+	}
+	for t.Cursor < t.End {
+		from, tiles := t.Cursor, int64(0)
+		cursor := from
+		var deletes []string
+		batchEnd := time.Now().Add(e.opts.CheckpointEvery)
+		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && time.Now().Before(batchEnd) {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("task %d: %w", t.ID, err)
+			}
+			m := ln.plan.Meta(cursor)
+			if ln.job.Type == task.Truncate {
+				deletes = ln.truncateKeys(m, deletes)
+			} else if err := e.renderWithRetries(ctx, ln, m); err != nil {
+				if ctx.Err() != nil {
+					return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
+				}
+				abort, aerr := e.tileFailed(ctx, ln, t, m, err)
+				if aerr != nil {
+					return aerr
+				}
+				if abort {
+					return nil
+				}
+			}
+			tiles += m.Tiles.Count()
+			cursor++
+		}
+		if len(deletes) > 0 {
+			if _, err := e.tiles.Delete(ctx, deletes); err != nil {
+				return fmt.Errorf("task %d: delete %d tiles: %w", t.ID, len(deletes), err)
+			}
+		}
+		t, err = e.tasks.Checkpoint(ctx, task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles}, time.Now())
+		if apperr.Is(err, apperr.Conflict) {
+			e.log.Info("lane stopped: task killed or taken over", "task", msg.TaskID, "cursor", from)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint task %d: %w", msg.TaskID, err)
+		}
+		if t.Cursor < t.End && !time.Now().Before(deadline) {
+			if err := e.send(ctx, []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
+				return fmt.Errorf("continue task %d: %w", t.ID, err)
+			}
+			return nil
+		}
+	}
+	return e.finish(ctx, t, task.Done)
+}
+
+// finish ends a RUNNING task and hands its thread to the next pending task.
+func (e *Engine) finish(ctx context.Context, t task.Task, status task.Status) error {
+	done, err := e.tasks.Finish(ctx, t.ID, status, time.Now())
+	if apperr.Is(err, apperr.Conflict) {
+		return nil // killed meanwhile, or finished by a duplicate
+	}
+	if err != nil {
+		return fmt.Errorf("finish task %d: %w", t.ID, err)
+	}
+	e.log.Info("task finished", "task", t.ID, "layer", t.Layer, "status", status.String(), "tiles", done.Done)
+	if _, err := e.Dispatch(ctx); err != nil {
+		e.log.Error("dispatch after finish", "task", t.ID, "err", err)
+	}
+	return nil
+}
+
+// truncateKeys appends the keys of a metatile's tiles that can exist.
+func (ln *lane) truncateKeys(m grid.Metatile, keys []string) []string {
+	r, ok := m.Tiles.Intersect(ln.subset.CoverageRange(m.Tiles.Z))
+	if !ok {
+		return keys
+	}
+	for x, y := range r.All() {
+		keys = append(keys, ln.set.Key(r.Z, x, y))
+	}
+	return keys
+}
+
+// renderWithRetries works one seed/reseed metatile, retrying per the job's
+// failure settings.
+func (e *Engine) renderWithRetries(ctx context.Context, ln *lane, m grid.Metatile) error {
+	tries := 1 + max(ln.job.RetryCount, 0)
+	var err error
+	for try := range tries {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(ln.job.RetryWaitMS) * time.Millisecond):
+			}
+		}
+		if err = e.render(ctx, ln, m); err == nil || ctx.Err() != nil {
+			return err
+		}
+		e.log.Warn("tile failure", "job", ln.job.ID, "layer", ln.job.Layer, "z", m.Tiles.Z,
+			"x", m.Tiles.MinX, "y", m.Tiles.MinY, "try", try+1, "err", err)
+	}
+	return err
+}
+
+// render stores a metatile's tiles inside the grid subset; seed skips the
+// metatile when its first stored tile exists.
+func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
+	z := m.Tiles.Z
+	inside, ok := m.Tiles.Intersect(ln.subset.CoverageRange(z))
+	if !ok {
+		return nil // nothing of it can be stored
+	}
+	if ln.job.Type == task.Seed {
+		_, found, err := e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
+		if err != nil {
+			return fmt.Errorf("check tile: %w", err)
+		}
+		if found {
+			return nil
+		}
+	}
+	tiles, err := ln.src.Render(ctx, source.Request{
+		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: z, Tiles: m.Tiles,
+		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter,
+	})
+	if err != nil {
+		return err
+	}
+	for _, tl := range tiles {
+		if !inside.Contains(tl.X, tl.Y) {
+			continue
+		}
+		if err := e.tiles.Put(ctx, ln.set.Key(z, tl.X, tl.Y), tl.Data, ln.meta); err != nil {
+			return fmt.Errorf("store tile: %w", err)
+		}
+	}
+	return nil
+}
+
+// tileFailed records a failed metatile. It reports abort=true when the
+// task (and with the failure budget exhausted, the whole job) was aborted.
+func (e *Engine) tileFailed(ctx context.Context, ln *lane, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
+	if ln.job.RetryCount < 0 {
+		e.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
+		return true, e.finish(ctx, t, task.Aborted)
+	}
+	total, err := e.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
+	if err != nil {
+		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)
+	}
+	if total < int64(ln.job.MaxFailures) {
+		return false, nil
+	}
+	e.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)
+	for id := ln.job.ID; id < ln.job.ID+int64(ln.job.Lanes); id++ {
+		if id == t.ID {
+			continue
+		}
+		other, err := e.tasks.Get(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("abort job %d: %w", ln.job.ID, err)
+		}
+		if other.Status.Active() {
+			if _, err := e.tasks.Kill(ctx, id, other.Status, time.Now()); err != nil && !apperr.Is(err, apperr.Conflict) {
+				return false, fmt.Errorf("abort task %d: %w", id, err)
+			}
+		}
+	}
+	return true, e.finish(ctx, t, task.Aborted)
+}
+
+// RunWorkers receives lane messages and works them with n concurrent
+// workers until ctx ends. Each message's visibility is extended while it
+// is worked; a message whose work failed is left to be delivered again.
+func (e *Engine) RunWorkers(ctx context.Context, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				ds, err := e.queue.Receive(ctx, 1, 20*time.Second, e.opts.Visibility)
+				if err != nil {
+					if ctx.Err() == nil {
+						e.log.Error("receive lane messages", "err", err)
+						sleep(ctx, time.Second)
+					}
+					continue
+				}
+				for _, d := range ds {
+					e.handle(ctx, d)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (e *Engine) handle(ctx context.Context, d queue.Delivery) {
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { // keep the message invisible while it is worked
+		tick := time.NewTicker(e.opts.Visibility / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+				if err := e.queue.Extend(wctx, d, e.opts.Visibility); err != nil && wctx.Err() == nil {
+					e.log.Warn("extend lane message", "task", d.Message.TaskID, "err", err)
+				}
+			}
+		}
+	})
+	err := e.Work(wctx, d.Message)
+	stop()
+	wg.Wait()
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			e.log.Error("lane work failed; message will be redelivered", "task", d.Message.TaskID, "attempt", d.Attempt, "err", err)
+		}
+		return
+	}
+	if err := e.queue.Ack(ctx, d); err != nil && ctx.Err() == nil {
+		e.log.Warn("ack lane message", "task", d.Message.TaskID, "err", err)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

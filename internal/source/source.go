@@ -1,0 +1,43 @@
+// Package source defines how tiles are rendered: a Source turns one
+// metatile request into encoded tiles. Implementations live in subpackages
+// (testpattern; WMS and XYZ upstreams behind the same interface).
+package source
+
+import (
+	"context"
+
+	"tilecache/internal/grid"
+)
+
+// Request asks for the tiles of one metatile.
+type Request struct {
+	Layer      string
+	GridSet    *grid.GridSet
+	Z          int
+	Tiles      grid.TileRange // the metatile's tile positions (y from the bottom)
+	Format     string         // MIME type of the wanted encoding
+	Parameters map[string]string
+	Gutter     int // pixels rendered around the metatile and cut away
+}
+
+// Tile is one encoded tile of a metatile.
+type Tile struct {
+	X, Y int64
+	Data []byte
+}
+
+// Source renders metatiles. Render returns one Tile per position of
+// req.Tiles, or an error: a failed render stores nothing.
+type Source interface {
+	Render(ctx context.Context, req Request) ([]Tile, error)
+}
+
+// ContentType returns the Content-Type to store with tiles of a format:
+// the png variants are all image/png.
+func ContentType(format string) string {
+	switch format {
+	case "image/png8", "image/png24", "image/png; mode=24bit":
+		return "image/png"
+	}
+	return format
+}

@@ -1,0 +1,105 @@
+package tilestore
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// formats maps a MIME type to its GeoWebCache short name and file extension
+// (contract §9).
+var formats = map[string][2]string{
+	"image/png":             {"png", "png"},
+	"image/jpeg":            {"jpeg", "jpeg"},
+	"image/gif":             {"gif", "gif"},
+	"image/png8":            {"png8", "png"},
+	"image/png24":           {"png24", "png"},
+	"image/png; mode=24bit": {"png_24", "png"},
+	"image/tiff":            {"tiff", "tiff"},
+}
+
+// Format returns the short name and extension of a MIME type; ok is false
+// for a type the key layout does not know.
+func Format(mime string) (id, ext string, ok bool) {
+	f, ok := formats[mime]
+	return f[0], f[1], ok
+}
+
+// DefaultParametersID is the parameters id of tiles without parameters.
+const DefaultParametersID = "default"
+
+// ParametersID returns GeoWebCache's id for normalised parameters:
+// "default" when there are none, else the lower-case hex SHA-1 of "?" and
+// the KEY=value pairs sorted by key and joined with "&".
+func ParametersID(params map[string]string) string {
+	if len(params) == 0 {
+		return DefaultParametersID
+	}
+	sum := sha1.Sum([]byte(ParametersQuery(params)))
+	return hex.EncodeToString(sum[:])
+}
+
+// ParametersQuery returns "?K1=v1&K2=v2" with keys sorted, values verbatim.
+func ParametersQuery(params map[string]string) string {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(params)) {
+		if i == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(params[k])
+	}
+	return b.String()
+}
+
+// TileSet names the tiles of one layer, grid set, format and parameters id;
+// its keys share a prefix.
+type TileSet struct {
+	Prefix       string // configured key prefix, may be empty
+	LayerID      string
+	GridSetID    string
+	FormatID     string // short name, e.g. "png"
+	Ext          string // extension, e.g. "png"
+	ParametersID string
+}
+
+// LayerPrefix returns "[prefix/]layerId/", the prefix of every object of a layer.
+func LayerPrefix(prefix, layerID string) string {
+	if prefix == "" {
+		return layerID + "/"
+	}
+	return strings.TrimSuffix(prefix, "/") + "/" + layerID + "/"
+}
+
+// Dir returns the key prefix of the tile set, ending in "/".
+func (s TileSet) Dir() string {
+	return LayerPrefix(s.Prefix, s.LayerID) + s.GridSetID + "/" + s.FormatID + "/" + s.ParametersID + "/"
+}
+
+// Key returns the object key of tile z/x/y (y counted from the bottom).
+// It appends to one buffer so that building a key costs one allocation.
+func (s TileSet) Key(z int, x, y int64) string {
+	dir := s.Dir()
+	b := make([]byte, 0, len(dir)+32+len(s.Ext))
+	b = append(b, dir...)
+	b = strconv.AppendInt(b, int64(z), 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, x, 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, y, 10)
+	b = append(b, '.')
+	b = append(b, s.Ext...)
+	return string(b)
+}
+
+// ParametersKey returns the key of the side object that records a
+// parameters id's parameters: "[prefix/]layerId/parameters-{id}.properties".
+func ParametersKey(prefix, layerID, parametersID string) string {
+	return LayerPrefix(prefix, layerID) + "parameters-" + parametersID + ".properties"
+}

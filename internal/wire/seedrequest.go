@@ -1,0 +1,238 @@
+package wire
+
+import (
+	"strconv"
+
+	"tilecache/internal/apperr"
+)
+
+// SeedRequest is a decoded seed request body (contract §4.1, §4.2). The
+// decoders only decode: requiredness (zoomStart, zoomStop), ranges, defaults
+// and the meaning of type, format and grid set are the caller's. Pointer
+// fields are nil when the field is absent.
+type SeedRequest struct {
+	// Name is the layer name in the body; the contract ignores it in favour
+	// of the layer in the path.
+	Name string
+	// GridSetID is the gridSetId, and HasGridSetID whether it was given. A
+	// gridSetId that is present but empty is rejected by the decoders.
+	GridSetID    string
+	HasGridSetID bool
+	// SRS is the EPSG code of srs.number.
+	SRS *int
+	// Bounds is minx, miny, maxx, maxy: four finite numbers with minx < maxx
+	// and miny < maxy (the decoders reject anything else).
+	Bounds    *[4]float64
+	ZoomStart *int
+	ZoomStop  *int
+	// Format is the MIME type, "" when absent or empty.
+	Format string
+	// Type is the text as given, trimmed ("" when absent); the caller
+	// matches seed, reseed and truncate case-insensitively.
+	Type        string
+	ThreadCount *int
+	// Parameters are the name/value entries in document order, verbatim.
+	Parameters                  [][2]string
+	TileFailureRetryCount       *int
+	TileFailureRetryWaitTime    *int
+	TotalFailuresBeforeAborting *int
+	FilterUpdate                *bool
+}
+
+// DecodeSeedRequestXML decodes an XML seed request whose root element is
+// seedRequest. Errors are apperr.Invalid.
+func DecodeSeedRequestXML(body []byte) (SeedRequest, error) {
+	doc, err := parseXML(body, "a seedRequest document")
+	if err != nil {
+		return SeedRequest{}, err
+	}
+	root, err := xmlRoot(doc, "seedRequest")
+	if err != nil {
+		return SeedRequest{}, err
+	}
+	return decodeSeedRequest(root)
+}
+
+// DecodeSeedRequestJSON decodes a JSON seed request: an object with the
+// single key seedRequest. Errors are apperr.Invalid.
+func DecodeSeedRequestJSON(body []byte) (SeedRequest, error) {
+	doc, err := parseJSON(body, "a JSON object with the single key seedRequest")
+	if err != nil {
+		return SeedRequest{}, err
+	}
+	root, err := jsonRoot(doc, "seedRequest")
+	if err != nil {
+		return SeedRequest{}, err
+	}
+	return decodeSeedRequest(root)
+}
+
+func decodeSeedRequest(root *node) (SeedRequest, error) {
+	fields, err := elems(root, "seedRequest")
+	if err != nil {
+		return SeedRequest{}, err
+	}
+	var r SeedRequest
+	seen := fieldSet{}
+	for _, f := range fields {
+		if err := seen.add(f.name); err != nil {
+			return SeedRequest{}, err
+		}
+		switch f.name {
+		case "name":
+			r.Name, err = trimmedText(f, f.name)
+		case "gridSetId":
+			r.GridSetID, err = trimmedText(f, f.name)
+			if err == nil && r.GridSetID == "" {
+				err = apperr.Invalidf("gridSetId must not be empty")
+			}
+			r.HasGridSetID = true
+		case "srs":
+			r.SRS, err = decodeSRS(f)
+		case "bounds":
+			r.Bounds, err = decodeBounds(f)
+		case "zoomStart":
+			r.ZoomStart, err = parseInt(f, f.name)
+		case "zoomStop":
+			r.ZoomStop, err = parseInt(f, f.name)
+		case "format":
+			r.Format, err = trimmedText(f, f.name)
+		case "type":
+			r.Type, err = trimmedText(f, f.name)
+		case "threadCount":
+			r.ThreadCount, err = parseInt(f, f.name)
+		case "parameters":
+			r.Parameters, err = decodeParameters(f)
+		case "tileFailureRetryCount":
+			r.TileFailureRetryCount, err = parseInt(f, f.name)
+		case "tileFailureRetryWaitTime":
+			r.TileFailureRetryWaitTime, err = parseInt(f, f.name)
+		case "totalFailuresBeforeAborting":
+			r.TotalFailuresBeforeAborting, err = parseInt(f, f.name)
+		case "filterUpdate":
+			r.FilterUpdate, err = parseBool(f, f.name)
+		default:
+			err = unknownField(f.name)
+		}
+		if err != nil {
+			return SeedRequest{}, err
+		}
+	}
+	return r, nil
+}
+
+// decodeSRS reads <srs><number>4326</number></srs> / {"number":4326}.
+func decodeSRS(n *node) (*int, error) {
+	fields, err := elems(n, "srs")
+	if err != nil {
+		return nil, err
+	}
+	var code *int
+	for _, f := range fields {
+		if f.name != "number" {
+			return nil, unknownField(f.name)
+		}
+		if code != nil {
+			return nil, apperr.Invalidf("Duplicate field: number")
+		}
+		if code, err = parseInt(f, "srs"); err != nil {
+			return nil, err
+		}
+	}
+	if code == nil {
+		return nil, apperr.Invalidf("srs: number is required")
+	}
+	return code, nil
+}
+
+// decodeBounds reads bounds.coords.double, four coordinates.
+func decodeBounds(n *node) (*[4]float64, error) {
+	fields, err := elems(n, "bounds")
+	if err != nil {
+		return nil, err
+	}
+	var coords []*node
+	seen := fieldSet{}
+	for _, f := range fields {
+		if f.name != "coords" {
+			return nil, unknownField(f.name)
+		}
+		if err := seen.add(f.name); err != nil {
+			return nil, err
+		}
+		cs, err := elems(f, "coords")
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			if c.name != "double" {
+				return nil, unknownField(c.name)
+			}
+			coords = append(coords, items(c)...)
+		}
+	}
+	if len(coords) != 4 {
+		return nil, apperr.Invalidf("Invalid bounds: expected 4 coordinates (minx, miny, maxx, maxy), got %d", len(coords))
+	}
+	var b [4]float64
+	for i, c := range coords {
+		if b[i], err = parseFloat(c, "bounds"); err != nil {
+			return nil, err
+		}
+	}
+	if b[0] >= b[2] {
+		return nil, apperr.Invalidf("Invalid bounds: minx %s is not less than maxx %s", fmtFloat(b[0]), fmtFloat(b[2]))
+	}
+	if b[1] >= b[3] {
+		return nil, apperr.Invalidf("Invalid bounds: miny %s is not less than maxy %s", fmtFloat(b[1]), fmtFloat(b[3]))
+	}
+	return &b, nil
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// decodeParameters reads parameters.entry, each entry holding two strings.
+func decodeParameters(n *node) ([][2]string, error) {
+	fields, err := elems(n, "parameters")
+	if err != nil {
+		return nil, err
+	}
+	var params [][2]string
+	for _, f := range fields {
+		if f.name != "entry" {
+			return nil, unknownField(f.name)
+		}
+		for _, e := range items(f) {
+			kv, err := decodeEntry(e)
+			if err != nil {
+				return nil, err
+			}
+			params = append(params, kv)
+		}
+	}
+	return params, nil
+}
+
+func decodeEntry(e *node) ([2]string, error) {
+	fields, err := elems(e, "parameters entry")
+	if err != nil {
+		return [2]string{}, err
+	}
+	var strs []*node
+	for _, f := range fields {
+		if f.name != "string" {
+			return [2]string{}, unknownField(f.name)
+		}
+		strs = append(strs, items(f)...)
+	}
+	if len(strs) != 2 {
+		return [2]string{}, apperr.Invalidf("Invalid parameters entry: expected 2 strings (name, value), got %d", len(strs))
+	}
+	var kv [2]string
+	for i, s := range strs {
+		if kv[i], err = text(s, "parameters entry", "a string"); err != nil {
+			return [2]string{}, err
+		}
+	}
+	return kv, nil
+}
