@@ -7,7 +7,7 @@ ADDR  ?= 127.0.0.1:8080
 .PHONY: run build test vet lint bench bench-grid clean
 
 build:
-	$(GO) build -trimpath -o bin/tilecache ./cmd/tilecache
+	$(GO) build -o bin/tilecache ./cmd/tilecache
 
 ## run: serve the demo layer on $(ADDR) with the embedded backends under $(DATA)/
 run: build

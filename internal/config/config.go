@@ -19,13 +19,21 @@ type Config struct {
 	LayersFile  string        // TILECACHE_LAYERS, layer file; "" = bundled demo config
 	UsersFile   string        // TILECACHE_USERS, accounts file (name:bcrypt-hash per line)
 	SeedThreads int           // TILECACHE_SEED_THREADS, global pool of seed threads
-	Backend     string        // TILECACHE_BACKEND: embedded
+	Backend     string        // TILECACHE_BACKEND: embedded or aws
 	KeyPrefix   string        // TILECACHE_KEY_PREFIX, prefix of every tile key
 	BasePath    string        // TILECACHE_BASE_PATH, mount prefix in front of /rest
 	LogLevel    string        // TILECACHE_LOG_LEVEL: debug, info, warn, error
 	Checkpoint  time.Duration // TILECACHE_CHECKPOINT_INTERVAL, longest time between lane checkpoints
 	Slice       time.Duration // TILECACHE_LANE_SLICE, longest time one lane message is worked
 	StaleAfter  time.Duration // TILECACHE_STALE_AFTER, heartbeat age after which a lane is re-enqueued
+	Visibility  time.Duration // TILECACHE_LANE_VISIBILITY, visibility timeout of a received lane message
+
+	// AWS backend (TILECACHE_BACKEND=aws). Endpoints and credentials follow
+	// the SDK's own variables (AWS_ENDPOINT_URL_S3, …_DYNAMODB, …_SQS,
+	// AWS_REGION, AWS_ACCESS_KEY_ID, …).
+	Bucket   string // TILECACHE_S3_BUCKET, the tile bucket
+	Table    string // TILECACHE_DYNAMODB_TABLE, the task table
+	QueueURL string // TILECACHE_SQS_QUEUE_URL, the lane queue
 }
 
 // Load reads the configuration through lookup (os.LookupEnv in programs, a
@@ -63,8 +71,21 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	c.Checkpoint = dur("TILECACHE_CHECKPOINT_INTERVAL", "1s")
 	c.Slice = dur("TILECACHE_LANE_SLICE", "5m")
 	c.StaleAfter = dur("TILECACHE_STALE_AFTER", "2m")
-	if c.Backend != "embedded" {
-		errs = append(errs, fmt.Errorf("TILECACHE_BACKEND must be embedded, got %q", c.Backend))
+	c.Visibility = dur("TILECACHE_LANE_VISIBILITY", "60s")
+	c.Bucket = get("TILECACHE_S3_BUCKET", "")
+	c.Table = get("TILECACHE_DYNAMODB_TABLE", "tilecache")
+	c.QueueURL = get("TILECACHE_SQS_QUEUE_URL", "")
+	switch c.Backend {
+	case "embedded":
+	case "aws":
+		if c.Bucket == "" {
+			errs = append(errs, errors.New("TILECACHE_S3_BUCKET is required with TILECACHE_BACKEND=aws"))
+		}
+		if c.QueueURL == "" {
+			errs = append(errs, errors.New("TILECACHE_SQS_QUEUE_URL is required with TILECACHE_BACKEND=aws"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("TILECACHE_BACKEND must be embedded or aws, got %q", c.Backend))
 	}
 	if c.BasePath != "" && !strings.HasPrefix(c.BasePath, "/") {
 		errs = append(errs, fmt.Errorf("TILECACHE_BASE_PATH must start with /, got %q", c.BasePath))

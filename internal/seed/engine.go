@@ -47,6 +47,9 @@ type Options struct {
 	// StaleAfter is the heartbeat age after which Sweep re-enqueues a RUNNING
 	// lane. It must exceed the slowest metatile. Default 2m.
 	StaleAfter time.Duration
+	// PutConcurrency bounds the tile writes of one metatile in flight at
+	// once. Default 8.
+	PutConcurrency int
 	// Visibility is how long a received lane message stays invisible; the
 	// worker extends it while working. Default 60s.
 	Visibility time.Duration
@@ -60,6 +63,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PoolSize <= 0 {
 		o.PoolSize = 16
+	}
+	if o.PutConcurrency <= 0 {
+		o.PutConcurrency = 8
 	}
 	def(&o.CheckpointEvery, time.Second)
 	def(&o.Slice, 5*time.Minute)

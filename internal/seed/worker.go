@@ -25,6 +25,13 @@ type lane struct {
 	src    source.Source
 	set    tilestore.TileSet
 	meta   tilestore.Meta
+	// empty records, per zoom level, whether the tile set had no tile at
+	// that level when this worker first reached it. A seed then renders
+	// without per-metatile existence checks: the lane only moves forward,
+	// and other lanes own other metatiles, so nothing it would skip can
+	// have appeared since (a concurrent duplicate may, and rewriting an
+	// identical tile is harmless).
+	empty map[int]bool
 }
 
 func (e *Engine) lane(ctx context.Context, t task.Task) (*lane, error) {
@@ -195,12 +202,18 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 		return nil // nothing of it can be stored
 	}
 	if ln.job.Type == task.Seed {
-		_, found, err := e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
+		empty, err := e.levelEmpty(ctx, ln, z)
 		if err != nil {
-			return fmt.Errorf("check tile: %w", err)
+			return err
 		}
-		if found {
-			return nil
+		if !empty {
+			_, found, err := e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
+			if err != nil {
+				return fmt.Errorf("check tile: %w", err)
+			}
+			if found {
+				return nil
+			}
 		}
 	}
 	tiles, err := ln.src.Render(ctx, source.Request{
@@ -210,15 +223,59 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 	if err != nil {
 		return err
 	}
+	return e.store(ctx, ln, z, inside, tiles)
+}
+
+// errStop ends a listing early.
+var errStop = errors.New("stop listing")
+
+// levelEmpty reports whether the lane's tile set has no tile at level z,
+// asking the store once per level and worker.
+func (e *Engine) levelEmpty(ctx context.Context, ln *lane, z int) (bool, error) {
+	if empty, ok := ln.empty[z]; ok {
+		return empty, nil
+	}
+	empty := true
+	err := e.tiles.List(ctx, ln.set.LevelDir(z), func(tilestore.Object) error {
+		empty = false
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return false, fmt.Errorf("check level %d: %w", z, err)
+	}
+	if ln.empty == nil {
+		ln.empty = map[int]bool{}
+	}
+	ln.empty[z] = empty
+	return empty, nil
+}
+
+// store writes the tiles inside the grid subset, PutConcurrency at a time.
+func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRange, tiles []source.Tile) error {
+	sem := make(chan struct{}, e.opts.PutConcurrency)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
 	for _, tl := range tiles {
 		if !inside.Contains(tl.X, tl.Y) {
 			continue
 		}
-		if err := e.tiles.Put(ctx, ln.set.Key(z, tl.X, tl.Y), tl.Data, ln.meta); err != nil {
-			return fmt.Errorf("store tile: %w", err)
-		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := e.tiles.Put(ctx, ln.set.Key(z, tl.X, tl.Y), tl.Data, ln.meta); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
+				}
+				mu.Unlock()
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	return first
 }
 
 // tileFailed records a failed metatile. It reports abort=true when the

@@ -82,6 +82,9 @@ func (s TileSet) Dir() string {
 	return LayerPrefix(s.Prefix, s.LayerID) + s.GridSetID + "/" + s.FormatID + "/" + s.ParametersID + "/"
 }
 
+// LevelDir returns the key prefix of the tile set's tiles at level z.
+func (s TileSet) LevelDir(z int) string { return s.Dir() + strconv.Itoa(z) + "/" }
+
 // Key returns the object key of tile z/x/y (y counted from the bottom).
 // It appends to one buffer so that building a key costs one allocation.
 func (s TileSet) Key(z int, x, y int64) string {

@@ -90,7 +90,7 @@ type Options struct {
 type App struct {
 	URL     string
 	DataDir string
-	Local   *app.Local
+	Local   *app.Program
 	srv     *httptest.Server
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -129,7 +129,7 @@ func Start(t testing.TB, o Options) *App {
 	if os.Getenv("TILECACHE_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	l, err := app.NewLocal(t.Context(), cfg, log)
+	l, err := app.New(t.Context(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

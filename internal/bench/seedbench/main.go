@@ -75,7 +75,7 @@ func once(zoom, threads int) (int64, time.Duration, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l, err := app.NewLocal(ctx, cfg, log)
+	l, err := app.New(ctx, cfg, log)
 	if err != nil {
 		return 0, 0, err
 	}

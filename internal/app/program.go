@@ -1,7 +1,7 @@
 // Package app wires tilecache together: it is the only package that knows
-// every adapter. NewLocal builds the one-process program of `tilecache
-// serve` on the embedded backends: the REST handler, the lane workers and
-// the sweeper.
+// every adapter. New builds the program of `tilecache serve` — the REST
+// handler, the lane workers and the sweeper — on the embedded backends or
+// on S3, DynamoDB and SQS.
 package app
 
 import (
@@ -19,36 +19,48 @@ import (
 	"tilecache/internal/auth"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
+	"tilecache/internal/queue"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/rest"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
 	"tilecache/internal/source/testpattern"
+	"tilecache/internal/task"
 	"tilecache/internal/task/boltstore"
+	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
 )
 
-// Local is the one-process program on the embedded backends.
-type Local struct {
+// Backends are the three ports' adapters plus the quota configuration
+// store (implemented by the task store adapters).
+type Backends struct {
+	Tiles tilestore.Store
+	Tasks interface {
+		task.Store
+		rest.QuotaConfigStore
+	}
+	Queue queue.Queue
+	// RecoverAll says the queue does not survive the process (embedded):
+	// every RUNNING lane is re-enqueued at start, not only stale ones.
+	RecoverAll bool
+	Close      func() error
+}
+
+// Program is the wired program.
+type Program struct {
 	// Handler serves the REST interface (behind Basic auth) under the
 	// configured base path, and 404 elsewhere.
 	Handler http.Handler
-	// Engine is the seeding engine, for tests and tools.
+	// Engine is the seeding engine.
 	Engine *seed.Engine
-	// Tiles is the tile directory.
-	Tiles *filestore.Store
-	// Tasks is the task store.
-	Tasks *boltstore.Store
-	// Queue carries lane messages.
-	Queue *memqueue.Queue
+	Backends
 
 	cfg config.Config
 	log *slog.Logger
 }
 
-// NewLocal opens the embedded backends under cfg.DataDir and wires the
-// program. Close releases them.
-func NewLocal(ctx context.Context, cfg config.Config, log *slog.Logger) (*Local, error) {
+// New builds the program from cfg. Close releases what it opened.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
 	layers, err := layer.Load(cfg.LayersFile)
 	if err != nil {
 		return nil, err
@@ -61,24 +73,44 @@ func NewLocal(ctx context.Context, cfg config.Config, log *slog.Logger) (*Local,
 	if err != nil {
 		return nil, fmt.Errorf("load accounts (create one with `tilecache useradd`): %w", err)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+	var b Backends
+	switch cfg.Backend {
+	case "aws":
+		err = fmt.Errorf("the aws backend is not built yet")
+	default:
+		b, err = EmbeddedBackends(cfg.DataDir)
 	}
-	tiles, err := filestore.New(filepath.Join(cfg.DataDir, "tiles"))
-	if err != nil {
-		return nil, fmt.Errorf("open tile directory: %w", err)
-	}
-	tasks, err := boltstore.Open(filepath.Join(cfg.DataDir, "tilecache.db"))
 	if err != nil {
 		return nil, err
 	}
-	q := memqueue.New()
-	engine := seed.New(layers, sources, tasks, q, tiles, seed.Options{
+	return Wire(cfg, layers, sources, users, b, log), nil
+}
+
+// Wire assembles a program from ready parts.
+func Wire(cfg config.Config, layers *layer.Catalogue, sources map[string]source.Source, users *auth.Authenticator, b Backends, log *slog.Logger) *Program {
+	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility,
 	}, log)
-	api := users.Middleware(rest.New(engine, tasks, rest.Options{BasePath: cfg.BasePath}, log))
-	return &Local{Handler: mount(cfg.BasePath, api), Engine: engine, Tiles: tiles, Tasks: tasks, Queue: q, cfg: cfg, log: log}, nil
+	api := users.Middleware(rest.New(engine, b.Tasks, rest.Options{BasePath: cfg.BasePath}, log))
+	return &Program{Handler: mount(cfg.BasePath, api), Engine: engine, Backends: b, cfg: cfg, log: log}
+}
+
+// EmbeddedBackends opens the tile directory and the bbolt file under dir,
+// with an in-process queue.
+func EmbeddedBackends(dir string) (Backends, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Backends{}, fmt.Errorf("create data directory: %w", err)
+	}
+	tiles, err := filestore.New(filepath.Join(dir, "tiles"))
+	if err != nil {
+		return Backends{}, fmt.Errorf("open tile directory: %w", err)
+	}
+	tasks, err := boltstore.Open(filepath.Join(dir, "tilecache.db"))
+	if err != nil {
+		return Backends{}, err
+	}
+	return Backends{Tiles: tiles, Tasks: tasks, Queue: memqueue.New(), RecoverAll: true, Close: tasks.Close}, nil
 }
 
 // mount serves api for base+"/rest" and everything below it.
@@ -118,19 +150,23 @@ func Sources(layers *layer.Catalogue) (map[string]source.Source, error) {
 	return out, errors.Join(errs...)
 }
 
-// Run recovers the lanes the previous process left RUNNING, then works
-// lane messages with the pool's threads and sweeps stale lanes until ctx
-// ends.
-func (l *Local) Run(ctx context.Context) error {
-	if err := l.Engine.Recover(ctx); err != nil {
-		return fmt.Errorf("recover tasks: %w", err)
+// Run works lane messages with the pool's threads and sweeps stale lanes
+// until ctx ends. On the embedded backend it first re-enqueues the lanes
+// the previous process left RUNNING.
+func (p *Program) Run(ctx context.Context) error {
+	if p.RecoverAll {
+		if err := p.Engine.Recover(ctx); err != nil {
+			return fmt.Errorf("recover tasks: %w", err)
+		}
+	} else if err := p.Engine.Sweep(ctx); err != nil {
+		p.log.Error("sweep", "err", err)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.Engine.RunWorkers(ctx, l.cfg.SeedThreads)
+		p.Engine.RunWorkers(ctx, p.cfg.SeedThreads)
 	}()
-	tick := time.NewTicker(max(l.cfg.StaleAfter/4, time.Second))
+	tick := time.NewTicker(max(p.cfg.StaleAfter/4, time.Second))
 	defer tick.Stop()
 	for {
 		select {
@@ -138,33 +174,38 @@ func (l *Local) Run(ctx context.Context) error {
 			<-done
 			return nil
 		case <-tick.C:
-			if err := l.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
-				l.log.Error("sweep", "err", err)
+			if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
+				p.log.Error("sweep", "err", err)
 			}
 		}
 	}
 }
 
-// Close releases the embedded backends. Call it after Run returned.
-func (l *Local) Close() error { return l.Tasks.Close() }
+// Close releases the backends. Call it after Run returned.
+func (p *Program) Close() error {
+	if p.Backends.Close == nil {
+		return nil
+	}
+	return p.Backends.Close()
+}
 
 // Serve runs `tilecache serve`: the REST interface on cfg.Addr plus the
 // workers, until ctx ends; then it shuts down gracefully.
 func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	l, err := NewLocal(ctx, cfg, log)
+	p, err := New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer p.Close()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: l.Handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: p.Handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	runErr := make(chan error, 1)
-	go func() { runErr <- l.Run(runCtx) }()
+	go func() { runErr <- p.Run(runCtx) }()
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 	log.Info("tilecache serving", "url", "http://"+ln.Addr().String()+cfg.BasePath+"/rest", "data", cfg.DataDir,
