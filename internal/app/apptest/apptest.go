@@ -20,6 +20,7 @@ import (
 	"tilecache/internal/app"
 	"tilecache/internal/auth"
 	"tilecache/internal/config"
+	"tilecache/internal/tilestore"
 )
 
 // User and Password are the administrator account of every test app.
@@ -90,10 +91,12 @@ type Options struct {
 type App struct {
 	URL     string
 	DataDir string
-	Local   *app.Program
-	srv     *httptest.Server
-	stop    context.CancelFunc
-	done    chan struct{}
+	// Prefix is the key prefix of this app's tiles (empty when embedded).
+	Prefix string
+	Local  *app.Program
+	srv    *httptest.Server
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
 // Start starts an app and stops it when the test ends.
@@ -159,6 +162,38 @@ func dur(d time.Duration, def string) string {
 		return def
 	}
 	return d.String()
+}
+
+// Keys lists the stored keys under prefix (without the app's key prefix).
+func (a *App) Keys(t testing.TB, prefix string) []string {
+	t.Helper()
+	var out []string
+	full := a.Prefix + prefix
+	if err := a.Local.Tiles.List(t.Context(), full, func(o tilestore.Object) error {
+		out = append(out, strings.TrimPrefix(o.Key, a.Prefix))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Get reads a stored object by its key without the app's key prefix.
+func (a *App) Get(t testing.TB, key string) ([]byte, tilestore.Meta, bool) {
+	t.Helper()
+	data, meta, found, err := a.Local.Tiles.Get(t.Context(), a.Prefix+key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, meta, found
+}
+
+// Put stores an object by its key without the app's key prefix.
+func (a *App) Put(t testing.TB, key string, data []byte, meta tilestore.Meta) {
+	t.Helper()
+	if err := a.Local.Tiles.Put(t.Context(), a.Prefix+key, data, meta); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Stop stops the workers and the server and closes the backends, as a
