@@ -113,7 +113,9 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 		return err
 	}
 	code, ok := r.URL.Query()["kill_all"]
-	if form, err := url.ParseQuery(string(body)); err == nil && form.Has("kill_all") {
+	// ParseQuery returns every well-formed pair even when another is
+	// malformed; a stray bad pair must not hide kill_all.
+	if form, _ := url.ParseQuery(string(body)); form.Has("kill_all") {
 		code, ok = form["kill_all"], true
 	}
 	if !ok || len(code) == 0 {
