@@ -1,0 +1,107 @@
+package layer_test
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/layer"
+)
+
+func TestDemo(t *testing.T) {
+	c, err := layer.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := c.Layer("demo:world")
+	if !ok {
+		t.Fatal("demo:world missing")
+	}
+	if l.MetaWidth != 4 || l.MetaHeight != 4 || len(l.Subsets) != 2 || l.Formats[0] != "image/png" || !l.HasFormat("image/jpeg") {
+		t.Errorf("got %+v", l)
+	}
+	for _, id := range []string{"EPSG:4326", "EPSG:900913"} {
+		s, ok := l.Subset(id)
+		if !ok || s.MinZoom != 0 || s.MaxZoom != s.GridSet.Levels()-1 {
+			t.Errorf("%s: got %+v, %v; want the whole grid", id, s, ok)
+		}
+	}
+}
+
+func TestParseReportsEveryProblem(t *testing.T) {
+	_, err := layer.Parse([]byte(`
+gridSets:
+  - id: Bad
+    epsg: 3035
+    extent: [0, 0, 1]
+    resolutions: [1]
+layers:
+  - name: a
+    gridSubsets: [{gridSet: Nope}]
+    formats: [image/bogus]
+    metatiling: [0, 4]
+    source: {type: testpattern}
+  - name: b
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    parameterFilters: [{key: STYLES}]
+`), "layers.yaml")
+	if err == nil {
+		t.Fatal("got nil error")
+	}
+	for _, want := range []string{"layers.yaml", "extent needs 4 numbers", `unknown grid set "Nope"`, `unknown format "image/bogus"`,
+		"metatiling [0 4]", "values or regex is required", "source: a mapping with a type is required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+	if _, err := layer.Parse([]byte("layers:\n  - name: a\n    colour: red\n"), "x"); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("unknown key: got %v", err)
+	}
+}
+
+func TestNormaliseParameters(t *testing.T) {
+	c, err := layer.Parse([]byte(`
+layers:
+  - name: a
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    parameterFilters:
+      - {key: styles, default: "", values: [pophatch, polygon]}
+      - {key: CQL_FILTER, default: "INCLUDE", regex: "[A-Z_ >0-9]*"}
+    source: {type: testpattern}
+`), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := c.Layer("a")
+	tests := []struct {
+		name  string
+		pairs [][2]string
+		want  map[string]string
+		err   string
+	}{
+		{"none", nil, nil, ""},
+		{"defaults only", [][2]string{{"STYLES", ""}, {"cql_filter", "INCLUDE"}}, nil, ""},
+		{"unknown names ignored", [][2]string{{"FORMAT_OPTIONS", "x"}}, nil, ""},
+		{"case-insensitive name", [][2]string{{"Styles", "pophatch"}}, map[string]string{"STYLES": "pophatch", "CQL_FILTER": "INCLUDE"}, ""},
+		{"regex", [][2]string{{"CQL_FILTER", "POP > 10"}}, map[string]string{"STYLES": "", "CQL_FILTER": "POP > 10"}, ""},
+		{"list rejects", [][2]string{{"STYLES", "foo"}}, nil, "Invalid value for parameter STYLES: foo"},
+		{"regex must match entirely", [][2]string{{"CQL_FILTER", "pop"}}, nil, "Invalid value for parameter CQL_FILTER: pop"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := l.NormaliseParameters(tt.pairs)
+			if tt.err != "" {
+				if !apperr.Is(err, apperr.Invalid) || apperr.Message(err) != tt.err {
+					t.Fatalf("got %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || !maps.Equal(got, tt.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
