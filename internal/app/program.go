@@ -59,8 +59,25 @@ type Program struct {
 	log *slog.Logger
 }
 
-// New builds the program from cfg. Close releases what it opened.
+// New builds the whole program from cfg: engine, backends and the REST
+// handler behind Basic auth. Close releases what it opened.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
+	users, err := LoadAccounts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := NewWorker(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	api := users.Middleware(rest.New(p.Engine, p.Tasks, rest.Options{BasePath: cfg.BasePath}, log))
+	p.Handler = mount(cfg.BasePath, api)
+	return p, nil
+}
+
+// NewWorker builds the program without the REST handler (and without
+// accounts): what the worker and cleaner functions need.
+func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
 	layers, err := layer.Load(cfg.LayersFile)
 	if err != nil {
 		return nil, err
@@ -68,10 +85,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	sources, err := Sources(layers)
 	if err != nil {
 		return nil, err
-	}
-	users, err := auth.LoadFile(cfg.UsersFile)
-	if err != nil {
-		return nil, fmt.Errorf("load accounts (create one with `tilecache useradd`): %w", err)
 	}
 	var b Backends
 	switch cfg.Backend {
@@ -83,17 +96,31 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if err != nil {
 		return nil, err
 	}
-	return Wire(cfg, layers, sources, users, b, log), nil
-}
-
-// Wire assembles a program from ready parts.
-func Wire(cfg config.Config, layers *layer.Catalogue, sources map[string]source.Source, users *auth.Authenticator, b Backends, log *slog.Logger) *Program {
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility,
 	}, log)
-	api := users.Middleware(rest.New(engine, b.Tasks, rest.Options{BasePath: cfg.BasePath}, log))
-	return &Program{Handler: mount(cfg.BasePath, api), Engine: engine, Backends: b, cfg: cfg, log: log}
+	return &Program{Engine: engine, Backends: b, cfg: cfg, log: log}, nil
+}
+
+// LoadAccounts reads the administrator accounts: TILECACHE_ACCOUNTS (the
+// accounts-file format inline, entries separated by newlines or spaces;
+// for Lambda, filled from SSM or Secrets Manager) or else the file
+// TILECACHE_USERS.
+func LoadAccounts(cfg config.Config) (*auth.Authenticator, error) {
+	if cfg.Accounts != "" {
+		entries := strings.Join(strings.Fields(cfg.Accounts), "\n")
+		users, err := auth.Parse(strings.NewReader(entries), "TILECACHE_ACCOUNTS")
+		if err != nil {
+			return nil, fmt.Errorf("load accounts: %w", err)
+		}
+		return users, nil
+	}
+	users, err := auth.LoadFile(cfg.UsersFile)
+	if err != nil {
+		return nil, fmt.Errorf("load accounts (create one with `tilecache useradd`): %w", err)
+	}
+	return users, nil
 }
 
 // EmbeddedBackends opens the tile directory and the bbolt file under dir,

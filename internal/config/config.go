@@ -18,6 +18,7 @@ type Config struct {
 	DataDir     string        // TILECACHE_DATA, data directory of the embedded backends
 	LayersFile  string        // TILECACHE_LAYERS, layer file; "" = bundled demo config
 	UsersFile   string        // TILECACHE_USERS, accounts file (name:bcrypt-hash per line)
+	Accounts    string        // TILECACHE_ACCOUNTS, the same entries inline (wins over the file)
 	SeedThreads int           // TILECACHE_SEED_THREADS, global pool of seed threads
 	Backend     string        // TILECACHE_BACKEND: embedded or aws
 	KeyPrefix   string        // TILECACHE_KEY_PREFIX, prefix of every tile key
@@ -56,6 +57,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		LogLevel:   strings.ToLower(get("TILECACHE_LOG_LEVEL", "info")),
 	}
 	c.UsersFile = get("TILECACHE_USERS", filepath.Join(c.DataDir, "users"))
+	c.Accounts = get("TILECACHE_ACCOUNTS", "")
 	n, err := strconv.Atoi(get("TILECACHE_SEED_THREADS", "16"))
 	if err != nil || n < 1 || n > 1024 {
 		errs = append(errs, fmt.Errorf("TILECACHE_SEED_THREADS must be an integer from 1 to 1024, got %q", get("TILECACHE_SEED_THREADS", "")))

@@ -1,0 +1,31 @@
+// Command api is the API function: API Gateway HTTP API (payload 2.0)
+// events are turned into requests for the same http.Handler that
+// `tilecache serve` runs.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"tilecache/internal/app"
+	"tilecache/internal/config"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	cfg, err := config.Load(os.LookupEnv)
+	if err != nil {
+		log.Error("configuration", "err", err)
+		os.Exit(1)
+	}
+	p, err := app.New(context.Background(), cfg, log)
+	if err != nil {
+		log.Error("start", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(httpadapter.NewV2(p.Handler).ProxyWithContext)
+}

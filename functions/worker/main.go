@@ -1,0 +1,29 @@
+// Command worker is the worker function: SQS lane messages are worked by
+// the same engine code `tilecache serve` runs, with partial batch failures.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"tilecache/internal/app"
+	"tilecache/internal/config"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	cfg, err := config.Load(os.LookupEnv)
+	if err != nil {
+		log.Error("configuration", "err", err)
+		os.Exit(1)
+	}
+	p, err := app.NewWorker(context.Background(), cfg, log)
+	if err != nil {
+		log.Error("start", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(p.HandleSQS)
+}
