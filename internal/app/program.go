@@ -89,7 +89,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	var b Backends
 	switch cfg.Backend {
 	case "aws":
-		err = fmt.Errorf("the aws backend is not built yet")
+		b, err = AWSBackends(ctx, cfg)
 	default:
 		b, err = EmbeddedBackends(cfg.DataDir)
 	}

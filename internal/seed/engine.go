@@ -76,6 +76,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// takeoverAfter is the heartbeat age after which a redelivered lane
+// message behind the task's cursor takes the lane over.
+func (o Options) takeoverAfter() time.Duration { return 5 * o.CheckpointEvery }
+
 // Engine ties the ports together. It is safe for concurrent use.
 type Engine struct {
 	layers  *layer.Catalogue

@@ -77,8 +77,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 	if err != nil {
 		return fmt.Errorf("load task %d: %w", msg.TaskID, err)
 	}
-	if t.Status != task.Running || t.Cursor != msg.Cursor {
-		// A duplicate, a redelivery the checkpoints moved past, or a killed task.
+	if !e.ownsLane(t, msg) {
 		return nil
 	}
 	ln, err := e.lane(ctx, t)
@@ -141,6 +140,24 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 		}
 	}
 	return e.finish(ctx, t, task.Done)
+}
+
+// ownsLane decides whether a lane message should be worked. A message at
+// the task's cursor is the lane's current one. A message behind the cursor
+// is either a duplicate whose lane a live worker is advancing (its
+// checkpoints keep the heartbeat fresh: drop it) or the redelivery of a
+// message whose worker died mid-slice after some checkpoints (heartbeat
+// old: take the lane over from the stored cursor). Were the owner alive
+// after all, the conditional checkpoints stop one of the two.
+func (e *Engine) ownsLane(t task.Task, msg queue.Message) bool {
+	switch {
+	case t.Status != task.Running || msg.Cursor > t.Cursor:
+		return false // finished, killed or pending; or not this lane's history
+	case msg.Cursor == t.Cursor:
+		return true
+	default:
+		return time.Since(t.Heartbeat) >= e.opts.takeoverAfter()
+	}
 }
 
 // finish ends a RUNNING task and hands its thread to the next pending task.

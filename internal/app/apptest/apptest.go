@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -85,6 +86,8 @@ type Options struct {
 	Checkpoint  time.Duration
 	Slice       time.Duration
 	StaleAfter  time.Duration
+	// Backend is "embedded" or "aws"; default $TILECACHE_TEST_BACKEND or embedded.
+	Backend string
 }
 
 // App is a running test program.
@@ -124,6 +127,15 @@ func Start(t testing.TB, o Options) *App {
 		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, "100ms"), "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
 		"TILECACHE_STALE_AFTER": dur(o.StaleAfter, "2m"),
 	}
+	if o.Backend == "" {
+		o.Backend = os.Getenv("TILECACHE_TEST_BACKEND")
+	}
+	var prefix string
+	if o.Backend == "aws" {
+		awsVars, r := awsEnv(t, o.DataDir)
+		maps.Copy(env, awsVars)
+		prefix = r.Prefix + "/"
+	}
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +149,7 @@ func Start(t testing.TB, o Options) *App {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &App{DataDir: o.DataDir, Local: l, stop: cancel, done: make(chan struct{})}
+	a := &App{DataDir: o.DataDir, Prefix: prefix, Local: l, stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		if err := l.Run(ctx); err != nil {

@@ -1,0 +1,108 @@
+package apptest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"tilecache/internal/awsconf"
+	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/testenv"
+	"tilecache/internal/tilestore"
+	"tilecache/internal/tilestore/s3store"
+)
+
+// awsResources are one test's table, queue and key prefix in the shared
+// bucket. They are recorded in the data directory so that a restarted app
+// (Start with the same DataDir) finds the same ones.
+type awsResources struct {
+	Bucket, Table, QueueURL, Queue, Prefix string
+}
+
+// awsEnv returns the TILECACHE_* settings of the AWS backend for this test,
+// creating its resources on first use and removing them when it ends.
+func awsEnv(t testing.TB, dataDir string) (map[string]string, awsResources) {
+	t.Helper()
+	testenv.RequireS3(t)
+	testenv.RequireDynamoDB(t)
+	testenv.RequireSQS(t)
+	path := filepath.Join(dataDir, "aws-resources.json")
+	var r awsResources
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		r = createAWS(t)
+		data, _ := json.Marshal(r)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return map[string]string{
+		"TILECACHE_BACKEND": "aws", "TILECACHE_S3_BUCKET": r.Bucket, "TILECACHE_DYNAMODB_TABLE": r.Table,
+		"TILECACHE_SQS_QUEUE_URL": r.QueueURL, "TILECACHE_KEY_PREFIX": r.Prefix, "TILECACHE_LANE_VISIBILITY": "2s",
+	}, r
+}
+
+func createAWS(t testing.TB) awsResources {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := awsconf.Load(ctx, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := awsResources{Bucket: os.Getenv("TILECACHE_S3_BUCKET"), Table: testenv.Name(t, "tc"), Queue: testenv.Name(t, "tc"), Prefix: testenv.Name(t, "t")}
+	if r.Bucket == "" {
+		r.Bucket = "tilecache-tiles"
+	}
+	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
+	if err := dynamostore.CreateTable(ctx, ddb, r.Table); err != nil {
+		t.Fatal(err)
+	}
+	sq := sqs.NewFromConfig(cfg)
+	if r.QueueURL, err = sqsqueue.CreateQueue(ctx, sq, r.Queue); err != nil {
+		t.Fatal(err)
+	}
+	tiles, err := s3store.NewFromEnv(os.LookupEnv, r.Bucket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(r.Table)})
+		sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(r.QueueURL)})
+		if out, err := sq.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(r.Queue + sqsqueue.DLQSuffix)}); err == nil {
+			sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+		}
+		if err := emptyPrefix(ctx, tiles, r.Prefix+"/"); err != nil {
+			t.Logf("clean up objects under %s: %v", r.Prefix, err)
+		}
+		tiles.Close()
+	})
+	return r
+}
+
+func emptyPrefix(ctx context.Context, s tilestore.Store, prefix string) error {
+	var keys []string
+	err := s.List(ctx, prefix, func(o tilestore.Object) error {
+		keys = append(keys, o.Key)
+		return nil
+	})
+	for len(keys) > 0 {
+		n := min(len(keys), tilestore.DeleteBatch)
+		if _, derr := s.Delete(ctx, keys[:n]); derr != nil {
+			return errors.Join(err, derr)
+		}
+		keys = keys[n:]
+	}
+	return err
+}

@@ -1,0 +1,32 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"tilecache/internal/awsconf"
+	"tilecache/internal/config"
+	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/tilestore/s3store"
+)
+
+// AWSBackends connects to the bucket, table and queue of cfg, with
+// endpoints and credentials from the SDK's environment variables.
+func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
+	awsCfg, err := awsconf.Load(ctx, os.LookupEnv)
+	if err != nil {
+		return Backends{}, err
+	}
+	tiles, err := s3store.NewFromEnv(os.LookupEnv, cfg.Bucket, "")
+	if err != nil {
+		return Backends{}, fmt.Errorf("tile bucket %s: %w", cfg.Bucket, err)
+	}
+	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
+	q := sqsqueue.New(sqs.NewFromConfig(awsCfg), cfg.QueueURL)
+	return Backends{Tiles: tiles, Tasks: tasks, Queue: q, Close: tiles.Close}, nil
+}

@@ -1,0 +1,339 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/task"
+)
+
+// Running returns the pool count: the number of RUNNING tasks.
+func (s *Store) Running(ctx context.Context) (int64, error) {
+	e := newExpr()
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                &s.table,
+		Key:                      s.metaKey(skPool),
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     aws.String(e.n(aRunning)),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if err != nil {
+		return 0, s.fail(ctx, err, "read the thread pool")
+	}
+	n, _ := numAttr(out.Item, aRunning)
+	return n, nil
+}
+
+// promotePage is how many index entries Promote reads at a time.
+const promotePage = 100
+
+// Promote implements task.Store. It reads the pool count, then walks the
+// PENDING tasks of the index oldest first, promoting each in its own
+// transaction (pool count + 1 if below pool; status PENDING → RUNNING) until
+// the pool is full or no pending task is left. Promotions are committed one
+// by one: if an error stops the walk after some promotions, Promote returns
+// those without an error (the next call continues); it returns an error
+// only when it promoted nothing. Likewise, when concurrent promoters keep
+// conflicting on the pool item, it returns what it has.
+func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Task, error) {
+	const what = "promote tasks"
+	if pool <= 0 {
+		return nil, nil
+	}
+	running, err := s.Running(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	free := int64(pool) - running
+	if free <= 0 {
+		return nil, nil
+	}
+	var promoted []task.Task
+	stop := func(err error) ([]task.Task, error) {
+		if len(promoted) > 0 || errors.Is(err, errBusy) {
+			return promoted, nil
+		}
+		return nil, err
+	}
+	vis := s.newVisibility()
+	e := newExpr()
+	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+		TableName:                 &s.table,
+		IndexName:                 aws.String(indexActive),
+		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(s.activePK()))),
+		FilterExpression:          aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Pending)))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+		ScanIndexForward:          aws.Bool(true),
+		Limit:                     aws.Int32(promotePage),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx, s.callOpts...)
+		if err != nil {
+			return stop(s.fail(ctx, err, "%s", what))
+		}
+		for _, item := range page.Items {
+			it, err := decodeTask(item)
+			if err != nil {
+				return stop(fmt.Errorf("%s: %w", what, err))
+			}
+			if ok, err := vis.visible(ctx, it); err != nil {
+				return stop(fmt.Errorf("%s: %w", what, err))
+			} else if !ok {
+				continue
+			}
+			ok, full, err := s.promote(ctx, it.ID, pool, now)
+			if err != nil {
+				return stop(err)
+			}
+			if full {
+				return promoted, nil
+			}
+			if !ok {
+				continue // promoted, killed or gone since the index was read
+			}
+			t := it.task()
+			t.Status, t.Heartbeat = task.Running, now
+			promoted = append(promoted, t)
+			if free--; free == 0 {
+				return promoted, nil
+			}
+		}
+	}
+	return promoted, nil
+}
+
+// promote moves one task to RUNNING if the pool has room. ok: promoted;
+// full: the pool is full (nothing changed).
+func (s *Store) promote(ctx context.Context, id int64, pool int, now time.Time) (ok, full bool, err error) {
+	pe := newExpr()
+	te := newExpr()
+	reasons, err := s.transact(ctx, fmt.Sprintf("promote task %d", id), []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:        &s.table,
+			Key:              s.metaKey(skPool),
+			UpdateExpression: aws.String("ADD " + pe.n(aRunning) + " " + pe.v(num(1))),
+			ConditionExpression: aws.String("attribute_not_exists(" + pe.n(aRunning) + ") OR " +
+				pe.n(aRunning) + " < " + pe.v(num(int64(pool)))),
+			ExpressionAttributeNames:  pe.Names(),
+			ExpressionAttributeValues: pe.Values(),
+		}},
+		{Update: &types.Update{
+			TableName: &s.table,
+			Key:       s.taskKey(id),
+			UpdateExpression: aws.String("SET " + te.n(aStatus) + " = " + te.v(num(int64(task.Running))) +
+				", " + te.n(aHB) + " = " + te.v(num(nanos(now)))),
+			ConditionExpression:       aws.String(te.n(aStatus) + " = " + te.v(num(int64(task.Pending)))),
+			ExpressionAttributeNames:  te.Names(),
+			ExpressionAttributeValues: te.Values(),
+		}},
+	})
+	if err != nil {
+		return false, false, err
+	}
+	if reasons == nil {
+		return true, false, nil
+	}
+	if code(reasons[0]) == "ConditionalCheckFailed" {
+		return false, true, nil
+	}
+	return false, false, nil
+}
+
+// Checkpoint implements task.Store: one conditional UpdateItem. When the
+// condition fails, the item as it was tells a conflict (not RUNNING, or
+// another cursor) from a checkpoint out of the lane (Invalid).
+func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error) {
+	if cp.To < cp.From || cp.Tiles < 0 {
+		return task.Task{}, apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", cp.ID)
+	}
+	e := newExpr()
+	update := "SET " + e.n(aCursor) + " = " + e.v(num(cp.To)) +
+		", " + e.n(aDone) + " = " + e.n(aDone) + " + " + e.v(num(cp.Tiles)) +
+		", " + e.n(aLeft) + " = " + e.n(aLeft) + " - " + e.v(num(cp.Tiles)) +
+		", " + e.n(aHB) + " = " + e.v(num(nanos(now)))
+	cond := e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
+		" AND " + e.n(aCursor) + " = " + e.v(num(cp.From)) +
+		" AND " + e.n(aEnd) + " >= " + e.v(num(cp.To)) +
+		" AND " + e.n(aLeft) + " >= " + e.v(num(cp.Tiles))
+	s.writes.Add(1)
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           &s.table,
+		Key:                                 s.taskKey(cp.ID),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            e.Names(),
+		ExpressionAttributeValues:           e.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, s.callOpts...)
+	if err != nil {
+		ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
+		if !ok {
+			return task.Task{}, s.fail(ctx, err, "checkpoint task %d", cp.ID)
+		}
+		if len(ccf.Item) == 0 {
+			return task.Task{}, apperr.New(apperr.NotFound, "task %d not found", cp.ID)
+		}
+		old, derr := decodeTask(ccf.Item)
+		if derr != nil {
+			return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, derr)
+		}
+		if task.Status(old.Status) != task.Running || old.Cursor != cp.From {
+			return task.Task{}, apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d",
+				cp.ID, task.Status(old.Status), old.Cursor, cp.From)
+		}
+		return task.Task{}, apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", cp.ID)
+	}
+	it, err := decodeTask(out.Attributes)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, err)
+	}
+	return it.task(), nil
+}
+
+// Finish implements task.Store. It reads the task (to answer NotFound or
+// Conflict without spending writes, and to return the task), then changes
+// the status, frees the thread and counts the job's open tasks down in one
+// transaction conditional on the status (and on the cursor for DONE).
+func (s *Store) Finish(ctx context.Context, id int64, status task.Status, now time.Time) (task.Task, error) {
+	what := fmt.Sprintf("finish task %d", id)
+	it, err := s.getTask(ctx, id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	t := it.task()
+	if t.Status != task.Running {
+		return task.Task{}, apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, t.Status)
+	}
+	switch status {
+	case task.Done:
+		if t.Cursor != t.End {
+			return task.Task{}, apperr.New(apperr.Conflict, "task %d is at metatile %d of %d", id, t.Cursor, t.End)
+		}
+	case task.Aborted:
+	default:
+		return task.Task{}, apperr.New(apperr.Invalid, "cannot finish task %d as %s", id, status)
+	}
+	if err := s.finish(ctx, what, t, status, false, now); err != nil {
+		return task.Task{}, err
+	}
+	t.Status, t.Finished = status, now
+	return t, nil
+}
+
+// Kill implements task.Store, like Finish.
+func (s *Store) Kill(ctx context.Context, id int64, expect task.Status, now time.Time) (task.Task, error) {
+	what := fmt.Sprintf("kill task %d", id)
+	it, err := s.getTask(ctx, id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	before := it.task()
+	if !expect.Active() || before.Status != expect {
+		return task.Task{}, apperr.New(apperr.Conflict, "task %d is %s, not %s", id, before.Status, expect)
+	}
+	if err := s.finish(ctx, what, before, task.Aborted, true, now); err != nil {
+		return task.Task{}, err
+	}
+	return before, nil
+}
+
+// finish moves t from its status (PENDING or RUNNING, as read) to status.
+func (s *Store) finish(ctx context.Context, what string, t task.Task, status task.Status, killed bool, now time.Time) error {
+	te := newExpr()
+	update := "SET " + te.n(aStatus) + " = " + te.v(num(int64(status))) +
+		", " + te.n(aFinished) + " = " + te.v(num(nanos(now))) +
+		", " + te.n(attrExpires) + " = " + te.v(num(s.expires(now)))
+	if killed {
+		update += ", " + te.n(aKilled) + " = " + te.v(&types.AttributeValueMemberBOOL{Value: true})
+	}
+	cond := te.n(aStatus) + " = " + te.v(num(int64(t.Status)))
+	if status == task.Done {
+		cond += " AND " + te.n(aCursor) + " = " + te.n(aEnd)
+	}
+	items := []types.TransactWriteItem{{Update: &types.Update{
+		TableName:                           &s.table,
+		Key:                                 s.taskKey(t.ID),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            te.Names(),
+		ExpressionAttributeValues:           te.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}}
+	je := newExpr()
+	items = append(items, types.TransactWriteItem{Update: &types.Update{
+		TableName:                 &s.table,
+		Key:                       s.jobKey(t.JobID),
+		UpdateExpression:          aws.String("ADD " + je.n(aOpen) + " " + je.v(num(-1))),
+		ExpressionAttributeNames:  je.Names(),
+		ExpressionAttributeValues: je.Values(),
+	}})
+	if t.Status == task.Running {
+		pe := newExpr()
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName:                 &s.table,
+			Key:                       s.metaKey(skPool),
+			UpdateExpression:          aws.String("ADD " + pe.n(aRunning) + " " + pe.v(num(-1))),
+			ExpressionAttributeNames:  pe.Names(),
+			ExpressionAttributeValues: pe.Values(),
+		}})
+	}
+	reasons, err := s.transact(ctx, what, items)
+	if err != nil {
+		return err
+	}
+	if reasons != nil {
+		// The task changed since it was read.
+		if len(reasons[0].Item) == 0 {
+			return apperr.New(apperr.NotFound, "task %d not found", t.ID)
+		}
+		if old, err := decodeTask(reasons[0].Item); err == nil {
+			return apperr.New(apperr.Conflict, "task %d is %s at metatile %d, no longer %s",
+				t.ID, task.Status(old.Status), old.Cursor, t.Status)
+		}
+		return apperr.New(apperr.Conflict, "task %d is no longer %s", t.ID, t.Status)
+	}
+	s.expireJob(ctx, t.JobID, now)
+	return nil
+}
+
+// expireJob gives a job whose tasks are all finished its TTL, best-effort:
+// the finish that counted the job's last open task down sees open = 0 here
+// (each finisher reads after its own transaction).
+func (s *Store) expireJob(ctx context.Context, jobID int64, now time.Time) {
+	e := newExpr()
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                &s.table,
+		Key:                      s.jobKey(jobID),
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     aws.String(e.n(aOpen) + ", " + e.n(attrExpires)),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if err != nil {
+		return
+	}
+	if open, ok := numAttr(out.Item, aOpen); !ok || open > 0 {
+		return
+	}
+	if _, ok := out.Item[attrExpires]; ok {
+		return
+	}
+	e = newExpr()
+	s.writes.Add(1)
+	s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       s.jobKey(jobID),
+		UpdateExpression:          aws.String("SET " + e.n(attrExpires) + " = " + e.v(num(s.expires(now)))),
+		ConditionExpression:       aws.String(e.n(aOpen) + " <= " + e.v(num(0)) + " AND attribute_not_exists(" + e.n(attrExpires) + ")"),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+}
