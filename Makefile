@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build test vet lint bench bench-grid clean
+.PHONY: run build test vet bench bench-grid devstack devstack-stop clean
 
 build:
 	$(GO) build -o bin/tilecache ./cmd/tilecache
@@ -23,9 +23,17 @@ run: build
 	  echo "           curl -u admin:$$(cat $(DATA)/admin-password) http://$(ADDR)/rest/seed.json"; fi
 	TILECACHE_ADDR=$(ADDR) TILECACHE_DATA=$(DATA) ./bin/tilecache serve
 
-## test: vet, then every test with the race detector
+## test: vet, then every test with the race detector, on both backends (starts and stops a local AWS stack)
 test: vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	@GO=$(GO) bash infra/test.sh
+
+## devstack: install (cached) and start MinIO, DynamoDB Local and fauxqs on loopback; use as eval "$$(make -s devstack)"
+devstack:
+	@bash infra/devstack/up.sh
+
+## devstack-stop: stop what devstack started
+devstack-stop:
+	@bash infra/devstack/down.sh
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }

@@ -191,7 +191,7 @@ func (p *Program) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Engine.RunWorkers(ctx, p.cfg.SeedThreads)
+		p.Engine.RunWorkers(ctx, p.cfg.Workers)
 	}()
 	tick := time.NewTicker(max(p.cfg.StaleAfter/4, time.Second))
 	defer tick.Stop()

@@ -20,6 +20,7 @@ type Config struct {
 	UsersFile   string        // TILECACHE_USERS, accounts file (name:bcrypt-hash per line)
 	Accounts    string        // TILECACHE_ACCOUNTS, the same entries inline (wins over the file)
 	SeedThreads int           // TILECACHE_SEED_THREADS, global pool of seed threads
+	Workers     int           // TILECACHE_WORKERS, lane workers in this process (default SeedThreads)
 	Backend     string        // TILECACHE_BACKEND: embedded or aws
 	KeyPrefix   string        // TILECACHE_KEY_PREFIX, prefix of every tile key
 	BasePath    string        // TILECACHE_BASE_PATH, mount prefix in front of /rest
@@ -63,6 +64,14 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, fmt.Errorf("TILECACHE_SEED_THREADS must be an integer from 1 to 1024, got %q", get("TILECACHE_SEED_THREADS", "")))
 	}
 	c.SeedThreads = n
+	c.Workers = n
+	if v := get("TILECACHE_WORKERS", ""); v != "" {
+		w, err := strconv.Atoi(v)
+		if err != nil || w < 0 || w > 1024 {
+			errs = append(errs, fmt.Errorf("TILECACHE_WORKERS must be an integer from 0 to 1024, got %q", v))
+		}
+		c.Workers = w
+	}
 	dur := func(name, def string) time.Duration {
 		d, err := time.ParseDuration(get(name, def))
 		if err != nil || d <= 0 {

@@ -32,6 +32,8 @@ type lane struct {
 	// have appeared since (a concurrent duplicate may, and rewriting an
 	// identical tile is harmless).
 	empty map[int]bool
+	// rendered counts the source requests of this worker call.
+	rendered int
 }
 
 func (e *Engine) lane(ctx context.Context, t task.Task) (*lane, error) {
@@ -88,6 +90,10 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 		}
 		return err
 	}
+	start := t.Cursor
+	defer func() {
+		e.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered)
+	}()
 	deadline := time.Now().Add(e.opts.Slice)
 	if d, ok := ctx.Deadline(); ok && d.Add(-e.opts.SafetyMargin).Before(deadline) {
 		deadline = d.Add(-e.opts.SafetyMargin)
@@ -107,6 +113,9 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 			} else if err := e.renderWithRetries(ctx, ln, m); err != nil {
 				if ctx.Err() != nil {
 					return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
+				}
+				if _, ok := errors.AsType[*storageError](err); ok {
+					return fmt.Errorf("task %d: %w", t.ID, err)
 				}
 				abort, aerr := e.tileFailed(ctx, ln, t, m, err)
 				if aerr != nil {
@@ -226,13 +235,14 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 		if !empty {
 			_, found, err := e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
 			if err != nil {
-				return fmt.Errorf("check tile: %w", err)
+				return storageErr("check tile: %w", err)
 			}
 			if found {
 				return nil
 			}
 		}
 	}
+	ln.rendered++
 	tiles, err := ln.src.Render(ctx, source.Request{
 		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: z, Tiles: m.Tiles,
 		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter,
@@ -241,6 +251,19 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 		return err
 	}
 	return e.store(ctx, ln, z, inside, tiles)
+}
+
+// storageError marks a failure of the tile store (as opposed to the
+// source): it is never counted as a tile failure or skipped. The lane
+// stops without checkpointing and its message is delivered again, so
+// nothing is lost while the store is unreachable.
+type storageError struct{ err error }
+
+func (e *storageError) Error() string { return e.err.Error() }
+func (e *storageError) Unwrap() error { return e.err }
+
+func storageErr(format string, args ...any) error {
+	return &storageError{fmt.Errorf(format, args...)}
 }
 
 // errStop ends a listing early.
@@ -258,7 +281,7 @@ func (e *Engine) levelEmpty(ctx context.Context, ln *lane, z int) (bool, error) 
 		return errStop
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return false, fmt.Errorf("check level %d: %w", z, err)
+		return false, storageErr("check level %d: %w", z, err)
 	}
 	if ln.empty == nil {
 		ln.empty = map[int]bool{}
@@ -285,7 +308,7 @@ func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRan
 			if err := e.tiles.Put(ctx, ln.set.Key(z, tl.X, tl.Y), tl.Data, ln.meta); err != nil {
 				mu.Lock()
 				if first == nil {
-					first = fmt.Errorf("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
+					first = storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
 				}
 				mu.Unlock()
 			}

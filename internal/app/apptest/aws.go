@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,7 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"tilecache/internal/app"
 	"tilecache/internal/awsconf"
+	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/task/dynamostore"
 	"tilecache/internal/testenv"
@@ -105,4 +108,23 @@ func emptyPrefix(ctx context.Context, s tilestore.Store, prefix string) error {
 		keys = keys[n:]
 	}
 	return err
+}
+
+// AWSBackends connects to the AWS resources recorded in dataDir (see
+// StartProcess), for a test to inspect what processes did. Tile keys seen
+// through it carry the returned key prefix.
+func AWSBackends(t testing.TB, dataDir string, extra map[string]string) (app.Backends, string) {
+	t.Helper()
+	vars, r := awsEnv(t, dataDir)
+	maps.Copy(vars, extra)
+	cfg, err := config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := app.AWSBackends(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b, r.Prefix + "/"
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The test command behind `make test`: brings up a local AWS stack of its own
+# (installing what is missing, cached), runs every test — the port
+# conformance suites against the embedded and the AWS adapters, and the
+# end-to-end HTTP tests once per backend — and stops the stack it started.
+# A stack that cannot start fails the run: tests never skip silently here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# A stack of its own, on ports apart from the development stack's.
+export TILECACHE_DEVSTACK_DIR="${TILECACHE_TEST_DEVSTACK_DIR:-$PWD/.devstack/test}"
+export TILECACHE_S3_PORT="${TILECACHE_TEST_S3_PORT:-9350}"
+export TILECACHE_S3_CONSOLE_PORT="${TILECACHE_TEST_S3_CONSOLE_PORT:-9351}"
+export TILECACHE_DYNAMODB_PORT="${TILECACHE_TEST_DYNAMODB_PORT:-9352}"
+export TILECACHE_SQS_PORT="${TILECACHE_TEST_SQS_PORT:-9353}"
+
+trap 'bash infra/devstack/down.sh >&2 || true' EXIT
+if ! stack_env="$(bash infra/devstack/up.sh)"; then
+  echo "make test: the local AWS stack did not start (see the messages above); failing" >&2
+  exit 1
+fi
+eval "$stack_env"
+export TILECACHE_REQUIRE_DEVSTACK=1
+
+GO="${GO:-go}"
+echo "== every package (embedded backend; adapters against the local AWS stack)" >&2
+"$GO" test -race -count=1 -timeout 20m ./...
+echo "== end-to-end tests on the AWS backend" >&2
+TILECACHE_TEST_BACKEND=aws "$GO" test -race -count=1 -timeout 20m ./internal/app/... ./internal/rest/...

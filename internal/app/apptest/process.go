@@ -1,0 +1,159 @@
+package apptest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"tilecache/internal/auth"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary builds cmd/tilecache once per test binary and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tilecache-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "tilecache")
+		out, err := exec.Command("go", "build", "-race", "-o", binPath, "tilecache/cmd/tilecache").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("%w: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build tilecache: %v", buildErr)
+	}
+	return binPath
+}
+
+// Process is a `tilecache serve` process on the AWS backend.
+type Process struct {
+	URL string
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	log []string
+	out sync.WaitGroup
+}
+
+// StartProcess starts `tilecache serve` on the AWS resources recorded in
+// dataDir (created on first use, shared by every process given the same
+// dataDir), with extra TILECACHE_* settings, and waits until it answers.
+// The process is killed when the test ends.
+func StartProcess(t testing.TB, dataDir string, extra map[string]string) *Process {
+	t.Helper()
+	bin := Binary(t)
+	awsVars, _ := awsEnv(t, dataDir)
+	layers := filepath.Join(dataDir, "layers.yaml")
+	if err := os.WriteFile(layers, []byte(Layers), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	users := filepath.Join(dataDir, "users")
+	if _, err := os.Stat(users); err != nil {
+		if err := auth.AddAccount(users, User, Password, bcrypt.MinCost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := freeAddr(t)
+	env := os.Environ()
+	for k, v := range awsVars {
+		env = append(env, k+"="+v)
+	}
+	for k, v := range map[string]string{
+		"TILECACHE_ADDR": addr, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
+		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": "1s",
+		"TILECACHE_LOG_LEVEL": "debug",
+	} {
+		env = append(env, k+"="+v)
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{URL: "http://" + addr, cmd: cmd}
+	p.out.Go(func() { p.collect(stdout) })
+	t.Cleanup(func() { p.Kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(p.URL + "/rest/seed.json")
+		if err == nil {
+			res.Body.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			p.Kill()
+			t.Fatalf("tilecache serve did not answer within 30 s:\n%s", strings.Join(p.Log(), "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *Process) collect(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		p.mu.Lock()
+		p.log = append(p.log, sc.Text())
+		p.mu.Unlock()
+	}
+}
+
+// Log returns the process's output lines so far.
+func (p *Process) Log() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.log...)
+}
+
+// Kill kills the process with SIGKILL (no clean-up of any kind) and waits
+// for it. It is idempotent.
+func (p *Process) Kill() {
+	if p.cmd.ProcessState == nil {
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		p.cmd.Wait()
+		p.out.Wait()
+	}
+}
+
+// App returns a client view of the process for a.Do-style requests.
+func (p *Process) App() *App { return &App{URL: p.URL} }
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}

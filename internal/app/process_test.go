@@ -1,0 +1,273 @@
+package app_test
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"tilecache/internal/app/apptest"
+	"tilecache/internal/awsconf"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+	"tilecache/internal/tilestore/s3store"
+)
+
+// awsPass skips a test outside the AWS pass of `make test`, which runs
+// these packages a second time with TILECACHE_TEST_BACKEND=aws.
+func awsPass(t *testing.T) {
+	t.Helper()
+	if os.Getenv("TILECACHE_TEST_BACKEND") != "aws" {
+		t.Skip("multi-process test: runs in the AWS pass (TILECACHE_TEST_BACKEND=aws, part of make test)")
+	}
+}
+
+// logEvents returns the JSON log records of a process with the given message.
+func logEvents(p *apptest.Process, msg string) []map[string]any {
+	var out []map[string]any
+	for _, line := range p.Log() {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func renderedBy(p *apptest.Process) (n int) {
+	for _, rec := range logEvents(p, "lane slice") {
+		n += int(rec["rendered"].(float64))
+	}
+	return n
+}
+
+func finalTasks(t *testing.T, ts task.Store, ids []int64) []task.Task {
+	t.Helper()
+	out := make([]task.Task, len(ids))
+	for i, id := range ids {
+		tk, err := ts.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = tk
+	}
+	return out
+}
+
+func TestTwoProcessesShareOneRequest(t *testing.T) {
+	awsPass(t)
+	dir := t.TempDir()
+	// A global pool of 4 threads, two lane workers per process.
+	extra := map[string]string{"TILECACHE_SEED_THREADS": "4", "TILECACHE_WORKERS": "2"}
+	pa := apptest.StartProcess(t, dir, extra)
+	pb := apptest.StartProcess(t, dir, extra)
+	a, b := pa.App(), pb.App()
+	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":4}}`)
+	if len(rows) != 4 || sumTotals(rows) != 170 {
+		t.Fatalf("got %v, want 4 tasks holding 170 tiles", rows)
+	}
+	// Both processes answer for the shared state.
+	if got := listRows(t, b, "/rest/seed/slow:world.json"); len(got) != 4 {
+		t.Errorf("process B lists %v, want the 4 tasks", got)
+	}
+	waitFor(t, 60*time.Second, "the request to finish", func() bool {
+		for _, r := range listRows(t, b, "/rest/seed.json") {
+			if r[4] == 0 || r[4] == 1 {
+				return false
+			}
+		}
+		return true
+	})
+	backends, prefix := apptest.AWSBackends(t, dir, nil)
+	for _, tk := range finalTasks(t, backends.Tasks, ids(rows)) {
+		if tk.Status != task.Done || tk.Done != tk.Total || tk.Cursor != tk.End {
+			t.Errorf("task %d: got %+v, want DONE with exact counts", tk.ID, tk)
+		}
+	}
+	var got []string
+	backends.Tiles.List(t.Context(), prefix+"slow:world/", func(o tilestore.Object) error {
+		got = append(got, strings.TrimPrefix(o.Key, prefix))
+		return nil
+	})
+	if want := expectKeys("slow:world/EPSG:4326/png/default/", 0, 3, "png"); !slices.Equal(got, want) {
+		t.Errorf("got %d tiles, want %d", len(got), len(want))
+	}
+	// No double work: the 170 one-tile metatiles were rendered once in all,
+	// and both processes took part.
+	ra, rb := renderedBy(pa), renderedBy(pb)
+	if ra+rb != 170 || ra == 0 || rb == 0 {
+		t.Errorf("rendered %d by A and %d by B, want 170 in all, shared", ra, rb)
+	}
+	if n := len(logEvents(pa, "task finished")) + len(logEvents(pb, "task finished")); n != 4 {
+		t.Errorf("got %d task finished events, want 4", n)
+	}
+}
+
+func TestWorkerKilledMidLaneFinishesExactly(t *testing.T) {
+	awsPass(t)
+	dir := t.TempDir()
+	pa := apptest.StartProcess(t, dir, nil)
+	rows := seedReq(t, pa.App(), "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2}}`)
+	waitFor(t, 30*time.Second, "progress on both lanes", func() bool {
+		for _, r := range listRows(t, pa.App(), "/rest/seed.json") {
+			if r[0] < 10 {
+				return false
+			}
+		}
+		return true
+	})
+	pa.Kill() // SIGKILL mid-lane: no checkpoint, no continuation, no ack
+	pb := apptest.StartProcess(t, dir, nil)
+	waitFor(t, 60*time.Second, "the request to finish on the fresh process", func() bool {
+		for _, r := range listRows(t, pb.App(), "/rest/seed.json") {
+			if r[4] == 0 || r[4] == 1 {
+				return false
+			}
+		}
+		return true
+	})
+	backends, prefix := apptest.AWSBackends(t, dir, nil)
+	for _, tk := range finalTasks(t, backends.Tasks, ids(rows)) {
+		if tk.Status != task.Done || tk.Done != tk.Total || tk.Cursor != tk.End {
+			t.Errorf("task %d: got %+v, want DONE with exact counts", tk.ID, tk)
+		}
+	}
+	n := 0
+	backends.Tiles.List(t.Context(), prefix+"slow:world/", func(tilestore.Object) error { n++; return nil })
+	if n != 170 {
+		t.Errorf("got %d tiles, want 170", n)
+	}
+}
+
+// minioBinary finds the MinIO the devstack installed.
+func minioBinary(t *testing.T) string {
+	t.Helper()
+	cache := os.Getenv("TILECACHE_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "tilecache")
+	}
+	bin := filepath.Join(cache, "tools", "bin", "minio")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("MinIO binary not found at %s (make devstack installs it): %v", bin, err)
+	}
+	return bin
+}
+
+// ownMinIO runs a MinIO of this test's own on a fixed data directory.
+type ownMinIO struct {
+	bin, dir, addr string
+	cmd            *exec.Cmd
+}
+
+func (m *ownMinIO) start(t *testing.T) {
+	t.Helper()
+	m.cmd = exec.Command(m.bin, "server", m.dir, "--address", m.addr, "--console-address", freeAddr(t), "--quiet")
+	m.cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+os.Getenv("AWS_ACCESS_KEY_ID"),
+		"MINIO_ROOT_PASSWORD="+os.Getenv("AWS_SECRET_ACCESS_KEY"), "MINIO_BROWSER=off", "MINIO_UPDATE=off")
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "MinIO to be ready", func() bool {
+		res, err := httpGet("http://" + m.addr + "/minio/health/ready")
+		return err == nil && res == 200
+	})
+}
+
+func (m *ownMinIO) stop() {
+	if m.cmd != nil && m.cmd.ProcessState == nil {
+		m.cmd.Process.Kill()
+		m.cmd.Wait()
+	}
+}
+
+func TestMinIORestartMidSeedLosesNothing(t *testing.T) {
+	awsPass(t)
+	m := &ownMinIO{bin: minioBinary(t), dir: t.TempDir(), addr: freeAddr(t)}
+	m.start(t)
+	t.Cleanup(m.stop)
+	mc, err := minio.New(m.addr, &minio.Options{Creds: credentials.NewStaticV4(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), ""), Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.MakeBucket(t.Context(), "restart", minio.MakeBucketOptions{Region: "us-east-1"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s3 := map[string]string{"AWS_ENDPOINT_URL_S3": "http://" + m.addr, "TILECACHE_S3_BUCKET": "restart"}
+	p := apptest.StartProcess(t, dir, s3)
+	rows := seedReq(t, p.App(), "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2}}`)
+	waitFor(t, 30*time.Second, "progress", func() bool {
+		for _, r := range listRows(t, p.App(), "/rest/seed.json") {
+			if r[0] < 20 {
+				return false
+			}
+		}
+		return true
+	})
+	m.stop()
+	time.Sleep(1500 * time.Millisecond) // lanes fail against the stopped store
+	m.start(t)
+	waitFor(t, 90*time.Second, "the request to finish after the restart", func() bool {
+		for _, r := range listRows(t, p.App(), "/rest/seed.json") {
+			if r[4] == 0 || r[4] == 1 {
+				return false
+			}
+		}
+		return true
+	})
+	backends, prefix := apptest.AWSBackends(t, dir, nil)
+	for _, tk := range finalTasks(t, backends.Tasks, ids(rows)) {
+		if tk.Status != task.Done || tk.Done != tk.Total {
+			t.Errorf("task %d: got %+v, want DONE with exact counts", tk.ID, tk)
+		}
+	}
+	store, err := s3store.New(s3store.Options{Bucket: "restart", Endpoint: s3Endpoint(m.addr), Region: "us-east-1",
+		AccessKey: os.Getenv("AWS_ACCESS_KEY_ID"), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	store.List(t.Context(), prefix+"slow:world/", func(o tilestore.Object) error {
+		got = append(got, strings.TrimPrefix(o.Key, prefix))
+		return nil
+	})
+	if want := expectKeys("slow:world/EPSG:4326/png/default/", 0, 3, "png"); !slices.Equal(got, want) {
+		t.Errorf("after the MinIO restart: got %d tiles, want %d", len(got), len(want))
+	}
+	if len(logEvents(p, "lane work failed; message will be redelivered")) == 0 {
+		t.Log("no lane failed during the outage: the S3 client's own retries bridged it")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func httpGet(url string) (int, error) {
+	res, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
+}
+
+func s3Endpoint(addr string) awsconf.S3Endpoint {
+	return awsconf.S3Endpoint{Host: addr, PathStyle: true}
+}
