@@ -97,7 +97,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		return nil, err
 	}
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
-		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint,
+		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility,
 	}, log)
 	return &Program{Engine: engine, Backends: b, cfg: cfg, log: log}, nil

@@ -26,6 +26,7 @@ type Config struct {
 	BasePath    string        // TILECACHE_BASE_PATH, mount prefix in front of /rest
 	LogLevel    string        // TILECACHE_LOG_LEVEL: debug, info, warn, error
 	Checkpoint  time.Duration // TILECACHE_CHECKPOINT_INTERVAL, longest time between lane checkpoints
+	KillCheck   time.Duration // TILECACHE_KILL_CHECK_INTERVAL, how often a working lane looks for a kill
 	Slice       time.Duration // TILECACHE_LANE_SLICE, longest time one lane message is worked
 	StaleAfter  time.Duration // TILECACHE_STALE_AFTER, heartbeat age after which a lane is re-enqueued
 	Visibility  time.Duration // TILECACHE_LANE_VISIBILITY, visibility timeout of a received lane message
@@ -79,7 +80,8 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		}
 		return d
 	}
-	c.Checkpoint = dur("TILECACHE_CHECKPOINT_INTERVAL", "1s")
+	c.Checkpoint = dur("TILECACHE_CHECKPOINT_INTERVAL", "5s")
+	c.KillCheck = dur("TILECACHE_KILL_CHECK_INTERVAL", "1s")
 	c.Slice = dur("TILECACHE_LANE_SLICE", "5m")
 	c.StaleAfter = dur("TILECACHE_STALE_AFTER", "2m")
 	c.Visibility = dur("TILECACHE_LANE_VISIBILITY", "60s")

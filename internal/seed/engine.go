@@ -32,9 +32,12 @@ type Options struct {
 	PoolSize int
 	// KeyPrefix is prepended to every tile key. Default none.
 	KeyPrefix string
-	// CheckpointEvery is the longest time between checkpoints of a working
-	// lane; it is also how soon a kill is noticed. Default 1s.
+	// CheckpointEvery is the longest time between checkpoints (progress
+	// writes) of a working lane. Default 5s.
 	CheckpointEvery time.Duration
+	// KillCheckEvery is how often a working lane reads its task to notice
+	// a kill between checkpoints. Default 1s.
+	KillCheckEvery time.Duration
 	// Slice is the longest time one lane message is worked before the lane
 	// continues in a new message. Default 5m.
 	Slice time.Duration
@@ -67,7 +70,8 @@ func (o Options) withDefaults() Options {
 	if o.PutConcurrency <= 0 {
 		o.PutConcurrency = 8
 	}
-	def(&o.CheckpointEvery, time.Second)
+	def(&o.CheckpointEvery, 5*time.Second)
+	def(&o.KillCheckEvery, time.Second)
 	def(&o.Slice, 5*time.Minute)
 	def(&o.SafetyMargin, 10*time.Second)
 	def(&o.Retention, 3*time.Second)

@@ -2,6 +2,7 @@ package seed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -25,6 +26,11 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 			return nil, err
 		}
 	}
+	if p.Job.Type == task.Seed {
+		if p.Job.EmptyLevels, err = e.emptyLevels(ctx, p.Job); err != nil {
+			return nil, err
+		}
+	}
 	job, tasks, err := e.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("record %s request for layer %s: %w", p.Job.Type, p.Job.Layer, err)
@@ -45,6 +51,28 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 		}
 	}
 	return tasks, nil
+}
+
+// emptyLevels lists the job's zoom levels at which its tile set holds no
+// tile, with one short listing per level.
+func (e *Engine) emptyLevels(ctx context.Context, job task.Job) ([]int, error) {
+	l, _ := e.layers.Layer(job.Layer)
+	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
+	var empty []int
+	for z := job.ZoomStart; z <= job.ZoomStop; z++ {
+		found := false
+		err := e.tiles.List(ctx, set.LevelDir(z), func(tilestore.Object) error {
+			found = true
+			return errStop
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			return nil, fmt.Errorf("check stored tiles of level %d: %w", z, err)
+		}
+		if !found {
+			empty = append(empty, z)
+		}
+	}
+	return empty, nil
 }
 
 // writeParameters stores the parameters side object of contract §9 so a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,13 +26,6 @@ type lane struct {
 	src    source.Source
 	set    tilestore.TileSet
 	meta   tilestore.Meta
-	// empty records, per zoom level, whether the tile set had no tile at
-	// that level when this worker first reached it. A seed then renders
-	// without per-metatile existence checks: the lane only moves forward,
-	// and other lanes own other metatiles, so nothing it would skip can
-	// have appeared since (a concurrent duplicate may, and rewriting an
-	// identical tile is harmless).
-	empty map[int]bool
 	// rendered counts the source requests of this worker call.
 	rendered int
 }
@@ -103,9 +97,23 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 		cursor := from
 		var deletes []string
 		batchEnd := time.Now().Add(e.opts.CheckpointEvery)
+		nextCheck := time.Now().Add(e.opts.KillCheckEvery)
 		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && time.Now().Before(batchEnd) {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("task %d: %w", t.ID, err)
+			}
+			if time.Now().After(nextCheck) {
+				// A read between checkpoints notices a kill (or a takeover)
+				// within KillCheckEvery without writing.
+				cur, err := e.tasks.Get(ctx, t.ID)
+				if err != nil {
+					return fmt.Errorf("check task %d: %w", t.ID, err)
+				}
+				if cur.Status != task.Running || cur.Cursor != from {
+					e.log.Info("lane stopped: task killed or taken over", "task", t.ID, "cursor", from)
+					return nil
+				}
+				nextCheck = time.Now().Add(e.opts.KillCheckEvery)
 			}
 			m := ln.plan.Meta(cursor)
 			if ln.job.Type == task.Truncate {
@@ -228,11 +236,7 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 		return nil // nothing of it can be stored
 	}
 	if ln.job.Type == task.Seed {
-		empty, err := e.levelEmpty(ctx, ln, z)
-		if err != nil {
-			return err
-		}
-		if !empty {
+		if !slices.Contains(ln.job.EmptyLevels, z) {
 			_, found, err := e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
 			if err != nil {
 				return storageErr("check tile: %w", err)
@@ -268,27 +272,6 @@ func storageErr(format string, args ...any) error {
 
 // errStop ends a listing early.
 var errStop = errors.New("stop listing")
-
-// levelEmpty reports whether the lane's tile set has no tile at level z,
-// asking the store once per level and worker.
-func (e *Engine) levelEmpty(ctx context.Context, ln *lane, z int) (bool, error) {
-	if empty, ok := ln.empty[z]; ok {
-		return empty, nil
-	}
-	empty := true
-	err := e.tiles.List(ctx, ln.set.LevelDir(z), func(tilestore.Object) error {
-		empty = false
-		return errStop
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return false, storageErr("check level %d: %w", z, err)
-	}
-	if ln.empty == nil {
-		ln.empty = map[int]bool{}
-	}
-	ln.empty[z] = empty
-	return empty, nil
-}
 
 // store writes the tiles inside the grid subset, PutConcurrency at a time.
 func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRange, tiles []source.Tile) error {

@@ -100,6 +100,11 @@ type Job struct {
 	Metatiles    int64             `json:"metatiles"` // size of the numbering, to detect a changed layer
 	Tiles        int64             `json:"tiles"`     // request total
 	Lanes        int               `json:"lanes"`     // number of tasks; their ids are ID … ID+Lanes−1
+	// EmptyLevels are the zoom levels at which the tile set held no tile
+	// when a seed was submitted. Workers render them without existence
+	// checks: tiles written since are the job's own, in other metatiles
+	// (or another job's, and rewriting an identical tile is harmless).
+	EmptyLevels []int `json:"emptyLevels,omitempty"`
 	// Failure handling, as GeoWebCache's request fields (§4.2).
 	RetryCount  int       `json:"retryCount"`  // -1: the first tile failure aborts
 	RetryWaitMS int       `json:"retryWaitMs"` // between tries

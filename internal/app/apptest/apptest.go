@@ -124,7 +124,7 @@ func Start(t testing.TB, o Options) *App {
 	env := map[string]string{
 		"TILECACHE_DATA": o.DataDir, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users,
 		"TILECACHE_SEED_THREADS":        itoa(max(o.SeedThreads, 0), 4),
-		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, "100ms"), "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
+		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, "100ms"), "TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
 		"TILECACHE_STALE_AFTER": dur(o.StaleAfter, "2m"),
 	}
 	if o.Backend == "" {

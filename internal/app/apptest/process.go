@@ -82,7 +82,7 @@ func StartProcess(t testing.TB, dataDir string, extra map[string]string) *Proces
 	}
 	for k, v := range map[string]string{
 		"TILECACHE_ADDR": addr, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
-		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": "1s",
+		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": "100ms", "TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": "1s",
 		"TILECACHE_LOG_LEVEL": "debug",
 	} {
 		env = append(env, k+"="+v)

@@ -98,8 +98,8 @@ func TestReceiveRequest(t *testing.T) {
 		wantVisibility   float64
 	}{
 		{1, 0, time.Second, 1, 0, 1},
-		{25, 1500 * time.Millisecond, 200 * time.Millisecond, 10, 2, 1},
-		{10, 200 * time.Millisecond, 0, 10, 1, 1},
+		{25, 1500 * time.Millisecond, 200 * time.Millisecond, 10, 1, 1},
+		{10, 200 * time.Millisecond, 0, 10, 0, 1},
 		{3, time.Second, time.Minute + time.Nanosecond, 3, 1, 61},
 		{10, time.Hour, 12 * time.Hour, 10, 20, 43200},
 		{10, -time.Second, time.Second, 10, 0, 1},
