@@ -4,13 +4,43 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build test vet bench bench-grid devstack devstack-stop clean
+.PHONY: run build tilecache test vet bench bench-grid devstack devstack-stop clean
 
-build:
+## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner}/bootstrap (linux/arm64)
+build: tilecache
+	@for f in api worker cleaner; do \
+	  echo "bin/lambda/$$f/bootstrap (linux/arm64)"; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o bin/lambda/$$f/bootstrap ./functions/$$f || exit 1; done
+
+## build-<Function>: what `sam build` runs for each function (template.yaml, BuildMethod makefile);
+## LAYERS=path/to/layers.yaml ships a layer file as /var/task/layers.yaml (set LayersFile to use it)
+LAMBDA_FLAGS := -trimpath -ldflags "-s -w" -tags lambda.norpc
+LAYERS ?=
+.PHONY: build-ApiFunction build-WorkerFunction build-CleanerFunction lint-template
+build-ApiFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
+	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
+build-WorkerFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/worker
+	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
+build-CleanerFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/cleaner
+	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
+
+## lint-template: cfn-lint template.yaml (when installed; says so on stderr when not), then the Go template checks
+lint-template:
+	@if command -v cfn-lint >/dev/null 2>&1; then \
+	  echo "cfn-lint template.yaml" >&2; cfn-lint template.yaml; \
+	else \
+	  echo "lint-template: WARNING: cfn-lint is not installed: template.yaml was NOT linted by cfn-lint, only by the Go checks" >&2; fi
+	$(GO) test -count=1 -run '^TestTemplate' ./functions/
+
+## tilecache: the local program only
+tilecache:
 	$(GO) build -o bin/tilecache ./cmd/tilecache
 
 ## run: serve the demo layer on $(ADDR) with the embedded backends under $(DATA)/
-run: build
+run: tilecache
 	@mkdir -p $(DATA)
 	@if [ ! -s $(DATA)/users ]; then \
 	  ./bin/tilecache useradd -file $(DATA)/users -name admin -random > $(DATA)/admin-password; \

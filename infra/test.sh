@@ -23,6 +23,7 @@ eval "$stack_env"
 export TILECACHE_REQUIRE_DEVSTACK=1
 
 GO="${GO:-go}"
+"${MAKE:-make}" -s --no-print-directory lint-template GO="$GO"
 echo "== every package (embedded backend; adapters against the local AWS stack)" >&2
 "$GO" test -race -count=1 -timeout 20m ./...
 echo "== end-to-end tests on the AWS backend" >&2

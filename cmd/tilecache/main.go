@@ -1,6 +1,8 @@
 // Command tilecache is the local program: `tilecache serve` runs the REST
-// interface, the seed workers and the sweeper in one process on the
-// embedded backends; `tilecache useradd` manages the accounts file.
+// interface, the tile endpoint, the seed workers, the sweeper and the
+// disk-quota cleaner in one process on the embedded backends (or on S3,
+// DynamoDB and SQS); `tilecache useradd` manages the accounts file and
+// `tilecache recount` rebuilds disk usage from the tile store.
 package main
 
 import (
@@ -28,6 +30,9 @@ const usage = `usage:
   tilecache useradd -file F -name N [-random]  add or replace an administrator account;
                                                the password is read from stdin, or generated
                                                and printed with -random
+  tilecache recount [layer ...]                rebuild the disk usage of the layers (default all)
+                                               from a listing of their tiles; layers with tasks
+                                               at work are recounted later by the cleaner
 `
 
 func main() {
@@ -49,9 +54,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		if err != nil {
 			return err
 		}
-		return app.Serve(ctx, cfg, newLogger(cfg.LogLevel))
+		return app.Serve(ctx, cfg, app.NewLogger(cfg.LogLevel))
 	case "useradd":
 		return useradd(args[1:], stdin, stdout)
+	case "recount":
+		cfg, err := config.Load(os.LookupEnv)
+		if err != nil {
+			return err
+		}
+		return recount(ctx, cfg, app.NewLogger(cfg.LogLevel), args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -59,10 +70,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 }
 
-func newLogger(level string) *slog.Logger {
-	var l slog.Level
-	l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
+// recount runs a disk usage recount on the configured backends. On the
+// embedded backend `tilecache serve` must not be running (it holds the
+// task database); it recounts on its own schedule anyway.
+func recount(ctx context.Context, cfg config.Config, log *slog.Logger, layers []string, stdout io.Writer) error {
+	p, err := app.NewWorker(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	done, err := p.Cleaner.Recount(ctx, layers)
+	for _, l := range done {
+		fmt.Fprintln(stdout, "recounted", l)
+	}
+	return err
 }
 
 func useradd(args []string, stdin io.Reader, stdout io.Writer) error {

@@ -14,12 +14,12 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	cfg, err := config.Load(os.LookupEnv)
 	if err != nil {
-		log.Error("configuration", "err", err)
+		slog.Error("configuration", "err", err)
 		os.Exit(1)
 	}
+	log := app.NewLogger(cfg.LogLevel)
 	p, err := app.NewWorker(context.Background(), cfg, log)
 	if err != nil {
 		log.Error("start", "err", err)

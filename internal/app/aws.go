@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -26,7 +27,11 @@ func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
 	if err != nil {
 		return Backends{}, fmt.Errorf("tile bucket %s: %w", cfg.Bucket, err)
 	}
-	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
+	// Finished tasks stay listed long enough for the disk-quota cleaner to
+	// see that a layer worked within its settle time (cfg.StaleAfter).
+	keep := max(dynamostore.DefaultFinishedKeep, cfg.StaleAfter+time.Minute)
+	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table,
+		dynamostore.WithFinishedKeep(keep))
 	q := sqsqueue.New(sqs.NewFromConfig(awsCfg), cfg.QueueURL)
 	return Backends{Tiles: tiles, Tasks: tasks, Queue: q, Close: tiles.Close}, nil
 }

@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -32,7 +34,8 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 			fail(rec.MessageId)
 			continue
 		}
-		if err := p.Engine.Work(ctx, msg); err != nil {
+		attempt, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+		if err := p.Engine.Work(ctx, msg, max(attempt, 1)); err != nil {
 			p.log.Error("lane work failed; message will be redelivered", "message_id", rec.MessageId, "task", msg.TaskID, "err", err)
 			fail(rec.MessageId)
 		}
@@ -52,11 +55,50 @@ func decodeLane(body string) (queue.Message, error) {
 }
 
 // HandleSchedule is the cleaner function's handler, run every minute by an
-// EventBridge schedule: it re-enqueues lanes whose heartbeat is stale and
-// starts pending tasks whose threads freed.
+// EventBridge schedule: it re-enqueues lanes whose heartbeat is stale,
+// starts pending tasks whose threads freed, keeps disk usage right
+// (recounts) and runs the disk-quota clean-up when it is due
+// (quota.Cleaner.RunDue: at most one clean-up per cacheCleanUpFrequency
+// among all processes; a frequency under a minute is in effect a minute
+// here).
+//
+// An event whose detail is {"recount": true} (or {"recount": ["layer", …]})
+// — e.g. `aws lambda invoke --payload '{"detail":{"recount":true}}'` — also
+// marks every layer (or those named) for a recount first.
 func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) error {
+	var errs []error
 	if err := p.Engine.Sweep(ctx); err != nil {
-		return fmt.Errorf("scheduled sweep: %w", err)
+		errs = append(errs, fmt.Errorf("scheduled sweep: %w", err))
 	}
-	return nil
+	if layers, ok := recountRequest(ev.Detail); ok {
+		done, err := p.Cleaner.Recount(ctx, layers)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recount: %w", err))
+		}
+		p.log.Info("recount requested", "layers", layers, "recounted", done)
+	}
+	if err := p.Cleaner.RunDue(ctx, time.Now()); err != nil {
+		errs = append(errs, fmt.Errorf("scheduled clean-up: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// recountRequest reads {"recount": true} or {"recount": ["a", "b"]} from an
+// event's detail; nil layers mean every layer.
+func recountRequest(detail json.RawMessage) ([]string, bool) {
+	var d struct {
+		Recount json.RawMessage `json:"recount"`
+	}
+	if len(detail) == 0 || json.Unmarshal(detail, &d) != nil || len(d.Recount) == 0 {
+		return nil, false
+	}
+	var all bool
+	if json.Unmarshal(d.Recount, &all) == nil {
+		return nil, all
+	}
+	var layers []string
+	if json.Unmarshal(d.Recount, &layers) == nil && len(layers) > 0 {
+		return layers, true
+	}
+	return nil, false
 }

@@ -1,7 +1,7 @@
 // Package app wires tilecache together: it is the only package that knows
 // every adapter. New builds the program of `tilecache serve` — the REST
-// handler, the lane workers and the sweeper — on the embedded backends or
-// on S3, DynamoDB and SQS.
+// handler, the tile handler, the lane workers, the sweeper and the
+// disk-quota cleaner — on the embedded backends or on S3, DynamoDB and SQS.
 package app
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"tilecache/internal/auth"
@@ -21,6 +22,7 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/queue"
 	"tilecache/internal/queue/memqueue"
+	"tilecache/internal/quota"
 	"tilecache/internal/rest"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
@@ -31,13 +33,14 @@ import (
 	"tilecache/internal/tilestore/filestore"
 )
 
-// Backends are the three ports' adapters plus the quota configuration
-// store (implemented by the task store adapters).
+// Backends are the three ports' adapters plus the quota configuration and
+// usage stores (implemented by the task store adapters).
 type Backends struct {
 	Tiles tilestore.Store
 	Tasks interface {
 		task.Store
 		rest.QuotaConfigStore
+		quota.UsageStore
 	}
 	Queue queue.Queue
 	// RecoverAll says the queue does not survive the process (embedded):
@@ -53,6 +56,10 @@ type Program struct {
 	Handler http.Handler
 	// Engine is the seeding engine.
 	Engine *seed.Engine
+	// Cleaner enforces the disk quota and keeps usage right.
+	Cleaner *quota.Cleaner
+	// Recorder counts client reads of tiles (nil without the REST handler).
+	Recorder *quota.Recorder
 	Backends
 
 	cfg config.Config
@@ -70,10 +77,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if err != nil {
 		return nil, err
 	}
-	api := users.Middleware(rest.New(p.Engine, p.Tasks, rest.Options{BasePath: cfg.BasePath}, log))
-	p.Handler = mount(cfg.BasePath, api)
+	api := users.Middleware(rest.New(p.Engine, p.Tasks, rest.Options{
+		BasePath:      cfg.BasePath,
+		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
+		Usage:         p.Cleaner,
+	}, log))
+	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
+	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log)
+	p.Handler = mount(cfg.BasePath, api, tiles)
 	return p, nil
 }
+
+// AccessFlushEvery is how often tile reads are flushed to the usage store.
+const AccessFlushEvery = 5 * time.Second
 
 // NewWorker builds the program without the REST handler (and without
 // accounts): what the worker and cleaner functions need.
@@ -98,9 +114,28 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	}
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks,
 	}, log)
-	return &Program{Engine: engine, Backends: b, cfg: cfg, log: log}, nil
+	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
+		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter,
+	}, log)
+	return &Program{Engine: engine, Cleaner: cleaner, Backends: b, cfg: cfg, log: log}, nil
+}
+
+// taskActivity answers quota.Activity from the task store.
+type taskActivity struct{ tasks task.Store }
+
+// ActiveLayers implements quota.Activity.
+func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[string]bool, error) {
+	tasks, err := a.tasks.List(ctx, since)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, t := range tasks {
+		out[t.Layer] = true // active, or finished since
+	}
+	return out, nil
 }
 
 // LoadAccounts reads the administrator accounts: TILECACHE_ACCOUNTS (the
@@ -140,19 +175,26 @@ func EmbeddedBackends(dir string) (Backends, error) {
 	return Backends{Tiles: tiles, Tasks: tasks, Queue: memqueue.New(), RecoverAll: true, Close: tasks.Close}, nil
 }
 
-// mount serves api for base+"/rest" and everything below it.
-func mount(base string, api http.Handler) http.Handler {
+// mount serves api for base+"/rest" and everything below it, and tiles
+// (without authentication) for base+"/tiles/…".
+func mount(base string, api, tiles http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, base)
-		if !ok || (rest != "/rest" && !strings.HasPrefix(rest, "/rest/")) {
-			http.Error(w, "Not found: "+r.URL.Path+" (the administration interface is under "+base+"/rest)", http.StatusNotFound)
+		var h http.Handler
+		switch {
+		case ok && (rest == "/rest" || strings.HasPrefix(rest, "/rest/")):
+			h = api
+		case ok && strings.HasPrefix(rest, "/tiles/"):
+			h = tiles
+		default:
+			http.Error(w, "Not found: "+r.URL.Path+" (the administration interface is under "+base+"/rest, tiles under "+base+"/tiles)", http.StatusNotFound)
 			return
 		}
 		if base == "" {
-			api.ServeHTTP(w, r)
+			h.ServeHTTP(w, r)
 			return
 		}
-		http.StripPrefix(base, api).ServeHTTP(w, r)
+		http.StripPrefix(base, h).ServeHTTP(w, r)
 	})
 }
 
@@ -177,9 +219,10 @@ func Sources(layers *layer.Catalogue) (map[string]source.Source, error) {
 	return out, errors.Join(errs...)
 }
 
-// Run works lane messages with the pool's threads and sweeps stale lanes
-// until ctx ends. On the embedded backend it first re-enqueues the lanes
-// the previous process left RUNNING.
+// Run works lane messages with the pool's threads, sweeps stale lanes,
+// runs the disk-quota schedule (clean-ups and recounts) and flushes tile
+// reads until ctx ends. On the embedded backend it first re-enqueues the
+// lanes the previous process left RUNNING.
 func (p *Program) Run(ctx context.Context) error {
 	if p.RecoverAll {
 		if err := p.Engine.Recover(ctx); err != nil {
@@ -188,17 +231,18 @@ func (p *Program) Run(ctx context.Context) error {
 	} else if err := p.Engine.Sweep(ctx); err != nil {
 		p.log.Error("sweep", "err", err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		p.Engine.RunWorkers(ctx, p.cfg.Workers)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { p.Engine.RunWorkers(ctx, p.cfg.Workers) })
+	wg.Go(func() { p.Cleaner.RunSchedule(ctx) })
+	if p.Recorder != nil {
+		wg.Go(func() { p.Recorder.Run(ctx) })
+	}
 	tick := time.NewTicker(max(p.cfg.StaleAfter/4, time.Second))
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			<-done
+			wg.Wait()
 			return nil
 		case <-tick.C:
 			if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
@@ -255,4 +299,12 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	log.Info("tilecache stopped")
 	return err
+}
+
+// NewLogger returns the JSON logger on stdout that every entry point uses,
+// at the configured level (debug, info, warn, error).
+func NewLogger(level string) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
 }

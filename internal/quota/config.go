@@ -1,5 +1,35 @@
-// Package quota holds the disk-quota configuration model (REST contract
-// §8.1) and, later, usage accounting and the LRU/LFU clean-up.
+// Package quota enforces the disk quota: the configuration model (REST
+// contract §8.1), usage accounting in tile pages, the LRU/LFU clean-up, the
+// recount that rebuilds usage from the tile store, and the usage report.
+//
+// # Usage
+//
+// Usage is kept per tile page, as GeoWebCache keeps it: the tiles of one
+// tile set (layer, grid set, format, parameters id) and level are grouped
+// into pages of 64×64 tiles (PageKey), and each page records its tiles, its
+// bytes (each tile rounded up to diskBlockSize), its creation, last access
+// and hits. Layer totals are kept with the pages. The store is the
+// consumer-side UsageStore, implemented by the task store adapters, and
+// every implementation passes quotatest.Run.
+//
+// Writers never write per tile: the seed engine adds a lane's changes up in
+// memory and hands them to its checkpoint, which applies them in the same
+// atomic step as the cursor (see seed.Usage); client reads are aggregated
+// by a Recorder and flushed every few seconds. Work that may have been lost
+// uncounted (a crash, a takeover, two writers on one tile set) marks the
+// layer dirty, and the Cleaner recounts a dirty layer from a listing of its
+// tiles once none of its tasks has worked for a while; usage missing or
+// counted in another block size marks every layer.
+//
+// # Clean-up
+//
+// Cleaner.RunDue runs a clean-up when the quota is enabled and the interval
+// has passed since the last one of any process (the time is claimed in the
+// store): one clean-up per layer over its layer quota, at most
+// maxConcurrentCleanUps at once, then one for the global quota, which
+// counts all layers and expires pages of the layers without a quota of
+// their own. A clean-up deletes whole pages in policy order (Order) until
+// usage is back under the quota.
 //
 // This file is the configuration: its defaults, the all-or-nothing patch that
 // the REST layer applies on PUT /rest/diskquota, and the quota value/units

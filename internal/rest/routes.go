@@ -64,6 +64,10 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		return route{map[string]handlerFunc{http.MethodGet: h.getQuota(formatXML), http.MethodPut: h.putQuota(formatXML)}}, true
 	case "/rest/diskquota.json":
 		return route{map[string]handlerFunc{http.MethodGet: h.getQuota(formatJSON), http.MethodPut: h.putQuota(formatJSON)}}, true
+	case "/rest/diskquota/usage.xml":
+		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatXML)}}, true
+	case "/rest/diskquota/usage.json":
+		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
 	}
 	raw, ok := strings.CutPrefix(path, "/rest/seed/")
 	if !ok || raw == "" || strings.Contains(raw, "/") {

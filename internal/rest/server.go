@@ -1,7 +1,9 @@
 // Package rest serves tilecache's administration interface: GeoWebCache's
 // /rest seed, mass-truncate and disk-quota endpoints, as specified by the
-// REST contract. One http.Handler serves the whole contract; it does not
-// know whether net/http or a Lambda adapter drives it.
+// REST contract, plus the read-only disk usage report. One http.Handler
+// serves the whole contract; it does not know whether net/http or a Lambda
+// adapter drives it. Tiles serves stored tiles to clients, outside the
+// administration interface.
 //
 // Errors: handlers return errors classified by apperr; errorStatus is the
 // single table from kind to HTTP status. Client mistakes are answered 4xx
@@ -43,6 +45,8 @@ type Options struct {
 	// OnQuotaChange, if set, is called with every newly stored
 	// configuration so the clean-up schedule can be rebuilt at once.
 	OnQuotaChange func(quota.Config)
+	// Usage, if set, answers GET /rest/diskquota/usage (404 otherwise).
+	Usage UsageReporter
 }
 
 // Handler is the REST interface. Authentication is a separate middleware

@@ -56,6 +56,9 @@ type Options struct {
 	// Visibility is how long a received lane message stays invisible; the
 	// worker extends it while working. Default 60s.
 	Visibility time.Duration
+	// Usage, if set, is where stored and deleted tiles are counted (see
+	// Usage). Default none: nothing is counted.
+	Usage Usage
 }
 
 func (o Options) withDefaults() Options {

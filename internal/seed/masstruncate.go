@@ -3,6 +3,7 @@ package seed
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/tilestore"
@@ -11,7 +12,7 @@ import (
 // MassTruncate deletes every object of a layer (all grid sets, formats and
 // parameters ids, and the layer's side objects) before it returns, and
 // reports how many objects it deleted. Running and pending tasks are not
-// touched (contract §7.2).
+// touched (contract §7.2). The layer's usage is removed with its pages.
 func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, error) {
 	l, ok := e.layers.Layer(layerName)
 	if !ok {
@@ -40,8 +41,36 @@ func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, err
 		err = flush()
 	}
 	if err != nil {
+		e.markDirty(ctx, l.Name, "mass truncation failed part way")
 		return deleted, fmt.Errorf("mass truncate layer %s: %w", l.Name, err)
 	}
 	e.log.Info("layer truncated", "layer", l.Name, "objects", deleted)
+	if e.opts.Usage != nil {
+		// A running task of the layer may count tiles deleted here at its
+		// next checkpoint: then only a recount can tell.
+		active, err := e.layerActive(ctx, l.Name)
+		if err != nil {
+			e.log.Error("check the tasks of a truncated layer", "layer", l.Name, "err", err)
+			active = true
+		}
+		if err := e.opts.Usage.RemoveLayer(ctx, l.Name, active); err != nil {
+			e.markDirty(ctx, l.Name, "the usage of a truncated layer could not be removed")
+			return deleted, fmt.Errorf("mass truncate layer %s: remove its usage: %w", l.Name, err)
+		}
+	}
 	return deleted, nil
+}
+
+// layerActive reports whether a task of the layer is PENDING or RUNNING.
+func (e *Engine) layerActive(ctx context.Context, layer string) (bool, error) {
+	tasks, err := e.tasks.List(ctx, time.Now())
+	if err != nil {
+		return false, err
+	}
+	for _, t := range tasks {
+		if t.Layer == layer && t.Status.Active() {
+			return true, nil
+		}
+	}
+	return false, nil
 }

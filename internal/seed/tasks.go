@@ -38,6 +38,10 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 	e.log.Info("request recorded", "layer", job.Layer, "job", job.ID, "type", job.Type.String(),
 		"grid_set", job.GridSetID, "format", job.Format, "parameters_id", job.ParametersID,
 		"zoom_start", job.ZoomStart, "zoom_stop", job.ZoomStop, "tiles", job.Tiles, "tasks", len(tasks))
+	if err := e.checkConcurrentWriters(ctx, job); err != nil {
+		e.log.Error("check concurrent requests", "job", job.ID, "err", err)
+		e.markDirty(ctx, job.Layer, "could not check for concurrent requests")
+	}
 	promoted, err := e.Dispatch(ctx)
 	if err != nil {
 		// The tasks are recorded; the sweep starts them later.
@@ -51,6 +55,36 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 		}
 	}
 	return tasks, nil
+}
+
+// checkConcurrentWriters marks the job's layer for a recount when another
+// active request works the same tile set: two writers of one tile may
+// both count it (each finds it missing), and a truncate may count a tile
+// another request stores after its Stat.
+func (e *Engine) checkConcurrentWriters(ctx context.Context, job task.Job) error {
+	if e.opts.Usage == nil {
+		return nil
+	}
+	active, err := e.tasks.List(ctx, time.Now())
+	if err != nil {
+		return err
+	}
+	seen := map[int64]bool{job.ID: true}
+	for _, t := range active {
+		if t.Layer != job.Layer || !t.Status.Active() || seen[t.JobID] {
+			continue
+		}
+		seen[t.JobID] = true
+		other, err := e.tasks.Job(ctx, t.JobID)
+		if err != nil {
+			return err
+		}
+		if other.GridSetID == job.GridSetID && other.Format == job.Format && other.ParametersID == job.ParametersID {
+			e.markDirty(ctx, job.Layer, fmt.Sprintf("requests %d and %d work one tile set at once", other.ID, job.ID))
+			return nil
+		}
+	}
+	return nil
 }
 
 // emptyLevels lists the job's zoom levels at which its tile set holds no
@@ -249,6 +283,8 @@ func (e *Engine) sweep(ctx context.Context, staleAfter time.Duration) error {
 		}
 		e.log.Warn("lane re-enqueued", "task", t.ID, "cursor", t.Cursor, "heartbeat_age", now.Sub(t.Heartbeat).String())
 		msgs = append(msgs, queue.Message{TaskID: t.ID, Cursor: t.Cursor})
+		// Its worker may have died with tiles stored and not counted.
+		e.markDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d re-enqueued", t.ID))
 	}
 	if err := e.send(ctx, msgs); err != nil {
 		return fmt.Errorf("sweep: %w", err)

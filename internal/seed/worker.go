@@ -28,6 +28,8 @@ type lane struct {
 	meta   tilestore.Meta
 	// rendered counts the source requests of this worker call.
 	rendered int
+	// tally holds the usage changes since the last checkpoint.
+	tally *tally
 }
 
 func (e *Engine) lane(ctx context.Context, t task.Task) (*lane, error) {
@@ -54,17 +56,19 @@ func (e *Engine) lane(ctx context.Context, t task.Task) (*lane, error) {
 	if !ok && job.Type != task.Truncate {
 		return nil, apperr.Invalidf("layer %s has no source", l.Name)
 	}
+	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
 	return &lane{
-		job: job, layer: l, subset: sub, plan: plan, src: src,
-		set:  e.tileSet(l, job.GridSetID, job.Format, job.ParametersID),
-		meta: tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
+		job: job, layer: l, subset: sub, plan: plan, src: src, set: set,
+		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
+		tally: newTally(set, l.Name, job.MetaWidth, job.MetaHeight),
 	}, nil
 }
 
-// Work handles one lane message. It returns nil when the message is
-// finished with (worked, continued, or stale) and should be acked, and an
-// error when it should be delivered again.
-func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
+// Work handles one lane message, delivered for the attempt-th time (1 for
+// the first delivery). It returns nil when the message is finished with
+// (worked, continued, or stale) and should be acked, and an error when it
+// should be delivered again.
+func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error {
 	t, err := e.tasks.Get(ctx, msg.TaskID)
 	if apperr.Is(err, apperr.NotFound) {
 		e.log.Warn("lane message for an unknown task dropped", "task", msg.TaskID)
@@ -76,6 +80,11 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 	if !e.ownsLane(t, msg) {
 		return nil
 	}
+	if msg.Cursor < t.Cursor || attempt > 1 {
+		// The lane's previous worker may have stored tiles after its last
+		// checkpoint and died before counting them.
+		e.markDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d resumed after its worker stopped", t.ID))
+	}
 	ln, err := e.lane(ctx, t)
 	if err != nil {
 		if apperr.Is(err, apperr.Invalid) {
@@ -84,8 +93,13 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 		}
 		return err
 	}
+	if err := e.startUsage(ctx, ln); err != nil {
+		return fmt.Errorf("task %d: read the disk block size: %w", t.ID, err)
+	}
 	start := t.Cursor
 	defer func() {
+		// Whatever return left work uncheckpointed marks the layer.
+		e.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
 		e.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered)
 	}()
 	deadline := time.Now().Add(e.opts.Slice)
@@ -95,10 +109,10 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 	for t.Cursor < t.End {
 		from, tiles := t.Cursor, int64(0)
 		cursor := from
-		var deletes []string
+		var deletes []tileRef
 		batchEnd := time.Now().Add(e.opts.CheckpointEvery)
 		nextCheck := time.Now().Add(e.opts.KillCheckEvery)
-		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && time.Now().Before(batchEnd) {
+		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && !ln.tally.full() && time.Now().Before(batchEnd) {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("task %d: %w", t.ID, err)
 			}
@@ -110,7 +124,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 					return fmt.Errorf("check task %d: %w", t.ID, err)
 				}
 				if cur.Status != task.Running || cur.Cursor != from {
-					e.log.Info("lane stopped: task killed or taken over", "task", t.ID, "cursor", from)
+					e.stopped(ctx, ln, cur, from)
 					return nil
 				}
 				nextCheck = time.Now().Add(e.opts.KillCheckEvery)
@@ -137,18 +151,29 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 			cursor++
 		}
 		if len(deletes) > 0 {
-			if _, err := e.tiles.Delete(ctx, deletes); err != nil {
-				return fmt.Errorf("task %d: delete %d tiles: %w", t.ID, len(deletes), err)
+			if err := e.truncate(ctx, ln, deletes); err != nil {
+				return fmt.Errorf("task %d: %w", t.ID, err)
 			}
 		}
-		t, err = e.tasks.Checkpoint(ctx, task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles}, time.Now())
+		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Usage: ln.tally.pending()}
+		next, err := e.tasks.Checkpoint(ctx, cp, time.Now())
 		if apperr.Is(err, apperr.Conflict) {
-			e.log.Info("lane stopped: task killed or taken over", "task", msg.TaskID, "cursor", from)
+			cur, gerr := e.tasks.Get(ctx, t.ID)
+			if gerr != nil {
+				return fmt.Errorf("check task %d: %w", t.ID, gerr)
+			}
+			if cur.Status == task.Running && cur.Cursor == from {
+				// Not a kill or a takeover: the store gave up on contention.
+				return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
+			}
+			e.stopped(ctx, ln, cur, from)
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("checkpoint task %d: %w", msg.TaskID, err)
 		}
+		t = next
+		ln.tally.reset() // counted with the checkpoint
 		if t.Cursor < t.End && !time.Now().Before(deadline) {
 			if err := e.send(ctx, []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
 				return fmt.Errorf("continue task %d: %w", t.ID, err)
@@ -157,6 +182,14 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message) error {
 		}
 	}
 	return e.finish(ctx, t, task.Done)
+}
+
+// stopped ends a lane whose task is no longer RUNNING at cursor from (cur is
+// the task as read now): killed, or taken over by another worker.
+func (e *Engine) stopped(ctx context.Context, ln *lane, cur task.Task, from int64) {
+	e.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String())
+	e.settle(ctx, ln, cur.Status == task.Aborted,
+		fmt.Sprintf("lane of task %d was taken over with uncheckpointed work", cur.ID))
 }
 
 // ownsLane decides whether a lane message should be worked. A message at
@@ -193,16 +226,49 @@ func (e *Engine) finish(ctx context.Context, t task.Task, status task.Status) er
 	return nil
 }
 
-// truncateKeys appends the keys of a metatile's tiles that can exist.
-func (ln *lane) truncateKeys(m grid.Metatile, keys []string) []string {
+// tileRef is a tile to delete.
+type tileRef struct {
+	z    int
+	x, y int64
+	key  string
+}
+
+// truncateKeys appends the tiles of a metatile that can exist.
+func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
 	r, ok := m.Tiles.Intersect(ln.subset.CoverageRange(m.Tiles.Z))
 	if !ok {
-		return keys
+		return refs
 	}
 	for x, y := range r.All() {
-		keys = append(keys, ln.set.Key(r.Z, x, y))
+		refs = append(refs, tileRef{z: r.Z, x: x, y: y, key: ln.set.Key(r.Z, x, y)})
+		ln.tally.touch(r.Z, x, y)
 	}
-	return keys
+	return refs
+}
+
+// truncate deletes a batch of tiles. When usage is counted, each tile's
+// size is learnt first (one Stat per tile; absent tiles count nothing).
+func (e *Engine) truncate(ctx context.Context, ln *lane, refs []tileRef) error {
+	keys := make([]string, len(refs))
+	for i, r := range refs {
+		keys[i] = r.key
+	}
+	if ln.tally.on {
+		sizes, err := e.statSizes(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for i, r := range refs {
+			if sizes[i] >= 0 {
+				ln.tally.deleted(r.z, r.x, r.y, sizes[i])
+			}
+		}
+	}
+	ln.tally.markTouched()
+	if _, err := e.tiles.Delete(ctx, keys); err != nil {
+		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
+	}
+	return nil
 }
 
 // renderWithRetries works one seed/reseed metatile, retrying per the job's
@@ -273,7 +339,11 @@ func storageErr(format string, args ...any) error {
 // errStop ends a listing early.
 var errStop = errors.New("stop listing")
 
-// store writes the tiles inside the grid subset, PutConcurrency at a time.
+// store writes the tiles inside the grid subset, PutConcurrency at a time,
+// and counts them. A seed stores only metatiles whose existence check found
+// nothing (or in levels empty at submission), so it counts every tile as
+// new; a reseed learns the size of the tile it replaces with a Stat before
+// its Put (one more request per tile, only when usage is counted).
 func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRange, tiles []source.Tile) error {
 	sem := make(chan struct{}, e.opts.PutConcurrency)
 	var (
@@ -288,13 +358,31 @@ func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRan
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := e.tiles.Put(ctx, ln.set.Key(z, tl.X, tl.Y), tl.Data, ln.meta); err != nil {
+			key := ln.set.Key(z, tl.X, tl.Y)
+			fail := func(err error) {
 				mu.Lock()
 				if first == nil {
 					first = storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
 				}
 				mu.Unlock()
 			}
+			old := int64(-1) // seed stores only where its check found nothing
+			if ln.tally.on && ln.job.Type == task.Reseed {
+				o, found, err := e.tiles.Stat(ctx, key)
+				if err != nil {
+					fail(err)
+					return
+				}
+				if found {
+					old = o.Size
+				}
+			}
+			ln.tally.markTouched()
+			if err := e.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
+				fail(err)
+				return
+			}
+			ln.tally.stored(z, tl.X, tl.Y, old, int64(len(tl.Data)))
 		})
 	}
 	wg.Wait()
@@ -306,6 +394,7 @@ func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRan
 func (e *Engine) tileFailed(ctx context.Context, ln *lane, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
 	if ln.job.RetryCount < 0 {
 		e.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
+		e.settle(ctx, ln, true, "")
 		return true, e.finish(ctx, t, task.Aborted)
 	}
 	total, err := e.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
@@ -330,6 +419,7 @@ func (e *Engine) tileFailed(ctx context.Context, ln *lane, t task.Task, m grid.M
 			}
 		}
 	}
+	e.settle(ctx, ln, true, "")
 	return true, e.finish(ctx, t, task.Aborted)
 }
 
@@ -375,7 +465,7 @@ func (e *Engine) handle(ctx context.Context, d queue.Delivery) {
 			}
 		}
 	})
-	err := e.Work(wctx, d.Message)
+	err := e.Work(wctx, d.Message, d.Attempt)
 	stop()
 	wg.Wait()
 	if err != nil {

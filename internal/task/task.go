@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"tilecache/internal/quota"
 )
 
 // Type is what a job does to its tiles.
@@ -155,7 +157,17 @@ type Checkpoint struct {
 	ID       int64
 	From, To int64
 	Tiles    int64
+	// Usage are the disk-usage changes of the tiles the lane stored and
+	// deleted in metatiles [From, To), at most MaxCheckpointPages pages.
+	// They are applied in the same atomic step as the checkpoint, so a
+	// replayed checkpoint (which fails its condition) never counts twice.
+	Usage []quota.PageDelta
 }
+
+// MaxCheckpointPages is the most page deltas one checkpoint carries: with
+// the task and its layer's totals it keeps a DynamoDB transaction within
+// its 100 items. Workers checkpoint early rather than exceed it.
+const MaxCheckpointPages = 96
 
 // Store is the task store port. Implementations must pass tasktest.Run.
 //
@@ -178,6 +190,9 @@ type Store interface {
 	Promote(ctx context.Context, pool int, now time.Time) ([]Task, error)
 	// Checkpoint applies cp if the task is RUNNING with cursor cp.From, sets
 	// its heartbeat to now and returns the updated task; Conflict otherwise.
+	// cp.Usage is applied to the usage store (quota.UsageStore) in the same
+	// atomic step, or not at all; more than MaxCheckpointPages deltas is
+	// Invalid.
 	Checkpoint(ctx context.Context, cp Checkpoint, now time.Time) (Task, error)
 	// Finish moves a RUNNING task whose cursor is at the end of its lane to
 	// DONE, or any RUNNING task to ABORTED, freeing its thread; Conflict

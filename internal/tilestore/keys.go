@@ -28,6 +28,17 @@ func Format(mime string) (id, ext string, ok bool) {
 	return f[0], f[1], ok
 }
 
+// FormatExt returns the file extension of a format short name (png8 →
+// png); ok is false for a short name the key layout does not know.
+func FormatExt(id string) (ext string, ok bool) {
+	for _, f := range formats {
+		if f[0] == id {
+			return f[1], true
+		}
+	}
+	return "", false
+}
+
 // DefaultParametersID is the parameters id of tiles without parameters.
 const DefaultParametersID = "default"
 

@@ -1,6 +1,7 @@
 // Package boltstore is the embedded task store: tasks, jobs, the id
-// sequence, the thread pool and the disk-quota configuration in one bbolt
-// file that survives restarts.
+// sequence, the thread pool, the disk-quota configuration and the disk
+// usage (tile pages and layer totals, see usage.go) in one bbolt file that
+// survives restarts.
 //
 // The number of RUNNING tasks is derived (active minus pending index entries)
 // rather than counted, so it cannot drift. Every operation is one bbolt
@@ -55,7 +56,7 @@ func Open(path string) (*Store, error) {
 				return err
 			}
 		}
-		return nil
+		return initUsage(tx)
 	})
 	if err != nil {
 		db.Close()
@@ -270,6 +271,9 @@ func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Ta
 
 // Checkpoint implements task.Store.
 func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error) {
+	if len(cp.Usage) > task.MaxCheckpointPages {
+		return task.Task{}, apperr.New(apperr.Invalid, "checkpoint of task %d carries %d page deltas, more than %d", cp.ID, len(cp.Usage), task.MaxCheckpointPages)
+	}
 	var t task.Task
 	err := s.update(ctx, "checkpoint task", func(tx *bolt.Tx) (err error) {
 		t, err = getTask(tx, cp.ID)
@@ -283,7 +287,10 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 			return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", t.ID)
 		}
 		t.Cursor, t.Done, t.Heartbeat = cp.To, t.Done+cp.Tiles, now
-		return putTask(tx, t)
+		if err := putTask(tx, t); err != nil {
+			return err
+		}
+		return applyDeltas(tx, cp.Usage, now)
 	})
 	return t, err
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tilecache/internal/quota"
+	"tilecache/internal/quota/quotatest"
 	"tilecache/internal/task/boltstore"
 )
 
@@ -41,4 +42,8 @@ func TestQuotaConfigPersistsAndUpdatesAtomically(t *testing.T) {
 	if got, _ := s.QuotaConfig(t.Context()); !got.Enabled {
 		t.Fatalf("after reopen: got %+v, want enabled (and the failed update not applied)", got)
 	}
+}
+
+func TestUsageConformance(t *testing.T) {
+	quotatest.Run(t, func(t *testing.T) quota.UsageStore { return newStore(t).(*boltstore.Store) })
 }

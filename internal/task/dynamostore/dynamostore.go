@@ -1,5 +1,6 @@
 // Package dynamostore is the DynamoDB task store: tasks, jobs, the id
-// sequence, the thread pool and the disk-quota configuration in one table.
+// sequence, the thread pool, the disk-quota configuration and the disk
+// usage (tile pages and layer totals) in one table.
 //
 // # Table
 //
@@ -15,6 +16,9 @@
 //	pk=task#<id>  sk=task   one attribute per task field, plus left (Total −
 //	                        Done), gsi1pk=active, gsi1sk=<id>, [finished],
 //	                        [expires], [staged]
+//	pk=usage      sk=state, sk=layer#<name>     disk usage bookkeeping and
+//	                        layer totals (see usage.go)
+//	pk=pages#<layer>  sk=<page id>   one tile page of the layer
 //
 // With WithNamespace, every pk and gsi1pk value is prefixed by the namespace.
 //
@@ -159,8 +163,8 @@ type Option func(*Store)
 // several independent stores share one table: tests use it to get a fresh,
 // empty store without creating a table, and deployments may use it to keep
 // two environments in one table. Give each store a distinct ns that is not a
-// prefix of another's followed by "meta", "job#", "task#" or "active"; a
-// trailing separator such as "t1/" guarantees that.
+// prefix of another's followed by "meta", "job#", "task#", "active", "usage"
+// or "pages#"; a trailing separator such as "t1/" guarantees that.
 func WithNamespace(ns string) Option { return func(s *Store) { s.ns = ns } }
 
 // WithFinishedKeep sets how long finished tasks stay in the index (default

@@ -552,6 +552,14 @@ func TestWritesPerOperation(t *testing.T) {
 		}
 		return fmt.Errorf("got %v, want a conflict", err)
 	})
+	step("Checkpoint with usage of 3 pages", 1+3+1, func() error {
+		var us []quota.PageDelta
+		for i := range 3 {
+			us = append(us, quota.PageDelta{Page: quota.PageKey{Set: quota.TileSet{Layer: "a", GridSetID: "g", FormatID: "png", ParametersID: "default"}, Z: 5, X: int64(i)}, Tiles: 16, Bytes: 16 * 4096})
+		}
+		_, err := s.Checkpoint(ctx, task.Checkpoint{ID: 2, From: 2, To: 3, Tiles: 5, Usage: us}, now)
+		return err
+	})
 	step("Finish DONE (RUNNING)", 3, func() error { _, err := s.Finish(ctx, 1, task.Done, now); return err })
 	step("Finish, not RUNNING", 0, func() error {
 		_, err := s.Finish(ctx, 1, task.Done, now)

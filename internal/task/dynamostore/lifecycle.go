@@ -154,6 +154,12 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 	if cp.To < cp.From || cp.Tiles < 0 {
 		return task.Task{}, apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", cp.ID)
 	}
+	if len(cp.Usage) > task.MaxCheckpointPages {
+		return task.Task{}, apperr.New(apperr.Invalid, "checkpoint of task %d carries %d page deltas, more than %d", cp.ID, len(cp.Usage), task.MaxCheckpointPages)
+	}
+	if len(cp.Usage) > 0 {
+		return s.checkpointWithUsage(ctx, cp, now)
+	}
 	e := newExpr()
 	update := "SET " + e.n(aCursor) + " = " + e.v(num(cp.To)) +
 		", " + e.n(aDone) + " = " + e.n(aDone) + " + " + e.v(num(cp.Tiles)) +
@@ -196,6 +202,78 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 	if err != nil {
 		return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, err)
 	}
+	return it.task(), nil
+}
+
+// checkpointUpdate returns the conditional update of a checkpoint.
+func (s *Store) checkpointUpdate(cp task.Checkpoint, now time.Time) *types.Update {
+	e := newExpr()
+	return &types.Update{
+		TableName: &s.table,
+		Key:       s.taskKey(cp.ID),
+		UpdateExpression: aws.String("SET " + e.n(aCursor) + " = " + e.v(num(cp.To)) +
+			", " + e.n(aDone) + " = " + e.n(aDone) + " + " + e.v(num(cp.Tiles)) +
+			", " + e.n(aLeft) + " = " + e.n(aLeft) + " - " + e.v(num(cp.Tiles)) +
+			", " + e.n(aHB) + " = " + e.v(num(nanos(now)))),
+		ConditionExpression: aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
+			" AND " + e.n(aCursor) + " = " + e.v(num(cp.From)) +
+			" AND " + e.n(aEnd) + " >= " + e.v(num(cp.To)) +
+			" AND " + e.n(aLeft) + " >= " + e.v(num(cp.Tiles))),
+		ExpressionAttributeNames:            e.Names(),
+		ExpressionAttributeValues:           e.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// checkpointWithUsage is a checkpoint carrying usage deltas: one
+// TransactWriteItems of the conditional task update, the page changes and
+// the layer totals (at most 1 + MaxCheckpointPages + 1 items for one
+// layer). A consistent read of the task before it answers Conflict and
+// Invalid without writing and gives the task to return (a transaction
+// returns no values); the transaction's condition still decides.
+func (s *Store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error) {
+	it, err := s.getTask(ctx, cp.ID)
+	if err != nil {
+		return task.Task{}, err
+	}
+	conflict := func(old taskItem) error {
+		return apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d",
+			cp.ID, task.Status(old.Status), old.Cursor, cp.From)
+	}
+	check := func(old taskItem) error {
+		if task.Status(old.Status) != task.Running || old.Cursor != cp.From {
+			return conflict(old)
+		}
+		if old.End < cp.To || old.Left < cp.Tiles {
+			return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", cp.ID)
+		}
+		return nil
+	}
+	if err := check(it); err != nil {
+		return task.Task{}, err
+	}
+	items := append([]types.TransactWriteItem{{Update: s.checkpointUpdate(cp, now)}}, s.usageItems(cp.Usage, now)...)
+	reasons, err := s.transact(ctx, fmt.Sprintf("checkpoint task %d", cp.ID), items)
+	if err != nil {
+		return task.Task{}, err
+	}
+	if reasons != nil {
+		if len(reasons[0].Item) == 0 {
+			if code(reasons[0]) == "ConditionalCheckFailed" {
+				return task.Task{}, apperr.New(apperr.NotFound, "task %d not found", cp.ID)
+			}
+			return task.Task{}, fmt.Errorf("checkpoint task %d: refused (%s)", cp.ID, reasonCodes(reasons))
+		}
+		old, derr := decodeTask(reasons[0].Item)
+		if derr != nil {
+			return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, derr)
+		}
+		if err := check(old); err != nil {
+			return task.Task{}, err
+		}
+		return task.Task{}, conflict(old)
+	}
+	it.Cursor, it.Done, it.Left, it.Heartbeat = cp.To, it.Done+cp.Tiles, it.Left-cp.Tiles, nanos(now)
 	return it.task(), nil
 }
 

@@ -1,0 +1,156 @@
+package functions_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"tilecache/internal/lambdatest"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+type row = [5]int64
+
+func decodeRows(t testing.TB, body string) []row {
+	t.Helper()
+	var doc struct {
+		Rows []row `json:"long-array-array"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatalf("decode task list %q: %v", body, err)
+	}
+	return doc.Rows
+}
+
+// TestServerlessEndToEnd runs the whole serverless path on the local AWS
+// stack: a seed request enters ApiFunction's handler as an API Gateway
+// (payload 2.0) event; lane messages are received from the queue and
+// handed to WorkerFunction's handler as SQS events, acknowledged unless
+// reported as batch item failures, until the tasks finish; every tile of
+// the request is then in the bucket, and one of them goes back out through
+// the API adapter as a binary (base64) response.
+func TestServerlessEndToEnd(t *testing.T) {
+	r := lambdatest.NewResources(t)
+	// A pool of 2 for 3 lanes (the third starts when a thread frees), and
+	// slices of 300 ms so that lanes continue in new messages.
+	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_SEED_THREADS": "2", "TILECACHE_LANE_SLICE": "300ms"})
+	api := lambdatest.API(t, env)
+	worker := lambdatest.Worker(t, env)
+
+	ev := lambdatest.V2Request("POST", "/rest/seed/demo:world.json",
+		`{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":4,"format":"image/png","threadCount":3}}`,
+		false, "authorization", lambdatest.BasicAuth(), "content-type", "application/json")
+	res := lambdatest.Invoke(t, api.Handler, ev)
+	if res.StatusCode != 200 {
+		t.Fatalf("seed: %d %s", res.StatusCode, res.Body)
+	}
+	rows := decodeRows(t, res.Body)
+	const want = 2 + 8 + 32 + 128 + 512 // EPSG:4326 z0-4
+	var total int64
+	for _, rw := range rows {
+		total += rw[1]
+	}
+	if len(rows) != 3 || total != want {
+		t.Fatalf("seed: tasks %v, want 3 holding %d tiles", rows, want)
+	}
+
+	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
+	final := make([]task.Task, len(rows))
+	start := time.Now()
+	src.RunUntil(t, worker.HandleSQS, 50*time.Second, func() bool {
+		for i, rw := range rows {
+			tk, err := worker.Tasks.Get(t.Context(), rw[3])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final[i] = tk; tk.Status.Active() {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("%d tiles in %v: %d worker invocations, %d batch item failures", want, time.Since(start).Round(time.Millisecond), src.Invocations, src.Failures)
+	var done int64
+	for _, tk := range final {
+		if tk.Status != task.Done || tk.Done != tk.Total {
+			t.Errorf("task %d: %v with %d of %d tiles, want DONE", tk.ID, tk.Status, tk.Done, tk.Total)
+		}
+		done += tk.Done
+	}
+	if done != want {
+		t.Errorf("tasks processed %d tiles, want %d", done, want)
+	}
+	if src.Invocations <= len(rows) || src.Failures != 0 {
+		t.Errorf("%d invocations with %d failures: want lanes continued in new messages (slice 300 ms) and no failure", src.Invocations, src.Failures)
+	}
+
+	// Every tile, and nothing else, is in the bucket.
+	set := tilestore.TileSet{Prefix: r.Prefix, LayerID: "demo:world", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	var wantKeys, gotKeys []string
+	for z := range 5 {
+		for x := range int64(2) << z {
+			for y := range int64(1) << z {
+				wantKeys = append(wantKeys, set.Key(z, x, y))
+			}
+		}
+	}
+	tiles := lambdatest.Tiles(t, r)
+	if err := tiles.List(t.Context(), r.Prefix+"/", func(o tilestore.Object) error { gotKeys = append(gotKeys, o.Key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(wantKeys)
+	slices.Sort(gotKeys)
+	if !slices.Equal(gotKeys, wantKeys) {
+		t.Errorf("bucket holds %d keys under %s/, want exactly the %d tiles of the request", len(gotKeys), r.Prefix, len(wantKeys))
+	}
+	// The finished tasks, as the API lists them within the retention time.
+	list := lambdatest.Do(t, api.Handler, "GET", "/rest/seed/demo:world.json", "")
+	for _, rw := range decodeRows(t, list.Body) {
+		if rw[4] != int64(task.Done) || rw[0] != rw[1] || rw[2] != 0 {
+			t.Errorf("task list after the run: %v, want only DONE tasks", list.Body)
+		}
+	}
+	if rest := lambdatest.Drain(t, src.Client, r.QueueURL); len(rest) != 0 {
+		t.Errorf("lane messages left in the queue: %q", rest)
+	}
+
+	t.Run("binary response through httpadapter.NewV2", func(t *testing.T) {
+		// The REST contract has no binary answer, so a few lines serve a
+		// stored tile to show how the adapter carries one.
+		tileServer := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			data, meta, found, err := worker.Tiles.Get(req.Context(), strings.TrimPrefix(req.URL.Path, "/tiles/"))
+			if err != nil || !found {
+				http.Error(w, "no such tile", http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", meta.ContentType)
+			w.Header().Set("Cache-Control", meta.CacheControl)
+			w.Write(data)
+		})
+		key := set.Key(2, 3, 1)
+		stored, _, _, err := tiles.Get(t.Context(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := lambdatest.Invoke(t, tileServer, lambdatest.V2Request("GET", "/tiles/"+key, "", false))
+		if res.StatusCode != 200 || res.Headers["Content-Type"] != "image/png" || res.Headers["Cache-Control"] != "public, max-age=86400" {
+			t.Fatalf("GET tile: %d %v", res.StatusCode, res.Headers)
+		}
+		if !res.IsBase64Encoded {
+			t.Fatalf("a PNG answer must come back base64-encoded (IsBase64Encoded)")
+		}
+		body, err := base64.StdEncoding.DecodeString(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(body, stored) || !bytes.HasPrefix(body, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("decoded body (%d bytes) is not the stored PNG (%d bytes)", len(body), len(stored))
+		}
+	})
+}

@@ -1,0 +1,384 @@
+package functions_test
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"tilecache/internal/app"
+	"tilecache/internal/app/apptest"
+	"tilecache/internal/lambdatest"
+	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// unrecorded are calls a function's code can make on a path the recording
+// run cannot reach quickly; the role must still allow them. Each names the
+// code path.
+var unrecorded = map[string][]struct{ action, resource, why string }{
+	"CleanerFunction": {{"dynamodb:BatchWriteItem", "TaskTable",
+		"dynamostore List (Sweep) deletes a staged request whose Create crashed more than the stage timeout ago (dynamostore.abandon)"}},
+}
+
+// TestPoliciesMatchRecordedCalls runs each function's handler against the
+// local AWS stack through recording proxies, then checks that the
+// function's role (evaluated for that deployment) allows every recorded
+// call on its resource, plus the Lambda runtime's and event source's own
+// calls, and that it allows nothing else: every action of every statement
+// is used by some call the statement allows.
+func TestPoliciesMatchRecordedCalls(t *testing.T) {
+	tp := loadTemplate(t)
+	layers := lambdatest.LayersFile(t, apptest.Layers)
+	base := map[string]string{"TILECACHE_LAYERS": layers, "TILECACHE_SEED_THREADS": "2", "TILECACHE_LANE_SLICE": "200ms", "TILECACHE_STALE_AFTER": "300ms"}
+
+	type run struct {
+		r    lambdatest.Resources
+		rec  *lambdatest.Recorder
+		exec func(t *testing.T, r lambdatest.Resources, env map[string]string, p *app.Program)
+		mk   func(testing.TB, map[string]string) *app.Program
+	}
+	runs := map[string]run{
+		"ApiFunction":     {exec: exerciseAPI, mk: lambdatest.API},
+		"WorkerFunction":  {exec: exerciseWorker, mk: lambdatest.Worker},
+		"CleanerFunction": {exec: exerciseCleaner, mk: lambdatest.Worker},
+	}
+	for _, fn := range tp.functions() {
+		rn, ok := runs[fn]
+		if !ok {
+			t.Fatalf("no recording run for %s", fn)
+		}
+		rn.r = lambdatest.NewResources(t)
+		rn.rec = &lambdatest.Recorder{}
+		env := lambdatest.Env(t, rn.r, base)
+		var p *app.Program
+		lambdatest.Recording(t, rn.rec, func() { p = rn.mk(t, env) })
+		rn.exec(t, rn.r, env, p)
+		runs[fn] = rn
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	for _, fn := range tp.functions() {
+		rn := runs[fn]
+		t.Run(fn, func(t *testing.T) {
+			w := deployment(tp, rn.r)
+			stmts := roleStatements(t, tp, fn, w)
+			calls := rn.rec.Calls()
+			t.Logf("recorded: %v", rn.rec.Actions())
+			for i := range calls {
+				calls[i].Op = "recorded " + calls[i].Op
+			}
+			calls = append(calls, platformCalls(t, tp, fn, w)...)
+			for _, u := range unrecorded[fn] {
+				res, err := w.att(u.resource, "Arn")
+				if err != nil {
+					t.Fatal(err)
+				}
+				calls = append(calls, lambdatest.Call{Action: u.action, Resource: res, Op: "not recorded: " + u.why})
+			}
+			used := make([]map[string]bool, len(stmts)) // per statement: actions of the calls it allows
+			reported := map[string]bool{}
+			for _, c := range calls {
+				if strings.Contains(c.Action, ":?") {
+					t.Errorf("unclassified request %s (%s): teach lambdatest's recorder about it", c.Op, c.Resource)
+					continue
+				}
+				allowed := false
+				for i, s := range stmts {
+					if s.allows(c) {
+						allowed = true
+						if used[i] == nil {
+							used[i] = map[string]bool{}
+						}
+						used[i][c.Action] = true
+					}
+				}
+				if k := c.Action + " " + c.Op; !allowed && !reported[k] { // once per action and origin
+					reported[k] = true
+					t.Errorf("%s (%s) is not allowed by %s's role, e.g. on %s", c.Action, c.Op, fn, c.Resource)
+				}
+			}
+			for i, s := range stmts {
+				for _, a := range s.actions {
+					if !slices.ContainsFunc(slices.Collect(maps.Keys(used[i])), func(act string) bool {
+						return globMatch(strings.ToLower(a), strings.ToLower(act))
+					}) {
+						t.Errorf("statement %s allows %s on %v, which %s never uses (least privilege)", s.sid, a, s.resources, fn)
+					}
+				}
+			}
+		})
+	}
+}
+
+// deployment is the world of one stack on the resources r.
+func deployment(tp *template, r lambdatest.Resources) *world {
+	w := &world{tp: tp, params: map[string]string{"KeyPrefix": r.Prefix, "EnableCdn": "false"}, refs: map[string]string{
+		"TileBucket": r.Bucket, "TaskTable": r.Table, "LaneQueue": r.QueueURL,
+		"LaneDeadLetterQueue": r.QueueURL + sqsqueue.DLQSuffix,
+	}, atts: map[string]string{
+		"TileBucket.Arn":          lambdatest.S3ARN(r.Bucket, ""),
+		"TaskTable.Arn":           lambdatest.DynamoDBARN(r.Table, ""),
+		"LaneQueue.Arn":           lambdatest.SQSARN(r.Queue),
+		"LaneDeadLetterQueue.Arn": lambdatest.SQSARN(r.Queue + sqsqueue.DLQSuffix),
+	}}
+	for _, id := range tp.resourcesOfType("AWS::Logs::LogGroup") {
+		w.refs[id] = "/tilecache/" + id
+		w.atts[id+".Arn"] = "arn:aws:logs:" + lambdatest.Region + ":" + lambdatest.Account + ":log-group:/tilecache/" + id + ":*"
+	}
+	for _, id := range tp.resourcesOfType("AWS::IAM::Role") {
+		w.atts[id+".Arn"] = "arn:aws:iam::" + lambdatest.Account + ":role/" + id
+	}
+	return w
+}
+
+// platformCalls are the calls AWS makes with the function's role: the
+// runtime writes the logs to the function's log group, and an SQS event
+// source polls the queue (AWS documents ReceiveMessage, DeleteMessage and
+// GetQueueAttributes; ChangeMessageVisibility is allowed for its backoff).
+func platformCalls(t *testing.T, tp *template, fn string, w *world) []lambdatest.Call {
+	t.Helper()
+	lg, err := w.eval(get(tp.resource(fn), "Properties", "LoggingConfig", "LogGroup"))
+	if err != nil {
+		t.Fatalf("%s: LoggingConfig.LogGroup: %v", fn, err)
+	}
+	stream := "arn:aws:logs:" + lambdatest.Region + ":" + lambdatest.Account + ":log-group:" + fmt.Sprint(lg) + ":log-stream:2025/11/22/[$LATEST]0123456789abcdef"
+	calls := []lambdatest.Call{
+		{Action: "logs:CreateLogStream", Resource: stream, Op: "Lambda runtime"},
+		{Action: "logs:PutLogEvents", Resource: stream, Op: "Lambda runtime"},
+	}
+	events := get(tp.resource(fn), "Properties", "Events")
+	for _, name := range keys(events) {
+		if get(events, name, "Type").Value != "SQS" {
+			continue
+		}
+		q, err := w.eval(get(events, name, "Properties", "Queue"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"} {
+			calls = append(calls, lambdatest.Call{Action: a, Resource: fmt.Sprint(q), Op: "SQS event source " + name})
+		}
+	}
+	return calls
+}
+
+// statement is an Allow statement of a role, evaluated.
+type statement struct {
+	sid                string
+	actions, resources []string
+	condition          map[string]any
+}
+
+func roleStatements(t *testing.T, tp *template, fn string, w *world) []statement {
+	t.Helper()
+	role, _ := refTarget(tp.fnProp(fn, "Role"))
+	pols, err := w.eval(get(tp.resource(role), "Properties", "Policies"))
+	if err != nil {
+		t.Fatalf("%s: %v", role, err)
+	}
+	var out []statement
+	for _, p := range pols.([]any) {
+		doc := p.(map[string]any)["PolicyDocument"].(map[string]any)
+		for _, s := range doc["Statement"].([]any) {
+			s := s.(map[string]any)
+			if s["Effect"] != "Allow" || s["NotAction"] != nil || s["NotResource"] != nil {
+				t.Fatalf("%s: only Allow statements with Action and Resource are modelled, got %v", role, s)
+			}
+			st := statement{sid: fmt.Sprint(s["Sid"]), actions: strs(s["Action"]), resources: strs(s["Resource"])}
+			st.condition, _ = s["Condition"].(map[string]any)
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// allows reports whether the statement allows the call, as IAM evaluates
+// Action, Resource and the StringEquals / StringLike conditions.
+func (s statement) allows(c lambdatest.Call) bool {
+	if !slices.ContainsFunc(s.actions, func(a string) bool { return globMatch(strings.ToLower(a), strings.ToLower(c.Action)) }) {
+		return false
+	}
+	if !slices.ContainsFunc(s.resources, func(r string) bool { return globMatch(r, c.Resource) }) {
+		return false
+	}
+	for op, m := range s.condition {
+		for key, want := range m.(map[string]any) {
+			got, ok := c.Keys[key]
+			if !ok {
+				return false
+			}
+			match := slices.ContainsFunc(strs(want), func(p string) bool {
+				if op == "StringLike" {
+					return globMatch(p, got)
+				}
+				return op == "StringEquals" && p == got
+			})
+			if !match {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// globMatch matches IAM wildcards: * any run of characters, ? one.
+func globMatch(pattern, s string) bool {
+	// path.Match treats "/" specially; IAM does not: match segment-free.
+	p := strings.NewReplacer("/", "\x00", "[", "\\[", "\\", "\\\\").Replace(pattern)
+	ok, err := path.Match(p, strings.ReplaceAll(s, "/", "\x00"))
+	return err == nil && ok
+}
+
+// exerciseAPI makes every kind of request the REST interface has.
+func exerciseAPI(t *testing.T, r lambdatest.Resources, env map[string]string, api *app.Program) {
+	h := api.Handler
+	do := func(method, path, body string, want int, headers ...string) string {
+		t.Helper()
+		res := lambdatest.Do(t, h, method, path, body, headers...)
+		if res.StatusCode != want {
+			t.Fatalf("%s %s: %d %q, want %d", method, path, res.StatusCode, res.Body, want)
+		}
+		return res.Body
+	}
+	// Objects for the mass truncation, written without recording.
+	tiles := lambdatest.Tiles(t, r)
+	for i := range 3 {
+		if err := tiles.Put(t.Context(), fmt.Sprintf("%s/demo:world/EPSG:4326/png/default/0/%d/0.png", r.Prefix, i), []byte("x"), tilestore.Meta{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	json := []string{"content-type", "application/json"}
+	do("GET", "/rest/seed.json", "", 200)
+	do("POST", "/rest/seed/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":2,"threadCount":2}}`, 200, json...)
+	do("POST", "/rest/seed/topp:states.json", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"parameters":{"entry":[{"string":["STYLES","polygon"]}]}}}`, 200, json...)
+	// 128 lanes: more than one transaction holds, so the request is staged.
+	if rows := decodeRows(t, do("POST", "/rest/seed/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":128}}`, 200, json...)); len(rows) != 128 {
+		t.Fatalf("want 128 tasks, got %d", len(rows))
+	}
+	do("GET", "/rest/seed/demo:world.json", "", 200)
+	do("POST", "/rest/seed", "kill_all=all", 200, "content-type", "application/x-www-form-urlencoded")
+	do("GET", "/rest/diskquota.json", "", 200)
+	do("PUT", "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"globalQuota":{"value":"100","units":"MiB"}}}`, 200, json...)
+	do("GET", "/rest/masstruncate", "", 200)
+	do("POST", "/rest/masstruncate", "<truncateLayer><layerName>demo:world</layerName></truncateLayer>", 200, "content-type", "text/xml")
+	var left []string
+	tiles.List(t.Context(), r.Prefix+"/demo:world/EPSG:4326/", func(o tilestore.Object) error { left = append(left, o.Key); return nil })
+	if len(left) != 0 {
+		t.Errorf("mass truncation left %v", left)
+	}
+}
+
+// submit records a request through an API program that is not recorded
+// and returns its task ids.
+func submit(t *testing.T, api *app.Program, layer, body string) []int64 {
+	t.Helper()
+	res := lambdatest.Do(t, api.Handler, "POST", "/rest/seed/"+layer+".json", body, "content-type", "application/json")
+	if res.StatusCode != 200 {
+		t.Fatalf("seed %s: %d %s", body, res.StatusCode, res.Body)
+	}
+	var ids []int64
+	for _, rw := range decodeRows(t, res.Body) {
+		ids = append(ids, rw[3])
+	}
+	return ids
+}
+
+// finished reports whether the tasks are no longer PENDING or RUNNING.
+func finished(t *testing.T, p *app.Program, ids []int64) func() bool {
+	return func() bool {
+		for _, id := range ids {
+			tk, err := p.Tasks.Get(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tk.Status.Active() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// exerciseWorker works lanes of every kind: a seed continued over several
+// messages, a seed over stored tiles, a truncation, and a job aborted by
+// tile failures.
+func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string, worker *app.Program) {
+	api := lambdatest.API(t, env) // not recorded: the requests come from ApiFunction
+	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
+	for _, req := range []struct{ layer, body string }{
+		{"slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`}, // 42 metatiles × 40 ms: continues after 200 ms slices
+		{"demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`},
+		{"demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`}, // levels hold tiles: existence checks
+		{"demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2,"type":"truncate"}}`},
+		{"broken:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2,"tileFailureRetryCount":0,"tileFailureRetryWaitTime":0,"totalFailuresBeforeAborting":1}}`},
+	} {
+		ids := submit(t, api, req.layer, req.body)
+		src.RunUntil(t, worker.HandleSQS, 30*time.Second, finished(t, worker, ids))
+	}
+	if src.Invocations < 7 {
+		t.Errorf("%d worker invocations: want continuations of the slow lane", src.Invocations)
+	}
+}
+
+func scheduledEvent(t *testing.T) events.EventBridgeEvent {
+	var ev events.EventBridgeEvent
+	lambdatest.ReadEvent(t, "cleaner/testdata/scheduled-event.json", &ev)
+	return ev
+}
+
+// exerciseCleaner sweeps a stale lane and a pending task, then, with
+// tiles stored and the disk quota exceeded, runs the quota's recount and
+// clean-up.
+func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *app.Program) {
+	api := lambdatest.API(t, env)       // not recorded
+	worker := lambdatest.Worker(t, env) // not recorded
+	sqsClient := lambdatest.SQS(t)
+	ids := submit(t, api, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2,"threadCount":3}}`)
+	lambdatest.Drain(t, sqsClient, r.QueueURL)
+	if _, err := api.Tasks.Kill(t.Context(), ids[0], task.Running, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // the stale-after of base
+	if err := cleaner.HandleSchedule(t.Context(), scheduledEvent(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The sweep re-enqueued task 2 and started task 3: work them.
+	src := &lambdatest.EventSource{Client: sqsClient, QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
+	src.RunUntil(t, worker.HandleSQS, 30*time.Second, finished(t, worker, ids))
+	if src.Invocations < 2 {
+		t.Errorf("the sweep sent %d lane messages, want 2", src.Invocations)
+	}
+
+	// Over a 1 KiB global quota, checked every second.
+	count := func() (n int) {
+		lambdatest.Tiles(t, r).List(t.Context(), r.Prefix+"/", func(tilestore.Object) error { n++; return nil })
+		return n
+	}
+	before := count()
+	res := lambdatest.Do(t, api.Handler, "PUT", "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"SECONDS","globalQuota":{"value":"1","units":"KiB"}}}`,
+		"content-type", "application/json")
+	if res.StatusCode != 200 {
+		t.Fatalf("PUT diskquota: %d %s", res.StatusCode, res.Body)
+	}
+	time.Sleep(400 * time.Millisecond) // the layer settles
+	recount := scheduledEvent(t)
+	recount.Detail = []byte(`{"recount":true}`)
+	for _, ev := range []events.EventBridgeEvent{recount, scheduledEvent(t)} {
+		if err := cleaner.HandleSchedule(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1100 * time.Millisecond) // the next clean-up is due
+	}
+	if after := count(); after >= before {
+		t.Errorf("the quota clean-up left %d of %d objects: want pages expired", after, before)
+	}
+}

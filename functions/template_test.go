@@ -1,0 +1,432 @@
+package functions_test
+
+import (
+	"bufio"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"tilecache/internal/config"
+	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/seed"
+)
+
+// The TestTemplate* tests need no AWS: `make lint-template` runs them after
+// cfn-lint.
+
+func TestTemplateFunctions(t *testing.T) {
+	tp := loadTemplate(t)
+	if got := get(tp.root, "Transform"); got == nil || got.Value != "AWS::Serverless-2016-10-31" {
+		t.Errorf("Transform: want AWS::Serverless-2016-10-31")
+	}
+	if got, want := tp.functions(), slices.Sorted(maps.Keys(functionDirs)); !slices.Equal(got, want) {
+		t.Fatalf("functions: got %v, want %v", got, want)
+	}
+	for id, dir := range functionDirs {
+		for prop, want := range map[string]string{"Runtime": "provided.al2023", "Handler": "bootstrap", "CodeUri": "."} {
+			if n := tp.fnProp(id, prop); n == nil || n.Value != want {
+				t.Errorf("%s: %s must be %q", id, prop, want)
+			}
+		}
+		if n := tp.fnProp(id, "Architectures"); n == nil || len(n.Content) != 1 || n.Content[0].Value != "arm64" {
+			t.Errorf("%s: Architectures must be [arm64]", id)
+		}
+		if n := get(tp.resource(id), "Metadata", "BuildMethod"); n == nil || n.Value != "makefile" {
+			t.Errorf("%s: Metadata.BuildMethod must be makefile", id)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
+
+// makefileTargets returns each target's recipe lines with the file's
+// simple variables ($(NAME) from NAME :=, = or ?=) expanded.
+func makefileTargets(t *testing.T) map[string][]string {
+	t.Helper()
+	f, err := os.Open("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	vars := map[string]string{}
+	targets := map[string][]string{}
+	assign := regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*(:=|\?=|=)\s*(.*)$`)
+	rule := regexp.MustCompile(`^([^\s:=#][^:=]*):(?:[^=]|$)`)
+	var current []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "\t"):
+			for _, c := range current {
+				targets[c] = append(targets[c], strings.TrimSpace(line))
+			}
+			continue
+		case assign.MatchString(line):
+			m := assign.FindStringSubmatch(line)
+			vars[m[1]] = m[3]
+		case rule.MatchString(line):
+			current = strings.Fields(rule.FindStringSubmatch(line)[1])
+			for _, c := range current {
+				targets[c] = targets[c][:0:0]
+			}
+			continue
+		}
+		if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#") {
+			current = nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	for name, lines := range targets {
+		for i, l := range lines {
+			for range 3 { // nested references
+				l = ref.ReplaceAllStringFunc(l, func(m string) string {
+					if v, ok := vars[m[2:len(m)-1]]; ok {
+						return v
+					}
+					return m
+				})
+			}
+			lines[i] = l
+		}
+		targets[name] = lines
+	}
+	return targets
+}
+
+func TestTemplateMakefileTargets(t *testing.T) {
+	tp := loadTemplate(t)
+	targets := makefileTargets(t)
+	for _, id := range tp.functions() {
+		recipe, ok := targets["build-"+id]
+		if !ok {
+			t.Errorf("Makefile: no target build-%s, which `sam build` runs for %s (BuildMethod makefile)", id, id)
+			continue
+		}
+		arch := tp.fnProp(id, "Architectures").Content[0].Value
+		all := strings.Join(recipe, "\n")
+		for _, want := range []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "-tags lambda.norpc",
+			"-o $(ARTIFACTS_DIR)/bootstrap", "./functions/" + functionDirs[id]} {
+			if !strings.Contains(all, want) {
+				t.Errorf("Makefile build-%s: recipe %q lacks %q", id, all, want)
+			}
+		}
+	}
+	for _, name := range []string{"build", "lint-template"} {
+		if _, ok := targets[name]; !ok {
+			t.Errorf("Makefile: no target %s", name)
+		}
+	}
+}
+
+// notOnLambda are variables config.Load reads that the functions must not
+// get, and why.
+var notOnLambda = map[string]string{
+	"TILECACHE_ADDR":            "listen address of `tilecache serve`; a function listens on nothing (Lambda invokes its handler)",
+	"TILECACHE_DATA":            "data directory of the embedded backends; the functions run TILECACHE_BACKEND=aws",
+	"TILECACHE_USERS":           "accounts file; ApiFunction gets TILECACHE_ACCOUNTS, which wins",
+	"TILECACHE_WORKERS":         "lane workers of Program.Run (long polling); on Lambda the SQS event source invokes WorkerFunction",
+	"TILECACHE_LANE_VISIBILITY": "visibility of Program.Run's own receives; the event source receives with the queue's VisibilityTimeout",
+	"TILECACHE_BASE_PATH":       "the HTTP API routes /rest at the root of its $default stage",
+}
+
+// readVariables returns the TILECACHE_* variables config.Load reads, by
+// recording its lookups for an empty, an embedded and an AWS environment.
+func readVariables(t *testing.T) []string {
+	t.Helper()
+	read := map[string]bool{}
+	for _, env := range []map[string]string{
+		{},
+		{"TILECACHE_BACKEND": "embedded", "TILECACHE_WORKERS": "2"},
+		{"TILECACHE_BACKEND": "aws", "TILECACHE_S3_BUCKET": "b", "TILECACHE_SQS_QUEUE_URL": "http://q/1/q", "TILECACHE_ACCOUNTS": "a:b"},
+	} {
+		if _, err := config.Load(func(k string) (string, bool) { read[k] = true; v, ok := env[k]; return v, ok }); err != nil {
+			t.Fatalf("config.Load(%v): %v", env, err)
+		}
+	}
+	return slices.Sorted(maps.Keys(read))
+}
+
+func TestTemplateEnvironment(t *testing.T) {
+	tp := loadTemplate(t)
+	read := readVariables(t)
+	if !slices.Contains(read, "TILECACHE_ACCOUNTS") {
+		t.Fatalf("config.Load no longer reads TILECACHE_ACCOUNTS (read: %v): ApiFunction's accounts come from it", read)
+	}
+	for name := range notOnLambda {
+		if !slices.Contains(read, name) {
+			t.Errorf("notOnLambda lists %s, which config.Load does not read any more: remove it", name)
+		}
+	}
+	if get(tp.root, "Globals", "Function", "Environment", "Variables", "TILECACHE_ACCOUNTS") != nil {
+		t.Errorf("Globals: TILECACHE_ACCOUNTS must be ApiFunction's only")
+	}
+	for _, id := range tp.functions() {
+		env := tp.env(id)
+		var want []string
+		for _, name := range read {
+			if _, skip := notOnLambda[name]; skip || (name == "TILECACHE_ACCOUNTS" && id != "ApiFunction") {
+				continue
+			}
+			want = append(want, name)
+		}
+		for _, name := range want {
+			if _, ok := env[name]; !ok {
+				t.Errorf("%s: the code reads %s but the template does not set it", id, name)
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(env)) {
+			if !slices.Contains(want, name) {
+				why := notOnLambda[name]
+				if why == "" {
+					why = "the code does not read it"
+				}
+				t.Errorf("%s: the template sets %s: %s", id, name, why)
+			}
+		}
+		w := &world{tp: tp, refs: map[string]string{"TileBucket": "bucket", "TaskTable": "table", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"}}
+		vals := map[string]string{}
+		for name, n := range env {
+			v, err := w.eval(n)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", id, name, err)
+			}
+			vals[name] = fmt.Sprint(v)
+		}
+		if id == "ApiFunction" {
+			vals["TILECACHE_ACCOUNTS"] = "admin:$2a$04$resolved.from.ssm" // stands for the resolved dynamic reference
+		}
+		cfg, err := config.Load(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+		if err != nil {
+			t.Fatalf("%s: the template's environment (parameter defaults) does not load: %v", id, err)
+		}
+		if cfg.Backend != "aws" || cfg.Bucket != "bucket" || cfg.Table != "table" || cfg.QueueURL == "" || cfg.BasePath != "" || cfg.LayersFile != "" {
+			t.Errorf("%s: loaded configuration %+v: want the aws backend on the stack's bucket, table and queue, no base path, the bundled layers", id, cfg)
+		}
+	}
+	// The parameters behind the variables.
+	for name, param := range map[string]string{"TILECACHE_SEED_THREADS": "PoolSize", "TILECACHE_KEY_PREFIX": "KeyPrefix", "TILECACHE_LAYERS": "LayersFile"} {
+		if id, _ := refTarget(tp.env("WorkerFunction")[name]); id != param {
+			t.Errorf("%s must be !Ref %s", name, param)
+		}
+	}
+	acc := tp.env("ApiFunction")["TILECACHE_ACCOUNTS"]
+	if a, ok := tagged(acc, "Sub"); !ok || a.Value != "{{resolve:ssm:${AccountsParameter}}}" {
+		t.Errorf("ApiFunction TILECACHE_ACCOUNTS must be !Sub \"{{resolve:ssm:${AccountsParameter}}}\" (a dynamic reference), got %v", acc)
+	}
+}
+
+func TestTemplateParametersAndOutputs(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, p := range []string{"PoolSize", "KeyPrefix", "EnableCdn", "AccountsParameter", "WorkerTimeout"} {
+		if get(tp.root, "Parameters", p) == nil {
+			t.Errorf("parameter %s is missing", p)
+		}
+	}
+	if n := get(tp.root, "Parameters", "EnableCdn", "AllowedValues"); n == nil || len(n.Content) != 2 {
+		t.Errorf("EnableCdn: AllowedValues must be [true, false]")
+	}
+	for _, o := range []string{"ApiUrl", "TileBucket", "CdnDomain"} {
+		if get(tp.root, "Outputs", o) == nil {
+			t.Errorf("output %s is missing", o)
+		}
+	}
+	if c := get(tp.root, "Outputs", "CdnDomain", "Condition"); c == nil || c.Value != "CdnEnabled" {
+		t.Errorf("output CdnDomain must have Condition CdnEnabled")
+	}
+}
+
+// workerTimeouts returns every value WorkerTimeout may take.
+func workerTimeouts(tp *template) []string {
+	p := get(tp.root, "Parameters", "WorkerTimeout")
+	var out []string
+	for _, n := range get(p, "AllowedValues").Content {
+		out = append(out, n.Value)
+	}
+	if len(out) == 0 {
+		out = append(out, get(p, "Default").Value)
+	}
+	return out
+}
+
+func TestTemplateLaneQueue(t *testing.T) {
+	tp := loadTemplate(t)
+	ev := get(tp.resource("WorkerFunction"), "Properties", "Events")
+	if len(keys(ev)) != 1 {
+		t.Fatalf("WorkerFunction: want exactly one event (the lane queue), got %v", keys(ev))
+	}
+	sqsEv := get(ev, keys(ev)[0])
+	if get(sqsEv, "Type").Value != "SQS" {
+		t.Fatalf("WorkerFunction's event must be of type SQS")
+	}
+	if id, attr := refTarget(get(sqsEv, "Properties", "Queue")); id != "LaneQueue" || attr != "Arn" {
+		t.Errorf("WorkerFunction's SQS event: Queue must be !GetAtt LaneQueue.Arn")
+	}
+	if n := get(sqsEv, "Properties", "BatchSize"); n == nil || n.Value != "1" {
+		t.Errorf("WorkerFunction's SQS event: BatchSize must be 1")
+	}
+	if n := get(sqsEv, "Properties", "FunctionResponseTypes"); n == nil || len(n.Content) != 1 || n.Content[0].Value != "ReportBatchItemFailures" {
+		t.Errorf("WorkerFunction's SQS event: FunctionResponseTypes must be [ReportBatchItemFailures] (HandleSQS reports partial batch failures)")
+	}
+	q := tp.resource("LaneQueue")
+	redrive := get(q, "Properties", "RedrivePolicy")
+	if id, attr := refTarget(get(redrive, "deadLetterTargetArn")); id != "LaneDeadLetterQueue" || attr != "Arn" {
+		t.Errorf("LaneQueue: RedrivePolicy.deadLetterTargetArn must be !GetAtt LaneDeadLetterQueue.Arn")
+	}
+	if n := get(redrive, "maxReceiveCount"); n == nil || n.Value != strconv.Itoa(sqsqueue.MaxReceiveCount) {
+		t.Errorf("LaneQueue: maxReceiveCount must be %d (sqsqueue.MaxReceiveCount)", sqsqueue.MaxReceiveCount)
+	}
+	if n := get(q, "Properties", "ReceiveMessageWaitTimeSeconds"); n != nil && n.Value != "0" {
+		t.Errorf("LaneQueue: ReceiveMessageWaitTimeSeconds must stay 0 (sqsqueue.Receive's zero wait is a short poll)")
+	}
+	margin := seed.New(nil, nil, nil, nil, nil, seed.Options{}, nil).Options().SafetyMargin
+	for _, timeout := range workerTimeouts(tp) {
+		w := &world{tp: tp, params: map[string]string{"WorkerTimeout": timeout}}
+		fnTimeout, err := w.eval(tp.fnProp("WorkerFunction", "Timeout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vis, err := w.eval(get(q, "Properties", "VisibilityTimeout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft, _ := strconv.Atoi(fmt.Sprint(fnTimeout))
+		v, _ := strconv.Atoi(fmt.Sprint(vis))
+		if ft < 1 || v < 6*ft || v > 43200 {
+			t.Errorf("WorkerTimeout %s: function timeout %v s, queue visibility %v s: want visibility from 6× the timeout to 12 h", timeout, fnTimeout, vis)
+		}
+		if time.Duration(ft)*time.Second <= margin {
+			t.Errorf("WorkerTimeout %s leaves no time to work: HandleSQS keeps a safety margin of %v", timeout, margin)
+		}
+	}
+}
+
+func TestTemplateRoutesAndSchedule(t *testing.T) {
+	tp := loadTemplate(t)
+	type route struct{ path, method string }
+	var routes []route
+	for _, name := range keys(get(tp.resource("ApiFunction"), "Properties", "Events")) {
+		ev := get(tp.resource("ApiFunction"), "Properties", "Events", name)
+		if get(ev, "Type").Value != "HttpApi" {
+			t.Errorf("ApiFunction event %s: want type HttpApi", name)
+			continue
+		}
+		p := get(ev, "Properties")
+		if id, _ := refTarget(get(p, "ApiId")); id == "" || get(tp.resource(id), "Type").Value != "AWS::Serverless::HttpApi" {
+			t.Errorf("ApiFunction event %s: ApiId must reference the template's AWS::Serverless::HttpApi", name)
+		}
+		if v := get(p, "PayloadFormatVersion"); v == nil || v.Value != "2.0" {
+			t.Errorf("ApiFunction event %s: PayloadFormatVersion must be 2.0 (httpadapter.NewV2)", name)
+		}
+		routes = append(routes, route{get(p, "Path").Value, get(p, "Method").Value})
+	}
+	slices.SortFunc(routes, func(a, b route) int { return strings.Compare(a.path, b.path) })
+	if want := []route{{"/rest", "ANY"}, {"/rest/{proxy+}", "ANY"}}; !slices.Equal(routes, want) {
+		t.Errorf("ApiFunction routes: got %v, want %v", routes, want)
+	}
+	ev := get(tp.resource("CleanerFunction"), "Properties", "Events")
+	if len(keys(ev)) != 1 {
+		t.Fatalf("CleanerFunction: want exactly one event, got %v", keys(ev))
+	}
+	s := get(ev, keys(ev)[0])
+	if get(s, "Type").Value != "Schedule" || get(s, "Properties", "Schedule").Value != "rate(1 minute)" {
+		t.Errorf("CleanerFunction: want an EventBridge Schedule rate(1 minute)")
+	}
+}
+
+func TestTemplateBucketAndCdn(t *testing.T) {
+	tp := loadTemplate(t)
+	pab := get(tp.resource("TileBucket"), "Properties", "PublicAccessBlockConfiguration")
+	for _, k := range []string{"BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"} {
+		if n := get(pab, k); n == nil || n.Value != "true" {
+			t.Errorf("TileBucket: %s must be true", k)
+		}
+	}
+	if get(tp.resource("TileBucket"), "Properties", "BucketEncryption", "ServerSideEncryptionConfiguration") == nil {
+		t.Errorf("TileBucket: BucketEncryption missing")
+	}
+	for _, id := range []string{"TileDistribution", "TileOriginAccessControl"} {
+		if c := get(tp.resource(id), "Condition"); c == nil || c.Value != "CdnEnabled" {
+			t.Errorf("%s must have Condition CdnEnabled", id)
+		}
+	}
+	origins := get(tp.resource("TileDistribution"), "Properties", "DistributionConfig", "Origins")
+	if origins == nil || len(origins.Content) != 1 {
+		t.Fatalf("TileDistribution: want one origin")
+	}
+	o := origins.Content[0]
+	if id, _ := refTarget(get(o, "OriginAccessControlId")); id != "TileOriginAccessControl" {
+		t.Errorf("TileDistribution origin: OriginAccessControlId must reference TileOriginAccessControl")
+	}
+	if id, attr := refTarget(get(o, "DomainName")); id != "TileBucket" || attr != "RegionalDomainName" {
+		t.Errorf("TileDistribution origin: DomainName must be !GetAtt TileBucket.RegionalDomainName")
+	}
+	for _, cdn := range []string{"false", "true"} {
+		for _, prefix := range []string{"", "tiles"} {
+			w := &world{tp: tp, params: map[string]string{"EnableCdn": cdn, "KeyPrefix": prefix},
+				refs: map[string]string{"TileBucket": "bkt", "TileDistribution": "E2EXAMPLE"}, atts: map[string]string{"TileBucket.Arn": "arn:aws:s3:::bkt"}}
+			doc, err := w.eval(get(tp.resource("TileBucketPolicy"), "Properties", "PolicyDocument"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var allows []map[string]any
+			for _, s := range doc.(map[string]any)["Statement"].([]any) {
+				if s := s.(map[string]any); s["Effect"] == "Allow" {
+					allows = append(allows, s)
+				}
+			}
+			if cdn == "false" {
+				if len(allows) != 0 {
+					t.Errorf("EnableCdn false: the bucket policy allows %v", allows)
+				}
+				continue
+			}
+			wantRes := "arn:aws:s3:::bkt/*"
+			if prefix != "" {
+				wantRes = "arn:aws:s3:::bkt/" + prefix + "/*"
+			}
+			if len(allows) != 1 || fmt.Sprint(allows[0]["Principal"]) != "map[Service:cloudfront.amazonaws.com]" ||
+				!slices.Equal(strs(allows[0]["Action"]), []string{"s3:GetObject"}) || !slices.Equal(strs(allows[0]["Resource"]), []string{wantRes}) ||
+				fmt.Sprint(allows[0]["Condition"]) != "map[StringEquals:map[AWS:SourceArn:arn:aws:cloudfront::000000000000:distribution/E2EXAMPLE]]" {
+				t.Errorf("EnableCdn true, KeyPrefix %q: bucket policy allows %v; want s3:GetObject on %s for the distribution only", prefix, allows, wantRes)
+			}
+		}
+	}
+}
+
+// TestTemplateRoles checks the shape of the functions' roles; what they
+// allow is checked against recorded calls in policy_test.go.
+func TestTemplateRoles(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, id := range tp.functions() {
+		if get(tp.resource(id), "Properties", "Policies") != nil {
+			t.Errorf("%s: Policies is ignored next to Role; put statements into the role", id)
+		}
+		role, attr := refTarget(tp.fnProp(id, "Role"))
+		if role == "" || attr != "Arn" || get(tp.resource(role), "Type").Value != "AWS::IAM::Role" {
+			t.Errorf("%s: Role must be !GetAtt <role>.Arn of an AWS::IAM::Role of the template", id)
+			continue
+		}
+		if get(tp.resource(role), "Properties", "ManagedPolicyArns") != nil {
+			t.Errorf("%s: ManagedPolicyArns are not least privilege", role)
+		}
+		var buf strings.Builder
+		yaml.NewEncoder(&buf).Encode(get(tp.resource(role), "Properties"))
+		if strings.Contains(buf.String(), `"*"`) || strings.Contains(buf.String(), ":*\n") {
+			t.Errorf("%s: wildcard action or resource:\n%s", role, buf.String())
+		}
+	}
+}

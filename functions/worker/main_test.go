@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"tilecache/internal/lambdatest"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// TestRecordedEvents hands the SQS events of testdata/ to the handler main
+// starts (app.Program.HandleSQS), built on fresh resources of the local
+// AWS stack, and checks the partial batch failures and the stored tiles.
+func TestRecordedEvents(t *testing.T) {
+	r := lambdatest.NewResources(t)
+	env := lambdatest.Env(t, r, nil)
+	api := lambdatest.API(t, env)
+	worker := lambdatest.Worker(t, env)
+
+	// Tasks 1 (z0-1: 10 tiles) and 2 (z2: 32 tiles), both RUNNING.
+	res := lambdatest.Do(t, api.Handler, "POST", "/rest/seed/demo:world.json",
+		`{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2,"threadCount":2}}`, "content-type", "application/json")
+	if res.StatusCode != 200 || res.Body != `{"long-array-array":[[0,10,10,1,1],[0,32,32,2,1]]}` {
+		t.Fatalf("seed: %d %s", res.StatusCode, res.Body)
+	}
+	// The recorded events stand for the lane messages the API just sent.
+	got := lambdatest.Drain(t, lambdatest.SQS(t), r.QueueURL)
+	slices.Sort(got)
+	if want := []string{`{"task":1,"cursor":0}`, `{"task":2,"cursor":2}`}; !slices.Equal(got, want) {
+		t.Fatalf("lane messages sent: %q, want %q (the bodies of the recorded events)", got, want)
+	}
+
+	set := tilestore.TileSet{Prefix: r.Prefix, LayerID: "demo:world", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	tiles := lambdatest.Tiles(t, r)
+	stored := func() []string {
+		var keys []string
+		if err := tiles.List(t.Context(), set.Dir(), func(o tilestore.Object) error { keys = append(keys, o.Key); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	want := func(zs ...int) []string {
+		var keys []string
+		for _, z := range zs {
+			for x := range int64(2) << z {
+				for y := range int64(1) << z {
+					keys = append(keys, set.Key(z, x, y))
+				}
+			}
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	handle := func(file string, timeout time.Duration) events.SQSEventResponse {
+		t.Helper()
+		var ev events.SQSEvent
+		lambdatest.ReadEvent(t, filepath.Join("testdata", file), &ev)
+		ctx, cancel := context.WithTimeout(t.Context(), timeout) // the function's timeout
+		defer cancel()
+		res, err := worker.HandleSQS(ctx, ev)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		return res
+	}
+	failures := func(res events.SQSEventResponse) []string {
+		out := []string{}
+		for _, f := range res.BatchItemFailures {
+			out = append(out, f.ItemIdentifier)
+		}
+		return out
+	}
+	checkTask := func(id, total int64) {
+		t.Helper()
+		tk, err := worker.Tasks.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Status != task.Done || tk.Done != total || tk.Total != total {
+			t.Errorf("task %d: %v, %d of %d tiles; want DONE with %d", id, tk.Status, tk.Done, tk.Total, total)
+		}
+	}
+
+	// One lane message, as the event source delivers it (BatchSize 1).
+	if got := failures(handle("sqs-lane.json", time.Minute)); len(got) != 0 {
+		t.Errorf("sqs-lane.json: batch item failures %v, want none", got)
+	}
+	checkTask(1, 10)
+	if got, want := stored(), want(0, 1); !slices.Equal(got, want) {
+		t.Errorf("after task 1: stored %v, want %v", got, want)
+	}
+
+	// A batch with a lane, a body that is no lane message, a lane message
+	// without a valid task, and one for a task that does not exist (dropped):
+	// only the two poison messages are reported, so that SQS redelivers them
+	// and, after maxReceiveCount, moves them to the dead-letter queue.
+	wantFailures := []string{"c5d7e9f1-3a5b-4c7d-9e1f-2a4b6c8d0e2f", "0e2f4a6b-8c0d-4e2f-a4b6-c8d0e2f4a6b8"}
+	if got := failures(handle("sqs-batch-poison.json", time.Minute)); !slices.Equal(got, wantFailures) {
+		t.Errorf("sqs-batch-poison.json: batch item failures %v, want %v", got, wantFailures)
+	}
+	checkTask(2, 32)
+	if got, want := stored(), want(0, 1, 2); !slices.Equal(got, want) {
+		t.Errorf("after task 2: %d tiles stored, want %d", len(got), len(want))
+	}
+
+	// A redelivered message of a finished lane is acknowledged, not worked.
+	if got := failures(handle("sqs-lane.json", time.Minute)); len(got) != 0 {
+		t.Errorf("sqs-lane.json delivered again: batch item failures %v, want none", got)
+	}
+	checkTask(1, 10)
+
+	// An invocation with less time left than the engine's safety margin
+	// hands its messages back untouched.
+	margin := worker.Engine.Options().SafetyMargin
+	if got := failures(handle("sqs-lane.json", margin/2)); !slices.Equal(got, []string{"3f1b6f8e-2a4c-4d6e-9b1a-7c2d5e8f0a13"}) {
+		t.Errorf("sqs-lane.json with %v left: batch item failures %v, want the message back", margin/2, got)
+	}
+}

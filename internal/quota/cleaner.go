@@ -1,0 +1,456 @@
+package quota
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"tilecache/internal/layer"
+	"tilecache/internal/tilestore"
+)
+
+// ConfigSource reads the disk-quota configuration.
+type ConfigSource interface {
+	QuotaConfig(ctx context.Context) (Config, error)
+}
+
+// Activity tells which layers have tasks at work. A layer's usage is only
+// recounted when it has none, and a clean-up that ran while one of its
+// layers had any marks that layer for a recount.
+type Activity interface {
+	// ActiveLayers returns the layers with a PENDING or RUNNING task or
+	// with a task that finished at or after since.
+	ActiveLayers(ctx context.Context, since time.Time) (map[string]bool, error)
+}
+
+// CleanerOptions tune a Cleaner; zero values take the defaults.
+type CleanerOptions struct {
+	// KeyPrefix is the prefix of every tile key.
+	KeyPrefix string
+	// Settle is how long after a layer's last task finished its usage may
+	// be recounted: the time a killed lane may take to notice the kill and
+	// count its last tiles (the slowest metatile). Default 2m.
+	Settle time.Duration
+	// Lease bounds how long a clean-up holds its claim, so that a crashed
+	// clean-up does not block the next ones forever. Default 15m.
+	Lease time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Cleaner enforces the disk quota: it expires whole tile pages by the
+// configured policy while a layer is over its layer quota or all layers
+// together are over the global quota, keeps usage right by recounting
+// layers marked dirty (and all of them when usage is missing or the block
+// size changed), and answers the usage report. It is safe for concurrent
+// use; the clean-up schedule is shared with every other process through
+// the usage store (StateStore.ClaimCleanUp), so a clean-up runs once per
+// interval however many processes call RunDue.
+type Cleaner struct {
+	config   ConfigSource
+	store    UsageStore
+	tiles    tilestore.Store
+	layers   *layer.Catalogue
+	activity Activity
+	opts     CleanerOptions
+	log      *slog.Logger
+
+	running sync.Mutex    // one RunDue/Run of this process at a time
+	rearm   chan struct{} // wakes RunSchedule after a configuration change
+}
+
+// NewCleaner returns a cleaner.
+func NewCleaner(config ConfigSource, store UsageStore, tiles tilestore.Store, layers *layer.Catalogue, activity Activity, opts CleanerOptions, log *slog.Logger) *Cleaner {
+	if opts.Settle <= 0 {
+		opts.Settle = 2 * time.Minute
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = 15 * time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Cleaner{config: config, store: store, tiles: tiles, layers: layers, activity: activity, opts: opts, log: log,
+		rearm: make(chan struct{}, 1)}
+}
+
+// RunDue keeps usage right (Maintain) and then, when the quota is enabled
+// and the clean-up interval has passed since the last clean-up of any
+// process, runs a clean-up. The cleaner function calls it every minute;
+// the local program's RunSchedule calls it when the next clean-up is due.
+func (c *Cleaner) RunDue(ctx context.Context, now time.Time) error {
+	if !c.running.TryLock() {
+		return nil // this process is at it already
+	}
+	defer c.running.Unlock()
+	merr := c.maintain(ctx)
+	if merr != nil {
+		c.log.Error("disk usage maintenance", "err", merr)
+	}
+	cfg, err := c.config.QuotaConfig(ctx)
+	if err != nil {
+		return errors.Join(merr, fmt.Errorf("read disk quota configuration: %w", err))
+	}
+	if !cfg.Enabled {
+		return merr
+	}
+	return errors.Join(merr, c.cleanUp(ctx, cfg, now, cfg.CleanUpInterval()))
+}
+
+// Run runs a clean-up now, whatever the schedule, unless another one is
+// running; it deletes nothing when the quota is disabled.
+func (c *Cleaner) Run(ctx context.Context) error {
+	c.running.Lock()
+	defer c.running.Unlock()
+	cfg, err := c.config.QuotaConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("read disk quota configuration: %w", err)
+	}
+	if !cfg.Enabled {
+		c.log.Info("clean-up skipped: disk quota disabled")
+		return nil
+	}
+	return c.cleanUp(ctx, cfg, c.opts.Now(), 0)
+}
+
+// Rearm makes RunSchedule recompute when the next clean-up is due; call it
+// after the configuration changed.
+func (c *Cleaner) Rearm() {
+	select {
+	case c.rearm <- struct{}{}:
+	default:
+	}
+}
+
+// RunSchedule calls RunDue at once, then whenever a clean-up is due (the
+// configured interval after the last one, of any process) and at least
+// every minute (or every interval, if shorter) for the maintenance, until
+// ctx ends. After a configuration change (Rearm) it calls RunDue at once
+// and reschedules by the new configuration.
+func (c *Cleaner) RunSchedule(ctx context.Context) {
+	var wait time.Duration
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-c.rearm:
+			t.Stop()
+		case <-t.C:
+		}
+		if err := c.RunDue(ctx, c.opts.Now()); err != nil && ctx.Err() == nil {
+			c.log.Error("scheduled clean-up", "err", err)
+		}
+		wait = c.untilNext(ctx)
+	}
+}
+
+// untilNext returns the time until RunSchedule should call RunDue.
+func (c *Cleaner) untilNext(ctx context.Context) time.Duration {
+	const minWait, retry = 250 * time.Millisecond, 10 * time.Second
+	cfg, err := c.config.QuotaConfig(ctx)
+	if err != nil {
+		return retry
+	}
+	st, err := c.store.UsageState(ctx)
+	if err != nil {
+		return retry
+	}
+	now := c.opts.Now()
+	interval := cfg.CleanUpInterval()
+	next := now.Add(min(interval, time.Minute))
+	if cfg.Enabled {
+		due := st.LastCleanUp.Add(interval)
+		if st.LeaseUntil.After(due) {
+			due = st.LeaseUntil
+		}
+		if due.Before(next) {
+			next = due
+		}
+	}
+	return max(next.Sub(now), minWait)
+}
+
+// cleanUp claims the clean-up of now (if interval passed since the last
+// one) and runs it: first one clean-up per layer over its layer quota, at
+// most MaxConcurrentCleanUps at once, then the global one.
+func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interval time.Duration) error {
+	st, err := c.store.UsageState(ctx)
+	if err != nil {
+		return fmt.Errorf("read usage state: %w", err)
+	}
+	if !st.Counted {
+		c.log.Info("clean-up skipped: disk usage not counted yet")
+		return nil
+	}
+	ok, err := c.store.ClaimCleanUp(ctx, now, interval, c.opts.Lease)
+	if err != nil || !ok {
+		return err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := c.store.ReleaseCleanUp(rctx, now); err != nil {
+			c.log.Warn("release the clean-up claim", "err", err)
+		}
+	}()
+	usage, err := c.usage(ctx)
+	if err != nil {
+		return err
+	}
+	var jobs []cleanUpJob
+	withQuota := map[string]bool{}
+	for _, lq := range cfg.LayerQuotas {
+		withQuota[lq.Layer] = true
+		if usage[lq.Layer] > lq.Quota {
+			jobs = append(jobs, cleanUpJob{name: lq.Layer, layers: []string{lq.Layer}, limit: lq.Quota, policy: lq.Policy})
+		}
+	}
+	sem := make(chan struct{}, max(cfg.MaxConcurrentCleanUps, 1))
+	var wg sync.WaitGroup
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = c.expire(ctx, j)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return errors.Join(errs...)
+	}
+	// The global quota holds for all layers together; like GeoWebCache, it
+	// expires pages of the layers without a quota of their own.
+	if usage, err = c.usage(ctx); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	var total int64
+	var managed []string
+	for l, b := range usage {
+		total += b
+		if !withQuota[l] {
+			managed = append(managed, l)
+		}
+	}
+	slices.Sort(managed)
+	if total > cfg.GlobalQuota {
+		if len(managed) == 0 {
+			c.log.Warn("clean-up: over the global quota, but every layer has a quota of its own",
+				"used_bytes", total, "quota_bytes", cfg.GlobalQuota)
+		} else {
+			errs = append(errs, c.expire(ctx, cleanUpJob{name: "", layers: managed, limit: cfg.GlobalQuota, policy: cfg.GlobalPolicy, global: true}))
+		}
+	}
+	if len(jobs) == 0 && total <= cfg.GlobalQuota {
+		c.log.Debug("clean-up: usage within quota", "used_bytes", total, "global_quota_bytes", cfg.GlobalQuota)
+	}
+	return errors.Join(errs...)
+}
+
+// usage returns the used bytes per layer.
+func (c *Cleaner) usage(ctx context.Context) (map[string]int64, error) {
+	ls, err := c.store.Layers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read layer usage: %w", err)
+	}
+	out := make(map[string]int64, len(ls))
+	for _, l := range ls {
+		out[l.Layer] = l.Bytes
+	}
+	return out, nil
+}
+
+// cleanUpJob is one clean-up: expire pages of layers while their usage is
+// over limit (for the global one, while all layers' usage is).
+type cleanUpJob struct {
+	name   string // the layer of a layer quota
+	layers []string
+	limit  int64
+	policy string
+	global bool
+}
+
+// expire runs one clean-up and logs its outcome.
+func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
+	start := c.opts.Now()
+	log := c.log.With("quota", "layer", "layer", j.name)
+	if j.global {
+		log = c.log.With("quota", "global", "layers", j.layers)
+	}
+	log = log.With("policy", j.policy, "quota_bytes", j.limit)
+	usage, err := c.usage(ctx)
+	if err != nil {
+		log.Error("clean-up failed", "err", err)
+		return err
+	}
+	var used int64
+	if j.global {
+		for _, b := range usage {
+			used += b
+		}
+	} else {
+		used = usage[j.name]
+	}
+	before := used
+	var pages []Page
+	for _, l := range j.layers {
+		ps, err := c.store.Pages(ctx, l)
+		if err != nil {
+			log.Error("clean-up failed", "err", err)
+			return fmt.Errorf("clean-up: %w", err)
+		}
+		pages = append(pages, ps...)
+	}
+	Order(pages, j.policy)
+	var deletedPages, deletedTiles, freed int64
+	touched := map[string]bool{}
+	for _, p := range pages {
+		if used <= j.limit {
+			break
+		}
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		var removed Page
+		var found bool
+		if removed, found, err = c.deletePage(ctx, p.Key); err != nil {
+			break
+		}
+		touched[p.Key.Set.Layer] = true
+		if found {
+			deletedPages++
+			deletedTiles += removed.Tiles
+			freed += removed.Bytes
+			used -= removed.Bytes
+		}
+	}
+	c.checkRaces(ctx, touched, start)
+	attrs := []any{"used_bytes_before", before, "used_bytes_after", used, "pages_deleted", deletedPages,
+		"tiles_deleted", deletedTiles, "bytes_freed", freed, "duration", c.opts.Now().Sub(start).String()}
+	switch {
+	case err != nil:
+		log.Error("clean-up failed", append(attrs, "err", err)...)
+		return fmt.Errorf("clean-up of %v: %w", j.layers, err)
+	case used > j.limit:
+		log.Warn("clean-up finished over quota: no pages left to expire", attrs...)
+	default:
+		log.Info("clean-up finished", attrs...)
+	}
+	return nil
+}
+
+// checkRaces marks the layers a clean-up changed for a recount when a task
+// of theirs worked meanwhile: a lane may count a tile at its next
+// checkpoint that the clean-up deleted.
+func (c *Cleaner) checkRaces(ctx context.Context, layers map[string]bool, since time.Time) {
+	if len(layers) == 0 {
+		return
+	}
+	active, err := c.activity.ActiveLayers(ctx, since)
+	var dirty []string
+	for l := range layers {
+		if err != nil || active[l] {
+			dirty = append(dirty, l)
+		}
+	}
+	if len(dirty) == 0 {
+		return
+	}
+	if err := c.store.MarkDirty(context.WithoutCancel(ctx), dirty); err != nil {
+		c.log.Error("mark usage for a recount", "layers", dirty, "err", err)
+	}
+}
+
+// Order sorts pages into expiration order: LRU, the least recently used
+// first (by Page.Used); LFU, the least frequently used first (by
+// Page.Frequency, then as LRU). Ties go to the older page, then by page id.
+func Order(pages []Page, policy string) {
+	byUse := func(a, b Page) int {
+		if c := a.Used().Compare(b.Used()); c != 0 {
+			return c
+		}
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key.ID(), b.Key.ID())
+	}
+	if policy == PolicyLFU {
+		slices.SortStableFunc(pages, func(a, b Page) int {
+			if c := cmp.Compare(a.Frequency(), b.Frequency()); c != 0 {
+				return c
+			}
+			return byUse(a, b)
+		})
+		return
+	}
+	slices.SortStableFunc(pages, byUse)
+}
+
+// deletePage deletes a page's tiles, then its record.
+func (c *Cleaner) deletePage(ctx context.Context, k PageKey) (Page, bool, error) {
+	keys, err := c.pageKeys(ctx, k)
+	if err != nil {
+		return Page{}, false, err
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), tilestore.DeleteBatch)
+		if _, err := c.tiles.Delete(ctx, keys[:n]); err != nil {
+			return Page{}, false, fmt.Errorf("delete the tiles of page %s: %w", k.ID(), err)
+		}
+		keys = keys[n:]
+	}
+	return c.store.DeletePage(ctx, k)
+}
+
+// tileSet returns the store's tile set of a usage tile set; ok is false
+// when the format's extension is unknown.
+func (c *Cleaner) tileSet(s TileSet) (tilestore.TileSet, bool) {
+	id := s.Layer
+	if l, ok := c.layers.Layer(s.Layer); ok {
+		id = l.ID
+	}
+	ext, ok := tilestore.FormatExt(s.FormatID)
+	return tilestore.TileSet{Prefix: c.opts.KeyPrefix, LayerID: id, GridSetID: s.GridSetID, FormatID: s.FormatID,
+		Ext: ext, ParametersID: s.ParametersID}, ok
+}
+
+// pageKeys returns the keys of every tile the page can hold: its 64×64
+// positions clipped to the layer's coverage when the layer is configured.
+// For a format whose extension is unknown it lists the page's columns.
+func (c *Cleaner) pageKeys(ctx context.Context, k PageKey) ([]string, error) {
+	x0, y0, x1, y1 := k.TileRange()
+	if l, ok := c.layers.Layer(k.Set.Layer); ok {
+		if sub, ok := l.Subset(k.Set.GridSetID); ok && k.Z < sub.GridSet.Levels() {
+			cov := sub.CoverageRange(k.Z)
+			x0, y0, x1, y1 = max(x0, cov.MinX), max(y0, cov.MinY), min(x1, cov.MaxX), min(y1, cov.MaxY)
+		}
+	}
+	set, known := c.tileSet(k.Set)
+	var keys []string
+	for x := x0; x <= x1; x++ {
+		if known {
+			for y := y0; y <= y1; y++ {
+				keys = append(keys, set.Key(k.Z, x, y))
+			}
+			continue
+		}
+		col := fmt.Sprintf("%s%d/", set.LevelDir(k.Z), x)
+		err := c.tiles.List(ctx, col, func(o tilestore.Object) error {
+			if y, ok := parseRow(o.Key[len(col):]); ok && y >= y0 && y <= y1 {
+				keys = append(keys, o.Key)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list the tiles of page %s: %w", k.ID(), err)
+		}
+	}
+	return keys, nil
+}

@@ -1,0 +1,173 @@
+package rest
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/layer"
+	"tilecache/internal/quota"
+	"tilecache/internal/source"
+	"tilecache/internal/tilestore"
+)
+
+// TileReader reads stored tiles.
+type TileReader interface {
+	Get(ctx context.Context, key string) (data []byte, meta tilestore.Meta, found bool, err error)
+}
+
+// AccessRecorder counts client reads of tiles (quota.Recorder does).
+type AccessRecorder interface {
+	Record(page quota.PageKey, at time.Time)
+}
+
+// Tiles serves stored tiles to clients, without authentication, like a
+// tile service:
+//
+//	GET /tiles/{layer}/{gridSetId}/{formatId}/{z}/{x}/{y}.{ext}[?PARAM=value…]
+//
+// z/x/y are those of the tile's storage key (y counts rows from the
+// bottom), formatId the format's short name (png, jpeg, png8, …) and ext
+// its extension. Query parameters are normalised through the layer's
+// parameter filters as in a seed request: unknown names are ignored and a
+// value a filter does not allow is a 400. A stored tile is answered with
+// its stored Content-Type and Cache-Control; a missing one (or an unknown
+// layer, grid set or format) is a 404 text/plain: there is no rendering on
+// a miss. Every tile answered to a GET counts as an access of its page
+// (the disk quota's LRU/LFU statistics). HEAD is answered like GET without
+// counting.
+type Tiles struct {
+	layers *layer.Catalogue
+	tiles  TileReader
+	prefix string
+	rec    AccessRecorder
+	log    *slog.Logger
+}
+
+// NewTiles returns the tile handler; keys carry prefix (the configured key
+// prefix), and rec, if not nil, counts accesses.
+func NewTiles(layers *layer.Catalogue, tiles TileReader, prefix string, rec AccessRecorder, log *slog.Logger) *Tiles {
+	return &Tiles{layers: layers, tiles: tiles, prefix: prefix, rec: rec, log: log}
+}
+
+// tileRequest is a parsed tile path.
+type tileRequest struct {
+	layer  *layer.Layer
+	grid   string
+	format string // MIME type
+	z      int
+	x, y   int64
+}
+
+// ServeHTTP implements http.Handler for paths /tiles/….
+func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
+		return
+	}
+	tr, ok := h.parse(r.URL.EscapedPath())
+	if !ok {
+		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		return
+	}
+	var pairs [][2]string
+	q := r.URL.Query()
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		pairs = append(pairs, [2]string{k, q.Get(k)})
+	}
+	params, err := tr.layer.NormaliseParameters(pairs)
+	if err != nil {
+		writeText(w, http.StatusBadRequest, apperr.Message(err))
+		return
+	}
+	id, ext, _ := tilestore.Format(tr.format)
+	set := tilestore.TileSet{Prefix: h.prefix, LayerID: tr.layer.ID, GridSetID: tr.grid, FormatID: id, Ext: ext,
+		ParametersID: tilestore.ParametersID(params)}
+	data, meta, found, err := h.tiles.Get(r.Context(), set.Key(tr.z, tr.x, tr.y))
+	if err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		status := http.StatusInternalServerError
+		if apperr.Is(err, apperr.Unavailable) {
+			status = http.StatusServiceUnavailable
+		}
+		h.log.Error("read tile", "path", r.URL.Path, "err", err)
+		writeText(w, status, "The tile store could not be read")
+		return
+	}
+	if !found {
+		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
+		return
+	}
+	if r.Method == http.MethodGet && h.rec != nil {
+		h.rec.Record(quota.PageOf(quota.TileSet{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: id, ParametersID: set.ParametersID},
+			tr.z, tr.x, tr.y), time.Now())
+	}
+	ct := meta.ContentType
+	if ct == "" {
+		ct = source.ContentType(tr.format)
+	}
+	w.Header().Set("Content-Type", ct)
+	if meta.CacheControl != "" {
+		w.Header().Set("Cache-Control", meta.CacheControl)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		w.Write(data)
+	}
+}
+
+// parse reads /tiles/{layer}/{gridSetId}/{formatId}/{z}/{x}/{y}.{ext};
+// ok is false for anything that cannot name a tile of a configured layer.
+func (h *Tiles) parse(path string) (tileRequest, bool) {
+	rest, ok := strings.CutPrefix(path, "/tiles/")
+	if !ok {
+		return tileRequest{}, false
+	}
+	seg := strings.Split(rest, "/")
+	if len(seg) != 6 {
+		return tileRequest{}, false
+	}
+	for i := range 3 {
+		s, err := url.PathUnescape(seg[i])
+		if err != nil || s == "" {
+			return tileRequest{}, false
+		}
+		seg[i] = s
+	}
+	l, ok := h.layers.Layer(seg[0])
+	if !ok {
+		return tileRequest{}, false
+	}
+	if _, ok := l.Subset(seg[1]); !ok {
+		return tileRequest{}, false
+	}
+	name, ext, ok := strings.Cut(seg[5], ".")
+	if !ok {
+		return tileRequest{}, false
+	}
+	tr := tileRequest{layer: l, grid: seg[1]}
+	for _, f := range l.Formats {
+		if id, fext, _ := tilestore.Format(f); id == seg[2] && fext == ext {
+			tr.format = f
+		}
+	}
+	z, err1 := strconv.Atoi(seg[3])
+	x, err2 := strconv.ParseInt(seg[4], 10, 64)
+	y, err3 := strconv.ParseInt(name, 10, 64)
+	if tr.format == "" || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
+		return tileRequest{}, false
+	}
+	tr.z, tr.x, tr.y = z, x, y
+	return tr, true
+}

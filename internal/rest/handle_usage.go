@@ -1,0 +1,35 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+
+	"tilecache/internal/quota"
+	"tilecache/internal/wire"
+)
+
+// UsageReporter answers the disk usage report (quota.Cleaner does).
+type UsageReporter interface {
+	Report(ctx context.Context) (quota.Report, error)
+}
+
+// getUsage answers GET /rest/diskquota/usage.xml|.json: used bytes and
+// tiles per layer and in total, the quotas and the last clean-up time.
+func (h *Handler) getUsage(f format) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if h.opts.Usage == nil {
+			writeText(w, http.StatusNotFound, "Disk usage is not counted by this server")
+			return nil
+		}
+		rep, err := h.opts.Usage.Report(r.Context())
+		if err != nil {
+			return err
+		}
+		if f == formatXML {
+			writeBody(w, "text/xml; charset=utf-8", wire.UsageXML(rep))
+		} else {
+			writeBody(w, "application/json", wire.UsageJSON(rep))
+		}
+		return nil
+	}
+}
