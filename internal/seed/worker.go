@@ -110,9 +110,14 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		from, tiles := t.Cursor, int64(0)
 		cursor := from
 		var deletes []tileRef
+		// A batch ends at the next checkpoint or at the slice's deadline,
+		// whichever comes first, so a Lambda never overruns its budget.
 		batchEnd := time.Now().Add(e.opts.CheckpointEvery)
+		if deadline.Before(batchEnd) {
+			batchEnd = deadline
+		}
 		nextCheck := time.Now().Add(e.opts.KillCheckEvery)
-		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && !ln.tally.full() && time.Now().Before(batchEnd) {
+		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && !ln.tally.full() && (cursor == from || time.Now().Before(batchEnd)) {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("task %d: %w", t.ID, err)
 			}
