@@ -79,6 +79,8 @@ func (s *Store) prune(dirs []string) {
 	dirs = slices.Compact(dirs)
 	// Longest first, so children go before their parents.
 	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) })
+	s.dirs.Lock()
+	defer s.dirs.Unlock()
 	for _, d := range dirs {
 		for len(d) > len(s.base) && strings.HasPrefix(d, s.base) {
 			if syscall.Rmdir(d) != nil {

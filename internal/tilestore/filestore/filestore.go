@@ -99,6 +99,11 @@ type Store struct {
 	tmpSeq atomic.Uint64 // makes temp names unique within this Store
 	seed   maphash.Seed
 	locks  [lockStripes]sync.RWMutex // striped by key: pairs object and sidecar renames
+	// dirs orders directory creation against pruning: a Put holds it shared
+	// from creating its directory until its temporary file is in it (from
+	// then on the directory is not empty), Delete's pruning holds it
+	// exclusively. Within one Store a Put then never loses its directory.
+	dirs sync.RWMutex
 }
 
 // New returns a Store rooted at root, creating the directory if needed.
@@ -207,6 +212,10 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 // With mkdir, missing directories are created; the loop also covers a
 // concurrent Delete pruning a directory between MkdirAll and the create.
 func (s *Store) writeTemp(dirPath, name string, b []byte, mkdir bool) (string, error) {
+	if mkdir {
+		s.dirs.RLock()
+		defer s.dirs.RUnlock()
+	}
 	const attempts = 20
 	for attempt := 1; ; attempt++ {
 		p := dirPath + sep + "." + name + ".tmp-" + s.tmpTag + "-" + strconv.FormatUint(s.tmpSeq.Add(1), 36)
