@@ -9,6 +9,8 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Kind classifies an error by what the caller can do about it.
@@ -90,4 +92,27 @@ func Message(err error) string {
 		return e.Message
 	}
 	return "internal server error"
+}
+
+// Show makes client-supplied text safe to put in a one-line error message:
+// long text is cut, and text with control characters or invalid UTF-8 is
+// quoted. The empty string is shown as "".
+func Show(s string) string {
+	const max = 100
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError || r == '\u2028' || r == '\u2029' || (r >= 0x80 && r < 0xa0) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

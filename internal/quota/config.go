@@ -49,7 +49,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"tilecache/internal/apperr"
 )
@@ -173,7 +172,7 @@ func (c Config) Apply(p Patch) (Config, error) {
 	if p.CleanUpUnits != nil {
 		u := canonical(*p.CleanUpUnits)
 		if _, ok := cleanUpUnits[u]; !ok {
-			return Config{}, apperr.Invalidf("Unknown cacheCleanUpUnits value: %s", show(strings.TrimSpace(*p.CleanUpUnits)))
+			return Config{}, apperr.Invalidf("Unknown cacheCleanUpUnits value: %s", apperr.Show(strings.TrimSpace(*p.CleanUpUnits)))
 		}
 		n.CleanUpUnits = u
 	}
@@ -237,7 +236,7 @@ func validLayerQuotas(in []LayerQuota) ([]LayerQuota, error) {
 		// Two quotas for one layer would leave the clean-up guessing which
 		// one holds; GeoWebCache silently keeps both.
 		if seen[lq.Layer] {
-			return nil, apperr.Invalidf("layerQuotas: more than one quota for layer %s", show(lq.Layer))
+			return nil, apperr.Invalidf("layerQuotas: more than one quota for layer %s", apperr.Show(lq.Layer))
 		}
 		seen[lq.Layer] = true
 		out = append(out, LayerQuota{Layer: lq.Layer, Policy: pol, Quota: lq.Quota})
@@ -250,7 +249,7 @@ func parsePolicy(s string) (string, error) {
 	case PolicyLRU, PolicyLFU:
 		return p, nil
 	}
-	return "", apperr.Invalidf("Unknown expiration policy: %s", show(strings.TrimSpace(s)))
+	return "", apperr.Invalidf("Unknown expiration policy: %s", apperr.Show(strings.TrimSpace(s)))
 }
 
 func canonical(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }
@@ -298,15 +297,15 @@ func ParseQuota(value, units string) (int64, error) {
 		}
 	}
 	if shift < 0 {
-		return 0, apperr.Invalidf("Unknown units value: %s", show(strings.TrimSpace(units)))
+		return 0, apperr.Invalidf("Unknown units value: %s", apperr.Show(strings.TrimSpace(units)))
 	}
 	v := strings.TrimSpace(value)
 	intPart, frac, _ := strings.Cut(v, ".")
 	if intPart+frac == "" || !allDigits(intPart) || !allDigits(frac) {
-		return 0, apperr.Invalidf("Invalid quota value: %s", show(v))
+		return 0, apperr.Invalidf("Invalid quota value: %s", apperr.Show(v))
 	}
 	tooLarge := func() error {
-		return apperr.Invalidf("Invalid quota value: %s %s is larger than %d bytes", show(v), unitName, int64(math.MaxInt64))
+		return apperr.Invalidf("Invalid quota value: %s %s is larger than %d bytes", apperr.Show(v), unitName, int64(math.MaxInt64))
 	}
 	intPart = strings.TrimLeft(intPart, "0")
 	if len(intPart) > 19 { // 10^19 > MaxInt64 even in bytes
@@ -321,7 +320,7 @@ func ParseQuota(value, units string) (int64, error) {
 	}
 	num, ok := new(big.Int).SetString("0"+intPart+frac, 10)
 	if !ok {
-		return 0, apperr.Invalidf("Invalid quota value: %s", show(v))
+		return 0, apperr.Invalidf("Invalid quota value: %s", apperr.Show(v))
 	}
 	num.Lsh(num, uint(shift))
 	num.Quo(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil))
@@ -338,27 +337,4 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// show makes client-supplied text safe to put in a one-line error message:
-// long text is cut, and text with control characters or invalid UTF-8 is
-// quoted.
-func show(s string) string {
-	const max = 100
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	if s == "" {
-		return `""`
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError || r == '\u2028' || r == '\u2029' || (r >= 0x80 && r < 0xa0) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

@@ -21,7 +21,7 @@ func DecodeMassTruncate(body []byte) (layerName string, err error) {
 		return "", err
 	}
 	if doc.name != "truncateLayer" {
-		return "", apperr.Invalidf("Unknown mass truncate request type: %s", show(doc.name))
+		return "", apperr.Invalidf("Unknown mass truncate request type: %s", apperr.Show(doc.name))
 	}
 	fields, err := elems(doc, "truncateLayer")
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"tilecache/internal/apperr"
 )
@@ -36,11 +35,11 @@ func (n *node) describe() string {
 	case n.kind == elemNode && n.json:
 		return "an object"
 	case n.kind == elemNode:
-		return "element <" + show(n.children[0].name) + ">"
+		return "element <" + apperr.Show(n.children[0].name) + ">"
 	case n.null:
 		return "null"
 	}
-	return show(strings.TrimSpace(n.text))
+	return apperr.Show(strings.TrimSpace(n.text))
 }
 
 // text returns the text of a scalar node, or an error naming field if n is
@@ -89,16 +88,16 @@ type fieldSet map[string]bool
 
 func (s fieldSet) add(name string) error {
 	if s[name] {
-		return apperr.Invalidf("Duplicate field: %s", show(name))
+		return apperr.Invalidf("Duplicate field: %s", apperr.Show(name))
 	}
 	s[name] = true
 	return nil
 }
 
-func unknownField(name string) error { return apperr.Invalidf("Unknown field: %s", show(name)) }
+func unknownField(name string) error { return apperr.Invalidf("Unknown field: %s", apperr.Show(name)) }
 
 func invalidValue(field, value string) error {
-	return apperr.Invalidf("Invalid value for %s: %s", field, show(value))
+	return apperr.Invalidf("Invalid value for %s: %s", field, apperr.Show(value))
 }
 
 // isInteger reports whether s is an optional sign followed by ASCII digits.
@@ -128,7 +127,7 @@ func parseInt64(n *node, field string) (int64, error) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, apperr.Invalidf("Invalid value for %s: %s is out of range", field, show(s))
+		return 0, apperr.Invalidf("Invalid value for %s: %s is out of range", field, apperr.Show(s))
 	}
 	return v, nil
 }
@@ -175,13 +174,13 @@ func parseFloat(n *node, field string) (float64, error) {
 	if !isDecimal(s) {
 		switch strings.ToLower(strings.TrimLeft(s, "+-")) {
 		case "nan", "inf", "infinity":
-			return 0, apperr.Invalidf("Invalid %s: %s is not a finite number", field, show(s))
+			return 0, apperr.Invalidf("Invalid %s: %s is not a finite number", field, apperr.Show(s))
 		}
 		return 0, invalidValue(field, s)
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, apperr.Invalidf("Invalid %s: %s is not a finite number", field, show(s))
+		return 0, apperr.Invalidf("Invalid %s: %s is not a finite number", field, apperr.Show(s))
 	}
 	if err != nil {
 		return 0, invalidValue(field, s)
@@ -223,29 +222,6 @@ func isDecimal(s string) bool {
 	return i == len(s)
 }
 
-// show makes client-supplied text safe to put in a one-line error message:
-// long text is cut, and text with control characters or invalid UTF-8 is
-// quoted. The empty string is shown as "".
-func show(s string) string {
-	const max = 100
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	if s == "" {
-		return `""`
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError || r == '\u2028' || r == '\u2029' || (r >= 0x80 && r < 0xa0) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
 // oneLine turns a third-party message (a parser's) into one line.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -281,7 +257,7 @@ func jsonRoot(doc *node, names ...string) (*node, error) {
 			return root, nil
 		}
 	}
-	return nil, apperr.Invalidf("Unknown root key %s: expected %s", show(root.name), want)
+	return nil, apperr.Invalidf("Unknown root key %s: expected %s", apperr.Show(root.name), want)
 }
 
 // xmlRoot checks the root element's name.
@@ -291,5 +267,5 @@ func xmlRoot(doc *node, names ...string) (*node, error) {
 			return doc, nil
 		}
 	}
-	return nil, apperr.Invalidf("Unknown root element %s: expected %s", show(doc.name), strings.Join(names, " or "))
+	return nil, apperr.Invalidf("Unknown root element %s: expected %s", apperr.Show(doc.name), strings.Join(names, " or "))
 }

@@ -60,7 +60,7 @@ func parseXML(body []byte, expect string) (*node, error) {
 			if len(n.children) == 0 {
 				n.kind, n.text = textNode, string(top.text)
 			} else if s := strings.TrimSpace(string(top.text)); s != "" {
-				return nil, apperr.Invalidf("Unexpected text in element %s: %s", show(n.name), show(s))
+				return nil, apperr.Invalidf("Unexpected text in element %s: %s", apperr.Show(n.name), apperr.Show(s))
 			}
 			if len(stack) == 0 {
 				root = n
