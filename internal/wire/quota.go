@@ -63,14 +63,6 @@ func QuotaConfigXML(c quota.Config) []byte {
 // §8.3, then shows "layerQuotas":[]); otherwise it is omitted (GET).
 func QuotaConfigJSON(c quota.Config, alwaysLayerQuotas bool) []byte {
 	b := make([]byte, 0, 320+len(c.LayerQuotas)*100)
-	appendQuota := func(b []byte, bytes int64) []byte {
-		v, u := quota.FormatQuota(bytes)
-		b = append(b, `{"value":`...)
-		b = appendJSONString(b, v)
-		b = append(b, `,"units":`...)
-		b = appendJSONString(b, u)
-		return append(b, '}')
-	}
 	b = append(b, `{"`+quotaRoot+`":{"enabled":`...)
 	b = strconv.AppendBool(b, c.Enabled)
 	b = append(b, `,"diskBlockSize":`...)
@@ -84,7 +76,7 @@ func QuotaConfigJSON(c quota.Config, alwaysLayerQuotas bool) []byte {
 	b = append(b, `,"globalExpirationPolicyName":`...)
 	b = appendJSONString(b, c.GlobalPolicy)
 	b = append(b, `,"globalQuota":`...)
-	b = appendQuota(b, c.GlobalQuota)
+	b = appendJSONQuota(b, c.GlobalQuota)
 	if len(c.LayerQuotas) > 0 || alwaysLayerQuotas {
 		b = append(b, `,"layerQuotas":[`...)
 		for i, lq := range c.LayerQuotas {
@@ -96,7 +88,7 @@ func QuotaConfigJSON(c quota.Config, alwaysLayerQuotas bool) []byte {
 			b = append(b, `,"expirationPolicyName":`...)
 			b = appendJSONString(b, lq.Policy)
 			b = append(b, `,"quota":`...)
-			b = appendQuota(b, lq.Quota)
+			b = appendJSONQuota(b, lq.Quota)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -305,4 +297,15 @@ func decodeLayerQuota(n *node) (quota.LayerQuota, error) {
 		return quota.LayerQuota{}, apperr.Invalidf("layerQuotas: quota is required")
 	}
 	return lq, nil
+}
+
+// appendJSONQuota appends a quota as {"value":"…","units":"…"} in the
+// largest unit that divides it exactly.
+func appendJSONQuota(b []byte, bytes int64) []byte {
+	v, u := quota.FormatQuota(bytes)
+	b = append(b, `{"value":`...)
+	b = appendJSONString(b, v)
+	b = append(b, `,"units":`...)
+	b = appendJSONString(b, u)
+	return append(b, '}')
 }

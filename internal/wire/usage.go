@@ -26,14 +26,6 @@ func usageTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 // newline.
 func UsageJSON(r quota.Report) []byte {
 	b := make([]byte, 0, 256+len(r.Layers)*160)
-	appendQuota := func(b []byte, bytes int64) []byte {
-		v, u := quota.FormatQuota(bytes)
-		b = append(b, `{"value":`...)
-		b = appendJSONString(b, v)
-		b = append(b, `,"units":`...)
-		b = appendJSONString(b, u)
-		return append(b, '}')
-	}
 	pending := !r.Counted
 	for _, l := range r.Layers {
 		pending = pending || l.RecountPending
@@ -47,7 +39,7 @@ func UsageJSON(r quota.Report) []byte {
 	b = append(b, `,"usedTiles":`...)
 	b = strconv.AppendInt(b, r.UsedTiles, 10)
 	b = append(b, `,"globalQuota":`...)
-	b = appendQuota(b, r.GlobalQuota)
+	b = appendJSONQuota(b, r.GlobalQuota)
 	b = append(b, `,"globalExpirationPolicyName":`...)
 	b = appendJSONString(b, r.GlobalPolicy)
 	b = append(b, `,"lastCleanUp":`...)
@@ -71,7 +63,7 @@ func UsageJSON(r quota.Report) []byte {
 		b = strconv.AppendInt(b, l.UsedTiles, 10)
 		if l.HasQuota() {
 			b = append(b, `,"quota":`...)
-			b = appendQuota(b, l.Quota)
+			b = appendJSONQuota(b, l.Quota)
 			b = append(b, `,"expirationPolicyName":`...)
 			b = appendJSONString(b, l.Policy)
 		}
