@@ -97,19 +97,28 @@ func (s TileSet) Dir() string {
 func (s TileSet) LevelDir(z int) string { return s.Dir() + strconv.Itoa(z) + "/" }
 
 // Key returns the object key of tile z/x/y (y counted from the bottom).
-// It appends to one buffer so that building a key costs one allocation.
+// It writes straight into one buffer, so building a key costs one allocation.
 func (s TileSet) Key(z int, x, y int64) string {
-	dir := s.Dir()
-	b := make([]byte, 0, len(dir)+32+len(s.Ext))
-	b = append(b, dir...)
-	b = strconv.AppendInt(b, int64(z), 10)
-	b = append(b, '/')
-	b = strconv.AppendInt(b, x, 10)
-	b = append(b, '/')
-	b = strconv.AppendInt(b, y, 10)
-	b = append(b, '.')
-	b = append(b, s.Ext...)
-	return string(b)
+	var b strings.Builder
+	prefix := strings.TrimSuffix(s.Prefix, "/")
+	b.Grow(len(prefix) + len(s.LayerID) + len(s.GridSetID) + len(s.FormatID) + len(s.ParametersID) + len(s.Ext) + 40)
+	if prefix != "" {
+		b.WriteString(prefix)
+		b.WriteByte('/')
+	}
+	for _, part := range [...]string{s.LayerID, s.GridSetID, s.FormatID, s.ParametersID} {
+		b.WriteString(part)
+		b.WriteByte('/')
+	}
+	var num [20]byte
+	b.Write(strconv.AppendInt(num[:0], int64(z), 10))
+	b.WriteByte('/')
+	b.Write(strconv.AppendInt(num[:0], x, 10))
+	b.WriteByte('/')
+	b.Write(strconv.AppendInt(num[:0], y, 10))
+	b.WriteByte('.')
+	b.WriteString(s.Ext)
+	return b.String()
 }
 
 // ParametersKey returns the key of the side object that records a
