@@ -371,6 +371,17 @@ func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRan
 				}
 				mu.Unlock()
 			}
+			if tl.Skip {
+				// A blank tile the layer does not store; a reseed removes
+				// the tile it would otherwise have replaced.
+				if ln.job.Type != task.Reseed {
+					return
+				}
+				if err := e.dropTile(ctx, ln, z, tl.X, tl.Y, key); err != nil {
+					fail(err)
+				}
+				return
+			}
 			old := int64(-1) // seed stores only where its check found nothing
 			if ln.tally.on && ln.job.Type == task.Reseed {
 				o, found, err := e.tiles.Stat(ctx, key)
@@ -392,6 +403,25 @@ func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRan
 	}
 	wg.Wait()
 	return first
+}
+
+// dropTile deletes one tile, counting its size when usage is counted.
+func (e *Engine) dropTile(ctx context.Context, ln *lane, z int, x, y int64, key string) error {
+	if ln.tally.on {
+		o, found, err := e.tiles.Stat(ctx, key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return nil
+		}
+		ln.tally.deleted(z, x, y, o.Size)
+	}
+	ln.tally.markTouched()
+	if _, err := e.tiles.Delete(ctx, []string{key}); err != nil {
+		return err
+	}
+	return nil
 }
 
 // tileFailed records a failed metatile. It reports abort=true when the

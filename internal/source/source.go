@@ -24,6 +24,10 @@ type Request struct {
 type Tile struct {
 	X, Y int64
 	Data []byte
+	// Skip marks a blank tile the layer chose not to store (Data is nil):
+	// it counts as processed, a seed stores nothing for it and a reseed
+	// deletes the tile it would have replaced.
+	Skip bool
 }
 
 // Source renders metatiles. Render returns one Tile per position of
