@@ -1,0 +1,90 @@
+package imaging
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fixCRCs returns data with the CRC of every complete chunk recomputed, so
+// that mutations reach the chunk and pixel decoding instead of stopping at
+// the first checksum.
+func fixCRCs(data []byte) []byte {
+	if !bytes.HasPrefix(data, []byte(pngSignature)) {
+		return data
+	}
+	out := bytes.Clone(data)
+	for pos := len(pngSignature); len(out)-pos >= 12; {
+		n := int(binary.BigEndian.Uint32(out[pos:]))
+		if n < 0 || n > len(out)-pos-12 {
+			break
+		}
+		end := pos + 8 + n
+		binary.BigEndian.PutUint32(out[end:], crc32.ChecksumIEEE(out[pos+4:end]))
+		pos = end + 4
+	}
+	return out
+}
+
+// FuzzDecode checks that Decode never panics, that an error is never
+// returned with an image, and that on PNGs it agrees with image/png:
+// whatever both decode is the same image, and Decode does not accept what
+// image/png rejects (other than data after the zlib stream, which libpng
+// and, mostly, image/png accept too).
+func FuzzDecode(f *testing.F) {
+	imgs := testImages()
+	for _, name := range []string{"rgb", "rgba", "gray", "paletted004", "paletted017", "rgba16"} {
+		sub := subImage(imgs[name], 3, 2, 9, 7)
+		f.Add(stdPNG(f, sub, png.BestCompression))
+		f.Add(rechunkIDAT(f, stdPNG(f, sub, png.NoCompression), 50))
+	}
+	f.Add(mapServerPNG(f, mapLike(16, 8, 1, false), true))
+	small := subImage(imgs["rgb"], 0, 0, 16, 16)
+	var jb, gb bytes.Buffer
+	if err := jpeg.Encode(&jb, small, nil); err != nil {
+		f.Fatal(err)
+	}
+	if err := gif.Encode(&gb, small, nil); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(jb.Bytes())
+	f.Add(gb.Bytes())
+	f.Add([]byte(`<?xml version="1.0"?><ServiceExceptionReport><ServiceException code="x">oops</ServiceException></ServiceExceptionReport>`))
+	f.Add([]byte("<html><title>502</title></html>"))
+	f.Add([]byte{})
+	f.Add([]byte(pngSignature))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, d := range [][]byte{data, fixCRCs(data)} {
+			img, err := Decode(d)
+			if (img == nil) == (err == nil) {
+				t.Fatalf("Decode returns image %T and error %v", img, err)
+			}
+			var nie *NotImageError
+			if errors.As(err, &nie) && strings.ContainsAny(nie.Message, "\r\n") {
+				t.Fatalf("NotImageError message spans lines: %q", nie.Message)
+			}
+			if !bytes.HasPrefix(d, []byte(pngSignature)) {
+				continue
+			}
+			cfg, cerr := png.DecodeConfig(bytes.NewReader(d))
+			if cerr != nil || cfg.Width*cfg.Height > 1<<20 {
+				continue // image/png would allocate too much for a fuzz run
+			}
+			want, werr := png.Decode(bytes.NewReader(d))
+			switch {
+			case err == nil && werr != nil && !strings.Contains(werr.Error(), "too much pixel data"):
+				t.Fatalf("Decode accepts what image/png rejects: %v", werr)
+			case err == nil && werr == nil && !reflect.DeepEqual(img, want):
+				t.Fatalf("Decode gives %T, image/png %T, or the pixels or palettes differ", img, want)
+			}
+		}
+	})
+}
