@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build tilecache test vet bench bench-grid devstack devstack-stop clean
+.PHONY: run build tilecache test vet bench bench-grid devstack devstack-stop wms wms-stop clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner}/bootstrap (linux/arm64)
 build: tilecache
@@ -53,7 +53,7 @@ run: tilecache
 	  echo "           curl -u admin:$$(cat $(DATA)/admin-password) http://$(ADDR)/rest/seed.json"; fi
 	TILECACHE_ADDR=$(ADDR) TILECACHE_DATA=$(DATA) ./bin/tilecache serve
 
-## test: vet, then every test with the race detector, on both backends (starts and stops a local AWS stack)
+## test: vet, then every test with the race detector, on both backends (starts and stops a local AWS stack and a test WMS)
 test: vet
 	@GO=$(GO) bash infra/test.sh
 
@@ -64,6 +64,14 @@ devstack:
 ## devstack-stop: stop what devstack started
 devstack-stop:
 	@bash infra/devstack/down.sh
+
+## wms: install (cached) and start the test WMS (MapServer 8 behind lighttpd) on loopback; use as eval "$$(make -s wms)"
+wms:
+	@bash infra/wms/up.sh
+
+## wms-stop: stop what wms started
+wms-stop:
+	@bash infra/wms/down.sh
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }

@@ -1,10 +1,12 @@
 // Package testenv gates tests that need the local AWS stack (MinIO and the
-// DynamoDB- and SQS-compatible servers that `make devstack` starts).
+// DynamoDB- and SQS-compatible servers that `make devstack` starts) or the
+// test WMS (MapServer behind lighttpd, which `make wms` starts).
 //
-// A test calls RequireS3 / RequireDynamoDB / RequireSQS. When the endpoint
-// variable is unset the test is skipped with the reason, except when
-// TILECACHE_REQUIRE_DEVSTACK=1 (set by `make test`), where a missing stack
-// fails the test: CI never skips silently. Under -short the tests skip.
+// A test calls RequireS3 / RequireDynamoDB / RequireSQS / RequireWMS. When
+// the endpoint variable is unset the test is skipped with the reason, except
+// when TILECACHE_REQUIRE_DEVSTACK=1 (set by `make test`, which starts both),
+// where a missing endpoint fails the test: CI never skips silently. Under
+// -short the tests skip.
 package testenv
 
 import (
@@ -16,7 +18,16 @@ import (
 	"testing"
 )
 
-func require(t testing.TB, variable, what string) string {
+// A service that tests need: what it is called in messages and the make
+// target that starts it.
+type service struct{ name, target string }
+
+var (
+	awsStack = service{"the local AWS stack", "devstack"}
+	testWMS  = service{"the test WMS", "wms"}
+)
+
+func require(t testing.TB, variable, what string, s service) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skipf("skipping %s test under -short", what)
@@ -26,22 +37,30 @@ func require(t testing.TB, variable, what string) string {
 		return v
 	}
 	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
-		t.Fatalf("%s is not set but TILECACHE_REQUIRE_DEVSTACK=1: the local AWS stack did not start (run `make devstack`)", variable)
+		t.Fatalf("%s is not set but TILECACHE_REQUIRE_DEVSTACK=1: %s did not start (run `make %s`)", variable, s.name, s.target)
 	}
-	t.Skipf("%s is not set: start the local AWS stack with `eval \"$(make -s devstack)\"` to run %s tests", variable, what)
+	t.Skipf("%s is not set: start %s with `eval \"$(make -s %s)\"` to run %s tests", variable, s.name, s.target, what)
 	return ""
 }
 
 // RequireS3 returns the S3 endpoint URL (AWS_ENDPOINT_URL_S3) or skips.
-func RequireS3(t testing.TB) string { return require(t, "AWS_ENDPOINT_URL_S3", "S3") }
+func RequireS3(t testing.TB) string { return require(t, "AWS_ENDPOINT_URL_S3", "S3", awsStack) }
 
 // RequireDynamoDB returns the DynamoDB endpoint URL or skips.
 func RequireDynamoDB(t testing.TB) string {
-	return require(t, "AWS_ENDPOINT_URL_DYNAMODB", "DynamoDB")
+	return require(t, "AWS_ENDPOINT_URL_DYNAMODB", "DynamoDB", awsStack)
 }
 
 // RequireSQS returns the SQS endpoint URL or skips.
-func RequireSQS(t testing.TB) string { return require(t, "AWS_ENDPOINT_URL_SQS", "SQS") }
+func RequireSQS(t testing.TB) string { return require(t, "AWS_ENDPOINT_URL_SQS", "SQS", awsStack) }
+
+// RequireWMS returns the URL of the test WMS (TILECACHE_WMS_URL, e.g.
+// http://127.0.0.1:9340/wms, without a query) or skips, like RequireS3. The
+// WMS is MapServer 8 behind lighttpd serving a synthetic EPSG:4326 dataset
+// in WMS 1.1.1 and 1.3.0: layers hillshade, polygons, lines, points, sparse
+// and styled (STYLES red or blue, and the extra parameter CLS=0..5); see
+// infra/wms/README.md.
+func RequireWMS(t testing.TB) string { return require(t, "TILECACHE_WMS_URL", "WMS", testWMS) }
 
 var unsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 
