@@ -27,6 +27,8 @@ import (
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
 	"tilecache/internal/source/testpattern"
+	"tilecache/internal/source/wms"
+	"tilecache/internal/source/xyz"
 	"tilecache/internal/task"
 	"tilecache/internal/task/boltstore"
 	"tilecache/internal/tilestore"
@@ -204,17 +206,25 @@ func Sources(layers *layer.Catalogue) (map[string]source.Source, error) {
 	var errs []error
 	for _, name := range layers.Names() {
 		l, _ := layers.Layer(name)
+		var (
+			s   source.Source
+			err error
+		)
 		switch l.SourceType {
 		case "testpattern":
-			s, err := testpattern.New(&l.Source)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
-				continue
-			}
-			out[name] = s
+			s, err = testpattern.New(&l.Source)
+		case "wms":
+			s, err = wms.New(l)
+		case "xyz":
+			s, err = xyz.New(l)
 		default:
-			errs = append(errs, fmt.Errorf("layer %s: unknown source type %q (known: testpattern)", name, l.SourceType))
+			err = fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
 		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
+			continue
+		}
+		out[name] = s
 	}
 	return out, errors.Join(errs...)
 }

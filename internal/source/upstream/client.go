@@ -1,0 +1,292 @@
+// Package upstream holds what the sources that fetch from a map server
+// share: an HTTP client that caps concurrent requests per layer, times
+// requests out and retries transient failures with backoff, and the image
+// pipeline that cuts a fetched metatile into encoded tiles.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// HTTPOptions configure how a source talks to its upstream. Zero values
+// mean the defaults.
+type HTTPOptions struct {
+	// Timeout bounds one request, body included. Default 60s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Retries is how many times a transient failure (connection error,
+	// timeout, HTTP 5xx or 429) is retried. Default 2; -1 means never.
+	Retries int `yaml:"retries"`
+	// RetryBackoff is the first wait before a retry; it doubles each time,
+	// with jitter, up to 30s. Default 250ms.
+	RetryBackoff time.Duration `yaml:"retryBackoff"`
+	// MaxConcurrent caps this layer's requests in flight at once, however
+	// many seed threads work on it, so seeding cannot overwhelm the map
+	// server. Default 4.
+	MaxConcurrent int `yaml:"maxConcurrent"`
+	// Headers are sent with every request (e.g. an API key or a Referer).
+	Headers map[string]string `yaml:"headers"`
+}
+
+const (
+	defaultTimeout       = 60 * time.Second
+	defaultRetries       = 2
+	defaultRetryBackoff  = 250 * time.Millisecond
+	defaultMaxConcurrent = 4
+	maxBackoff           = 30 * time.Second
+	// maxBody bounds an upstream answer: a 4096² RGBA image is 64 MiB raw.
+	maxBody = 256 << 20
+)
+
+// Validate reports the first invalid option.
+func (o HTTPOptions) Validate() error {
+	switch {
+	case o.Timeout < 0:
+		return fmt.Errorf("timeout %v is negative", o.Timeout)
+	case o.Retries < -1:
+		return fmt.Errorf("retries %d is below -1", o.Retries)
+	case o.RetryBackoff < 0:
+		return fmt.Errorf("retryBackoff %v is negative", o.RetryBackoff)
+	case o.MaxConcurrent < 0:
+		return fmt.Errorf("maxConcurrent %d is negative", o.MaxConcurrent)
+	}
+	return nil
+}
+
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	if o.Timeout == 0 {
+		o.Timeout = defaultTimeout
+	}
+	switch o.Retries {
+	case 0:
+		o.Retries = defaultRetries
+	case -1:
+		o.Retries = 0
+	}
+	if o.RetryBackoff == 0 {
+		o.RetryBackoff = defaultRetryBackoff
+	}
+	if o.MaxConcurrent == 0 {
+		o.MaxConcurrent = defaultMaxConcurrent
+	}
+	return o
+}
+
+// Client fetches from one upstream on behalf of one layer.
+type Client struct {
+	opts HTTPOptions
+	http *http.Client
+	sem  chan struct{}
+	bufs sync.Pool
+}
+
+// NewClient returns a client with the options' defaults applied.
+func NewClient(o HTTPOptions) (*Client, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults()
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: o.MaxConcurrent,
+		IdleConnTimeout:     90 * time.Second,
+		// Images are already compressed; asking for gzip only costs CPU.
+		DisableCompression: true,
+	}
+	return &Client{
+		opts: o,
+		http: &http.Client{Transport: tr},
+		sem:  make(chan struct{}, o.MaxConcurrent),
+	}, nil
+}
+
+// Options returns the options in force, defaults applied.
+func (c *Client) Options() HTTPOptions { return c.opts }
+
+// Error is an upstream answer that is not what was asked for: an HTTP
+// error status, a service exception or a body that is not an image.
+type Error struct {
+	URL    string
+	Status int    // HTTP status; 200 for an exception delivered as 200
+	Msg    string // the upstream's own message, shortened to one line
+	retry  bool
+}
+
+func (e *Error) Error() string {
+	if e.Status != http.StatusOK {
+		return fmt.Sprintf("upstream answered HTTP %d: %s (%s)", e.Status, e.Msg, e.URL)
+	}
+	return fmt.Sprintf("upstream error: %s (%s)", e.Msg, e.URL)
+}
+
+// Fetch GETs url and hands the body and its Content-Type to use, whose
+// body slice is only valid during the call. Transient failures are retried
+// per the options; an answer with a status other than 200 is an *Error
+// carrying the upstream's message. The concurrency cap covers the request
+// only, not use: decoding and encoding do not hold up other requests.
+func (c *Client) Fetch(ctx context.Context, url string, use func(body []byte, contentType string) error) error {
+	for try := 0; ; try++ {
+		buf, ct, err := c.fetchOnce(ctx, url)
+		if err == nil {
+			err = use(buf.Bytes(), ct)
+			c.release(buf)
+			return err
+		}
+		if ctx.Err() != nil || try >= c.opts.Retries || !retryable(err) {
+			return err
+		}
+		wait := min(c.opts.RetryBackoff<<try, maxBackoff)
+		wait = wait/2 + rand.N(wait/2+1) // jitter spreads the retries of parallel lanes
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func retryable(err error) bool {
+	var ue *Error
+	if errors.As(err, &ue) {
+		return ue.retry
+	}
+	return true // connection refused or reset, timeout, truncated body
+}
+
+func (c *Client) release(buf *bytes.Buffer) {
+	if buf.Cap() <= 16<<20 {
+		buf.Reset()
+		c.bufs.Put(buf)
+	}
+}
+
+// fetchOnce makes one request and reads a 200 answer into a pooled buffer.
+func (c *Client) fetchOnce(ctx context.Context, url string) (*bytes.Buffer, string, error) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
+	defer func() { <-c.sem }()
+
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, "", &Error{URL: url, Msg: err.Error()}
+	}
+	for k, v := range c.opts.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("request %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+
+	buf, _ := c.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	if resp.ContentLength > 0 && resp.ContentLength <= maxBody {
+		buf.Grow(int(resp.ContentLength))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		c.release(buf)
+		return nil, "", fmt.Errorf("read answer of %s: %w", url, err)
+	}
+	if n > maxBody {
+		c.release(buf)
+		return nil, "", &Error{URL: url, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", maxBody)}
+	}
+	if resp.StatusCode != http.StatusOK {
+		e := &Error{
+			URL: url, Status: resp.StatusCode, Msg: Excerpt(buf.Bytes()),
+			retry: resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests,
+		}
+		c.release(buf)
+		return nil, "", e
+	}
+	return buf, resp.Header.Get("Content-Type"), nil
+}
+
+// Excerpt returns a short single-line excerpt of an error body: the text
+// of an OGC ServiceException when there is one, else the body's first
+// characters with markup and runs of white space removed.
+func Excerpt(body []byte) string {
+	s := cdata.Replace(string(body[:min(len(body), 4096)]))
+	if i := strings.Index(s, "<ServiceException"); i >= 0 {
+		if j := strings.IndexByte(s[i:], '>'); j >= 0 {
+			rest := s[i+j+1:]
+			if k := strings.Index(rest, "</ServiceException"); k >= 0 {
+				s = rest[:k]
+			}
+		}
+	}
+	var b strings.Builder
+	inTag := false
+	space := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			inTag = true
+		case r == '>':
+			inTag = false
+			space = true
+		case inTag:
+		case r == ' ' || r == '\n' || r == '\r' || r == '\t':
+			space = true
+		case r < 0x20 || r == 0xFFFD:
+			// drop binary garbage
+		default:
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		}
+		if b.Len() >= 300 {
+			b.WriteString("…")
+			break
+		}
+	}
+	s = strings.TrimSpace(b.String())
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
+
+var cdata = strings.NewReplacer("<![CDATA[", "", "]]>", "")
+
+// DecodeOptions decodes a layer's source mapping into v, rejecting keys v
+// does not know, so that a misspelt option is an error rather than
+// silently ignored.
+func DecodeOptions(node *yaml.Node, v any) error {
+	if node == nil || node.Kind == 0 {
+		return fmt.Errorf("the source mapping is empty")
+	}
+	raw, err := yaml.Marshal(node)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	return dec.Decode(v)
+}

@@ -1,0 +1,166 @@
+package upstream_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"tilecache/internal/source/upstream"
+)
+
+func TestFetchRetriesTransientFailures(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		w.Write([]byte("payload"))
+	}))
+	defer srv.Close()
+	c, err := upstream.NewClient(upstream.HTTPOptions{Retries: 2, RetryBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	err = c.Fetch(context.Background(), srv.URL, func(body []byte, ct string) error {
+		got = string(body) + " " + ct
+		return nil
+	})
+	if err != nil || got != "payload image/png" || calls.Load() != 3 {
+		t.Fatalf("err %v, got %q after %d calls; want payload after 3", err, got, calls.Load())
+	}
+
+	// One retry too few: the upstream's own message comes back.
+	calls.Store(0)
+	c, _ = upstream.NewClient(upstream.HTTPOptions{Retries: 1, RetryBackoff: time.Millisecond})
+	err = c.Fetch(context.Background(), srv.URL, func([]byte, string) error { return nil })
+	var ue *upstream.Error
+	if !errors.As(err, &ue) || ue.Status != 503 || ue.Msg != "busy" || calls.Load() != 2 {
+		t.Fatalf("err %v after %d calls; want HTTP 503 busy after 2", err, calls.Load())
+	}
+}
+
+func TestFetchDoesNotRetryClientErrors(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/vnd.ogc.se_xml")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`<?xml version="1.0"?><ServiceExceptionReport version="1.1.1">
+<ServiceException code="LayerNotDefined">
+msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS parameter.
+</ServiceException></ServiceExceptionReport>`))
+	}))
+	defer srv.Close()
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Retries: 3, RetryBackoff: time.Millisecond})
+	err := c.Fetch(context.Background(), srv.URL, func([]byte, string) error { return nil })
+	var ue *upstream.Error
+	if !errors.As(err, &ue) || calls.Load() != 1 {
+		t.Fatalf("err %v after %d calls, want one *Error", err, calls.Load())
+	}
+	want := "msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS parameter."
+	if ue.Msg != want || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Fatalf("error %q, want message %q", err, want)
+	}
+}
+
+func TestFetchTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Timeout: 50 * time.Millisecond, Retries: 1, RetryBackoff: time.Millisecond})
+	start := time.Now()
+	err := c.Fetch(context.Background(), srv.URL, func([]byte, string) error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || calls.Load() != 2 {
+		t.Fatalf("err %v after %d calls, want a deadline error after 2", err, calls.Load())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestFetchCapsConcurrency(t *testing.T) {
+	var inFlight, peak atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		inFlight.Add(-1)
+		w.Write([]byte("x"))
+	}))
+	defer srv.Close()
+	c, _ := upstream.NewClient(upstream.HTTPOptions{MaxConcurrent: 3})
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for range 12 {
+		wg.Go(func() {
+			errs <- c.Fetch(context.Background(), srv.URL, func([]byte, string) error {
+				time.Sleep(10 * time.Millisecond) // work on the body does not hold a slot
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := peak.Load(); p != 3 {
+		t.Fatalf("peak %d requests in flight, want exactly the cap 3", p)
+	}
+}
+
+func TestFetchStopsWithContext(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusBadGateway)
+	}))
+	defer srv.Close()
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Retries: 50, RetryBackoff: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := c.Fetch(ctx, srv.URL, func([]byte, string) error { return nil })
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
+		t.Fatalf("err %v after %v, want the context's deadline promptly", err, time.Since(start))
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	for body, want := range map[string]string{
+		"": "(empty body)",
+		"<html><body><h1>Bad Gateway</h1>\n\n  nginx</body></html>":                                                           "Bad Gateway nginx",
+		`<ServiceExceptionReport><ServiceException><![CDATA[Style "x" unknown]]></ServiceException></ServiceExceptionReport>`: `Style "x" unknown`,
+		"plain\ttext\r\nline": "plain text line",
+	} {
+		if got := upstream.Excerpt([]byte(body)); got != want {
+			t.Errorf("Excerpt(%q) = %q, want %q", body, got, want)
+		}
+	}
+	long := upstream.Excerpt([]byte(strings.Repeat("word ", 500)))
+	if len(long) > 310 || !strings.HasSuffix(long, "…") {
+		t.Errorf("long excerpt %d bytes: %q", len(long), long)
+	}
+}

@@ -1,0 +1,127 @@
+package upstream
+
+import (
+	"fmt"
+	"image"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/imaging"
+	"tilecache/internal/source"
+)
+
+// ImageOptions configure how fetched images become tiles. Zero values
+// mean the defaults.
+type ImageOptions struct {
+	// PNGCompression is the zlib level (1–9) of png and png8 tiles;
+	// default 1, the fastest.
+	PNGCompression int `yaml:"pngCompression"`
+	// JPEGQuality (1–100) of jpeg tiles; default 85.
+	JPEGQuality int `yaml:"jpegQuality"`
+	// SkipBlank names the tiles not stored: "transparent" (every pixel
+	// fully transparent), "uniform" (every pixel the same colour, whatever
+	// it is) or "none" (the default: store every tile). Skipped tiles still
+	// count as processed.
+	SkipBlank string `yaml:"skipBlank"`
+}
+
+type skipMode int
+
+const (
+	skipNone skipMode = iota
+	skipTransparent
+	skipUniform
+)
+
+// Pipeline cuts decoded metatiles into encoded tiles.
+type Pipeline struct {
+	enc  map[string]imaging.Encoder // by tile format
+	skip skipMode
+}
+
+// NewPipeline returns the pipeline of a layer offering formats.
+func NewPipeline(formats []string, o ImageOptions) (*Pipeline, error) {
+	p := &Pipeline{enc: make(map[string]imaging.Encoder, len(formats))}
+	switch o.SkipBlank {
+	case "", "none":
+	case "transparent":
+		p.skip = skipTransparent
+	case "uniform":
+		p.skip = skipUniform
+	default:
+		return nil, fmt.Errorf("skipBlank %q is not one of none, transparent, uniform", o.SkipBlank)
+	}
+	if o.PNGCompression != 0 && (o.PNGCompression < 1 || o.PNGCompression > 9) {
+		return nil, fmt.Errorf("pngCompression %d is not a zlib level 1..9", o.PNGCompression)
+	}
+	if o.JPEGQuality != 0 && (o.JPEGQuality < 1 || o.JPEGQuality > 100) {
+		return nil, fmt.Errorf("jpegQuality %d is not in 1..100", o.JPEGQuality)
+	}
+	for _, f := range formats {
+		e, err := imaging.NewEncoder(f, imaging.Options{PNGCompression: o.PNGCompression, JPEGQuality: o.JPEGQuality})
+		if err != nil {
+			return nil, err
+		}
+		p.enc[f] = e
+	}
+	return p, nil
+}
+
+// Cut encodes the tiles of range r from img, whose tile (r.MinX, r.MaxY)
+// (the top-left one: rows count from the bottom) has its top-left pixel at
+// origin. Tiles are w × h pixels.
+func (p *Pipeline) Cut(img image.Image, r grid.TileRange, origin image.Point, w, h int, format string) ([]source.Tile, error) {
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		return nil, fmt.Errorf("cut metatile: %T cannot be cut", img)
+	}
+	tiles := make([]source.Tile, 0, r.Count())
+	for y := r.MaxY; y >= r.MinY; y-- {
+		top := origin.Y + int(r.MaxY-y)*h
+		for x := r.MinX; x <= r.MaxX; x++ {
+			left := origin.X + int(x-r.MinX)*w
+			t, err := p.Tile(sub.SubImage(image.Rect(left, top, left+w, top+h)), x, y, format)
+			if err != nil {
+				return nil, err
+			}
+			tiles = append(tiles, t)
+		}
+	}
+	return tiles, nil
+}
+
+// Tile encodes one tile image, or marks it skipped when it is blank.
+func (p *Pipeline) Tile(img image.Image, x, y int64, format string) (source.Tile, error) {
+	if p.Blank(img) {
+		return source.Tile{X: x, Y: y, Skip: true}, nil
+	}
+	enc, ok := p.enc[format]
+	if !ok {
+		return source.Tile{}, fmt.Errorf("tile format %q is not offered by the layer", format)
+	}
+	data, err := enc.Encode(img)
+	if err != nil {
+		return source.Tile{}, fmt.Errorf("encode tile %d/%d as %s: %w", x, y, format, err)
+	}
+	return source.Tile{X: x, Y: y, Data: data}, nil
+}
+
+// Blank reports whether the layer skips storing img.
+func (p *Pipeline) Blank(img image.Image) bool {
+	if p.skip == skipNone {
+		return false
+	}
+	c, ok := imaging.Uniform(img)
+	if !ok {
+		return false
+	}
+	if p.skip == skipUniform {
+		return true
+	}
+	_, _, _, a := c.RGBA()
+	return a == 0
+}
+
+// Encodes reports whether the pipeline has an encoder for format.
+func (p *Pipeline) Encodes(format string) bool { _, ok := p.enc[format]; return ok }

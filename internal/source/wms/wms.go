@@ -1,0 +1,276 @@
+// Package wms is the source that renders tiles from an OGC Web Map Service:
+// one GetMap per metatile (with the layer's gutter), decoded once and cut
+// into tiles.
+//
+// Options (the layer's `source:` mapping):
+//
+//	type: wms
+//	url: http://127.0.0.1:8081/wms   # required; may carry its own query (e.g. ?map=/srv/world.map)
+//	layers: roads,labels             # required: LAYERS
+//	styles: ""                       # STYLES when the request selects none
+//	version: 1.1.1                   # or 1.3.0 (CRS, EXCEPTIONS=XML and the CRS's axis order)
+//	format: image/png                # asked of the WMS; default image/png (lossless), whatever the tile format
+//	transparent: false               # TRANSPARENT
+//	bgColor: 0xFFFFFF                # BGCOLOR, when set
+//	axisOrder: auto                  # 1.3.0 only: auto (lat,lon for EPSG 4000–4999), xy or yx
+//	srs: {EPSG:900913: EPSG:3857}    # SRS/CRS to send per grid set id; default EPSG:<the grid set's code>
+//	params: {MAP_RESOLUTION: "96"}   # further GetMap parameters
+//	timeout: 60s                     # per request
+//	retries: 2                       # transient failures (connection, 5xx, 429); -1: never
+//	retryBackoff: 250ms              # doubles per retry
+//	maxConcurrent: 4                 # this layer's GetMaps in flight at once
+//	headers: {Referer: ...}
+//	pngCompression: 1                # zlib level of png/png8 tiles
+//	jpegQuality: 85
+//	skipBlank: none                  # or transparent / uniform: blank tiles are not stored
+//
+// The seed request's parameters (the layer's parameter filters: STYLES, a
+// CQL_FILTER, any key) are sent as GetMap parameters, overriding the
+// options; a filter at its default sends its default value when that is
+// not empty.
+package wms
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/imaging"
+	"tilecache/internal/layer"
+	"tilecache/internal/source"
+	"tilecache/internal/source/upstream"
+)
+
+// Options configure the source; see the package documentation.
+type Options struct {
+	URL         string            `yaml:"url"`
+	Layers      string            `yaml:"layers"`
+	Styles      string            `yaml:"styles"`
+	Version     string            `yaml:"version"`
+	Format      string            `yaml:"format"`
+	Transparent bool              `yaml:"transparent"`
+	BGColor     string            `yaml:"bgColor"`
+	AxisOrder   string            `yaml:"axisOrder"`
+	SRS         map[string]string `yaml:"srs"`
+	Params      map[string]string `yaml:"params"`
+
+	upstream.HTTPOptions  `yaml:",inline"`
+	upstream.ImageOptions `yaml:",inline"`
+}
+
+// Source renders metatiles with GetMap requests.
+type Source struct {
+	opts    Options
+	base    *url.URL
+	fixed   url.Values // every GetMap parameter that does not depend on the request
+	filters []layer.ParameterFilter
+	client  *upstream.Client
+	pipe    *upstream.Pipeline
+}
+
+var _ source.Source = (*Source)(nil)
+
+// New builds the source of layer l from its `source:` mapping.
+func New(l *layer.Layer) (*Source, error) {
+	var doc struct {
+		Type    string `yaml:"type"`
+		Options `yaml:",inline"`
+	}
+	if err := upstream.DecodeOptions(&l.Source, &doc); err != nil {
+		return nil, fmt.Errorf("wms options: %w", err)
+	}
+	o := doc.Options
+	if o.Version == "" {
+		o.Version = "1.1.1"
+	}
+	if o.Format == "" {
+		o.Format = "image/png"
+	}
+	if o.AxisOrder == "" {
+		o.AxisOrder = "auto"
+	}
+	switch {
+	case o.URL == "":
+		return nil, fmt.Errorf("wms options: url is required")
+	case o.Layers == "":
+		return nil, fmt.Errorf("wms options: layers is required")
+	case o.Version != "1.1.1" && o.Version != "1.3.0":
+		return nil, fmt.Errorf("wms options: version %q is not 1.1.1 or 1.3.0", o.Version)
+	case o.AxisOrder != "auto" && o.AxisOrder != "xy" && o.AxisOrder != "yx":
+		return nil, fmt.Errorf("wms options: axisOrder %q is not auto, xy or yx", o.AxisOrder)
+	}
+	base, err := url.Parse(o.URL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("wms options: url %q is not an http(s) URL", o.URL)
+	}
+	client, err := upstream.NewClient(o.HTTPOptions)
+	if err != nil {
+		return nil, fmt.Errorf("wms options: %w", err)
+	}
+	pipe, err := upstream.NewPipeline(l.Formats, o.ImageOptions)
+	if err != nil {
+		return nil, fmt.Errorf("wms options: %w", err)
+	}
+	s := &Source{opts: o, base: base, filters: l.Filters, client: client, pipe: pipe}
+	s.fixed = s.fixedParams()
+	return s, nil
+}
+
+// fixedParams merges the URL's own query, the fixed GetMap parameters and
+// the configured extras. Keys are kept in upper case so that request
+// parameters override them whatever their case.
+func (s *Source) fixedParams() url.Values {
+	v := url.Values{}
+	for k, vals := range s.base.Query() {
+		v[strings.ToUpper(k)] = vals
+	}
+	o := s.opts
+	set := func(k, val string) { v[k] = []string{val} }
+	set("SERVICE", "WMS")
+	set("VERSION", o.Version)
+	set("REQUEST", "GetMap")
+	set("LAYERS", o.Layers)
+	set("STYLES", o.Styles)
+	set("FORMAT", o.Format)
+	set("TRANSPARENT", strings.ToUpper(strconv.FormatBool(o.Transparent)))
+	if o.BGColor != "" {
+		set("BGCOLOR", o.BGColor)
+	}
+	if o.Version == "1.3.0" {
+		set("EXCEPTIONS", "XML")
+	} else {
+		set("EXCEPTIONS", "application/vnd.ogc.se_xml")
+	}
+	for k, val := range o.Params {
+		set(strings.ToUpper(k), val)
+	}
+	return v
+}
+
+// Render implements source.Source.
+func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile, error) {
+	u, box, err := s.GetMapURL(req)
+	if err != nil {
+		return nil, err
+	}
+	var tiles []source.Tile
+	err = s.client.Fetch(ctx, u, func(body []byte, contentType string) error {
+		img, err := imaging.Decode(body)
+		if err != nil {
+			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("not an image (%s): %v", contentType, err)}
+		}
+		b := img.Bounds()
+		if b.Dx() != box.Width || b.Dy() != box.Height {
+			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", b.Dx(), b.Dy(), box.Width, box.Height)}
+		}
+		origin := b.Min.Add(image.Pt(box.Left, box.Top))
+		tiles, err = s.pipe.Cut(img, req.Tiles, origin, req.GridSet.TileWidth, req.GridSet.TileHeight, req.Format)
+		return err
+	})
+	if err != nil {
+		r := req.Tiles
+		return nil, fmt.Errorf("wms GetMap for z%d metatile %d..%d,%d..%d: %w", r.Z, r.MinX, r.MaxX, r.MinY, r.MaxY, err)
+	}
+	return tiles, nil
+}
+
+// Box is the image a GetMap asks for: its size and where the tiles start
+// inside it (the gutter on the left and top).
+type Box struct {
+	Extent        grid.Extent
+	Width, Height int
+	Left, Top     int
+}
+
+// MetatileBox returns the area to request for the tiles of r: the tiles'
+// extent grown by gutter pixels on every side that is not at the edge of
+// the grid set (nothing lies beyond it).
+func MetatileBox(g *grid.GridSet, r grid.TileRange, gutter int) Box {
+	cols, rows := g.Size(r.Z)
+	side := func(atEdge bool) int {
+		if atEdge {
+			return 0
+		}
+		return gutter
+	}
+	left, right := side(r.MinX == 0), side(r.MaxX == cols-1)
+	bottom, top := side(r.MinY == 0), side(r.MaxY == rows-1)
+	res := g.Resolutions[r.Z]
+	e := g.RangeExtent(r)
+	e.MinX -= float64(left) * res
+	e.MaxX += float64(right) * res
+	e.MinY -= float64(bottom) * res
+	e.MaxY += float64(top) * res
+	return Box{
+		Extent: e,
+		Width:  int(r.MaxX-r.MinX+1)*g.TileWidth + left + right,
+		Height: int(r.MaxY-r.MinY+1)*g.TileHeight + bottom + top,
+		Left:   left, Top: top,
+	}
+}
+
+// GetMapURL returns the GetMap URL of a metatile request and its box.
+func (s *Source) GetMapURL(req source.Request) (string, Box, error) {
+	g := req.GridSet
+	if req.Z < 0 || req.Z >= len(g.Resolutions) {
+		return "", Box{}, fmt.Errorf("zoom level %d is outside grid set %s", req.Z, g.ID)
+	}
+	box := MetatileBox(g, req.Tiles, req.Gutter)
+	v := make(url.Values, len(s.fixed)+8)
+	for k, vals := range s.fixed {
+		v[k] = vals
+	}
+	for _, f := range s.filters {
+		val, ok := req.Parameters[f.Key]
+		if !ok {
+			val = f.Default
+		}
+		if val != "" {
+			v[f.Key] = []string{val}
+		}
+	}
+	srs := s.opts.SRS[g.ID]
+	if srs == "" {
+		srs = "EPSG:" + strconv.Itoa(g.EPSG)
+	}
+	e := box.Extent
+	coords := []float64{e.MinX, e.MinY, e.MaxX, e.MaxY}
+	if s.opts.Version == "1.3.0" {
+		v["CRS"] = []string{srs}
+		if s.latFirst(g.EPSG) {
+			coords = []float64{e.MinY, e.MinX, e.MaxY, e.MaxX}
+		}
+	} else {
+		v["SRS"] = []string{srs}
+	}
+	var bbox strings.Builder
+	for i, c := range coords {
+		if i > 0 {
+			bbox.WriteByte(',')
+		}
+		bbox.WriteString(strconv.FormatFloat(c, 'f', -1, 64))
+	}
+	v["BBOX"] = []string{bbox.String()}
+	v["WIDTH"] = []string{strconv.Itoa(box.Width)}
+	v["HEIGHT"] = []string{strconv.Itoa(box.Height)}
+	u := *s.base
+	u.RawQuery = v.Encode()
+	return u.String(), box, nil
+}
+
+// latFirst reports whether WMS 1.3.0 wants the CRS's coordinates as
+// latitude, longitude. In the EPSG registry the geographic 2D CRSs, codes
+// 4000–4999, are lat/lon; projected ones are easting, northing.
+func (s *Source) latFirst(epsg int) bool {
+	switch s.opts.AxisOrder {
+	case "xy":
+		return false
+	case "yx":
+		return true
+	}
+	return epsg >= 4000 && epsg < 5000
+}

@@ -1,0 +1,191 @@
+// Package xyz is the source that caches another tile service: tiles are
+// fetched one by one from a URL template.
+//
+// Options (the layer's `source:` mapping):
+//
+//	type: xyz
+//	url: http://127.0.0.1:8080/tiles/{z}/{x}/{y}.png   # required
+//	passThrough: true     # store the upstream's bytes as they are when the upstream format is the tile format
+//	format: image/png     # the upstream's format (for passThrough); default image/png
+//	timeout, retries, retryBackoff, maxConcurrent, headers    # as for the wms source
+//	pngCompression, jpegQuality, skipBlank                    # as for the wms source
+//
+// Placeholders: {z}; {x}; {y}, the row counted from the top (XYZ, "slippy
+// map" tiles); {-y}, the row counted from the bottom (TMS). Tiles must have
+// the grid set's tile size. A tile the upstream does not have (HTTP 404 or
+// 204) is a blank tile: transparent, skipped when skipBlank allows.
+package xyz
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg" // formats image.DecodeConfig recognises
+	_ "image/png"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"tilecache/internal/imaging"
+	"tilecache/internal/layer"
+	"tilecache/internal/source"
+	"tilecache/internal/source/upstream"
+)
+
+// Options configure the source; see the package documentation.
+type Options struct {
+	URL         string `yaml:"url"`
+	Format      string `yaml:"format"`
+	PassThrough *bool  `yaml:"passThrough"`
+
+	upstream.HTTPOptions  `yaml:",inline"`
+	upstream.ImageOptions `yaml:",inline"`
+}
+
+// Source fetches tiles from a tile service.
+type Source struct {
+	opts        Options
+	passThrough bool
+	client      *upstream.Client
+	pipe        *upstream.Pipeline
+}
+
+var _ source.Source = (*Source)(nil)
+
+// New builds the source of layer l from its `source:` mapping.
+func New(l *layer.Layer) (*Source, error) {
+	var doc struct {
+		Type    string `yaml:"type"`
+		Options `yaml:",inline"`
+	}
+	if err := upstream.DecodeOptions(&l.Source, &doc); err != nil {
+		return nil, fmt.Errorf("xyz options: %w", err)
+	}
+	o := doc.Options
+	if o.Format == "" {
+		o.Format = "image/png"
+	}
+	if o.URL == "" {
+		return nil, fmt.Errorf("xyz options: url is required")
+	}
+	probe := Expand(o.URL, 1, 2, 3, 4)
+	if u, err := url.Parse(probe); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("xyz options: url %q is not an http(s) URL template", o.URL)
+	}
+	if !strings.Contains(o.URL, "{z}") || !strings.Contains(o.URL, "{x}") ||
+		(!strings.Contains(o.URL, "{y}") && !strings.Contains(o.URL, "{-y}")) {
+		return nil, fmt.Errorf("xyz options: url %q needs {z}, {x} and {y} or {-y}", o.URL)
+	}
+	client, err := upstream.NewClient(o.HTTPOptions)
+	if err != nil {
+		return nil, fmt.Errorf("xyz options: %w", err)
+	}
+	pipe, err := upstream.NewPipeline(l.Formats, o.ImageOptions)
+	if err != nil {
+		return nil, fmt.Errorf("xyz options: %w", err)
+	}
+	pass := o.PassThrough == nil || *o.PassThrough
+	// Blank tiles can only be recognised in decoded pixels.
+	pass = pass && (o.SkipBlank == "" || o.SkipBlank == "none")
+	return &Source{opts: o, passThrough: pass, client: client, pipe: pipe}, nil
+}
+
+// Expand fills the URL template for tile (z, x, y) of a grid with rows
+// rows, y counted from the bottom.
+func Expand(template string, z int, x, y, rows int64) string {
+	return strings.NewReplacer(
+		"{z}", strconv.Itoa(z),
+		"{x}", strconv.FormatInt(x, 10),
+		"{y}", strconv.FormatInt(rows-1-y, 10),
+		"{-y}", strconv.FormatInt(y, 10),
+	).Replace(template)
+}
+
+// Render implements source.Source: the metatile's tiles are fetched
+// concurrently (within the layer's cap).
+func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile, error) {
+	_, rows := req.GridSet.Size(req.Z)
+	r := req.Tiles
+	tiles := make([]source.Tile, 0, r.Count())
+	for y := r.MaxY; y >= r.MinY; y-- {
+		for x := r.MinX; x <= r.MaxX; x++ {
+			tiles = append(tiles, source.Tile{X: x, Y: y})
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for i := range tiles {
+		wg.Go(func() {
+			t := &tiles[i]
+			if err := s.tile(ctx, req, t, rows); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return tiles, nil
+}
+
+// tile fetches one tile into t.
+func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, rows int64) error {
+	u := Expand(s.opts.URL, req.Z, t.X, t.Y, rows)
+	w, h := req.GridSet.TileWidth, req.GridSet.TileHeight
+	err := s.client.Fetch(ctx, u, func(body []byte, contentType string) error {
+		if len(body) == 0 { // 200 with nothing: no tile there
+			return s.blank(t, w, h, req.Format)
+		}
+		if s.passThrough && source.ContentType(req.Format) == s.opts.Format && req.Format != "image/png8" {
+			// Stored as fetched, once the header shows an image of the
+			// tile's size and format.
+			cfg, kind, err := image.DecodeConfig(bytes.NewReader(body))
+			if err != nil || "image/"+kind != s.opts.Format {
+				return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("not a %s image (%s): %s", s.opts.Format, contentType, upstream.Excerpt(body))}
+			}
+			if cfg.Width != w || cfg.Height != h {
+				return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", cfg.Width, cfg.Height, w, h)}
+			}
+			t.Data = bytes.Clone(body)
+			return nil
+		}
+		img, err := imaging.Decode(body)
+		if err != nil {
+			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("not an image (%s): %v", contentType, err)}
+		}
+		if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", b.Dx(), b.Dy(), w, h)}
+		}
+		out, err := s.pipe.Tile(img, t.X, t.Y, req.Format)
+		*t = out
+		return err
+	})
+	var ue *upstream.Error
+	if errors.As(err, &ue) && (ue.Status == http.StatusNotFound || ue.Status == http.StatusNoContent) {
+		return s.blank(t, w, h, req.Format)
+	}
+	if err != nil {
+		return fmt.Errorf("xyz tile z%d %d/%d: %w", req.Z, t.X, t.Y, err)
+	}
+	return nil
+}
+
+// blank fills t with a transparent tile (or marks it skipped).
+func (s *Source) blank(t *source.Tile, w, h int, format string) error {
+	out, err := s.pipe.Tile(image.NewNRGBA(image.Rect(0, 0, w, h)), t.X, t.Y, format)
+	*t = out
+	return err
+}
