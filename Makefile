@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build tilecache test vet bench bench-grid devstack devstack-stop wms wms-stop clean
+.PHONY: run build tilecache test vet bench bench-grid bench-seed devstack devstack-stop wms wms-stop clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner}/bootstrap (linux/arm64)
 build: tilecache
@@ -80,6 +80,10 @@ vet:
 ## bench: seed a fixed test-pattern job and print tiles/s and peak RSS; then the tile-math benchmarks
 bench: bench-grid
 	$(GO) run ./internal/bench/seedbench
+
+## bench-seed: seed EPSG:900913 z0-6 (5,461 tiles, 4x4 metatiles, PNG) from the test WMS into MinIO; prints tiles/s, CPU s of seeder / WMS / MinIO, peak RSS and the upstream-alone rate
+bench-seed:
+	@GO=$(GO) bash infra/bench-seed.sh
 
 bench-grid:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...

@@ -1,8 +1,16 @@
-// Command seedbench seeds a fixed test-pattern job through the whole local
-// program (REST request, engine, lane workers, embedded tile directory and
-// task store) and prints tiles per second and the process's peak RSS.
+// Command seedbench seeds a fixed job through the whole local program
+// (REST request, engine, lane workers, tile and task stores) and prints
+// tiles per second, the seeder's CPU seconds and the process's peak RSS.
 //
-//	go run ./internal/bench/seedbench [-zoom 7] [-threads 4] [-runs 3] [-backend aws]
+//	go run ./internal/bench/seedbench [-zoom 7] [-threads 4] [-runs 3] [-backend aws] [-wms URL]
+//
+// The job is EPSG:900913 levels 0..zoom of the whole world, 4×4 metatiles,
+// PNG. It is drawn by the built-in test pattern, or with -wms by a WMS
+// (layers hillshade,polygons,lines,points of infra/wms); then the upstream
+// alone is measured too, in the same run: 1024² GetMaps per second at the
+// seed's upstream concurrency. -wms-pid and -store-pid name processes
+// (e.g. lighttpd, whose FastCGI children are counted with it, and MinIO)
+// whose CPU seconds during each run are printed beside the seeder's.
 //
 // With -backend aws it runs against the stack of `eval "$(make -s devstack)"`
 // (a fresh table and queue per run, a fresh key prefix in the bucket) and
@@ -22,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -33,64 +42,148 @@ import (
 	"tilecache/internal/config"
 )
 
+// bench is one benchmark's settings.
+type bench struct {
+	zoom, threads, runs int
+	backend             string
+	wms                 string // WMS URL, or "" for the test pattern
+	upstream            int    // the WMS layer's maxConcurrent
+	wmsPID, storePID    int
+}
+
 func main() {
-	zoom := flag.Int("zoom", 7, "seed EPSG:900913 levels 0..zoom of the whole world")
-	threads := flag.Int("threads", runtime.NumCPU()*2, "threadCount of the request")
-	runs := flag.Int("runs", 3, "repetitions; the median is reported")
-	backend := flag.String("backend", "embedded", "embedded or aws")
+	var b bench
+	flag.IntVar(&b.zoom, "zoom", 7, "seed EPSG:900913 levels 0..zoom of the whole world")
+	flag.IntVar(&b.threads, "threads", runtime.NumCPU()*2, "threadCount of the request")
+	flag.IntVar(&b.runs, "runs", 3, "repetitions; the median is reported")
+	flag.StringVar(&b.backend, "backend", "embedded", "embedded or aws")
+	flag.StringVar(&b.wms, "wms", "", "seed from this WMS instead of the test pattern")
+	flag.IntVar(&b.upstream, "upstream", 4, "with -wms: requests in flight to the WMS at most (the layer's maxConcurrent)")
+	flag.IntVar(&b.wmsPID, "wms-pid", 0, "count the CPU of this process and its children as the WMS's")
+	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
-	if err := run(*zoom, *threads, *runs, *backend); err != nil {
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "seedbench:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if err := b.run(); err != nil {
 		fmt.Fprintln(os.Stderr, "seedbench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(zoom, threads, runs int, backend string) error {
-	var rates []float64
+// result is one run's figures.
+type result struct {
+	tiles              int64
+	wall               time.Duration
+	cpu, wmsCPU, stCPU float64 // seconds
+	costs              string
+}
+
+func (b bench) run() error {
+	var rates, cpus, wmsCPUs, stCPUs, upRates []float64
 	var tiles int64
-	for i := range runs {
-		n, d, costs, err := once(zoom, threads, backend)
+	for i := range b.runs {
+		if b.wms != "" {
+			up, err := b.upstreamRate()
+			if err != nil {
+				return err
+			}
+			upRates = append(upRates, up)
+		}
+		r, err := b.once()
 		if err != nil {
 			return err
 		}
-		tiles = n
-		rates = append(rates, float64(n)/d.Seconds())
-		fmt.Printf("run %d: %d tiles in %v (%.0f tiles/s)%s\n", i+1, n, d.Round(time.Millisecond), rates[i], costs)
+		tiles = r.tiles
+		rates = append(rates, float64(r.tiles)/r.wall.Seconds())
+		cpus, wmsCPUs, stCPUs = append(cpus, r.cpu), append(wmsCPUs, r.wmsCPU), append(stCPUs, r.stCPU)
+		fmt.Printf("run %d: %d tiles in %v (%.0f tiles/s), CPU s: seeder %.1f, WMS %.1f, store %.1f%s\n",
+			i+1, r.tiles, r.wall.Round(time.Millisecond), rates[i], r.cpu, r.wmsCPU, r.stCPU, r.costs)
+		if b.wms != "" {
+			fmt.Printf("run %d: upstream alone %.1f GetMaps/s of 1024² at concurrency %d (≙ %.0f tiles/s)\n", i+1, upRates[i], b.upstream, upRates[i]*16)
+		}
 	}
-	slices.Sort(rates)
-	fmt.Printf("seedbench: %s backend, EPSG:900913 z0-%d, %d tiles, threadCount %d, GOMAXPROCS %d: median %.0f tiles/s, peak RSS %s\n",
-		backend, zoom, tiles, threads, runtime.GOMAXPROCS(0), rates[len(rates)/2], peakRSS())
+	src := "test pattern"
+	if b.wms != "" {
+		src = "WMS " + b.wms
+	}
+	fmt.Printf("seedbench: %s backend, %s, EPSG:900913 z0-%d, %d tiles, threadCount %d, GOMAXPROCS %d: median %.0f tiles/s, "+
+		"CPU s seeder %.1f / WMS %.1f / store %.1f, peak RSS %s\n",
+		b.backend, src, b.zoom, tiles, b.threads, runtime.GOMAXPROCS(0), median(rates), median(cpus), median(wmsCPUs), median(stCPUs), peakRSS())
+	if b.wms != "" {
+		ours := median(cpus) + median(stCPUs)
+		fmt.Printf("seedbench: upstream alone median %.1f GetMaps/s (≙ %.0f tiles/s); seed/upstream-alone %.2f; (seeder+store CPU)/WMS CPU %.2f\n",
+			median(upRates), median(upRates)*16, median(rates)/(median(upRates)*16), ours/max(median(wmsCPUs), 1e-9))
+	}
 	return nil
 }
 
-func once(zoom, threads int, backend string) (int64, time.Duration, string, error) {
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+const wmsLayer = `
+layers:
+  - name: bench:wms
+    gridSubsets: [{gridSet: EPSG:900913}]
+    formats: [image/png]
+    metatiling: [4, 4]
+    source:
+      type: wms
+      url: %s
+      layers: hillshade,polygons,lines,points
+      maxConcurrent: %d
+`
+
+func (b bench) once() (result, error) {
 	dir, err := os.MkdirTemp("", "seedbench-")
 	if err != nil {
-		return 0, 0, "", err
+		return result{}, err
 	}
 	defer os.RemoveAll(dir)
 	users := filepath.Join(dir, "users")
 	if err := auth.AddAccount(users, "bench", "bench", bcrypt.MinCost); err != nil {
-		return 0, 0, "", err
+		return result{}, err
 	}
-	env := map[string]string{"TILECACHE_DATA": dir, "TILECACHE_USERS": users, "TILECACHE_SEED_THREADS": fmt.Sprint(max(threads, 16))}
-	if backend == "aws" {
+	env := map[string]string{"TILECACHE_DATA": dir, "TILECACHE_USERS": users, "TILECACHE_SEED_THREADS": fmt.Sprint(max(b.threads, 16))}
+	layerName := "demo:world"
+	if b.wms != "" {
+		layers := filepath.Join(dir, "layers.yaml")
+		if err := os.WriteFile(layers, fmt.Appendf(nil, wmsLayer, b.wms, b.upstream), 0o644); err != nil {
+			return result{}, err
+		}
+		env["TILECACHE_LAYERS"], layerName = layers, "bench:wms"
+	}
+	if b.backend == "aws" {
 		cleanup, err := awsResources(env)
 		if err != nil {
-			return 0, 0, "", err
+			return result{}, err
 		}
 		defer cleanup()
 	}
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
-		return 0, 0, "", err
+		return result{}, err
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l, err := app.New(ctx, cfg, log)
 	if err != nil {
-		return 0, 0, "", err
+		return result{}, err
 	}
 	defer l.Close()
 	done := make(chan struct{})
@@ -98,11 +191,12 @@ func once(zoom, threads int, backend string) (int64, time.Duration, string, erro
 	srv := httptest.NewServer(l.Handler)
 	defer srv.Close()
 
+	cpu0, wms0, st0 := selfCPU(), treeCPU(b.wmsPID), treeCPU(b.storePID)
 	start := time.Now()
-	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":"image/png","threadCount":%d}}`, zoom, threads)
-	rows, err := call(srv.URL+"/rest/seed/demo:world.json", body)
+	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":"image/png","threadCount":%d}}`, b.zoom, b.threads)
+	rows, err := call(srv.URL+"/rest/seed/"+layerName+".json", body)
 	if err != nil {
-		return 0, 0, "", err
+		return result{}, err
 	}
 	var total int64
 	for _, r := range rows {
@@ -111,7 +205,7 @@ func once(zoom, threads int, backend string) (int64, time.Duration, string, erro
 	for {
 		rows, err := call(srv.URL+"/rest/seed.json", "")
 		if err != nil {
-			return 0, 0, "", err
+			return result{}, err
 		}
 		active := false
 		for _, r := range rows {
@@ -119,7 +213,7 @@ func once(zoom, threads int, backend string) (int64, time.Duration, string, erro
 				active = true
 			}
 			if r[4] == -1 {
-				return 0, 0, "", fmt.Errorf("task %d aborted", r[3])
+				return result{}, fmt.Errorf("task %d aborted", r[3])
 			}
 		}
 		if !active {
@@ -127,10 +221,12 @@ func once(zoom, threads int, backend string) (int64, time.Duration, string, erro
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	elapsed := time.Since(start)
+	r := result{tiles: total, wall: time.Since(start)}
+	r.cpu, r.wmsCPU, r.stCPU = selfCPU()-cpu0, treeCPU(b.wmsPID)-wms0, treeCPU(b.storePID)-st0
 	cancel()
 	<-done
-	return total, elapsed, costs(l, total), nil
+	r.costs = costs(l, total)
+	return r, nil
 }
 
 func call(url, body string) ([][5]int64, error) {
