@@ -5,8 +5,10 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The benchmarks compare the standard library (image/png, image/jpeg)
@@ -15,7 +17,8 @@ import (
 // level 1, 8 KiB IDAT chunks, about 1.2 MB for 1024×1024; "overlay" is the
 // transparent variant (TRANSPARENT=TRUE: RGBA, mostly empty). MB/s is of
 // decoded pixel bytes (3 or 4 per pixel) for decoding and of the 4-byte
-// pixels of the tile for encoding; B/tile is the mean encoded tile size.
+// pixels of the tile for encoding; B/tile is the mean encoded tile size;
+// cpu-ns/op is the CPU time of all threads per op (see reportCPU).
 
 type benchMeta struct {
 	name string
@@ -66,20 +69,36 @@ var stdEncoders = map[string]func(image.Image) ([]byte, error){
 
 func stdDecode(data []byte) (image.Image, error) { return png.Decode(bytes.NewReader(data)) }
 
+// decodeRelease decodes and releases the image at once, as a caller done
+// with it would.
+func decodeRelease(data []byte) (image.Image, error) {
+	img, err := Decode(data)
+	Release(img)
+	return img, err
+}
+
+// reportCPU reports the CPU time per op since start (a cpuTime): unlike
+// ns/op it counts the garbage collector's work on other threads.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
 func BenchmarkDecodeMetatile(b *testing.B) {
 	for _, m := range metatiles(b) {
 		for _, impl := range []struct {
 			name   string
 			decode func([]byte) (image.Image, error)
-		}{{"stdlib", stdDecode}, {"imaging", Decode}} {
+		}{{"stdlib", stdDecode}, {"imaging", Decode}, {"imaging+release", decodeRelease}} {
 			b.Run(m.name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(1024 * 1024 * int64(m.bpp))
 				b.ReportMetric(float64(len(m.png)), "png-bytes")
+				start := cpuTime()
 				for b.Loop() {
 					if _, err := impl.decode(m.png); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, start)
 			})
 		}
 	}
@@ -106,6 +125,7 @@ func benchTiles(b *testing.B, m benchMeta) []image.Image {
 func benchEncode(b *testing.B, tiles []image.Image, encode func(image.Image) ([]byte, error)) {
 	b.SetBytes(256 * 256 * 4)
 	total, n := 0, 0
+	start := cpuTime()
 	for b.Loop() {
 		data, err := encode(tiles[n%len(tiles)])
 		if err != nil {
@@ -114,6 +134,7 @@ func benchEncode(b *testing.B, tiles []image.Image, encode func(image.Image) ([]
 		total += len(data)
 		n++
 	}
+	reportCPU(b, start)
 	b.ReportMetric(float64(total)/float64(n), "B/tile")
 }
 
@@ -155,21 +176,22 @@ func BenchmarkEncodeTileJPEG(b *testing.B) {
 }
 
 // BenchmarkMetatilePipeline is the work per metatile: decode, cut into
-// 16 tiles, skip uniform ones, encode the others.
+// 16 tiles, skip uniform ones, encode the others, release the metatile.
 func BenchmarkMetatilePipeline(b *testing.B) {
 	type impl struct {
-		name   string
-		decode func([]byte) (image.Image, error)
-		encode func(image.Image) ([]byte, error)
+		name    string
+		decode  func([]byte) (image.Image, error)
+		encode  func(image.Image) ([]byte, error)
+		release func(image.Image)
 	}
 	for _, format := range []string{"image/png", "image/png8", "image/jpeg"} {
 		enc, err := NewEncoder(format, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		impls := []impl{{"imaging", Decode, enc.Encode}}
+		impls := []impl{{"imaging", Decode, enc.Encode, Release}}
 		if std := stdEncoders[format]; std != nil {
-			impls = append([]impl{{"stdlib", stdDecode, std}}, impls...)
+			impls = append([]impl{{"stdlib", stdDecode, std, func(image.Image) {}}}, impls...)
 		}
 		for _, m := range metatiles(b) {
 			for _, im := range impls {
@@ -178,6 +200,7 @@ func BenchmarkMetatilePipeline(b *testing.B) {
 				}
 				b.Run(format+"/"+m.name+"/"+im.name, func(b *testing.B) {
 					total, n := 0, 0
+					start := cpuTime()
 					for b.Loop() {
 						img, err := im.decode(m.png)
 						if err != nil {
@@ -199,11 +222,53 @@ func BenchmarkMetatilePipeline(b *testing.B) {
 								total += len(data)
 							}
 						}
+						im.release(img)
 						n++
 					}
+					reportCPU(b, start)
 					b.ReportMetric(float64(total)/float64(n), "B/metatile")
 				})
 			}
 		}
 	}
+}
+
+// BenchmarkMetatileLanes is BenchmarkMetatilePipeline for png map
+// metatiles in 4 concurrent lanes, as a seed runs them: the garbage of one
+// lane's metatile makes the collector run under all of them.
+func BenchmarkMetatileLanes(b *testing.B) {
+	enc, err := NewEncoder("image/png", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := metatiles(b)[0]
+	b.SetParallelism((4 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	start := cpuTime()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			img, err := Decode(m.png)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			grid, err := Tiles(img, 4, 4, 256, 256, 0)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for _, row := range grid {
+				for _, tile := range row {
+					if _, ok := Uniform(tile); ok {
+						continue
+					}
+					if _, err := enc.Encode(tile); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+			Release(img)
+		}
+	})
+	reportCPU(b, start)
 }

@@ -43,9 +43,12 @@ func (e *NotImageError) Error() string {
 // the caller can log the upstream's message. Truncated or corrupt images
 // give an error naming the format.
 //
-// PNGs decode to the types image/png gives: *image.RGBA for RGB,
-// *image.NRGBA for RGBA, *image.Paletted, *image.Gray; JPEGs to
-// *image.YCbCr (or *image.Gray); GIFs (the first frame) to *image.Paletted.
+// PNGs decode to *RGB for 8-bit RGB without transparency (tRNS), and
+// otherwise to the types image/png gives: *image.NRGBA for RGBA (and RGB
+// with tRNS), *image.Paletted, *image.Gray, and *image.RGBA for interlaced
+// RGB; JPEGs to *image.YCbCr (or *image.Gray); GIFs (the first frame) to
+// *image.Paletted. Release hands the pixel buffer of an image to the next
+// Decode once the caller is done with it.
 func Decode(data []byte) (image.Image, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte(pngSignature)):

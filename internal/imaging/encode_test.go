@@ -104,6 +104,7 @@ func encodeInputs() []struct {
 	var ins []in
 	for _, c := range []in{
 		{"rgb", opaque, true},
+		{"rgb packed", toRGB(opaque, 1, image.Point{}), true},
 		{"nrgba", overlay, false},
 		{"rgba premultiplied", premul, false},
 		{"gray", gray, true},

@@ -2,15 +2,19 @@
 // cuts metatiles into tiles and encodes the tiles.
 //
 // The hot path of seeding is Decode once per metatile, Tiles to cut it
-// (sub-images sharing its pixels, no copy), Uniform to spot empty tiles, and
-// Encoder.Encode per tile. All of it is written for CPU per metatile:
+// (sub-images sharing its pixels, no copy), Uniform to spot empty tiles,
+// Encoder.Encode per tile, and Release to hand the metatile's pixel buffer
+// to the next Decode. All of it is written for CPU per metatile:
 //
 //   - Decode reads the common PNGs (8-bit RGB, RGBA, grey, and paletted
 //     at any depth; not interlaced) with its own chunk reader, inflater
-//     (see inflate) and Adler-32, and returns the same image types, pixels
-//     and palettes as image/png; other PNGs go to image/png.
-//   - The PNG encoder writes opaque tiles as RGB, picks the row filter with
-//     a cheap rule (see chooseFilter) and deflates with the encoder of
+//     (see inflate) and Adler-32. An 8-bit RGB PNG without tRNS decodes to
+//     an *RGB (3 bytes per pixel, inflated and unfiltered in place); the
+//     others to the same image types, pixels and palettes as image/png.
+//     Other PNGs go to image/png.
+//   - The PNG encoder writes *RGB rows as they are and other opaque tiles
+//     as RGB too, picks the row filter with a cheap rule (see
+//     chooseFilter) and deflates with the encoder of
 //     github.com/klauspost/compress.
 //   - png8 keeps tiles with at most 256 colours exact and quantises the
 //     others with a median cut over a 5-bit-per-channel histogram.

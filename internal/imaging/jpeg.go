@@ -11,9 +11,10 @@ import (
 
 // jpegEncoder writes baseline JPEGs with image/jpeg. Tiles that image/jpeg
 // reads quickly (*image.YCbCr, *image.Gray, opaque *image.RGBA) go to it as
-// they are; any other tile is first composited over the background into a
-// pooled *image.RGBA, since image/jpeg reads other types pixel by pixel
-// through the image.Image interface.
+// they are; an *RGB is expanded into a pooled *image.RGBA (the same pixels:
+// the same JPEG as of the *image.RGBA), and any other tile is composited
+// over the background into it, since image/jpeg reads other types pixel by
+// pixel through the image.Image interface.
 type jpegEncoder struct {
 	quality int
 	bg      color.NRGBA
@@ -65,6 +66,8 @@ func (e *jpegEncoder) Encode(img image.Image) ([]byte, error) {
 	switch m := img.(type) {
 	case *image.YCbCr, *image.Gray:
 		src = m
+	case *RGB:
+		src = st.fromRGB(m)
 	case *image.RGBA:
 		if isOpaque(m) {
 			src = m
@@ -100,6 +103,16 @@ func (st *jpegState) canvas(w, h int) *image.RGBA {
 	st.rgba.Stride = 4 * w
 	st.rgba.Rect = image.Rect(0, 0, w, h)
 	return &st.rgba
+}
+
+// fromRGB copies an RGB image into the canvas.
+func (st *jpegState) fromRGB(m *RGB) *image.RGBA {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	dst := st.canvas(w, h)
+	for y := range h {
+		expandRGB(dst.Pix[y*dst.Stride:y*dst.Stride+4*w], m.Pix[y*m.Stride:y*m.Stride+3*w])
+	}
+	return dst
 }
 
 // flatten composites img over bg (whose alpha is ignored) into the canvas.

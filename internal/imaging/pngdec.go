@@ -72,6 +72,9 @@ func decodePNGFast(data []byte) (image.Image, error) {
 	for d.stage != dsSeenIEND {
 		next, err := d.chunk(pos)
 		if err != nil {
+			if d.img != nil {
+				Release(d.img) // its buffer, back to the pool
+			}
 			return nil, err
 		}
 		pos = next
@@ -81,22 +84,22 @@ func decodePNGFast(data []byte) (image.Image, error) {
 
 // chunkAt returns the type and data of the chunk at pos and where the next
 // one starts, after checking its length and CRC.
-func (d *pngReader) chunkAt(pos int) (typ string, body []byte, next int, err error) {
+func (d *pngReader) chunkAt(pos int) (typ []byte, body []byte, next int, err error) {
 	if len(d.data)-pos < 8 {
-		return "", nil, 0, io.ErrUnexpectedEOF
+		return nil, nil, 0, io.ErrUnexpectedEOF
 	}
 	n := binary.BigEndian.Uint32(d.data[pos:])
 	if n > 0x7fffffff {
-		return "", nil, 0, png.FormatError(fmt.Sprintf("bad chunk length: %d", n))
+		return nil, nil, 0, png.FormatError(fmt.Sprintf("bad chunk length: %d", n))
 	}
 	if uint64(len(d.data)-pos-8) < uint64(n)+4 {
-		return "", nil, 0, io.ErrUnexpectedEOF
+		return nil, nil, 0, io.ErrUnexpectedEOF
 	}
 	end := pos + 8 + int(n)
 	if crc32.ChecksumIEEE(d.data[pos+4:end]) != binary.BigEndian.Uint32(d.data[end:]) {
-		return "", nil, 0, png.FormatError("invalid checksum")
+		return nil, nil, 0, png.FormatError("invalid checksum")
 	}
-	return string(d.data[pos+4 : pos+8]), d.data[pos+8 : end], end + 4, nil
+	return d.data[pos+4 : pos+8], d.data[pos+8 : end], end + 4, nil
 }
 
 // chunk handles the chunk at pos, checking the chunk order as image/png
@@ -106,7 +109,7 @@ func (d *pngReader) chunk(pos int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch typ {
+	switch string(typ) {
 	case "IHDR":
 		if d.stage != dsStart {
 			return 0, errChunkOrder
@@ -237,7 +240,6 @@ func (d *pngReader) parsetRNS(b []byte) error {
 // decodeState is the pooled scratch space of decodeIDAT.
 type decodeState struct {
 	inflater
-	idat []byte // the data of several IDAT chunks, joined
 	raw  []byte // the inflated image data: filtered rows
 	zero []byte // a row of zeros, the row above the first
 }
@@ -263,9 +265,14 @@ func (d *pngReader) decodeIDAT(pos int) (int, error) {
 		decodeStates.Put(st)
 	}()
 
-	// Gather the run; a single chunk is used in place.
-	var z []byte
-	st.idat = st.idat[:0]
+	// Gather the run; a single chunk is used in place. The run is joined
+	// in a pooled buffer of the size its chunk headers add up to.
+	var z, idat []byte
+	if total, n := d.idatRun(pos); n > 1 {
+		joined := getPix(total)
+		idat = (*joined)[:0]
+		defer putPix(joined)
+	}
 	chunks := 0
 	for {
 		typ, body, next, err := d.chunkAt(pos)
@@ -275,17 +282,17 @@ func (d *pngReader) decodeIDAT(pos int) (int, error) {
 			}
 			return 0, err
 		}
-		if typ != "IDAT" {
+		if string(typ) != "IDAT" {
 			break
 		}
 		if chunks == 0 {
 			z = body
 		} else {
 			if chunks == 1 {
-				st.idat = append(st.idat, z...)
+				idat = append(idat, z...)
 			}
-			st.idat = append(st.idat, body...)
-			z = st.idat
+			idat = append(idat, body...)
+			z = idat
 		}
 		chunks++
 		pos = next
@@ -310,10 +317,43 @@ func (d *pngReader) decodeIDAT(pos int) (int, error) {
 	if z[1]&0x20 != 0 {
 		return 0, zlib.ErrDictionary
 	}
-	if cap(st.raw) < int(need)+inflateSlack {
-		st.raw = make([]byte, int(need)+inflateSlack)
+	// RGB rows are inflated straight into the image's buffer and
+	// unfiltered there: the image's rows are the filtered rows without
+	// their filter byte, which stays between them. The other types are
+	// inflated into scratch space and copied. The pixel buffers come from
+	// the pool (see Release); every pixel is written below (inflate fills
+	// raw, the copies cover whole rows), so none is stale. On an error
+	// decodePNGFast returns the buffer to the pool.
+	rect := image.Rect(0, 0, w, h)
+	var (
+		raw      []byte
+		rgb      *RGB
+		nrgba    *image.NRGBA
+		gray     *image.Gray
+		paletted *image.Paletted
+	)
+	switch d.colourType {
+	case ctRGB:
+		buf := getPix(int(need) + inflateSlack)
+		raw = (*buf)[:need]
+		rgb = &RGB{Pix: (*buf)[1:need], Stride: stride, Rect: rect, buf: buf}
+		d.img = rgb
+	case ctRGBA:
+		nrgba = &image.NRGBA{Pix: *getPix(4 * w * h), Stride: 4 * w, Rect: rect}
+		d.img = nrgba
+	case ctGray:
+		gray = &image.Gray{Pix: *getPix(w * h), Stride: w, Rect: rect}
+		d.img = gray
+	case ctPaletted:
+		paletted = &image.Paletted{Pix: *getPix(w * h), Stride: w, Rect: rect, Palette: d.palette}
+		d.img = paletted
 	}
-	raw := st.raw[:need]
+	if raw == nil {
+		if cap(st.raw) < int(need)+inflateSlack {
+			st.raw = make([]byte, int(need)+inflateSlack)
+		}
+		raw = st.raw[:need]
+	}
 	n, err := st.inflate(raw, z[2:])
 	switch err {
 	case nil:
@@ -331,27 +371,6 @@ func (d *pngReader) decodeIDAT(pos int) (int, error) {
 	}
 	sum := binary.BigEndian.Uint32(z[2+n:])
 
-	rect := image.Rect(0, 0, w, h)
-	var (
-		rgba     *image.RGBA
-		nrgba    *image.NRGBA
-		gray     *image.Gray
-		paletted *image.Paletted
-	)
-	switch d.colourType {
-	case ctRGB:
-		rgba = image.NewRGBA(rect)
-		d.img = rgba
-	case ctRGBA:
-		nrgba = image.NewNRGBA(rect)
-		d.img = nrgba
-	case ctGray:
-		gray = image.NewGray(rect)
-		d.img = gray
-	case ctPaletted:
-		paletted = image.NewPaletted(rect, d.palette)
-		d.img = paletted
-	}
 	bpp := max(1, bitsPP/8)
 	if cap(st.zero) < stride {
 		st.zero = make([]byte, stride)
@@ -367,8 +386,8 @@ func (d *pngReader) decodeIDAT(pos int) (int, error) {
 			return 0, err
 		}
 		switch {
-		case rgba != nil:
-			expandRGB(rgba.Pix[y*rgba.Stride:y*rgba.Stride+4*w], cdat)
+		case rgb != nil:
+			// in place
 		case nrgba != nil:
 			copy(nrgba.Pix[y*nrgba.Stride:], cdat)
 		case gray != nil:
@@ -395,20 +414,46 @@ func (d *pngReader) decodeIDAT(pos int) (int, error) {
 	return pos, nil
 }
 
-// expandRGB writes RGB pixels as opaque RGBA.
+// idatRun returns the total data length and the number of the IDAT
+// chunks from pos on, looking at their headers only (decodeIDAT checks
+// them): a run that ends in a truncated chunk is counted up to it.
+func (d *pngReader) idatRun(pos int) (total, n int) {
+	for len(d.data)-pos >= 12 && string(d.data[pos+4:pos+8]) == "IDAT" {
+		l := int(binary.BigEndian.Uint32(d.data[pos:]))
+		if l > len(d.data)-pos-12 {
+			break
+		}
+		total += l
+		n++
+		pos += 12 + l
+	}
+	return total, n
+}
+
+// expandRGB writes RGB pixels as opaque RGBA, 4 pixels (12 bytes in, 16
+// out) at a time.
 func expandRGB(dst, src []byte) {
 	n := len(src) / 3
 	dst = dst[:4*n]
+	opaque := alphaBytes // not a constant: see alphaBytes
 	x := 0
-	// 4-byte loads read one byte of the next pixel: stop one pixel early.
-	for ; x+1 < n; x++ {
-		v := binary.LittleEndian.Uint32(src[3*x:])
-		binary.LittleEndian.PutUint32(dst[4*x:], v|0xff000000)
+	for ; x+4 <= n; x += 4 {
+		s := src[3*x : 3*x+12 : 3*x+12]
+		d := dst[4*x : 4*x+16 : 4*x+16]
+		a := binary.LittleEndian.Uint64(s)
+		b := uint64(binary.LittleEndian.Uint32(s[8:]))
+		binary.LittleEndian.PutUint64(d, a&0xffffff|(a&0xffffff_000000)<<8|opaque)
+		binary.LittleEndian.PutUint64(d[8:], (a>>48|b<<16)&0xffffff|(b&0xffffff00)<<24|opaque)
 	}
 	for ; x < n; x++ {
 		dst[4*x], dst[4*x+1], dst[4*x+2], dst[4*x+3] = src[3*x], src[3*x+1], src[3*x+2], 0xff
 	}
 }
+
+// alphaBytes sets the alpha bytes of two RGBA pixels in a uint64. It is a
+// variable because when the compiler sees constant bytes in a value, it
+// stores them apart: an 8-byte store becomes four smaller ones.
+var alphaBytes uint64 = 0xff000000_ff000000
 
 // unpackIndices writes row y of a 1, 2 or 4-bit paletted image, extending
 // the palette over out-of-range indices as image/png does.

@@ -92,11 +92,11 @@ func (q *quantizer) quantize(src *rowSource, w, h int) (pix []byte, pal []uint32
 	q.cut()
 	// Map the pixels through the bins, now holding palette indices.
 	for y := range h {
-		row := src.row(y)
+		row, bpp, mask, fill := src.pixRow(y)
 		out := q.pix[y*w : y*w+w]
-		prev, prevIx := ^normalize(binary.LittleEndian.Uint32(row)), byte(0)
+		prev, prevIx := ^normalize(binary.LittleEndian.Uint32(row)&mask|fill), byte(0)
 		for x := range out {
-			c := normalize(binary.LittleEndian.Uint32(row[4*x:]))
+			c := normalize(binary.LittleEndian.Uint32(row[bpp*x:])&mask | fill)
 			if c != prev {
 				prev, prevIx = c, byte(q.bins[binKey(c)])
 			}
@@ -119,10 +119,10 @@ func (q *quantizer) exact(src *rowSource, w, h int) bool {
 	prev, prevIx := uint32(0), byte(0)
 	started := false
 	for y := range h {
-		row := src.row(y)
+		row, bpp, mask, fill := src.pixRow(y)
 		out := q.pix[y*w : y*w+w]
 		for x := range out {
-			c := normalize(binary.LittleEndian.Uint32(row[4*x:]))
+			c := normalize(binary.LittleEndian.Uint32(row[bpp*x:])&mask | fill)
 			if c == prev && started {
 				out[x] = prevIx
 				continue
@@ -160,11 +160,11 @@ func (q *quantizer) histogram(src *rowSource, w, h int) {
 	}
 	q.ents = q.ents[:0]
 	for y := range h {
-		row := src.row(y)
+		row, bpp, mask, fill := src.pixRow(y)
 		var e *qent
 		prev := uint32(0)
 		for x := range w {
-			c := normalize(binary.LittleEndian.Uint32(row[4*x:]))
+			c := normalize(binary.LittleEndian.Uint32(row[bpp*x:])&mask | fill)
 			if e == nil || c != prev {
 				k := binKey(c)
 				i := q.bins[k]

@@ -39,7 +39,7 @@ func isOpaque(img image.Image) bool {
 			}
 		}
 		return true
-	case *image.Gray, *image.Gray16, *image.YCbCr, *image.CMYK:
+	case *RGB, *image.Gray, *image.Gray16, *image.YCbCr, *image.CMYK:
 		return true
 	case interface{ Opaque() bool }:
 		return m.Opaque()
@@ -80,7 +80,9 @@ func alphaOpaque(pix []byte, stride, w, h int) bool {
 
 // rowSource reads the rows of an image as non-premultiplied RGBA bytes
 // (the layout of image.NRGBA's Pix), without a copy when the image already
-// is in that layout: *image.NRGBA, and *image.RGBA when opaque.
+// is in that layout: *image.NRGBA, and *image.RGBA when opaque; the rows
+// of the other common types (*RGB, *image.Paletted, *image.Gray,
+// *image.YCbCr) are converted from their pixel buffers.
 type rowSource struct {
 	img    image.Image
 	b      image.Rectangle
@@ -142,6 +144,10 @@ func (s *rowSource) row(y int) []byte {
 		}
 		unpremultiply(s.buf, src)
 		return s.buf
+	case *RGB:
+		i := y * m.Stride
+		expandRGB(s.buf, m.Pix[i:i+3*w:i+3*w])
+		return s.buf
 	case *image.Paletted:
 		i := y * m.Stride
 		dst := s.buf
@@ -174,6 +180,27 @@ func (s *rowSource) row(y int) []byte {
 		binary.LittleEndian.PutUint32(dst[4*x:], packNRGBA(c))
 	}
 	return dst
+}
+
+// pixRow returns row y (0 = top of the bounds) for reading pixel x as
+// packed NRGBA: binary.LittleEndian.Uint32(row[bpp*x:])&mask | fill. It is
+// row(y) with bpp 4, except for an *RGB, whose 3-byte pixels are read in
+// place (bpp 3, the 4th byte masked out and alpha filled in) from a row
+// with a byte of slack for the last pixel's load. The slice is only valid
+// until the next call.
+func (s *rowSource) pixRow(y int) (row []byte, bpp int, mask, fill uint32) {
+	m, ok := s.img.(*RGB)
+	if !ok {
+		return s.row(y), 4, 0xffffffff, 0
+	}
+	i, n := y*m.Stride, 3*s.b.Dx()
+	if i+n+1 <= cap(m.Pix) {
+		row = m.Pix[i : i+n+1 : i+n+1]
+	} else { // the last row of the buffer
+		row = s.buf[:n+1]
+		copy(row, m.Pix[i:i+n])
+	}
+	return row, 3, 0xffffff, 0xff000000
 }
 
 // unpremultiply converts premultiplied RGBA bytes to NRGBA exactly as

@@ -14,8 +14,9 @@ import (
 // transparent NRGBA pixels are equal whatever their RGB, and palette entries
 // of the same colour are equal. An empty image gives nil, false.
 //
-// *image.RGBA, *image.NRGBA, *image.Paletted, *image.Gray and *image.YCbCr
-// are read from their pixel buffers, stopping at the first difference.
+// *RGB, *image.RGBA, *image.NRGBA, *image.Paletted, *image.Gray and
+// *image.YCbCr are read from their pixel buffers, stopping at the first
+// difference.
 func Uniform(img image.Image) (color.Color, bool) {
 	b := img.Bounds()
 	if b.Empty() {
@@ -35,6 +36,11 @@ func Uniform(img image.Image) (color.Color, bool) {
 				c = color.NRGBA{}
 			}
 			return c, true
+		}
+		return nil, false
+	case *RGB:
+		if uniform24(m.Pix, m.Stride, w, h) {
+			return m.RGBAAt(b.Min.X, b.Min.Y), true
 		}
 		return nil, false
 	case *image.Gray:
@@ -80,6 +86,20 @@ func uniform32(pix []byte, stride, w, h int, alpha0 bool) bool {
 			}
 		}
 		if i < len(row) && binary.LittleEndian.Uint32(row[i:]) != first {
+			return false
+		}
+	}
+	return true
+}
+
+// uniform24 reports whether the w×h 3-byte pixels in rows of stride bytes
+// are all equal.
+func uniform24(pix []byte, stride, w, h int) bool {
+	first := pix[:3:3]
+	for y := range h {
+		row := pix[y*stride : y*stride+3*w]
+		// Equal to the row shifted by one pixel: all pixels are equal.
+		if !bytes.Equal(row[:3], first) || !bytes.Equal(row[3:], row[:len(row)-3]) {
 			return false
 		}
 	}

@@ -138,6 +138,8 @@ func BenchmarkUniform(b *testing.B) {
 	}{
 		{"uniform RGBA 256", subImage(flat, 512, 256, 256, 256)},
 		{"map tile RGBA 256", subImage(meta, 512, 256, 256, 256)},
+		{"uniform RGB 256", subImage(toRGB(flat, 1, image.Point{}), 512, 256, 256, 256)},
+		{"map tile RGB 256", subImage(toRGB(meta, 1, image.Point{}), 512, 256, 256, 256)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(256 * 256 * 4)

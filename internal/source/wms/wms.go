@@ -169,6 +169,7 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 		}
 		origin := b.Min.Add(image.Pt(box.Left, box.Top))
 		tiles, err = s.pipe.Cut(img, req.Tiles, origin, req.GridSet.TileWidth, req.GridSet.TileHeight, req.Format)
+		imaging.Release(img) // the tiles are encoded: its pixel buffer can serve the next Decode
 		return err
 	})
 	if err != nil {

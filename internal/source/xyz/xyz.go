@@ -170,6 +170,7 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", b.Dx(), b.Dy(), w, h)}
 		}
 		out, err := s.pipe.Tile(img, t.X, t.Y, req.Format)
+		imaging.Release(img) // encoded: its pixel buffer can serve the next Decode
 		*t = out
 		return err
 	})
