@@ -38,6 +38,20 @@ type Pipeline struct {
 	skip skipMode
 }
 
+// Build returns the client and pipeline of a layer offering formats: what
+// every source that fetches images sets up.
+func Build(formats []string, h HTTPOptions, i ImageOptions) (*Client, *Pipeline, error) {
+	client, err := NewClient(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	pipe, err := NewPipeline(formats, i)
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, pipe, nil
+}
+
 // NewPipeline returns the pipeline of a layer offering formats.
 func NewPipeline(formats []string, o ImageOptions) (*Pipeline, error) {
 	p := &Pipeline{enc: make(map[string]imaging.Encoder, len(formats))}

@@ -107,11 +107,7 @@ func New(l *layer.Layer) (*Source, error) {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("wms options: url %q is not an http(s) URL", o.URL)
 	}
-	client, err := upstream.NewClient(o.HTTPOptions)
-	if err != nil {
-		return nil, fmt.Errorf("wms options: %w", err)
-	}
-	pipe, err := upstream.NewPipeline(l.Formats, o.ImageOptions)
+	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
 	if err != nil {
 		return nil, fmt.Errorf("wms options: %w", err)
 	}

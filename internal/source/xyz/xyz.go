@@ -80,11 +80,7 @@ func New(l *layer.Layer) (*Source, error) {
 		(!strings.Contains(o.URL, "{y}") && !strings.Contains(o.URL, "{-y}")) {
 		return nil, fmt.Errorf("xyz options: url %q needs {z}, {x} and {y} or {-y}", o.URL)
 	}
-	client, err := upstream.NewClient(o.HTTPOptions)
-	if err != nil {
-		return nil, fmt.Errorf("xyz options: %w", err)
-	}
-	pipe, err := upstream.NewPipeline(l.Formats, o.ImageOptions)
+	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
 	if err != nil {
 		return nil, fmt.Errorf("xyz options: %w", err)
 	}
