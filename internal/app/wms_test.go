@@ -401,12 +401,19 @@ func uniformColour(img image.Image) (color.NRGBA, bool) {
 
 // TestWMSUpstreamErrorIsTileFailure: a service exception aborts the task
 // by default, and with a failure budget is counted and skipped; nothing is
-// stored either way.
+// stored either way, and the upstream's message is in the log.
 func TestWMSUpstreamErrorIsTileFailure(t *testing.T) {
-	a, _ := startWMS(t)
+	u := testenv.RequireWMS(t)
+	var log apptest.LogBuffer
+	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(wmsLayers, u), SeedThreads: 4, Log: &log})
+	// MapServer's ServiceException for a layer it does not have.
+	const upstreamMsg = "Invalid layer(s) given in the LAYERS parameter"
 	tasks := seedAndWait(t, a, "wms:broken", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)
 	if tasks[0].Status != task.Aborted {
 		t.Errorf("got %+v, want ABORTED on the first failure", tasks[0])
+	}
+	if !logHas(log.String(), "level=ERROR", "task aborted on tile failure", "wms:broken", upstreamMsg) {
+		t.Errorf("no ERROR record of the abort with the upstream's message %q in the log:\n%s", upstreamMsg, log.String())
 	}
 	tasks = seedAndWait(t, a, "wms:broken", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"tileFailureRetryCount":0,
 		"tileFailureRetryWaitTime":1,"totalFailuresBeforeAborting":100}}`)
@@ -417,6 +424,9 @@ func TestWMSUpstreamErrorIsTileFailure(t *testing.T) {
 	if tasks[0].Status != task.Done || failures != 10 {
 		t.Errorf("got %+v with %d failures, want DONE with 10 failures counted", tasks[0], failures)
 	}
+	if !logHas(log.String(), "level=WARN", "tile failure: metatile skipped", "budget=100", upstreamMsg) {
+		t.Errorf("no WARN record of a counted failure with the upstream's message in the log:\n%s", log.String())
+	}
 	tasks = seedAndWait(t, a, "wms:broken", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"tileFailureRetryCount":1,
 		"tileFailureRetryWaitTime":1,"totalFailuresBeforeAborting":5}}`)
 	if tasks[0].Status != task.Aborted {
@@ -425,4 +435,18 @@ func TestWMSUpstreamErrorIsTileFailure(t *testing.T) {
 	if got := keys(t, a, "wms:broken/"); len(got) != 0 {
 		t.Errorf("stored %v, want nothing", got)
 	}
+}
+
+// logHas reports whether one line of log has every one of parts.
+func logHas(log string, parts ...string) bool {
+	for line := range strings.SplitSeq(log, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

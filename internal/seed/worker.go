@@ -437,6 +437,10 @@ func (e *Engine) tileFailed(ctx context.Context, ln *lane, t task.Task, m grid.M
 		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)
 	}
 	if total < int64(ln.job.MaxFailures) {
+		r := m.Tiles
+		e.log.Warn("tile failure: metatile skipped", "task", t.ID, "layer", t.Layer, "z", r.Z,
+			"x", fmt.Sprintf("%d..%d", r.MinX, r.MaxX), "y", fmt.Sprintf("%d..%d", r.MinY, r.MaxY),
+			"failures", total, "budget", ln.job.MaxFailures, "err", cause)
 		return false, nil
 	}
 	e.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)

@@ -3,6 +3,7 @@
 package apptest
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,6 +90,28 @@ type Options struct {
 	StaleAfter  time.Duration
 	// Backend is "embedded" or "aws"; default $TILECACHE_TEST_BACKEND or embedded.
 	Backend string
+	// Log, when set, receives the app's log records (text, Info and up).
+	// Writes come from many goroutines: see LogBuffer.
+	Log io.Writer
+}
+
+// LogBuffer collects log output from many goroutines.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // App is a running test program.
@@ -141,8 +165,11 @@ func Start(t testing.TB, o Options) *App {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("TILECACHE_TEST_LOG") != "" {
+	switch {
+	case os.Getenv("TILECACHE_TEST_LOG") != "":
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	case o.Log != nil:
+		log = slog.New(slog.NewTextHandler(o.Log, nil))
 	}
 	l, err := app.New(t.Context(), cfg, log)
 	if err != nil {

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"image"
 
@@ -135,6 +136,24 @@ func (p *Pipeline) Blank(img image.Image) bool {
 	}
 	_, _, _, a := c.RGBA()
 	return a == 0
+}
+
+// DecodeFailure is the *Error for an answer to url (with Content-Type
+// contentType) that imaging.Decode refused with err: an answer that is not
+// an image carries the upstream's own message (a service exception's code
+// and text), a broken image what is wrong with it.
+func DecodeFailure(url, contentType string, err error) *Error {
+	if ni, ok := errors.AsType[*imaging.NotImageError](err); ok {
+		msg := "answer is not an image (" + contentType + ")"
+		if ni.Code != "" {
+			msg += ": " + ni.Code
+		}
+		if ni.Message != "" {
+			msg += ": " + ni.Message
+		}
+		return &Error{URL: url, Status: 200, Msg: msg}
+	}
+	return &Error{URL: url, Status: 200, Msg: fmt.Sprintf("undecodable image (%s): %v", contentType, err)}
 }
 
 // Encodes reports whether the pipeline has an encoder for format.

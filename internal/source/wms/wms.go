@@ -157,7 +157,7 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 	err = s.client.Fetch(ctx, u, func(body []byte, contentType string) error {
 		img, err := imaging.Decode(body)
 		if err != nil {
-			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("not an image (%s): %v", contentType, err)}
+			return upstream.DecodeFailure(u, contentType, err)
 		}
 		b := img.Bounds()
 		if b.Dx() != box.Width || b.Dy() != box.Height {

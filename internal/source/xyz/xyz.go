@@ -160,7 +160,7 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 		}
 		img, err := imaging.Decode(body)
 		if err != nil {
-			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("not an image (%s): %v", contentType, err)}
+			return upstream.DecodeFailure(u, contentType, err)
 		}
 		if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
 			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", b.Dx(), b.Dy(), w, h)}
