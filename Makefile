@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build tilecache test vet bench bench-grid bench-seed devstack devstack-stop wms wms-stop clean
+.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers devstack devstack-stop wms wms-stop clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner}/bootstrap (linux/arm64)
 build: tilecache
@@ -84,6 +84,10 @@ bench: bench-grid
 ## bench-seed: seed EPSG:900913 z0-6 (5,461 tiles, 4x4 metatiles, PNG) from the test WMS into MinIO; prints tiles/s, CPU s of seeder / WMS / MinIO, peak RSS and the upstream-alone rate
 bench-seed:
 	@GO=$(GO) bash infra/bench-seed.sh
+
+## bench-peers: the bench-seed job side by side with MapCache (and MapProxy: PEERS="mapcache mapproxy") from one WMS into one MinIO; PEERS_DIR is the peers kit (default ../shared/peers)
+bench-peers:
+	@GO=$(GO) bash infra/bench-peers.sh
 
 bench-grid:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...
