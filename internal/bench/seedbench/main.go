@@ -109,8 +109,8 @@ func (b bench) run() error {
 				return err
 			}
 			upRates = append(upRates, up)
+			fmt.Printf("run %d: upstream alone %.1f GetMaps/s of 1024² at concurrency %d (≙ %.0f tiles/s)\n", i+1, up, b.upstream, up*16)
 			if b.measure == "upstream" {
-				fmt.Printf("run %d: upstream alone %.1f GetMaps/s of 1024² at concurrency %d (≙ %.0f tiles/s)\n", i+1, up, b.upstream, up*16)
 				continue
 			}
 		}
@@ -123,9 +123,6 @@ func (b bench) run() error {
 		cpus, wmsCPUs, stCPUs = append(cpus, r.cpu), append(wmsCPUs, r.wmsCPU), append(stCPUs, r.stCPU)
 		fmt.Printf("run %d: %d tiles in %v (%.0f tiles/s), CPU s: seeder %.1f, WMS %.1f, store %.1f%s\n",
 			i+1, r.tiles, r.wall.Round(time.Millisecond), rates[i], r.cpu, r.wmsCPU, r.stCPU, r.costs)
-		if len(upRates) > i {
-			fmt.Printf("run %d: upstream alone %.1f GetMaps/s of 1024² at concurrency %d (≙ %.0f tiles/s)\n", i+1, upRates[i], b.upstream, upRates[i]*16)
-		}
 	}
 	if b.measure == "upstream" {
 		fmt.Printf("seedbench: upstream alone median %.1f GetMaps/s (≙ %.0f tiles/s)\n", median(upRates), median(upRates)*16)
