@@ -136,9 +136,12 @@ func (b bench) run() error {
 		"CPU s seeder %.1f / WMS %.1f / store %.1f, peak RSS %s\n",
 		b.backend, src, b.zoom, tiles, b.threads, runtime.GOMAXPROCS(0), median(rates), median(cpus), median(wmsCPUs), median(stCPUs), peakRSS())
 	if len(upRates) > 0 {
-		ours := median(cpus) + median(stCPUs)
-		fmt.Printf("seedbench: upstream alone median %.1f GetMaps/s (≙ %.0f tiles/s); seed/upstream-alone %.2f; (seeder+store CPU)/WMS CPU %.2f\n",
-			median(upRates), median(upRates)*16, median(rates)/(median(upRates)*16), ours/max(median(wmsCPUs), 1e-9))
+		fmt.Printf("seedbench: upstream alone median %.1f GetMaps/s (≙ %.0f tiles/s); seed/upstream-alone %.2f",
+			median(upRates), median(upRates)*16, median(rates)/(median(upRates)*16))
+		if b.wmsPID > 0 { // without it the WMS's CPU is unknown
+			fmt.Printf("; (seeder+store CPU)/WMS CPU %.2f", (median(cpus)+median(stCPUs))/max(median(wmsCPUs), 1e-9))
+		}
+		fmt.Println()
 	}
 	return nil
 }
