@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tilecache/internal/app"
 	"tilecache/internal/config"
@@ -27,5 +26,5 @@ func main() {
 		log.Error("start", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(httpadapter.NewV2(p.Handler).ProxyWithContext)
+	lambda.Start(p.HandleAPI)
 }

@@ -19,6 +19,7 @@ import (
 // message is reported too: after the queue's maxReceiveCount it moves to
 // the dead-letter queue, where it can be inspected.
 func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	defer p.flushCDN(ctx)
 	var resp events.SQSEventResponse
 	fail := func(id string) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
@@ -43,6 +44,34 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 	return resp, nil
 }
 
+// HandleAPI is the API function's handler: API Gateway HTTP API (payload
+// 2.0) events are served by the program's http.Handler through
+// httpadapter.NewV2.
+func (p *Program) HandleAPI(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	defer p.flushCDN(ctx)
+	return p.proxy.ProxyWithContext(ctx, ev)
+}
+
+// flushCDN sends the invalidations an invocation caused before it returns
+// (a frozen function sends nothing in the background), within the
+// invocation's time minus a margin, at most flushBudget; what cannot be
+// sent stays pending for the next invocation.
+func (p *Program) flushCDN(ctx context.Context) {
+	budget := flushBudget
+	if d, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(d)-time.Second)
+	}
+	if budget <= 0 {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
+	p.Purger.Flush(fctx)
+}
+
+// flushBudget bounds the time an invocation spends sending invalidations.
+const flushBudget = 10 * time.Second
+
 func decodeLane(body string) (queue.Message, error) {
 	var m queue.Message
 	if err := json.Unmarshal([]byte(body), &m); err != nil {
@@ -66,6 +95,7 @@ func decodeLane(body string) (queue.Message, error) {
 // — e.g. `aws lambda invoke --payload '{"detail":{"recount":true}}'` — also
 // marks every layer (or those named) for a recount first.
 func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) error {
+	defer p.flushCDN(ctx)
 	var errs []error
 	if err := p.Engine.Sweep(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("scheduled sweep: %w", err))

@@ -17,7 +17,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
 	"tilecache/internal/auth"
+	"tilecache/internal/cdn"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
 	"tilecache/internal/queue"
@@ -62,10 +65,14 @@ type Program struct {
 	Cleaner *quota.Cleaner
 	// Recorder counts client reads of tiles (nil without the REST handler).
 	Recorder *quota.Recorder
+	// Purger invalidates what changed in the CDN in front of the bucket
+	// (with cdn.Nop when none is configured).
+	Purger *cdn.Purger
 	Backends
 
-	cfg config.Config
-	log *slog.Logger
+	cfg   config.Config
+	log   *slog.Logger
+	proxy *httpadapter.HandlerAdapterV2 // HandleAPI's adapter of Handler
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -86,7 +93,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
 	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log)
-	p.Handler = mount(cfg.BasePath, api, tiles)
+	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log)
+	p.Handler = mount(cfg.BasePath, api, tiles, objects)
+	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
 
@@ -114,14 +123,19 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
+	inv, err := Invalidator(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix}, log)
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger,
 	}, log)
 	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
-		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter,
+		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
-	return &Program{Engine: engine, Cleaner: cleaner, Backends: b, cfg: cfg, log: log}, nil
+	return &Program{Engine: engine, Cleaner: cleaner, Purger: purger, Backends: b, cfg: cfg, log: log}, nil
 }
 
 // taskActivity answers quota.Activity from the task store.
@@ -177,9 +191,11 @@ func EmbeddedBackends(dir string) (Backends, error) {
 	return Backends{Tiles: tiles, Tasks: tasks, Queue: memqueue.New(), RecoverAll: true, Close: tasks.Close}, nil
 }
 
-// mount serves api for base+"/rest" and everything below it, and tiles
-// (without authentication) for base+"/tiles/…".
-func mount(base string, api, tiles http.Handler) http.Handler {
+// mount serves api for base+"/rest" and everything below it, tiles
+// (without authentication) for base+"/tiles/…", and the store's objects as
+// the CDN serves them (without authentication) for everything else under
+// base.
+func mount(base string, api, tiles, objects http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, base)
 		var h http.Handler
@@ -188,6 +204,8 @@ func mount(base string, api, tiles http.Handler) http.Handler {
 			h = api
 		case ok && strings.HasPrefix(rest, "/tiles/"):
 			h = tiles
+		case ok && (rest == "" || strings.HasPrefix(rest, "/")):
+			h = objects
 		default:
 			http.Error(w, "Not found: "+r.URL.Path+" (the administration interface is under "+base+"/rest, tiles under "+base+"/tiles)", http.StatusNotFound)
 			return
@@ -244,6 +262,7 @@ func (p *Program) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { p.Engine.RunWorkers(ctx, p.cfg.Workers) })
 	wg.Go(func() { p.Cleaner.RunSchedule(ctx) })
+	wg.Go(func() { p.Purger.Run(ctx) })
 	if p.Recorder != nil {
 		wg.Go(func() { p.Recorder.Run(ctx) })
 	}

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,6 +31,15 @@ type Config struct {
 	Slice       time.Duration // TILECACHE_LANE_SLICE, longest time one lane message is worked
 	StaleAfter  time.Duration // TILECACHE_STALE_AFTER, heartbeat age after which a lane is re-enqueued
 	Visibility  time.Duration // TILECACHE_LANE_VISIBILITY, visibility timeout of a received lane message
+
+	// PublicURL is the base URL the tile store's objects are served from
+	// (TILECACHE_PUBLIC_URL): the CDN's domain on AWS; by default the local
+	// program's own address. Discovery documents carry it.
+	PublicURL string
+	// CDNDistribution is the CloudFront distribution in front of the
+	// bucket (TILECACHE_CDN_DISTRIBUTION_ID); "" for none: nothing is
+	// invalidated.
+	CDNDistribution string
 
 	// AWS backend (TILECACHE_BACKEND=aws). Endpoints and credentials follow
 	// the SDK's own variables (AWS_ENDPOINT_URL_S3, …_DYNAMODB, …_SQS,
@@ -88,6 +98,16 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	c.Bucket = get("TILECACHE_S3_BUCKET", "")
 	c.Table = get("TILECACHE_DYNAMODB_TABLE", "tilecache")
 	c.QueueURL = get("TILECACHE_SQS_QUEUE_URL", "")
+	c.CDNDistribution = get("TILECACHE_CDN_DISTRIBUTION_ID", "")
+	// Set but empty (a deployment without a CDN): documents carry
+	// root-relative URLs.
+	c.PublicURL = "http://" + c.Addr + c.BasePath
+	if v, ok := lookup("TILECACHE_PUBLIC_URL"); ok {
+		c.PublicURL = strings.TrimRight(strings.TrimSpace(v), "/")
+	}
+	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "") {
+		errs = append(errs, fmt.Errorf("TILECACHE_PUBLIC_URL must be an http(s) URL without query, such as https://tiles.example.org, got %q", c.PublicURL))
+	}
 	switch c.Backend {
 	case "embedded":
 	case "aws":

@@ -35,3 +35,35 @@ func TestEveryProblemReported(t *testing.T) {
 		}
 	}
 }
+
+func TestPublicURL(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+		bad  bool
+	}{
+		{"default: the local address", map[string]string{"TILECACHE_ADDR": "127.0.0.1:9000", "TILECACHE_BASE_PATH": "/gwc"}, "http://127.0.0.1:9000/gwc", false},
+		{"a CDN domain, trailing slash dropped", map[string]string{"TILECACHE_PUBLIC_URL": "https://d111.cloudfront.net/"}, "https://d111.cloudfront.net", false},
+		{"set but empty: root-relative documents", map[string]string{"TILECACHE_PUBLIC_URL": ""}, "", false},
+		{"not a URL", map[string]string{"TILECACHE_PUBLIC_URL": "tiles.example.org"}, "", true},
+		{"with a query", map[string]string{"TILECACHE_PUBLIC_URL": "https://x.org/?a=1"}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(lookup(tt.env))
+			if tt.bad {
+				if err == nil || !strings.Contains(err.Error(), "TILECACHE_PUBLIC_URL") {
+					t.Fatalf("got %v, want an error naming TILECACHE_PUBLIC_URL", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.PublicURL != tt.want {
+				t.Errorf("got %q, want %q", c.PublicURL, tt.want)
+			}
+		})
+	}
+}

@@ -41,6 +41,11 @@ type CleanerOptions struct {
 	Lease time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Changes, if set, is told which tiles a clean-up deleted, so a CDN
+	// drops its cached copies (the CDN purger). It must not block.
+	Changes interface {
+		TilesChanged(set tilestore.TileSet, z int, minX, maxX int64)
+	}
 }
 
 // Cleaner enforces the disk quota: it expires whole tile pages by the
@@ -398,6 +403,14 @@ func (c *Cleaner) deletePage(ctx context.Context, k PageKey) (Page, bool, error)
 	keys, err := c.pageKeys(ctx, k)
 	if err != nil {
 		return Page{}, false, err
+	}
+	if c.opts.Changes != nil && len(keys) > 0 {
+		if set, ok := c.tileSet(k.Set); ok {
+			x0, _, x1, _ := k.TileRange()
+			// Reported before the deletes: the purger sends later, and a
+			// failed delete part way has removed some tiles too.
+			c.opts.Changes.TilesChanged(set, k.Z, x0, x1)
+		}
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), tilestore.DeleteBatch)

@@ -68,6 +68,7 @@ type tileRequest struct {
 
 // ServeHTTP implements http.Handler for paths /tiles/….
 func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cors(w.Header())
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)

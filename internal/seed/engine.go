@@ -59,6 +59,18 @@ type Options struct {
 	// Usage, if set, is where stored and deleted tiles are counted (see
 	// Usage). Default none: nothing is counted.
 	Usage Usage
+	// Changes, if set, is told which stored tiles a reseed replaced or a
+	// truncate deleted, so a CDN drops its cached copies. Default none.
+	Changes Changes
+}
+
+// Changes hears of stored objects that were replaced or removed (the CDN
+// purger). It must not block: it only records.
+type Changes interface {
+	// TilesChanged: tiles of set at level z in columns minX..maxX changed.
+	TilesChanged(set tilestore.TileSet, z int, minX, maxX int64)
+	// PrefixChanged: objects under a key prefix (ending in "/") changed.
+	PrefixChanged(prefix string)
 }
 
 func (o Options) withDefaults() Options {
@@ -109,6 +121,13 @@ func (e *Engine) Layers() *layer.Catalogue { return e.layers }
 
 // Options returns the effective options.
 func (e *Engine) Options() Options { return e.opts }
+
+// tilesChanged reports replaced or deleted tiles to Changes, if set.
+func (e *Engine) tilesChanged(set tilestore.TileSet, z int, minX, maxX int64) {
+	if e.opts.Changes != nil {
+		e.opts.Changes.TilesChanged(set, z, minX, maxX)
+	}
+}
 
 // tileSet returns the tile set a job reads and writes.
 func (e *Engine) tileSet(l *layer.Layer, gridSetID, format, parametersID string) tilestore.TileSet {

@@ -40,6 +40,9 @@ func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, err
 	if err == nil {
 		err = flush()
 	}
+	if deleted > 0 && e.opts.Changes != nil {
+		e.opts.Changes.PrefixChanged(prefix)
+	}
 	if err != nil {
 		e.markDirty(ctx, l.Name, "mass truncation failed part way")
 		return deleted, fmt.Errorf("mass truncate layer %s: %w", l.Name, err)

@@ -270,10 +270,28 @@ func (e *Engine) truncate(ctx context.Context, ln *lane, refs []tileRef) error {
 		}
 	}
 	ln.tally.markTouched()
-	if _, err := e.tiles.Delete(ctx, keys); err != nil {
+	_, err := e.tiles.Delete(ctx, keys)
+	// Even a failed batch may have deleted some of its tiles.
+	for z, cols := range columns(refs) {
+		e.tilesChanged(ln.set, z, cols[0], cols[1])
+	}
+	if err != nil {
 		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
 	}
 	return nil
+}
+
+// columns returns, per zoom level of refs, the first and last column.
+func columns(refs []tileRef) map[int][2]int64 {
+	out := map[int][2]int64{}
+	for _, r := range refs {
+		c, ok := out[r.z]
+		if !ok {
+			c = [2]int64{r.x, r.x}
+		}
+		out[r.z] = [2]int64{min(c[0], r.x), max(c[1], r.x)}
+	}
+	return out
 }
 
 // renderWithRetries works one seed/reseed metatile, retrying per the job's
@@ -325,7 +343,12 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 	if err != nil {
 		return err
 	}
-	return e.store(ctx, ln, z, inside, tiles)
+	err = e.store(ctx, ln, z, inside, tiles)
+	if ln.job.Type == task.Reseed {
+		// Replaced (or, where blank now, deleted), even if only in part.
+		e.tilesChanged(ln.set, z, inside.MinX, inside.MaxX)
+	}
+	return err
 }
 
 // storageError marks a failure of the tile store (as opposed to the

