@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Stops the local AWS stack started by infra/devstack/up.sh: only the processes
 # recorded in its pid files (TERM, then KILL after ${TILECACHE_DEVSTACK_STOP_TIMEOUT:-10}s),
-# then removes the pid files and MinIO's tmpfs data directory. Logs are kept.
+# then removes the pid files, MinIO's tmpfs data directory and the record of
+# the CloudFront distribution (moto_server keeps it only in memory). Logs are
+# kept.
 # Prints nothing on stdout.
 set -euo pipefail
 
@@ -79,6 +81,7 @@ main() {
   done
   # The data directory goes only when MinIO is gone.
   if ! service_pid minio >/dev/null; then remove_minio_data; fi
+  if ! service_pid cloudfront >/dev/null; then rm -f -- "$STATE_DIR/cloudfront.distribution"; fi
   log "stopped in $((SECONDS - start))s (logs kept in $STATE_DIR)"
 }
 

@@ -12,6 +12,10 @@ MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 DDBLOCAL_NPM_PACKAGE="amplify-dynamodb-simulator"
 DDBLOCAL_NPM_VERSION="2.9.30" # ships DynamoDB Local 1.25.1
 FAUXQS_VERSION="1.9.2"        # 2.x needs node >= 22.5
+# moto_server (moto 5.x, Python) serves CloudFront. It is not installed here
+# (it comes with the Python package moto[server]): it must be on PATH, or
+# named by TILECACHE_MOTO_SERVER.
+MOTO_SERVER="${TILECACHE_MOTO_SERVER:-moto_server}"
 
 # Paths.
 CACHE_DIR="${TILECACHE_CACHE:-$HOME/.cache/tilecache}"
@@ -30,9 +34,10 @@ S3_PORT="${TILECACHE_S3_PORT:-9310}"
 S3_CONSOLE_PORT="${TILECACHE_S3_CONSOLE_PORT:-9311}"
 DDB_PORT="${TILECACHE_DYNAMODB_PORT:-9320}"
 SQS_PORT="${TILECACHE_SQS_PORT:-9330}"
+CDN_PORT="${TILECACHE_CDN_PORT:-9345}"
 
 # MinIO root credentials; exported as AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY
-# (DynamoDB Local and fauxqs accept any credentials).
+# (DynamoDB Local, fauxqs and moto accept any credentials).
 DEVSTACK_ACCESS_KEY="${TILECACHE_DEVSTACK_ACCESS_KEY:-tilecache}"
 DEVSTACK_SECRET_KEY="${TILECACHE_DEVSTACK_SECRET_KEY:-tilecache-secret}"
 DEVSTACK_REGION="us-east-1"
@@ -91,6 +96,7 @@ service_marker() {
     minio) printf '%s' "minio server" ;;
     dynamodb) printf '%s' "DynamoDBLocal.jar" ;;
     sqs) printf '%s' "tilecache-fauxqs-start.mjs" ;;
+    cloudfront) printf '%s' "moto_server" ;;
     *) die "unknown service $1" ;;
   esac
 }
@@ -113,8 +119,9 @@ service_port_ok() {
     minio) [[ "$(pid_cmdline "$2")" == *"--address 127.0.0.1:$S3_PORT "* ]] ;;
     dynamodb) [[ "$(pid_cmdline "$2") " == *" -port $DDB_PORT "* ]] ;;
     sqs) tr '\0' '\n' <"/proc/$2/environ" 2>/dev/null | grep -qx "FAUXQS_PORT=$SQS_PORT" ;;
+    cloudfront) [[ "$(pid_cmdline "$2")" == *" -H 127.0.0.1 -p $CDN_PORT "* ]] ;;
     *) return 1 ;;
   esac
 }
 
-SERVICES=(minio dynamodb sqs)
+SERVICES=(minio dynamodb sqs cloudfront)

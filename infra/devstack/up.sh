@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Starts the local AWS stack (MinIO for S3, DynamoDB Local, fauxqs for SQS),
-# provisions the bucket, table and queues, and prints `export NAME=value`
-# lines for the application:
+# Starts the local AWS stack (MinIO for S3, DynamoDB Local, fauxqs for SQS,
+# moto_server for CloudFront), provisions the bucket, table, queues and
+# distribution, and prints `export NAME=value` lines for the application:
 #   eval "$(infra/devstack/up.sh)"
 # Idempotent: services of this stack that are already running are reused.
 # Only the export lines go to stdout; everything else goes to stderr.
@@ -22,6 +22,10 @@ MINIO_TMPFS_DATA="/dev/shm/tilecache-devstack-$S3_PORT"
 S3_URL="http://127.0.0.1:$S3_PORT"
 DDB_URL="http://127.0.0.1:$DDB_PORT"
 SQS_URL="http://127.0.0.1:$SQS_PORT"
+CDN_URL="http://127.0.0.1:$CDN_PORT"
+# The id of the distribution created in moto_server (whose state lives only
+# in its memory); removed by down.sh.
+CDN_DISTRIBUTION_FILE="$STATE_DIR/cloudfront.distribution"
 
 # port_env <service>: the variable that sets the service's port.
 port_env() {
@@ -29,6 +33,7 @@ port_env() {
     minio) printf 'TILECACHE_S3_PORT=%s' "$S3_PORT" ;;
     dynamodb) printf 'TILECACHE_DYNAMODB_PORT=%s' "$DDB_PORT" ;;
     sqs) printf 'TILECACHE_SQS_PORT=%s' "$SQS_PORT" ;;
+    cloudfront) printf 'TILECACHE_CDN_PORT=%s' "$CDN_PORT" ;;
   esac
 }
 
@@ -52,6 +57,10 @@ probe() {
       ;;
     sqs)
       curl -sf --noproxy '*' -m 2 -o /dev/null "$SQS_URL/health"
+      ;;
+    cloudfront)
+      # moto's own API; answers 200 once the server is up.
+      curl -sf --noproxy '*' -m 2 -o /dev/null "$CDN_URL/moto-api/"
       ;;
   esac
 }
@@ -126,6 +135,11 @@ start_sqs() {
   log "sqs: starting fauxqs on $SQS_URL (in memory)"
   FAUXQS_BIND_HOST=127.0.0.1 FAUXQS_PORT="$SQS_PORT" FAUXQS_DEFAULT_REGION="$DEVSTACK_REGION" \
     launch sqs "$FAUXQS_DIR" node "$FAUXQS_STARTER"
+}
+
+start_cloudfront() {
+  log "cloudfront: starting moto_server on $CDN_URL (in memory)"
+  launch cloudfront "$STATE_DIR" "$MOTO_SERVER" -H 127.0.0.1 -p "$CDN_PORT"
 }
 
 # check <service>: decide whether the service must be started. Reuses a
@@ -229,13 +243,50 @@ already_provisioned() {
   [[ "$out" == *":$SQS_QUEUE-dlq"* ]] || return 1
 }
 
+# distribution_exists <id>: moto_server knows the distribution.
+distribution_exists() {
+  if curl_has_sigv4; then
+    [[ "$(signed cloudfront -o /dev/null -w '%{http_code}' "$CDN_URL/2020-05-31/distribution/$1")" == 200 ]]
+  else
+    devstack_env aws --endpoint-url "$CDN_URL" cloudfront get-distribution --id "$1" >/dev/null 2>&1
+  fi
+}
+
+# ensure_distribution: reuse the distribution recorded in the state dir when
+# moto_server still has it, else create one. Sets CDN_DISTRIBUTION_ID.
+CDN_DISTRIBUTION_ID=""
+ensure_distribution() {
+  local id="" config
+  if [[ -s "$CDN_DISTRIBUTION_FILE" ]]; then read -r id <"$CDN_DISTRIBUTION_FILE" || true; fi
+  if [[ -n "$id" && "$id" != *[!A-Za-z0-9]* ]] && distribution_exists "$id"; then
+    log "distribution $id already provisioned"
+    CDN_DISTRIBUTION_ID="$id"
+    return
+  fi
+  # The origin stands for the bucket in MinIO; moto never fetches from it.
+  config="$(printf '{"CallerReference":"tilecache-devstack-%s-%s","Comment":"tilecache devstack","Enabled":true,
+    "Origins":{"Quantity":1,"Items":[{"Id":"tiles","DomainName":"127.0.0.1","OriginPath":"/%s",
+      "CustomOriginConfig":{"HTTPPort":%s,"HTTPSPort":443,"OriginProtocolPolicy":"http-only"}}]},
+    "DefaultCacheBehavior":{"TargetOriginId":"tiles","ViewerProtocolPolicy":"allow-all",
+      "CachePolicyId":"658327ea-f89d-4fab-a63d-7e88639e58f6"}}' "$(date +%s)" "$$" "$S3_BUCKET" "$S3_PORT")"
+  id="$(devstack_env aws --endpoint-url "$CDN_URL" --region "$DEVSTACK_REGION" cloudfront create-distribution \
+    --distribution-config "$config" --query Distribution.Id --output text)" ||
+    die "cannot create a CloudFront distribution in moto_server (log: $STATE_DIR/cloudfront.log)"
+  [[ -n "$id" && "$id" != None && "$id" != *[!A-Za-z0-9]* ]] || die "moto_server answered an unexpected distribution id '$id'"
+  printf '%s\n' "$id" >"$CDN_DISTRIBUTION_FILE"
+  log "distribution $id created"
+  CDN_DISTRIBUTION_ID="$id"
+}
+
 main() {
   local start=$SECONDS name queue_url
-  for name in S3_PORT S3_CONSOLE_PORT DDB_PORT SQS_PORT; do check_port "${!name}" "$name"; done
+  for name in S3_PORT S3_CONSOLE_PORT DDB_PORT SQS_PORT CDN_PORT; do check_port "${!name}" "$name"; done
   ((${#DEVSTACK_ACCESS_KEY} >= 3)) || die "TILECACHE_DEVSTACK_ACCESS_KEY needs at least 3 characters (MinIO)"
   ((${#DEVSTACK_SECRET_KEY} >= 8)) || die "TILECACHE_DEVSTACK_SECRET_KEY needs at least 8 characters (MinIO)"
   [[ -f "$PROVISION_SCRIPT" ]] || die "provisioning script not found: $PROVISION_SCRIPT"
-  declare -gA PORT_OF=([minio]="$S3_PORT" [dynamodb]="$DDB_PORT" [sqs]="$SQS_PORT")
+  declare -gA PORT_OF=([minio]="$S3_PORT" [dynamodb]="$DDB_PORT" [sqs]="$SQS_PORT" [cloudfront]="$CDN_PORT")
+  command -v "$MOTO_SERVER" >/dev/null 2>&1 ||
+    die "moto_server not found ('$MOTO_SERVER'): the stack's CloudFront is moto's server mode (Python package moto[server], 5.x), which this script cannot install; put moto_server on PATH or set TILECACHE_MOTO_SERVER to it"
 
   bash "$DEVSTACK_LIB_DIR/install.sh" >&2
 
@@ -264,6 +315,8 @@ main() {
       die "provisioning failed (see above); service logs are in $STATE_DIR. Services reused from an earlier run keep the credentials they were started with: infra/devstack/down.sh resets them"
   fi
 
+  ensure_distribution
+
   if ! queue_url="$(curl_queue_url)"; then
     queue_url="$(devstack_env aws --endpoint-url "$SQS_URL" --region "$DEVSTACK_REGION" \
       sqs get-queue-url --queue-name "$SQS_QUEUE" --query QueueUrl --output text)" ||
@@ -271,10 +324,11 @@ main() {
   fi
   [[ -n "$queue_url" && "$queue_url" != None ]] || die "empty URL for queue $SQS_QUEUE"
 
-  log "ready in $((SECONDS - start))s: S3 $S3_URL, DynamoDB $DDB_URL, SQS $SQS_URL; state in $STATE_DIR; stop with infra/devstack/down.sh"
+  log "ready in $((SECONDS - start))s: S3 $S3_URL, DynamoDB $DDB_URL, SQS $SQS_URL, CloudFront $CDN_URL; state in $STATE_DIR; stop with infra/devstack/down.sh"
   emit AWS_ENDPOINT_URL_S3 "$S3_URL"
   emit AWS_ENDPOINT_URL_DYNAMODB "$DDB_URL"
   emit AWS_ENDPOINT_URL_SQS "$SQS_URL"
+  emit AWS_ENDPOINT_URL_CLOUDFRONT "$CDN_URL"
   emit AWS_ACCESS_KEY_ID "$DEVSTACK_ACCESS_KEY"
   emit AWS_SECRET_ACCESS_KEY "$DEVSTACK_SECRET_KEY"
   emit AWS_REGION "$DEVSTACK_REGION"
@@ -283,6 +337,7 @@ main() {
   emit TILECACHE_S3_BUCKET "$S3_BUCKET"
   emit TILECACHE_DYNAMODB_TABLE "$DDB_TABLE"
   emit TILECACHE_SQS_QUEUE_URL "$queue_url"
+  emit TILECACHE_CDN_DISTRIBUTION_ID "$CDN_DISTRIBUTION_ID"
 }
 
 emit() { printf 'export %s=%q\n' "$1" "$2"; }

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"os"
 
+	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
+	"tilecache/internal/cdn/cloudfront"
 	"tilecache/internal/config"
 )
 
@@ -14,5 +17,9 @@ func Invalidator(ctx context.Context, cfg config.Config) (cdn.Invalidator, error
 	if cfg.CDNDistribution == "" {
 		return cdn.Nop{}, nil
 	}
-	return cdn.Nop{}, nil // TODO(cloudfront adapter)
+	awsCfg, err := awsconf.Load(ctx, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	return cloudfront.NewFromConfig(awsCfg, cfg.CDNDistribution), nil
 }

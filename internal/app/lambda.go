@@ -96,6 +96,12 @@ func decodeLane(body string) (queue.Message, error) {
 // marks every layer (or those named) for a recount first.
 func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) error {
 	defer p.flushCDN(ctx)
+	if !p.published {
+		// The first invocation after a cold start (a deployment may have
+		// brought a new layer file) brings the documents up to date.
+		p.publish(ctx)
+		p.published = true
+	}
 	var errs []error
 	if err := p.Engine.Sweep(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("scheduled sweep: %w", err))

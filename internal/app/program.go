@@ -68,11 +68,17 @@ type Program struct {
 	// Purger invalidates what changed in the CDN in front of the bucket
 	// (with cdn.Nop when none is configured).
 	Purger *cdn.Purger
+	// Site keeps the store marker, the tile sets' documents and the demo
+	// page in the tile store.
+	Site *Site
 	Backends
 
 	cfg   config.Config
 	log   *slog.Logger
 	proxy *httpadapter.HandlerAdapterV2 // HandleAPI's adapter of Handler
+	// published: HandleSchedule ran Publish in this process (Lambda
+	// invokes one event at a time).
+	published bool
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -128,14 +134,15 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		return nil, err
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix}, log)
+	site := NewSite(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, nil, log)
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: site,
 	}, log)
 	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
-	return &Program{Engine: engine, Cleaner: cleaner, Purger: purger, Backends: b, cfg: cfg, log: log}, nil
+	return &Program{Engine: engine, Cleaner: cleaner, Purger: purger, Site: site, Backends: b, cfg: cfg, log: log}, nil
 }
 
 // taskActivity answers quota.Activity from the task store.
@@ -260,6 +267,7 @@ func (p *Program) Run(ctx context.Context) error {
 		p.log.Error("sweep", "err", err)
 	}
 	var wg sync.WaitGroup
+	wg.Go(func() { p.publish(ctx) })
 	wg.Go(func() { p.Engine.RunWorkers(ctx, p.cfg.Workers) })
 	wg.Go(func() { p.Cleaner.RunSchedule(ctx) })
 	wg.Go(func() { p.Purger.Run(ctx) })
@@ -278,6 +286,19 @@ func (p *Program) Run(ctx context.Context) error {
 				p.log.Error("sweep", "err", err)
 			}
 		}
+	}
+}
+
+// publish runs Site.Publish and hands what changed to the purger. Its
+// failure is logged: the documents are written again by the next seed.
+func (p *Program) publish(ctx context.Context) {
+	changed, err := p.Site.Publish(ctx)
+	if err != nil && ctx.Err() == nil {
+		p.log.Error("publish the documents of the tile store", "err", err)
+	}
+	p.Purger.KeysChanged(changed...)
+	if len(changed) > 0 {
+		p.log.Info("documents of the tile store written", "keys", len(changed))
 	}
 }
 

@@ -102,10 +102,10 @@ func sumTotals(rows []row) int64 {
 	return n
 }
 
-// keys lists the stored keys under prefix.
+// keys lists the stored tiles' keys under prefix.
 func keys(t testing.TB, a *apptest.App, prefix string) []string {
 	t.Helper()
-	return a.Keys(t, prefix)
+	return a.TileKeys(t, prefix)
 }
 
 // expectKeys enumerates, independently of the engine, the keys of every

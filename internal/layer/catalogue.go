@@ -65,6 +65,8 @@ type gridSetDoc struct {
 type layerDoc struct {
 	Name             string      `yaml:"name"`
 	ID               string      `yaml:"id"`
+	Title            string      `yaml:"title"`
+	Attribution      string      `yaml:"attribution"`
 	GridSubsets      []subsetDoc `yaml:"gridSubsets"`
 	Formats          []string    `yaml:"formats"`
 	Metatiling       []int       `yaml:"metatiling"`
@@ -171,10 +173,13 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	if strings.TrimSpace(ld.Name) == "" || strings.ContainsAny(ld.Name, "/\\") {
 		fail("name must be non-empty and must not contain / or \\")
 	}
-	l := &Layer{Name: ld.Name, ID: ld.ID, Formats: ld.Formats, Gutter: ld.Gutter, CacheControl: ld.CacheControl, Source: ld.Source,
-		MetaWidth: 4, MetaHeight: 4}
+	l := &Layer{Name: ld.Name, ID: ld.ID, Title: ld.Title, Attribution: ld.Attribution, Formats: ld.Formats,
+		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Source: ld.Source, MetaWidth: 4, MetaHeight: 4}
 	if l.ID == "" {
 		l.ID = l.Name
+	}
+	if strings.TrimSpace(l.Title) == "" {
+		l.Title = l.Name
 	}
 	if strings.ContainsAny(l.ID, "/\\") || l.ID == "." || l.ID == ".." {
 		fail("id %q must not contain / or \\", l.ID)

@@ -24,6 +24,13 @@ type Layer struct {
 	Name string
 	// ID is the layer's key in the tile store; its name unless configured.
 	ID string
+	// Title is the human-readable name shown by map clients; its name unless
+	// configured.
+	Title string
+	// Attribution credits the data's owners where a map shows the layer
+	// (plain text or a short HTML fragment, as map clients expect). Empty:
+	// none.
+	Attribution string
 	// Subsets are the grid subsets in configuration order; the first is the
 	// default grid set of a seed request.
 	Subsets []*grid.Subset

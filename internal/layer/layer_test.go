@@ -105,3 +105,36 @@ layers:
 		})
 	}
 }
+
+func TestTitleAndAttribution(t *testing.T) {
+	tests := []struct {
+		name            string
+		yaml            string
+		wantTitle       string
+		wantAttribution string
+	}{
+		{"defaults", "", "a", ""},
+		{"both set", "    title: Roads of A\n    attribution: \"&copy; A contributors\"\n", "Roads of A", "&copy; A contributors"},
+		{"blank title means the name", "    title: \"  \"\n", "a", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := layer.Parse([]byte("layers:\n  - name: a\n"+tt.yaml+
+				"    gridSubsets: [{gridSet: EPSG:4326}]\n    formats: [image/png]\n    source: {type: testpattern}\n"), "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, _ := c.Layer("a")
+			if l.Title != tt.wantTitle || l.Attribution != tt.wantAttribution {
+				t.Errorf("got title %q, attribution %q; want %q, %q", l.Title, l.Attribution, tt.wantTitle, tt.wantAttribution)
+			}
+		})
+	}
+	c, err := layer.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := c.Layer("demo:world"); l.Attribution == "" || l.Title == "" {
+		t.Errorf("demo:world: got title %q, attribution %q; want both set", l.Title, l.Attribution)
+	}
+}

@@ -358,7 +358,7 @@ func TestAuthentication(t *testing.T) {
 
 	t.Run("rejected kill and mass truncate touch nothing", func(t *testing.T) {
 		stored := func() int {
-			return len(a.Keys(t, "demo:world/"))
+			return len(a.TileKeys(t, "demo:world/"))
 		}
 		waitFor(t, 5*time.Second, "task 1 to store its tiles", func() bool {
 			for _, r := range list(t, a, "/rest/seed.json") {

@@ -16,6 +16,7 @@
 package seed
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -62,6 +63,21 @@ type Options struct {
 	// Changes, if set, is told which stored tiles a reseed replaced or a
 	// truncate deleted, so a CDN drops its cached copies. Default none.
 	Changes Changes
+	// Documents, if set, keeps the documents that describe tile sets to
+	// map clients: a seed or reseed makes sure its tile set has them, a
+	// mass truncation removes the layer's from the index. Default none.
+	Documents Documents
+}
+
+// Documents keeps the discovery documents of tile sets (and whatever else
+// a bucket needs to be read by other programs).
+type Documents interface {
+	// Ensure writes the documents of a tile set where they are missing or
+	// out of date, and returns the keys it changed.
+	Ensure(ctx context.Context, layerName, gridSetID, format string, parameters map[string]string) (changed []string, err error)
+	// RebuildIndex rewrites the index of tile sets after objects were
+	// removed, and returns the keys it changed.
+	RebuildIndex(ctx context.Context) (changed []string, err error)
 }
 
 // Changes hears of stored objects that were replaced or removed (the CDN
@@ -71,6 +87,8 @@ type Changes interface {
 	TilesChanged(set tilestore.TileSet, z int, minX, maxX int64)
 	// PrefixChanged: objects under a key prefix (ending in "/") changed.
 	PrefixChanged(prefix string)
+	// KeysChanged: single objects (documents) changed.
+	KeysChanged(keys ...string)
 }
 
 func (o Options) withDefaults() Options {

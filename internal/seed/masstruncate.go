@@ -48,6 +48,13 @@ func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, err
 		return deleted, fmt.Errorf("mass truncate layer %s: %w", l.Name, err)
 	}
 	e.log.Info("layer truncated", "layer", l.Name, "objects", deleted)
+	if e.opts.Documents != nil {
+		changed, err := e.opts.Documents.RebuildIndex(ctx)
+		if err != nil {
+			e.log.Error("rebuild the index of tile sets after a mass truncation", "layer", l.Name, "err", err)
+		}
+		e.keysChanged(changed)
+	}
 	if e.opts.Usage != nil {
 		// A running task of the layer may count tiles deleted here at its
 		// next checkpoint: then only a recount can tell.

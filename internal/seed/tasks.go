@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/gwcmeta"
 	"tilecache/internal/queue"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
@@ -25,6 +26,9 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 		if err := e.writeParameters(ctx, p.Job); err != nil {
 			return nil, err
 		}
+	}
+	if p.Job.Type != task.Truncate {
+		e.ensureDocuments(ctx, p.Job)
 	}
 	if p.Job.Type == task.Seed {
 		if p.Job.EmptyLevels, err = e.emptyLevels(ctx, p.Job); err != nil {
@@ -110,20 +114,42 @@ func (e *Engine) emptyLevels(ctx context.Context, job task.Job) ([]int, error) {
 }
 
 // writeParameters stores the parameters side object of contract §9 so a
-// bucket reader can tell what a parameters id stands for.
+// bucket reader (GeoWebCache among them) can tell what a parameters id
+// stands for: a java.util.Properties object, one entry per parameter.
 func (e *Engine) writeParameters(ctx context.Context, job task.Job) error {
 	l, _ := e.layers.Layer(job.Layer)
-	var b strings.Builder
-	q := tilestore.ParametersQuery(job.Parameters)
-	for _, kv := range strings.Split(strings.TrimPrefix(q, "?"), "&") {
-		b.WriteString(kv)
-		b.WriteByte('\n')
+	data, err := gwcmeta.ParametersObject(job.Parameters)
+	if err != nil {
+		return fmt.Errorf("encode parameters of layer %s: %w", l.Name, err)
 	}
 	key := tilestore.ParametersKey(e.opts.KeyPrefix, l.ID, job.ParametersID)
-	if err := e.tiles.Put(ctx, key, []byte(b.String()), tilestore.Meta{ContentType: "text/plain; charset=utf-8"}); err != nil {
+	if err := e.tiles.Put(ctx, key, data, gwcmeta.Meta()); err != nil {
 		return fmt.Errorf("store parameters of layer %s: %w", l.Name, err)
 	}
 	return nil
+}
+
+// ensureDocuments makes sure the job's tile set is described to map
+// clients before it gets tiles. A failure is logged, never a reason to
+// refuse the request: the documents are written again by the next request
+// and by Documents' own refreshes.
+func (e *Engine) ensureDocuments(ctx context.Context, job task.Job) {
+	if e.opts.Documents == nil {
+		return
+	}
+	changed, err := e.opts.Documents.Ensure(ctx, job.Layer, job.GridSetID, job.Format, job.Parameters)
+	if err != nil {
+		e.log.Error("write the documents of a tile set", "layer", job.Layer, "grid_set", job.GridSetID,
+			"format", job.Format, "parameters_id", job.ParametersID, "err", err)
+	}
+	e.keysChanged(changed)
+}
+
+// keysChanged reports changed documents to Changes, if set.
+func (e *Engine) keysChanged(keys []string) {
+	if e.opts.Changes != nil && len(keys) > 0 {
+		e.opts.Changes.KeysChanged(keys...)
+	}
 }
 
 // Dispatch promotes PENDING tasks while the pool has free threads and

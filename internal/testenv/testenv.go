@@ -1,18 +1,20 @@
-// Package testenv gates tests that need the local AWS stack (MinIO and the
-// DynamoDB- and SQS-compatible servers that `make devstack` starts) or the
-// test WMS (MapServer behind lighttpd, which `make wms` starts).
+// Package testenv gates tests that need the local AWS stack (MinIO, the
+// DynamoDB- and SQS-compatible servers and moto_server for CloudFront, which
+// `make devstack` starts) or the test WMS (MapServer behind lighttpd, which
+// `make wms` starts).
 //
-// A test calls RequireS3 / RequireDynamoDB / RequireSQS / RequireWMS. When
-// the endpoint variable is unset the test is skipped with the reason, except
-// when TILECACHE_REQUIRE_DEVSTACK=1 (set by `make test`, which starts both),
-// where a missing endpoint fails the test: CI never skips silently. Under
-// -short the tests skip.
+// A test calls RequireS3 / RequireDynamoDB / RequireSQS / RequireCloudFront /
+// RequireWMS. When the endpoint variable is unset the test is skipped with
+// the reason, except when TILECACHE_REQUIRE_DEVSTACK=1 (set by `make test`,
+// which starts both), where a missing endpoint fails the test: CI never
+// skips silently. Under -short the tests skip.
 package testenv
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -54,6 +56,16 @@ func RequireDynamoDB(t testing.TB) string {
 // RequireSQS returns the SQS endpoint URL or skips.
 func RequireSQS(t testing.TB) string { return require(t, "AWS_ENDPOINT_URL_SQS", "SQS", awsStack) }
 
+// RequireCloudFront returns the CloudFront endpoint URL
+// (AWS_ENDPOINT_URL_CLOUDFRONT, moto_server in the local AWS stack) and the
+// id of the distribution the stack created (TILECACHE_CDN_DISTRIBUTION_ID),
+// or skips, like RequireS3.
+func RequireCloudFront(t testing.TB) (endpoint, distributionID string) {
+	t.Helper()
+	endpoint = require(t, "AWS_ENDPOINT_URL_CLOUDFRONT", "CloudFront", awsStack)
+	return endpoint, require(t, "TILECACHE_CDN_DISTRIBUTION_ID", "CloudFront", awsStack)
+}
+
 // RequireWMS returns the URL of the test WMS (TILECACHE_WMS_URL, e.g.
 // http://127.0.0.1:9340/wms, without a query) or skips, like RequireS3. The
 // WMS is MapServer 8 behind lighttpd serving a synthetic EPSG:4326 dataset
@@ -77,4 +89,24 @@ func Name(t testing.TB, prefix string) string {
 		name = name[:63-len(suffix)]
 	}
 	return strings.TrimRight(name, "-") + suffix
+}
+
+// RequireJava returns the path of the java launcher (JDK 11 or later, for
+// single-file source programs) or skips, like RequireS3: the test is skipped
+// under -short, and when java is not on PATH it is skipped, or fails when
+// TILECACHE_REQUIRE_DEVSTACK=1.
+func RequireJava(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping Java test under -short")
+	}
+	path, err := exec.LookPath("java")
+	if err == nil {
+		return path
+	}
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf("java is not on PATH but TILECACHE_REQUIRE_DEVSTACK=1: install a JDK (17 or later)")
+	}
+	t.Skip("java is not on PATH: install a JDK (17 or later) to run the tests against java.util.Properties")
+	return ""
 }

@@ -90,6 +90,8 @@ type Options struct {
 	StaleAfter  time.Duration
 	// Backend is "embedded" or "aws"; default $TILECACHE_TEST_BACKEND or embedded.
 	Backend string
+	// Env adds or overrides settings (environment variables).
+	Env map[string]string
 	// Log, when set, receives the app's log records (text, Info and up).
 	// Writes come from many goroutines: see LogBuffer.
 	Log io.Writer
@@ -160,6 +162,10 @@ func Start(t testing.TB, o Options) *App {
 		maps.Copy(env, awsVars)
 		prefix = r.Prefix + "/"
 	}
+	// Documents carry the server's URL, known once it listens.
+	srv := httptest.NewUnstartedServer(nil)
+	env["TILECACHE_PUBLIC_URL"] = "http://" + srv.Listener.Addr().String()
+	maps.Copy(env, o.Env)
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +189,9 @@ func Start(t testing.TB, o Options) *App {
 			t.Errorf("run: %v", err)
 		}
 	}()
-	a.srv = httptest.NewServer(l.Handler)
+	srv.Config.Handler = l.Handler
+	srv.Start()
+	a.srv = srv
 	a.URL = a.srv.URL
 	t.Cleanup(a.Stop)
 	return a
@@ -201,6 +209,36 @@ func dur(d time.Duration, def string) string {
 		return def
 	}
 	return d.String()
+}
+
+// TileKeys lists the stored tiles' keys under prefix (without the app's
+// key prefix): Keys without the documents (parameters side objects,
+// TMS and TileJSON documents, the index, the store marker).
+func (a *App) TileKeys(t testing.TB, prefix string) []string {
+	t.Helper()
+	var out []string
+	for _, k := range a.Keys(t, prefix) {
+		if IsTileKey(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// IsTileKey reports whether a key (without the key prefix) has the shape
+// of a tile's: layerId/gridSetId/formatId/parametersId/z/x/y.ext.
+func IsTileKey(key string) bool {
+	seg := strings.Split(key, "/")
+	if len(seg) != 7 {
+		return false
+	}
+	name, _, ok := strings.Cut(seg[6], ".")
+	for _, s := range []string{seg[4], seg[5], name} {
+		if s == "" || strings.Trim(s, "0123456789") != "" {
+			return false
+		}
+	}
+	return ok
 }
 
 // Keys lists the stored keys under prefix (without the app's key prefix).

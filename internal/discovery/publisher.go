@@ -1,0 +1,394 @@
+package discovery
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/layer"
+	"tilecache/internal/tilestore"
+)
+
+// Document names: tileMapName and tileJSONName in a tile set's directory,
+// indexName and tmsName at the root of the store (under the key prefix).
+const (
+	tileMapName  = "tilemapresource.xml"
+	tileJSONName = "tilejson.json"
+	indexName    = "index.json"
+	tmsName      = "tms.xml"
+)
+
+// The documents change when the layer file does, so CDNs keep them briefly.
+const cacheControl = "public, max-age=300"
+
+var (
+	xmlMeta  = tilestore.Meta{ContentType: "text/xml; charset=utf-8", CacheControl: cacheControl}
+	jsonMeta = tilestore.Meta{ContentType: "application/json", CacheControl: cacheControl}
+)
+
+// Store is what a Publisher needs of the tile store; every
+// [tilestore.Store] has it. Absent keys follow the tilestore contract:
+// Get and Stat report found=false, Delete ignores them.
+type Store interface {
+	// Get reads a stored document to compare it with a fresh rendering.
+	Get(ctx context.Context, key string) (data []byte, meta tilestore.Meta, found bool, err error)
+	// Put writes a document that changed.
+	Put(ctx context.Context, key string, data []byte, meta tilestore.Meta) error
+	// Stat tells which tile sets have documents.
+	Stat(ctx context.Context, key string) (obj tilestore.Object, found bool, err error)
+	// List finds a layer's parameters ids, and whether a tile set without
+	// documents has tiles.
+	List(ctx context.Context, prefix string, fn func(tilestore.Object) error) error
+	// Delete removes the documents of tile sets no longer configured.
+	Delete(ctx context.Context, keys []string) (int, error)
+}
+
+// Publisher writes and removes the discovery documents in a tile store. It
+// is safe for concurrent use; within one Publisher the root documents are
+// rebuilt one at a time.
+//
+// Request cost (each S3 request named by its verb):
+//   - Ensure: one GET per document of the tile set (two for Web Mercator
+//     pyramids, else one), a PUT per changed one; when one changed, the cost
+//     of RebuildIndex on top.
+//   - RebuildIndex: per configured layer one LIST of its parameters side
+//     objects ("{layerPrefix}parameters-", never its tiles) and one GET per
+//     parameters id in use; per configured layer × grid set × format ×
+//     parameters id one HEAD of its tilemapresource.xml; then a GET of
+//     index.json and of tms.xml and a PUT of each that changed.
+//   - Refresh: a GET of index.json (to find tile sets no longer configured),
+//     RebuildIndex's LISTs and HEADs, then for each tile set with documents
+//     its Ensure GETs (and a HEAD of tilejson.json where none belongs), and
+//     for each without, one LIST of its directory that stops at the first
+//     object (to find tiles stored before any document was); PUTs and
+//     DELETEs only for what changed.
+type Publisher struct {
+	tiles   Store
+	layers  *layer.Catalogue
+	prefix  string
+	baseURL string
+	log     *slog.Logger
+	now     func() time.Time
+	root    sync.Mutex // serialises rebuilding index.json and tms.xml
+}
+
+// NewPublisher returns a Publisher for the layers of layers whose tiles are
+// stored under keyPrefix (may be empty) in tiles and served from baseURL,
+// the public URL of the store's root without the key prefix (a CDN's
+// origin path is the prefix), e.g. "https://d123.cloudfront.net". A
+// trailing slash is dropped; an empty baseURL makes the documents' URLs
+// root-relative ("/demo:world/…"). A nil log discards.
+func NewPublisher(tiles Store, layers *layer.Catalogue, keyPrefix, baseURL string, log *slog.Logger) *Publisher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Publisher{tiles: tiles, layers: layers, prefix: keyPrefix, baseURL: strings.TrimRight(baseURL, "/"),
+		log: log, now: time.Now}
+}
+
+// document is a rendered document and where it goes.
+type document struct {
+	key  string
+	data []byte
+	meta tilestore.Meta
+}
+
+// Ensure writes the documents of one tile set if they are missing or differ
+// from what the current layer file gives (one Get per document, a Put only
+// on change), and then, if any changed, rebuilds the root documents. It
+// returns the keys it changed. parameters are the normalised parameters of
+// the tile set (nil without any), as [layer.Layer.NormaliseParameters]
+// gives them; for a non-default parameters id the side object
+// "parameters-{id}.properties" must be stored first, since the root index
+// finds parameters ids by listing those. An unknown layer, grid set or
+// format is NotFound. A grid that cannot be described (see
+// [ErrUndescribable]) gets no documents: Ensure logs why and returns no
+// error, since the tiles themselves are fine.
+func (p *Publisher) Ensure(ctx context.Context, layerName, gridSetID, format string, parameters map[string]string) ([]string, error) {
+	l, ok := p.layers.Layer(layerName)
+	if !ok {
+		return nil, apperr.New(apperr.NotFound, "layer %s not found", layerName)
+	}
+	d, err := describe(l, gridSetID, format, tilestore.ParametersID(parameters), parameters, p.prefix)
+	if errors.Is(err, ErrUndescribable) {
+		p.log.Warn("no discovery documents for tile set", "layer", layerName, "grid_set", gridSetID, "format", format, "error", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	changed, err := p.writeTileSet(ctx, d)
+	if err != nil || len(changed) == 0 {
+		return changed, err
+	}
+	more, err := p.RebuildIndex(ctx)
+	return append(changed, more...), err
+}
+
+// RebuildIndex rewrites index.json and tms.xml from the documents present
+// (for instance after a mass truncation removed a layer's objects) and
+// returns the keys it changed. See [Publisher] for its cost.
+func (p *Publisher) RebuildIndex(ctx context.Context) ([]string, error) {
+	p.root.Lock()
+	defer p.root.Unlock()
+	var ds []*description
+	err := p.eachTileSet(ctx, func(c candidate) error {
+		_, found, err := p.tiles.Stat(ctx, c.set.Dir()+tileMapName)
+		if err != nil || !found {
+			return err
+		}
+		d, err := p.describe(ctx, c)
+		if err != nil {
+			if errors.Is(err, ErrUndescribable) {
+				return nil // Refresh removes its stale documents
+			}
+			return err
+		}
+		ds = append(ds, d)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild discovery index: %w", err)
+	}
+	return p.writeRoot(ctx, ds)
+}
+
+// Refresh re-renders the documents of every configured tile set that has
+// documents, or tiles, rewriting those that differ (the layer file
+// changed); removes the documents of tile sets that the stored index.json
+// lists but whose layer, grid set or format is no longer configured, and of
+// tile sets whose grid can no longer be described; and rebuilds the root
+// documents. It returns the keys it changed. See [Publisher] for its cost.
+func (p *Publisher) Refresh(ctx context.Context) ([]string, error) {
+	p.root.Lock()
+	defer p.root.Unlock()
+	changed, err := p.removeUnconfigured(ctx)
+	if err != nil {
+		return changed, fmt.Errorf("refresh discovery documents: %w", err)
+	}
+	var ds []*description
+	err = p.eachTileSet(ctx, func(c candidate) error {
+		tileMapKey := c.set.Dir() + tileMapName
+		_, found, err := p.tiles.Stat(ctx, tileMapKey)
+		if err != nil {
+			return err
+		}
+		if !found {
+			if has, err := p.hasTiles(ctx, c.set); err != nil || !has {
+				return err
+			}
+		}
+		d, err := p.describe(ctx, c)
+		if errors.Is(err, ErrUndescribable) {
+			p.log.Warn("no discovery documents for tile set", "layer", c.layer.Name, "grid_set", c.set.GridSetID,
+				"format", c.mime, "error", err)
+			keys, err := p.removeIfPresent(ctx, tileMapKey, c.set.Dir()+tileJSONName)
+			changed = append(changed, keys...)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		keys, err := p.writeTileSet(ctx, d)
+		changed = append(changed, keys...)
+		if err != nil {
+			return err
+		}
+		if !d.mercator { // the grid set may have been one
+			keys, err := p.removeIfPresent(ctx, c.set.Dir()+tileJSONName)
+			changed = append(changed, keys...)
+			if err != nil {
+				return err
+			}
+		}
+		ds = append(ds, d)
+		return nil
+	})
+	if err != nil {
+		return changed, fmt.Errorf("refresh discovery documents: %w", err)
+	}
+	keys, err := p.writeRoot(ctx, ds)
+	changed = append(changed, keys...)
+	if len(changed) > 0 {
+		p.log.Info("discovery documents refreshed", "tile_sets", len(ds), "changed", len(changed))
+	}
+	return changed, err
+}
+
+// writeTileSet writes the documents of d that differ from the stored ones.
+func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string, error) {
+	tm, err := tileMap(d, p.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("render %s of %s: %w", tileMapName, d.set.Dir(), err)
+	}
+	docs := []document{{d.set.Dir() + tileMapName, tm, xmlMeta}}
+	tj, ok, err := tileJSON(d, p.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("render %s of %s: %w", tileJSONName, d.set.Dir(), err)
+	}
+	if ok {
+		docs = append(docs, document{d.set.Dir() + tileJSONName, tj, jsonMeta})
+	}
+	var changed []string
+	for _, doc := range docs {
+		ch, err := p.write(ctx, doc, nil)
+		if err != nil {
+			return changed, err
+		}
+		if ch {
+			changed = append(changed, doc.key)
+		}
+	}
+	if len(changed) > 0 {
+		p.log.Info("discovery documents written", "layer", d.layer.Name, "grid_set", d.set.GridSetID,
+			"format", d.mime, "parameters_id", d.set.ParametersID, "keys", changed)
+	}
+	return changed, nil
+}
+
+// writeRoot writes index.json and tms.xml for ds where they differ.
+func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string, error) {
+	idx, err := index(ds, p.now())
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", indexName, err)
+	}
+	tms, err := tileMapService(ds, p.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", tmsName, err)
+	}
+	var changed []string
+	for _, doc := range []struct {
+		document
+		same func(stored, fresh []byte) bool
+	}{
+		{document{p.rootKey(indexName), idx, jsonMeta}, sameIndex},
+		{document{p.rootKey(tmsName), tms, xmlMeta}, nil},
+	} {
+		ch, err := p.write(ctx, doc.document, doc.same)
+		if err != nil {
+			return changed, err
+		}
+		if ch {
+			changed = append(changed, doc.key)
+		}
+	}
+	return changed, nil
+}
+
+// write stores doc unless the stored copy has the same meta and content
+// (bytes.Equal unless same is given), and reports whether it wrote.
+func (p *Publisher) write(ctx context.Context, doc document, same func(stored, fresh []byte) bool) (bool, error) {
+	if same == nil {
+		same = bytes.Equal
+	}
+	stored, meta, found, err := p.tiles.Get(ctx, doc.key)
+	if err != nil {
+		return false, fmt.Errorf("read discovery document: %w", err)
+	}
+	if found && meta == doc.meta && same(stored, doc.data) {
+		return false, nil
+	}
+	if err := p.tiles.Put(ctx, doc.key, doc.data, doc.meta); err != nil {
+		return false, fmt.Errorf("write discovery document: %w", err)
+	}
+	return true, nil
+}
+
+// removeIfPresent deletes those of keys that exist and returns them.
+func (p *Publisher) removeIfPresent(ctx context.Context, keys ...string) ([]string, error) {
+	var present []string
+	for _, k := range keys {
+		_, found, err := p.tiles.Stat(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			present = append(present, k)
+		}
+	}
+	if len(present) == 0 {
+		return nil, nil
+	}
+	if _, err := p.tiles.Delete(ctx, present); err != nil {
+		return nil, fmt.Errorf("delete discovery documents: %w", err)
+	}
+	return present, nil
+}
+
+// removeUnconfigured deletes the documents of the tile sets listed in the
+// stored index.json that the layer file no longer has. An unreadable index
+// is logged and skipped: it is rebuilt afterwards.
+func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
+	data, _, found, err := p.tiles.Get(ctx, p.rootKey(indexName))
+	if err != nil || !found {
+		return nil, err
+	}
+	entries, err := parseIndex(data)
+	if err != nil {
+		p.log.Warn("ignoring unreadable discovery index", "key", p.rootKey(indexName), "error", err)
+		return nil, nil
+	}
+	var changed []string
+	for _, e := range entries {
+		if p.configured(e) || !safeSegments(e.LayerID, e.GridSet, e.FormatID, e.ParametersID) {
+			continue
+		}
+		dir := tilestore.TileSet{Prefix: p.prefix, LayerID: e.LayerID, GridSetID: e.GridSet, FormatID: e.FormatID,
+			ParametersID: e.ParametersID}.Dir()
+		keys, err := p.removeIfPresent(ctx, dir+tileMapName, dir+tileJSONName)
+		changed = append(changed, keys...)
+		if err != nil {
+			return changed, err
+		}
+		if len(keys) > 0 {
+			p.log.Info("removed discovery documents of unconfigured tile set", "layer_id", e.LayerID,
+				"grid_set", e.GridSet, "format_id", e.FormatID, "parameters_id", e.ParametersID)
+		}
+	}
+	return changed, nil
+}
+
+// configured reports whether the layer file has e's layer id, grid set and
+// format.
+func (p *Publisher) configured(e indexEntry) bool {
+	for _, name := range p.layers.Names() {
+		l, _ := p.layers.Layer(name)
+		if l.ID != e.LayerID {
+			continue
+		}
+		if _, ok := l.Subset(e.GridSet); !ok {
+			return false
+		}
+		for _, f := range l.Formats {
+			if id, _, _ := tilestore.Format(f); id == e.FormatID {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// safeSegments reports whether each of segs can be a key segment, so that
+// a damaged index cannot point a delete elsewhere.
+func safeSegments(segs ...string) bool {
+	for _, s := range segs {
+		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\") {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *Publisher) rootKey(name string) string {
+	if p.prefix == "" {
+		return name
+	}
+	return strings.TrimSuffix(p.prefix, "/") + "/" + name
+}

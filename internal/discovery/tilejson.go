@@ -1,0 +1,73 @@
+package discovery
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// tileJSONDoc is a TileJSON 3.0.0 document; field order is output order.
+// tileSize is not in the specification, but MapLibre reads it from a
+// TileJSON source and otherwise draws raster tiles as 512 pixels wide.
+type tileJSONDoc struct {
+	TileJSON    string     `json:"tilejson"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Version     string     `json:"version"`
+	Attribution string     `json:"attribution,omitempty"`
+	Scheme      string     `json:"scheme"`
+	Tiles       []string   `json:"tiles"`
+	MinZoom     int        `json:"minzoom"`
+	MaxZoom     int        `json:"maxzoom"`
+	Bounds      [4]float64 `json:"bounds"`
+	Center      [3]float64 `json:"center"`
+	Format      string     `json:"format"`
+	TileSize    int        `json:"tileSize"`
+}
+
+// tileJSON renders the tile set's TileJSON document; ok is false when the
+// tile set is not the usual Web Mercator pyramid, which is all TileJSON
+// can describe. scheme is "tms": y counts rows from the bottom.
+func tileJSON(d *description, baseURL string) (data []byte, ok bool, err error) {
+	if !d.mercator {
+		return nil, false, nil
+	}
+	bounds, _ := d.wgs84Bounds()
+	doc := tileJSONDoc{
+		TileJSON:    "3.0.0",
+		Name:        d.layer.Title,
+		Description: d.abstract(),
+		Version:     "1.0.0",
+		Attribution: d.layer.Attribution,
+		Scheme:      "tms",
+		Tiles:       []string{baseURL + "/" + d.path() + "/" + d.tileTemplate()},
+		MinZoom:     d.subset.MinZoom,
+		MaxZoom:     d.subset.MaxZoom,
+		Bounds:      bounds,
+		Center: [3]float64{
+			roundNearest((bounds[0] + bounds[2]) / 2),
+			roundNearest((bounds[1] + bounds[3]) / 2),
+			float64(d.centerZoom()),
+		},
+		Format:   d.set.Ext,
+		TileSize: d.subset.GridSet.TileWidth,
+	}
+	data, err = marshalJSON(doc)
+	return data, err == nil, err
+}
+
+func roundNearest(v float64) float64 { return math.Round(v*decimals) / decimals }
+
+// marshalJSON encodes v indented, without HTML escaping (an attribution
+// may hold a link), with a final newline.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode JSON: %w", err)
+	}
+	return b.Bytes(), nil
+}
