@@ -57,7 +57,7 @@ run: tilecache
 test: vet
 	@GO=$(GO) bash infra/test.sh
 
-## devstack: install (cached) and start MinIO, DynamoDB Local and fauxqs on loopback; use as eval "$$(make -s devstack)"
+## devstack: install (cached) and start MinIO, DynamoDB Local, fauxqs and moto_server (CloudFront) on loopback; use as eval "$$(make -s devstack)"
 devstack:
 	@bash infra/devstack/up.sh
 

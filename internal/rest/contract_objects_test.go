@@ -59,9 +59,7 @@ func TestObjectEndpoint(t *testing.T) {
 		t.Errorf("POST: got %d, Allow %q; want 405, GET, HEAD, OPTIONS", res.Status, res.Header.Get("Allow"))
 	}
 	// "/" answers the object index.html with its stored type.
-	if err := a.Local.Tiles.Put(t.Context(), "index.html", []byte("<!doctype html>"), tilestore.Meta{ContentType: "text/html; charset=utf-8"}); err != nil {
-		t.Fatal(err)
-	}
+	a.Put(t, "index.html", []byte("<!doctype html>"), tilestore.Meta{ContentType: "text/html; charset=utf-8"})
 	res = get("GET", "/")
 	if res.Status != http.StatusOK || res.Body != "<!doctype html>" || res.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Errorf("GET /: got %d %q %q", res.Status, res.Header.Get("Content-Type"), res.Body)
