@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"tilecache/internal/app/apptest"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
@@ -40,7 +41,12 @@ func TestRecordedEvents(t *testing.T) {
 	tiles := lambdatest.Tiles(t, r)
 	stored := func() []string {
 		var keys []string
-		if err := tiles.List(t.Context(), set.Dir(), func(o tilestore.Object) error { keys = append(keys, o.Key); return nil }); err != nil {
+		if err := tiles.List(t.Context(), set.Dir(), func(o tilestore.Object) error {
+			if apptest.IsTileKey(o.Key) {
+				keys = append(keys, o.Key)
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		slices.Sort(keys)

@@ -225,15 +225,16 @@ func (a *App) TileKeys(t testing.TB, prefix string) []string {
 	return out
 }
 
-// IsTileKey reports whether a key (without the key prefix) has the shape
-// of a tile's: layerId/gridSetId/formatId/parametersId/z/x/y.ext.
+// IsTileKey reports whether a key (with or without a key prefix) has the
+// shape of a tile's: [prefix/]layerId/gridSetId/formatId/parametersId/z/x/y.ext.
 func IsTileKey(key string) bool {
 	seg := strings.Split(key, "/")
-	if len(seg) != 7 {
+	if len(seg) < 7 {
 		return false
 	}
-	name, _, ok := strings.Cut(seg[6], ".")
-	for _, s := range []string{seg[4], seg[5], name} {
+	seg = seg[len(seg)-3:]
+	name, _, ok := strings.Cut(seg[2], ".")
+	for _, s := range []string{seg[0], seg[1], name} {
 		if s == "" || strings.Trim(s, "0123456789") != "" {
 			return false
 		}
