@@ -51,10 +51,12 @@ type description struct {
 	params map[string]string
 	set    tilestore.TileSet
 	// originX, originY is the bottom-left corner of tile (0, 0) at every
-	// listed level.
+	// level from 0 to the subset's last.
 	originX, originY float64
-	// tiled is the box the tiles of the last listed level cover: the grid
-	// set's extent grown to whole tiles (equal to it for whole-tile grids).
+	// tiled is the box the tiles of level 0 cover: the grid set's extent
+	// grown to whole level-0 tiles (equal to it for whole-tile grids). GDAL
+	// anchors every level at its top-left corner and halves its tiles per
+	// level, so it must be whole tiles at level 0.
 	tiled   grid.Extent
 	profile string
 	// mercator: the tile set is the usual Web Mercator pyramid (level z has
@@ -86,7 +88,7 @@ func describe(l *layer.Layer, gridSetID, mime, parametersID string, params map[s
 		set: tilestore.TileSet{Prefix: keyPrefix, LayerID: l.ID, GridSetID: gridSetID,
 			FormatID: formatID, Ext: ext, ParametersID: parametersID},
 		originX: ox, originY: oy,
-		tiled:    tiledExtent(s.GridSet, s.MaxZoom, ox, oy),
+		tiled:    tiledExtent(s.GridSet, 0, ox, oy),
 		mercator: isMercatorPyramid(s),
 	}
 	switch {
@@ -101,7 +103,8 @@ func describe(l *layer.Layer, gridSetID, mime, parametersID string, params map[s
 }
 
 // bottomLeftOrigin returns the bottom-left corner of tile (0, 0), which
-// must be the same at every level of the subset. A bottom-left grid's is
+// must be the same at every level from 0 to the subset's last (the TMS
+// document lists them all: GDAL needs its levels to start at 0). A bottom-left grid's is
 // its extent's corner; a top-left grid's is the extent's top minus its rows,
 // which is the same at every level only when the extent is a whole number
 // of tiles high (or the levels happen to agree).
@@ -110,15 +113,15 @@ func bottomLeftOrigin(s *grid.Subset) (x, y float64, err error) {
 	if !g.TopLeft {
 		return g.Extent.MinX, g.Extent.MinY, nil
 	}
-	y = bottomOf(g, s.MinZoom)
-	for z := s.MinZoom + 1; z <= s.MaxZoom; z++ {
+	y = bottomOf(g, 0)
+	for z := 1; z <= s.MaxZoom; z++ {
 		_, h := g.Span(z)
 		if b := bottomOf(g, z); math.Abs(b-y) > tolerance*h {
 			return 0, 0, fmt.Errorf("%w: row 0 starts at y=%s at level %d but y=%s at level %d (alignTopLeft with an extent that is not a whole number of tiles high)",
-				ErrUndescribable, formatFloat(y), s.MinZoom, formatFloat(b), z)
+				ErrUndescribable, formatFloat(y), 0, formatFloat(b), z)
 		}
 	}
-	if _, h := g.Span(s.MinZoom); math.Abs(y-g.Extent.MinY) <= tolerance*h {
+	if _, h := g.Span(0); math.Abs(y-g.Extent.MinY) <= tolerance*h {
 		y = g.Extent.MinY // the usual case: whole tiles; avoid float noise
 	}
 	return g.Extent.MinX, y, nil

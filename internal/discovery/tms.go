@@ -77,8 +77,11 @@ type tileMapEntryXML struct {
 // tiled extent rather than the layer's coverage because GDAL, the main
 // reader, counts tiles from the box's corners; the coverage is in
 // index.json and tilejson.json. Origin is the bottom-left corner of tile
-// (0, 0); there is one TileSet per level of the subset, order = z, whose
-// href is the level's directory, so tile (x, y) is href/x/y.extension.
+// (0, 0); there is one TileSet per level from 0 to the subset's last,
+// order = z, whose href is the level's directory, so tile (x, y) is
+// href/x/y.extension. Levels before the subset's first are listed too
+// (they hold no tiles): GDAL refuses a TileMap whose orders do not run
+// 0, 1, 2, …
 func tileMap(d *description, baseURL string) ([]byte, error) {
 	g := d.subset.GridSet
 	doc := tileMapXML{
@@ -99,7 +102,7 @@ func tileMap(d *description, baseURL string) ([]byte, error) {
 		doc.Attribution = &attributionXML{Title: d.layer.Attribution}
 	}
 	prefix := baseURL + "/" + d.path() + "/"
-	for z := d.subset.MinZoom; z <= d.subset.MaxZoom; z++ {
+	for z := 0; z <= d.subset.MaxZoom; z++ {
 		doc.TileSets.TileSets = append(doc.TileSets.TileSets, tileSetXML{
 			Href:          prefix + strconv.Itoa(z),
 			UnitsPerPixel: formatFloat(g.Resolutions[z]),

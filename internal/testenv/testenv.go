@@ -110,3 +110,25 @@ func RequireJava(t testing.TB) string {
 	t.Skip("java is not on PATH: install a JDK (17 or later) to run the tests against java.util.Properties")
 	return ""
 }
+
+// RequireGDAL returns the paths of GDAL's gdalinfo and gdal_translate (the
+// Debian package gdal-bin) or skips, like RequireJava: the test is skipped
+// under -short, and when either program is not on PATH it is skipped, or
+// fails when TILECACHE_REQUIRE_DEVSTACK=1.
+func RequireGDAL(t testing.TB) (gdalinfo, gdalTranslate string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping GDAL test under -short")
+	}
+	info, err := exec.LookPath("gdalinfo")
+	if err == nil {
+		if translate, err := exec.LookPath("gdal_translate"); err == nil {
+			return info, translate
+		}
+	}
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf("gdalinfo or gdal_translate is not on PATH but TILECACHE_REQUIRE_DEVSTACK=1: install GDAL (Debian package gdal-bin)")
+	}
+	t.Skip("gdalinfo or gdal_translate is not on PATH: install GDAL (Debian package gdal-bin) to run the tests with a real map client")
+	return "", ""
+}
