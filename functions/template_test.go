@@ -398,10 +398,18 @@ func TestTemplateBucketAndCdn(t *testing.T) {
 			if prefix != "" {
 				wantRes = "arn:aws:s3:::bkt/" + prefix + "/*"
 			}
-			if len(allows) != 1 || fmt.Sprint(allows[0]["Principal"]) != "map[Service:cloudfront.amazonaws.com]" ||
-				!slices.Equal(strs(allows[0]["Action"]), []string{"s3:GetObject"}) || !slices.Equal(strs(allows[0]["Resource"]), []string{wantRes}) ||
-				fmt.Sprint(allows[0]["Condition"]) != "map[StringEquals:map[AWS:SourceArn:arn:aws:cloudfront::000000000000:distribution/E2EXAMPLE]]" {
-				t.Errorf("EnableCdn true, KeyPrefix %q: bucket policy allows %v; want s3:GetObject on %s for the distribution only", prefix, allows, wantRes)
+			// GetObject under the prefix, and ListBucket so that S3 answers a
+			// missing key with 404 (not 403); both for the distribution only.
+			want := [][2]string{{"s3:GetObject", wantRes}, {"s3:ListBucket", "arn:aws:s3:::bkt"}}
+			if len(allows) != len(want) {
+				t.Fatalf("EnableCdn true, KeyPrefix %q: bucket policy allows %v; want %v", prefix, allows, want)
+			}
+			for i, a := range allows {
+				if fmt.Sprint(a["Principal"]) != "map[Service:cloudfront.amazonaws.com]" ||
+					!slices.Equal(strs(a["Action"]), []string{want[i][0]}) || !slices.Equal(strs(a["Resource"]), []string{want[i][1]}) ||
+					fmt.Sprint(a["Condition"]) != "map[StringEquals:map[AWS:SourceArn:arn:aws:cloudfront::000000000000:distribution/E2EXAMPLE]]" {
+					t.Errorf("EnableCdn true, KeyPrefix %q: bucket policy allows %v; want %s on %s for the distribution only", prefix, a, want[i][0], want[i][1])
+				}
 			}
 		}
 	}
