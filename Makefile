@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers devstack devstack-stop wms wms-stop clean
+.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers devstack devstack-stop wms wms-stop web clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner}/bootstrap (linux/arm64)
 build: tilecache
@@ -45,7 +45,7 @@ run: tilecache
 	@if [ ! -s $(DATA)/users ]; then \
 	  ./bin/tilecache useradd -file $(DATA)/users -name admin -random > $(DATA)/admin-password; \
 	  chmod 600 $(DATA)/admin-password; fi
-	@echo "tilecache: http://$(ADDR)/rest  (data in $(DATA)/)"
+	@echo "tilecache: http://$(ADDR)/rest  (data in $(DATA)/; demo map page: http://$(ADDR)/ once a layer is seeded)"
 	@if [ -s $(DATA)/admin-password ]; then \
 	  echo "account:   admin / $$(cat $(DATA)/admin-password)   (development account, stored in $(DATA)/users)"; \
 	  echo "try:       curl -u admin:$$(cat $(DATA)/admin-password) -H 'Content-Type: application/json' \\"; \
@@ -72,6 +72,10 @@ wms:
 ## wms-stop: stop what wms started
 wms-stop:
 	@bash infra/wms/down.sh
+
+## web: rebuild internal/web/index.html (the demo map page, Leaflet inlined) from web/src after installing web's npm packages
+web:
+	cd web && npm install --no-package-lock --no-audit --no-fund && node build.mjs
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }

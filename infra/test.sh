@@ -29,6 +29,8 @@ if ! wms_env="$(bash infra/wms/up.sh)"; then
   exit 1
 fi
 eval "$wms_env"
+# Headless Chromium (demo page test) and GDAL (map-client test), once.
+bash infra/browser/install.sh || { echo "make test: Chromium or GDAL could not be installed; failing" >&2; exit 1; }
 export TILECACHE_REQUIRE_DEVSTACK=1
 
 GO="${GO:-go}"

@@ -36,6 +36,7 @@ import (
 	"tilecache/internal/task/boltstore"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
+	"tilecache/internal/web"
 )
 
 // Backends are the three ports' adapters plus the quota configuration and
@@ -134,7 +135,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		return nil, err
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix}, log)
-	site := NewSite(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, nil, log)
+	site := NewSite(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: site,

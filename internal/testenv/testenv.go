@@ -132,3 +132,27 @@ func RequireGDAL(t testing.TB) (gdalinfo, gdalTranslate string) {
 	t.Skip("gdalinfo or gdal_translate is not on PATH: install GDAL (Debian package gdal-bin) to run the tests with a real map client")
 	return "", ""
 }
+
+// RequireChromium returns the path of a headless-capable Chromium
+// ($TILECACHE_CHROMIUM, else /usr/bin/chromium from Debian's chromium
+// package, which `make test` installs) or skips, like RequireS3: skipped
+// under -short and when missing, failed when missing and
+// TILECACHE_REQUIRE_DEVSTACK=1.
+func RequireChromium(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping browser test under -short")
+	}
+	path := os.Getenv("TILECACHE_CHROMIUM")
+	if path == "" {
+		path = "/usr/bin/chromium"
+	}
+	if _, err := exec.LookPath(path); err == nil {
+		return path
+	}
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf("Chromium (%s) is missing but TILECACHE_REQUIRE_DEVSTACK=1: run infra/browser/install.sh", path)
+	}
+	t.Skipf("Chromium (%s) is missing: install it with infra/browser/install.sh to run browser tests", path)
+	return ""
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what the browser and map-client tests need, from Debian packages:
+#   chromium   headless Chromium for the demo map page test (internal/app/demo_test.go)
+#   gdal-bin   gdalinfo, gdal_translate: a real map client reading the TMS documents
+#              (internal/app/gdal_test.go; infra/wms/install.sh installs it too)
+# Idempotent: does nothing when both are present. Otherwise, as root, runs
+# apt-get install (after apt-get update when the package lists lack a
+# package), under a lock so that parallel runs do not collide. Without root
+# it fails and prints the command. Prints nothing on stdout.
+set -euo pipefail
+
+LOCK_FILE="${TILECACHE_BROWSER_INSTALL_LOCK:-/run/lock/tilecache-browser-install.lock}"
+
+log() { printf 'browser: %s\n' "$*" >&2; }
+die() {
+  printf 'browser: error: %s\n' "$*" >&2
+  exit 1
+}
+
+missing_packages() {
+  [[ -x /usr/bin/chromium ]] || echo chromium
+  command -v gdal_translate >/dev/null 2>&1 && command -v gdalinfo >/dev/null 2>&1 || echo gdal-bin
+}
+
+mapfile -t missing < <(missing_packages)
+((${#missing[@]} == 0)) && exit 0
+if [[ "$(id -u)" != 0 ]]; then
+  die "missing Debian packages: ${missing[*]}; install them as root: apt-get install -y ${missing[*]}"
+fi
+exec 9>"$LOCK_FILE"
+flock -w 1800 9 || die "another install holds $LOCK_FILE"
+mapfile -t missing < <(missing_packages)
+((${#missing[@]} == 0)) && exit 0
+start=$SECONDS
+log "installing ${missing[*]} (Debian packages, once)"
+export DEBIAN_FRONTEND=noninteractive
+aptlog="$(mktemp)"
+trap 'rm -f "$aptlog"' EXIT
+apt() { apt-get "$@" >>"$aptlog" 2>&1 || { cat "$aptlog" >&2; return 1; }; }
+lists_ok=1
+for p in "${missing[@]}"; do apt-cache show --no-all-versions "$p" >/dev/null 2>&1 || lists_ok=0; done
+if ((lists_ok == 0)); then apt update -qq || die "apt-get update failed"; fi
+if ! apt install -y -qq --no-install-recommends "${missing[@]}"; then
+  apt update -qq || die "apt-get update failed"
+  apt install -y -qq --no-install-recommends "${missing[@]}" || die "apt-get install ${missing[*]} failed"
+fi
+mapfile -t still < <(missing_packages)
+((${#still[@]} == 0)) || die "still missing after install: ${still[*]}"
+log "installed ${missing[*]} in $((SECONDS - start))s"

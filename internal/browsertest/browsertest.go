@@ -1,0 +1,155 @@
+// Package browsertest opens pages in a real headless Chromium (Debian's
+// chromium package, driven over the DevTools protocol by chromedp) for
+// end-to-end tests of what the program serves to browsers. It records
+// what a page logs, throws and requests, and takes screenshots.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Path returns the Chromium to run: $TILECACHE_CHROMIUM, else
+// /usr/bin/chromium.
+func Path() string {
+	if p := os.Getenv("TILECACHE_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// Request is a request the page made and the status of its answer (0 when
+// none came).
+type Request struct {
+	URL    string
+	Status int64
+}
+
+// Page is a browser tab. Its methods fail the test on errors.
+type Page struct {
+	ctx context.Context
+
+	mu       sync.Mutex
+	console  []string // console messages of type error or warning, and uncaught exceptions
+	requests []Request
+	byID     map[network.RequestID]int
+}
+
+// Open starts a headless Chromium with a fresh profile, opens url and
+// returns the page; the browser stops when the test ends. Flags: headless,
+// no sandbox (tests run as root), no GPU, and none of the background
+// networking Chromium does on its own (it would try hosts this machine
+// cannot reach).
+func Open(t testing.TB, url string, timeout time.Duration) *Page {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(Path()),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.WindowSize(1024, 768),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	p := &Page{byID: map[network.RequestID]int{}}
+	// The listener sees every event from the tab's first one on.
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithListener(p.listen))
+	ctx, cancelTime := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	p.ctx = ctx
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s in %s: %v", url, Path(), err)
+	}
+	return p
+}
+
+func (p *Page) listen(ev any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+			msg := string(ev.Type) + ":"
+			for _, a := range ev.Args {
+				msg += " " + string(a.Value) + a.Description
+			}
+			p.console = append(p.console, msg)
+		}
+	case *runtime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		msg := "exception: " + d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		p.console = append(p.console, msg)
+	case *network.EventRequestWillBeSent:
+		p.byID[ev.RequestID] = len(p.requests)
+		p.requests = append(p.requests, Request{URL: ev.Request.URL})
+	case *network.EventResponseReceived:
+		if i, ok := p.byID[ev.RequestID]; ok {
+			p.requests[i].Status = ev.Response.Status
+		}
+	}
+}
+
+// Console returns the error and warning messages logged and the uncaught
+// exceptions so far.
+func (p *Page) Console() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.console...)
+}
+
+// Requests returns the requests made so far, in order.
+func (p *Page) Requests() []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Request(nil), p.requests...)
+}
+
+// Do runs chromedp actions in the page.
+func (p *Page) Do(t testing.TB, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(p.ctx, actions...); err != nil {
+		t.Fatalf("%s: %v (console: %q)", what, err, p.Console())
+	}
+}
+
+// Eval evaluates a JavaScript expression whose value is a string (use
+// JSON.stringify for more) and returns it.
+func (p *Page) Eval(t testing.TB, expr string) string {
+	t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v (console: %q)", expr, err, p.Console())
+	}
+	return v
+}
+
+// WaitFor waits until the first element matching a CSS selector is
+// visible.
+func (p *Page) WaitFor(t testing.TB, selector string) {
+	t.Helper()
+	p.Do(t, "wait for "+selector, chromedp.WaitVisible(chromedp.CSS(selector)))
+}
+
+// Screenshot returns a PNG of the viewport (CSS pixels at scale 1, so
+// getBoundingClientRect coordinates are pixel coordinates in it).
+func (p *Page) Screenshot(t testing.TB) []byte {
+	t.Helper()
+	png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	return png
+}

@@ -1,0 +1,160 @@
+// The demo map page: lists the tile sets of index.json (written beside the
+// tiles) and shows one on a Leaflet map. Every grid is described to Leaflet
+// by the index alone: resolutions per level and the bottom-left origin of
+// tile (0, 0); tile rows are counted from the bottom, as in the keys.
+// URL hash: #set=N&z=Z&lat=..&lon=.. selects a tile set, a level and a
+// centre. <body data-ready="N"> is set once tile set N's tiles loaded.
+(function () {
+  'use strict';
+  var select = document.getElementById('tileset');
+  var info = document.getElementById('info');
+  var cursor = document.getElementById('cursor');
+  var base = location.href.replace(/[#?].*$/, '').replace(/[^/]*$/, '');
+  var transparent = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIAAAUAAXpeqz8AAAAASUVORK5CYII=';
+  var map = null, layer = null, sets = [];
+
+  function hash() {
+    var out = {};
+    location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+      var i = kv.indexOf('=');
+      if (i > 0) out[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1));
+    });
+    return out;
+  }
+
+  function rel(path) { return base + path.replace(/^\.\//, ''); }
+
+  function isMercator(srs) { return srs === 'EPSG:3857' || srs === 'EPSG:900913'; }
+
+  // crsOf builds a Leaflet CRS for a tile set: projected coordinates are the
+  // grid's units, scale(z) = 1 / resolution(z), and pixel (0, 0) is the
+  // origin, so Leaflet's tile row r is the key's row -r - 1.
+  function crsOf(ts) {
+    var projection = isMercator(ts.srs) ? L.Projection.SphericalMercator
+      : ts.srs === 'EPSG:4326' ? L.Projection.LonLat
+      : {
+        project: function (ll) { return L.point(ll.lng, ll.lat); },
+        unproject: function (p) { return L.latLng(p.y, p.x); },
+        bounds: L.bounds([ts.extent[0], ts.extent[1]], [ts.extent[2], ts.extent[3]])
+      };
+    var res = ts.resolutions;
+    return L.extend({}, L.CRS, {
+      code: ts.srs,
+      projection: projection,
+      transformation: new L.Transformation(1, -ts.origin[0], -1, ts.origin[1]),
+      scale: function (z) {
+        var i = Math.max(0, Math.min(res.length - 1, Math.floor(z)));
+        return (1 / res[i]) * Math.pow(res[i] / (res[i + 1] || res[i] / 2), z - i);
+      },
+      zoom: function (s) {
+        for (var i = 0; i < res.length; i++) {
+          if (Math.abs(s * res[i] - 1) < 1e-9) return i;
+        }
+        return Math.log(s * res[0]) / Math.LN2;
+      },
+      infinite: true
+    });
+  }
+
+  function latLngBounds(ts, crs) {
+    if (ts.bounds) return L.latLngBounds([ts.bounds[1], ts.bounds[0]], [ts.bounds[3], ts.bounds[2]]);
+    return L.latLngBounds(crs.projection.unproject(L.point(ts.extent[0], ts.extent[1])),
+      crs.projection.unproject(L.point(ts.extent[2], ts.extent[3])));
+  }
+
+  // KeyTiles asks for the keys of the tile set's coverage only: Leaflet's
+  // row r is the key's row -r - 1.
+  var KeyTiles = L.TileLayer.extend({
+    initialize: function (url, ts, options) {
+      this._ts = ts;
+      L.TileLayer.prototype.initialize.call(this, url, options);
+    },
+    getTileUrl: function (c) {
+      return this._url.replace('{z}', c.z).replace('{x}', c.x).replace('{y}', -c.y - 1);
+    },
+    _isValidTile: function (c) {
+      var ts = this._ts, r = ts.resolutions[c.z];
+      if (r === undefined) return false;
+      var w = ts.tileWidth * r, h = ts.tileHeight * r, e = 1e-9;
+      var x0 = Math.floor((ts.extent[0] - ts.origin[0]) / w + e), x1 = Math.ceil((ts.extent[2] - ts.origin[0]) / w - e) - 1;
+      var y0 = Math.floor((ts.extent[1] - ts.origin[1]) / h + e), y1 = Math.ceil((ts.extent[3] - ts.origin[1]) / h - e) - 1;
+      var y = -c.y - 1;
+      return c.x >= x0 && c.x <= x1 && y >= y0 && y <= y1;
+    }
+  });
+
+  function label(ts) {
+    var p = Object.keys(ts.parameters || {}).map(function (k) { return k + '=' + ts.parameters[k]; }).join('&');
+    return (ts.title || ts.layer) + ' · ' + ts.gridSet + ' · ' + ts.format + (p ? ' · ' + p : '');
+  }
+
+  function show(i, h) {
+    var ts = sets[i];
+    document.body.removeAttribute('data-ready');
+    if (map) { map.remove(); map = null; }
+    var crs = crsOf(ts);
+    var bounds = latLngBounds(ts, crs);
+    // No fade: a tile is drawn fully as soon as it loaded (data-ready
+    // means what is shown is final).
+    map = L.map('map', { crs: crs, minZoom: 0, maxZoom: ts.maxZoom, zoomSnap: 1, fadeAnimation: false });
+    map.attributionControl.setPrefix(false);
+    layer = new KeyTiles(rel(ts.tiles), ts, {
+      tileSize: L.point(ts.tileWidth, ts.tileHeight), minZoom: 0, maxZoom: ts.maxZoom,
+      minNativeZoom: ts.minZoom, maxNativeZoom: ts.maxZoom, bounds: bounds, noWrap: true,
+      attribution: ts.attribution ? ts.attribution.replace(/[<>&]/g, '') : '', errorTileUrl: transparent
+    });
+    layer.on('tileerror', function () { /* not seeded yet: normal */ });
+    layer.on('load', function () { document.body.setAttribute('data-ready', String(i)); });
+    layer.addTo(map);
+    if (h.z !== undefined && h.lat !== undefined && h.lon !== undefined) {
+      map.setView([+h.lat, +h.lon], +h.z);
+    } else if (h.z !== undefined) {
+      map.setView(bounds.getCenter(), +h.z);
+    } else {
+      map.fitBounds(bounds);
+    }
+    map.on('mousemove', function (e) {
+      var z = map.getZoom(), r = ts.resolutions[z], p = crs.projection.project(e.latlng);
+      var x = Math.floor((p.x - ts.origin[0]) / (ts.tileWidth * r));
+      var y = Math.floor((p.y - ts.origin[1]) / (ts.tileHeight * r));
+      cursor.textContent = z + '/' + x + '/' + y + '  (' + p.x.toFixed(2) + ', ' + p.y.toFixed(2) + ')';
+    });
+    info.textContent = '';
+    var links = [['tiles', rel(ts.tiles)], ['TMS', ts.tileMap && rel(ts.tileMap)], ['TileJSON', ts.tileJSON && rel(ts.tileJSON)]];
+    links.forEach(function (l) {
+      if (!l[1]) return;
+      var a = document.createElement('a');
+      a.href = l[0] === 'tiles' ? '#' : l[1];
+      a.textContent = l[0] === 'tiles' ? l[1] : l[0];
+      if (l[0] === 'tiles') a.removeAttribute('href');
+      info.appendChild(a);
+      info.appendChild(document.createTextNode('  '));
+    });
+  }
+
+  fetch('index.json', { cache: 'no-cache' }).then(function (r) {
+    if (!r.ok) throw new Error('index.json: HTTP ' + r.status);
+    return r.json();
+  }).then(function (idx) {
+    sets = idx.tileSets || [];
+    select.textContent = '';
+    if (sets.length === 0) {
+      select.appendChild(new Option('no tile sets yet: seed a layer'));
+      return;
+    }
+    sets.forEach(function (ts, i) { select.appendChild(new Option(label(ts), String(i))); });
+    select.disabled = false;
+    var h = hash(), i = Math.max(0, Math.min(sets.length - 1, parseInt(h.set || '0', 10) || 0));
+    select.value = String(i);
+    select.addEventListener('change', function () { show(+select.value, {}); });
+    window.addEventListener('hashchange', function () {
+      var h = hash(), j = parseInt(h.set || '0', 10) || 0;
+      select.value = String(j);
+      show(j, h);
+    });
+    show(i, h);
+  }).catch(function (err) {
+    select.textContent = '';
+    select.appendChild(new Option('no tile sets yet (' + err.message + ')'));
+  });
+})();
