@@ -7,6 +7,10 @@ import (
 	"testing"
 )
 
+// corsS3Origin is the managed origin request policy CORS-S3Origin: it
+// passes Origin and the Access-Control-Request-* headers on to S3.
+const corsS3Origin = "88a5eaf4-2fd4-4709-b370-b4c650ea3fcf"
+
 // cdnWorld is a deployment of the template with the CDN settings given.
 func cdnWorld(tp *template, params map[string]string) *world {
 	w := &world{tp: tp, params: params,
@@ -46,90 +50,205 @@ func resource(t *testing.T, w *world, id string) (props map[string]any, ok bool)
 	return v.(map[string]any), true
 }
 
+// output evaluates an output's value; ok is false when its condition is
+// false.
+func output(t *testing.T, w *world, name string) (value any, ok bool) {
+	t.Helper()
+	o := get(w.tp.root, "Outputs", name)
+	if o == nil {
+		t.Fatalf("output %s missing", name)
+	}
+	if c := get(o, "Condition"); c != nil {
+		on, err := w.condition(c.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !on {
+			return nil, false
+		}
+	}
+	v, err := w.eval(get(o, "Value"))
+	if err != nil {
+		t.Fatalf("output %s: %v", name, err)
+	}
+	return v, true
+}
+
+// m walks maps of an evaluated value; nil when a key is missing.
+func m(v any, path ...string) any {
+	for _, k := range path {
+		mv, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mv[k]
+	}
+	return v
+}
+
 // TestTemplateCdnForMapClients checks what map clients depend on: CORS
-// headers, S3's 404 for a missing tile cached briefly and passed on,
-// caching by each object's Cache-Control, the demo page at the root, the
-// optional custom domain and access logs, and the functions' view of the
-// distribution (its id to invalidate, its URL for the documents).
+// headers (preflights included), S3's 404 for a missing tile cached
+// briefly and passed on, caching by each object's Cache-Control, the demo
+// page at the root, the optional custom domain and access logs, and the
+// functions' view of the distribution (its id to invalidate, its URL for
+// the documents) — with and without a key prefix.
 func TestTemplateCdnForMapClients(t *testing.T) {
 	tp := loadTemplate(t)
 	for _, c := range []struct {
-		name   string
-		params map[string]string
+		name    string
+		params  map[string]string
+		origins []string // CORS
+		aliases []string
+		logs    bool
+		ttl     string // of a 404
 	}{
-		{"defaults", map[string]string{"EnableCdn": "true"}},
-		{"custom domain, logs, origins, TTL", map[string]string{"EnableCdn": "true", "CdnDomainName": "tiles.example.org",
-			"CdnCertificateArn": "arn:aws:acm:us-east-1:000000000000:certificate/abc", "CdnAccessLogs": "true",
-			"CdnCorsOrigins": "https://maps.example.org", "CdnNotFoundTtl": "30"}},
+		{"defaults", map[string]string{"EnableCdn": "true"}, []string{"*"}, nil, false, "10"},
+		{"key prefix, custom domain, logs, origins, TTL", map[string]string{"EnableCdn": "true", "KeyPrefix": "cache/tiles",
+			"CdnAliases": "tiles.example.org, a.tiles.example.org", "CdnCertificateArn": "arn:aws:acm:us-east-1:000000000000:certificate/abc",
+			"CdnAccessLogs": "true", "CdnCorsOrigins": "https://maps.example.org,https://admin.example.org", "CdnNotFoundTtl": "30"},
+			[]string{"https://maps.example.org", "https://admin.example.org"}, []string{"tiles.example.org", "a.tiles.example.org"}, true, "30"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := cdnWorld(tp, c.params)
+			if fails, err := w.ruleFailures(); err != nil || len(fails) != 0 {
+				t.Fatalf("the Rules refuse the parameters: %v %v", fails, err)
+			}
 			dist, ok := resource(t, w, "TileDistribution")
 			if !ok {
 				t.Fatal("TileDistribution missing with EnableCdn true")
 			}
 			dc := dist["DistributionConfig"].(map[string]any)
+
+			// The origin: the key prefix is the origin path, so URLs are
+			// keys without it.
+			origin := dc["Origins"].([]any)[0].(map[string]any)
+			wantPath := any(nil)
+			if p := c.params["KeyPrefix"]; p != "" {
+				wantPath = "/" + p
+			}
+			if origin["OriginPath"] != wantPath {
+				t.Errorf("OriginPath: got %v, want %v", origin["OriginPath"], wantPath)
+			}
 			if dc["DefaultRootObject"] != "index.html" {
 				t.Errorf("DefaultRootObject: got %v, want index.html (the demo page)", dc["DefaultRootObject"])
 			}
-			ttl := c.params["CdnNotFoundTtl"]
-			if ttl == "" {
-				ttl = "10"
-			}
-			if got, want := fmt.Sprint(dc["CustomErrorResponses"]), "[map[ErrorCachingMinTTL:"+ttl+" ErrorCode:404]]"; got != want {
+
+			// A missing tile: S3's own 404 (ListBucket, see
+			// TestTemplateBucketAndCdn), cached CdnNotFoundTtl seconds and
+			// passed on: no response page, no other code.
+			if got, want := fmt.Sprint(dc["CustomErrorResponses"]), "[map[ErrorCachingMinTTL:"+c.ttl+" ErrorCode:404]]"; got != want {
 				t.Errorf("CustomErrorResponses: got %s, want %s (a 404 cached briefly, no response page)", got, want)
 			}
+
+			// The cache behaviour: preflights pass, are not cached (the key
+			// has no Origin), and reach the bucket with their CORS headers.
 			b := dc["DefaultCacheBehavior"].(map[string]any)
-			for _, k := range []string{"AllowedMethods", "CachedMethods"} {
-				if got := strs(b[k]); !slices.Equal(got, []string{"GET", "HEAD", "OPTIONS"}) {
-					t.Errorf("%s: got %v, want GET, HEAD, OPTIONS (CORS preflights)", k, got)
-				}
+			if got := strs(b["AllowedMethods"]); !slices.Equal(got, []string{"GET", "HEAD", "OPTIONS"}) {
+				t.Errorf("AllowedMethods: got %v, want GET, HEAD, OPTIONS (CORS preflights)", got)
+			}
+			if got := strs(b["CachedMethods"]); !slices.Equal(got, []string{"GET", "HEAD"}) {
+				t.Errorf("CachedMethods: got %v, want GET, HEAD (a preflight's answer depends on its Origin, which is not in the cache key)", got)
+			}
+			if b["OriginRequestPolicyId"] != corsS3Origin {
+				t.Errorf("OriginRequestPolicyId: got %v, want CORS-S3Origin %s (S3 answers a preflight only with its Origin and Access-Control-Request-Method)", b["OriginRequestPolicyId"], corsS3Origin)
 			}
 			if b["CachePolicyId"] != "cp-1" || b["ResponseHeadersPolicyId"] != "rhp-1" {
 				t.Errorf("cache behaviour: got cache policy %v, response headers policy %v; want the template's own", b["CachePolicyId"], b["ResponseHeadersPolicyId"])
 			}
+			if b["ViewerProtocolPolicy"] != "redirect-to-https" || b["Compress"] != "true" {
+				t.Errorf("cache behaviour: got viewer protocol %v, compress %v; want redirect-to-https, true", b["ViewerProtocolPolicy"], b["Compress"])
+			}
+
+			// Caching follows each object's Cache-Control.
 			cpr, _ := resource(t, w, "TileCachePolicy")
 			cp := cpr["CachePolicyConfig"].(map[string]any)
 			if cp["MinTTL"] != "0" || cp["MaxTTL"] != "31536000" || cp["DefaultTTL"] != "86400" {
 				t.Errorf("cache policy TTLs: got min %v default %v max %v; want 0 (honour short max-age), 86400, 31536000", cp["MinTTL"], cp["DefaultTTL"], cp["MaxTTL"])
 			}
-			key := fmt.Sprint(cp["ParametersInCacheKeyAndForwardedToOrigin"])
-			for _, want := range []string{"CookieBehavior:none", "HeaderBehavior:none", "QueryStringBehavior:none"} {
-				if !strings.Contains(key, want) {
-					t.Errorf("cache key: got %s, want %s (parameters are in the key path)", key, want)
+			key := cp["ParametersInCacheKeyAndForwardedToOrigin"].(map[string]any)
+			for path, want := range map[string]string{"CookiesConfig.CookieBehavior": "none", "HeadersConfig.HeaderBehavior": "none",
+				"QueryStringsConfig.QueryStringBehavior": "none", "EnableAcceptEncodingGzip": "true", "EnableAcceptEncodingBrotli": "true"} {
+				if got := m(key, strings.Split(path, ".")...); got != want {
+					t.Errorf("cache key %s: got %v, want %s (parameters are in the key path; documents compress)", path, got, want)
 				}
 			}
+
+			// CORS headers on every answer, the origin's own overridden.
 			rhp, _ := resource(t, w, "TileResponseHeadersPolicy")
-			cors := rhp["ResponseHeadersPolicyConfig"].(map[string]any)["CorsConfig"].(map[string]any)
-			origins := c.params["CdnCorsOrigins"]
-			if origins == "" {
-				origins = "*"
+			cors := m(rhp, "ResponseHeadersPolicyConfig", "CorsConfig")
+			if got := strs(m(cors, "AccessControlAllowOrigins", "Items")); !slices.Equal(got, c.origins) {
+				t.Errorf("CORS allowed origins: got %v, want %v", got, c.origins)
 			}
-			if got := fmt.Sprint(cors["AccessControlAllowOrigins"]); got != "map[Items:"+origins+"]" || cors["OriginOverride"] != "true" ||
-				fmt.Sprint(cors["AccessControlAllowMethods"]) != "map[Items:[GET HEAD OPTIONS]]" {
-				t.Errorf("CORS: got %v; want origins %s, GET HEAD OPTIONS, OriginOverride", cors, origins)
+			if got := strs(m(cors, "AccessControlAllowMethods", "Items")); !slices.Equal(got, []string{"GET", "HEAD", "OPTIONS"}) {
+				t.Errorf("CORS allowed methods: got %v, want GET, HEAD, OPTIONS", got)
 			}
-			domain := c.params["CdnDomainName"]
-			if domain != "" {
-				if got := strs(dc["Aliases"]); !slices.Equal(got, []string{domain}) {
-					t.Errorf("Aliases: got %v, want %s", got, domain)
+			if got := strs(m(cors, "AccessControlAllowHeaders", "Items")); !slices.Equal(got, []string{"*"}) {
+				t.Errorf("CORS allowed headers: got %v, want *", got)
+			}
+			if got := strs(m(cors, "AccessControlExposeHeaders", "Items")); !slices.Contains(got, "ETag") {
+				t.Errorf("CORS exposed headers: got %v, want ETag among them", got)
+			}
+			if m(cors, "OriginOverride") != "true" || m(cors, "AccessControlAllowCredentials") != "false" || m(cors, "AccessControlMaxAgeSec") == nil {
+				t.Errorf("CORS: got %v; want OriginOverride true, no credentials, a max age", cors)
+			}
+			// The bucket answers the preflights for the same origins.
+			bucket, _ := resource(t, w, "TileBucket")
+			rules, _ := m(bucket, "CorsConfiguration", "CorsRules").([]any)
+			if len(rules) != 1 || !slices.Equal(strs(m(rules[0], "AllowedOrigins")), c.origins) ||
+				!slices.Equal(strs(m(rules[0], "AllowedMethods")), []string{"GET", "HEAD"}) {
+				t.Errorf("TileBucket CORS rules: got %v; want one allowing GET, HEAD from %v", rules, c.origins)
+			}
+
+			// The custom domain.
+			if c.aliases != nil {
+				if got := strs(dc["Aliases"]); !slices.Equal(got, c.aliases) {
+					t.Errorf("Aliases: got %v, want %v", got, c.aliases)
 				}
-				vc := dc["ViewerCertificate"].(map[string]any)
-				if vc["AcmCertificateArn"] != c.params["CdnCertificateArn"] || vc["SslSupportMethod"] != "sni-only" {
-					t.Errorf("ViewerCertificate: got %v", vc)
+				vc := dc["ViewerCertificate"]
+				if m(vc, "AcmCertificateArn") != c.params["CdnCertificateArn"] || m(vc, "SslSupportMethod") != "sni-only" ||
+					m(vc, "MinimumProtocolVersion") != "TLSv1.2_2021" || m(vc, "CloudFrontDefaultCertificate") != nil {
+					t.Errorf("ViewerCertificate: got %v; want the ACM certificate, sni-only, TLSv1.2_2021", vc)
 				}
 			} else if dc["Aliases"] != nil || fmt.Sprint(dc["ViewerCertificate"]) != "map[CloudFrontDefaultCertificate:true]" {
 				t.Errorf("without a domain: got aliases %v, certificate %v; want none, CloudFront's", dc["Aliases"], dc["ViewerCertificate"])
 			}
-			_, logBucket := resource(t, w, "CdnLogBucket")
-			if logs := c.params["CdnAccessLogs"] == "true"; logs != logBucket || logs != (dc["Logging"] != nil) {
-				t.Errorf("access logs %v: got log bucket %v, Logging %v", logs, logBucket, dc["Logging"])
-			} else if logs && fmt.Sprint(dc["Logging"]) != "map[Bucket:logs.s3.amazonaws.com IncludeCookies:false Prefix:cdn/]" {
-				t.Errorf("Logging: got %v", dc["Logging"])
+
+			// Access logs.
+			logBucket, hasLogBucket := resource(t, w, "CdnLogBucket")
+			if c.logs != hasLogBucket || c.logs != (dc["Logging"] != nil) {
+				t.Errorf("access logs %v: got log bucket %v, Logging %v", c.logs, hasLogBucket, dc["Logging"])
+			} else if c.logs {
+				// CloudFront's standard logs want the bucket's global
+				// domain name (bucket.s3.amazonaws.com) and ACLs.
+				if fmt.Sprint(dc["Logging"]) != "map[Bucket:logs.s3.amazonaws.com IncludeCookies:false Prefix:cdn/]" {
+					t.Errorf("Logging: got %v", dc["Logging"])
+				}
+				if id, attr := refTarget(get(get(tp.resource("TileDistribution"), "Properties", "DistributionConfig", "Logging").Content[1], "Bucket")); id != "CdnLogBucket" || attr != "DomainName" {
+					t.Errorf("Logging.Bucket must be !GetAtt CdnLogBucket.DomainName, got %s.%s", id, attr)
+				}
+				if got := strs(m(logBucket, "OwnershipControls", "Rules")); fmt.Sprint(got) != "[map[ObjectOwnership:BucketOwnerPreferred]]" {
+					t.Errorf("CdnLogBucket ownership: got %v, want BucketOwnerPreferred (CloudFront writes logs with an ACL)", got)
+				}
+				for _, k := range []string{"BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"} {
+					if m(logBucket, "PublicAccessBlockConfiguration", k) != "true" {
+						t.Errorf("CdnLogBucket: %s must be true", k)
+					}
+				}
+				if m(logBucket, "BucketEncryption") == nil {
+					t.Errorf("CdnLogBucket: BucketEncryption missing")
+				}
+				if lc := fmt.Sprint(m(logBucket, "LifecycleConfiguration", "Rules")); !strings.Contains(lc, "ExpirationInDays:90") || !strings.Contains(lc, "Status:Enabled") {
+					t.Errorf("CdnLogBucket: lifecycle rules %s, want logs expired after 90 days", lc)
+				}
+				if d := get(tp.resource("CdnLogBucket"), "DeletionPolicy"); d == nil || d.Value != "Retain" {
+					t.Errorf("CdnLogBucket: DeletionPolicy must be Retain (logs outlive the stack)")
+				}
 			}
+
+			// The functions' view, and the outputs.
 			wantURL := "https://d111.cloudfront.net"
-			if domain != "" {
-				wantURL = "https://" + domain
+			if c.aliases != nil {
+				wantURL = "https://" + c.aliases[0]
 			}
 			for _, fn := range tp.functions() {
 				env := tp.env(fn)
@@ -140,16 +259,83 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 					}
 				}
 			}
+			for name, want := range map[string]string{"CdnUrl": wantURL, "CdnDistributionId": "E2EXAMPLE", "CdnDomain": "d111.cloudfront.net"} {
+				if got, ok := output(t, w, name); !ok || got != want {
+					t.Errorf("output %s: got %v (%v), want %s", name, got, ok, want)
+				}
+			}
 		})
 	}
-	// Without the CDN there is nothing to invalidate and no public URL.
-	w := cdnWorld(tp, map[string]string{"EnableCdn": "false"})
-	for _, fn := range tp.functions() {
-		for _, name := range []string{"TILECACHE_CDN_DISTRIBUTION_ID", "TILECACHE_PUBLIC_URL"} {
-			if got, err := w.eval(tp.env(fn)[name]); err != nil || got != "" {
-				t.Errorf("EnableCdn false: %s %s: got %v (%v), want \"\"", fn, name, got, err)
+
+	// Without the CDN: no CloudFront resource, no log bucket, no bucket
+	// CORS, nothing to invalidate and no public URL.
+	for _, prefix := range []string{"", "tiles"} {
+		w := cdnWorld(tp, map[string]string{"EnableCdn": "false", "KeyPrefix": prefix, "CdnAccessLogs": "true"})
+		for _, id := range append(tp.resourcesOfType("AWS::CloudFront::Distribution"), "TileOriginAccessControl", "TileCachePolicy", "TileResponseHeadersPolicy", "CdnLogBucket") {
+			if _, ok := resource(t, w, id); ok {
+				t.Errorf("EnableCdn false: %s is created", id)
 			}
 		}
+		if bucket, _ := resource(t, w, "TileBucket"); bucket["CorsConfiguration"] != nil {
+			t.Errorf("EnableCdn false: TileBucket has CORS rules %v", bucket["CorsConfiguration"])
+		}
+		for _, fn := range tp.functions() {
+			for _, name := range []string{"TILECACHE_CDN_DISTRIBUTION_ID", "TILECACHE_PUBLIC_URL"} {
+				if got, err := w.eval(tp.env(fn)[name]); err != nil || got != "" {
+					t.Errorf("EnableCdn false: %s %s: got %v (%v), want \"\"", fn, name, got, err)
+				}
+			}
+		}
+		for _, name := range []string{"CdnDomain", "CdnUrl", "CdnDistributionId"} {
+			if _, ok := output(t, w, name); ok {
+				t.Errorf("EnableCdn false: output %s is given", name)
+			}
+		}
+	}
+	// Every CloudFront resource depends on the CDN.
+	for _, id := range keys(get(tp.root, "Resources")) {
+		if strings.HasPrefix(get(tp.resource(id), "Type").Value, "AWS::CloudFront::") {
+			if c := get(tp.resource(id), "Condition"); c == nil || c.Value != "CdnEnabled" {
+				t.Errorf("%s must have Condition CdnEnabled", id)
+			}
+		}
+	}
+}
+
+// TestTemplateCdnRules: a custom domain needs its certificate and the
+// other way round, and no alias is empty.
+func TestTemplateCdnRules(t *testing.T) {
+	tp := loadTemplate(t)
+	const cert = "arn:aws:acm:us-east-1:000000000000:certificate/abc"
+	for _, c := range []struct {
+		aliases, cert string
+		ok            bool
+	}{
+		{"", "", true},
+		{"tiles.example.org", cert, true},
+		{"tiles.example.org,a.tiles.example.org", cert, true},
+		{"tiles.example.org", "", false},
+		{"", cert, false},
+		{"tiles.example.org,,a.tiles.example.org", cert, false},
+		{"tiles.example.org,", cert, false},
+	} {
+		w := cdnWorld(tp, map[string]string{"EnableCdn": "true", "CdnAliases": c.aliases, "CdnCertificateArn": c.cert})
+		fails, err := w.ruleFailures()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(fails) == 0) != c.ok {
+			t.Errorf("CdnAliases %q, CdnCertificateArn %q: the Rules refuse %v; want refused %v", c.aliases, c.cert, fails, !c.ok)
+		}
+	}
+	// The parameters' own checks.
+	for name, want := range map[string]string{"CdnAliases": "CommaDelimitedList", "CdnCorsOrigins": "CommaDelimitedList", "CdnNotFoundTtl": "Number", "CdnAccessLogs": "String"} {
+		if typ := get(tp.root, "Parameters", name, "Type"); typ == nil || typ.Value != want {
+			t.Errorf("parameter %s: want Type %s", name, want)
+		}
+	}
+	if n := get(tp.root, "Parameters", "CdnNotFoundTtl", "MinValue"); n == nil || n.Value != "0" {
+		t.Errorf("CdnNotFoundTtl: want MinValue 0")
 	}
 }
 
@@ -170,6 +356,9 @@ func TestTemplateInvalidationPermissions(t *testing.T) {
 				for _, st := range p.(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
 					st := st.(map[string]any)
 					if slices.Contains(strs(st["Action"]), "cloudfront:CreateInvalidation") {
+						if st["Effect"] != "Allow" || len(strs(st["Action"])) != 1 {
+							t.Errorf("%s: invalidation statement %v: want an Allow of cloudfront:CreateInvalidation alone", role, st)
+						}
 						found = append(found, strs(st["Resource"])...)
 					}
 				}

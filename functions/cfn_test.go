@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,6 +174,14 @@ func (w *world) ref(name string) (any, error) {
 		return v, nil
 	}
 	if v, ok := w.param(name); ok {
+		if typ := get(w.tp.root, "Parameters", name, "Type"); typ != nil && typ.Value == "CommaDelimitedList" {
+			// A list: "" is [""], and each member is space trimmed.
+			var list []any
+			for _, s := range strings.Split(v, ",") {
+				list = append(list, strings.TrimSpace(s))
+			}
+			return list, nil
+		}
 		return v, nil
 	}
 	return nil, fmt.Errorf("Ref %s: unknown to the test's model of a deployment", name)
@@ -212,6 +221,29 @@ func (w *world) boolean(n *yaml.Node) (bool, error) {
 	if a, ok := tagged(n, "Not"); ok && a.Kind == yaml.SequenceNode && len(a.Content) == 1 {
 		v, err := w.boolean(a.Content[0])
 		return !v, err
+	}
+	// The list tests of the Rules section.
+	for _, fn := range []string{"EachMemberEquals", "Contains"} {
+		if a, ok := tagged(n, fn); ok && a.Kind == yaml.SequenceNode && len(a.Content) == 2 {
+			list, err := w.eval(a.Content[0])
+			if err != nil {
+				return false, err
+			}
+			v, err := w.eval(a.Content[1])
+			if err != nil {
+				return false, err
+			}
+			members, want := strs(list), fmt.Sprint(v)
+			if fn == "Contains" {
+				return slices.Contains(members, want), nil
+			}
+			for _, m := range members {
+				if m != want {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
 	}
 	for _, fn := range []string{"And", "Or"} {
 		if a, ok := tagged(n, fn); ok {
@@ -261,6 +293,35 @@ func (w *world) eval(n *yaml.Node) (any, error) {
 			return w.eval(a.Content[1])
 		}
 		return w.eval(a.Content[2])
+	}
+	if a, ok := tagged(n, "Select"); ok {
+		if a.Kind != yaml.SequenceNode || len(a.Content) != 2 {
+			return nil, fmt.Errorf("line %d: !Select needs [index, list]", n.Line)
+		}
+		i, err := w.eval(a.Content[0])
+		if err != nil {
+			return nil, err
+		}
+		list, err := w.eval(a.Content[1])
+		if err != nil {
+			return nil, err
+		}
+		items, _ := list.([]any)
+		k, err := strconv.Atoi(fmt.Sprint(i))
+		if err != nil || k < 0 || k >= len(items) {
+			return nil, fmt.Errorf("line %d: !Select index %v out of %v", n.Line, i, list)
+		}
+		return items[k], nil
+	}
+	if a, ok := tagged(n, "Join"); ok {
+		if a.Kind != yaml.SequenceNode || len(a.Content) != 2 {
+			return nil, fmt.Errorf("line %d: !Join needs [delimiter, list]", n.Line)
+		}
+		list, err := w.eval(a.Content[1])
+		if err != nil {
+			return nil, err
+		}
+		return strings.Join(strs(list), a.Content[0].Value), nil
 	}
 	if a, ok := tagged(n, "FindInMap"); ok {
 		if a.Kind != yaml.SequenceNode || len(a.Content) != 3 {
@@ -383,4 +444,33 @@ func (tp *template) functions() []string {
 	ids := tp.resourcesOfType("AWS::Serverless::Function")
 	slices.Sort(ids)
 	return ids
+}
+
+// ruleFailures evaluates the Rules section: the AssertDescription of every
+// assertion CloudFormation would refuse the parameters with.
+func (w *world) ruleFailures() ([]string, error) {
+	rules := get(w.tp.root, "Rules")
+	var out []string
+	for _, name := range keys(rules) {
+		r := get(rules, name)
+		if c := get(r, "RuleCondition"); c != nil {
+			on, err := w.boolean(c)
+			if err != nil {
+				return nil, fmt.Errorf("rule %s: %v", name, err)
+			}
+			if !on {
+				continue
+			}
+		}
+		for _, a := range get(r, "Assertions").Content {
+			ok, err := w.boolean(get(a, "Assert"))
+			if err != nil {
+				return nil, fmt.Errorf("rule %s: %v", name, err)
+			}
+			if !ok {
+				out = append(out, get(a, "AssertDescription").Value)
+			}
+		}
+	}
+	return out, nil
 }

@@ -231,7 +231,8 @@ func TestTemplateEnvironment(t *testing.T) {
 
 func TestTemplateParametersAndOutputs(t *testing.T) {
 	tp := loadTemplate(t)
-	for _, p := range []string{"PoolSize", "KeyPrefix", "EnableCdn", "AccountsParameter", "WorkerTimeout"} {
+	for _, p := range []string{"PoolSize", "KeyPrefix", "EnableCdn", "AccountsParameter", "WorkerTimeout",
+		"CdnCorsOrigins", "CdnNotFoundTtl", "CdnAliases", "CdnCertificateArn", "CdnAccessLogs"} {
 		if get(tp.root, "Parameters", p) == nil {
 			t.Errorf("parameter %s is missing", p)
 		}
@@ -239,13 +240,15 @@ func TestTemplateParametersAndOutputs(t *testing.T) {
 	if n := get(tp.root, "Parameters", "EnableCdn", "AllowedValues"); n == nil || len(n.Content) != 2 {
 		t.Errorf("EnableCdn: AllowedValues must be [true, false]")
 	}
-	for _, o := range []string{"ApiUrl", "TileBucket", "CdnDomain"} {
+	for _, o := range []string{"ApiUrl", "TileBucket", "CdnDomain", "CdnUrl", "CdnDistributionId"} {
 		if get(tp.root, "Outputs", o) == nil {
 			t.Errorf("output %s is missing", o)
 		}
 	}
-	if c := get(tp.root, "Outputs", "CdnDomain", "Condition"); c == nil || c.Value != "CdnEnabled" {
-		t.Errorf("output CdnDomain must have Condition CdnEnabled")
+	for _, o := range []string{"CdnDomain", "CdnUrl", "CdnDistributionId"} {
+		if c := get(tp.root, "Outputs", o, "Condition"); c == nil || c.Value != "CdnEnabled" {
+			t.Errorf("output %s must have Condition CdnEnabled", o)
+		}
 	}
 }
 
@@ -399,16 +402,23 @@ func TestTemplateBucketAndCdn(t *testing.T) {
 				wantRes = "arn:aws:s3:::bkt/" + prefix + "/*"
 			}
 			// GetObject under the prefix, and ListBucket so that S3 answers a
-			// missing key with 404 (not 403); both for the distribution only.
-			want := [][2]string{{"s3:GetObject", wantRes}, {"s3:ListBucket", "arn:aws:s3:::bkt"}}
+			// missing key with 404 (not 403): S3 checks it with the key as
+			// s3:prefix, so it is limited to the prefix too. Both for the
+			// distribution only.
+			source := "StringEquals:map[AWS:SourceArn:arn:aws:cloudfront::000000000000:distribution/E2EXAMPLE]"
+			listCond := "map[" + source + "]"
+			if prefix != "" {
+				listCond = "map[" + source + " StringLike:map[s3:prefix:" + prefix + "/*]]"
+			}
+			want := [][3]string{{"s3:GetObject", wantRes, "map[" + source + "]"}, {"s3:ListBucket", "arn:aws:s3:::bkt", listCond}}
 			if len(allows) != len(want) {
 				t.Fatalf("EnableCdn true, KeyPrefix %q: bucket policy allows %v; want %v", prefix, allows, want)
 			}
 			for i, a := range allows {
 				if fmt.Sprint(a["Principal"]) != "map[Service:cloudfront.amazonaws.com]" ||
 					!slices.Equal(strs(a["Action"]), []string{want[i][0]}) || !slices.Equal(strs(a["Resource"]), []string{want[i][1]}) ||
-					fmt.Sprint(a["Condition"]) != "map[StringEquals:map[AWS:SourceArn:arn:aws:cloudfront::000000000000:distribution/E2EXAMPLE]]" {
-					t.Errorf("EnableCdn true, KeyPrefix %q: bucket policy allows %v; want %s on %s for the distribution only", prefix, a, want[i][0], want[i][1])
+					fmt.Sprint(a["Condition"]) != want[i][2] {
+					t.Errorf("EnableCdn true, KeyPrefix %q: bucket policy allows %v; want %s on %s for the distribution only, condition %s", prefix, a, want[i][0], want[i][1], want[i][2])
 				}
 			}
 		}
