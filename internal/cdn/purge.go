@@ -24,7 +24,9 @@ type PurgerOptions struct {
 	// KeyPrefix is the tile store's key prefix. The CDN's origin path is the
 	// prefix, so it is cut from keys to form CDN paths.
 	KeyPrefix string
-	// Every is how often Run sends what changed. Default 5s.
+	// Every is how often Run sends what changed. Default 30s: a level that
+	// keeps changing (a long reseed) is invalidated once per period, each
+	// time a path CloudFront bills beyond its free monthly 1,000.
 	Every time.Duration
 	// MaxPaths bounds the paths of one invalidation; beyond it, changes are
 	// described more coarsely (a tile set, a layer, everything). Default 15:
@@ -40,7 +42,7 @@ type PurgerOptions struct {
 
 func (o PurgerOptions) withDefaults() PurgerOptions {
 	if o.Every <= 0 {
-		o.Every = 5 * time.Second
+		o.Every = 30 * time.Second
 	}
 	if o.MaxPaths <= 0 {
 		o.MaxPaths = 15
