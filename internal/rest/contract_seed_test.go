@@ -323,3 +323,23 @@ func TestSuffixDecidesFormat(t *testing.T) {
 	}
 	killAll(t, a)
 }
+
+// TestSeedFailureSettingsBounded: the failure settings have ranges (README
+// "Seed, reseed, truncate"); a value outside is a 400 naming the field and
+// records nothing.
+func TestSeedFailureSettingsBounded(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	for field, value := range map[string]string{
+		"tileFailureRetryCount":       "2147483647",
+		"tileFailureRetryWaitTime":    "86400000",
+		"totalFailuresBeforeAborting": "-5",
+	} {
+		res := a.Do(t, "POST", "/rest/seed/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"`+field+`":`+value+`}}`,
+			"Content-Type", "application/json")
+		wantBadRequest(t, res, field, value)
+	}
+	if rows := list(t, a, "/rest/seed.json"); len(rows) != 0 {
+		t.Errorf("rejected requests recorded tasks: %v", rows)
+	}
+	wantNextID(t, a, 1)
+}

@@ -11,6 +11,19 @@ import (
 // MaxThreads is the largest threadCount honoured; larger values are reduced.
 const MaxThreads = 128
 
+// The ranges of a request's failure settings (the contract leaves them
+// open; these keep every product of them far from overflowing and every
+// wait inside a worker's time). A value outside is a 400 naming the field.
+const (
+	// MaxRetryCount bounds tileFailureRetryCount (−1 and any negative
+	// value: no retry, the first failure aborts the task).
+	MaxRetryCount = 100
+	// MaxRetryWaitMS bounds tileFailureRetryWaitTime (ms; at least 0).
+	MaxRetryWaitMS = 600_000
+	// MaxFailuresLimit bounds totalFailuresBeforeAborting (at least 0).
+	MaxFailuresLimit = 1_000_000_000
+)
+
 // Request is a seed request as decoded from the wire, before validation.
 // Pointers are nil when the field was absent.
 type Request struct {
@@ -90,15 +103,24 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000,
 	}
 	if r.RetryCount != nil {
+		if *r.RetryCount > MaxRetryCount {
+			return Prepared{}, apperr.Invalidf("tileFailureRetryCount %d is above %d", *r.RetryCount, MaxRetryCount)
+		}
 		job.RetryCount = max(*r.RetryCount, -1)
 	}
 	if r.RetryWaitMS != nil {
 		if *r.RetryWaitMS < 0 {
 			return Prepared{}, apperr.Invalidf("tileFailureRetryWaitTime shall not be negative: %d", *r.RetryWaitMS)
 		}
+		if *r.RetryWaitMS > MaxRetryWaitMS {
+			return Prepared{}, apperr.Invalidf("tileFailureRetryWaitTime %d is above %d (ms)", *r.RetryWaitMS, MaxRetryWaitMS)
+		}
 		job.RetryWaitMS = *r.RetryWaitMS
 	}
 	if r.MaxFailures != nil {
+		if *r.MaxFailures < 0 || *r.MaxFailures > MaxFailuresLimit {
+			return Prepared{}, apperr.Invalidf("totalFailuresBeforeAborting %d is outside 0 to %d", *r.MaxFailures, MaxFailuresLimit)
+		}
 		job.MaxFailures = *r.MaxFailures
 	}
 	plan, err := planJob(sub, job)

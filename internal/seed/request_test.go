@@ -1,6 +1,8 @@
 package seed_test
 
 import (
+	"fmt"
+	"math"
 	"testing"
 
 	"tilecache/internal/apperr"
@@ -93,6 +95,10 @@ func TestPrepareRejects(t *testing.T) {
 		{"format", seed.Request{Format: "image/bogus", ZoomStart: ptr(2), ZoomStop: ptr(3)}, "Unsupported format image/bogus for layer topp:states"},
 		{"type", seed.Request{Type: "explode", ZoomStart: ptr(0), ZoomStop: ptr(1)}, "Unknown type: explode"},
 		{"retry wait", seed.Request{RetryWaitMS: ptr(-5), ZoomStart: ptr(2), ZoomStop: ptr(3)}, "tileFailureRetryWaitTime shall not be negative: -5"},
+		{"retry wait too long", seed.Request{RetryWaitMS: ptr(600_001), ZoomStart: ptr(2), ZoomStop: ptr(3)}, "tileFailureRetryWaitTime 600001 is above 600000 (ms)"},
+		{"retry count overflowing", seed.Request{RetryCount: ptr(math.MaxInt), ZoomStart: ptr(2), ZoomStop: ptr(3)}, fmt.Sprintf("tileFailureRetryCount %d is above 100", math.MaxInt)},
+		{"negative failure budget", seed.Request{MaxFailures: ptr(-1), ZoomStart: ptr(2), ZoomStop: ptr(3)}, "totalFailuresBeforeAborting -1 is outside 0 to 1000000000"},
+		{"huge failure budget", seed.Request{MaxFailures: ptr(math.MaxInt32 * 4), ZoomStart: ptr(2), ZoomStop: ptr(3)}, fmt.Sprintf("totalFailuresBeforeAborting %d is outside 0 to 1000000000", math.MaxInt32*4)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
