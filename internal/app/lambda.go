@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -36,7 +37,7 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 			continue
 		}
 		attempt, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
-		if err := p.Engine.Work(ctx, msg, max(attempt, 1)); err != nil {
+		if err := p.work(ctx, msg, max(attempt, 1)); err != nil {
 			p.log.Error("lane work failed; message will be redelivered", "message_id", rec.MessageId, "task", msg.TaskID, "err", err)
 			fail(rec.MessageId)
 		}
@@ -71,6 +72,18 @@ func (p *Program) flushCDN(ctx context.Context) {
 
 // flushBudget bounds the time an invocation spends sending invalidations.
 const flushBudget = 10 * time.Second
+
+// work is Engine.Work with a panic turned into an error: the message is
+// reported as a batch item failure and the invocation goes on.
+func (p *Program) work(ctx context.Context, msg queue.Message, attempt int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("lane work panicked", "task", msg.TaskID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("lane of task %d panicked: %v", msg.TaskID, r)
+		}
+	}()
+	return p.Engine.Work(ctx, msg, attempt)
+}
 
 func decodeLane(body string) (queue.Message, error) {
 	var m queue.Message

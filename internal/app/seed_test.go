@@ -524,3 +524,38 @@ func TestMassTruncate(t *testing.T) {
 		t.Errorf("empty directories left behind: %v", entries)
 	}
 }
+
+// TestPanickingSourceFailsItsMetatileOnly: a source that panics (a decoder
+// on a strange input) fails that metatile like a source error, logged with
+// a stack; the process, the other lanes and the API go on.
+func TestPanickingSourceFailsItsMetatileOnly(t *testing.T) {
+	var log apptest.LogBuffer
+	a := apptest.Start(t, apptest.Options{Log: &log, Layers: apptest.Layers + `
+  - name: panic:world
+    gridSubsets:
+      - gridSet: EPSG:4326
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: testpattern, panicZooms: [1]}
+`})
+	rows := seedReq(t, a, "panic:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2,"tileFailureRetryCount":0,"threadCount":2}}`)
+	other := seedReq(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`)
+	for _, tk := range waitFinished(t, a, append(ids(rows), ids(other)...), 60*time.Second) {
+		if tk.Status != task.Done || tk.Done != tk.Total {
+			t.Errorf("task %d (%s): %v with %d of %d tiles, want DONE", tk.ID, tk.Layer, tk.Status, tk.Done, tk.Total)
+		}
+	}
+	// Levels 0 and 2 stored; the 8 metatiles of level 1 failed.
+	if got, want := len(keys(t, a, "panic:world/")), 2+32; got != want {
+		t.Errorf("panic:world: got %d tiles, want %d (levels 0 and 2)", got, want)
+	}
+	if got, want := len(keys(t, a, "demo:world/EPSG:4326/")), 2+8+32; got != want {
+		t.Errorf("demo:world: got %d tiles, want %d", got, want)
+	}
+	if !strings.Contains(log.String(), "source panicked") || !strings.Contains(log.String(), "goroutine") {
+		t.Errorf("the panic is not logged with its stack:\n%.2000s", log.String())
+	}
+	if res := a.Do(t, "GET", "/rest/seed.json", ""); res.Status != 200 {
+		t.Errorf("the API after the panics: got %d", res.Status)
+	}
+}

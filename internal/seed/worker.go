@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -336,7 +337,7 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 		}
 	}
 	ln.rendered++
-	tiles, err := ln.src.Render(ctx, source.Request{
+	tiles, err := e.renderSource(ctx, ln, source.Request{
 		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: z, Tiles: m.Tiles,
 		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter,
 	})
@@ -349,6 +350,20 @@ func (e *Engine) render(ctx context.Context, ln *lane, m grid.Metatile) error {
 		e.tilesChanged(ln.set, z, inside.MinX, inside.MaxX)
 	}
 	return err
+}
+
+// renderSource calls the lane's source. A panic in it (a decoder on a
+// strange input) fails this metatile like any source error, logged with
+// its stack, and never takes the process down.
+func (e *Engine) renderSource(ctx context.Context, ln *lane, req source.Request) (tiles []source.Tile, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("source panicked: metatile failed", "layer", req.Layer, "z", req.Z, "x", req.Tiles.MinX, "y", req.Tiles.MinY,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			tiles, err = nil, fmt.Errorf("render z%d metatile at %d,%d: source panicked: %v", req.Z, req.Tiles.MinX, req.Tiles.MinY, r)
+		}
+	}()
+	return ln.src.Render(ctx, req)
 }
 
 // storageError marks a failure of the tile store (as opposed to the
@@ -511,6 +526,14 @@ func (e *Engine) RunWorkers(ctx context.Context, n int) {
 }
 
 func (e *Engine) handle(ctx context.Context, d queue.Delivery) {
+	defer func() {
+		// Whatever else panics while a lane is worked stops this lane only:
+		// its message is delivered again (and, repeated, dead-lettered).
+		if r := recover(); r != nil {
+			e.log.Error("lane work panicked; message will be redelivered", "task", d.Message.TaskID,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { // keep the message invisible while it is worked
@@ -527,6 +550,7 @@ func (e *Engine) handle(ctx context.Context, d queue.Delivery) {
 			}
 		}
 	})
+	defer func() { stop(); wg.Wait() }() // also when Work panics
 	err := e.Work(wctx, d.Message, d.Attempt)
 	stop()
 	wg.Wait()

@@ -8,6 +8,7 @@
 //	type: testpattern
 //	delay: 50ms          # wait this long per metatile, to imitate a slow upstream
 //	failZooms: [5]       # fail every metatile of these zoom levels, to imitate a broken upstream
+//	panicZooms: [6]      # panic on every metatile of these zoom levels, to imitate a decoder crashing on a strange input
 //
 // Rendering is deterministic: the same request always yields the same bytes.
 package testpattern
@@ -35,8 +36,9 @@ import (
 
 // Options configure the source.
 type Options struct {
-	Delay     time.Duration `yaml:"delay"`
-	FailZooms []int         `yaml:"failZooms"`
+	Delay      time.Duration `yaml:"delay"`
+	FailZooms  []int         `yaml:"failZooms"`
+	PanicZooms []int         `yaml:"panicZooms"`
 }
 
 // Source draws test-pattern tiles.
@@ -77,6 +79,9 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 			return nil, fmt.Errorf("render metatile: %w", ctx.Err())
 		case <-t.C:
 		}
+	}
+	if slices.Contains(s.opts.PanicZooms, req.Z) {
+		panic(fmt.Sprintf("testpattern: panic injected by panicZooms at z%d %d,%d", req.Z, req.Tiles.MinX, req.Tiles.MinY))
 	}
 	if slices.Contains(s.opts.FailZooms, req.Z) {
 		return nil, fmt.Errorf("render z%d metatile at %d,%d: %w", req.Z, req.Tiles.MinX, req.Tiles.MinY, ErrInjected)
