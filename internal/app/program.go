@@ -323,7 +323,11 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: p.Handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// Bodies are at most 1 MiB: a client slower than ReadTimeout is cut
+	// off, and idle keep-alive connections close. No WriteTimeout: a mass
+	// truncation answers when it is done.
+	srv := &http.Server{Handler: p.Handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	runErr := make(chan error, 1)

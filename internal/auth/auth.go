@@ -130,9 +130,18 @@ func (a *Authenticator) lookup(name string) (acc *Account, found bool) {
 	return &a.accounts[idx], true
 }
 
+// MaxPasswordBytes is the longest password bcrypt reads in full; longer
+// ones are refused when an account is created and at login.
+const MaxPasswordBytes = 72
+
 // authenticate reports whether name and password are the credentials of an
 // account, and if so which one.
 func (a *Authenticator) authenticate(name, password string) (*Account, bool) {
+	if len(password) > MaxPasswordBytes {
+		// bcrypt reads only the first 72 bytes: a longer password would be
+		// accepted whatever follows them.
+		return nil, false
+	}
 	acc, found := a.lookup(name)
 	key := a.cache.key(name, password)
 	if ok, hit := a.cache.get(key); hit {

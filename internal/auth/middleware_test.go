@@ -296,3 +296,18 @@ func TestMiddlewareConcurrent(t *testing.T) {
 		t.Errorf("next handler calls: got %d, want > 0", got)
 	}
 }
+
+// TestMiddlewareRefusesPasswordsBcryptWouldTruncate: bcrypt reads 72
+// bytes, so a 72-byte password followed by anything must not log in.
+func TestMiddlewareRefusesPasswordsBcryptWouldTruncate(t *testing.T) {
+	pw := strings.Repeat("p", auth.MaxPasswordBytes)
+	a := auth.New([]auth.Account{{Name: "long", Hash: MustHash(t, pw), Admin: true}})
+	ts := httptest.NewServer(a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "in") })))
+	defer ts.Close()
+	if res := do(t, ts, http.MethodGet, "/rest/seed.json", basic("long", pw)); res.status != http.StatusOK {
+		t.Errorf("the 72-byte password: got %d, want 200", res.status)
+	}
+	if res := do(t, ts, http.MethodGet, "/rest/seed.json", basic("long", pw+"anything")); res.status != http.StatusUnauthorized {
+		t.Errorf("the 72-byte password and more: got %d, want 401 (bcrypt would have ignored the rest)", res.status)
+	}
+}

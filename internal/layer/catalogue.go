@@ -143,6 +143,7 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 	}
 
 	c := &Catalogue{layers: map[string]*Layer{}}
+	ids := map[string]string{} // id → the layer that has it
 	for i, ld := range doc.Layers {
 		l, lerrs := buildLayer(ld, gridSets)
 		for _, e := range lerrs {
@@ -155,6 +156,13 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 			fail("layers[%d]: layer %q is defined twice", i, l.Name)
 			continue
 		}
+		if other, dup := ids[l.ID]; dup {
+			// One key prefix for two layers: each would truncate, count and
+			// expire the other's tiles.
+			fail("layers[%d] %q: id %q is already the id of layer %q (ids name the layers' keys and must differ)", i, l.Name, l.ID, other)
+			continue
+		}
+		ids[l.ID] = l.Name
 		c.layers[l.Name] = l
 		c.names = append(c.names, l.Name)
 	}

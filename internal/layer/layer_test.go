@@ -59,6 +59,18 @@ layers:
 	if _, err := layer.Parse([]byte("layers:\n  - name: a\n    colour: red\n"), "x"); err == nil || !strings.Contains(err.Error(), "colour") {
 		t.Errorf("unknown key: got %v", err)
 	}
+	// Two layers with one id would share their keys.
+	_, err = layer.Parse([]byte(`
+layers:
+  - {name: a, id: shared, gridSubsets: [{gridSet: EPSG:4326}], formats: [image/png], source: {type: testpattern}}
+  - {name: b, id: shared, gridSubsets: [{gridSet: EPSG:4326}], formats: [image/png], source: {type: testpattern}}
+  - {name: shared, gridSubsets: [{gridSet: EPSG:4326}], formats: [image/png], source: {type: testpattern}}
+`), "ids.yaml")
+	for _, want := range []string{`layers[1] "b": id "shared" is already the id of layer "a"`, `layers[2] "shared": id "shared" is already the id of layer "a"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("duplicate ids: got %v, want it to say %s", err, want)
+		}
+	}
 }
 
 func TestNormaliseParameters(t *testing.T) {
