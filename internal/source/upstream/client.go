@@ -107,9 +107,27 @@ func NewClient(o HTTPOptions) (*Client, error) {
 	}
 	return &Client{
 		opts: o,
-		http: &http.Client{Transport: tr},
+		http: &http.Client{Transport: tr, CheckRedirect: sameOrigin},
 		sem:  make(chan struct{}, o.MaxConcurrent),
 	}, nil
+}
+
+// errRedirect marks a redirect that was not followed.
+var errRedirect = errors.New("redirect not followed")
+
+// sameOrigin follows a redirect only to the host the request went to (and
+// from http to https on it), at most 5 times: the layer's headers (API
+// keys, referers) are never sent to another host, and nothing another host
+// answers reaches the logs.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return fmt.Errorf("%w: more than 5 redirects", errRedirect)
+	}
+	from := via[0].URL
+	if req.URL.Host != from.Host || (req.URL.Scheme != from.Scheme && (from.Scheme != "http" || req.URL.Scheme != "https")) {
+		return fmt.Errorf("%w: the upstream redirected to another host, %s://%s", errRedirect, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // Options returns the options in force, defaults applied.
@@ -193,6 +211,14 @@ func (c *Client) fetchOnce(ctx context.Context, url string) (*bytes.Buffer, stri
 		req.Header.Set(k, v)
 	}
 	resp, err := c.http.Do(req)
+	if errors.Is(err, errRedirect) {
+		// Not retried: the upstream will redirect again.
+		status := http.StatusFound
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		return nil, "", &Error{URL: url, Status: status, Msg: strings.TrimPrefix(errors.Unwrap(err).Error(), errRedirect.Error()+": ")}
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("request %s: %w", url, err)
 	}

@@ -164,3 +164,54 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("long excerpt %d bytes: %q", len(long), long)
 	}
 }
+
+// TestFetchFollowsRedirectsOnlyOnItsHost: a redirect on the upstream's own
+// host is followed (with the layer's headers); one to another host is not
+// followed, so the headers (API keys) never reach it, and it is a tile
+// failure naming the host, not retried.
+func TestFetchFollowsRedirectsOnlyOnItsHost(t *testing.T) {
+	var otherCalls atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherCalls.Add(1)
+		w.Write([]byte("elsewhere"))
+	}))
+	defer other.Close()
+	var originCalls atomic.Int32
+	var gotKey atomic.Value
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		originCalls.Add(1)
+		switch r.URL.Path {
+		case "/same":
+			http.Redirect(w, r, "/ok", http.StatusFound)
+		case "/ok":
+			gotKey.Store(r.Header.Get("X-Api-Key"))
+			w.Write([]byte("here"))
+		case "/cross":
+			http.Redirect(w, r, other.URL+"/steal", http.StatusMovedPermanently)
+		}
+	}))
+	defer origin.Close()
+	c, err := upstream.NewClient(upstream.HTTPOptions{Retries: 2, RetryBackoff: time.Millisecond, Headers: map[string]string{"X-Api-Key": "secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	if err := c.Fetch(t.Context(), origin.URL+"/same", func(b []byte, _ string) error { body = string(b); return nil }); err != nil || body != "here" {
+		t.Fatalf("same host: got %q, %v; want the redirect followed", body, err)
+	}
+	if gotKey.Load() != "secret" {
+		t.Errorf("same host: the layer's header did not follow the redirect")
+	}
+	originCalls.Store(0)
+	err = c.Fetch(t.Context(), origin.URL+"/cross", func([]byte, string) error { return nil })
+	var ue *upstream.Error
+	if !errors.As(err, &ue) || ue.Status != http.StatusMovedPermanently || !strings.Contains(ue.Msg, "another host") || !strings.Contains(ue.Msg, strings.TrimPrefix(other.URL, "http://")) {
+		t.Fatalf("cross host: got %v, want an upstream error 301 naming the other host", err)
+	}
+	if n := otherCalls.Load(); n != 0 {
+		t.Errorf("the other host got %d requests, want none", n)
+	}
+	if n := originCalls.Load(); n != 1 {
+		t.Errorf("the upstream got %d requests, want 1 (a refused redirect is not retried)", n)
+	}
+}
