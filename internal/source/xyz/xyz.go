@@ -147,7 +147,7 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 		}
 		if s.passThrough && source.ContentType(req.Format) == s.opts.Format && req.Format != "image/png8" {
 			// Stored as fetched, once the header shows an image of the
-			// tile's size and format.
+			// tile's size and format and the whole image decodes.
 			cfg, kind, err := image.DecodeConfig(bytes.NewReader(body))
 			if err != nil || "image/"+kind != s.opts.Format {
 				return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("not a %s image (%s): %s", s.opts.Format, contentType, upstream.Excerpt(body))}
@@ -155,6 +155,13 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 			if cfg.Width != w || cfg.Height != h {
 				return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", cfg.Width, cfg.Height, w, h)}
 			}
+			// A valid header is not a valid image: decode it all, so that a
+			// broken body is a tile failure, not a stored tile.
+			img, err := imaging.Decode(body)
+			if err != nil {
+				return upstream.DecodeFailure(u, contentType, err)
+			}
+			imaging.Release(img)
 			t.Data = bytes.Clone(body)
 			return nil
 		}
