@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -557,5 +560,42 @@ func TestPanickingSourceFailsItsMetatileOnly(t *testing.T) {
 	}
 	if res := a.Do(t, "GET", "/rest/seed.json", ""); res.Status != 200 {
 		t.Errorf("the API after the panics: got %d", res.Status)
+	}
+}
+
+// TestKillStopsUpstreamTrafficMidRetry: a lane retrying a failing upstream
+// (its own retries with backoff, and the request's tile retries) stops
+// calling it within about a second of a kill.
+func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
+	var calls atomic.Int64
+	var last atomic.Int64 // unix nanos of the latest request
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		last.Store(time.Now().UnixNano())
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	defer up.Close()
+	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + `
+  - name: failing:world
+    gridSubsets:
+      - gridSet: EPSG:900913
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", retries: 5, retryBackoff: 400ms, maxConcurrent: 1}
+`})
+	rows := seedReq(t, a, "failing:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"tileFailureRetryCount":10,"tileFailureRetryWaitTime":2000}}`)
+	waitFor(t, 10*time.Second, "the upstream to be called", func() bool { return calls.Load() >= 2 })
+	if res := a.Do(t, "POST", "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded"); res.Status != 200 {
+		t.Fatalf("kill: got %d %q", res.Status, res.Body)
+	}
+	killed := time.Now()
+	for _, tk := range waitFinished(t, a, ids(rows), 10*time.Second) {
+		if tk.Status != task.Aborted {
+			t.Errorf("task %d: got %v, want ABORTED", tk.ID, tk.Status)
+		}
+	}
+	time.Sleep(3 * time.Second) // retries would go on for seconds
+	if at := time.Unix(0, last.Load()); at.After(killed.Add(time.Second)) {
+		t.Errorf("the upstream was called %v after the kill (%d calls in all), want none after 1 s", at.Sub(killed).Round(time.Millisecond), calls.Load())
 	}
 }

@@ -107,6 +107,17 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	if d, ok := ctx.Deadline(); ok && d.Add(-e.opts.SafetyMargin).Before(deadline) {
 		deadline = d.Add(-e.opts.SafetyMargin)
 	}
+	// A kill cancels the lane's context, so it reaches every wait: an
+	// upstream request, its retries and backoffs, a tile retry's pause.
+	ctx, watch := e.watchKill(ctx, t.ID)
+	defer watch.stop()
+	killed := func() bool {
+		if !errors.Is(context.Cause(ctx), errLaneKilled) {
+			return false
+		}
+		e.stopped(ctx, ln, watch.last(), t.Cursor)
+		return true
+	}
 	for t.Cursor < t.End {
 		from, tiles := t.Cursor, int64(0)
 		cursor := from
@@ -120,6 +131,9 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		nextCheck := time.Now().Add(e.opts.KillCheckEvery)
 		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && !ln.tally.full() && (cursor == from || time.Now().Before(batchEnd)) {
 			if err := ctx.Err(); err != nil {
+				if killed() {
+					return nil
+				}
 				return fmt.Errorf("task %d: %w", t.ID, err)
 			}
 			if time.Now().After(nextCheck) {
@@ -140,6 +154,9 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 				deletes = ln.truncateKeys(m, deletes)
 			} else if err := e.renderWithRetries(ctx, ln, m); err != nil {
 				if ctx.Err() != nil {
+					if killed() {
+						return nil
+					}
 					return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
 				}
 				if _, ok := errors.AsType[*storageError](err); ok {
@@ -158,6 +175,9 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		}
 		if len(deletes) > 0 {
 			if err := e.truncate(ctx, ln, deletes); err != nil {
+				if killed() {
+					return nil
+				}
 				return fmt.Errorf("task %d: %w", t.ID, err)
 			}
 		}
@@ -188,6 +208,68 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		}
 	}
 	return e.finish(ctx, t, task.Done)
+}
+
+// errLaneKilled is the cause of a lane context cancelled by a kill.
+var errLaneKilled = errors.New("task killed")
+
+// killWatch polls a working lane's task for a kill.
+type killWatch struct {
+	stop   context.CancelFunc
+	mu     sync.Mutex
+	latest task.Task
+}
+
+func (w *killWatch) last() task.Task {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.latest
+}
+
+// watchKill returns a context that is cancelled with errLaneKilled when the
+// task is seen no longer RUNNING (read every KillCheckEvery), and the
+// watch; stop ends both.
+func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *killWatch) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	w := &killWatch{}
+	stopped := make(chan struct{})
+	w.stop = func() {
+		select {
+		case <-stopped:
+		default:
+			close(stopped)
+		}
+		<-done
+		cancel(nil)
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(e.opts.KillCheckEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopped:
+				return
+			case <-lctx.Done():
+				return
+			case <-tick.C:
+			}
+			cur, err := e.tasks.Get(lctx, id)
+			if err != nil {
+				continue // the loop's own checks report a store that fails
+			}
+			if cur.Status != task.Running {
+				w.mu.Lock()
+				w.latest = cur
+				w.mu.Unlock()
+				e.log.Info("lane cancelled: task killed", "task", id, "status", cur.Status.String())
+				cancel(errLaneKilled)
+				return
+			}
+		}
+	}()
+	return lctx, w
 }
 
 // stopped ends a lane whose task is no longer RUNNING at cursor from (cur is
