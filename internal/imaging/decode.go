@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"html"
 	"image"
@@ -68,6 +69,37 @@ func Decode(data []byte) (image.Image, error) {
 	e := &NotImageError{ContentType: ct}
 	e.Code, e.Message = excerpt(data, ct)
 	return nil, e
+}
+
+// Size reads the width and height an image's header declares (PNG IHDR,
+// JPEG SOF, GIF logical screen) without decoding or allocating pixels; ok
+// is false when data is no image of these formats or its header is cut
+// (Decode then gives the reason).
+func Size(data []byte) (w, h int, ok bool) {
+	var cfg image.Config
+	var err error
+	switch {
+	case bytes.HasPrefix(data, []byte(pngSignature)):
+		// The signature, then the IHDR chunk: length, type, width, height.
+		if len(data) < 24 || string(data[12:16]) != "IHDR" {
+			return 0, 0, false
+		}
+		w, h := binary.BigEndian.Uint32(data[16:20]), binary.BigEndian.Uint32(data[20:24])
+		if w > 1<<30 || h > 1<<30 {
+			return 1 << 30, 1 << 30, true
+		}
+		return int(w), int(h), true
+	case bytes.HasPrefix(data, []byte("\xff\xd8\xff")):
+		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
+	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
+		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
+	default:
+		return 0, 0, false
+	}
+	if err != nil {
+		return 0, 0, false
+	}
+	return cfg.Width, cfg.Height, true
 }
 
 // decodeWith decodes with a standard library decoder after checking the

@@ -429,3 +429,30 @@ msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS 
 		t.Errorf("Decode of a WebP: %v, want an unsupported-format error", err)
 	}
 }
+
+// TestSize: the declared size of PNG, JPEG and GIF headers, read without
+// decoding; anything else is not known.
+func TestSize(t *testing.T) {
+	img := image.NewNRGBA(image.Rect(0, 0, 37, 21))
+	var p, j, g bytes.Buffer
+	if err := png.Encode(&p, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := jpeg.Encode(&j, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := gif.Encode(&g, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"png": p.Bytes(), "jpeg": j.Bytes(), "gif": g.Bytes()} {
+		if w, h, ok := Size(data); !ok || w != 37 || h != 21 {
+			t.Errorf("%s: got %d×%d (%v), want 37×21", name, w, h, ok)
+		}
+		if _, _, ok := Size(data[:10]); ok {
+			t.Errorf("%s cut to 10 bytes: got a size, want none", name)
+		}
+	}
+	if _, _, ok := Size([]byte("<ServiceExceptionReport/>")); ok {
+		t.Error("an exception report: got a size, want none")
+	}
+}

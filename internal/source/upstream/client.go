@@ -155,8 +155,17 @@ func (e *Error) Error() string {
 // carrying the upstream's message. The concurrency cap covers the request
 // only, not use: decoding and encoding do not hold up other requests.
 func (c *Client) Fetch(ctx context.Context, url string, use func(body []byte, contentType string) error) error {
+	return c.FetchLimited(ctx, url, maxBody, use)
+}
+
+// FetchLimited is Fetch for answers of at most limit bytes (capped at 256
+// MiB): a longer answer is an *Error, read no further than the limit.
+// Sources pass the size the image they asked for can take, so an upstream
+// cannot make a process hold more than that per request.
+func (c *Client) FetchLimited(ctx context.Context, url string, limit int64, use func(body []byte, contentType string) error) error {
+	limit = min(max(limit, 1), maxBody)
 	for try := 0; ; try++ {
-		buf, ct, err := c.fetchOnce(ctx, url)
+		buf, ct, err := c.fetchOnce(ctx, url, limit)
 		if err == nil {
 			err = use(buf.Bytes(), ct)
 			c.release(buf)
@@ -193,7 +202,7 @@ func (c *Client) release(buf *bytes.Buffer) {
 }
 
 // fetchOnce makes one request and reads a 200 answer into a pooled buffer.
-func (c *Client) fetchOnce(ctx context.Context, url string) (*bytes.Buffer, string, error) {
+func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes.Buffer, string, error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -229,17 +238,21 @@ func (c *Client) fetchOnce(ctx context.Context, url string) (*bytes.Buffer, stri
 		buf = new(bytes.Buffer)
 	}
 	buf.Reset()
-	if resp.ContentLength > 0 && resp.ContentLength <= maxBody {
+	if resp.ContentLength > limit {
+		c.release(buf)
+		return nil, "", &Error{URL: url, Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d the image asked for can take", resp.ContentLength, limit)}
+	}
+	if resp.ContentLength > 0 {
 		buf.Grow(int(resp.ContentLength))
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBody+1))
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		c.release(buf)
 		return nil, "", fmt.Errorf("read answer of %s: %w", url, err)
 	}
-	if n > maxBody {
+	if n > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: url, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", maxBody)}
+		return nil, "", &Error{URL: url, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than the image asked for can take", limit)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{

@@ -154,7 +154,15 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 		return nil, err
 	}
 	var tiles []source.Tile
-	err = s.client.Fetch(ctx, u, func(body []byte, contentType string) error {
+	// The answer can take at most the raw size of the image asked for
+	// (uncompressed TIFF or BMP is about that; PNG and JPEG less), plus
+	// room for headers and an exception report.
+	limit := int64(box.Width)*int64(box.Height)*4 + 1<<20
+	err = s.client.FetchLimited(ctx, u, limit, func(body []byte, contentType string) error {
+		// Checked in the header, before a pixel is allocated.
+		if w, h, ok := imaging.Size(body); ok && (w != box.Width || h != box.Height) {
+			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", w, h, box.Width, box.Height)}
+		}
 		img, err := imaging.Decode(body)
 		if err != nil {
 			return upstream.DecodeFailure(u, contentType, err)

@@ -141,7 +141,11 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, rows int64) error {
 	u := Expand(s.opts.URL, req.Z, t.X, t.Y, rows)
 	w, h := req.GridSet.TileWidth, req.GridSet.TileHeight
-	err := s.client.Fetch(ctx, u, func(body []byte, contentType string) error {
+	limit := int64(w)*int64(h)*4 + 1<<20 // the raw tile, plus headers
+	err := s.client.FetchLimited(ctx, u, limit, func(body []byte, contentType string) error {
+		if tw, th, ok := imaging.Size(body); ok && (tw != w || th != h) {
+			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", tw, th, w, h)}
+		}
 		if len(body) == 0 { // 200 with nothing: no tile there
 			return s.blank(t, w, h, req.Format)
 		}
