@@ -9,7 +9,11 @@ import (
 // maxPixels bounds the images Decode and the encoders accept: 64 Mpixel
 // (256 MiB as RGBA) is far beyond any metatile, and a PNG header claiming
 // more must not make us allocate it.
-const maxPixels = 1 << 26
+const maxPixels = MaxPixels
+
+// MaxPixels is the largest image Decode accepts, in pixels: a layer whose
+// metatile (with its gutter) is larger cannot be rendered from a WMS.
+const MaxPixels = 1 << 26
 
 // isOpaque reports whether every pixel of img is fully opaque, reading the
 // pixel buffers of the common image types directly.

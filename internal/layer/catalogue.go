@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/grid"
+	"tilecache/internal/imaging"
 	"tilecache/internal/tilestore"
 )
 
@@ -273,6 +274,17 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 			fail("source: type is required")
 		}
 		l.SourceType = st.Type
+	}
+	if l.SourceType == "wms" {
+		// A WMS answers a metatile in one image, which must decode.
+		for _, sub := range l.Subsets {
+			w := int64(l.MetaWidth*sub.GridSet.TileWidth + 2*l.Gutter)
+			h := int64(l.MetaHeight*sub.GridSet.TileHeight + 2*l.Gutter)
+			if w*h > imaging.MaxPixels {
+				fail("metatiling %dx%d with gutter %d: a %s metatile is %d×%d pixels, more than the %d a decoded image may have (use smaller metatiles)",
+					l.MetaWidth, l.MetaHeight, l.Gutter, sub.GridSet.ID, w, h, imaging.MaxPixels)
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -59,6 +59,15 @@ layers:
 	if _, err := layer.Parse([]byte("layers:\n  - name: a\n    colour: red\n"), "x"); err == nil || !strings.Contains(err.Error(), "colour") {
 		t.Errorf("unknown key: got %v", err)
 	}
+	// A WMS metatile must decode: 40×40 tiles of 256 px are 10240² pixels.
+	_, err = layer.Parse([]byte(`
+layers:
+  - {name: big, gridSubsets: [{gridSet: EPSG:4326}], formats: [image/png], metatiling: [40, 40], source: {type: wms, url: "http://127.0.0.1:1/wms", layers: a}}
+  - {name: fine, gridSubsets: [{gridSet: EPSG:4326}], formats: [image/png], metatiling: [40, 40], source: {type: testpattern}}
+`), "big.yaml")
+	if err == nil || !strings.Contains(err.Error(), `layers[0] "big": metatiling 40x40 with gutter 0: a EPSG:4326 metatile is 10240×10240 pixels`) || strings.Contains(err.Error(), `"fine"`) {
+		t.Errorf("oversized WMS metatile: got %v", err)
+	}
 	// Two layers with one id would share their keys.
 	_, err = layer.Parse([]byte(`
 layers:

@@ -241,3 +241,35 @@ func TestRecountWaitsForRest(t *testing.T) {
 		t.Fatalf("after the block size changed: got %+v, want 10000 bytes", ls)
 	}
 }
+
+// TestReportNeverNegative: usage that went below zero (a clean-up and a
+// writer of one page overlapping) reports 0, with a recount pending and the
+// layer marked for it.
+func TestReportNeverNegative(t *testing.T) {
+	f := newFixture(t)
+	page := quota.PageKey{Set: quota.TileSet{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 3}
+	if err := f.store.ApplyDeltas(t.Context(), []quota.PageDelta{{Page: page, Tiles: -2, Bytes: -8192}}, f.now); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.cleaner.Report(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range r.Layers {
+		if l.Layer == "a" && (l.UsedBytes != 0 || l.UsedTiles != 0 || !l.RecountPending) {
+			t.Errorf("layer a: got %+v, want 0 bytes, 0 tiles, recount pending", l)
+		}
+	}
+	if r.UsedBytes < 0 || r.UsedTiles < 0 {
+		t.Errorf("totals: got %d bytes, %d tiles, want none negative", r.UsedBytes, r.UsedTiles)
+	}
+	ls, err := f.store.Layers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if l.Layer == "a" && !l.Dirty {
+			t.Errorf("layer a is not marked for a recount in the store")
+		}
+	}
+}

@@ -73,6 +73,17 @@ func (c *Cleaner) Report(ctx context.Context) (Report, error) {
 	for _, n := range names {
 		u := usage[n]
 		lq := quotas[n]
+		if u.Bytes < 0 || u.Tiles < 0 {
+			// Counts that went below zero (a clean-up and a writer of one
+			// page overlapping) are wrong, not negative: the layer is
+			// recounted, and until then it reports nothing.
+			u.Bytes, u.Tiles, u.Dirty = max(u.Bytes, 0), max(u.Tiles, 0), true
+			if err := c.store.MarkDirty(ctx, []string{n}); err != nil {
+				c.log.Error("mark a layer with negative usage for a recount", "layer", n, "err", err)
+			} else {
+				c.log.Warn("usage below zero: layer marked for a recount", "layer", n)
+			}
+		}
 		r.Layers = append(r.Layers, LayerReport{Layer: n, UsedBytes: u.Bytes, UsedTiles: u.Tiles, Quota: lq.Quota, Policy: lq.Policy,
 			RecountPending: u.Dirty || !r.Counted})
 		r.UsedBytes += u.Bytes
