@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers devstack devstack-stop wms wms-stop web clean
+.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers devstack devstack-stop wms wms-stop web fuzz clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner}/bootstrap (linux/arm64)
 build: tilecache
@@ -72,6 +72,10 @@ wms:
 ## wms-stop: stop what wms started
 wms-stop:
 	@bash infra/wms/down.sh
+
+## fuzz: every fuzz target for FUZZTIME each (default 10s); FUZZ=regexp picks targets; FUZZ_SAVE=N copies N new inputs per target into its committed corpus
+fuzz:
+	@GO=$(GO) bash infra/fuzz.sh
 
 ## web: rebuild internal/web/index.html (the demo map page, Leaflet inlined) from web/src after installing web's npm packages
 web:
