@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -597,5 +598,46 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
 	time.Sleep(3 * time.Second) // retries would go on for seconds
 	if at := time.Unix(0, last.Load()); at.After(killed.Add(time.Second)) {
 		t.Errorf("the upstream was called %v after the kill (%d calls in all), want none after 1 s", at.Sub(killed).Round(time.Millisecond), calls.Load())
+	}
+}
+
+// TestSlowRenderKeepsOneWorkerPerLane: a lane busy in renders longer than
+// the staleness window keeps its heartbeat fresh, so neither the sweep nor
+// a redelivery hands it to a second worker: every tile is asked of the
+// upstream exactly once.
+func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		mu.Unlock()
+		time.Sleep(1500 * time.Millisecond) // longer than TILECACHE_STALE_AFTER
+		w.WriteHeader(http.StatusNotFound)  // a blank tile
+	}))
+	defer up.Close()
+	a := apptest.Start(t, apptest.Options{StaleAfter: time.Second, SeedThreads: 4, Layers: apptest.Layers + `
+  - name: slow:xyz
+    gridSubsets:
+      - gridSet: EPSG:900913
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", retries: -1, timeout: 10s}
+`})
+	rows := seedReq(t, a, "slow:xyz", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)
+	for _, tk := range waitFinished(t, a, ids(rows), 60*time.Second) {
+		if tk.Status != task.Done || tk.Done != 5 {
+			t.Errorf("task %d: %v with %d tiles, want DONE with 5", tk.ID, tk.Status, tk.Done)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 5 {
+		t.Errorf("the upstream was asked for %d tiles, want 5: %v", len(calls), calls)
+	}
+	for path, n := range calls {
+		if n != 1 {
+			t.Errorf("%s asked %d times, want once (a second worker took the lane)", path, n)
+		}
 	}
 }

@@ -210,6 +210,12 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	return e.finish(ctx, t, task.Done)
 }
 
+// heartbeatEvery is the heartbeat age at which a busy lane refreshes it:
+// well inside both the sweep's staleness and a redelivery's takeover age.
+func (e *Engine) heartbeatEvery() time.Duration {
+	return min(e.opts.StaleAfter, e.opts.takeoverAfter()) / 3
+}
+
 // errLaneKilled is the cause of a lane context cancelled by a kill.
 var errLaneKilled = errors.New("task killed")
 
@@ -258,6 +264,16 @@ func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *kil
 			cur, err := e.tasks.Get(lctx, id)
 			if err != nil {
 				continue // the loop's own checks report a store that fails
+			}
+			if cur.Status == task.Running && time.Since(cur.Heartbeat) >= e.heartbeatEvery() {
+				// A long render or retry: keep the heartbeat fresh so that
+				// neither the sweep nor a redelivered message hands the lane
+				// to a second worker. Conditional on the cursor read, so a
+				// checkpoint of the lane in between wins.
+				_, err := e.tasks.Checkpoint(lctx, task.Checkpoint{ID: id, From: cur.Cursor, To: cur.Cursor}, time.Now())
+				if err != nil && !apperr.Is(err, apperr.Conflict) && lctx.Err() == nil {
+					e.log.Warn("refresh the heartbeat of a busy lane", "task", id, "err", err)
+				}
 			}
 			if cur.Status != task.Running {
 				w.mu.Lock()
