@@ -1,0 +1,92 @@
+// The watch of a working lane: kills cancel its context, and its heartbeat
+// stays fresh while a render or retry takes long.
+
+package seed
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/task"
+)
+
+// heartbeatEvery is the heartbeat age at which a busy lane refreshes it:
+// well inside both the sweep's staleness and a redelivery's takeover age.
+func (e *Engine) heartbeatEvery() time.Duration {
+	return min(e.opts.StaleAfter, e.opts.takeoverAfter()) / 3
+}
+
+// errLaneKilled is the cause of a lane context cancelled by a kill.
+var errLaneKilled = errors.New("task killed")
+
+// killWatch polls a working lane's task for a kill.
+type killWatch struct {
+	stop   context.CancelFunc
+	mu     sync.Mutex
+	latest task.Task
+}
+
+func (w *killWatch) last() task.Task {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.latest
+}
+
+// watchKill returns a context that is cancelled with errLaneKilled when the
+// task is seen no longer RUNNING (read every KillCheckEvery), and the
+// watch; stop ends both.
+func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *killWatch) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	w := &killWatch{}
+	stopped := make(chan struct{})
+	w.stop = func() {
+		select {
+		case <-stopped:
+		default:
+			close(stopped)
+		}
+		<-done
+		cancel(nil)
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(e.opts.KillCheckEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopped:
+				return
+			case <-lctx.Done():
+				return
+			case <-tick.C:
+			}
+			cur, err := e.tasks.Get(lctx, id)
+			if err != nil {
+				continue // the loop's own checks report a store that fails
+			}
+			if cur.Status == task.Running && time.Since(cur.Heartbeat) >= e.heartbeatEvery() {
+				// A long render or retry: keep the heartbeat fresh so that
+				// neither the sweep nor a redelivered message hands the lane
+				// to a second worker. Conditional on the cursor read, so a
+				// checkpoint of the lane in between wins.
+				_, err := e.tasks.Checkpoint(lctx, task.Checkpoint{ID: id, From: cur.Cursor, To: cur.Cursor}, time.Now())
+				if err != nil && !apperr.Is(err, apperr.Conflict) && lctx.Err() == nil {
+					e.log.Warn("refresh the heartbeat of a busy lane", "task", id, "err", err)
+				}
+			}
+			if cur.Status != task.Running {
+				w.mu.Lock()
+				w.latest = cur
+				w.mu.Unlock()
+				e.log.Info("lane cancelled: task killed", "task", id, "status", cur.Status.String())
+				cancel(errLaneKilled)
+				return
+			}
+		}
+	}()
+	return lctx, w
+}
