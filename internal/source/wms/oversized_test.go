@@ -73,9 +73,11 @@ func TestOversizedAnswersRefusedBeforeAllocating(t *testing.T) {
 			}
 			// 8000² RGBA would be 244 MiB (under the decoder's pixel limit);
 			// a refused body is read to the limit at most (the metatile's
-			// 4 MiB raw size plus 1 MiB, in a growing buffer).
-			if got := after.TotalAlloc - before.TotalAlloc; got > 24<<20 {
-				t.Errorf("allocated %d MiB to refuse it, want at most 24", got>>20)
+			// 4 MiB raw size plus 1 MiB, in a growing buffer). The count
+			// includes the test server's allocations (and the race
+			// detector's): the bound is generous, the difference is not.
+			if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+				t.Errorf("allocated %d MiB to refuse it, want at most 64", got>>20)
 			}
 		})
 	}
