@@ -10,6 +10,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
+	"tilecache/internal/tilestore"
 )
 
 // IndexObject is the object answered for "/": the demo map page, written
@@ -83,15 +84,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		found, err = false, nil // not a key the store can hold
 	}
 	if err != nil {
-		if r.Context().Err() != nil {
-			return
-		}
-		status := http.StatusInternalServerError
-		if apperr.Is(err, apperr.Unavailable) {
-			status = http.StatusServiceUnavailable
-		}
-		h.log.Error("read object", "path", r.URL.Path, "err", err)
-		writeText(w, status, "The tile store could not be read")
+		storeReadFailed(w, r, h.log, err)
 		return
 	}
 	if !found {
@@ -103,11 +96,30 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.rec.Record(page, time.Now())
 		}
 	}
-	ct := meta.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
+	writeObject(w, r, data, meta, "application/octet-stream")
+}
+
+// storeReadFailed answers a read of the tile store that failed: 503 when
+// the store is unreachable, else 500, logged; nothing when the client left.
+func storeReadFailed(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if r.Context().Err() != nil {
+		return
 	}
-	w.Header().Set("Content-Type", ct)
+	status := http.StatusInternalServerError
+	if apperr.Is(err, apperr.Unavailable) {
+		status = http.StatusServiceUnavailable
+	}
+	log.Error("read the tile store", "path", r.URL.Path, "err", err)
+	writeText(w, status, "The tile store could not be read")
+}
+
+// writeObject answers a stored object with its Content-Type (contentType
+// when none is stored) and Cache-Control; HEAD gets the headers only.
+func writeObject(w http.ResponseWriter, r *http.Request, data []byte, meta tilestore.Meta, contentType string) {
+	if meta.ContentType != "" {
+		contentType = meta.ContentType
+	}
+	w.Header().Set("Content-Type", contentType)
 	if meta.CacheControl != "" {
 		w.Header().Set("Cache-Control", meta.CacheControl)
 	}

@@ -94,15 +94,7 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ParametersID: tilestore.ParametersID(params)}
 	data, meta, found, err := h.tiles.Get(r.Context(), set.Key(tr.z, tr.x, tr.y))
 	if err != nil {
-		if r.Context().Err() != nil {
-			return
-		}
-		status := http.StatusInternalServerError
-		if apperr.Is(err, apperr.Unavailable) {
-			status = http.StatusServiceUnavailable
-		}
-		h.log.Error("read tile", "path", r.URL.Path, "err", err)
-		writeText(w, status, "The tile store could not be read")
+		storeReadFailed(w, r, h.log, err)
 		return
 	}
 	if !found {
@@ -113,19 +105,7 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.rec.Record(quota.PageOf(quota.TileSet{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: id, ParametersID: set.ParametersID},
 			tr.z, tr.x, tr.y), time.Now())
 	}
-	ct := meta.ContentType
-	if ct == "" {
-		ct = source.ContentType(tr.format)
-	}
-	w.Header().Set("Content-Type", ct)
-	if meta.CacheControl != "" {
-		w.Header().Set("Cache-Control", meta.CacheControl)
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		w.Write(data)
-	}
+	writeObject(w, r, data, meta, source.ContentType(tr.format))
 }
 
 // parse reads /tiles/{layer}/{gridSetId}/{formatId}/{z}/{x}/{y}.{ext};
