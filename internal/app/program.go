@@ -30,6 +30,7 @@ import (
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
 	"tilecache/internal/source/testpattern"
+	"tilecache/internal/source/upstream"
 	"tilecache/internal/source/wms"
 	"tilecache/internal/source/xyz"
 	"tilecache/internal/task"
@@ -116,7 +117,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
-	sources, err := Sources(layers)
+	sources, err := Sources(layers, upstream.NewBudget(cfg.DecodeMemory))
 	if err != nil {
 		return nil, err
 	}
@@ -226,8 +227,9 @@ func mount(base string, api, tiles, objects http.Handler) http.Handler {
 	})
 }
 
-// Sources builds the source of every layer.
-func Sources(layers *layer.Catalogue) (map[string]source.Source, error) {
+// Sources builds the source of every layer; budget bounds the decoded
+// images in flight across all of them (nil: no bound).
+func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]source.Source, error) {
 	out := map[string]source.Source{}
 	var errs []error
 	for _, name := range layers.Names() {
@@ -240,9 +242,9 @@ func Sources(layers *layer.Catalogue) (map[string]source.Source, error) {
 		case "testpattern":
 			s, err = testpattern.New(&l.Source)
 		case "wms":
-			s, err = wms.New(l)
+			s, err = wms.New(l, budget)
 		case "xyz":
-			s, err = xyz.New(l)
+			s, err = xyz.New(l, budget)
 		default:
 			err = fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
 		}

@@ -40,6 +40,9 @@ type Config struct {
 	// bucket (TILECACHE_CDN_DISTRIBUTION_ID); "" for none: nothing is
 	// invalidated.
 	CDNDistribution string
+	// DecodeMemory bounds the bytes of decoded upstream images in flight
+	// in the process (TILECACHE_DECODE_MEMORY, MiB; 0: no bound).
+	DecodeMemory int64
 
 	// AWS backend (TILECACHE_BACKEND=aws). Endpoints and credentials follow
 	// the SDK's own variables (AWS_ENDPOINT_URL_S3, …_DYNAMODB, …_SQS,
@@ -99,6 +102,11 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	c.Table = get("TILECACHE_DYNAMODB_TABLE", "tilecache")
 	c.QueueURL = get("TILECACHE_SQS_QUEUE_URL", "")
 	c.CDNDistribution = get("TILECACHE_CDN_DISTRIBUTION_ID", "")
+	if mib, err := strconv.ParseInt(get("TILECACHE_DECODE_MEMORY", "512"), 10, 64); err != nil || mib < 0 || mib > 1<<20 {
+		errs = append(errs, fmt.Errorf("TILECACHE_DECODE_MEMORY must be a number of MiB from 0 (no bound) to 1048576, got %q", get("TILECACHE_DECODE_MEMORY", "")))
+	} else {
+		c.DecodeMemory = mib << 20
+	}
 	// Set but empty (a deployment without a CDN): documents carry
 	// root-relative URLs.
 	c.PublicURL = "http://" + c.Addr + c.BasePath

@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8080" || c.SeedThreads != 16 || c.Backend != "embedded" || c.UsersFile != ".data/users" || c.Checkpoint != 5*time.Second || c.KillCheck != time.Second {
+	if c.Addr != "127.0.0.1:8080" || c.SeedThreads != 16 || c.Backend != "embedded" || c.UsersFile != ".data/users" || c.Checkpoint != 5*time.Second || c.KillCheck != time.Second || c.DecodeMemory != 512<<20 {
 		t.Fatalf("got %+v", c)
 	}
 }
@@ -25,11 +25,12 @@ func TestDefaults(t *testing.T) {
 func TestEveryProblemReported(t *testing.T) {
 	_, err := config.Load(lookup(map[string]string{
 		"TILECACHE_SEED_THREADS": "zero", "TILECACHE_BACKEND": "cloud", "TILECACHE_CHECKPOINT_INTERVAL": "-1s",
+		"TILECACHE_DECODE_MEMORY": "-3",
 	}))
 	if err == nil {
 		t.Fatal("got nil error")
 	}
-	for _, want := range []string{"TILECACHE_SEED_THREADS", "TILECACHE_BACKEND", "TILECACHE_CHECKPOINT_INTERVAL"} {
+	for _, want := range []string{"TILECACHE_SEED_THREADS", "TILECACHE_BACKEND", "TILECACHE_CHECKPOINT_INTERVAL", "TILECACHE_DECODE_MEMORY"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

@@ -47,7 +47,7 @@ func TestOversizedAnswersRefusedBeforeAllocating(t *testing.T) {
 	}))
 	defer srv.Close()
 	l := layerOf(t, strings.Replace(base, "http://127.0.0.1:1/wms?map=/srv/world.map", srv.URL+"/wms", 1)+"      retries: -1\n")
-	s, err := wms.New(l)
+	s, err := wms.New(l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

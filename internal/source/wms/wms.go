@@ -70,12 +70,15 @@ type Source struct {
 	filters []layer.ParameterFilter
 	client  *upstream.Client
 	pipe    *upstream.Pipeline
+	budget  *upstream.Budget
 }
 
 var _ source.Source = (*Source)(nil)
 
-// New builds the source of layer l from its `source:` mapping.
-func New(l *layer.Layer) (*Source, error) {
+// New builds the source of layer l from its `source:` mapping; budget
+// (shared by the process's sources, nil for none) bounds the decoded
+// metatiles in flight.
+func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 	var doc struct {
 		Type    string `yaml:"type"`
 		Options `yaml:",inline"`
@@ -111,7 +114,7 @@ func New(l *layer.Layer) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wms options: %w", err)
 	}
-	s := &Source{opts: o, base: base, filters: l.Filters, client: client, pipe: pipe}
+	s := &Source{opts: o, base: base, filters: l.Filters, client: client, pipe: pipe, budget: budget}
 	s.fixed = s.fixedParams()
 	return s, nil
 }
@@ -163,6 +166,11 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 		if w, h, ok := imaging.Size(body); ok && (w != box.Width || h != box.Height) {
 			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", w, h, box.Width, box.Height)}
 		}
+		release, err := s.budget.Acquire(ctx, upstream.DecodedSize(box.Width, box.Height))
+		if err != nil {
+			return err
+		}
+		defer release()
 		img, err := imaging.Decode(body)
 		if err != nil {
 			return upstream.DecodeFailure(u, contentType, err)

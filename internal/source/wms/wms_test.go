@@ -130,7 +130,7 @@ func TestGetMapURL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := wms.New(layerOf(t, base+tc.extra))
+			src, err := wms.New(layerOf(t, base+tc.extra), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			l, _ := c.Layer("l")
-			_, err = wms.New(l)
+			_, err = wms.New(l, nil)
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("err = %v, want it to mention %q", err, want)
 			}

@@ -52,12 +52,15 @@ type Source struct {
 	passThrough bool
 	client      *upstream.Client
 	pipe        *upstream.Pipeline
+	budget      *upstream.Budget
 }
 
 var _ source.Source = (*Source)(nil)
 
-// New builds the source of layer l from its `source:` mapping.
-func New(l *layer.Layer) (*Source, error) {
+// New builds the source of layer l from its `source:` mapping; budget
+// (shared by the process's sources, nil for none) bounds the decoded tiles
+// in flight.
+func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 	var doc struct {
 		Type    string `yaml:"type"`
 		Options `yaml:",inline"`
@@ -87,7 +90,7 @@ func New(l *layer.Layer) (*Source, error) {
 	pass := o.PassThrough == nil || *o.PassThrough
 	// Blank tiles can only be recognised in decoded pixels.
 	pass = pass && (o.SkipBlank == "" || o.SkipBlank == "none")
-	return &Source{opts: o, passThrough: pass, client: client, pipe: pipe}, nil
+	return &Source{opts: o, passThrough: pass, client: client, pipe: pipe, budget: budget}, nil
 }
 
 // Expand fills the URL template for tile (z, x, y) of a grid with rows
@@ -149,6 +152,11 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 		if len(body) == 0 { // 200 with nothing: no tile there
 			return s.blank(t, w, h, req.Format)
 		}
+		release, err := s.budget.Acquire(ctx, upstream.DecodedSize(w, h))
+		if err != nil {
+			return err
+		}
+		defer release()
 		if s.passThrough && source.ContentType(req.Format) == s.opts.Format && req.Format != "image/png8" {
 			// Stored as fetched, once the header shows an image of the
 			// tile's size and format and the whole image decodes.

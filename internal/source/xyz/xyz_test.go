@@ -55,7 +55,7 @@ layers:
 		t.Fatal(err)
 	}
 	l, _ := cat.Layer("up")
-	src, err := xyz.New(l)
+	src, err := xyz.New(l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
