@@ -16,6 +16,7 @@ import (
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -36,7 +37,11 @@ var unrecorded = map[string][]struct{ action, resource, why string }{
 func TestPoliciesMatchRecordedCalls(t *testing.T) {
 	tp := loadTemplate(t)
 	layers := lambdatest.LayersFile(t, apptest.Layers)
-	base := map[string]string{"TILECACHE_LAYERS": layers, "TILECACHE_SEED_THREADS": "2", "TILECACHE_LANE_SLICE": "200ms", "TILECACHE_STALE_AFTER": "300ms"}
+	// With the CDN: every function may invalidate, and each one's run does
+	// (mass truncation, a truncate lane, the quota clean-up).
+	_, distribution := testenv.RequireCloudFront(t)
+	base := map[string]string{"TILECACHE_LAYERS": layers, "TILECACHE_SEED_THREADS": "2", "TILECACHE_LANE_SLICE": "200ms", "TILECACHE_STALE_AFTER": "300ms",
+		"TILECACHE_CDN_DISTRIBUTION_ID": distribution}
 
 	type run struct {
 		r    lambdatest.Resources
@@ -69,7 +74,7 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 	for _, fn := range tp.functions() {
 		rn := runs[fn]
 		t.Run(fn, func(t *testing.T) {
-			w := deployment(tp, rn.r)
+			w := deployment(tp, rn.r, distribution)
 			stmts := roleStatements(t, tp, fn, w)
 			calls := rn.rec.Calls()
 			t.Logf("recorded: %v", rn.rec.Actions())
@@ -119,10 +124,11 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 	}
 }
 
-// deployment is the world of one stack on the resources r.
-func deployment(tp *template, r lambdatest.Resources) *world {
-	w := &world{tp: tp, params: map[string]string{"KeyPrefix": r.Prefix, "EnableCdn": "false"}, refs: map[string]string{
-		"TileBucket": r.Bucket, "TaskTable": r.Table, "LaneQueue": r.QueueURL,
+// deployment is the world of one stack with a CDN on the resources r and
+// the distribution.
+func deployment(tp *template, r lambdatest.Resources, distribution string) *world {
+	w := &world{tp: tp, params: map[string]string{"KeyPrefix": r.Prefix, "EnableCdn": "true"}, refs: map[string]string{
+		"TileBucket": r.Bucket, "TaskTable": r.Table, "LaneQueue": r.QueueURL, "TileDistribution": distribution,
 		"LaneDeadLetterQueue": r.QueueURL + sqsqueue.DLQSuffix,
 	}, atts: map[string]string{
 		"TileBucket.Arn":          lambdatest.S3ARN(r.Bucket, ""),
@@ -275,6 +281,7 @@ func exerciseAPI(t *testing.T, r lambdatest.Resources, env map[string]string, ap
 	if len(left) != 0 {
 		t.Errorf("mass truncation left %v", left)
 	}
+	api.Purger.Flush(t.Context()) // what HandleAPI does after each request
 }
 
 // submit records a request through an API program that is not recorded

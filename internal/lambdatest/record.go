@@ -60,10 +60,11 @@ func (r *Recorder) Actions() []string {
 }
 
 // endpointVars are the SDK variables the programs take their endpoints from.
-var endpointVars = map[string]string{"s3": "AWS_ENDPOINT_URL_S3", "dynamodb": "AWS_ENDPOINT_URL_DYNAMODB", "sqs": "AWS_ENDPOINT_URL_SQS"}
+var endpointVars = map[string]string{"s3": "AWS_ENDPOINT_URL_S3", "dynamodb": "AWS_ENDPOINT_URL_DYNAMODB", "sqs": "AWS_ENDPOINT_URL_SQS",
+	"cloudfront": "AWS_ENDPOINT_URL_CLOUDFRONT"}
 
-// Recording runs build with the process's AWS_ENDPOINT_URL_S3, _DYNAMODB
-// and _SQS pointing at recording reverse proxies in front of the local
+// Recording runs build with the process's AWS_ENDPOINT_URL_S3, _DYNAMODB,
+// _SQS and _CLOUDFRONT pointing at recording reverse proxies in front of the local
 // stack's endpoints, so that the clients build creates (app.New,
 // app.NewWorker) send every request through rec; then it restores the
 // variables. The proxies keep the Host header, so MinIO's signature checks
@@ -118,6 +119,8 @@ func classify(service string, r *http.Request, body []byte) []Call {
 	switch service {
 	case "s3":
 		return classifyS3(r, body)
+	case "cloudfront":
+		return classifyCloudFront(r)
 	case "dynamodb":
 		return classifyDynamoDB(r, body)
 	case "sqs":
@@ -225,6 +228,21 @@ func classifyDynamoDB(r *http.Request, body []byte) []Call {
 }
 
 // SQSARN is the ARN of a queue on the local stack.
+// CloudFrontARN is the ARN of a distribution (CloudFront is global: no
+// region).
+func CloudFrontARN(id string) string { return "arn:aws:cloudfront::" + Account + ":distribution/" + id }
+
+// classifyCloudFront knows the calls the product makes: CreateInvalidation
+// (POST /2020-05-31/distribution/{id}/invalidation).
+func classifyCloudFront(r *http.Request) []Call {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/2020-05-31/distribution/")
+	id, tail, _ := strings.Cut(rest, "/")
+	if ok && r.Method == http.MethodPost && tail == "invalidation" {
+		return []Call{{Action: "cloudfront:CreateInvalidation", Resource: CloudFrontARN(id), Op: "CreateInvalidation"}}
+	}
+	return []Call{{Action: "cloudfront:?", Resource: r.Method + " " + r.URL.Path, Op: "unknown"}}
+}
+
 func SQSARN(name string) string { return "arn:aws:sqs:" + Region + ":" + Account + ":" + name }
 
 func classifySQS(r *http.Request, body []byte) []Call {
