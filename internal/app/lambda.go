@@ -111,9 +111,9 @@ func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent
 	defer p.flushCDN(ctx)
 	if !p.published {
 		// The first invocation after a cold start (a deployment may have
-		// brought a new layer file) brings the documents up to date.
-		p.publish(ctx)
-		p.published = true
+		// brought a new layer file) brings the documents up to date; a
+		// failed attempt is repeated by the next invocation.
+		p.published = p.publish(ctx)
 	}
 	var errs []error
 	if err := p.Engine.Sweep(ctx); err != nil {

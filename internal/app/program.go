@@ -293,8 +293,9 @@ func (p *Program) Run(ctx context.Context) error {
 }
 
 // publish runs Site.Publish and hands what changed to the purger. Its
-// failure is logged: the documents are written again by the next seed.
-func (p *Program) publish(ctx context.Context) {
+// failure is logged (the documents of a tile set are also written by its
+// next seed) and reported as false.
+func (p *Program) publish(ctx context.Context) bool {
 	changed, err := p.Site.Publish(ctx)
 	if err != nil && ctx.Err() == nil {
 		p.log.Error("publish the documents of the tile store", "err", err)
@@ -303,6 +304,7 @@ func (p *Program) publish(ctx context.Context) {
 	if len(changed) > 0 {
 		p.log.Info("documents of the tile store written", "keys", len(changed))
 	}
+	return err == nil
 }
 
 // Close releases the backends. Call it after Run returned.
