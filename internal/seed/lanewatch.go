@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"tilecache/internal/apperr"
@@ -27,7 +28,14 @@ type killWatch struct {
 	stop   context.CancelFunc
 	mu     sync.Mutex
 	latest task.Task
+	// progress is when the lane last wrote its task (start, checkpoint):
+	// the watch refreshes the heartbeat only when the lane has not for a
+	// while, so the two rarely write the task at once.
+	progress atomic.Int64
 }
+
+// checkpointed records that the lane just wrote its heartbeat.
+func (w *killWatch) checkpointed() { w.progress.Store(time.Now().UnixNano()) }
 
 func (w *killWatch) last() task.Task {
 	w.mu.Lock()
@@ -68,7 +76,8 @@ func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *kil
 			if err != nil {
 				continue // the loop's own checks report a store that fails
 			}
-			if cur.Status == task.Running && time.Since(cur.Heartbeat) >= e.heartbeatEvery() {
+			quiet := time.Since(time.Unix(0, w.progress.Load()))
+			if cur.Status == task.Running && quiet >= e.heartbeatEvery() && time.Since(cur.Heartbeat) >= e.heartbeatEvery() {
 				// A long render or retry: keep the heartbeat fresh so that
 				// neither the sweep nor a redelivered message hands the lane
 				// to a second worker. Conditional on the cursor read, so a

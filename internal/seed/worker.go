@@ -111,6 +111,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	// upstream request, its retries and backoffs, a tile retry's pause.
 	ctx, watch := e.watchKill(ctx, t.ID)
 	defer watch.stop()
+	watch.checkpointed() // the lane's message is as fresh as a checkpoint
 	killed := func() bool {
 		if !errors.Is(context.Cause(ctx), errLaneKilled) {
 			return false
@@ -182,19 +183,30 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 			}
 		}
 		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Usage: ln.tally.pending()}
-		next, err := e.tasks.Checkpoint(ctx, cp, time.Now())
-		if apperr.Is(err, apperr.Conflict) {
+		var next task.Task
+		for attempt := 1; ; attempt++ {
+			next, err = e.tasks.Checkpoint(ctx, cp, time.Now())
+			if !apperr.Is(err, apperr.Conflict) {
+				break
+			}
 			cur, gerr := e.tasks.Get(ctx, t.ID)
 			if gerr != nil {
 				return fmt.Errorf("check task %d: %w", t.ID, gerr)
 			}
-			if cur.Status == task.Running && cur.Cursor == from {
-				// Not a kill or a takeover: the store gave up on contention.
+			if cur.Status != task.Running || cur.Cursor != from {
+				e.stopped(ctx, ln, cur, from)
+				return nil
+			}
+			// Not a kill or a takeover: the store gave up on contention
+			// (a transaction touching the same item at once, such as the
+			// watch's heartbeat). Try again briefly, then leave it to a
+			// redelivery.
+			if attempt == 3 {
 				return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
 			}
-			e.stopped(ctx, ln, cur, from)
-			return nil
+			sleep(ctx, time.Duration(attempt)*20*time.Millisecond)
 		}
+		watch.checkpointed()
 		if err != nil {
 			return fmt.Errorf("checkpoint task %d: %w", msg.TaskID, err)
 		}
