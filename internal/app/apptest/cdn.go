@@ -47,10 +47,17 @@ func NewCDN(t testing.TB) *CDN {
 		DefaultCacheBehavior: &types.DefaultCacheBehavior{TargetOriginId: aws.String("tiles"),
 			ViewerProtocolPolicy: types.ViewerProtocolPolicyAllowAll, CachePolicyId: aws.String("658327ea-f89d-4fab-a63d-7e88639e58f6")},
 	}})
-	if err != nil {
+	var id string
+	switch {
+	case err == nil:
+		id = aws.ToString(out.Distribution.Id)
+	case strings.Contains(err.Error(), "DistributionAlreadyExists") && strings.Contains(err.Error(), "Already exists: "):
+		// The SDK retried a request whose answer was lost after the server
+		// had created the distribution: its message names it.
+		id = strings.Fields(err.Error()[strings.LastIndex(err.Error(), "Already exists: ")+len("Already exists: "):])[0]
+	default:
 		t.Fatalf("create a distribution in the local CloudFront: %v", err)
 	}
-	id := aws.ToString(out.Distribution.Id)
 	return &CDN{ID: id, inv: cloudfront.NewFromConfig(cfg, id)}
 }
 
