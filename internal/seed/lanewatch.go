@@ -20,6 +20,22 @@ func (e *Engine) heartbeatEvery() time.Duration {
 	return min(e.opts.StaleAfter, e.opts.takeoverAfter()) / 3
 }
 
+// writesKey keys the context a lane's store writes run in.
+type writesKey struct{}
+
+// writeContext returns the context for a lane's store writes: the lane's
+// context without a kill's cancellation (the parent's deadline and
+// cancellation still hold). A kill stops upstream traffic, but a metatile
+// already rendered is stored, or a batch deleted, in full and counted: a
+// write cut in half may have happened at the store while the client saw it
+// fail, and the killed lane's usage, applied directly, would miss it.
+func writeContext(ctx context.Context) context.Context {
+	if p, ok := ctx.Value(writesKey{}).(context.Context); ok {
+		return p
+	}
+	return ctx
+}
+
 // errLaneKilled is the cause of a lane context cancelled by a kill.
 var errLaneKilled = errors.New("task killed")
 
@@ -48,6 +64,7 @@ func (w *killWatch) last() task.Task {
 // watch; stop ends both.
 func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *killWatch) {
 	lctx, cancel := context.WithCancelCause(ctx)
+	lctx = context.WithValue(lctx, writesKey{}, ctx)
 	done := make(chan struct{})
 	w := &killWatch{}
 	stopped := make(chan struct{})

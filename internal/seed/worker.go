@@ -287,6 +287,7 @@ func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
 // truncate deletes a batch of tiles. When usage is counted, each tile's
 // size is learnt first (one Stat per tile; absent tiles count nothing).
 func (e *Engine) truncate(ctx context.Context, ln *lane, refs []tileRef) error {
+	ctx = writeContext(ctx)
 	keys := make([]string, len(refs))
 	for i, r := range refs {
 		keys[i] = r.key
@@ -420,6 +421,7 @@ var errStop = errors.New("stop listing")
 // new; a reseed learns the size of the tile it replaces with a Stat before
 // its Put (one more request per tile, only when usage is counted).
 func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRange, tiles []source.Tile) error {
+	ctx = writeContext(ctx)
 	sem := make(chan struct{}, e.opts.PutConcurrency)
 	var (
 		wg    sync.WaitGroup
@@ -477,6 +479,7 @@ func (e *Engine) store(ctx context.Context, ln *lane, z int, inside grid.TileRan
 
 // dropTile deletes one tile, counting its size when usage is counted.
 func (e *Engine) dropTile(ctx context.Context, ln *lane, z int, x, y int64, key string) error {
+	ctx = writeContext(ctx)
 	if ln.tally.on {
 		o, found, err := e.tiles.Stat(ctx, key)
 		if err != nil {
