@@ -1,5 +1,6 @@
-// The watch of a working lane: kills cancel its context, and its heartbeat
-// stays fresh while a render or retry takes long.
+// The watch of a working lane: a kill or a lost lease cancels its context,
+// and its heartbeat (the lease) stays fresh while a render or retry takes
+// long.
 
 package seed
 
@@ -39,6 +40,10 @@ func writeContext(ctx context.Context) context.Context {
 // errLaneKilled is the cause of a lane context cancelled by a kill.
 var errLaneKilled = errors.New("task killed")
 
+// errLeaseLost is the cause of a lane context cancelled because another
+// worker holds the lane now (or the sweep revoked the lease).
+var errLeaseLost = errors.New("lease of the lane lost")
+
 // killWatch polls a working lane's task for a kill.
 type killWatch struct {
 	stop   context.CancelFunc
@@ -48,7 +53,13 @@ type killWatch struct {
 	// the watch refreshes the heartbeat only when the lane has not for a
 	// while, so the two rarely write the task at once.
 	progress atomic.Int64
+	// release is set while the lane gives its lease up (its last
+	// checkpoint of a slice): no lease is then no loss.
+	release atomic.Bool
 }
+
+// releasing records that the lane is giving its lease up.
+func (w *killWatch) releasing() { w.release.Store(true) }
 
 // checkpointed records that the lane just wrote its heartbeat.
 func (w *killWatch) checkpointed() { w.progress.Store(time.Now().UnixNano()) }
@@ -59,10 +70,12 @@ func (w *killWatch) last() task.Task {
 	return w.latest
 }
 
-// watchKill returns a context that is cancelled with errLaneKilled when the
-// task is seen no longer RUNNING (read every KillCheckEvery), and the
-// watch; stop ends both.
-func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *killWatch) {
+// watchLane returns a context that is cancelled with errLaneKilled when the
+// lane's task is seen no longer RUNNING, or with errLeaseLost when another
+// worker holds its lease (read every KillCheckEvery), and the watch; stop
+// ends both.
+func (e *Engine) watchLane(ctx context.Context, ln *lane) (context.Context, *killWatch) {
+	id, owner := ln.t.ID, ln.owner
 	lctx, cancel := context.WithCancelCause(ctx)
 	lctx = context.WithValue(lctx, writesKey{}, ctx)
 	done := make(chan struct{})
@@ -93,13 +106,21 @@ func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *kil
 			if err != nil {
 				continue // the loop's own checks report a store that fails
 			}
+			if cur.Status == task.Running && cur.Owner != owner && !w.release.Load() {
+				w.mu.Lock()
+				w.latest = cur
+				w.mu.Unlock()
+				e.log.Warn("lane cancelled: its lease is lost", "task", id)
+				cancel(errLeaseLost)
+				return
+			}
 			quiet := time.Since(time.Unix(0, w.progress.Load()))
 			if cur.Status == task.Running && quiet >= e.heartbeatEvery() && time.Since(cur.Heartbeat) >= e.heartbeatEvery() {
-				// A long render or retry: keep the heartbeat fresh so that
-				// neither the sweep nor a redelivered message hands the lane
-				// to a second worker. Conditional on the cursor read, so a
-				// checkpoint of the lane in between wins.
-				_, err := e.tasks.Checkpoint(lctx, task.Checkpoint{ID: id, From: cur.Cursor, To: cur.Cursor}, time.Now())
+				// A long render or retry: renew the lease so that neither
+				// the sweep nor a redelivered message hands the lane to a
+				// second worker. Fenced by the lease and conditional on the
+				// cursor read, so a checkpoint of the lane in between wins.
+				_, err := e.tasks.Checkpoint(lctx, task.Checkpoint{ID: id, From: cur.Cursor, To: cur.Cursor, Owner: owner}, time.Now())
 				if err != nil && !apperr.Is(err, apperr.Conflict) && lctx.Err() == nil {
 					e.log.Warn("refresh the heartbeat of a busy lane", "task", id, "err", err)
 				}
@@ -108,7 +129,7 @@ func (e *Engine) watchKill(ctx context.Context, id int64) (context.Context, *kil
 				w.mu.Lock()
 				w.latest = cur
 				w.mu.Unlock()
-				e.log.Info("lane cancelled: task killed", "task", id, "status", cur.Status.String())
+				e.log.Info("lane cancelled: its task is no longer running", "task", id, "status", cur.Status.String())
 				cancel(errLaneKilled)
 				return
 			}

@@ -139,6 +139,10 @@ type Task struct {
 	Finished  time.Time `json:"finished,omitzero"`
 	// Killed is set when a kill request aborted the task.
 	Killed bool `json:"killed,omitempty"`
+	// Owner holds the lease of a RUNNING task: the token of the one worker
+	// allowed to work its lane (see Store.Acquire). Empty when none holds
+	// it. The lease lapses when the heartbeat grows older than its TTL.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Row is the task's status row of contract §5.2:
@@ -162,6 +166,11 @@ type Checkpoint struct {
 	// They are applied in the same atomic step as the checkpoint, so a
 	// replayed checkpoint (which fails its condition) never counts twice.
 	Usage []quota.PageDelta
+	// Owner, when set, fences the checkpoint: it applies only while Owner
+	// holds the task's lease, which it keeps (or gives up with Release). A
+	// checkpoint without Owner (the sweep's) revokes any lease.
+	Owner   string
+	Release bool
 }
 
 // MaxCheckpointPages is the most page deltas one checkpoint carries: with
@@ -194,6 +203,11 @@ type Store interface {
 	// atomic step, or not at all; more than MaxCheckpointPages deltas is
 	// Invalid.
 	Checkpoint(ctx context.Context, cp Checkpoint, now time.Time) (Task, error)
+	// Acquire gives a RUNNING task's lease to owner when nobody holds it or
+	// its holder's heartbeat is older than ttl, sets the heartbeat to now
+	// and returns the task; Conflict when the task is not RUNNING or a
+	// live holder has the lease.
+	Acquire(ctx context.Context, id int64, owner string, ttl time.Duration, now time.Time) (Task, error)
 	// Finish moves a RUNNING task whose cursor is at the end of its lane to
 	// DONE, or any RUNNING task to ABORTED, freeing its thread; Conflict
 	// when the task is not RUNNING.

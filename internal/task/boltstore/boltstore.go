@@ -283,14 +283,40 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 		if t.Status != task.Running || t.Cursor != cp.From {
 			return apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d", t.ID, t.Status, t.Cursor, cp.From)
 		}
+		if cp.Owner != "" && t.Owner != cp.Owner {
+			return apperr.New(apperr.Conflict, "task %d: the lease of its lane is no longer held by this worker", t.ID)
+		}
 		if cp.To < cp.From || cp.To > t.End || cp.Tiles < 0 || t.Done+cp.Tiles > t.Total {
 			return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", t.ID)
 		}
 		t.Cursor, t.Done, t.Heartbeat = cp.To, t.Done+cp.Tiles, now
+		if cp.Owner == "" || cp.Release {
+			t.Owner = ""
+		}
 		if err := putTask(tx, t); err != nil {
 			return err
 		}
 		return applyDeltas(tx, cp.Usage, now)
+	})
+	return t, err
+}
+
+// Acquire implements task.Store.
+func (s *Store) Acquire(ctx context.Context, id int64, owner string, ttl time.Duration, now time.Time) (task.Task, error) {
+	var t task.Task
+	err := s.update(ctx, "acquire task", func(tx *bolt.Tx) (err error) {
+		t, err = getTask(tx, id)
+		if err != nil {
+			return err
+		}
+		if t.Status != task.Running {
+			return apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, t.Status)
+		}
+		if t.Owner != "" && now.Sub(t.Heartbeat) < ttl {
+			return apperr.New(apperr.Conflict, "task %d: its lane is leased by a live worker", id)
+		}
+		t.Owner, t.Heartbeat = owner, now
+		return putTask(tx, t)
 	})
 	return t, err
 }

@@ -307,6 +307,7 @@ const (
 	aDone     = "done"
 	aLeft     = "left"
 	aHB       = "hb"
+	aOwner    = "owner"
 	aFinished = "finished"
 	aKilled   = "killed"
 	aStaged   = "staged"
@@ -343,6 +344,7 @@ type taskItem struct {
 	Killed    bool   `dynamodbav:"killed,omitempty"`
 	Expires   int64  `dynamodbav:"expires,omitempty"`
 	Staged    int64  `dynamodbav:"staged,omitempty"` // Unix seconds of staging; see Create
+	Owner     string `dynamodbav:"owner,omitempty"`  // the lease holder; see task.Store.Acquire
 }
 
 func nanos(t time.Time) int64 {
@@ -364,7 +366,7 @@ func (it taskItem) task() task.Task {
 		ID: it.ID, JobID: it.JobID, Layer: it.Layer, Type: task.Type(it.Type), Status: task.Status(it.Status),
 		Start: it.Start, End: it.End, Cursor: it.Cursor, Total: it.Total, Done: it.Done,
 		Heartbeat: fromNanos(it.Heartbeat), Created: fromNanos(it.Created), Finished: fromNanos(it.Finished),
-		Killed: it.Killed,
+		Killed: it.Killed, Owner: it.Owner,
 	}
 }
 

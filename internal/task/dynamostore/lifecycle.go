@@ -161,14 +161,7 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 		return s.checkpointWithUsage(ctx, cp, now)
 	}
 	e := newExpr()
-	update := "SET " + e.n(aCursor) + " = " + e.v(num(cp.To)) +
-		", " + e.n(aDone) + " = " + e.n(aDone) + " + " + e.v(num(cp.Tiles)) +
-		", " + e.n(aLeft) + " = " + e.n(aLeft) + " - " + e.v(num(cp.Tiles)) +
-		", " + e.n(aHB) + " = " + e.v(num(nanos(now)))
-	cond := e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
-		" AND " + e.n(aCursor) + " = " + e.v(num(cp.From)) +
-		" AND " + e.n(aEnd) + " >= " + e.v(num(cp.To)) +
-		" AND " + e.n(aLeft) + " >= " + e.v(num(cp.Tiles))
+	update, cond := checkpointExpr(e, cp, now)
 	s.writes.Add(1)
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           &s.table,
@@ -192,11 +185,10 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 		if derr != nil {
 			return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, derr)
 		}
-		if task.Status(old.Status) != task.Running || old.Cursor != cp.From {
-			return task.Task{}, apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d",
-				cp.ID, task.Status(old.Status), old.Cursor, cp.From)
+		if err := checkpointRefused(cp, old); err != nil {
+			return task.Task{}, err
 		}
-		return task.Task{}, apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", cp.ID)
+		return task.Task{}, apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
 	}
 	it, err := decodeTask(out.Attributes)
 	if err != nil {
@@ -205,20 +197,89 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 	return it.task(), nil
 }
 
+// Acquire implements task.Store: one conditional UpdateItem.
+func (s *Store) Acquire(ctx context.Context, id int64, owner string, ttl time.Duration, now time.Time) (task.Task, error) {
+	e := newExpr()
+	s.writes.Add(1)
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        &s.table,
+		Key:              s.taskKey(id),
+		UpdateExpression: aws.String("SET " + e.n(aOwner) + " = " + e.v(str(owner)) + ", " + e.n(aHB) + " = " + e.v(num(nanos(now)))),
+		ConditionExpression: aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
+			" AND (attribute_not_exists(" + e.n(aOwner) + ") OR " + e.n(aHB) + " <= " + e.v(num(nanos(now.Add(-ttl)))) + ")"),
+		ExpressionAttributeNames:            e.Names(),
+		ExpressionAttributeValues:           e.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, s.callOpts...)
+	if err != nil {
+		ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
+		if !ok {
+			return task.Task{}, s.fail(ctx, err, "acquire task %d", id)
+		}
+		if len(ccf.Item) == 0 {
+			return task.Task{}, apperr.New(apperr.NotFound, "task %d not found", id)
+		}
+		old, derr := decodeTask(ccf.Item)
+		if derr != nil {
+			return task.Task{}, fmt.Errorf("acquire task %d: %w", id, derr)
+		}
+		if st := task.Status(old.Status); st != task.Running {
+			return task.Task{}, apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, st)
+		}
+		return task.Task{}, apperr.New(apperr.Conflict, "task %d: its lane is leased by a live worker", id)
+	}
+	it, err := decodeTask(out.Attributes)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("acquire task %d: %w", id, err)
+	}
+	return it.task(), nil
+}
+
+// checkpointExpr returns the update and condition expressions of a
+// checkpoint: cursor, counts and heartbeat, and the lease (kept, given up,
+// or revoked by a checkpoint without owner).
+func checkpointExpr(e *expr, cp task.Checkpoint, now time.Time) (update, cond string) {
+	update = "SET " + e.n(aCursor) + " = " + e.v(num(cp.To)) +
+		", " + e.n(aDone) + " = " + e.n(aDone) + " + " + e.v(num(cp.Tiles)) +
+		", " + e.n(aLeft) + " = " + e.n(aLeft) + " - " + e.v(num(cp.Tiles)) +
+		", " + e.n(aHB) + " = " + e.v(num(nanos(now)))
+	if cp.Owner == "" || cp.Release {
+		update += " REMOVE " + e.n(aOwner)
+	}
+	cond = e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
+		" AND " + e.n(aCursor) + " = " + e.v(num(cp.From)) +
+		" AND " + e.n(aEnd) + " >= " + e.v(num(cp.To)) +
+		" AND " + e.n(aLeft) + " >= " + e.v(num(cp.Tiles))
+	if cp.Owner != "" {
+		cond += " AND " + e.n(aOwner) + " = " + e.v(str(cp.Owner))
+	}
+	return update, cond
+}
+
+// checkpointRefused explains why a checkpoint's condition failed on old.
+func checkpointRefused(cp task.Checkpoint, old taskItem) error {
+	switch {
+	case task.Status(old.Status) != task.Running || old.Cursor != cp.From:
+		return apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d",
+			cp.ID, task.Status(old.Status), old.Cursor, cp.From)
+	case cp.Owner != "" && old.Owner != cp.Owner:
+		return apperr.New(apperr.Conflict, "task %d: the lease of its lane is no longer held by this worker", cp.ID)
+	case old.End < cp.To || old.Left < cp.Tiles:
+		return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", cp.ID)
+	}
+	return nil
+}
+
 // checkpointUpdate returns the conditional update of a checkpoint.
 func (s *Store) checkpointUpdate(cp task.Checkpoint, now time.Time) *types.Update {
 	e := newExpr()
+	update, cond := checkpointExpr(e, cp, now)
 	return &types.Update{
-		TableName: &s.table,
-		Key:       s.taskKey(cp.ID),
-		UpdateExpression: aws.String("SET " + e.n(aCursor) + " = " + e.v(num(cp.To)) +
-			", " + e.n(aDone) + " = " + e.n(aDone) + " + " + e.v(num(cp.Tiles)) +
-			", " + e.n(aLeft) + " = " + e.n(aLeft) + " - " + e.v(num(cp.Tiles)) +
-			", " + e.n(aHB) + " = " + e.v(num(nanos(now)))),
-		ConditionExpression: aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
-			" AND " + e.n(aCursor) + " = " + e.v(num(cp.From)) +
-			" AND " + e.n(aEnd) + " >= " + e.v(num(cp.To)) +
-			" AND " + e.n(aLeft) + " >= " + e.v(num(cp.Tiles))),
+		TableName:                           &s.table,
+		Key:                                 s.taskKey(cp.ID),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            e.Names(),
 		ExpressionAttributeValues:           e.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -236,20 +297,7 @@ func (s *Store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now
 	if err != nil {
 		return task.Task{}, err
 	}
-	conflict := func(old taskItem) error {
-		return apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d",
-			cp.ID, task.Status(old.Status), old.Cursor, cp.From)
-	}
-	check := func(old taskItem) error {
-		if task.Status(old.Status) != task.Running || old.Cursor != cp.From {
-			return conflict(old)
-		}
-		if old.End < cp.To || old.Left < cp.Tiles {
-			return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", cp.ID)
-		}
-		return nil
-	}
-	if err := check(it); err != nil {
+	if err := checkpointRefused(cp, it); err != nil {
 		return task.Task{}, err
 	}
 	items := append([]types.TransactWriteItem{{Update: s.checkpointUpdate(cp, now)}}, s.usageItems(cp.Usage, now)...)
@@ -268,12 +316,15 @@ func (s *Store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now
 		if derr != nil {
 			return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, derr)
 		}
-		if err := check(old); err != nil {
+		if err := checkpointRefused(cp, old); err != nil {
 			return task.Task{}, err
 		}
-		return task.Task{}, conflict(old)
+		return task.Task{}, apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
 	}
 	it.Cursor, it.Done, it.Left, it.Heartbeat = cp.To, it.Done+cp.Tiles, it.Left-cp.Tiles, nanos(now)
+	if cp.Owner == "" || cp.Release {
+		it.Owner = ""
+	}
 	return it.task(), nil
 }
 

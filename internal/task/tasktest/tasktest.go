@@ -181,6 +181,80 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 			t.Fatalf("heartbeat: got %+v, %v", got, err)
 		}
 	})
+	t.Run("LeaseFencesCheckpoints", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, 2)
+		ttl := 10 * time.Second
+		_, err := s.Acquire(t.Context(), 1, "a", ttl, t0)
+		wantKind(t, err, apperr.Conflict) // still PENDING
+		_, err = s.Acquire(t.Context(), 99, "a", ttl, t0)
+		wantKind(t, err, apperr.NotFound)
+		mustPromote(t, s, 2)
+		got, err := s.Acquire(t.Context(), 1, "a", ttl, t0)
+		if err != nil || got.Owner != "a" || !got.Heartbeat.Equal(t0) || got.Cursor != 0 {
+			t.Fatalf("acquire: got %+v, %v; want owner a, heartbeat %v", got, err, t0)
+		}
+		// A live holder keeps it; concurrent claimants all fail.
+		t1 := t0.Add(ttl - time.Second)
+		_, err = s.Acquire(t.Context(), 1, "b", ttl, t1)
+		wantKind(t, err, apperr.Conflict)
+		// Only the holder checkpoints, and keeps the lease.
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "b"}, t1)
+		wantKind(t, err, apperr.Conflict)
+		got, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a"}, t1)
+		if err != nil || got.Owner != "a" || got.Cursor != 1 {
+			t.Fatalf("holder's checkpoint: got %+v, %v", got, err)
+		}
+		// Once its heartbeat is older than the TTL, another worker takes
+		// the lane, and the old holder's checkpoints are refused.
+		t2 := t1.Add(ttl)
+		got, err = s.Acquire(t.Context(), 1, "b", ttl, t2)
+		if err != nil || got.Owner != "b" || got.Cursor != 1 || got.Done != 5 {
+			t.Fatalf("takeover: got %+v, %v", got, err)
+		}
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a"}, t2)
+		wantKind(t, err, apperr.Conflict)
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a",
+			Usage: []quota.PageDelta{{Page: quota.PageKey{Set: quota.TileSet{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 1}, Tiles: 5, Bytes: 5 * 4096}}}, t2)
+		wantKind(t, err, apperr.Conflict)
+		// Released with a checkpoint: the next worker takes it at once.
+		got, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 1, Owner: "b", Release: true}, t2)
+		if err != nil || got.Owner != "" {
+			t.Fatalf("release: got %+v, %v", got, err)
+		}
+		if got, err := s.Acquire(t.Context(), 1, "c", ttl, t2); err != nil || got.Owner != "c" {
+			t.Fatalf("after the release: got %+v, %v", got, err)
+		}
+		// A checkpoint without owner (the sweep's) revokes the lease.
+		if got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 1}, t2); err != nil || got.Owner != "" {
+			t.Fatalf("revoke: got %+v, %v", got, err)
+		}
+		if got, _ := s.Get(t.Context(), 1); got.Owner != "" || got.Done != 5 {
+			t.Fatalf("after the revoke: got %+v", got)
+		}
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "c"}, t2)
+		wantKind(t, err, apperr.Conflict)
+		// Of many claimants at once, one wins.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var winners []string
+		for _, o := range []string{"d", "e", "f", "g", "h", "i"} {
+			wg.Go(func() {
+				_, err := s.Acquire(t.Context(), 2, o, ttl, t2)
+				if err == nil {
+					mu.Lock()
+					winners = append(winners, o)
+					mu.Unlock()
+				} else if !apperr.Is(err, apperr.Conflict) {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if got, _ := s.Get(t.Context(), 2); len(winners) != 1 || got.Owner != winners[0] {
+			t.Fatalf("got winners %v and owner %q, want one", winners, got.Owner)
+		}
+	})
 	t.Run("ConcurrentCheckpointsOneWins", func(t *testing.T) {
 		s := newStore(t)
 		mustCreate(t, s, 1)

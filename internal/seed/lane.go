@@ -1,0 +1,549 @@
+// A lane run: one worker working one task's metatiles for a slice of time,
+// under the task's lease.
+
+package seed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/grid"
+	"tilecache/internal/layer"
+	"tilecache/internal/queue"
+	"tilecache/internal/source"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// lane is one worker's run of one task's metatiles: the job's plan, the
+// source and store it works with, the lease it holds and the usage changes
+// it has not checkpointed yet. Work makes one per lane message; it is used
+// by one goroutine (store fans out within a metatile).
+//
+// The rules a lane keeps:
+//   - it works only while it holds the task's lease (task.Store.Acquire),
+//     and every checkpoint is fenced by it: a worker whose lease lapsed or
+//     was revoked (the sweep) cannot advance the task and stops;
+//   - a kill or a lost lease cancels its context, so upstream requests,
+//     retries and backoffs end within KillCheckEvery; store writes already
+//     started finish (writeContext) so usage stays exact;
+//   - a render that outlives the invocation's budget (the context deadline
+//     less half the safety margin) is a tile failure, and the lane moves on
+//     by the request's failure rules instead of being redelivered forever;
+//   - usage changes ride on the checkpoints (tally, Usage).
+type lane struct {
+	e      *Engine
+	job    task.Job
+	layer  *layer.Layer
+	subset *grid.Subset
+	plan   *grid.Plan
+	src    source.Source
+	set    tilestore.TileSet
+	meta   tilestore.Meta
+	// t is the task as this lane last wrote or read it.
+	t task.Task
+	// owner is this run's lease token.
+	owner string
+	// hard is the latest a render may run to (zero: no limit but the
+	// source's own timeouts).
+	hard time.Time
+	// rendered counts the source requests of this run.
+	rendered int
+	// tally holds the usage changes since the last checkpoint.
+	tally *tally
+}
+
+// errRenderBudget is the cause of a render cut at the invocation's budget.
+var errRenderBudget = errors.New("the render outlived the time left to the invocation")
+
+// leaseToken returns a new lease token.
+func leaseToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// lane loads what task t's lane needs; Invalid when the layer changed so
+// that the lane cannot be worked any more.
+func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, error) {
+	job, err := e.tasks.Job(ctx, t.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
+	}
+	l, ok := e.layers.Layer(job.Layer)
+	if !ok {
+		return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
+	}
+	sub, ok := l.Subset(job.GridSetID)
+	if !ok {
+		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, job.GridSetID)
+	}
+	plan, err := planJob(sub, job)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
+		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
+	}
+	src, ok := e.sources[l.Name]
+	if !ok && job.Type != task.Truncate {
+		return nil, apperr.Invalidf("layer %s has no source", l.Name)
+	}
+	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
+	return &lane{
+		e: e, job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner,
+		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
+		tally: newTally(set, l.Name, job.MetaWidth, job.MetaHeight),
+	}, nil
+}
+
+// run works the lane from its task's cursor until the lane ends, the slice
+// is used up (then it sends the continuation message) or it is stopped.
+// It returns nil when the message is finished with and an error when the
+// message should be delivered again.
+func (ln *lane) run(ctx context.Context) error {
+	e, t := ln.e, ln.t
+	start := t.Cursor
+	defer func() {
+		// Whatever return left work uncheckpointed marks the layer.
+		e.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
+		e.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered)
+	}()
+	deadline := time.Now().Add(e.opts.Slice)
+	if d, ok := ctx.Deadline(); ok {
+		if soft := d.Add(-e.opts.SafetyMargin); soft.Before(deadline) {
+			deadline = soft
+		}
+		ln.hard = d.Add(-e.opts.SafetyMargin / 2)
+	}
+	// A kill or a lost lease cancels the lane's context, so it reaches
+	// every wait: an upstream request, its retries and backoffs, a tile
+	// retry's pause.
+	ctx, watch := e.watchLane(ctx, ln)
+	defer watch.stop()
+	watch.checkpointed() // the lease was just taken: as fresh as a checkpoint
+	ended := func() bool {
+		if c := context.Cause(ctx); !errors.Is(c, errLaneKilled) && !errors.Is(c, errLeaseLost) {
+			return false
+		}
+		ln.stopped(ctx, watch.last(), t.Cursor)
+		return true
+	}
+	holds := func(cur task.Task, from int64) bool {
+		return cur.Status == task.Running && cur.Cursor == from && cur.Owner == ln.owner
+	}
+	for t.Cursor < t.End {
+		from, tiles := t.Cursor, int64(0)
+		cursor := from
+		var deletes []tileRef
+		// A batch ends at the next checkpoint or at the slice's deadline,
+		// whichever comes first, so a Lambda never overruns its budget.
+		batchEnd := time.Now().Add(e.opts.CheckpointEvery)
+		if deadline.Before(batchEnd) {
+			batchEnd = deadline
+		}
+		nextCheck := time.Now().Add(e.opts.KillCheckEvery)
+		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && !ln.tally.full() && (cursor == from || time.Now().Before(batchEnd)) {
+			if err := ctx.Err(); err != nil {
+				if ended() {
+					return nil
+				}
+				return fmt.Errorf("task %d: %w", t.ID, err)
+			}
+			if time.Now().After(nextCheck) {
+				// A read between checkpoints notices a kill (or a takeover)
+				// within KillCheckEvery without writing.
+				cur, err := e.tasks.Get(ctx, t.ID)
+				if err != nil {
+					return fmt.Errorf("check task %d: %w", t.ID, err)
+				}
+				if !holds(cur, from) {
+					ln.stopped(ctx, cur, from)
+					return nil
+				}
+				nextCheck = time.Now().Add(e.opts.KillCheckEvery)
+			}
+			m := ln.plan.Meta(cursor)
+			if ln.job.Type == task.Truncate {
+				deletes = ln.truncateKeys(m, deletes)
+			} else if err := ln.renderWithRetries(ctx, m); err != nil {
+				if ctx.Err() != nil {
+					if ended() {
+						return nil
+					}
+					return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
+				}
+				if _, ok := errors.AsType[*storageError](err); ok {
+					return fmt.Errorf("task %d: %w", t.ID, err)
+				}
+				abort, aerr := ln.tileFailed(ctx, t, m, err)
+				if aerr != nil {
+					return aerr
+				}
+				if abort {
+					return nil
+				}
+			}
+			tiles += m.Tiles.Count()
+			cursor++
+		}
+		if len(deletes) > 0 {
+			if err := ln.truncate(ctx, deletes); err != nil {
+				if ended() {
+					return nil
+				}
+				return fmt.Errorf("task %d: %w", t.ID, err)
+			}
+		}
+		// The slice's last checkpoint gives the lease up, so that the
+		// continuation message's worker takes it at once.
+		release := cursor < t.End && !time.Now().Before(deadline)
+		if release {
+			watch.releasing()
+		}
+		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Usage: ln.tally.pending(), Owner: ln.owner, Release: release}
+		var next task.Task
+		var err error
+		for attempt := 1; ; attempt++ {
+			next, err = e.tasks.Checkpoint(ctx, cp, time.Now())
+			if !apperr.Is(err, apperr.Conflict) {
+				break
+			}
+			cur, gerr := e.tasks.Get(ctx, t.ID)
+			if gerr != nil {
+				return fmt.Errorf("check task %d: %w", t.ID, gerr)
+			}
+			if !holds(cur, from) {
+				ln.stopped(ctx, cur, from)
+				return nil
+			}
+			// Not a kill or a takeover: the store gave up on contention
+			// (a transaction touching the same item at once, such as the
+			// watch's heartbeat). Try again briefly, then leave it to a
+			// redelivery.
+			if attempt == 3 {
+				return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
+			}
+			sleep(ctx, time.Duration(attempt)*20*time.Millisecond)
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
+		}
+		watch.checkpointed()
+		t, ln.t = next, next
+		ln.tally.reset() // counted with the checkpoint
+		if release {
+			if err := e.send(writeContext(ctx), []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
+				return fmt.Errorf("continue task %d: %w", t.ID, err)
+			}
+			return nil
+		}
+	}
+	return e.finish(ctx, t, task.Done)
+}
+
+// stopped ends a lane whose task is no longer its own at cursor from (cur
+// is the task as read now): killed, or taken over by another worker.
+func (ln *lane) stopped(ctx context.Context, cur task.Task, from int64) {
+	ln.e.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String())
+	ln.e.settle(ctx, ln, cur.Status == task.Aborted,
+		fmt.Sprintf("lane of task %d was taken over with uncheckpointed work", cur.ID))
+}
+
+// tileRef is a tile to delete.
+type tileRef struct {
+	z    int
+	x, y int64
+	key  string
+}
+
+// truncateKeys appends the tiles of a metatile that can exist.
+func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
+	r, ok := m.Tiles.Intersect(ln.subset.CoverageRange(m.Tiles.Z))
+	if !ok {
+		return refs
+	}
+	for x, y := range r.All() {
+		refs = append(refs, tileRef{z: r.Z, x: x, y: y, key: ln.set.Key(r.Z, x, y)})
+		ln.tally.touch(r.Z, x, y)
+	}
+	return refs
+}
+
+// truncate deletes a batch of tiles. When usage is counted, each tile's
+// size is learnt first (one Stat per tile; absent tiles count nothing).
+func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
+	ctx = writeContext(ctx)
+	keys := make([]string, len(refs))
+	for i, r := range refs {
+		keys[i] = r.key
+	}
+	if ln.tally.on {
+		sizes, err := ln.e.statSizes(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for i, r := range refs {
+			if sizes[i] >= 0 {
+				ln.tally.deleted(r.z, r.x, r.y, sizes[i])
+			}
+		}
+	}
+	ln.tally.markTouched()
+	_, err := ln.e.tiles.Delete(ctx, keys)
+	// Even a failed batch may have deleted some of its tiles.
+	for z, cols := range columns(refs) {
+		ln.e.tilesChanged(ln.set, z, cols[0], cols[1])
+	}
+	if err != nil {
+		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
+	}
+	return nil
+}
+
+// columns returns, per zoom level of refs, the first and last column.
+func columns(refs []tileRef) map[int][2]int64 {
+	out := map[int][2]int64{}
+	for _, r := range refs {
+		c, ok := out[r.z]
+		if !ok {
+			c = [2]int64{r.x, r.x}
+		}
+		out[r.z] = [2]int64{min(c[0], r.x), max(c[1], r.x)}
+	}
+	return out
+}
+
+// renderWithRetries works one seed/reseed metatile, retrying per the job's
+// failure settings.
+func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
+	rctx := ctx
+	if !ln.hard.IsZero() {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadlineCause(ctx, ln.hard, errRenderBudget)
+		defer cancel()
+	}
+	// outOfTime: the budget, not the lane, ended the render; a tile
+	// failure like any other (never a storage error to redeliver).
+	outOfTime := func() error {
+		r := m.Tiles
+		return fmt.Errorf("render z%d metatile at %d,%d: %w", r.Z, r.MinX, r.MinY, errRenderBudget)
+	}
+	tries := 1 + max(ln.job.RetryCount, 0)
+	var err error
+	for try := range tries {
+		if try > 0 {
+			select {
+			case <-rctx.Done():
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return outOfTime()
+			case <-time.After(time.Duration(ln.job.RetryWaitMS) * time.Millisecond):
+			}
+		}
+		err = ln.render(rctx, m)
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return err
+		case rctx.Err() != nil:
+			return outOfTime()
+		}
+		ln.e.log.Warn("tile failure", "job", ln.job.ID, "layer", ln.job.Layer, "z", m.Tiles.Z,
+			"x", m.Tiles.MinX, "y", m.Tiles.MinY, "try", try+1, "err", err)
+	}
+	return err
+}
+
+// render stores a metatile's tiles inside the grid subset; seed skips the
+// metatile when its first stored tile exists.
+func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
+	z := m.Tiles.Z
+	inside, ok := m.Tiles.Intersect(ln.subset.CoverageRange(z))
+	if !ok {
+		return nil // nothing of it can be stored
+	}
+	if ln.job.Type == task.Seed {
+		if !slices.Contains(ln.job.EmptyLevels, z) {
+			_, found, err := ln.e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
+			if err != nil {
+				return storageErr("check tile: %w", err)
+			}
+			if found {
+				return nil
+			}
+		}
+	}
+	ln.rendered++
+	tiles, err := ln.renderSource(ctx, source.Request{
+		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: z, Tiles: m.Tiles,
+		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter,
+	})
+	if err != nil {
+		return err
+	}
+	err = ln.store(ctx, z, inside, tiles)
+	if ln.job.Type == task.Reseed {
+		// Replaced (or, where blank now, deleted), even if only in part.
+		ln.e.tilesChanged(ln.set, z, inside.MinX, inside.MaxX)
+	}
+	return err
+}
+
+// renderSource calls the lane's source. A panic in it (a decoder on a
+// strange input) fails this metatile like any source error, logged with
+// its stack, and never takes the process down.
+func (ln *lane) renderSource(ctx context.Context, req source.Request) (tiles []source.Tile, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ln.e.log.Error("source panicked: metatile failed", "layer", req.Layer, "z", req.Z, "x", req.Tiles.MinX, "y", req.Tiles.MinY,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			tiles, err = nil, fmt.Errorf("render z%d metatile at %d,%d: source panicked: %v", req.Z, req.Tiles.MinX, req.Tiles.MinY, r)
+		}
+	}()
+	return ln.src.Render(ctx, req)
+}
+
+// storageError marks a failure of the tile store (as opposed to the
+// source): it is never counted as a tile failure or skipped. The lane
+// stops without checkpointing and its message is delivered again, so
+// nothing is lost while the store is unreachable.
+type storageError struct{ err error }
+
+func (e *storageError) Error() string { return e.err.Error() }
+func (e *storageError) Unwrap() error { return e.err }
+
+func storageErr(format string, args ...any) error {
+	return &storageError{fmt.Errorf(format, args...)}
+}
+
+// errStop ends a listing early.
+var errStop = errors.New("stop listing")
+
+// store writes the tiles inside the grid subset, PutConcurrency at a time,
+// and counts them. A seed stores only metatiles whose existence check found
+// nothing (or in levels empty at submission), so it counts every tile as
+// new; a reseed learns the size of the tile it replaces with a Stat before
+// its Put (one more request per tile, only when usage is counted).
+func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile) error {
+	ctx = writeContext(ctx)
+	sem := make(chan struct{}, ln.e.opts.PutConcurrency)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for _, tl := range tiles {
+		if !inside.Contains(tl.X, tl.Y) {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			key := ln.set.Key(z, tl.X, tl.Y)
+			fail := func(err error) {
+				mu.Lock()
+				if first == nil {
+					first = storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
+				}
+				mu.Unlock()
+			}
+			if tl.Skip {
+				// A blank tile the layer does not store; a reseed removes
+				// the tile it would otherwise have replaced.
+				if ln.job.Type != task.Reseed {
+					return
+				}
+				if err := ln.dropTile(ctx, z, tl.X, tl.Y, key); err != nil {
+					fail(err)
+				}
+				return
+			}
+			old := int64(-1) // seed stores only where its check found nothing
+			if ln.tally.on && ln.job.Type == task.Reseed {
+				o, found, err := ln.e.tiles.Stat(ctx, key)
+				if err != nil {
+					fail(err)
+					return
+				}
+				if found {
+					old = o.Size
+				}
+			}
+			ln.tally.markTouched()
+			if err := ln.e.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
+				fail(err)
+				return
+			}
+			ln.tally.stored(z, tl.X, tl.Y, old, int64(len(tl.Data)))
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// dropTile deletes one tile, counting its size when usage is counted.
+func (ln *lane) dropTile(ctx context.Context, z int, x, y int64, key string) error {
+	ctx = writeContext(ctx)
+	if ln.tally.on {
+		o, found, err := ln.e.tiles.Stat(ctx, key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return nil
+		}
+		ln.tally.deleted(z, x, y, o.Size)
+	}
+	ln.tally.markTouched()
+	if _, err := ln.e.tiles.Delete(ctx, []string{key}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// tileFailed records a failed metatile. It reports abort=true when the
+// task (and with the failure budget exhausted, the whole job) was aborted.
+func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
+	if ln.job.RetryCount < 0 {
+		ln.e.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
+		ln.e.settle(ctx, ln, true, "")
+		return true, ln.e.finish(ctx, t, task.Aborted)
+	}
+	total, err := ln.e.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
+	if err != nil {
+		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)
+	}
+	if total < int64(ln.job.MaxFailures) {
+		r := m.Tiles
+		ln.e.log.Warn("tile failure: metatile skipped", "task", t.ID, "layer", t.Layer, "z", r.Z,
+			"x", fmt.Sprintf("%d..%d", r.MinX, r.MaxX), "y", fmt.Sprintf("%d..%d", r.MinY, r.MaxY),
+			"failures", total, "budget", ln.job.MaxFailures, "err", cause)
+		return false, nil
+	}
+	ln.e.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)
+	for id := ln.job.ID; id < ln.job.ID+int64(ln.job.Lanes); id++ {
+		if id == t.ID {
+			continue
+		}
+		other, err := ln.e.tasks.Get(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("abort job %d: %w", ln.job.ID, err)
+		}
+		if other.Status.Active() {
+			if _, err := ln.e.tasks.Kill(ctx, id, other.Status, time.Now()); err != nil && !apperr.Is(err, apperr.Conflict) {
+				return false, fmt.Errorf("abort task %d: %w", id, err)
+			}
+		}
+	}
+	ln.e.settle(ctx, ln, true, "")
+	return true, ln.e.finish(ctx, t, task.Aborted)
+}
