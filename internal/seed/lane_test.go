@@ -1,0 +1,438 @@
+package seed_test
+
+// Unit tests of lane execution against the embedded adapters (bbolt task
+// store, in-memory queue, file tile store) with a source written here, in
+// testing/synctest bubbles: time is virtual, so rules about seconds and
+// minutes run in milliseconds. The same rules are shown end to end against
+// real HTTP upstreams in internal/app.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"tilecache/internal/layer"
+	"tilecache/internal/queue"
+	"tilecache/internal/queue/memqueue"
+	"tilecache/internal/seed"
+	"tilecache/internal/source"
+	"tilecache/internal/task"
+	"tilecache/internal/task/boltstore"
+	"tilecache/internal/tilestore"
+	"tilecache/internal/tilestore/filestore"
+)
+
+const laneLayers = `
+layers:
+  - name: lane:test
+    gridSubsets:
+      - gridSet: EPSG:4326
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: testpattern}
+`
+
+// fakeSource renders through a function and records every call.
+type fakeSource struct {
+	render func(ctx context.Context, req source.Request) ([]source.Tile, error)
+	mu     sync.Mutex
+	calls  []call
+}
+
+type call struct {
+	at   time.Time
+	tile string
+}
+
+func (s *fakeSource) Render(ctx context.Context, req source.Request) ([]source.Tile, error) {
+	s.mu.Lock()
+	s.calls = append(s.calls, call{at: time.Now(), tile: fmt.Sprintf("%d/%d/%d", req.Z, req.Tiles.MinX, req.Tiles.MinY)})
+	s.mu.Unlock()
+	return s.render(ctx, req)
+}
+
+func (s *fakeSource) snapshot() []call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]call(nil), s.calls...)
+}
+
+// tilesOf answers every tile of the request with a few bytes.
+func tilesOf(req source.Request) []source.Tile {
+	var out []source.Tile
+	for x, y := range req.Tiles.All() {
+		out = append(out, source.Tile{X: x, Y: y, Data: []byte(fmt.Sprintf("tile %d/%d/%d", req.Z, x, y))})
+	}
+	return out
+}
+
+// sleepCtx waits d or until ctx ends, as an upstream request does.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type harness struct {
+	e     *seed.Engine
+	tasks *boltstore.Store
+	q     *memqueue.Queue
+	tiles *filestore.Store
+	src   *fakeSource
+	log   *strings.Builder
+}
+
+// newHarness must be called inside the bubble.
+func newHarness(t *testing.T, src *fakeSource, opts seed.Options) *harness {
+	t.Helper()
+	cat, err := layer.Parse([]byte(laneLayers), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ts, err := boltstore.Open(filepath.Join(dir, "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	fs, err := filestore.New(filepath.Join(dir, "tiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := memqueue.New()
+	opts.Usage = ts
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	e := seed.New(cat, map[string]source.Source{"lane:test": src}, ts, q, fs, opts, log)
+	return &harness{e: e, tasks: ts, q: q, tiles: fs, src: src, log: &logs}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (h *harness) submit(t *testing.T, zoomStop, threads, retries, waitMS, maxFailures int) []task.Task {
+	t.Helper()
+	ts, err := h.e.Submit(t.Context(), seed.Request{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+		ZoomStart: ptr(0), ZoomStop: ptr(zoomStop), Format: "image/png", Type: "seed", ThreadCount: ptr(threads),
+		RetryCount: ptr(retries), RetryWaitMS: ptr(waitMS), MaxFailures: ptr(maxFailures)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// take receives the next lane message without working it.
+func (h *harness) take(t *testing.T) queue.Delivery {
+	t.Helper()
+	ds, err := h.q.Receive(t.Context(), 1, time.Second, time.Hour)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("receive a lane message: got %d, %v", len(ds), err)
+	}
+	return ds[0]
+}
+
+func (h *harness) task(t *testing.T, id int64) task.Task {
+	t.Helper()
+	tk, err := h.tasks.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func (h *harness) storedTiles(t *testing.T) int {
+	t.Helper()
+	n := 0
+	err := h.tiles.List(context.Background(), "lane:test/", func(o tilestore.Object) error {
+		if strings.HasSuffix(o.Key, ".png") {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestLaneKillStopsUpstreamWithinASecond: a lane in a tile retry's backoff
+// (and in the source's own waits) stops calling its source within
+// KillCheckEvery of a kill.
+func TestLaneKillStopsUpstreamWithinASecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			if err := sleepCtx(ctx, 300*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("503 overloaded")
+		}}
+		h := newHarness(t, src, seed.Options{})
+		h.submit(t, 2, 1, 50, 5000, 1000)
+		ctx, stop := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); h.e.RunWorkers(ctx, 1) }()
+		time.Sleep(12 * time.Second) // two tries and a backoff in
+		if _, _, err := h.e.Kill(t.Context(), "", seed.KillAll); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		time.Sleep(time.Minute) // the retries would go on for minutes
+		stop()
+		<-done
+		calls := src.snapshot()
+		if len(calls) < 2 {
+			t.Fatalf("the source was called %d times before the kill, want ≥ 2", len(calls))
+		}
+		if last := calls[len(calls)-1].at; last.After(killed.Add(time.Second)) {
+			t.Errorf("the source was called %v after the kill, want nothing after 1 s", last.Sub(killed))
+		}
+	})
+}
+
+// TestLaneRenderOutlivingBudgetIsATileFailure: with an invocation deadline
+// (a Lambda's), a render that hangs is cut at the deadline less half the
+// safety margin and counted as a tile failure; the message is finished
+// with (acked), the lane moved past the metatile and continues in a new
+// message, instead of being redelivered onto the same metatile forever.
+func TestLaneRenderOutlivingBudgetIsATileFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cause error
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			<-ctx.Done() // an upstream that never answers
+			cause = context.Cause(ctx)
+			return nil, ctx.Err()
+		}}
+		h := newHarness(t, src, seed.Options{SafetyMargin: 10 * time.Second})
+		tasks := h.submit(t, 1, 1, 3, 1000, 100)
+		d := h.take(t)
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		start := time.Now()
+		if err := h.e.Work(ctx, d.Message, d.Attempt); err != nil {
+			t.Fatalf("Work: %v, want nil (the message is finished with)", err)
+		}
+		if took := time.Since(start); took != 55*time.Second {
+			t.Errorf("the lane returned after %v, want 55 s (60 s less half the 10 s margin)", took)
+		}
+		if !errors.Is(cause, seed.ErrRenderBudget) {
+			t.Errorf("the render was cancelled with %v, want the render budget", cause)
+		}
+		tk := h.task(t, tasks[0].ID)
+		if tk.Status != task.Running || tk.Cursor != 1 || tk.Owner != "" {
+			t.Errorf("task after the slice: %+v, want RUNNING at metatile 1 with its lease given up", tk)
+		}
+		if n, _ := h.tasks.AddFailures(t.Context(), tk.JobID, 0); n != 4 {
+			t.Errorf("job failures: got %d, want 4 (1 + 3 retries)", n)
+		}
+		if ready, _ := h.q.Len(); ready != 1 {
+			t.Errorf("got %d continuation messages, want 1", ready)
+		}
+		if !strings.Contains(h.log.String(), "outlived the time left") {
+			t.Errorf("the log does not name the budget:\n%s", h.log.String())
+		}
+	})
+}
+
+// TestLaneOneWorkerPerLane: a lane whose renders take longer than the
+// staleness window keeps its lease; a duplicate message, a redelivery and
+// the sweep meanwhile never start a second worker on it, so every
+// metatile is rendered once.
+func TestLaneOneWorkerPerLane(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			if err := sleepCtx(ctx, 40*time.Second); err != nil {
+				return nil, err
+			}
+			return tilesOf(req), nil
+		}}
+		h := newHarness(t, src, seed.Options{StaleAfter: 30 * time.Second})
+		tasks := h.submit(t, 1, 1, 0, 0, 0)
+		d := h.take(t)
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		wg.Go(func() { errs[0] = h.e.Work(t.Context(), d.Message, 1) })
+		time.Sleep(50 * time.Second)
+		wg.Go(func() { errs[1] = h.e.Work(t.Context(), d.Message, 1) }) // a duplicate
+		time.Sleep(50 * time.Second)
+		wg.Go(func() { errs[2] = h.e.Work(t.Context(), d.Message, 2) }) // a redelivery
+		for range 6 {
+			time.Sleep(15 * time.Second)
+			if err := h.e.Sweep(t.Context()); err != nil {
+				t.Error(err)
+			}
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("worker %d: %v", i, err)
+			}
+		}
+		// The sweep re-enqueued nothing: drain what is there and work it.
+		for {
+			ds, _ := h.q.Receive(t.Context(), 1, 0, time.Hour)
+			if len(ds) == 0 {
+				break
+			}
+			if err := h.e.Work(t.Context(), ds[0].Message, ds[0].Attempt); err != nil {
+				t.Error(err)
+			}
+		}
+		if tk := h.task(t, tasks[0].ID); tk.Status != task.Done || tk.Done != 10 {
+			t.Errorf("task: %+v, want DONE with 10 tiles", tk)
+		}
+		seen := map[string]int{}
+		for _, c := range src.snapshot() {
+			seen[c.tile]++
+		}
+		if len(seen) != 10 {
+			t.Errorf("rendered %v, want the 10 tiles of z0-1", seen)
+		}
+		for tile, n := range seen {
+			if n != 1 {
+				t.Errorf("%s rendered %d times, want once", tile, n)
+			}
+		}
+	})
+}
+
+// TestLaneLostLeaseStopsTheWorker: when the lease is revoked (the sweep,
+// after the worker failed to renew it) and another worker takes the lane,
+// the first one's render is cancelled within a second and its checkpoints
+// are refused; the second finishes the lane.
+func TestLaneLostLeaseStopsTheWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var cancelled []error
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			if err := sleepCtx(ctx, 10*time.Second); err != nil {
+				mu.Lock()
+				cancelled = append(cancelled, context.Cause(ctx))
+				mu.Unlock()
+				return nil, err
+			}
+			return tilesOf(req), nil
+		}}
+		h := newHarness(t, src, seed.Options{})
+		tasks := h.submit(t, 1, 1, 0, 0, 0)
+		d := h.take(t)
+		first := make(chan error, 1)
+		go func() { first <- h.e.Work(t.Context(), d.Message, 1) }()
+		time.Sleep(5 * time.Second)
+		// The lease is revoked (what the sweep does to a lane whose
+		// heartbeat went stale) and a second worker takes the lane.
+		cur := h.task(t, tasks[0].ID)
+		if _, err := h.tasks.Checkpoint(t.Context(), task.Checkpoint{ID: cur.ID, From: cur.Cursor, To: cur.Cursor}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		revoked := time.Now()
+		second := make(chan error, 1)
+		go func() { second <- h.e.Work(t.Context(), queue.Message{TaskID: cur.ID, Cursor: cur.Cursor}, 2) }()
+		if err := <-first; err != nil {
+			t.Errorf("first worker: %v, want nil (it stops: the lane is someone else's)", err)
+		}
+		stopped := time.Now()
+		if err := <-second; err != nil {
+			t.Errorf("second worker: %v", err)
+		}
+		if stopped.Sub(revoked) > time.Second {
+			t.Errorf("the first worker stopped %v after losing its lease, want ≤ 1 s", stopped.Sub(revoked))
+		}
+		mu.Lock()
+		if len(cancelled) != 1 || !errors.Is(cancelled[0], seed.ErrLeaseLost) {
+			t.Errorf("renders cancelled with %v, want one, by the lost lease", cancelled)
+		}
+		mu.Unlock()
+		if tk := h.task(t, tasks[0].ID); tk.Status != task.Done || tk.Done != 10 {
+			t.Errorf("task: %+v, want DONE with 10 tiles", tk)
+		}
+		if n := h.storedTiles(t); n != 10 {
+			t.Errorf("stored %d tiles, want 10", n)
+		}
+	})
+}
+
+// TestLaneKilledCountsWhatItStored: a lane killed between checkpoints
+// applies the usage of the tiles it stored directly (no recount needed),
+// including a metatile whose render finished just as the kill came.
+func TestLaneKilledCountsWhatItStored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			if err := sleepCtx(ctx, 700*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return tilesOf(req), nil
+		}}
+		h := newHarness(t, src, seed.Options{CheckpointEvery: time.Hour})
+		h.submit(t, 4, 1, 0, 0, 0)
+		ctx, stop := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); h.e.RunWorkers(ctx, 1) }()
+		time.Sleep(5*time.Second + 350*time.Millisecond)
+		if _, _, err := h.e.Kill(t.Context(), "", seed.KillAll); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second)
+		stop()
+		<-done
+		stored := h.storedTiles(t)
+		if stored < 5 {
+			t.Fatalf("stored %d tiles before the kill, want several", stored)
+		}
+		ls, err := h.tasks.Layers(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ls) != 1 || ls[0].Tiles != int64(stored) || ls[0].Dirty {
+			t.Errorf("usage %+v, want %d tiles counted exactly (no recount)", ls, stored)
+		}
+	})
+}
+
+// TestLanePanickingSourceFailsItsMetatileOnly: a panic in the source is a
+// tile failure, logged with its stack; the lane goes on.
+func TestLanePanickingSourceFailsItsMetatileOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			if req.Z == 1 && req.Tiles.MinX == 0 && req.Tiles.MinY == 0 {
+				var m map[string]int
+				m["boom"]++ // a nil map write: a runtime panic
+			}
+			return tilesOf(req), nil
+		}}
+		h := newHarness(t, src, seed.Options{})
+		tasks := h.submit(t, 1, 1, 0, 0, 10)
+		d := h.take(t)
+		if err := h.e.Work(t.Context(), d.Message, 1); err != nil {
+			t.Fatal(err)
+		}
+		if tk := h.task(t, tasks[0].ID); tk.Status != task.Done {
+			t.Errorf("task: %+v, want DONE", tk)
+		}
+		if n := h.storedTiles(t); n != 9 {
+			t.Errorf("stored %d tiles, want 9 (all but the panicking one)", n)
+		}
+		if !strings.Contains(h.log.String(), "source panicked") || !strings.Contains(h.log.String(), "lane_test.go") {
+			t.Errorf("the panic is not logged with its stack:\n%.3000s", h.log.String())
+		}
+	})
+}
