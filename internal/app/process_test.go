@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +113,78 @@ func TestTwoProcessesShareOneRequest(t *testing.T) {
 	}
 	if n := len(logEvents(pa, "task finished")) + len(logEvents(pb, "task finished")); n != 4 {
 		t.Errorf("got %d task finished events, want 4", n)
+	}
+}
+
+// TestUpstreamCapHoldsAcrossProcesses: a layer's maxConcurrent bounds its
+// upstream requests in flight across every process of a deployment (here
+// two `tilecache serve` on one AWS stack, 4 lane workers each, a request
+// of 8 lanes), not per process: its lanes wait PENDING beyond the cap.
+func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
+	awsPass(t)
+	var inFlight, peak, calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		calls.Add(1)
+		time.Sleep(60 * time.Millisecond)
+		w.WriteHeader(http.StatusNotFound) // a blank tile
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	layers := filepath.Join(dir, "capped-layers.yaml")
+	if err := os.WriteFile(layers, []byte(apptest.Layers+`
+  - name: capped:xyz
+    gridSubsets:
+      - gridSet: EPSG:900913
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: xyz, url: "`+up.URL+`/{z}/{x}/{y}.png", maxConcurrent: 2}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{"TILECACHE_SEED_THREADS": "8", "TILECACHE_WORKERS": "4", "TILECACHE_LAYERS": layers}
+	pa := apptest.StartProcess(t, dir, extra)
+	pb := apptest.StartProcess(t, dir, extra)
+	a := pa.App()
+	rows := seedReq(t, a, "capped:xyz", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":8}}`)
+	if len(rows) != 8 {
+		t.Fatalf("got %v, want 8 tasks", rows)
+	}
+	running := 0
+	for _, r := range listRows(t, a, "/rest/seed/capped:xyz.json") {
+		if r[4] == 1 {
+			running++
+		}
+	}
+	if running > 2 {
+		t.Errorf("%d tasks RUNNING at once, want at most the cap of 2", running)
+	}
+	waitFor(t, 60*time.Second, "the request to finish", func() bool {
+		for _, r := range listRows(t, pb.App(), "/rest/seed.json") {
+			if r[4] == 0 || r[4] == 1 {
+				return false
+			}
+		}
+		return true
+	})
+	backends, _ := apptest.AWSBackends(t, dir, nil)
+	for _, tk := range finalTasks(t, backends.Tasks, ids(rows)) {
+		if tk.Status != task.Done {
+			t.Errorf("task %d: got %v, want DONE", tk.ID, tk.Status)
+		}
+	}
+	if calls.Load() != 85 || peak.Load() > 2 {
+		t.Errorf("the upstream saw %d requests with up to %d in flight, want 85 with at most 2", calls.Load(), peak.Load())
+	}
+	if ra, rb := renderedBy(pa), renderedBy(pb); ra == 0 || rb == 0 {
+		t.Logf("rendered %d by A and %d by B", ra, rb)
 	}
 }
 

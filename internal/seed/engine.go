@@ -140,6 +140,34 @@ func (e *Engine) Layers() *layer.Catalogue { return e.layers }
 // Options returns the effective options.
 func (e *Engine) Options() Options { return e.opts }
 
+// Capped is a source whose upstream takes at most a set number of requests
+// in flight (a layer's maxConcurrent), however many processes seed it.
+type Capped interface {
+	// UpstreamCap returns the cap and the most requests one lane has in
+	// flight at once for metatiles of metaW×metaH tiles.
+	UpstreamCap(metaW, metaH int) (limit, perLane int)
+}
+
+// laneCap is the most RUNNING tasks a layer may have (0: no cap), so that
+// its lanes × their requests in flight stay within its upstream cap across
+// every process and Lambda worker of a deployment: the store promotes a
+// layer's pending tasks only below it. Every lane gets at least one.
+func (e *Engine) laneCap(layerName string) int {
+	c, ok := e.sources[layerName].(Capped)
+	if !ok {
+		return 0
+	}
+	l, ok := e.layers.Layer(layerName)
+	if !ok {
+		return 0
+	}
+	limit, perLane := c.UpstreamCap(l.MetaWidth, l.MetaHeight)
+	if limit <= 0 {
+		return 0
+	}
+	return max(1, limit/max(perLane, 1))
+}
+
 // tilesChanged reports replaced or deleted tiles to Changes, if set.
 func (e *Engine) tilesChanged(set tilestore.TileSet, z int, minX, maxX int64) {
 	if e.opts.Changes != nil {

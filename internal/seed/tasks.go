@@ -155,7 +155,7 @@ func (e *Engine) keysChanged(keys []string) {
 // Dispatch promotes PENDING tasks while the pool has free threads and
 // sends a lane message for each promoted task.
 func (e *Engine) Dispatch(ctx context.Context) ([]task.Task, error) {
-	promoted, err := e.tasks.Promote(ctx, e.opts.PoolSize, time.Now())
+	promoted, err := e.tasks.Promote(ctx, e.opts.PoolSize, e.laneCap, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("promote pending tasks: %w", err)
 	}

@@ -195,8 +195,11 @@ type Store interface {
 	// finished at or after finishedSince, sorted by id.
 	List(ctx context.Context, finishedSince time.Time) ([]Task, error)
 	// Promote moves the oldest PENDING tasks to RUNNING while fewer than
-	// pool tasks are RUNNING, and returns the promoted tasks.
-	Promote(ctx context.Context, pool int, now time.Time) ([]Task, error)
+	// pool tasks are RUNNING, and returns the promoted tasks. A task whose
+	// layer already has laneCap(layer) RUNNING tasks stays PENDING (the
+	// next task is considered); laneCap nil or ≤ 0 means no cap. Both
+	// limits hold across every process sharing the store.
+	Promote(ctx context.Context, pool int, laneCap func(layer string) int, now time.Time) ([]Task, error)
 	// Checkpoint applies cp if the task is RUNNING with cursor cp.From, sets
 	// its heartbeat to now and returns the updated task; Conflict otherwise.
 	// cp.Usage is applied to the usage store (quota.UsageStore) in the same

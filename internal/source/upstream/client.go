@@ -91,6 +91,9 @@ type Client struct {
 	bufs sync.Pool
 }
 
+// MaxConcurrent returns the cap on this layer's requests in flight.
+func (c *Client) MaxConcurrent() int { return c.opts.MaxConcurrent }
+
 // NewClient returns a client with the options' defaults applied.
 func NewClient(o HTTPOptions) (*Client, error) {
 	if err := o.Validate(); err != nil {

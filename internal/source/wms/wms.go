@@ -75,6 +75,12 @@ type Source struct {
 
 var _ source.Source = (*Source)(nil)
 
+// UpstreamCap reports the layer's maxConcurrent; a lane asks one GetMap
+// per metatile, one at a time.
+func (s *Source) UpstreamCap(metaW, metaH int) (limit, perLane int) {
+	return s.client.MaxConcurrent(), 1
+}
+
 // New builds the source of layer l from its `source:` mapping; budget
 // (shared by the process's sources, nil for none) bounds the decoded
 // metatiles in flight.

@@ -57,6 +57,13 @@ type Source struct {
 
 var _ source.Source = (*Source)(nil)
 
+// UpstreamCap reports the layer's maxConcurrent; a lane fetches a
+// metatile's tiles at once, up to that cap.
+func (s *Source) UpstreamCap(metaW, metaH int) (limit, perLane int) {
+	limit = s.client.MaxConcurrent()
+	return limit, min(metaW*metaH, limit)
+}
+
 // New builds the source of layer l from its `source:` mapping; budget
 // (shared by the process's sources, nil for none) bounds the decoded tiles
 // in flight.

@@ -238,22 +238,41 @@ func running(tx *bolt.Tx) int {
 }
 
 // Promote implements task.Store.
-func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Task, error) {
+func (s *Store) Promote(ctx context.Context, pool int, laneCap func(layer string) int, now time.Time) ([]task.Task, error) {
 	var promoted []task.Task
 	err := s.update(ctx, "promote tasks", func(tx *bolt.Tx) error {
 		free := pool - running(tx)
-		pend := tx.Bucket(bucketPending)
-		for free > 0 {
-			k, _ := pend.Cursor().First()
-			if k == nil {
-				break
-			}
-			id := btoi(k)
-			t, err := getTask(tx, id)
+		if free <= 0 {
+			return nil
+		}
+		lanes := map[string]int{} // RUNNING tasks per layer
+		var pending []task.Task
+		err := tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
+			t, err := getTask(tx, btoi(k))
 			if err != nil {
 				return err
 			}
-			if err := pend.Delete(k); err != nil {
+			if t.Status == task.Running {
+				lanes[t.Layer]++
+			} else {
+				pending = append(pending, t)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		pend := tx.Bucket(bucketPending)
+		for _, t := range pending { // oldest first: ids ascend
+			if free == 0 {
+				break
+			}
+			if laneCap != nil {
+				if c := laneCap(t.Layer); c > 0 && lanes[t.Layer] >= c {
+					continue
+				}
+			}
+			if err := pend.Delete(itob(t.ID)); err != nil {
 				return err
 			}
 			t.Status = task.Running
@@ -262,6 +281,7 @@ func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Ta
 				return err
 			}
 			promoted = append(promoted, t)
+			lanes[t.Layer]++
 			free--
 		}
 		return nil

@@ -32,7 +32,7 @@ func TestSurvivesReopen(t *testing.T) {
 	if _, _, err := s.Create(t.Context(), task.Job{Layer: "a"}, []task.Lane{{Start: 0, End: 4, Tiles: 16}, {Start: 4, End: 8, Tiles: 16}}, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Promote(t.Context(), 1, now); err != nil {
+	if _, err := s.Promote(t.Context(), 1, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 8}, now); err != nil {
@@ -50,7 +50,7 @@ func TestSurvivesReopen(t *testing.T) {
 		t.Fatalf("after reopen: got %+v, %v; want RUNNING at 2 with 8 done", got, err)
 	}
 	// The pool is still taken by task 1, and the sequence continues.
-	if p, _ := s.Promote(t.Context(), 1, now); len(p) != 0 {
+	if p, _ := s.Promote(t.Context(), 1, nil, now); len(p) != 0 {
 		t.Fatalf("got %d promoted, want 0", len(p))
 	}
 	_, ts, err := s.Create(t.Context(), task.Job{Layer: "a"}, []task.Lane{{Start: 0, End: 1, Tiles: 1}}, now)

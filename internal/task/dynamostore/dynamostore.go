@@ -114,6 +114,7 @@ const (
 	indexActive  = "active"
 	skSeq        = "seq"
 	skPool       = "pool"
+	skLanes      = "lanes#" // + layer name: the layer's RUNNING tasks
 	skQuota      = "quota"
 	skJob        = "job"
 	skTask       = "task"

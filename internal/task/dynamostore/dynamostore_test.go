@@ -203,7 +203,7 @@ func TestPoolUnderConcurrency(t *testing.T) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			p, err := s.Promote(ctx, pool, now)
+			p, err := s.Promote(ctx, pool, nil, now)
 			if err != nil {
 				t.Error(err)
 			}
@@ -286,7 +286,7 @@ func TestPoolUnderConcurrency(t *testing.T) {
 				done.Add(1)
 			}
 			for done.Load() < tasks && !t.Failed() {
-				p, err := s.Promote(ctx, pool, now)
+				p, err := s.Promote(ctx, pool, nil, now)
 				if err != nil {
 					t.Error(err)
 					return
@@ -361,7 +361,7 @@ func TestIndexHygiene(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.Promote(ctx, 2, old); err != nil || len(p) != 2 {
+	if p, err := s.Promote(ctx, 2, nil, old); err != nil || len(p) != 2 {
 		t.Fatalf("Promote: %v, %v", p, err)
 	}
 	// Task 1 finished two minutes ago, task 2 just now; 3 and 4 are pending.
@@ -450,7 +450,7 @@ func TestLargeCreate(t *testing.T) {
 			if tk, err := s.Get(ctx, int64(n)); err != nil || tk.Start != int64(n-1)*2 {
 				t.Fatalf("Get(%d): %+v, %v", n, tk, err)
 			}
-			if p, err := s.Promote(ctx, 2, now); err != nil || len(p) != 2 || p[0].ID != 1 || p[1].ID != 2 {
+			if p, err := s.Promote(ctx, 2, nil, now); err != nil || len(p) != 2 || p[0].ID != 1 || p[1].ID != 2 {
 				t.Fatalf("Promote: %+v, %v", p, err)
 			}
 		})
@@ -469,7 +469,7 @@ func TestStagedCreateFailure(t *testing.T) {
 		if got, err := s.List(ctx, time.Time{}); err != nil || len(got) != 0 {
 			t.Fatalf("List: %d tasks, %v; want none", len(got), err)
 		}
-		if p, err := s.Promote(ctx, 5, now); err != nil || len(p) != 0 {
+		if p, err := s.Promote(ctx, 5, nil, now); err != nil || len(p) != 0 {
 			t.Fatalf("Promote: %+v, %v; want none", p, err)
 		}
 		_, err := s.Get(ctx, 1)
@@ -539,8 +539,9 @@ func TestWritesPerOperation(t *testing.T) {
 		}
 	}
 	step("Create, 4 lanes", 1+1+4, func() error { _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(4), now); return err })
-	step("Promote, pool 2 (2 promoted)", 2*2, func() error { _, err := s.Promote(ctx, 2, now); return err })
-	step("Promote, pool full", 0, func() error { _, err := s.Promote(ctx, 2, now); return err })
+	step("Promote, pool 2 (2 promoted)", 2*3, func() error { _, err := s.Promote(ctx, 2, nil, now); return err })
+	step("Promote, pool full", 0, func() error { _, err := s.Promote(ctx, 2, nil, now); return err })
+	step("Acquire", 1, func() error { _, err := s.Acquire(ctx, 1, "w", time.Minute, now); return err })
 	step("Checkpoint", 1, func() error {
 		_, err := s.Checkpoint(ctx, task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10}, now)
 		return err
@@ -560,7 +561,7 @@ func TestWritesPerOperation(t *testing.T) {
 		_, err := s.Checkpoint(ctx, task.Checkpoint{ID: 2, From: 2, To: 3, Tiles: 5, Usage: us}, now)
 		return err
 	})
-	step("Finish DONE (RUNNING)", 3, func() error { _, err := s.Finish(ctx, 1, task.Done, now); return err })
+	step("Finish DONE (RUNNING)", 4, func() error { _, err := s.Finish(ctx, 1, task.Done, now); return err })
 	step("Finish, not RUNNING", 0, func() error {
 		_, err := s.Finish(ctx, 1, task.Done, now)
 		if apperr.Is(err, apperr.Conflict) {
@@ -568,7 +569,7 @@ func TestWritesPerOperation(t *testing.T) {
 		}
 		return fmt.Errorf("got %v, want a conflict", err)
 	})
-	step("Kill RUNNING", 3, func() error { _, err := s.Kill(ctx, 2, task.Running, now); return err })
+	step("Kill RUNNING", 4, func() error { _, err := s.Kill(ctx, 2, task.Running, now); return err })
 	step("Kill PENDING", 2, func() error { _, err := s.Kill(ctx, 3, task.Pending, now); return err })
 	step("Kill PENDING, last of job (+TTL)", 2+1, func() error { _, err := s.Kill(ctx, 4, task.Pending, now); return err })
 	step("AddFailures", 1, func() error { _, err := s.AddFailures(ctx, 1, 2); return err })
@@ -593,7 +594,7 @@ func TestErrors(t *testing.T) {
 	if _, _, err := s.Create(cctx, task.Job{}, lanes(1), time.Now()); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Create with a cancelled context: %v", err)
 	}
-	if _, err := s.Promote(cctx, 1, time.Now()); !errors.Is(err, context.Canceled) {
+	if _, err := s.Promote(cctx, 1, nil, time.Now()); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Promote with a cancelled context: %v", err)
 	}
 	if _, err := s.Checkpoint(cctx, task.Checkpoint{ID: 1}, time.Now()); !errors.Is(err, context.Canceled) {
@@ -670,18 +671,18 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 	// Three conflicts, then success.
 	inject.n.Store(3)
 	before := s.Writes()
-	p, err := s.Promote(ctx, 1, now)
+	p, err := s.Promote(ctx, 1, nil, now)
 	if err != nil || len(p) != 1 || p[0].ID != 1 {
 		t.Fatalf("Promote after 3 conflicts: %+v, %v; want task 1", p, err)
 	}
-	if n := s.Writes() - before; n != 4*2 {
-		t.Fatalf("Promote issued %d writes, want 8 (4 tries of 2 items)", n)
+	if n := s.Writes() - before; n != 4*3 {
+		t.Fatalf("Promote issued %d writes, want 12 (4 tries of 3 items)", n)
 	}
 	// Conflicts that persist: Promote returns nothing, without an error
 	// (other promoters are at work); Kill reports a Conflict and changes
 	// nothing.
 	inject.always.Store(true)
-	if p, err := s.Promote(ctx, 5, now); err != nil || len(p) != 0 {
+	if p, err := s.Promote(ctx, 5, nil, now); err != nil || len(p) != 0 {
 		t.Fatalf("Promote under persistent conflicts: %+v, %v; want nothing and no error", p, err)
 	}
 	_, err = s.Kill(ctx, 2, task.Pending, now)
@@ -693,7 +694,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 	if tk, err := s.Get(ctx, 2); err != nil || tk.Status != task.Pending {
 		t.Fatalf("Get(2): %+v, %v; want PENDING", tk, err)
 	}
-	if p, err := s.Promote(ctx, 5, now); err != nil || len(p) != 2 {
+	if p, err := s.Promote(ctx, 5, nil, now); err != nil || len(p) != 2 {
 		t.Fatalf("Promote after the conflicts: %+v, %v; want tasks 2 and 3", p, err)
 	}
 }

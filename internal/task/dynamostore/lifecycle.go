@@ -42,7 +42,7 @@ const promotePage = 100
 // those without an error (the next call continues); it returns an error
 // only when it promoted nothing. Likewise, when concurrent promoters keep
 // conflicting on the pool item, it returns what it has.
-func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Task, error) {
+func (s *Store) Promote(ctx context.Context, pool int, laneCap func(layer string) int, now time.Time) ([]task.Task, error) {
 	const what = "promote tasks"
 	if pool <= 0 {
 		return nil, nil
@@ -56,6 +56,7 @@ func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Ta
 		return nil, nil
 	}
 	var promoted []task.Task
+	capped := map[string]bool{} // layers found at their cap in this walk
 	stop := func(err error) ([]task.Task, error) {
 		if len(promoted) > 0 || errors.Is(err, errBusy) {
 			return promoted, nil
@@ -89,12 +90,23 @@ func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Ta
 			} else if !ok {
 				continue
 			}
-			ok, full, err := s.promote(ctx, it.ID, pool, now)
+			if capped[it.Layer] {
+				continue
+			}
+			limit := 0
+			if laneCap != nil {
+				limit = laneCap(it.Layer)
+			}
+			ok, full, layerFull, err := s.promote(ctx, it.ID, it.Layer, pool, limit, now)
 			if err != nil {
 				return stop(err)
 			}
 			if full {
 				return promoted, nil
+			}
+			if layerFull {
+				capped[it.Layer] = true
+				continue
 			}
 			if !ok {
 				continue // promoted, killed or gone since the index was read
@@ -110,11 +122,26 @@ func (s *Store) Promote(ctx context.Context, pool int, now time.Time) ([]task.Ta
 	return promoted, nil
 }
 
-// promote moves one task to RUNNING if the pool has room. ok: promoted;
-// full: the pool is full (nothing changed).
-func (s *Store) promote(ctx context.Context, id int64, pool int, now time.Time) (ok, full bool, err error) {
+// promote moves one task to RUNNING if the pool and its layer's lane cap
+// (limit; ≤ 0: none) have room, in one transaction of the pool count, the
+// layer's count of RUNNING tasks and the task. ok: promoted; full: the
+// pool is full; layerFull: the layer is at its cap (nothing changed).
+func (s *Store) promote(ctx context.Context, id int64, layerName string, pool, limit int, now time.Time) (ok, full, layerFull bool, err error) {
 	pe := newExpr()
+	le := newExpr()
 	te := newExpr()
+	layerCount := &types.Update{
+		TableName:                 &s.table,
+		Key:                       s.metaKey(skLanes + layerName),
+		UpdateExpression:          aws.String("ADD " + le.n(aRunning) + " " + le.v(num(1))),
+		ExpressionAttributeNames:  le.Names(),
+		ExpressionAttributeValues: le.Values(),
+	}
+	if limit > 0 {
+		layerCount.ConditionExpression = aws.String("attribute_not_exists(" + le.n(aRunning) + ") OR " +
+			le.n(aRunning) + " < " + le.v(num(int64(limit))))
+		layerCount.ExpressionAttributeValues = le.Values()
+	}
 	reasons, err := s.transact(ctx, fmt.Sprintf("promote task %d", id), []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName:        &s.table,
@@ -125,6 +152,7 @@ func (s *Store) promote(ctx context.Context, id int64, pool int, now time.Time) 
 			ExpressionAttributeNames:  pe.Names(),
 			ExpressionAttributeValues: pe.Values(),
 		}},
+		{Update: layerCount},
 		{Update: &types.Update{
 			TableName: &s.table,
 			Key:       s.taskKey(id),
@@ -136,15 +164,17 @@ func (s *Store) promote(ctx context.Context, id int64, pool int, now time.Time) 
 		}},
 	})
 	if err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
-	if reasons == nil {
-		return true, false, nil
+	switch {
+	case reasons == nil:
+		return true, false, false, nil
+	case code(reasons[0]) == "ConditionalCheckFailed":
+		return false, true, false, nil
+	case code(reasons[1]) == "ConditionalCheckFailed":
+		return false, false, true, nil
 	}
-	if code(reasons[0]) == "ConditionalCheckFailed" {
-		return false, true, nil
-	}
-	return false, false, nil
+	return false, false, false, nil
 }
 
 // Checkpoint implements task.Store: one conditional UpdateItem. When the
@@ -406,14 +436,16 @@ func (s *Store) finish(ctx context.Context, what string, t task.Task, status tas
 		ExpressionAttributeValues: je.Values(),
 	}})
 	if t.Status == task.Running {
-		pe := newExpr()
-		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName:                 &s.table,
-			Key:                       s.metaKey(skPool),
-			UpdateExpression:          aws.String("ADD " + pe.n(aRunning) + " " + pe.v(num(-1))),
-			ExpressionAttributeNames:  pe.Names(),
-			ExpressionAttributeValues: pe.Values(),
-		}})
+		for _, sk := range []string{skPool, skLanes + t.Layer} {
+			pe := newExpr()
+			items = append(items, types.TransactWriteItem{Update: &types.Update{
+				TableName:                 &s.table,
+				Key:                       s.metaKey(sk),
+				UpdateExpression:          aws.String("ADD " + pe.n(aRunning) + " " + pe.v(num(-1))),
+				ExpressionAttributeNames:  pe.Names(),
+				ExpressionAttributeValues: pe.Values(),
+			}})
+		}
 	}
 	reasons, err := s.transact(ctx, what, items)
 	if err != nil {

@@ -2,6 +2,7 @@
 package tasktest
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 	}
 	mustPromote := func(t *testing.T, s task.Store, pool int) []task.Task {
 		t.Helper()
-		p, err := s.Promote(t.Context(), pool, t0)
+		p, err := s.Promote(t.Context(), pool, nil, t0)
 		if err != nil {
 			t.Fatalf("Promote: %v", err)
 		}
@@ -152,6 +153,42 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		// A larger pool takes the rest.
 		if p := mustPromote(t, s, 10); len(p) != 1 || p[0].ID != 5 {
 			t.Fatalf("got promoted %+v, want task 5", p)
+		}
+	})
+	t.Run("PromoteHoldsLaneCaps", func(t *testing.T) {
+		s := newStore(t)
+		other := job()
+		other.Layer = "other"
+		mustCreate(t, s, 3) // tasks 1-3 of topp:states
+		if _, _, err := s.Create(t.Context(), other, lanes(2), t0); err != nil { // tasks 4-5
+			t.Fatal(err)
+		}
+		caps := func(l string) int {
+			if l == "topp:states" {
+				return 2
+			}
+			return 0
+		}
+		ids := func(ts []task.Task) (out []int64) {
+			for _, tk := range ts {
+				out = append(out, tk.ID)
+			}
+			return out
+		}
+		// The capped layer's third task waits; the next layer's go ahead.
+		p, err := s.Promote(t.Context(), 10, caps, t0)
+		if err != nil || !slices.Equal(ids(p), []int64{1, 2, 4, 5}) {
+			t.Fatalf("got %v, %v; want tasks 1, 2, 4, 5", ids(p), err)
+		}
+		if p, err := s.Promote(t.Context(), 10, caps, t0); err != nil || len(p) != 0 {
+			t.Fatalf("at the cap: got %v, %v; want none", ids(p), err)
+		}
+		// A lane of the layer ends: its next task starts.
+		if _, err := s.Kill(t.Context(), 2, task.Running, t0); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := s.Promote(t.Context(), 10, caps, t0); err != nil || !slices.Equal(ids(p), []int64{3}) {
+			t.Fatalf("after a kill: got %v, %v; want task 3", ids(p), err)
 		}
 	})
 	t.Run("CheckpointIsConditional", func(t *testing.T) {
