@@ -159,7 +159,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		s := newStore(t)
 		other := job()
 		other.Layer = "other"
-		mustCreate(t, s, 3) // tasks 1-3 of topp:states
+		mustCreate(t, s, 3)                                                      // tasks 1-3 of topp:states
 		if _, _, err := s.Create(t.Context(), other, lanes(2), t0); err != nil { // tasks 4-5
 			t.Fatal(err)
 		}
