@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -25,7 +26,33 @@ var (
 	buildOnce sync.Once
 	binPath   string
 	buildErr  error
+
+	plainOnce sync.Once
+	plainPath string
+	plainErr  error
 )
+
+// PlainBinary builds cmd/tilecache once per test binary without the race
+// detector (which multiplies memory use), for measurements.
+func PlainBinary(t testing.TB) string {
+	t.Helper()
+	plainOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tilecache-bin-")
+		if err != nil {
+			plainErr = err
+			return
+		}
+		plainPath = filepath.Join(dir, "tilecache")
+		out, err := exec.Command("go", "build", "-o", plainPath, "tilecache/cmd/tilecache").CombinedOutput()
+		if err != nil {
+			plainErr = fmt.Errorf("%w: %s", err, out)
+		}
+	})
+	if plainErr != nil {
+		t.Fatalf("build tilecache: %v", plainErr)
+	}
+	return plainPath
+}
 
 // Binary builds cmd/tilecache once per test binary and returns its path.
 func Binary(t testing.TB) string {
@@ -75,19 +102,46 @@ func StartProcess(t testing.TB, dataDir string, extra map[string]string) *Proces
 			t.Fatal(err)
 		}
 	}
-	addr := freeAddr(t)
-	env := os.Environ()
-	for k, v := range awsVars {
-		env = append(env, k+"="+v)
-	}
-	for k, v := range map[string]string{
-		"TILECACHE_ADDR": addr, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
+	env := map[string]string{
+		"TILECACHE_LAYERS": layers, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
 		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": "100ms", "TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": "1s",
 		"TILECACHE_LOG_LEVEL": "debug",
-	} {
-		env = append(env, k+"="+v)
 	}
-	for k, v := range extra {
+	maps.Copy(env, awsVars)
+	maps.Copy(env, extra)
+	return startProcess(t, bin, env)
+}
+
+// StartLocalProcess starts `tilecache serve` of binary bin on the embedded
+// backend in dataDir, with the given layer file content and extra
+// TILECACHE_* settings, and waits until it answers. The process is killed
+// when the test ends.
+func StartLocalProcess(t testing.TB, bin, dataDir, layers string, extra map[string]string) *Process {
+	t.Helper()
+	lf := filepath.Join(dataDir, "layers.yaml")
+	if err := os.WriteFile(lf, []byte(layers), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	users := filepath.Join(dataDir, "users")
+	if _, err := os.Stat(users); err != nil {
+		if err := auth.AddAccount(users, User, Password, bcrypt.MinCost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"TILECACHE_LAYERS": lf, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
+		"TILECACHE_BACKEND": "embedded", "TILECACHE_CDN_DISTRIBUTION_ID": ""}
+	maps.Copy(env, extra)
+	return startProcess(t, bin, env)
+}
+
+// startProcess runs bin serve on a free loopback port with env added to
+// this process's environment.
+func startProcess(t testing.TB, bin string, vars map[string]string) *Process {
+	t.Helper()
+	addr := freeAddr(t)
+	env := os.Environ()
+	vars["TILECACHE_ADDR"] = addr
+	for k, v := range vars {
 		env = append(env, k+"="+v)
 	}
 	cmd := exec.Command(bin, "serve")
@@ -144,6 +198,9 @@ func (p *Process) Kill() {
 		p.out.Wait()
 	}
 }
+
+// Pid returns the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // App returns a client view of the process for a.Do-style requests.
 func (p *Process) App() *App { return &App{URL: p.URL} }
