@@ -74,7 +74,14 @@ type layerDoc struct {
 	Gutter           int         `yaml:"gutter"`
 	ParameterFilters []filterDoc `yaml:"parameterFilters"`
 	CacheControl     string      `yaml:"cacheControl"`
+	RenderOnMiss     *missDoc    `yaml:"renderOnMiss"`
 	Source           yaml.Node   `yaml:"source"`
+}
+
+type missDoc struct {
+	Enabled   bool `yaml:"enabled"`
+	ZoomStart *int `yaml:"zoomStart"`
+	ZoomStop  *int `yaml:"zoomStop"`
 }
 
 type subsetDoc struct {
@@ -263,6 +270,19 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 			fail("parameterFilters[%d] %s: values or regex is required", j, f.Key)
 		}
 		l.Filters = append(l.Filters, f)
+	}
+	if m := ld.RenderOnMiss; m != nil && m.Enabled {
+		l.RenderOnMiss = &OnMiss{ZoomStart: 0, ZoomStop: -1}
+		if m.ZoomStart != nil {
+			l.RenderOnMiss.ZoomStart = *m.ZoomStart
+		}
+		if m.ZoomStop != nil {
+			l.RenderOnMiss.ZoomStop = *m.ZoomStop
+		}
+		if l.RenderOnMiss.ZoomStart < 0 || (m.ZoomStop != nil && *m.ZoomStop < l.RenderOnMiss.ZoomStart) || l.RenderOnMiss.ZoomStop > 64 {
+			fail("renderOnMiss: zoomStart %d and zoomStop %v must satisfy 0 ≤ zoomStart ≤ zoomStop ≤ 64",
+				l.RenderOnMiss.ZoomStart, l.RenderOnMiss.ZoomStop)
+		}
 	}
 	if ld.Source.Kind != yaml.MappingNode {
 		fail("source: a mapping with a type is required")

@@ -43,10 +43,29 @@ type Layer struct {
 	// CacheControl is stored as each tile's Cache-Control so a CDN serving the
 	// bucket directly honours it. Empty: none.
 	CacheControl string
+	// RenderOnMiss, if set, lets clients' misses render tiles.
+	RenderOnMiss *OnMiss
 	// SourceType names the source implementation (e.g. "testpattern").
 	SourceType string
 	// Source is the whole `source:` mapping, decoded by the source package.
 	Source yaml.Node
+}
+
+// OnMiss is a layer's render-on-miss setting: a tile missing from the
+// store is rendered (its whole metatile, stored) when a client asks for it
+// at a level from ZoomStart to ZoomStop (−1: the grid subset's last).
+type OnMiss struct {
+	ZoomStart, ZoomStop int
+}
+
+// RendersOnMiss reports whether a missing tile of level z in subset sub is
+// rendered when asked for.
+func (l *Layer) RendersOnMiss(sub *grid.Subset, z int) bool {
+	m := l.RenderOnMiss
+	if m == nil || z < m.ZoomStart || z < sub.MinZoom || z > sub.MaxZoom {
+		return false
+	}
+	return m.ZoomStop < 0 || z <= m.ZoomStop
 }
 
 // Subset returns the layer's grid subset of the given grid set id.

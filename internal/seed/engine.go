@@ -20,6 +20,8 @@ import (
 	"log/slog"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"tilecache/internal/layer"
 	"tilecache/internal/queue"
 	"tilecache/internal/source"
@@ -63,6 +65,13 @@ type Options struct {
 	// Changes, if set, is told which stored tiles a reseed replaced or a
 	// truncate deleted, so a CDN drops its cached copies. Default none.
 	Changes Changes
+	// Claims, if set, is where processes claim a missed metatile so that
+	// one of them renders it (see Engine.RenderMiss). Default none: misses
+	// render once per process.
+	Claims Claims
+	// ClaimTTL is how long a claim lasts unless released: longer than a
+	// render's slowest answer. Default 60s.
+	ClaimTTL time.Duration
 	// Documents, if set, keeps the documents that describe tile sets to
 	// map clients: a seed or reseed makes sure its tile set has them, a
 	// mass truncation removes the layer's from the index. Default none.
@@ -110,8 +119,11 @@ func (o Options) withDefaults() Options {
 	def(&o.Retention, 3*time.Second)
 	def(&o.StaleAfter, 2*time.Minute)
 	def(&o.Visibility, 60*time.Second)
+	def(&o.ClaimTTL, 60*time.Second)
 	return o
 }
+
+func (o Options) claimTTL() time.Duration { return o.ClaimTTL }
 
 // takeoverAfter is the heartbeat age after which a redelivered lane
 // message behind the task's cursor takes the lane over.
@@ -126,6 +138,7 @@ type Engine struct {
 	tiles   tilestore.Store
 	opts    Options
 	log     *slog.Logger
+	misses  singleflight.Group // renders on miss in flight, by metatile
 }
 
 // New returns an engine. sources maps every layer name of layers to the

@@ -31,6 +31,7 @@ var (
 	bucketPending  = []byte("pending")  // ids of PENDING tasks, oldest first
 	bucketFinished = []byte("finished") // id -> finish time, for recent listing
 	bucketQuota    = []byte("quota")
+	bucketClaims   = []byte("claims") // key -> owner NUL expiry (Unix nanoseconds)
 	keySeq         = []byte("seq")
 )
 
@@ -51,7 +52,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -319,6 +320,36 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 		return applyDeltas(tx, cp.Usage, now)
 	})
 	return t, err
+}
+
+// Claim takes key for owner until now+ttl unless another owner's claim
+// has not expired (seed.Claims).
+func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	ok := false
+	err := s.update(ctx, "claim "+key, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketClaims)
+		if v := b.Get([]byte(key)); len(v) > 8 {
+			holder, until := string(v[:len(v)-8]), int64(binary.BigEndian.Uint64(v[len(v)-8:]))
+			if holder != owner && now.UnixNano() < until {
+				return nil
+			}
+		}
+		ok = true
+		v := binary.BigEndian.AppendUint64([]byte(owner), uint64(now.Add(ttl).UnixNano()))
+		return b.Put([]byte(key), v)
+	})
+	return ok, err
+}
+
+// Unclaim releases owner's claim of key (seed.Claims).
+func (s *Store) Unclaim(ctx context.Context, key, owner string) error {
+	return s.update(ctx, "release claim "+key, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketClaims)
+		if v := b.Get([]byte(key)); len(v) > 8 && string(v[:len(v)-8]) == owner {
+			return b.Delete([]byte(key))
+		}
+		return nil
+	})
 }
 
 // Acquire implements task.Store.

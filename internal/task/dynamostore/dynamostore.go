@@ -115,6 +115,7 @@ const (
 	skSeq        = "seq"
 	skPool       = "pool"
 	skLanes      = "lanes#" // + layer name: the layer's RUNNING tasks
+	skClaim      = "claim"
 	skQuota      = "quota"
 	skJob        = "job"
 	skTask       = "task"
@@ -309,6 +310,7 @@ const (
 	aLeft     = "left"
 	aHB       = "hb"
 	aOwner    = "owner"
+	aUntil    = "until"
 	aFinished = "finished"
 	aKilled   = "killed"
 	aStaged   = "staged"

@@ -227,6 +227,53 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 	return it.task(), nil
 }
 
+// Claim takes key for owner until now+ttl unless another owner's claim
+// has not expired (seed.Claims): one conditional PutItem. Claims expire
+// from the table by its TTL an hour after they lapse.
+func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	e := newExpr()
+	item := s.key("claim#"+key, skClaim)
+	item[aOwner] = str(owner)
+	item[aUntil] = num(nanos(now.Add(ttl)))
+	item[attrExpires] = num(now.Add(ttl + time.Hour).Unix())
+	s.writes.Add(1)
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table,
+		Item:      item,
+		ConditionExpression: aws.String("attribute_not_exists(" + e.n(attrPK) + ") OR " + e.n(aOwner) + " = " + e.v(str(owner)) +
+			" OR " + e.n(aUntil) + " <= " + e.v(num(nanos(now)))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail(ctx, err, "claim %s", key)
+	}
+	return true, nil
+}
+
+// Unclaim releases owner's claim of key (seed.Claims).
+func (s *Store) Unclaim(ctx context.Context, key, owner string) error {
+	e := newExpr()
+	s.writes.Add(1)
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 &s.table,
+		Key:                       s.key("claim#"+key, skClaim),
+		ConditionExpression:       aws.String(e.n(aOwner) + " = " + e.v(str(owner))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+		return nil
+	}
+	if err != nil {
+		return s.fail(ctx, err, "release claim %s", key)
+	}
+	return nil
+}
+
 // Acquire implements task.Store: one conditional UpdateItem.
 func (s *Store) Acquire(ctx context.Context, id int64, owner string, ttl time.Duration, now time.Time) (task.Task, error) {
 	e := newExpr()

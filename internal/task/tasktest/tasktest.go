@@ -2,8 +2,11 @@
 package tasktest
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,6 +156,54 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		// A larger pool takes the rest.
 		if p := mustPromote(t, s, 10); len(p) != 1 || p[0].ID != 5 {
 			t.Fatalf("got promoted %+v, want task 5", p)
+		}
+	})
+	t.Run("Claims", func(t *testing.T) {
+		c, ok := newStore(t).(interface {
+			Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error)
+			Unclaim(ctx context.Context, key, owner string) error
+		})
+		if !ok {
+			t.Skip("the store keeps no claims")
+		}
+		ttl := 30 * time.Second
+		claim := func(key, owner string, at time.Time, want bool) {
+			t.Helper()
+			if got, err := c.Claim(t.Context(), key, owner, ttl, at); err != nil || got != want {
+				t.Fatalf("Claim(%s, %s, +%v): got %v, %v; want %v", key, owner, at.Sub(t0), got, err, want)
+			}
+		}
+		claim("m/1", "a", t0, true)
+		claim("m/1", "b", t0.Add(time.Second), false)              // held
+		claim("m/2", "b", t0.Add(time.Second), true)               // another key
+		claim("m/1", "a", t0.Add(2*time.Second), true)             // the holder renews
+		if err := c.Unclaim(t.Context(), "m/1", "b"); err != nil { // not b's: nothing
+			t.Fatal(err)
+		}
+		claim("m/1", "b", t0.Add(3*time.Second), false)
+		if err := c.Unclaim(t.Context(), "m/1", "a"); err != nil {
+			t.Fatal(err)
+		}
+		claim("m/1", "b", t0.Add(3*time.Second), true)             // released
+		claim("m/2", "c", t0.Add(ttl+2*time.Second), true)         // b's expired
+		if err := c.Unclaim(t.Context(), "m/9", "a"); err != nil { // never claimed
+			t.Fatal(err)
+		}
+		// Of many claimants at once, one wins.
+		var wg sync.WaitGroup
+		var wins atomic.Int64
+		for i := range 6 {
+			wg.Go(func() {
+				if ok, err := c.Claim(t.Context(), "m/3", fmt.Sprint("w", i), ttl, t0); err != nil {
+					t.Error(err)
+				} else if ok {
+					wins.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("%d claimants won, want 1", wins.Load())
 		}
 	})
 	t.Run("PromoteHoldsLaneCaps", func(t *testing.T) {
