@@ -119,7 +119,11 @@ type pageCount struct{ Tiles, Bytes int64 }
 // in blocks of bs bytes: what usage must equal.
 func truth(t testing.TB, a *apptest.App, layer string, bs int64) map[quota.PageKey]pageCount {
 	t.Helper()
-	prefix := a.Prefix + layerIDs[layer] + "/"
+	id, ok := layerIDs[layer]
+	if !ok {
+		id = layer
+	}
+	prefix := a.Prefix + id + "/"
 	out := map[quota.PageKey]pageCount{}
 	err := a.Local.Tiles.List(t.Context(), prefix, func(o tilestore.Object) error {
 		parts := strings.Split(strings.TrimPrefix(o.Key, prefix), "/")

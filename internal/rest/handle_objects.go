@@ -1,15 +1,20 @@
 package rest
 
 import (
+	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/gwcmeta"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
+	"tilecache/internal/seed"
 	"tilecache/internal/tilestore"
 )
 
@@ -36,7 +41,14 @@ type Objects struct {
 	byID   map[string]*layer.Layer
 	rec    AccessRecorder
 	log    *slog.Logger
+	misses MissRenderer
 }
+
+// RenderMisses makes the handler render missing tiles through mr: the
+// key of a tile of a layer that renders on miss (with the default
+// parameters, or parameters a seed recorded in the bucket) is rendered as
+// through Tiles. This is the tile function behind the CDN's failover.
+func (h *Objects) RenderMisses(mr MissRenderer) *Objects { h.misses = mr; return h }
 
 // NewObjects returns the object handler; keys carry prefix (the configured
 // key prefix), and rec, if not nil, counts accesses of tiles.
@@ -88,6 +100,12 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !found {
+		if h.misses != nil && r.Method == http.MethodGet {
+			if m, ok := h.missOf(r.Context(), rel); ok {
+				answerMiss(w, r, h.misses, m, tilestore.ParametersID(m.Parameters), h.rec, h.log)
+				return
+			}
+		}
 		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 		return
 	}
@@ -150,4 +168,56 @@ func (h *Objects) page(rel string) (quota.PageKey, bool) {
 		return quota.PageKey{}, false
 	}
 	return quota.PageOf(quota.TileSet{Layer: l.Name, GridSetID: seg[1], FormatID: seg[2], ParametersID: seg[3]}, z, x, y), true
+}
+
+// missOf resolves the key of a missing object to the tile it names; ok is
+// false for anything that is not a tile of a configured layer's grid set
+// and format, or whose parameters id is neither the layer's default nor
+// one recorded in the bucket by a seed (parameters-{id}.properties).
+func (h *Objects) missOf(ctx context.Context, rel string) (seed.Miss, bool) {
+	seg := strings.Split(rel, "/")
+	if len(seg) != 7 {
+		return seed.Miss{}, false
+	}
+	l, ok := h.byID[seg[0]]
+	if !ok {
+		return seed.Miss{}, false
+	}
+	if _, ok := l.Subset(seg[1]); !ok {
+		return seed.Miss{}, false
+	}
+	name, ext, ok := strings.Cut(seg[6], ".")
+	m := seed.Miss{Layer: l.Name, GridSetID: seg[1]}
+	for _, f := range l.Formats {
+		if id, fext, _ := tilestore.Format(f); id == seg[2] && fext == ext {
+			m.Format = f
+		}
+	}
+	z, err1 := strconv.Atoi(seg[4])
+	x, err2 := strconv.ParseInt(seg[5], 10, 64)
+	y, err3 := strconv.ParseInt(name, 10, 64)
+	if !ok || m.Format == "" || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
+		return seed.Miss{}, false
+	}
+	m.Z, m.X, m.Y = z, x, y
+	var pairs [][2]string
+	if seg[3] != tilestore.DefaultParametersID {
+		data, _, found, err := h.tiles.Get(ctx, tilestore.ParametersKey(h.prefix, l.ID, seg[3]))
+		if err != nil || !found {
+			return seed.Miss{}, false
+		}
+		recorded, err := gwcmeta.Unmarshal(data)
+		if err != nil {
+			return seed.Miss{}, false
+		}
+		for _, k := range slices.Sorted(maps.Keys(recorded)) {
+			pairs = append(pairs, [2]string{k, recorded[k]})
+		}
+	}
+	params, err := l.NormaliseParameters(pairs)
+	if err != nil || tilestore.ParametersID(params) != seg[3] {
+		return seed.Miss{}, false
+	}
+	m.Parameters = params
+	return m, true
 }

@@ -14,6 +14,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
+	"tilecache/internal/seed"
 	"tilecache/internal/source"
 	"tilecache/internal/tilestore"
 )
@@ -38,9 +39,9 @@ type AccessRecorder interface {
 // its extension. Query parameters are normalised through the layer's
 // parameter filters as in a seed request: unknown names are ignored and a
 // value a filter does not allow is a 400. A stored tile is answered with
-// its stored Content-Type and Cache-Control; a missing one (or an unknown
-// layer, grid set or format) is a 404 text/plain: there is no rendering on
-// a miss. Every tile answered to a GET counts as an access of its page
+// its stored Content-Type and Cache-Control. A missing one is rendered when
+// the layer renders on miss at that level (see answerMiss), else (and for
+// an unknown layer, grid set or format) it is a 404 text/plain. Every tile answered to a GET counts as an access of its page
 // (the disk quota's LRU/LFU statistics). HEAD is answered like GET without
 // counting.
 type Tiles struct {
@@ -49,6 +50,7 @@ type Tiles struct {
 	prefix string
 	rec    AccessRecorder
 	log    *slog.Logger
+	misses MissRenderer
 }
 
 // NewTiles returns the tile handler; keys carry prefix (the configured key
@@ -56,6 +58,9 @@ type Tiles struct {
 func NewTiles(layers *layer.Catalogue, tiles TileReader, prefix string, rec AccessRecorder, log *slog.Logger) *Tiles {
 	return &Tiles{layers: layers, tiles: tiles, prefix: prefix, rec: rec, log: log}
 }
+
+// RenderMisses makes the handler render missing tiles through mr.
+func (h *Tiles) RenderMisses(mr MissRenderer) *Tiles { h.misses = mr; return h }
 
 // tileRequest is a parsed tile path.
 type tileRequest struct {
@@ -98,7 +103,8 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !found {
-		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
+		answerMiss(w, r, h.misses, seed.Miss{Layer: tr.layer.Name, GridSetID: tr.grid, Format: tr.format, Parameters: params,
+			Z: tr.z, X: tr.x, Y: tr.y}, set.ParametersID, h.rec, h.log)
 		return
 	}
 	if r.Method == http.MethodGet && h.rec != nil {

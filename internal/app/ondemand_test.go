@@ -1,0 +1,248 @@
+package app_test
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
+)
+
+// countingWMS is a proxy in front of the test WMS that counts GetMaps.
+type countingWMS struct {
+	URL     string // the layer's url: the proxy with the WMS's own path and query
+	getMaps atomic.Int64
+}
+
+func newCountingWMS(t *testing.T) *countingWMS {
+	t.Helper()
+	u, err := url.Parse(testenv.RequireWMS(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &countingWMS{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.EqualFold(r.URL.Query().Get("REQUEST"), "GetMap") {
+			c.getMaps.Add(1)
+		}
+		res, err := http.Get(u.Scheme + "://" + u.Host + r.RequestURI)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
+		w.WriteHeader(res.StatusCode)
+		io.Copy(w, res.Body)
+	}))
+	t.Cleanup(srv.Close)
+	c.URL = srv.URL + u.Path
+	if u.RawQuery != "" {
+		c.URL += "?" + u.RawQuery
+	}
+	return c
+}
+
+const onDemandLayers = `
+  - name: od:world
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [4, 4]
+    renderOnMiss: {enabled: true, zoomStop: 6}
+    parameterFilters:
+      - {key: STYLES, default: "", values: [""]}
+    source: {type: wms, url: "%[1]s", layers: "hillshade,polygons,lines,points"}
+  - name: od:failing
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [2, 2]
+    renderOnMiss: {enabled: true}
+    source: {type: wms, url: "%[2]s/wms", layers: x, retries: -1, timeout: 400ms}
+`
+
+// getTile GETs path without credentials (tiles are public).
+func getTile(t *testing.T, base, path string) (int, http.Header, []byte) {
+	t.Helper()
+	res, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, b
+}
+
+// TestRenderOnMiss: against the test WMS, a cold tile answers 200 and its
+// metatile's neighbours are stored; a hit does not call the WMS; 32
+// concurrent requests for the 16 tiles of one metatile cause one GetMap;
+// the CDN-shaped key path renders too; levels outside the layer's range
+// and refused parameters never reach the WMS; usage equals the listing.
+func TestRenderOnMiss(t *testing.T) {
+	wms := newCountingWMS(t)
+	failing := httptest.NewServer(http.NotFoundHandler())
+	defer failing.Close()
+	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, wms.URL, failing.URL)})
+
+	status, h, body := getTile(t, a.URL, "/tiles/od:world/EPSG:4326/png/3/5/2.png")
+	if status != 200 || h.Get("Content-Type") != "image/png" {
+		t.Fatalf("cold tile: got %d %q %.200q", status, h.Get("Content-Type"), body)
+	}
+	if img, err := png.Decode(bytes.NewReader(body)); err != nil || img.Bounds().Dx() != 256 || img.Bounds().Dy() != 256 {
+		t.Fatalf("cold tile: not a 256² PNG: %v", err)
+	}
+	var want []string
+	for x := 4; x <= 7; x++ {
+		for y := 0; y <= 3; y++ {
+			want = append(want, fmt.Sprintf("od:world/EPSG:4326/png/default/3/%d/%d.png", x, y))
+		}
+	}
+	if got := keys(t, a, "od:world/"); !sameSet(got, want) {
+		t.Fatalf("after one miss: stored %v, want the metatile's 16 tiles %v", got, want)
+	}
+	stored, _, _ := a.Get(t, "od:world/EPSG:4326/png/default/3/5/2.png")
+	if !bytes.Equal(stored, body) {
+		t.Errorf("the answered tile differs from the stored one")
+	}
+	if n := wms.getMaps.Load(); n != 1 {
+		t.Fatalf("%d GetMaps for one cold tile, want 1", n)
+	}
+	// A neighbour is now a hit.
+	if status, _, _ := getTile(t, a.URL, "/tiles/od:world/EPSG:4326/png/3/6/3.png"); status != 200 || wms.getMaps.Load() != 1 {
+		t.Errorf("neighbour: got %d after %d GetMaps, want 200 from the store", status, wms.getMaps.Load())
+	}
+
+	// 32 concurrent requests, each of the 16 tiles of one metatile twice.
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for i := range 32 {
+		wg.Go(func() {
+			x, y := i%16%4, i%16/4
+			status, _, _ := getTile(t, a.URL, fmt.Sprintf("/tiles/od:world/EPSG:4326/png/4/%d/%d.png", 8+x, 4+y))
+			if status != 200 {
+				bad.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if bad.Load() != 0 || wms.getMaps.Load() != 2 {
+		t.Errorf("32 concurrent misses in one metatile: %d not 200, %d GetMaps in all; want all 200 and 2", bad.Load(), wms.getMaps.Load())
+	}
+
+	// The CDN-shaped path (what the tile function answers behind the CDN).
+	status, h, _ = getTile(t, a.URL, "/od:world/EPSG:4326/png/default/2/0/0.png")
+	if status != 200 || h.Get("Content-Type") != "image/png" || wms.getMaps.Load() != 3 {
+		t.Errorf("key path: got %d %q after %d GetMaps, want 200 image/png and 3", status, h.Get("Content-Type"), wms.getMaps.Load())
+	}
+	// An unknown parameters id is not a tile this cache can render.
+	if status, _, _ := getTile(t, a.URL, "/od:world/EPSG:4326/png/0123456789abcdef0123456789abcdef01234567/2/0/0.png"); status != 404 {
+		t.Errorf("unknown parameters id: got %d, want 404", status)
+	}
+
+	// Outside the layer's render-on-miss levels, and refused parameters.
+	if status, _, _ := getTile(t, a.URL, "/tiles/od:world/EPSG:4326/png/7/0/0.png"); status != 404 {
+		t.Errorf("level 7 (beyond zoomStop 6): got %d, want 404", status)
+	}
+	if status, _, body := getTile(t, a.URL, "/tiles/od:world/EPSG:4326/png/2/1/1.png?STYLES=evil"); status != 400 || !strings.Contains(string(body), "STYLES") {
+		t.Errorf("refused parameter: got %d %q, want 400 naming STYLES", status, body)
+	}
+	if n := wms.getMaps.Load(); n != 3 {
+		t.Errorf("%d GetMaps, want 3: a refused or out-of-range request reached the WMS", n)
+	}
+	if r := getUsage(t, a).layer("od:world"); r.RecountPending {
+		t.Errorf("usage marked for a recount; renders on miss count exactly")
+	}
+	wantNoDrift(t, a, "on demand", "od:world", 4096)
+}
+
+// TestRenderOnMissUpstreamFailure: an upstream error answers 502 with a
+// one-line reason and Cache-Control: no-store, stores nothing and is not
+// remembered (the next request asks again); an upstream that does not
+// answer in time is a 504.
+func TestRenderOnMissUpstreamFailure(t *testing.T) {
+	var calls atomic.Int64
+	var hang atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if hang.Load() {
+			time.Sleep(2 * time.Second)
+		}
+		http.Error(w, "database\x00 is down\nsecond line", http.StatusInternalServerError)
+	}))
+	defer up.Close()
+	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, "http://127.0.0.1:1/wms", up.URL)})
+	for i := range 2 {
+		status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png")
+		if status != 502 || h.Get("Cache-Control") != "no-store" || strings.Count(string(body), "\n") != 1 ||
+			!strings.Contains(string(body), "HTTP 500") || strings.Contains(string(body), up.URL) {
+			t.Errorf("try %d: got %d %q %q; want 502, no-store, one line naming HTTP 500 and not the upstream's URL", i+1, status, h.Get("Cache-Control"), body)
+		}
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the upstream was called %d times for 2 misses, want 2 (a failure is not remembered)", n)
+	}
+	if got := keys(t, a, "od:failing/"); len(got) != 0 {
+		t.Errorf("stored %v after failures, want nothing", got)
+	}
+	hang.Store(true)
+	if status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png"); status != 504 || h.Get("Cache-Control") != "no-store" {
+		t.Errorf("hanging upstream: got %d %q %q, want 504 no-store", status, h.Get("Cache-Control"), body)
+	}
+}
+
+// TestRenderOnMissTwoProcesses: two `tilecache serve` on one AWS stack,
+// the same 32 concurrent misses of one metatile split between them: one
+// GetMap in all (the claim in the task store).
+func TestRenderOnMissTwoProcesses(t *testing.T) {
+	awsPass(t)
+	wms := newCountingWMS(t)
+	dir := t.TempDir()
+	layers := filepath.Join(dir, "od-layers.yaml")
+	if err := os.WriteFile(layers, []byte(apptest.Layers+fmt.Sprintf(onDemandLayers, wms.URL, "http://127.0.0.1:1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{"TILECACHE_LAYERS": layers}
+	procs := []*apptest.Process{apptest.StartProcess(t, dir, extra), apptest.StartProcess(t, dir, extra)}
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for i := range 32 {
+		wg.Go(func() {
+			x, y := i%16%4, i%16/4
+			status, _, _ := getTile(t, procs[i%2].URL, fmt.Sprintf("/tiles/od:world/EPSG:4326/png/4/%d/%d.png", x, 4+y))
+			if status != 200 {
+				bad.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if bad.Load() != 0 || wms.getMaps.Load() != 1 {
+		t.Errorf("32 misses over two processes: %d not 200, %d GetMaps; want all 200 and 1", bad.Load(), wms.getMaps.Load())
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, s := range a {
+		seen[s] = true
+	}
+	for _, s := range b {
+		if !seen[s] {
+			return false
+		}
+	}
+	return true
+}
