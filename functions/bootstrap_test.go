@@ -151,6 +151,13 @@ func TestBootstrapsColdStart(t *testing.T) {
 				t.Errorf("response %s, want null", body)
 			}
 		}},
+		{"TileFunction", "tile/testdata/not-rendered.json", func(t *testing.T, body []byte) {
+			var res events.LambdaFunctionURLResponse
+			if err := json.Unmarshal(body, &res); err != nil || res.StatusCode != 404 || res.IsBase64Encoded ||
+				res.Body != "Tile not found: /demo:world/EPSG:4326/png/default/2/5/2.png\n" {
+				t.Errorf("response %s (%v): want a 404 text answer (demo:world does not render on miss)", body, err)
+			}
+		}},
 	}
 	n := 1
 	if figures() {

@@ -15,11 +15,12 @@ const corsS3Origin = "88a5eaf4-2fd4-4709-b370-b4c650ea3fcf"
 func cdnWorld(tp *template, params map[string]string) *world {
 	w := &world{tp: tp, params: params,
 		refs: map[string]string{"TileBucket": "bkt", "TileDistribution": "E2EXAMPLE", "TileCachePolicy": "cp-1",
-			"TileResponseHeadersPolicy": "rhp-1", "TaskTable": "table", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"},
+			"TileResponseHeadersPolicy": "rhp-1", "TaskTable": "table", "TileFunction": "tile-fn", "TileLogGroup": "/tilecache/tile", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"},
 		atts: map[string]string{"TileBucket.Arn": "arn:aws:s3:::bkt", "TileBucket.RegionalDomainName": "bkt.s3.us-east-1.amazonaws.com",
 			"TileOriginAccessControl.Id": "oac-1", "TileDistribution.DomainName": "d111.cloudfront.net",
 			"CdnLogBucket.DomainName": "logs.s3.amazonaws.com", "TaskTable.Arn": "arn:aws:dynamodb:us-east-1:000000000000:table/table",
-			"LaneQueue.Arn": "arn:aws:sqs:us-east-1:000000000000:lanes"}}
+			"LaneQueue.Arn": "arn:aws:sqs:us-east-1:000000000000:lanes", "TileFunctionAccessControl.Id": "oac-2", "TileRole.Arn": "arn:aws:iam::000000000000:role/tile",
+			"TileFunctionUrl.FunctionUrl": "https://abcdefghijklmnopqrstuvwxyz123456.lambda-url.us-east-1.on.aws/"}}
 	for _, id := range tp.resourcesOfType("AWS::Logs::LogGroup") {
 		w.atts[id+".Arn"] = "arn:aws:logs:us-east-1:000000000000:log-group:" + id + ":*"
 	}
@@ -129,6 +130,51 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 			if origin["OriginPath"] != wantPath {
 				t.Errorf("OriginPath: got %v, want %v", origin["OriginPath"], wantPath)
 			}
+			// Render on miss: an origin group tries the bucket, then (on
+			// its 404) the tile function's URL, signed by its own origin
+			// access control; the function may be invoked by this
+			// distribution only, through its IAM-authenticated URL.
+			origins := dc["Origins"].([]any)
+			if len(origins) != 2 {
+				t.Fatalf("Origins: got %d, want the bucket and the tile function", len(origins))
+			}
+			fo := origins[1].(map[string]any)
+			if fo["Id"] != "tile-function" || fo["DomainName"] != "abcdefghijklmnopqrstuvwxyz123456.lambda-url.us-east-1.on.aws" ||
+				fo["OriginAccessControlId"] != "oac-2" || fo["OriginPath"] != nil || m(fo, "CustomOriginConfig", "OriginProtocolPolicy") != "https-only" {
+				t.Errorf("tile function origin: got %v; want the function URL's host, its OAC, https-only, no origin path", fo)
+			}
+			groups := m(dc, "OriginGroups", "Items").([]any)
+			if len(groups) != 1 || m(dc, "OriginGroups", "Quantity") != "1" {
+				t.Fatalf("OriginGroups: got %v, want one", dc["OriginGroups"])
+			}
+			g := groups[0].(map[string]any)
+			if fmt.Sprint(m(g, "FailoverCriteria", "StatusCodes", "Items")) != "[404]" ||
+				fmt.Sprint(m(g, "Members", "Items")) != "[map[OriginId:tiles] map[OriginId:tile-function]]" {
+				t.Errorf("origin group: got %v; want the bucket first, the tile function on 404", g)
+			}
+			if b := dc["DefaultCacheBehavior"].(map[string]any); b["TargetOriginId"] != g["Id"] {
+				t.Errorf("the cache behaviour targets %v, want the origin group %v", b["TargetOriginId"], g["Id"])
+			}
+			oac, _ := resource(t, w, "TileFunctionAccessControl")
+			if m(oac, "OriginAccessControlConfig", "OriginAccessControlOriginType") != "lambda" || m(oac, "OriginAccessControlConfig", "SigningBehavior") != "always" {
+				t.Errorf("TileFunctionAccessControl: got %v, want lambda, always signed", oac)
+			}
+			distArn := "arn:aws:cloudfront::000000000000:distribution/E2EXAMPLE"
+			for id, action := range map[string]string{"TileFunctionUrlPermission": "lambda:InvokeFunctionUrl", "TileFunctionInvokePermission": "lambda:InvokeFunction"} {
+				perm, ok := resource(t, w, id)
+				if !ok || perm["Action"] != action || perm["Principal"] != "cloudfront.amazonaws.com" || perm["FunctionName"] != "tile-fn" ||
+					!strings.HasSuffix(fmt.Sprint(perm["SourceArn"]), ":cloudfront::000000000000:distribution/E2EXAMPLE") {
+					t.Errorf("%s: got %v; want %s for %s only", id, perm, action, distArn)
+				}
+			}
+			if perm, _ := resource(t, w, "TileFunctionUrlPermission"); perm["FunctionUrlAuthType"] != "AWS_IAM" {
+				t.Errorf("TileFunctionUrlPermission: FunctionUrlAuthType %v, want AWS_IAM", perm["FunctionUrlAuthType"])
+			}
+			fn, _ := resource(t, w, "TileFunction")
+			if m(fn, "FunctionUrlConfig", "AuthType") != "AWS_IAM" || fn["Timeout"] != "30" || fn["ReservedConcurrentExecutions"] != nil {
+				t.Errorf("TileFunction: got URL %v, timeout %v, reserved %v; want AWS_IAM, 30, none", fn["FunctionUrlConfig"], fn["Timeout"], fn["ReservedConcurrentExecutions"])
+			}
+
 			if dc["DefaultRootObject"] != "index.html" {
 				t.Errorf("DefaultRootObject: got %v, want index.html (the demo page)", dc["DefaultRootObject"])
 			}
@@ -252,6 +298,12 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 			}
 			for _, fn := range tp.functions() {
 				env := tp.env(fn)
+				if fn == "TileFunction" {
+					if env["TILECACHE_CDN_DISTRIBUTION_ID"] != nil {
+						t.Errorf("TileFunction must not name the distribution (which depends on it)")
+					}
+					continue
+				}
 				for name, want := range map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": "E2EXAMPLE", "TILECACHE_PUBLIC_URL": wantURL} {
 					got, err := w.eval(env[name])
 					if err != nil || got != want {
@@ -271,7 +323,8 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 	// CORS, nothing to invalidate and no public URL.
 	for _, prefix := range []string{"", "tiles"} {
 		w := cdnWorld(tp, map[string]string{"EnableCdn": "false", "KeyPrefix": prefix, "CdnAccessLogs": "true"})
-		for _, id := range append(tp.resourcesOfType("AWS::CloudFront::Distribution"), "TileOriginAccessControl", "TileCachePolicy", "TileResponseHeadersPolicy", "CdnLogBucket") {
+		for _, id := range append(tp.resourcesOfType("AWS::CloudFront::Distribution"), "TileOriginAccessControl", "TileCachePolicy", "TileResponseHeadersPolicy", "CdnLogBucket",
+			"TileFunction", "TileRole", "TileLogGroup", "TileFunctionAccessControl", "TileFunctionUrlPermission", "TileFunctionInvokePermission") {
 			if _, ok := resource(t, w, id); ok {
 				t.Errorf("EnableCdn false: %s is created", id)
 			}
@@ -280,6 +333,9 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 			t.Errorf("EnableCdn false: TileBucket has CORS rules %v", bucket["CorsConfiguration"])
 		}
 		for _, fn := range tp.functions() {
+			if fn == "TileFunction" {
+				continue // not created (above)
+			}
 			for _, name := range []string{"TILECACHE_CDN_DISTRIBUTION_ID", "TILECACHE_PUBLIC_URL"} {
 				if got, err := w.eval(tp.env(fn)[name]); err != nil || got != "" {
 					t.Errorf("EnableCdn false: %s %s: got %v (%v), want \"\"", fn, name, got, err)

@@ -22,7 +22,7 @@ const templatePath = "../template.yaml"
 
 // functionDirs maps each function of the template to its directory under
 // functions/ (and its build-<LogicalId> target to that package).
-var functionDirs = map[string]string{"ApiFunction": "api", "WorkerFunction": "worker", "CleanerFunction": "cleaner"}
+var functionDirs = map[string]string{"ApiFunction": "api", "WorkerFunction": "worker", "CleanerFunction": "cleaner", "TileFunction": "tile"}
 
 // template is the parsed template.yaml.
 type template struct {
@@ -312,6 +312,20 @@ func (w *world) eval(n *yaml.Node) (any, error) {
 			return nil, fmt.Errorf("line %d: !Select index %v out of %v", n.Line, i, list)
 		}
 		return items[k], nil
+	}
+	if a, ok := tagged(n, "Split"); ok {
+		if a.Kind != yaml.SequenceNode || len(a.Content) != 2 {
+			return nil, fmt.Errorf("line %d: !Split needs [delimiter, string]", n.Line)
+		}
+		v, err := w.eval(a.Content[1])
+		if err != nil {
+			return nil, err
+		}
+		var out []any
+		for _, p := range strings.Split(fmt.Sprint(v), a.Content[0].Value) {
+			out = append(out, p)
+		}
+		return out, nil
 	}
 	if a, ok := tagged(n, "Join"); ok {
 		if a.Kind != yaml.SequenceNode || len(a.Content) != 2 {

@@ -23,9 +23,18 @@ import (
 // unrecorded are calls a function's code can make on a path the recording
 // run cannot reach quickly; the role must still allow them. Each names the
 // code path.
-var unrecorded = map[string][]struct{ action, resource, why string }{
+var unrecorded = map[string][]struct {
+	action, resource, why string
+	prefixed              bool // the call carries s3:prefix (the key prefix)
+}{
 	"CleanerFunction": {{"dynamodb:BatchWriteItem", "TaskTable",
-		"dynamostore List (Sweep) deletes a staged request whose Create crashed more than the stage timeout ago (dynamostore.abandon)"}},
+		"dynamostore List (Sweep) deletes a staged request whose Create crashed more than the stage timeout ago (dynamostore.abandon)", false}},
+	"TileFunction": {
+		{"s3:DeleteObject", "TileBucket",
+			"a tile of the rendered metatile that is blank now where one was stored, or a truncate of the layer submitted during the render (seed.afterMiss)", false},
+		{"s3:ListBucket", "TileBucket",
+			"never called: S3 answers a missing key's GET/HEAD with 404 rather than 403 only to a role that may list the bucket", true},
+	},
 }
 
 // TestPoliciesMatchRecordedCalls runs each function's handler against the
@@ -36,7 +45,14 @@ var unrecorded = map[string][]struct{ action, resource, why string }{
 // is used by some call the statement allows.
 func TestPoliciesMatchRecordedCalls(t *testing.T) {
 	tp := loadTemplate(t)
-	layers := lambdatest.LayersFile(t, apptest.Layers)
+	layers := lambdatest.LayersFile(t, apptest.Layers+`
+  - name: od:test
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [4, 4]
+    renderOnMiss: {enabled: true}
+    source: {type: testpattern}
+`)
 	// With the CDN: every function may invalidate, and each one's run does
 	// (mass truncation, a truncate lane, the quota clean-up).
 	_, distribution := testenv.RequireCloudFront(t)
@@ -53,6 +69,7 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 		"ApiFunction":     {exec: exerciseAPI, mk: lambdatest.API},
 		"WorkerFunction":  {exec: exerciseWorker, mk: lambdatest.Worker},
 		"CleanerFunction": {exec: exerciseCleaner, mk: lambdatest.Worker},
+		"TileFunction":    {exec: exerciseTile, mk: lambdatest.Tile},
 	}
 	for _, fn := range tp.functions() {
 		rn, ok := runs[fn]
@@ -87,7 +104,14 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				calls = append(calls, lambdatest.Call{Action: u.action, Resource: res, Op: "not recorded: " + u.why})
+				if u.action == "s3:DeleteObject" {
+					res = fmt.Sprintf("%s/%s/od:test/EPSG:4326/png/default/2/0/0.png", res, rn.r.Prefix)
+				}
+				c := lambdatest.Call{Action: u.action, Resource: res, Op: "not recorded: " + u.why}
+				if u.prefixed {
+					c.Keys = map[string]string{"s3:prefix": rn.r.Prefix + "/od:test/"}
+				}
+				calls = append(calls, c)
 			}
 			used := make([]map[string]bool, len(stmts)) // per statement: actions of the calls it allows
 			reported := map[string]bool{}
@@ -333,6 +357,29 @@ func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string,
 	}
 	if src.Invocations < 7 {
 		t.Errorf("%d worker invocations: want continuations of the slow lane", src.Invocations)
+	}
+}
+
+// exerciseTile answers CloudFront's failover requests: a miss rendered
+// (claim, existence checks, tiles, usage), a hit, a key of unknown
+// parameters and a layer that does not render on miss.
+func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, tile *app.Program) {
+	for _, c := range []struct {
+		path   string
+		status int
+	}{
+		{"/od:test/EPSG:4326/png/default/2/5/2.png", 200},
+		{"/od:test/EPSG:4326/png/default/2/4/3.png", 200},
+		{"/od:test/EPSG:4326/png/0123456789abcdef0123456789abcdef01234567/2/5/2.png", 404},
+		{"/demo:world/EPSG:4326/png/default/2/5/2.png", 404},
+	} {
+		var ev events.LambdaFunctionURLRequest
+		lambdatest.ReadEvent(t, "tile/testdata/miss-get.json", &ev)
+		ev.RawPath, ev.RequestContext.HTTP.Path = c.path, c.path
+		res, err := tile.HandleTile(t.Context(), ev)
+		if err != nil || res.StatusCode != c.status {
+			t.Errorf("tile function GET %s: got %d %.100q %v, want %d", c.path, res.StatusCode, res.Body, err, c.status)
+		}
 	}
 }
 

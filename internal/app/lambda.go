@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"tilecache/internal/config"
 	"tilecache/internal/queue"
+	"tilecache/internal/rest"
 )
 
 // HandleSQS is the worker function's handler: it works each lane message
@@ -150,4 +155,50 @@ func recountRequest(detail json.RawMessage) ([]string, bool) {
 		return layers, true
 	}
 	return nil, false
+}
+
+// NewTile builds the tile function's program: the bucket's objects by key
+// path with render on miss (the CDN's failover origin), without the REST
+// API. Its requests come from CloudFront only (the function URL is IAM
+// authenticated, signed by the distribution's origin access control).
+func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
+	p, err := NewWorker(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Engine)
+	p.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "Method "+r.Method+" not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		objects.ServeHTTP(w, r)
+	})
+	p.proxy = httpadapter.NewV2(p.Handler)
+	return p, nil
+}
+
+// HandleTile is the tile function's handler: Lambda function URL events
+// (payload 2.0, the shape of an HTTP API's) are served by the object
+// handler; a tile answers with its binary body base64-encoded and the
+// stored Content-Type and Cache-Control, which CloudFront caches.
+func (p *Program) HandleTile(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	rc := ev.RequestContext
+	res, err := p.proxy.ProxyWithContext(ctx, events.APIGatewayV2HTTPRequest{
+		Version: ev.Version, RawPath: ev.RawPath, RawQueryString: ev.RawQueryString, Cookies: ev.Cookies,
+		Headers: ev.Headers, QueryStringParameters: ev.QueryStringParameters, Body: ev.Body, IsBase64Encoded: ev.IsBase64Encoded,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			AccountID: rc.AccountID, RequestID: rc.RequestID, APIID: rc.APIID, DomainName: rc.DomainName,
+			DomainPrefix: rc.DomainPrefix, Time: rc.Time, TimeEpoch: rc.TimeEpoch, RouteKey: "$default", Stage: "$default",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method: rc.HTTP.Method, Path: rc.HTTP.Path, Protocol: rc.HTTP.Protocol, SourceIP: rc.HTTP.SourceIP, UserAgent: rc.HTTP.UserAgent,
+			},
+		},
+	})
+	if err != nil {
+		return events.LambdaFunctionURLResponse{}, err
+	}
+	return events.LambdaFunctionURLResponse{StatusCode: res.StatusCode, Headers: res.Headers, Body: res.Body,
+		IsBase64Encoded: res.IsBase64Encoded, Cookies: res.Cookies}, nil
 }

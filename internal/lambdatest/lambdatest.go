@@ -233,6 +233,17 @@ func Worker(t testing.TB, env map[string]string) *app.Program {
 	return p
 }
 
+// Tile builds TileFunction's program (app.NewTile) for env.
+func Tile(t testing.TB, env map[string]string) *app.Program {
+	t.Helper()
+	p, err := app.NewTile(context.Background(), Config(t, env), Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
 // ReadEvent decodes the JSON file at path into v (an events.* type).
 func ReadEvent(t testing.TB, path string, v any) []byte {
 	t.Helper()
