@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers devstack devstack-stop wms wms-stop web fuzz clean
+.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile}/bootstrap (linux/arm64)
 build: tilecache
@@ -99,6 +99,10 @@ bench-seed:
 ## bench-peers: the bench-seed job side by side with MapCache (and MapProxy: PEERS="mapcache mapproxy") from one WMS into one MinIO; PEERS_DIR is the peers kit (default ../shared/peers)
 bench-peers:
 	@GO=$(GO) bash infra/bench-peers.sh
+
+## bench-miss: render on miss from the test WMS (miss latency vs the WMS's own GetMap latency) and tile hits (/tiles vs http.FileServer on the same files), side by side
+bench-miss:
+	@GO=$(GO) bash infra/bench-miss.sh
 
 bench-grid:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...
