@@ -5,11 +5,12 @@
 //     against the upstream's own GetMap latency for the same metatile, timed
 //     by a proxy in front of the WMS: p50 and p99 of each and of the
 //     difference (decoding, cutting, encoding, storing 16 tiles);
+//
 //   - hit latency and requests/s of /tiles against Go's http.FileServer on
 //     the same tile files, each driven by the same client at the same
 //     concurrency for the same time, alternated, medians of the runs.
 //
-//	go run ./internal/bench/missbench -wms URL [-misses 60] [-runs 3] [-concurrency 4] [-for 3s]
+//     go run ./internal/bench/missbench -wms URL [-misses 60] [-runs 3] [-concurrency 4] [-for 3s]
 //
 // make bench-miss starts the project's test WMS and runs it.
 package main
