@@ -2,10 +2,12 @@ package rest
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,6 +99,11 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, ext, _ := tilestore.Format(tr.format)
 	set := tilestore.TileSet{Prefix: h.prefix, LayerID: tr.layer.ID, GridSetID: tr.grid, FormatID: id, Ext: ext,
 		ParametersID: tilestore.ParametersID(params)}
+	if o, ok := h.tiles.(fileOpener); ok {
+		if h.serveFile(w, r, o, set, tr, id) {
+			return
+		}
+	}
 	data, meta, found, err := h.tiles.Get(r.Context(), set.Key(tr.z, tr.x, tr.y))
 	if err != nil {
 		storeReadFailed(w, r, h.log, err)
@@ -112,6 +119,40 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			tr.z, tr.x, tr.y), time.Now())
 	}
 	writeObject(w, r, data, meta, source.ContentType(tr.format))
+}
+
+// fileOpener is a tile store that can hand out an open file (the local
+// file store): a hit is then copied by the kernel, not read into memory.
+type fileOpener interface {
+	Open(ctx context.Context, key string) (*os.File, int64, tilestore.Meta, bool, error)
+}
+
+// serveFile answers a stored tile from an open file; false when the tile
+// is missing or could not be opened (the caller's path answers those).
+func (h *Tiles) serveFile(w http.ResponseWriter, r *http.Request, o fileOpener, set tilestore.TileSet, tr tileRequest, formatID string) bool {
+	f, size, meta, found, err := o.Open(r.Context(), set.Key(tr.z, tr.x, tr.y))
+	if err != nil || !found {
+		return false
+	}
+	defer f.Close()
+	if r.Method == http.MethodGet && h.rec != nil {
+		h.rec.Record(quota.PageOf(quota.TileSet{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: formatID, ParametersID: set.ParametersID},
+			tr.z, tr.x, tr.y), time.Now())
+	}
+	ct := meta.ContentType
+	if ct == "" {
+		ct = source.ContentType(tr.format)
+	}
+	w.Header().Set("Content-Type", ct)
+	if meta.CacheControl != "" {
+		w.Header().Set("Cache-Control", meta.CacheControl)
+	}
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		io.Copy(w, f) // sendfile where the connection allows
+	}
+	return true
 }
 
 // parse reads /tiles/{layer}/{gridSetId}/{formatId}/{z}/{x}/{y}.{ext};

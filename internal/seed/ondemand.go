@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -188,7 +189,7 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 	ln.rendered++
 	tiles, err := ln.renderSource(ctx, source.Request{
 		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: meta.Z, Tiles: meta,
-		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter,
+		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter, Parallel: runtime.GOMAXPROCS(0),
 	})
 	if err != nil {
 		e.log.Warn("render on miss failed", "layer", ln.layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY, "err", err)

@@ -18,6 +18,10 @@ type Request struct {
 	Format     string         // MIME type of the wanted encoding
 	Parameters map[string]string
 	Gutter     int // pixels rendered around the metatile and cut away
+	// Parallel is how many tiles may be encoded at once: 0 or 1 encodes
+	// them one after another (seeding lanes run side by side anyway); a
+	// render on miss, which a client waits for, uses every core.
+	Parallel int
 }
 
 // Tile is one encoded tile of a metatile.

@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -39,12 +40,15 @@ import (
 	"tilecache/internal/config"
 )
 
+var hitProfile string
+
 func main() {
 	wms := flag.String("wms", "", "the WMS the layer renders from (required)")
 	misses := flag.Int("misses", 60, "cold metatiles to request, one tile each")
 	runs := flag.Int("runs", 3, "hit-rate runs of each server, alternated; medians are printed")
 	conc := flag.Int("concurrency", 4, "clients in flight in the hit runs")
 	each := flag.Duration("for", 3*time.Second, "length of one hit run")
+	flag.StringVar(&hitProfile, "cpuprofile", "", "write a CPU profile of the /tiles hit runs to this file")
 	flag.Parse()
 	if *wms == "" {
 		fmt.Fprintln(os.Stderr, "missbench: -wms is required")
@@ -133,12 +137,12 @@ func run(wms string, misses, runs, conc int, each time.Duration) error {
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	// Misses: one tile of each of `misses` metatiles of z7 (32×32
-	// metatiles), spread over the world, one at a time.
+	// Misses: one tile of each of `misses` distinct metatiles of z8
+	// (64×64 metatiles), spread over the world, one at a time.
 	var missTook, upTook, overhead []time.Duration
-	for i := range misses {
-		mx, my := (i*7)%32, (i*13)%32
-		path := fmt.Sprintf("/tiles/od:world/EPSG:900913/png/7/%d/%d.png", mx*4+1, my*4+2)
+	for i := range min(misses, 64*64) {
+		mx, my := i%64, (i/64+i*37)%64
+		path := fmt.Sprintf("/tiles/od:world/EPSG:900913/png/8/%d/%d.png", mx*4+1, my*4+2)
 		proxy.mu.Lock()
 		before := len(proxy.took)
 		proxy.mu.Unlock()
@@ -180,6 +184,19 @@ func run(wms string, misses, runs, conc int, each time.Duration) error {
 	defer fs.Close()
 	var ours, theirs []float64
 	var oursLat, theirsLat []time.Duration
+	if hitProfile != "" {
+		f, err := os.Create(hitProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		_, _, err = hammer(client, srv.URL, paths, conc, each)
+		pprof.StopCPUProfile()
+		if err != nil {
+			return err
+		}
+	}
 	for r := range runs {
 		rate, lat, err := hammer(client, srv.URL, paths, conc, each)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"sync"
+	"sync/atomic"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/imaging"
@@ -84,7 +86,7 @@ func NewPipeline(formats []string, o ImageOptions) (*Pipeline, error) {
 // Cut encodes the tiles of range r from img, whose tile (r.MinX, r.MaxY)
 // (the top-left one: rows count from the bottom) has its top-left pixel at
 // origin. Tiles are w × h pixels.
-func (p *Pipeline) Cut(img image.Image, r grid.TileRange, origin image.Point, w, h int, format string) ([]source.Tile, error) {
+func (p *Pipeline) Cut(img image.Image, r grid.TileRange, origin image.Point, w, h int, format string, parallel int) ([]source.Tile, error) {
 	sub, ok := img.(interface {
 		SubImage(image.Rectangle) image.Image
 	})
@@ -93,15 +95,44 @@ func (p *Pipeline) Cut(img image.Image, r grid.TileRange, origin image.Point, w,
 	}
 	tiles := make([]source.Tile, 0, r.Count())
 	for y := r.MaxY; y >= r.MinY; y-- {
-		top := origin.Y + int(r.MaxY-y)*h
 		for x := r.MinX; x <= r.MaxX; x++ {
-			left := origin.X + int(x-r.MinX)*w
-			t, err := p.Tile(sub.SubImage(image.Rect(left, top, left+w, top+h)), x, y, format)
-			if err != nil {
+			tiles = append(tiles, source.Tile{X: x, Y: y})
+		}
+	}
+	cut := func(i int) error {
+		x, y := tiles[i].X, tiles[i].Y
+		top := origin.Y + int(r.MaxY-y)*h
+		left := origin.X + int(x-r.MinX)*w
+		t, err := p.Tile(sub.SubImage(image.Rect(left, top, left+w, top+h)), x, y, format)
+		tiles[i] = t
+		return err
+	}
+	if parallel <= 1 {
+		for i := range tiles {
+			if err := cut(i); err != nil {
 				return nil, err
 			}
-			tiles = append(tiles, t)
 		}
+		return tiles, nil
+	}
+	var (
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		first atomic.Value
+	)
+	for range min(parallel, len(tiles)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(tiles); i = int(next.Add(1) - 1) {
+				if err := cut(i); err != nil {
+					first.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := first.Load().(error); err != nil {
+		return nil, err
 	}
 	return tiles, nil
 }

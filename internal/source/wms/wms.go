@@ -186,7 +186,7 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", b.Dx(), b.Dy(), box.Width, box.Height)}
 		}
 		origin := b.Min.Add(image.Pt(box.Left, box.Top))
-		tiles, err = s.pipe.Cut(img, req.Tiles, origin, req.GridSet.TileWidth, req.GridSet.TileHeight, req.Format)
+		tiles, err = s.pipe.Cut(img, req.Tiles, origin, req.GridSet.TileWidth, req.GridSet.TileHeight, req.Format, req.Parallel)
 		imaging.Release(img) // the tiles are encoded: its pixel buffer can serve the next Decode
 		return err
 	})

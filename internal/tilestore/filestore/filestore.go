@@ -300,6 +300,45 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, tilestore.Meta, bo
 	return data, meta, true, nil
 }
 
+// Open is Get without reading the content: the caller reads the open
+// file (which a later Put cannot change: Puts rename new files into
+// place) and closes it. Serving it with io.Copy to an HTTP response lets
+// the kernel copy it (sendfile).
+func (s *Store) Open(ctx context.Context, key string) (*os.File, int64, tilestore.Meta, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, tilestore.Meta{}, false, fmt.Errorf("open %q: %w", key, err)
+	}
+	if err := checkKey(key); err != nil {
+		return nil, 0, tilestore.Meta{}, false, err
+	}
+	dir, name := splitKey(key)
+	dirPath := s.dirPath(dir)
+	l := s.lock(key)
+	l.RLock()
+	defer l.RUnlock()
+	f, err := os.Open(dirPath + sep + name)
+	if err != nil {
+		if isNotExist(err) {
+			return nil, 0, tilestore.Meta{}, false, nil
+		}
+		return nil, 0, tilestore.Meta{}, false, s.fsErr("open", key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		_ = f.Close()
+		if err != nil {
+			return nil, 0, tilestore.Meta{}, false, s.fsErr("open", key, err)
+		}
+		return nil, 0, tilestore.Meta{}, false, nil
+	}
+	meta, err := readMeta(dirPath, name)
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, tilestore.Meta{}, false, s.fsErr("open", key, err)
+	}
+	return f, fi.Size(), meta, true, nil
+}
+
 // Stat reports whether key exists and its size, without reading content.
 func (s *Store) Stat(ctx context.Context, key string) (tilestore.Object, bool, error) {
 	if err := ctx.Err(); err != nil {
