@@ -3,6 +3,9 @@ package app_test
 import (
 	"bytes"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
 	"image/png"
 	"io"
 	"net/http"
@@ -245,4 +248,49 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestRenderOnMissRacingTruncate: a truncate submitted while a render on
+// miss of the same tiles waits for its upstream wins: once both are done
+// no tile of the truncated level is stored, and the usage equals the
+// listing (after the recount the overlap asks for).
+func TestRenderOnMissRacingTruncate(t *testing.T) {
+	var tile bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 256, 256))
+	draw.Draw(img, img.Bounds(), &image.Uniform{color.RGBA{200, 40, 40, 255}}, image.Point{}, draw.Src)
+	if err := png.Encode(&tile, img); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		time.Sleep(time.Second)
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(tile.Bytes())
+	}))
+	defer up.Close()
+	a := apptest.Start(t, apptest.Options{StaleAfter: time.Second, Layers: apptest.Layers + `
+  - name: od:race
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [2, 2]
+    renderOnMiss: {enabled: true}
+    source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", passThrough: false}
+`})
+	done := make(chan int)
+	go func() {
+		status, _, _ := getTile(t, a.URL, "/tiles/od:race/EPSG:4326/png/3/1/1.png")
+		done <- status
+	}()
+	waitFor(t, 10*time.Second, "the render to reach the upstream", func() bool { return calls.Load() > 0 })
+	rows := seedReq(t, a, "od:race", `{"seedRequest":{"zoomStart":3,"zoomStop":3,"type":"truncate"}}`)
+	waitFinished(t, a, ids(rows), 30*time.Second)
+	if status := <-done; status != 200 {
+		t.Errorf("the miss answered %d, want 200 (the client asked before the truncate)", status)
+	}
+	if got := keys(t, a, "od:race/EPSG:4326/png/default/3/"); len(got) != 0 {
+		t.Errorf("after the truncate: %v stored, want nothing at level 3", got)
+	}
+	waitSettled(t, a)
+	wantNoDrift(t, a, "render on miss racing a truncate", "od:race", 4096)
 }

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,7 +121,9 @@ func TestTwoProcessesShareOneRequest(t *testing.T) {
 // TestUpstreamCapHoldsAcrossProcesses: a layer's maxConcurrent bounds its
 // upstream requests in flight across every process of a deployment (here
 // two `tilecache serve` on one AWS stack, 4 lane workers each, a request
-// of 8 lanes), not per process: its lanes wait PENDING beyond the cap.
+// of 8 lanes, and 16 renders on miss at once split between them), not per
+// process: its lanes wait PENDING beyond their share, misses wait for a
+// render slot.
 func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
 	awsPass(t)
 	var inFlight, peak, calls atomic.Int64
@@ -145,6 +149,7 @@ func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
       - gridSet: EPSG:900913
     formats: [image/png]
     metatiling: [1, 1]
+    renderOnMiss: {enabled: true}
     source: {type: xyz, url: "`+up.URL+`/{z}/{x}/{y}.png", maxConcurrent: 2}
 `), 0o644); err != nil {
 		t.Fatal(err)
@@ -163,8 +168,28 @@ func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
 			running++
 		}
 	}
-	if running > 2 {
-		t.Errorf("%d tasks RUNNING at once, want at most the cap of 2", running)
+	if running > 1 {
+		t.Errorf("%d tasks RUNNING at once, want at most seeding's share of the cap: 1", running)
+	}
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	procs := []*apptest.Process{pa, pb}
+	for i := range 16 {
+		wg.Go(func() {
+			res, err := http.Get(fmt.Sprintf("%s/tiles/capped:xyz/EPSG:900913/png/5/%d/%d.png", procs[i%2].URL, i, 7))
+			if err != nil {
+				bad.Add(1)
+				return
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				bad.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if bad.Load() != 0 {
+		t.Errorf("%d of 16 renders on miss failed", bad.Load())
 	}
 	waitFor(t, 60*time.Second, "the request to finish", func() bool {
 		for _, r := range listRows(t, pb.App(), "/rest/seed.json") {
@@ -180,8 +205,8 @@ func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
 			t.Errorf("task %d: got %v, want DONE", tk.ID, tk.Status)
 		}
 	}
-	if calls.Load() != 85 || peak.Load() > 2 {
-		t.Errorf("the upstream saw %d requests with up to %d in flight, want 85 with at most 2", calls.Load(), peak.Load())
+	if calls.Load() != 85+16 || peak.Load() > 2 {
+		t.Errorf("the upstream saw %d requests with up to %d in flight, want 101 with at most 2", calls.Load(), peak.Load())
 	}
 	if ra, rb := renderedBy(pa), renderedBy(pb); ra == 0 || rb == 0 {
 		t.Logf("rendered %d by A and %d by B", ra, rb)

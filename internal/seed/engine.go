@@ -18,6 +18,7 @@ package seed
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -139,6 +140,8 @@ type Engine struct {
 	opts    Options
 	log     *slog.Logger
 	misses  singleflight.Group // renders on miss in flight, by metatile
+	slotsMu sync.Mutex
+	slots   map[string]chan struct{} // render-on-miss slots without Claims, by layer
 }
 
 // New returns an engine. sources maps every layer name of layers to the
@@ -161,24 +164,39 @@ type Capped interface {
 	UpstreamCap(metaW, metaH int) (limit, perLane int)
 }
 
-// laneCap is the most RUNNING tasks a layer may have (0: no cap), so that
-// its lanes × their requests in flight stay within its upstream cap across
-// every process and Lambda worker of a deployment: the store promotes a
-// layer's pending tasks only below it. Every lane gets at least one.
-func (e *Engine) laneCap(layerName string) int {
+// upstreamShares splits a layer's upstream cap (maxConcurrent, across
+// every process and Lambda worker of a deployment) between seeding and
+// render on miss: lanes is the most RUNNING tasks the layer may have (the
+// store promotes its pending tasks only below it), misses the most renders
+// on miss at once (slots claimed in the task store). A layer that renders
+// on miss gives half its cap (at least one request) to misses. Each side
+// gets at least one, so a cap of 1 with render on miss allows 2. 0: no cap.
+func (e *Engine) upstreamShares(layerName string) (lanes, misses int) {
 	c, ok := e.sources[layerName].(Capped)
 	if !ok {
-		return 0
+		return 0, 0
 	}
 	l, ok := e.layers.Layer(layerName)
 	if !ok {
-		return 0
+		return 0, 0
 	}
 	limit, perLane := c.UpstreamCap(l.MetaWidth, l.MetaHeight)
 	if limit <= 0 {
-		return 0
+		return 0, 0
 	}
-	return max(1, limit/max(perLane, 1))
+	perLane = max(perLane, 1)
+	share := 0
+	if l.RenderOnMiss != nil {
+		share = max(1, limit/2)
+		misses = max(1, share/perLane)
+	}
+	return max(1, (limit-share)/perLane), misses
+}
+
+// laneCap is the most RUNNING tasks a layer may have (0: no cap).
+func (e *Engine) laneCap(layerName string) int {
+	lanes, _ := e.upstreamShares(layerName)
+	return lanes
 }
 
 // tilesChanged reports replaced or deleted tiles to Changes, if set.

@@ -182,6 +182,11 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 			return nil, nil
 		}
 	}
+	release, err := e.missSlot(ctx, ln.layer.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	start := time.Now()
 	if err := e.startUsage(ctx, ln); err != nil {
 		return nil, fmt.Errorf("read the disk block size: %w", err)
@@ -209,6 +214,65 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 	e.log.Info("metatile rendered on a miss", "layer", ln.layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY,
 		"tiles", len(tiles), "took", time.Since(start).Round(time.Millisecond).String())
 	return byPos, nil
+}
+
+// missSlot takes one of the layer's upstream slots for renders on miss
+// (see upstreamShares), waiting while all are taken, and returns its
+// release. The slots are claims in the task store, so they hold across
+// processes and expire if their holder dies; without claims they hold in
+// this process.
+func (e *Engine) missSlot(ctx context.Context, layerName string) (release func(), err error) {
+	_, n := e.upstreamShares(layerName)
+	if n == 0 {
+		return func() {}, nil
+	}
+	claims := e.opts.Claims
+	if claims == nil {
+		sem := e.localSlots(layerName, n)
+		select {
+		case sem <- struct{}{}:
+			return func() { <-sem }, nil
+		case <-ctx.Done():
+			return nil, upstreamFailed(fmt.Errorf("wait for a render slot of layer %s: %w", layerName, ctx.Err()))
+		}
+	}
+	owner := leaseToken()
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		for i := range n {
+			key := "upstream#" + layerName + "#" + strconv.Itoa(i)
+			ok, err := claims.Claim(ctx, key, owner, e.opts.claimTTL(), time.Now())
+			if err != nil {
+				return nil, fmt.Errorf("claim a render slot of layer %s: %w", layerName, err)
+			}
+			if ok {
+				return func() {
+					uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+					defer cancel()
+					if err := claims.Unclaim(uctx, key, owner); err != nil {
+						e.log.Warn("release a render slot", "layer", layerName, "err", err)
+					}
+				}, nil
+			}
+		}
+		if err := sleepErr(ctx, wait); err != nil {
+			return nil, upstreamFailed(fmt.Errorf("wait for a render slot of layer %s: %w", layerName, err))
+		}
+	}
+}
+
+// localSlots returns the in-process semaphore of a layer's render slots.
+func (e *Engine) localSlots(layerName string, n int) chan struct{} {
+	e.slotsMu.Lock()
+	defer e.slotsMu.Unlock()
+	if e.slots == nil {
+		e.slots = map[string]chan struct{}{}
+	}
+	sem, ok := e.slots[layerName]
+	if !ok {
+		sem = make(chan struct{}, n)
+		e.slots[layerName] = sem
+	}
+	return sem
 }
 
 // afterMiss keeps the rules of tasks running beside a render on miss: a
