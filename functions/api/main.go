@@ -26,5 +26,6 @@ func main() {
 		log.Error("start", "err", err)
 		os.Exit(1)
 	}
+	p.EnableEMF(os.Stdout, os.Getenv("AWS_LAMBDA_FUNCTION_NAME")) // metrics in the log, at the end of each invocation
 	lambda.Start(p.HandleAPI)
 }

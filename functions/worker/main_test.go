@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,11 +97,34 @@ func TestRecordedEvents(t *testing.T) {
 		}
 	}
 
-	// One lane message, as the event source delivers it (BatchSize 1).
+	// One lane message, as the event source delivers it (BatchSize 1); the
+	// invocation's metrics are written as EMF lines when it ends.
+	var emf bytes.Buffer
+	worker.EnableEMF(&emf, "tilecache-worker")
 	if got := failures(handle("sqs-lane.json", time.Minute)); len(got) != 0 {
 		t.Errorf("sqs-lane.json: batch item failures %v, want none", got)
 	}
 	checkTask(1, 10)
+	emfLines := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(emf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("EMF line %q: %v", line, err)
+		}
+		aws, _ := rec["_aws"].(map[string]any)
+		cwm, _ := aws["CloudWatchMetrics"].([]any)
+		if len(cwm) != 1 || cwm[0].(map[string]any)["Namespace"] != "tilecache" || rec["Function"] != "tilecache-worker" {
+			t.Fatalf("EMF line without its _aws metadata: %s", line)
+		}
+		name := cwm[0].(map[string]any)["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
+		emfLines[name] = rec
+	}
+	if got := emfLines["TilesStored"]; got == nil || got["TilesStored"] != 10.0 || got["layer"] != "demo:world" {
+		t.Errorf("EMF TilesStored: %v, want 10 for demo:world (task 1)", got)
+	}
+	if got := emfLines["MetatilesRendered"]; got == nil || got["MetatilesRendered"] != 2.0 {
+		t.Errorf("EMF MetatilesRendered: %v, want 2", got)
+	}
 	if got, want := stored(), want(0, 1); !slices.Equal(got, want) {
 		t.Errorf("after task 1: stored %v, want %v", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -15,6 +16,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tilecache/internal/config"
+	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
 	"tilecache/internal/rest"
 )
@@ -25,6 +27,7 @@ import (
 // message is reported too: after the queue's maxReceiveCount it moves to
 // the dead-letter queue, where it can be inspected.
 func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
 	var resp events.SQSEventResponse
 	fail := func(id string) {
@@ -42,6 +45,9 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 			continue
 		}
 		attempt, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+		if ms, err := strconv.ParseInt(rec.Attributes["SentTimestamp"], 10, 64); err == nil && ms > 0 {
+			metrics.LaneLag.Observe(max(time.Since(time.UnixMilli(ms)), 0).Seconds())
+		}
 		if err := p.work(ctx, msg, max(attempt, 1)); err != nil {
 			p.log.Error("lane work failed; message will be redelivered", "message_id", rec.MessageId, "task", msg.TaskID, "err", err)
 			fail(rec.MessageId)
@@ -54,8 +60,29 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 // 2.0) events are served by the program's http.Handler through
 // httpadapter.NewV2.
 func (p *Program) HandleAPI(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
 	return p.proxy.ProxyWithContext(ctx, ev)
+}
+
+// EnableEMF makes the program record its metrics during each invocation
+// and write them to w (the function's log: stdout) as CloudWatch Embedded
+// Metric Format lines when the invocation ends, in namespace "tilecache"
+// with the dimension Function.
+func (p *Program) EnableEMF(w io.Writer, function string) {
+	p.emf = metrics.NewEMF("tilecache", map[string]string{"Function": function})
+	p.emfOut = w
+	metrics.Install(p.emf)
+}
+
+// flushMetrics writes the invocation's metrics (EnableEMF).
+func (p *Program) flushMetrics() {
+	if p.emf == nil {
+		return
+	}
+	if err := p.emf.Flush(p.emfOut, time.Now()); err != nil {
+		p.log.Warn("write metrics", "err", err)
+	}
 }
 
 // flushCDN sends the invalidations an invocation caused before it returns
@@ -113,6 +140,7 @@ func decodeLane(body string) (queue.Message, error) {
 // — e.g. `aws lambda invoke --payload '{"detail":{"recount":true}}'` — also
 // marks every layer (or those named) for a recount first.
 func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) error {
+	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
 	if !p.published {
 		// The first invocation after a cold start (a deployment may have
@@ -184,6 +212,7 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 // handler; a tile answers with its binary body base64-encoded and the
 // stored Content-Type and Cache-Control, which CloudFront caches.
 func (p *Program) HandleTile(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	defer p.flushMetrics()
 	rc := ev.RequestContext
 	res, err := p.proxy.ProxyWithContext(ctx, events.APIGatewayV2HTTPRequest{
 		Version: ev.Version, RawPath: ev.RawPath, RawQueryString: ev.RawQueryString, Cookies: ev.Cookies,

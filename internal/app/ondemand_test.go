@@ -185,6 +185,7 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 	}))
 	defer up.Close()
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, "http://127.0.0.1:1/wms", up.URL)})
+	before := scrape(t, a)
 	for i := range 2 {
 		status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png")
 		if status != 502 || h.Get("Cache-Control") != "no-store" || strings.Count(string(body), "\n") != 1 ||
@@ -197,6 +198,13 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 	}
 	if got := keys(t, a, "od:failing/"); len(got) != 0 {
 		t.Errorf("stored %v after failures, want nothing", got)
+	}
+	after := scrape(t, a)
+	if d := after[`tilecache_upstream_errors_total{layer=od:failing}`] - before[`tilecache_upstream_errors_total{layer=od:failing}`]; d != 2 {
+		t.Errorf("upstream errors grew by %v, want 2", d)
+	}
+	if d := after[`tilecache_upstream_request_seconds_count{layer=od:failing}`] - before[`tilecache_upstream_request_seconds_count{layer=od:failing}`]; d != 2 {
+		t.Errorf("upstream requests timed: %v, want 2", d)
 	}
 	hang.Store(true)
 	if status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png"); status != 504 || h.Get("Cache-Control") != "no-store" {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"tilecache/internal/cdn"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
+	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/quota"
@@ -68,6 +70,11 @@ type Program struct {
 	Cleaner *quota.Cleaner
 	// Recorder counts client reads of tiles (nil without the REST handler).
 	Recorder *quota.Recorder
+	// Prometheus serves the metrics at {base}/metrics (nil without the
+	// REST handler); it records while Run runs.
+	Prometheus *metrics.Prometheus
+	emf        *metrics.EMF
+	emfOut     io.Writer
 	// Purger invalidates what changed in the CDN in front of the bucket
 	// (with cdn.Nop when none is configured).
 	Purger *cdn.Purger
@@ -103,7 +110,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
 	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
 	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
-	p.Handler = mount(cfg.BasePath, api, tiles, objects)
+	p.Prometheus = metrics.NewPrometheus()
+	p.Handler = mount(cfg.BasePath, api, tiles, objects, p.Prometheus.Handler())
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
@@ -205,7 +213,7 @@ func EmbeddedBackends(dir string) (Backends, error) {
 // (without authentication) for base+"/tiles/…", and the store's objects as
 // the CDN serves them (without authentication) for everything else under
 // base.
-func mount(base string, api, tiles, objects http.Handler) http.Handler {
+func mount(base string, api, tiles, objects, metricsH http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, base)
 		var h http.Handler
@@ -214,6 +222,8 @@ func mount(base string, api, tiles, objects http.Handler) http.Handler {
 			h = api
 		case ok && strings.HasPrefix(rest, "/tiles/"):
 			h = tiles
+		case ok && rest == "/metrics":
+			h = metricsH
 		case ok && (rest == "" || strings.HasPrefix(rest, "/")):
 			h = objects
 		default:
@@ -269,6 +279,9 @@ func (p *Program) Run(ctx context.Context) error {
 		}
 	} else if err := p.Engine.Sweep(ctx); err != nil {
 		p.log.Error("sweep", "err", err)
+	}
+	if p.Prometheus != nil {
+		defer metrics.Install(p.Prometheus)()
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { p.publish(ctx) })

@@ -24,6 +24,9 @@ type Delivery struct {
 	Handle  string // opaque receipt handle
 	// Attempt counts deliveries of this message, starting at 1.
 	Attempt int
+	// Sent is when the message was first sent (zero when unknown): its
+	// wait in the queue is the lane's lag.
+	Sent time.Time
 }
 
 // Queue is the queue port.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tilecache/internal/layer"
+	"tilecache/internal/metrics"
 	"tilecache/internal/tilestore"
 )
 
@@ -292,6 +293,7 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 	log = log.With("policy", j.policy, "quota_bytes", j.limit)
 	usage, err := c.usage(ctx)
 	if err != nil {
+		metrics.CleanUps.Add(1, "failed")
 		log.Error("clean-up failed", "err", err)
 		return err
 	}
@@ -308,6 +310,7 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 	for _, l := range j.layers {
 		ps, err := c.store.Pages(ctx, l)
 		if err != nil {
+			metrics.CleanUps.Add(1, "failed")
 			log.Error("clean-up failed", "err", err)
 			return fmt.Errorf("clean-up: %w", err)
 		}
@@ -337,15 +340,19 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 		}
 	}
 	c.checkRaces(ctx, touched, start)
+	metrics.CleanUpTiles.Add(float64(deletedTiles))
 	attrs := []any{"used_bytes_before", before, "used_bytes_after", used, "pages_deleted", deletedPages,
 		"tiles_deleted", deletedTiles, "bytes_freed", freed, "duration", c.opts.Now().Sub(start).String()}
 	switch {
 	case err != nil:
+		metrics.CleanUps.Add(1, "failed")
 		log.Error("clean-up failed", append(attrs, "err", err)...)
 		return fmt.Errorf("clean-up of %v: %w", j.layers, err)
 	case used > j.limit:
+		metrics.CleanUps.Add(1, "over_quota")
 		log.Warn("clean-up finished over quota: no pages left to expire", attrs...)
 	default:
+		metrics.CleanUps.Add(1, "done")
 		log.Info("clean-up finished", attrs...)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
+	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
 	"tilecache/internal/source"
 	"tilecache/internal/task"
@@ -304,8 +305,10 @@ func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 		ln.e.tilesChanged(ln.set, z, cols[0], cols[1])
 	}
 	if err != nil {
+		metrics.StoreErrors.Add(1, "delete")
 		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
 	}
+	metrics.TilesDeleted.Add(float64(len(keys)), ln.layer.Name)
 	return nil
 }
 
@@ -378,6 +381,7 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 				return storageErr("check tile: %w", err)
 			}
 			if found {
+				metrics.TilesSkipped.Add(float64(inside.Count()), ln.layer.Name)
 				return nil
 			}
 		}
@@ -409,6 +413,11 @@ func (ln *lane) renderSource(ctx context.Context, req source.Request) (tiles []s
 			tiles, err = nil, fmt.Errorf("render z%d metatile at %d,%d: source panicked: %v", req.Z, req.Tiles.MinX, req.Tiles.MinY, r)
 		}
 	}()
+	by := "seed"
+	if ln.t.ID == 0 {
+		by = "miss"
+	}
+	metrics.MetatilesRendered.Add(1, ln.layer.Name, by)
 	return ln.src.Render(ctx, req)
 }
 
@@ -459,6 +468,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 			if tl.Skip {
 				// A blank tile the layer does not store; a reseed removes
 				// the tile it would otherwise have replaced.
+				metrics.TilesSkipped.Add(1, ln.layer.Name)
 				if ln.job.Type != task.Reseed {
 					return
 				}
@@ -480,9 +490,11 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 			}
 			ln.tally.markTouched()
 			if err := ln.e.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
+				metrics.StoreErrors.Add(1, "put")
 				fail(err)
 				return
 			}
+			metrics.TilesStored.Add(1, ln.layer.Name)
 			ln.tally.stored(z, tl.X, tl.Y, old, int64(len(tl.Data)))
 		})
 	}
@@ -514,10 +526,12 @@ func (ln *lane) dropTile(ctx context.Context, z int, x, y int64, key string) err
 // task (and with the failure budget exhausted, the whole job) was aborted.
 func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
 	if ln.job.RetryCount < 0 {
+		metrics.TilesFailed.Add(float64(m.Tiles.Count()), ln.layer.Name)
 		ln.e.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
 		ln.e.settle(ctx, ln, true, "")
 		return true, ln.e.finish(ctx, t, task.Aborted)
 	}
+	metrics.TilesFailed.Add(float64(m.Tiles.Count()), ln.layer.Name)
 	total, err := ln.e.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
 	if err != nil {
 		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)

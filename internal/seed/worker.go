@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
 	"tilecache/internal/task"
 )
@@ -128,6 +129,9 @@ func (e *Engine) handle(ctx context.Context, d queue.Delivery) {
 				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 	}()
+	if !d.Sent.IsZero() {
+		metrics.LaneLag.Observe(max(time.Since(d.Sent), 0).Seconds())
+	}
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { // keep the message invisible while it is worked

@@ -53,6 +53,7 @@ type message struct {
 	handle   string    // current delivery's handle; "" when ready
 	deadline time.Time // when in flight: end of the visibility timeout
 	index    int       // position in the in-flight heap
+	sent     time.Time
 }
 
 // New returns an empty queue.
@@ -77,9 +78,10 @@ func (q *Queue) Send(ctx context.Context, msgs ...queue.Message) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	now := time.Now()
 	for _, m := range msgs {
 		q.lastID++
-		q.ready = append(q.ready, &message{id: q.lastID, msg: m})
+		q.ready = append(q.ready, &message{id: q.lastID, msg: m, sent: now})
 	}
 	q.wakeLocked()
 	return nil
@@ -238,7 +240,7 @@ func (q *Queue) deliverLocked(now time.Time, max int, visibility time.Duration) 
 		m.deadline = deadline
 		heap.Push(&q.inFlight, m)
 		q.handles[m.handle] = m
-		ds[i] = queue.Delivery{Message: m.msg, Handle: m.handle, Attempt: m.attempt}
+		ds[i] = queue.Delivery{Message: m.msg, Handle: m.handle, Attempt: m.attempt, Sent: m.sent}
 	}
 	// Reuse the ready list's array rather than letting it creep forward.
 	if q.head == len(q.ready) {

@@ -198,7 +198,7 @@ func (q *Queue) Receive(ctx context.Context, maxMsgs int, wait, visibility time.
 		MaxNumberOfMessages:         int32(min(maxMsgs, queue.MaxBatch)),
 		WaitTimeSeconds:             int32(min(max(wait, 0), MaxWait) / time.Second),
 		VisibilityTimeout:           vis,
-		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount, types.MessageSystemAttributeNameSentTimestamp},
 	})
 	if err != nil {
 		return nil, q.mapErr(ctx, "receive", err)
@@ -214,7 +214,11 @@ func (q *Queue) Receive(ctx context.Context, maxMsgs int, wait, visibility time.
 		if n, err := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)]); err == nil && n > 0 {
 			attempt = n
 		}
-		ds = append(ds, queue.Delivery{Message: msg, Handle: *m.ReceiptHandle, Attempt: attempt})
+		var sent time.Time
+		if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil && ms > 0 {
+			sent = time.UnixMilli(ms)
+		}
+		ds = append(ds, queue.Delivery{Message: msg, Handle: *m.ReceiptHandle, Attempt: attempt, Sent: sent})
 	}
 	return ds, nil
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"tilecache/internal/metrics"
 )
 
 // HTTPOptions configure how a source talks to its upstream. Zero values
@@ -37,6 +39,8 @@ type HTTPOptions struct {
 	MaxConcurrent int `yaml:"maxConcurrent"`
 	// Headers are sent with every request (e.g. an API key or a Referer).
 	Headers map[string]string `yaml:"headers"`
+	// Layer names the layer in metrics (set by the source, not configured).
+	Layer string `yaml:"-"`
 }
 
 const (
@@ -212,7 +216,17 @@ func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes
 		return nil, "", ctx.Err()
 	}
 	defer func() { <-c.sem }()
+	start := time.Now()
+	buf, ct, err := c.request(ctx, url, limit)
+	metrics.UpstreamSeconds.Observe(time.Since(start).Seconds(), c.opts.Layer)
+	if err != nil && ctx.Err() == nil {
+		metrics.UpstreamErrors.Add(1, c.opts.Layer)
+	}
+	return buf, ct, err
+}
 
+// request is fetchOnce within the cap.
+func (c *Client) request(ctx context.Context, url string, limit int64) (*bytes.Buffer, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

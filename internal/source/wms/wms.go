@@ -116,6 +116,7 @@ func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("wms options: url %q is not an http(s) URL", o.URL)
 	}
+	o.HTTPOptions.Layer = l.Name // the metrics' label
 	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
 	if err != nil {
 		return nil, fmt.Errorf("wms options: %w", err)

@@ -90,6 +90,7 @@ func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 		(!strings.Contains(o.URL, "{y}") && !strings.Contains(o.URL, "{-y}")) {
 		return nil, fmt.Errorf("xyz options: url %q needs {z}, {x} and {y} or {-y}", o.URL)
 	}
+	o.HTTPOptions.Layer = l.Name // the metrics' label
 	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
 	if err != nil {
 		return nil, fmt.Errorf("xyz options: %w", err)

@@ -1,0 +1,124 @@
+// Package metrics defines tilecache's metrics once and exports them two
+// ways: in Prometheus text format at /metrics for `tilecache serve`
+// (Prometheus, the official client library), and as CloudWatch Embedded
+// Metric Format log lines written at the end of each Lambda invocation
+// (EMF).
+//
+// Code that counts calls a metric's Add or Observe; every exporter
+// installed in the process (Install) receives the value. With none
+// installed, recording costs a load and a branch.
+package metrics
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Kind is how a metric accumulates.
+type Kind int
+
+const (
+	// Counter adds up (Add).
+	Counter Kind = iota
+	// Distribution records each value (Observe): a Prometheus histogram,
+	// an EMF list of values (CloudWatch computes percentiles).
+	Distribution
+)
+
+// Metric is one metric's definition.
+type Metric struct {
+	Name    string   // Prometheus name, e.g. tilecache_tiles_stored_total
+	EMFName string   // CloudWatch name, e.g. TilesStored
+	Unit    string   // CloudWatch unit: Count, Seconds, Bytes
+	Help    string   // one line
+	Kind    Kind     //
+	Labels  []string // label names; also the EMF dimensions
+	Buckets []float64
+}
+
+// Every metric tilecache records.
+var (
+	TilesStored = &Metric{Name: "tilecache_tiles_stored_total", EMFName: "TilesStored", Unit: "Count", Kind: Counter,
+		Help: "Tiles written to the tile store by seeds, reseeds and renders on miss.", Labels: []string{"layer"}}
+	TilesSkipped = &Metric{Name: "tilecache_tiles_skipped_total", EMFName: "TilesSkipped", Unit: "Count", Kind: Counter,
+		Help: "Tiles a seed did not render because they were stored already, or blank tiles the layer does not store.", Labels: []string{"layer"}}
+	TilesFailed = &Metric{Name: "tilecache_tiles_failed_total", EMFName: "TilesFailed", Unit: "Count", Kind: Counter,
+		Help: "Tiles of metatiles that failed after their retries (tile failures).", Labels: []string{"layer"}}
+	TilesDeleted = &Metric{Name: "tilecache_tiles_deleted_total", EMFName: "TilesDeleted", Unit: "Count", Kind: Counter,
+		Help: "Tile positions deleted by truncate lanes.", Labels: []string{"layer"}}
+	MetatilesRendered = &Metric{Name: "tilecache_metatiles_rendered_total", EMFName: "MetatilesRendered", Unit: "Count", Kind: Counter,
+		Help: "Metatiles rendered by the layer's source (seeding and render on miss).", Labels: []string{"layer", "by"}}
+	UpstreamSeconds = &Metric{Name: "tilecache_upstream_request_seconds", EMFName: "UpstreamLatency", Unit: "Seconds", Kind: Distribution,
+		Help: "Duration of each request to a layer's upstream (WMS or tile service), answer read.", Labels: []string{"layer"},
+		Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}}
+	UpstreamErrors = &Metric{Name: "tilecache_upstream_errors_total", EMFName: "UpstreamErrors", Unit: "Count", Kind: Counter,
+		Help: "Requests to a layer's upstream that failed (connection, timeout, HTTP error, exception, refused answer).", Labels: []string{"layer"}}
+	StoreErrors = &Metric{Name: "tilecache_store_errors_total", EMFName: "StoreErrors", Unit: "Count", Kind: Counter,
+		Help: "Tile store (S3 or directory) requests that failed.", Labels: []string{"op"}}
+	LaneLag = &Metric{Name: "tilecache_lane_lag_seconds", EMFName: "LaneLag", Unit: "Seconds", Kind: Distribution,
+		Help: "Time a lane message waited in the queue before a worker took it.", Labels: nil,
+		Buckets: []float64{0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900}}
+	CleanUps = &Metric{Name: "tilecache_quota_cleanups_total", EMFName: "QuotaCleanUps", Unit: "Count", Kind: Counter,
+		Help: "Disk-quota clean-ups by outcome (done, over_quota, failed).", Labels: []string{"outcome"}}
+	CleanUpTiles = &Metric{Name: "tilecache_quota_cleanup_tiles_total", EMFName: "QuotaCleanUpTiles", Unit: "Count", Kind: Counter,
+		Help: "Tiles deleted by disk-quota clean-ups.", Labels: nil}
+)
+
+// All lists every metric, for exporters that declare them up front.
+var All = []*Metric{TilesStored, TilesSkipped, TilesFailed, TilesDeleted, MetatilesRendered, UpstreamSeconds, UpstreamErrors,
+	StoreErrors, LaneLag, CleanUps, CleanUpTiles}
+
+// Exporter receives recorded values.
+type Exporter interface {
+	Record(m *Metric, v float64, labels []string)
+}
+
+var (
+	mu        sync.Mutex
+	exporters atomic.Pointer[[]Exporter]
+)
+
+// Install adds an exporter to the process; the returned function removes it.
+func Install(e Exporter) (remove func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	cur := exporters.Load()
+	var next []Exporter
+	if cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, e)
+	exporters.Store(&next)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		cur := *exporters.Load()
+		var next []Exporter
+		for _, x := range cur {
+			if x != e {
+				next = append(next, x)
+			}
+		}
+		exporters.Store(&next)
+	}
+}
+
+func record(m *Metric, v float64, labels []string) {
+	es := exporters.Load()
+	if es == nil {
+		return
+	}
+	for _, e := range *es {
+		e.Record(m, v, labels)
+	}
+}
+
+// Add adds v to a counter; labels are the values of m.Labels, in order.
+func (m *Metric) Add(v float64, labels ...string) {
+	if v != 0 {
+		record(m, v, labels)
+	}
+}
+
+// Observe records one value of a distribution.
+func (m *Metric) Observe(v float64, labels ...string) { record(m, v, labels) }
