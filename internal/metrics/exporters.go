@@ -69,7 +69,9 @@ func (p *Prometheus) Handler() http.Handler {
 
 // EMF collects the metrics of one Lambda invocation and writes them, at
 // Flush, as CloudWatch Embedded Metric Format log lines: one JSON object
-// per metric and set of dimension values, under namespace.
+// per metric and set of label values, under namespace, with two dimension
+// sets: the fixed dimensions plus the labels, and the fixed ones alone
+// (the metric summed over the labels, e.g. over layers).
 type EMF struct {
 	namespace string
 	fixed     map[string]string // dimensions on every line, e.g. the function name
@@ -115,30 +117,29 @@ func (e *EMF) Flush(w io.Writer, now time.Time) error {
 	keys = append(keys, slices.Collect(maps.Keys(values))...)
 	slices.SortFunc(keys, func(a, b emfKey) int { return strings.Compare(a.m.EMFName+a.labels, b.m.EMFName+b.labels) })
 	for _, k := range keys {
-		dims := slices.Sorted(maps.Keys(e.fixed))
+		fixed := slices.Sorted(maps.Keys(e.fixed))
 		line := map[string]any{}
-		for _, d := range dims {
+		for _, d := range fixed {
 			line[d] = e.fixed[d]
 		}
+		dimSets := [][]string{append([]string{}, fixed...)}
 		if len(k.m.Labels) > 0 {
 			for i, v := range strings.Split(k.labels, "\x00") {
 				line[k.m.Labels[i]] = v
 			}
-			dims = append(dims, k.m.Labels...)
+			// By label values, and summed over them (what alarms use).
+			dimSets = [][]string{append(append([]string{}, fixed...), k.m.Labels...), append([]string{}, fixed...)}
 		}
 		if k.m.Kind == Counter {
 			line[k.m.EMFName] = sums[k]
 		} else {
 			line[k.m.EMFName] = values[k]
 		}
-		if dims == nil {
-			dims = []string{}
-		}
 		line["_aws"] = map[string]any{
 			"Timestamp": now.UnixMilli(),
 			"CloudWatchMetrics": []any{map[string]any{
 				"Namespace":  e.namespace,
-				"Dimensions": [][]string{dims},
+				"Dimensions": dimSets,
 				"Metrics":    []any{map[string]string{"Name": k.m.EMFName, "Unit": k.m.Unit}},
 			}},
 		}
