@@ -641,3 +641,27 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusRowsFollowProgress: a running task's processed count in the
+// status rows follows its lane between checkpoints (here 20 s apart): it
+// is never more than about a second behind.
+func TestStatusRowsFollowProgress(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{Checkpoint: 20 * time.Second, Slice: time.Minute, SeedThreads: 1})
+	// z0-3 of the slow layer: 170 one-tile metatiles, 40 ms each (6.8 s).
+	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":1}}`)
+	start := time.Now()
+	var seen []int64
+	for time.Since(start) < 3*time.Second {
+		time.Sleep(500 * time.Millisecond)
+		for _, r := range listRows(t, a, "/rest/seed.json") {
+			if r[3] == rows[0][3] {
+				seen = append(seen, r[0])
+			}
+		}
+	}
+	// 40 ms per tile: after 1.5 s about 37 tiles, after 3 s about 75.
+	if len(seen) < 5 || seen[2] < 15 || seen[len(seen)-1] <= seen[2] {
+		t.Errorf("processed counts every 0.5 s: %v; want them rising from the first second (checkpoints are 20 s apart)", seen)
+	}
+	waitFinished(t, a, ids(rows), 30*time.Second)
+}

@@ -140,6 +140,7 @@ type Engine struct {
 	opts    Options
 	log     *slog.Logger
 	misses  singleflight.Group // renders on miss in flight, by metatile
+	live    sync.Map // task id → *atomic.Int64: tiles processed by a lane worked here, checkpointed or not
 	slotsMu sync.Mutex
 	slots   map[string]chan struct{} // render-on-miss slots without Claims, by layer
 }

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"tilecache/internal/apperr"
@@ -113,6 +114,10 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 func (ln *lane) run(ctx context.Context) error {
 	e, t := ln.e, ln.t
 	start := t.Cursor
+	progress := new(atomic.Int64) // the task's processed tiles, checkpointed or not (Engine.List)
+	progress.Store(t.Done)
+	e.live.Store(t.ID, progress)
+	defer e.live.CompareAndDelete(t.ID, progress)
 	defer func() {
 		// Whatever return left work uncheckpointed marks the layer.
 		e.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
@@ -194,6 +199,7 @@ func (ln *lane) run(ctx context.Context) error {
 				}
 			}
 			tiles += m.Tiles.Count()
+			progress.Store(t.Done + tiles)
 			cursor++
 		}
 		if len(deletes) > 0 {

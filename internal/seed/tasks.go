@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"tilecache/internal/apperr"
@@ -188,6 +189,13 @@ func (e *Engine) List(ctx context.Context, layer string) ([]task.Task, error) {
 	all, err := e.tasks.List(ctx, time.Now().Add(-e.opts.Retention))
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	for i, t := range all {
+		// Lanes worked in this process report their progress between
+		// checkpoints, without a store write.
+		if v, ok := e.live.Load(t.ID); ok && t.Status == task.Running {
+			all[i].Done = min(max(t.Done, v.(*atomic.Int64).Load()), t.Total)
+		}
 	}
 	if layer == "" {
 		return all, nil
