@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"sort"
 	"strings"
@@ -78,5 +79,72 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	if _, ok := after[`process_resident_memory_bytes{}`]; !ok {
 		t.Errorf("the process collector is missing")
+	}
+}
+
+// TestEstimateMatchesSeed: the dry run's tile counts (in all and per
+// level) equal what the same request then processes, for several requests;
+// a refused request is refused alike; with a measured rate and stored
+// tiles the estimate gives a time and bytes.
+func TestEstimateMatchesSeed(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
+	for _, c := range []struct{ layer, body string }{
+		{"demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":4,"threadCount":3}}`},
+		{"demo:world", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":2,"zoomStop":6,"threadCount":4,"bounds":{"coords":{"double":[-1000000,-2000000,3000000,4000000]}}}}`},
+		{"topp:states", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":3,"zoomStop":7,"format":"image/png","threadCount":2}}`},
+		{"demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":1,"zoomStop":3,"type":"truncate"}}`},
+	} {
+		res := a.Do(t, "POST", "/rest/estimate/"+c.layer+".json", c.body, "Content-Type", "application/json")
+		if res.Status != 200 || res.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("estimate %s: %d %s", c.body, res.Status, res.Body)
+		}
+		var est struct {
+			Tiles, Metatiles, S3Puts, DynamoDBWrites int64
+			Tasks                                    int
+			Levels                                   []struct {
+				Zoom             int
+				Tiles, Metatiles int64
+			}
+			CostUSD map[string]float64
+		}
+		if err := json.Unmarshal([]byte(res.Body), &est); err != nil {
+			t.Fatal(err)
+		}
+		var levelTiles int64
+		for _, l := range est.Levels {
+			levelTiles += l.Tiles
+		}
+		rows := seedReq(t, a, c.layer, c.body)
+		done := waitFinished(t, a, ids(rows), 60*time.Second)
+		var processed int64
+		for _, tk := range done {
+			processed += tk.Done
+		}
+		if est.Tiles != sumTotals(rows) || est.Tiles != processed || levelTiles != est.Tiles || est.Tasks != len(rows) {
+			t.Errorf("%s: estimate %d tiles (levels %d) in %d tasks; the seed had %d tasks of %d tiles and processed %d",
+				c.body, est.Tiles, levelTiles, est.Tasks, len(rows), sumTotals(rows), processed)
+		}
+		if est.DynamoDBWrites <= 0 || est.CostUSD["total"] <= 0 {
+			t.Errorf("%s: estimate without costs: %s", c.body, res.Body)
+		}
+	}
+	// Now the layer has a measured rate and stored tiles.
+	res := a.Do(t, "POST", "/rest/estimate/demo:world.json", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":5,"zoomStop":6}}`, "Content-Type", "application/json")
+	var est struct {
+		Seconds, TilesPerSecond float64
+		Bytes, AvgTileBytes     int64
+	}
+	if err := json.Unmarshal([]byte(res.Body), &est); err != nil || est.Seconds <= 0 || est.TilesPerSecond <= 0 || est.Bytes <= 0 {
+		t.Errorf("estimate after seeding: %s (%v); want a time and bytes", res.Body, err)
+	}
+	// Refused like a seed request, and nothing else is accepted there.
+	if res := a.Do(t, "POST", "/rest/estimate/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":2,"tileFailureRetryCount":1000}}`, "Content-Type", "application/json"); res.Status != 400 || !strings.Contains(res.Body, "tileFailureRetryCount") {
+		t.Errorf("estimate of a bad request: %d %s, want 400", res.Status, res.Body)
+	}
+	if res := a.Do(t, "POST", "/rest/estimate/nosuch.json", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`, "Content-Type", "application/json"); res.Status != 400 || !strings.Contains(res.Body, "nosuch") {
+		t.Errorf("estimate of an unknown layer: %d %s, want 400 naming it", res.Status, res.Body)
+	}
+	if res := a.Do(t, "GET", "/rest/estimate/demo:world.json", ""); res.Status != 405 {
+		t.Errorf("GET estimate: %d, want 405", res.Status)
 	}
 }

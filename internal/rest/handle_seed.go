@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
@@ -71,6 +72,38 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 			return err
 		}
 		writeTasks(w, f, tasks)
+		return nil
+	}
+}
+
+// estimate answers POST /rest/estimate/{layer}.json|.xml: the body of a
+// seed request (JSON or XML, as the suffix says), planned and validated as
+// a seed request is, answered with what it would cost (JSON) without
+// submitting anything.
+func (h *Handler) estimate(name string, f format) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readBody(w, r)
+		if err != nil {
+			return err
+		}
+		var req wire.SeedRequest
+		if f == formatXML {
+			req, err = wire.DecodeSeedRequestXML(body)
+		} else {
+			req, err = wire.DecodeSeedRequestJSON(body)
+		}
+		if err != nil {
+			return err
+		}
+		est, err := h.engine.Estimate(r.Context(), seedRequest(name, req))
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(est)
+		if err != nil {
+			return err
+		}
+		writeBody(w, "application/json", b)
 		return nil
 	}
 }

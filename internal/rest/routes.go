@@ -69,6 +69,16 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 	case "/rest/diskquota/usage.json":
 		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
 	}
+	if raw, ok := strings.CutPrefix(path, "/rest/estimate/"); ok {
+		// An extension of this project: a dry run of a seed request
+		// (GeoWebCache has no such path and answers 404).
+		raw, f := splitSuffix(raw)
+		name, ok := layerSegment(raw)
+		if !ok || f == formatNone || strings.Contains(raw, "/") {
+			return route{}, false
+		}
+		return route{map[string]handlerFunc{http.MethodPost: h.estimate(name, f)}}, true
+	}
 	raw, ok := strings.CutPrefix(path, "/rest/seed/")
 	if !ok || raw == "" || strings.Contains(raw, "/") {
 		return route{}, false

@@ -141,6 +141,8 @@ type Engine struct {
 	log     *slog.Logger
 	misses  singleflight.Group // renders on miss in flight, by metatile
 	live    sync.Map // task id → *atomic.Int64: tiles processed by a lane worked here, checkpointed or not
+	ratesMu sync.Mutex
+	rates   map[string]rate // per layer, see noteRate
 	slotsMu sync.Mutex
 	slots   map[string]chan struct{} // render-on-miss slots without Claims, by layer
 }

@@ -152,7 +152,8 @@ func (ln *lane) run(ctx context.Context) error {
 		var deletes []tileRef
 		// A batch ends at the next checkpoint or at the slice's deadline,
 		// whichever comes first, so a Lambda never overruns its budget.
-		batchEnd := time.Now().Add(e.opts.CheckpointEvery)
+		batchStart := time.Now()
+		batchEnd := batchStart.Add(e.opts.CheckpointEvery)
 		if deadline.Before(batchEnd) {
 			batchEnd = deadline
 		}
@@ -245,6 +246,9 @@ func (ln *lane) run(ctx context.Context) error {
 			return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
 		}
 		watch.checkpointed()
+		if ln.job.Type != task.Truncate && ln.rendered > 0 {
+			e.noteRate(ln.layer.Name, tiles, time.Since(batchStart))
+		}
 		t, ln.t = next, next
 		ln.tally.reset() // counted with the checkpoint
 		if release {

@@ -1,0 +1,207 @@
+// Dry-run estimates of seed, reseed and truncate requests.
+
+package seed
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"tilecache/internal/quota"
+	"tilecache/internal/task"
+)
+
+// Prices are AWS list prices (us-east-1, USD) the estimate uses.
+var Prices = struct {
+	S3PutPer1000, S3GetPer1000, DynamoDBWritePerMillion, SQSPerMillion, LambdaARMPerGBSecond float64
+	Date                                                                                     string
+}{0.005, 0.0004, 0.625, 0.40, 0.0000133334, "2026-11"}
+
+// Per-tile and per-lane costs of the engine, measured (seedbench -backend
+// aws, EPSG:900913 z0-7, 21,845 tiles, 16 lanes): DynamoDB writes are
+// time-driven (a checkpoint per lane every CheckpointEvery) plus a few per
+// lane (promotion, lease, finish).
+const (
+	dynamoWritesPer1000Tiles = 18.0
+	dynamoWritesPerLane      = 8.0
+	workerMemoryGB           = 1769.0 / 1024
+)
+
+// LevelEstimate is one zoom level of an estimate.
+type LevelEstimate struct {
+	Zoom      int   `json:"zoom"`
+	Tiles     int64 `json:"tiles"`
+	Metatiles int64 `json:"metatiles"`
+}
+
+// Estimate is what a request would cost, without submitting it. Tile
+// counts are exact: the tasks' totals of the same request add up to Tiles.
+// Bytes and Seconds are 0 when unknown (the layer holds no tiles yet, or
+// no lane of it ran in this process recently).
+type Estimate struct {
+	Layer            string             `json:"layer"`
+	GridSetID        string             `json:"gridSetId"`
+	Format           string             `json:"format"`
+	Type             string             `json:"type"`
+	Tasks            int                `json:"tasks"`
+	Tiles            int64              `json:"tiles"`
+	Metatiles        int64              `json:"metatiles"`
+	Levels           []LevelEstimate    `json:"levels"`
+	UpstreamRequests int64              `json:"upstreamRequests"`
+	S3Puts           int64              `json:"s3Puts"`
+	S3Reads          int64              `json:"s3Reads"` // existence checks and size lookups (HEAD)
+	S3Deletes        int64              `json:"s3Deletes"`
+	DynamoDBWrites   int64              `json:"dynamoDBWrites"`
+	SQSMessages      int64              `json:"sqsMessages"`
+	AvgTileBytes     int64              `json:"avgTileBytes"`
+	Bytes            int64              `json:"bytes"`
+	TilesPerSecond   float64            `json:"tilesPerSecond"`
+	Seconds          float64            `json:"seconds"`
+	CostUSD          map[string]float64 `json:"costUSD"`
+	PricesAsOf       string             `json:"pricesAsOf"`
+	Notes            []string           `json:"notes"`
+}
+
+// Estimate plans r as Submit would (the same validation and errors) and
+// returns what it would cost. A seed's PUTs and upstream requests are
+// upper bounds: metatiles already stored are skipped.
+func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
+	p, err := e.Prepare(r)
+	if err != nil {
+		return Estimate{}, err
+	}
+	j := p.Job
+	out := Estimate{Layer: j.Layer, GridSetID: j.GridSetID, Format: j.Format, Type: j.Type.String(), Tasks: len(p.Lanes),
+		Tiles: p.Plan.Tiles(), Metatiles: p.Plan.Metatiles(), PricesAsOf: Prices.Date}
+	mw, mh := p.Plan.MetaSize()
+	for i, lr := range p.Plan.Levels() {
+		cols := (lr.MaxX-lr.MinX)/int64(mw) + 1
+		rows := (lr.MaxY-lr.MinY)/int64(mh) + 1
+		out.Levels = append(out.Levels, LevelEstimate{Zoom: j.ZoomStart + i, Tiles: lr.Count(), Metatiles: cols * rows})
+	}
+	l, _ := e.layers.Layer(j.Layer)
+	perMeta := int64(1)
+	if c, ok := e.sources[l.Name].(Capped); ok {
+		_, perLane := c.UpstreamCap(l.MetaWidth, l.MetaHeight)
+		if perLane > 1 { // a tile service: one request per tile
+			perMeta = 0
+		}
+	} else {
+		perMeta = 0 // the built-in test pattern: no upstream
+		out.Notes = append(out.Notes, "the layer's source makes no upstream requests")
+	}
+	switch j.Type {
+	case task.Truncate:
+		out.S3Deletes = out.Tiles
+		if e.opts.Usage != nil {
+			out.S3Reads = out.Tiles // each tile's size, for the disk usage
+		}
+	default:
+		if perMeta == 1 {
+			out.UpstreamRequests = out.Metatiles
+		} else if _, ok := e.sources[l.Name].(Capped); ok {
+			out.UpstreamRequests = out.Tiles
+		}
+		out.S3Puts = out.Tiles
+		if j.Type == task.Seed {
+			out.S3Reads = out.Metatiles // one existence check per metatile
+			out.Notes = append(out.Notes, "a seed skips metatiles already stored: requests and PUTs are upper bounds")
+		} else if e.opts.Usage != nil {
+			out.S3Reads = out.Tiles // the size of each replaced tile
+		}
+	}
+	if avg := e.averageTileBytes(ctx, j.Layer); avg > 0 && j.Type != task.Truncate {
+		out.AvgTileBytes = avg
+		out.Bytes = avg * out.Tiles
+	}
+	rate := e.layerRate(j.Layer)
+	if rate > 0 {
+		lanes := float64(min(len(p.Lanes), e.opts.PoolSize))
+		out.TilesPerSecond = rate * lanes
+		out.Seconds = float64(out.Tiles) / out.TilesPerSecond
+	} else {
+		out.Notes = append(out.Notes, "no recent rate of the layer measured here: time and Lambda cost unknown")
+	}
+	out.DynamoDBWrites = int64(math.Ceil(float64(out.Tiles)*dynamoWritesPer1000Tiles/1000 + float64(len(p.Lanes))*dynamoWritesPerLane))
+	slices := int64(1)
+	if out.Seconds > 0 {
+		slices = int64(math.Ceil(out.Seconds / float64(len(p.Lanes)) / e.opts.Slice.Seconds()))
+	}
+	out.SQSMessages = int64(len(p.Lanes)) * max(slices, 1)
+	cost := map[string]float64{
+		"s3":       float64(out.S3Puts+out.S3Deletes)/1000*Prices.S3PutPer1000 + float64(out.S3Reads)/1000*Prices.S3GetPer1000,
+		"dynamodb": float64(out.DynamoDBWrites) / 1e6 * Prices.DynamoDBWritePerMillion,
+		"sqs":      float64(out.SQSMessages*3) / 1e6 * Prices.SQSPerMillion, // send, receive, delete
+	}
+	if out.Seconds > 0 {
+		// Every lane's working time on a worker of 1769 MB.
+		laneSeconds := float64(out.Tiles) / rate
+		cost["lambda"] = laneSeconds * workerMemoryGB * Prices.LambdaARMPerGBSecond
+	}
+	var total float64
+	for _, v := range cost {
+		total += v
+	}
+	cost["total"] = total
+	out.CostUSD = cost
+	return out, nil
+}
+
+// averageTileBytes is the layer's stored bytes per tile (block-rounded),
+// from the disk usage; 0 when unknown.
+func (e *Engine) averageTileBytes(ctx context.Context, layerName string) int64 {
+	us, ok := e.opts.Usage.(interface {
+		Layers(ctx context.Context) ([]quota.LayerUsage, error)
+	})
+	if !ok {
+		return 0
+	}
+	ls, err := us.Layers(ctx)
+	if err != nil {
+		return 0
+	}
+	for _, l := range ls {
+		if l.Layer == layerName && l.Tiles > 0 {
+			return l.Bytes / l.Tiles
+		}
+	}
+	return 0
+}
+
+// rate is a layer's recently measured tiles per second of one lane.
+type rate struct {
+	tiles float64
+	secs  float64
+	at    time.Time
+}
+
+// noteRate records that a lane of layer processed tiles in d.
+func (e *Engine) noteRate(layerName string, tiles int64, d time.Duration) {
+	if tiles <= 0 || d <= 0 {
+		return
+	}
+	e.ratesMu.Lock()
+	defer e.ratesMu.Unlock()
+	if e.rates == nil {
+		e.rates = map[string]rate{}
+	}
+	r := e.rates[layerName]
+	if time.Since(r.at) > time.Hour {
+		r = rate{}
+	}
+	// A decaying sum: recent lanes weigh most.
+	r.tiles, r.secs, r.at = r.tiles*0.8+float64(tiles), r.secs*0.8+d.Seconds(), time.Now()
+	e.rates[layerName] = r
+}
+
+// layerRate returns the tiles per second of one lane of the layer, as
+// measured in this process within the last hour; 0 when unknown.
+func (e *Engine) layerRate(layerName string) float64 {
+	e.ratesMu.Lock()
+	defer e.ratesMu.Unlock()
+	r, ok := e.rates[layerName]
+	if !ok || r.secs <= 0 || time.Since(r.at) > time.Hour {
+		return 0
+	}
+	return r.tiles / r.secs
+}
