@@ -140,7 +140,7 @@ type Engine struct {
 	opts    Options
 	log     *slog.Logger
 	misses  singleflight.Group // renders on miss in flight, by metatile
-	live    sync.Map // task id → *atomic.Int64: tiles processed by a lane worked here, checkpointed or not
+	live    sync.Map           // task id → *atomic.Int64: tiles processed by a lane worked here, checkpointed or not
 	ratesMu sync.Mutex
 	rates   map[string]rate // per layer, see noteRate
 	slotsMu sync.Mutex
