@@ -2,7 +2,9 @@
 // interface, the tile endpoint, the seed workers, the sweeper and the
 // disk-quota cleaner in one process on the embedded backends (or on S3,
 // DynamoDB and SQS); `tilecache useradd` manages the accounts file and
-// `tilecache recount` rebuilds disk usage from the tile store.
+// `tilecache recount` rebuilds disk usage from the tile store;
+// `tilecache seed`, `reseed`, `truncate`, `estimate`, `tasks` and `kill`
+// are clients of a server's REST interface (internal/cli).
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -22,6 +25,7 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/auth"
+	"tilecache/internal/cli"
 	"tilecache/internal/config"
 )
 
@@ -33,9 +37,18 @@ const usage = `usage:
   tilecache recount [layer ...]                rebuild the disk usage of the layers (default all)
                                                from a listing of their tiles; layers with tasks
                                                at work are recounted later by the cleaner
+  tilecache seed|reseed|truncate LAYER [flags] submit a request to a server (--server, default
+                                               http://127.0.0.1:8080; GeoWebCache too) and follow it
+  tilecache estimate LAYER [flags]             tiles per level, requests, bytes, time and AWS cost
+  tilecache tasks [LAYER] | kill [LAYER]       list or kill tasks; tilecache seed --help for flags
 `
 
 func main() {
+	if len(os.Args) > 1 && slices.Contains(cli.Commands, os.Args[1]) {
+		// The client commands handle Ctrl-C themselves (they ask whether
+		// to kill the tasks).
+		os.Exit(cli.Main(context.Background(), os.Args[1:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout); err != nil {

@@ -3,7 +3,9 @@
 #   chromium   headless Chromium for the demo map page test (internal/app/demo_test.go)
 #   gdal-bin   gdalinfo, gdal_translate: a real map client reading the TMS documents
 #              (internal/app/gdal_test.go; infra/wms/install.sh installs it too)
-# Idempotent: does nothing when both are present. Otherwise, as root, runs
+#   tmux       a real terminal for the seeding command's progress bars
+#              (internal/cli/tty_test.go reads the screen with capture-pane)
+# Idempotent: does nothing when all are present. Otherwise, as root, runs
 # apt-get install (after apt-get update when the package lists lack a
 # package), under a lock so that parallel runs do not collide. Without root
 # it fails and prints the command. Prints nothing on stdout.
@@ -20,6 +22,7 @@ die() {
 missing_packages() {
   [[ -x /usr/bin/chromium ]] || echo chromium
   command -v gdal_translate >/dev/null 2>&1 && command -v gdalinfo >/dev/null 2>&1 || echo gdal-bin
+  command -v tmux >/dev/null 2>&1 || echo tmux
 }
 
 mapfile -t missing < <(missing_packages)

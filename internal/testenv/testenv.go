@@ -156,3 +156,20 @@ func RequireChromium(t testing.TB) string {
 	t.Skipf("Chromium (%s) is missing: install it with infra/browser/install.sh to run browser tests", path)
 	return ""
 }
+
+// RequireTmux returns the path of tmux (a real terminal whose screen tests
+// read) or skips, like RequireChromium.
+func RequireTmux(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping terminal test under -short")
+	}
+	if path, err := exec.LookPath("tmux"); err == nil {
+		return path
+	}
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf("tmux is missing but TILECACHE_REQUIRE_DEVSTACK=1: run infra/browser/install.sh")
+	}
+	t.Skip("tmux is missing: install it with infra/browser/install.sh to run the terminal tests")
+	return ""
+}

@@ -1,0 +1,368 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"golang.org/x/term"
+)
+
+// Exit codes.
+const (
+	ExitDone        = 0   // every task of the request finished DONE
+	ExitError       = 1   // the request could not be made (bad input, server error)
+	ExitAborted     = 2   // a task was aborted (tile failures) or killed
+	ExitInterrupted = 130 // Ctrl-C: the tasks go on on the server
+)
+
+// Globals are the flags every command takes.
+type Globals struct {
+	Server   string `help:"Base URL of the server, under which /rest lives (GeoWebCache: https://host/geoserver/gwc)." env:"TILECACHE_URL" default:"http://127.0.0.1:8080"`
+	User     string `help:"User name (else from the credentials file)." env:"TILECACHE_USER"`
+	Password string `help:"Password; prefer the environment or the credentials file, a flag shows in the process list." env:"TILECACHE_PASSWORD"`
+	Netrc    string `help:"netrc-style credentials file: 'machine HOST login USER password PASSWORD'." env:"TILECACHE_NETRC" default:"~/.netrc"`
+}
+
+// RequestFlags describe a seed, reseed or truncate request.
+type RequestFlags struct {
+	Layer       string            `arg:"" help:"Layer name."`
+	GridSet     string            `help:"Grid set id, e.g. EPSG:900913 (default: the layer's first)." name:"gridset"`
+	Zoom        string            `help:"Levels, e.g. 0-12 or 7 (default: the grid subset's)."`
+	Bbox        []float64         `help:"Bounds minx,miny,maxx,maxy in the grid set's CRS." sep:","`
+	Format      string            `help:"Tile format, e.g. image/png (default: the layer's first)."`
+	Param       map[string]string `help:"Parameter KEY=VALUE (repeatable), e.g. --param STYLES=night."`
+	Threads     int               `help:"threadCount: tasks that split the request." default:"1"`
+	Retries     *int              `help:"tileFailureRetryCount (-1: abort on the first failure)."`
+	RetryWait   *int              `help:"tileFailureRetryWaitTime in ms."`
+	MaxFailures *int              `help:"totalFailuresBeforeAborting."`
+}
+
+func (f RequestFlags) request(typ string) (SeedRequest, error) {
+	r := SeedRequest{Name: f.Layer, GridSetID: f.GridSet, Format: f.Format, Type: typ, Retries: f.Retries, RetryWait: f.RetryWait, MaxFailures: f.MaxFailures}
+	if f.Threads != 0 {
+		r.ThreadCount = &f.Threads
+	}
+	if f.Zoom != "" {
+		lo, hi, ok := strings.Cut(f.Zoom, "-")
+		if !ok {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return r, fmt.Errorf("--zoom %q: want a level or a range such as 0-12", f.Zoom)
+		}
+		r.ZoomStart, r.ZoomStop = &a, &b
+	}
+	if len(f.Bbox) != 0 {
+		if len(f.Bbox) != 4 {
+			return r, fmt.Errorf("--bbox needs 4 numbers minx,miny,maxx,maxy, got %d", len(f.Bbox))
+		}
+		r.Bounds = &bounds{}
+		copy(r.Bounds.Coords.Double[:], f.Bbox)
+	}
+	if len(f.Param) > 0 {
+		r.Parameters = &parameters{}
+		keys := make([]string, 0, len(f.Param))
+		for k := range f.Param {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			r.Parameters.Entry = append(r.Parameters.Entry, [2]string{k, f.Param[k]})
+		}
+	}
+	return r, nil
+}
+
+// SeedCmd submits a request and follows it.
+type SeedCmd struct {
+	RequestFlags
+	DryRun   bool          `help:"Print the estimate instead of seeding (tilecache servers only)." name:"dry-run"`
+	Detach   bool          `help:"Submit and return without following the tasks."`
+	Progress string        `help:"Progress display: auto (bars on a terminal, lines otherwise), bars or lines." enum:"auto,bars,lines" default:"auto"`
+	Every    time.Duration `help:"Interval of the progress lines." default:"5s"`
+}
+
+// EstimateCmd prints a dry-run estimate.
+type EstimateCmd struct {
+	RequestFlags
+	Type string `help:"Request type." enum:"seed,reseed,truncate" default:"seed"`
+}
+
+// TasksCmd lists tasks.
+type TasksCmd struct {
+	Layer string `arg:"" optional:"" help:"Layer (default: all layers)."`
+}
+
+// KillCmd kills tasks.
+type KillCmd struct {
+	Layer string `arg:"" optional:"" help:"Layer (default: all layers)."`
+	Which string `help:"Which tasks." enum:"running,pending,all" default:"all"`
+}
+
+type root struct {
+	Globals
+	Seed     SeedCmd     `cmd:"" help:"Seed a layer: render and store the tiles that are missing, then follow the tasks."`
+	Reseed   SeedCmd     `cmd:"" help:"Reseed a layer: render and store every tile, then follow the tasks."`
+	Truncate SeedCmd     `cmd:"" help:"Truncate a layer: delete its tiles in the range, then follow the tasks."`
+	Estimate EstimateCmd `cmd:"" help:"Estimate a request: tiles per level, requests, bytes, time and AWS cost."`
+	Tasks    TasksCmd    `cmd:"" help:"List the tasks: processed, total, remaining, id, status."`
+	Kill     KillCmd     `cmd:"" help:"Kill the tasks of a layer (or all)."`
+}
+
+// Env is what a command runs with; tests give their own.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Terminal reports whether Stdout is a terminal (progress bars, and
+	// Ctrl-C asks whether to kill).
+	Terminal bool
+	// Interrupt delivers Ctrl-C; nil: the process's SIGINT.
+	Interrupt <-chan os.Signal
+}
+
+// Commands are the subcommands Run handles.
+var Commands = []string{"seed", "reseed", "truncate", "estimate", "tasks", "kill"}
+
+// Main runs a command with the process's streams and returns the exit code.
+func Main(ctx context.Context, args []string) int {
+	return Run(ctx, args, Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: term.IsTerminal(int(os.Stdout.Fd()))})
+}
+
+// Run parses args (a command of Commands and its flags) and runs it.
+func Run(ctx context.Context, args []string, env Env) int {
+	var cli root
+	exit := -1
+	parser, err := kong.New(&cli, kong.Name("tilecache"),
+		kong.Description("Seed, reseed, truncate and follow tiles on a tilecache or GeoWebCache server."),
+		kong.Writers(env.Stdout, env.Stderr), kong.Exit(func(code int) { exit = code }),
+		kong.UsageOnError(), kong.ConfigureHelp(kong.HelpOptions{Compact: true}))
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "tilecache:", err)
+		return ExitError
+	}
+	kctx, err := parser.Parse(args)
+	if exit >= 0 {
+		return exit // --help
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "tilecache:", err)
+		return ExitError
+	}
+	c, err := cli.client()
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "tilecache:", err)
+		return ExitError
+	}
+	var code int
+	switch cmd := kctx.Command(); {
+	case strings.HasPrefix(cmd, "seed"):
+		code, err = cli.Seed.run(ctx, c, "seed", env)
+	case strings.HasPrefix(cmd, "reseed"):
+		code, err = cli.Reseed.run(ctx, c, "reseed", env)
+	case strings.HasPrefix(cmd, "truncate"):
+		code, err = cli.Truncate.run(ctx, c, "truncate", env)
+	case strings.HasPrefix(cmd, "estimate"):
+		code, err = cli.Estimate.run(ctx, c, env)
+	case strings.HasPrefix(cmd, "tasks"):
+		code, err = cli.Tasks.run(ctx, c, env)
+	case strings.HasPrefix(cmd, "kill"):
+		code, err = cli.Kill.run(ctx, c, env)
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "tilecache:", err)
+		if code == 0 {
+			code = ExitError
+		}
+	}
+	return code
+}
+
+func (g Globals) client() (*Client, error) {
+	u, err := url.Parse(g.Server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--server %q: want an http(s) URL such as http://127.0.0.1:8080", g.Server)
+	}
+	c := &Client{Base: g.Server, User: g.User, Password: g.Password}
+	if c.Password == "" {
+		login, password, err := credentials(g.Netrc, u.Hostname(), g.User)
+		if err != nil {
+			return nil, err
+		}
+		if password != "" {
+			c.User, c.Password = login, password
+		}
+	}
+	return c, nil
+}
+
+func (s SeedCmd) run(ctx context.Context, c *Client, typ string, env Env) (int, error) {
+	req, err := s.request(typ)
+	if err != nil {
+		return ExitError, err
+	}
+	if s.DryRun {
+		return printEstimate(ctx, c, s.Layer, req, env)
+	}
+	rows, err := c.Submit(ctx, s.Layer, req)
+	if err != nil {
+		return ExitError, err
+	}
+	var ids []int64
+	for _, r := range rows {
+		ids = append(ids, r[3])
+	}
+	if len(ids) == 0 {
+		// GeoWebCache answers a seed request without its tasks: follow
+		// the layer's.
+		all, err := c.Tasks(ctx, s.Layer)
+		if err != nil {
+			return ExitError, err
+		}
+		for _, r := range all {
+			if r[4] == Pending || r[4] == Running {
+				ids = append(ids, r[3])
+			}
+		}
+	}
+	fmt.Fprintf(env.Stderr, "%s %s: %d task(s) %v\n", typ, s.Layer, len(ids), ids)
+	if s.Detach || len(ids) == 0 {
+		return ExitDone, nil
+	}
+	mode := s.Progress
+	if mode == "auto" {
+		mode = "lines"
+		if env.Terminal {
+			mode = "bars"
+		}
+	}
+	return follow(ctx, c, s.Layer, ids, mode, s.Every, env)
+}
+
+func (e EstimateCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
+	req, err := e.request(e.Type)
+	if err != nil {
+		return ExitError, err
+	}
+	return printEstimate(ctx, c, e.Layer, req, env)
+}
+
+func printEstimate(ctx context.Context, c *Client, layer string, req SeedRequest, env Env) (int, error) {
+	est, err := c.Estimate(ctx, layer, req)
+	if err != nil {
+		return ExitError, err
+	}
+	num := func(k string) float64 { v, _ := est[k].(float64); return v }
+	w := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(env.Stdout, "%s %s, grid set %v, %v: %d tasks\n", est["type"], layer, est["gridSetId"], est["format"], int(num("tasks")))
+	fmt.Fprintln(w, "zoom\ttiles\tmetatiles\t")
+	levels, _ := est["levels"].([]any)
+	for _, l := range levels {
+		m := l.(map[string]any)
+		fmt.Fprintf(w, "%d\t%d\t%d\t\n", int(m["zoom"].(float64)), int64(m["tiles"].(float64)), int64(m["metatiles"].(float64)))
+	}
+	fmt.Fprintf(w, "total\t%d\t%d\t\n", int64(num("tiles")), int64(num("metatiles")))
+	w.Flush()
+	fmt.Fprintf(env.Stdout, "upstream requests %d, S3 PUTs %d, S3 reads %d, S3 deletes %d, DynamoDB writes %d, SQS messages %d\n",
+		int64(num("upstreamRequests")), int64(num("s3Puts")), int64(num("s3Reads")), int64(num("s3Deletes")), int64(num("dynamoDBWrites")), int64(num("sqsMessages")))
+	if b := num("bytes"); b > 0 {
+		fmt.Fprintf(env.Stdout, "bytes about %s (%d per tile on average)\n", humanBytes(b), int64(num("avgTileBytes")))
+	}
+	if s := num("seconds"); s > 0 {
+		fmt.Fprintf(env.Stdout, "time about %s at %.0f tiles/s\n", (time.Duration(s) * time.Second).String(), num("tilesPerSecond"))
+	}
+	if cost, ok := est["costUSD"].(map[string]any); ok {
+		fmt.Fprintf(env.Stdout, "AWS cost about $%.2f at list prices of %v (S3 $%.2f, DynamoDB $%.2f, SQS $%.2f, Lambda $%.2f)\n",
+			cost["total"], est["pricesAsOf"], cost["s3"], cost["dynamodb"], cost["sqs"], cost["lambda"])
+	}
+	if notes, ok := est["notes"].([]any); ok {
+		for _, n := range notes {
+			fmt.Fprintf(env.Stdout, "note: %v\n", n)
+		}
+	}
+	return ExitDone, nil
+}
+
+func humanBytes(b float64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB", "PB"}
+	i := 0
+	for b >= 1000 && i < len(units)-1 {
+		b /= 1000
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
+}
+
+func (t TasksCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
+	rows, err := c.Tasks(ctx, t.Layer)
+	if err != nil {
+		return ExitError, err
+	}
+	w := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "id\tstatus\tprocessed\ttotal\tremaining\t")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t\n", r[3], statusName(r[4]), r[0], r[1], r[2])
+	}
+	w.Flush()
+	return ExitDone, nil
+}
+
+func (k KillCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
+	if err := c.Kill(ctx, k.Layer, k.Which); err != nil {
+		return ExitError, err
+	}
+	what := "all layers"
+	if k.Layer != "" {
+		what = k.Layer
+	}
+	fmt.Fprintf(env.Stdout, "killed the %s tasks of %s\n", k.Which, what)
+	return ExitDone, nil
+}
+
+func statusName(s int64) string {
+	switch s {
+	case Aborted:
+		return "ABORTED"
+	case Pending:
+		return "PENDING"
+	case Running:
+		return "RUNNING"
+	case Done:
+		return "DONE"
+	}
+	return strconv.FormatInt(s, 10)
+}
+
+// askKill asks on the terminal whether to kill the tasks after a Ctrl-C.
+func askKill(env Env, layer string, n int) bool {
+	fmt.Fprintf(env.Stdout, "\nKill the %d unfinished task(s) of %s on the server? [y/N] ", n, layer)
+	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
+}
+
+func interrupts(env Env) (<-chan os.Signal, func()) {
+	if env.Interrupt != nil {
+		return env.Interrupt, func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}

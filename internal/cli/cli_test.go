@@ -1,0 +1,138 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tilecache/internal/app/apptest"
+	"tilecache/internal/cli"
+)
+
+type run struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, env cli.Env, args ...string) run {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env.Stdout, env.Stderr = &out, &errOut
+	if env.Stdin == nil {
+		env.Stdin = strings.NewReader("")
+	}
+	code := cli.Run(context.Background(), args, env)
+	return run{code, out.String(), errOut.String()}
+}
+
+func auth(a *apptest.App) []string {
+	return []string{"--server", a.URL, "--user", apptest.User, "--password", apptest.Password}
+}
+
+// TestSeedFollowsToTheEnd: a seed is submitted, followed with progress
+// lines (not a terminal) and exits 0 when its tasks are done.
+func TestSeedFollowsToTheEnd(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
+	r := runCLI(t, cli.Env{}, append([]string{"seed", "slow:world", "--zoom", "0-2", "--threads", "2", "--every", "200ms"}, auth(a)...)...)
+	if r.code != cli.ExitDone {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "slow:world: ") || !strings.Contains(r.stdout, "tiles/s") || !strings.Contains(r.stdout, "/42 tiles") {
+		t.Errorf("progress lines: %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "slow:world: 42 of 42 tiles; 2 task(s) done, 0 aborted") {
+		t.Errorf("summary: %q", r.stderr)
+	}
+	if got := len(a.TileKeys(t, "slow:world/")); got != 42 {
+		t.Errorf("%d tiles stored, want 42", got)
+	}
+}
+
+// TestAbortedSeedExitsNonZero: a seed whose tasks abort on tile failures
+// exits 2.
+func TestAbortedSeedExitsNonZero(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	r := runCLI(t, cli.Env{}, append([]string{"seed", "broken:world", "--zoom", "0-2", "--retries=-1", "--every", "100ms"}, auth(a)...)...)
+	if r.code != cli.ExitAborted || !strings.Contains(r.stderr, "aborted") {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, cli.ExitAborted, r.stdout, r.stderr)
+	}
+}
+
+// TestCredentialsAndErrors: credentials come from a netrc-style file; a
+// refused login and a refused request exit 1 with the server's message,
+// never showing the password.
+func TestCredentialsAndErrors(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	netrc := filepath.Join(t.TempDir(), "netrc")
+	os.WriteFile(netrc, []byte("# tilecache\nmachine example.org login x password y\nmachine 127.0.0.1\n  login "+apptest.User+"\n  password \""+apptest.Password+"\"\n"), 0o600)
+	r := runCLI(t, cli.Env{}, "tasks", "--server", a.URL, "--netrc", netrc)
+	if r.code != 0 || !strings.Contains(r.stdout, "processed") {
+		t.Fatalf("tasks with netrc credentials: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, cli.Env{}, "tasks", "--server", a.URL, "--user", apptest.User, "--password", "wrong-secret-xyz")
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "401") || strings.Contains(r.stderr+r.stdout, "wrong-secret-xyz") {
+		t.Errorf("wrong password: exit %d %q", r.code, r.stderr)
+	}
+	r = runCLI(t, cli.Env{}, append([]string{"seed", "demo:world", "--zoom", "0-2", "--retries", "1000"}, auth(a)...)...)
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "400") || !strings.Contains(r.stderr, "tileFailureRetryCount") {
+		t.Errorf("bad request: exit %d %q", r.code, r.stderr)
+	}
+	r = runCLI(t, cli.Env{}, append([]string{"seed", "demo:world", "--zoom", "3-1"}, auth(a)...)...)
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "--zoom") {
+		t.Errorf("bad --zoom: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// TestDryRunAndEstimate: --dry-run and estimate print the server's
+// estimate; the total equals what the seed then processes.
+func TestDryRunAndEstimate(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	r := runCLI(t, cli.Env{}, append([]string{"seed", "demo:world", "--gridset", "EPSG:4326", "--zoom", "0-3", "--dry-run"}, auth(a)...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "total") || !strings.Contains(r.stdout, "170") || !strings.Contains(r.stdout, "AWS cost about $") {
+		t.Fatalf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := a.TileKeys(t, "demo:world/"); len(got) != 0 {
+		t.Errorf("a dry run stored %d tiles", len(got))
+	}
+	r = runCLI(t, cli.Env{}, append([]string{"estimate", "demo:world", "--gridset", "EPSG:4326", "--zoom", "2", "--type", "truncate"}, auth(a)...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "TRUNCATE") || !strings.Contains(r.stdout, "S3 deletes 32") {
+		t.Errorf("estimate truncate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestInterrupt: Ctrl-C while following leaves the tasks running (exit
+// 130) unless, on a terminal, the user answers y (exit 2, tasks killed).
+func TestInterrupt(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
+	for _, c := range []struct {
+		terminal bool
+		answer   string
+		code     int
+		running  bool
+	}{
+		{false, "", cli.ExitInterrupted, true},
+		{true, "n\n", cli.ExitInterrupted, true},
+		{true, "y\n", cli.ExitAborted, false},
+	} {
+		sig := make(chan os.Signal, 1)
+		go func() { time.Sleep(700 * time.Millisecond); sig <- os.Interrupt }()
+		r := runCLI(t, cli.Env{Terminal: c.terminal, Stdin: strings.NewReader(c.answer), Interrupt: sig},
+			append([]string{"seed", "slow:world", "--zoom", "0-4", "--threads", "2", "--progress", "lines"}, auth(a)...)...)
+		if r.code != c.code {
+			t.Errorf("terminal %v answer %q: exit %d, want %d\n%s%s", c.terminal, c.answer, r.code, c.code, r.stdout, r.stderr)
+		}
+		if c.terminal && !strings.Contains(r.stdout, "Kill the 2 unfinished task(s) of slow:world") {
+			t.Errorf("no question on the terminal: %q", r.stdout)
+		}
+		rows := runCLI(t, cli.Env{}, append([]string{"tasks", "slow:world"}, auth(a)...)...)
+		if got := strings.Contains(rows.stdout, "RUNNING") || strings.Contains(rows.stdout, "PENDING"); got != c.running {
+			t.Errorf("terminal %v answer %q: tasks still running %v, want %v:\n%s", c.terminal, c.answer, got, c.running, rows.stdout)
+		}
+		runCLI(t, cli.Env{}, append([]string{"kill", "slow:world"}, auth(a)...)...)
+		time.Sleep(300 * time.Millisecond)
+	}
+}

@@ -1,0 +1,297 @@
+// Package cli is tilecache's seeding command line: `tilecache seed`,
+// `reseed`, `truncate`, `estimate`, `tasks` and `kill` against any server
+// that speaks GeoWebCache's REST seeding interface — tilecache locally or
+// on AWS, or GeoWebCache itself — with live progress.
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Client talks to a server's /rest interface.
+type Client struct {
+	Base     string // the URL under which /rest lives, e.g. http://127.0.0.1:8080 or https://host/geoserver/gwc
+	User     string
+	Password string
+	HTTP     *http.Client
+}
+
+// Row is a task's status row: [processed, total, remaining, id, status].
+type Row [5]int64
+
+// Task statuses of the rows (contract §5.2, as GeoWebCache).
+const (
+	Aborted = -1
+	Pending = 0
+	Running = 1
+	Done    = 2
+)
+
+// statusError is an answer other than 200, with the server's message.
+type statusError struct {
+	Status int
+	Msg    string
+}
+
+func (e *statusError) Error() string {
+	msg := strings.TrimSpace(e.Msg)
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	if msg == "" {
+		return fmt.Sprintf("the server answered %d", e.Status)
+	}
+	return fmt.Sprintf("the server answered %d: %s", e.Status, msg)
+}
+
+func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Base, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.User != "" {
+		req.SetBasicAuth(c.User, c.Password)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: time.Minute}
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s %s: %w", method, path, &statusError{res.StatusCode, string(b)})
+	}
+	return b, nil
+}
+
+func layerPath(layer string) string { return url.PathEscape(layer) }
+
+// rowsOf decodes {"long-array-array": [[…], …]}; an empty body (what
+// GeoWebCache answers to a seed request) is no rows.
+func rowsOf(b []byte) ([]Row, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil
+	}
+	var v struct {
+		Rows []Row `json:"long-array-array"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("decode the task list: %w", err)
+	}
+	return v.Rows, nil
+}
+
+// Submit posts a seed request and returns the rows of the tasks it
+// created (none from a server that answers without them).
+func (c *Client) Submit(ctx context.Context, layer string, req SeedRequest) ([]Row, error) {
+	body, err := json.Marshal(map[string]any{"seedRequest": req})
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.do(ctx, http.MethodPost, "/rest/seed/"+layerPath(layer)+".json", "application/json", body)
+	if err != nil {
+		return nil, err
+	}
+	return rowsOf(b)
+}
+
+// Estimate posts the request to this project's dry-run extension.
+func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (map[string]any, error) {
+	body, err := json.Marshal(map[string]any{"seedRequest": req})
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.do(ctx, http.MethodPost, "/rest/estimate/"+layerPath(layer)+".json", "application/json", body)
+	var se *statusError
+	if errors.As(err, &se) && se.Status == http.StatusNotFound {
+		return nil, errors.New("the server offers no estimates (POST /rest/estimate is an extension of tilecache; GeoWebCache lacks it)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var est map[string]any
+	if err := json.Unmarshal(b, &est); err != nil {
+		return nil, fmt.Errorf("decode the estimate: %w", err)
+	}
+	return est, nil
+}
+
+// Tasks lists the tasks of a layer, or of all layers when layer is "".
+func (c *Client) Tasks(ctx context.Context, layer string) ([]Row, error) {
+	path := "/rest/seed.json"
+	if layer != "" {
+		path = "/rest/seed/" + layerPath(layer) + ".json"
+	}
+	b, err := c.do(ctx, http.MethodGet, path, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	return rowsOf(b)
+}
+
+// Kill terminates the running, pending or all tasks of a layer, or of all
+// layers when layer is "".
+func (c *Client) Kill(ctx context.Context, layer, which string) error {
+	path := "/rest/seed"
+	if layer != "" {
+		path += "/" + layerPath(layer)
+	}
+	_, err := c.do(ctx, http.MethodPost, path, "application/x-www-form-urlencoded", []byte("kill_all="+url.QueryEscape(which)))
+	return err
+}
+
+// SeedRequest is the body of a seed request (contract §4).
+type SeedRequest struct {
+	Name        string      `json:"name,omitempty"`
+	GridSetID   string      `json:"gridSetId,omitempty"`
+	Bounds      *bounds     `json:"bounds,omitempty"`
+	ZoomStart   *int        `json:"zoomStart,omitempty"`
+	ZoomStop    *int        `json:"zoomStop,omitempty"`
+	Format      string      `json:"format,omitempty"`
+	Type        string      `json:"type"`
+	ThreadCount *int        `json:"threadCount,omitempty"`
+	Parameters  *parameters `json:"parameters,omitempty"`
+	Retries     *int        `json:"tileFailureRetryCount,omitempty"`
+	RetryWait   *int        `json:"tileFailureRetryWaitTime,omitempty"`
+	MaxFailures *int        `json:"totalFailuresBeforeAborting,omitempty"`
+}
+
+type bounds struct {
+	Coords struct {
+		Double [4]float64 `json:"double"`
+	} `json:"coords"`
+}
+
+type parameters struct {
+	Entry [][2]string `json:"entry"`
+}
+
+// MarshalJSON writes entries as GeoWebCache does: {"string": [key, value]}.
+func (p *parameters) MarshalJSON() ([]byte, error) {
+	type entry struct {
+		String [2]string `json:"string"`
+	}
+	var es []entry
+	for _, kv := range p.Entry {
+		es = append(es, entry{kv})
+	}
+	return json.Marshal(map[string]any{"entry": es})
+}
+
+// netrcTokens splits a line into words; a word in double quotes may hold
+// spaces (and \" or \\).
+func netrcTokens(line string) []string {
+	var out []string
+	for i := 0; i < len(line); {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i == len(line) {
+			break
+		}
+		var b strings.Builder
+		if line[i] == '"' {
+			i++
+			for i < len(line) && line[i] != '"' {
+				if line[i] == '\\' && i+1 < len(line) {
+					i++
+				}
+				b.WriteByte(line[i])
+				i++
+			}
+			i++ // the closing quote
+		} else {
+			for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+				b.WriteByte(line[i])
+				i++
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// credentials finds a password for user at host in a netrc-style file
+// ("machine H login U password P", or "default login U password P"); an
+// empty user takes the machine's login.
+func credentials(path, host, user string) (login, password string, err error) {
+	if path == "" {
+		return "", "", nil
+	}
+	if strings.HasPrefix(path, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", nil
+		}
+		path = filepath.Join(home, path[2:])
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read credentials: %w", err)
+	}
+	defer f.Close()
+	var words []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		words = append(words, netrcTokens(line)...)
+	}
+	type entry struct{ machine, login, password string }
+	var entries []entry
+	for i := 0; i < len(words); i++ {
+		switch words[i] {
+		case "machine":
+			if i+1 < len(words) {
+				entries = append(entries, entry{machine: words[i+1]})
+				i++
+			}
+		case "default":
+			entries = append(entries, entry{machine: "*"})
+		case "login", "password":
+			if i+1 < len(words) && len(entries) > 0 {
+				if words[i] == "login" {
+					entries[len(entries)-1].login = words[i+1]
+				} else {
+					entries[len(entries)-1].password = words[i+1]
+				}
+				i++
+			}
+		}
+	}
+	for _, want := range []string{host, "*"} {
+		for _, e := range entries {
+			if e.machine == want && (user == "" || e.login == user) {
+				return e.login, e.password, nil
+			}
+		}
+	}
+	return "", "", nil
+}
