@@ -146,7 +146,7 @@ func newBars(ctx context.Context, w io.Writer, states []*taskState) *bars {
 	}
 	b.total = b.p.AddBar(0,
 		mpb.PrependDecorators(decor.Name("total      "), decor.CountersNoUnit(" %d/%d", decor.WCSyncWidth)),
-		mpb.AppendDecorators(decor.EwmaSpeed(0, " %.0f tiles/s", 20), decor.Name("  ETA "), decor.OnComplete(decor.EwmaETA(decor.ET_STYLE_GO, 20), "done")))
+		mpb.AppendDecorators(decor.AverageSpeed(0, " %.0f tiles/s"), decor.Name("  ETA "), decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO), "done")))
 	return b
 }
 
@@ -171,7 +171,7 @@ func (b *bars) update(states []*taskState) {
 	}
 	if !b.total.Completed() && !b.total.Aborted() {
 		b.total.SetTotal(total, false)
-		b.total.EwmaSetCurrent(done, now.Sub(b.last))
+		b.total.SetCurrent(done)
 	}
 	b.last = now
 }
