@@ -89,7 +89,9 @@ func TestTerminalProgressAndCtrlC(t *testing.T) {
 	screen, keys := tmuxSession(t, fmt.Sprintf("%s seed slow:world --zoom 0-5 --threads 2; echo EXIT=$?; sleep 60", bin), env)
 	waitScreen(t, screen, "the bars", 20*time.Second, func(s string) bool { return strings.Contains(s, "tiles/s") })
 	keys("C-c")
-	waitScreen(t, screen, "the question", 10*time.Second, func(s string) bool { return strings.Contains(s, "Kill the 2 unfinished task(s) of slow:world on the server? [y/N]") })
+	waitScreen(t, screen, "the question", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "Kill the 2 unfinished task(s) of slow:world on the server? [y/N]")
+	})
 	keys("y", "Enter")
 	end = waitScreen(t, screen, "the exit", 10*time.Second, func(s string) bool { return strings.Contains(s, "EXIT=") })
 	if !strings.Contains(end, "EXIT=2") || !strings.Contains(end, "killed the tasks of slow:world") {
