@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,10 @@ type lane struct {
 	rendered int
 	// tally holds the usage changes since the last checkpoint.
 	tally *tally
+	// listed caches the sizes of the tiles of columns a truncate listed
+	// (see sizes); listedKeys counts its entries.
+	listed     map[column]map[string]int64
+	listedKeys int
 }
 
 // errRenderBudget is the cause of a render cut at the invocation's budget.
@@ -290,7 +295,7 @@ func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
 }
 
 // truncate deletes a batch of tiles. When usage is counted, each tile's
-// size is learnt first (one Stat per tile; absent tiles count nothing).
+// size is learnt first (absent tiles count nothing): see sizes.
 func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 	ctx = writeContext(ctx)
 	keys := make([]string, len(refs))
@@ -298,7 +303,7 @@ func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 		keys[i] = r.key
 	}
 	if ln.tally.on {
-		sizes, err := ln.e.statSizes(ctx, keys)
+		sizes, err := ln.sizes(ctx, refs)
 		if err != nil {
 			return err
 		}
@@ -320,6 +325,77 @@ func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 	}
 	metrics.TilesDeleted.Add(float64(len(keys)), ln.layer.Name)
 	return nil
+}
+
+// column is one column of tiles of a level.
+type column struct {
+	z int
+	x int64
+}
+
+// listColumnMax is the most rows a column may have in the layer's
+// coverage for sizes to learn its tiles' sizes from a listing of the
+// column (one LIST request per 1,000 stored tiles) rather than one Stat
+// per tile.
+const listColumnMax = 1000
+
+// sizes returns the stored size of each tile of refs (-1 when absent):
+// from a listing of each column the batch touches when the column is short
+// enough, else from one Stat per tile.
+func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
+	byCol := map[column][]int{}
+	for i, r := range refs {
+		c := column{r.z, r.x}
+		byCol[c] = append(byCol[c], i)
+	}
+	out := make([]int64, len(refs))
+	var stat []int // refs to Stat one by one
+	for c, idx := range byCol {
+		if cov := ln.subset.CoverageRange(c.z); len(idx) < 2 || cov.MaxY-cov.MinY+1 > listColumnMax {
+			stat = append(stat, idx...)
+			continue
+		}
+		found, ok := ln.listed[c]
+		if !ok {
+			found = map[string]int64{}
+			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
+			if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
+				found[o.Key] = o.Size
+				return nil
+			}); err != nil {
+				metrics.StoreErrors.Add(1, "list")
+				return nil, storageErr("list column %s: %w", prefix, err)
+			}
+			// Kept for the lane's later batches in the same column (a
+			// truncate visits each tile once); bounded in memory.
+			if ln.listed == nil || ln.listedKeys > 200_000 {
+				ln.listed, ln.listedKeys = map[column]map[string]int64{}, 0
+			}
+			ln.listed[c] = found
+			ln.listedKeys += len(found) + 1
+		}
+		for _, i := range idx {
+			if size, ok := found[refs[i].key]; ok {
+				out[i] = size
+			} else {
+				out[i] = -1
+			}
+		}
+	}
+	if len(stat) > 0 {
+		keys := make([]string, len(stat))
+		for j, i := range stat {
+			keys[j] = refs[i].key
+		}
+		sizes, err := ln.e.statSizes(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range stat {
+			out[i] = sizes[j]
+		}
+	}
+	return out, nil
 }
 
 // columns returns, per zoom level of refs, the first and last column.

@@ -51,6 +51,41 @@ func awsResources(env map[string]string) (func(), error) {
 	}, nil
 }
 
+// counts are the adapters' request counters at one moment.
+type counts struct {
+	s3     s3store.RequestCounts
+	writes int64
+	sent   int64
+}
+
+func snapshot(p *app.Program) counts {
+	s3, ok1 := p.Tiles.(*s3store.Store)
+	ddb, ok2 := p.Tasks.(*dynamostore.Store)
+	q, ok3 := p.Queue.(*sqsqueue.Queue)
+	if !ok1 || !ok2 || !ok3 {
+		return counts{}
+	}
+	return counts{s3.Requests(), ddb.Writes(), q.Sent()}
+}
+
+// since formats the requests made since before, per 1,000 tiles.
+func since(p *app.Program, before counts, tiles int64) string {
+	now := snapshot(p)
+	if now == (counts{}) || tiles == 0 {
+		return ""
+	}
+	per := func(n int64) float64 { return float64(n) * 1000 / float64(tiles) }
+	d := now.s3
+	d.Put -= before.s3.Put
+	d.Get -= before.s3.Get
+	d.Head -= before.s3.Head
+	d.Delete -= before.s3.Delete
+	d.List -= before.s3.List
+	d.Other -= before.s3.Other
+	return fmt.Sprintf("; per 1,000 tiles: S3 requests %.1f (PUT %.1f, HEAD %.1f, LIST %.1f, DELETE %.1f), DynamoDB writes %.2f, SQS messages %.2f",
+		per(d.Total()), per(d.Put), per(d.Head), per(d.List), per(d.Delete), per(now.writes-before.writes), per(now.sent-before.sent))
+}
+
 // costs formats the adapters' request counts per 1,000 tiles.
 func costs(p *app.Program, tiles int64) string {
 	s3, ok1 := p.Tiles.(*s3store.Store)

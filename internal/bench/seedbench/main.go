@@ -50,6 +50,8 @@ type bench struct {
 	upstream            int    // the WMS layer's maxConcurrent
 	wmsPID, storePID    int
 	measure             string // "both", "seed" or "upstream" (with -wms)
+	then                string // "", "truncate" or "reseed": a second request over the seeded bounds, measured alone
+	thenBbox            string // its bounds (EPSG:900913 metres), or the whole world
 }
 
 func main() {
@@ -63,6 +65,8 @@ func main() {
 	flag.IntVar(&b.wmsPID, "wms-pid", 0, "count the CPU of this process and its children as the WMS's")
 	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
+	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate or reseed of the same levels")
+	flag.StringVar(&b.thenBbox, "then-bbox", "", "bounds of -then, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -246,10 +250,54 @@ func (b bench) once() (result, error) {
 	}
 	r := result{tiles: total, wall: time.Since(start)}
 	r.cpu, r.wmsCPU, r.stCPU = selfCPU()-cpu0, treeCPU(b.wmsPID)-wms0, treeCPU(b.storePID)-st0
+	r.costs = costs(l, total)
+	if b.then != "" {
+		if err := b.followUp(srv.URL, layerName, l); err != nil {
+			return result{}, err
+		}
+	}
 	cancel()
 	<-done
-	r.costs = costs(l, total)
 	return r, nil
+}
+
+// followUp runs the -then request over the seeded levels and prints its
+// rate and its requests per 1,000 tiles (counted from its start).
+func (b bench) followUp(base, layerName string, l *app.Program) error {
+	before := snapshot(l)
+	bounds := ""
+	if b.thenBbox != "" {
+		bounds = `,"bounds":{"coords":{"double":[` + b.thenBbox + `]}}`
+	}
+	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":"image/png","type":%q,"threadCount":%d%s}}`,
+		b.zoom, b.then, b.threads, bounds)
+	start := time.Now()
+	rows, err := call(base+"/rest/seed/"+layerName+".json", body)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, r := range rows {
+		total += r[1]
+	}
+	for {
+		rows, err := call(base+"/rest/seed.json", "")
+		if err != nil {
+			return err
+		}
+		active := false
+		for _, r := range rows {
+			active = active || r[4] == 0 || r[4] == 1
+		}
+		if !active {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	wall := time.Since(start)
+	fmt.Printf("then %s: %d tile positions in %v (%.0f tiles/s)%s\n", b.then, total, wall.Round(time.Millisecond),
+		float64(total)/wall.Seconds(), since(l, before, total))
+	return nil
 }
 
 func call(url, body string) ([][5]int64, error) {
