@@ -339,6 +339,38 @@ type column struct {
 // per tile.
 const listColumnMax = 1000
 
+// listMinTiles is the fewest tiles of a column the lane must still visit
+// for it to be listed: a listing then saves requests (and time). S3 bills
+// a LIST like a PUT, 12.5 times a HEAD, so in dollars it pays from 13
+// tiles; a reseed's or truncate's cost is dominated by its PUTs or
+// deletes either way.
+const listMinTiles = 2
+
+// columnTilesAhead estimates how many tiles of column c the lane visits
+// from its cursor on (metatiles are numbered level by level, row by row):
+// its remaining metatile rows in the level times the metatile height.
+func (ln *lane) columnTilesAhead(c column) int64 {
+	if ln.plan == nil {
+		return 0 // a render on miss: one metatile
+	}
+	mw, mh := ln.plan.MetaSize()
+	var start int64
+	for i, r := range ln.plan.Levels() {
+		cols := (r.MaxX-r.MinX)/int64(mw) + 1
+		n := cols * ((r.MaxY-r.MinY)/int64(mh) + 1)
+		if ln.job.ZoomStart+i == c.z {
+			from, to := max(ln.t.Cursor, start), min(ln.t.End, start+n)
+			if to <= from {
+				return 0
+			}
+			rows := (to - from + cols - 1) / cols
+			return rows * int64(mh)
+		}
+		start += n
+	}
+	return 0
+}
+
 // sizes returns the stored size of each tile of refs (-1 when absent):
 // from a listing of each column the batch touches when the column is short
 // enough, else from one Stat per tile.
@@ -351,7 +383,9 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 	out := make([]int64, len(refs))
 	var stat []int // refs to Stat one by one
 	for c, idx := range byCol {
-		if cov := ln.subset.CoverageRange(c.z); len(idx) < 2 || cov.MaxY-cov.MinY+1 > listColumnMax {
+		_, cached := ln.listed[c]
+		if cov := ln.subset.CoverageRange(c.z); !cached && (len(idx) < 2 || cov.MaxY-cov.MinY+1 > listColumnMax ||
+			max(int64(len(idx)), ln.columnTilesAhead(c)) < listMinTiles) {
 			stat = append(stat, idx...)
 			continue
 		}
@@ -530,6 +564,25 @@ var errStop = errors.New("stop listing")
 // its Put (one more request per tile, only when usage is counted).
 func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile) error {
 	ctx = writeContext(ctx)
+	// A reseed that counts usage learns the sizes of the tiles it replaces
+	// (from column listings, see sizes) before writing.
+	var known map[[2]int64]int64
+	if ln.tally.on && ln.job.Type == task.Reseed {
+		var refs []tileRef
+		for _, tl := range tiles {
+			if inside.Contains(tl.X, tl.Y) {
+				refs = append(refs, tileRef{z: z, x: tl.X, y: tl.Y, key: ln.set.Key(z, tl.X, tl.Y)})
+			}
+		}
+		sizes, err := ln.sizes(ctx, refs)
+		if err != nil {
+			return err
+		}
+		known = make(map[[2]int64]int64, len(refs))
+		for i, r := range refs {
+			known[[2]int64{r.x, r.y}] = sizes[i]
+		}
+	}
 	sem := make(chan struct{}, ln.e.opts.PutConcurrency)
 	var (
 		wg    sync.WaitGroup
@@ -551,6 +604,10 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 				}
 				mu.Unlock()
 			}
+			old := int64(-1) // seed stores only where its check found nothing
+			if known != nil {
+				old = known[[2]int64{tl.X, tl.Y}]
+			}
 			if tl.Skip {
 				// A blank tile the layer does not store; a reseed removes
 				// the tile it would otherwise have replaced.
@@ -558,21 +615,16 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 				if ln.job.Type != task.Reseed {
 					return
 				}
-				if err := ln.dropTile(ctx, z, tl.X, tl.Y, key); err != nil {
+				var err error
+				if known != nil {
+					err = ln.deleteTile(ctx, z, tl.X, tl.Y, key, old)
+				} else {
+					err = ln.dropTile(ctx, z, tl.X, tl.Y, key)
+				}
+				if err != nil {
 					fail(err)
 				}
 				return
-			}
-			old := int64(-1) // seed stores only where its check found nothing
-			if ln.tally.on && ln.job.Type == task.Reseed {
-				o, found, err := ln.e.tiles.Stat(ctx, key)
-				if err != nil {
-					fail(err)
-					return
-				}
-				if found {
-					old = o.Size
-				}
 			}
 			ln.tally.markTouched()
 			if err := ln.e.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
@@ -586,6 +638,18 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 	}
 	wg.Wait()
 	return first
+}
+
+// deleteTile deletes one tile whose stored size is known (−1: absent,
+// nothing to do), counting it.
+func (ln *lane) deleteTile(ctx context.Context, z int, x, y int64, key string, size int64) error {
+	if size < 0 {
+		return nil
+	}
+	ln.tally.deleted(z, x, y, size)
+	ln.tally.markTouched()
+	_, err := ln.e.tiles.Delete(ctx, []string{key})
+	return err
 }
 
 // dropTile deletes one tile, counting its size when usage is counted.

@@ -163,6 +163,7 @@ func testRoundTrip(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{TaskID: math.MaxInt64, Cursor: math.MaxInt64},
 		{TaskID: -7, Cursor: math.MinInt64},
 	}
+	before := time.Now().Add(-2 * time.Second) // SQS stamps in milliseconds, on its own clock
 	mustSend(t, q, sent...)
 	got := receiveN(t, q, len(sent), longVisibility, deliveryTimeout)
 	if msgs, want := messagesOf(got), sorted(sent); !slices.Equal(msgs, want) {
@@ -172,6 +173,9 @@ func testRoundTrip(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 	for _, d := range got {
 		if d.Attempt != 1 {
 			t.Errorf("first delivery of %+v: got Attempt %d, want 1", d.Message, d.Attempt)
+		}
+		if d.Sent.Before(before) || d.Sent.After(time.Now().Add(2*time.Second)) {
+			t.Errorf("delivery of %+v: Sent %v, want the time it was sent (the lane's lag)", d.Message, d.Sent)
 		}
 		if d.Handle == "" || handles[d.Handle] {
 			t.Errorf("delivery of %+v: got handle %q, want a non-empty, unique handle", d.Message, d.Handle)

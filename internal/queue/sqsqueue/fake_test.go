@@ -123,8 +123,8 @@ func TestReceiveRequest(t *testing.T) {
 			t.Errorf("Receive(%d, %v, %v) sent %v; want MaxNumberOfMessages %v, WaitTimeSeconds %v, VisibilityTimeout %v",
 				tt.max, tt.wait, tt.visibility, c.Body, tt.wantMax, tt.wantWait, tt.wantVisibility)
 		}
-		if names, _ := c.Body["MessageSystemAttributeNames"].([]any); len(names) != 1 || names[0] != "ApproximateReceiveCount" {
-			t.Errorf("MessageSystemAttributeNames: got %v, want [ApproximateReceiveCount]", c.Body["MessageSystemAttributeNames"])
+		if names, _ := c.Body["MessageSystemAttributeNames"].([]any); len(names) != 2 || names[0] != "ApproximateReceiveCount" || names[1] != "SentTimestamp" {
+			t.Errorf("MessageSystemAttributeNames: got %v, want [ApproximateReceiveCount SentTimestamp] (the attempt, and the lane lag)", c.Body["MessageSystemAttributeNames"])
 		}
 	}
 }
