@@ -50,6 +50,7 @@ type bench struct {
 	upstream            int    // the WMS layer's maxConcurrent
 	wmsPID, storePID    int
 	measure             string // "both", "seed" or "upstream" (with -wms)
+	checkpoint          string // TILECACHE_CHECKPOINT_INTERVAL, "" for the default
 	then                string // "", "truncate" or "reseed": a second request over the seeded bounds, measured alone
 	thenBbox            string // its bounds (EPSG:900913 metres), or the whole world
 }
@@ -65,6 +66,7 @@ func main() {
 	flag.IntVar(&b.wmsPID, "wms-pid", 0, "count the CPU of this process and its children as the WMS's")
 	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
+	flag.StringVar(&b.checkpoint, "checkpoint", "", "TILECACHE_CHECKPOINT_INTERVAL of the seeding program (default: the program's)")
 	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate or reseed of the same levels")
 	flag.StringVar(&b.thenBbox, "then-bbox", "", "bounds of -then, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
@@ -183,6 +185,9 @@ func (b bench) once() (result, error) {
 		return result{}, err
 	}
 	env := map[string]string{"TILECACHE_DATA": dir, "TILECACHE_USERS": users, "TILECACHE_SEED_THREADS": fmt.Sprint(max(b.threads, 16))}
+	if b.checkpoint != "" {
+		env["TILECACHE_CHECKPOINT_INTERVAL"] = b.checkpoint
+	}
 	layerName := "demo:world"
 	if b.wms != "" {
 		layers := filepath.Join(dir, "layers.yaml")
