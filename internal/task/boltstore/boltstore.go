@@ -9,11 +9,16 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -40,7 +45,9 @@ const finishedKeep = 10 * time.Minute
 
 // Store is the bbolt task store.
 type Store struct {
-	db *bolt.DB
+	db     *bolt.DB
+	cache  sync.Map // task id → *decoded (List)
+	cached atomic.Int64
 }
 
 var _ task.Store = (*Store)(nil)
@@ -217,21 +224,48 @@ func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 		}); err != nil {
 			return err
 		}
-		// Walk the tasks bucket in key order only over the wanted ids.
-		c := tx.Bucket(bucketTasks).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if !ids[btoi(k)] {
+		// The wanted tasks by id, decoded once per version: a status
+		// poll re-reads the same few tasks again and again.
+		sorted := slices.Sorted(maps.Keys(ids))
+		b := tx.Bucket(bucketTasks)
+		for _, id := range sorted {
+			v := b.Get(itob(id))
+			if v == nil {
 				continue
 			}
-			var t task.Task
-			if err := json.Unmarshal(v, &t); err != nil {
-				return fmt.Errorf("decode task %d: %w", btoi(k), err)
+			t, err := s.decode(id, v)
+			if err != nil {
+				return err
 			}
 			out = append(out, t)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// decoded is a task as decoded from its stored bytes.
+type decoded struct {
+	raw []byte
+	t   task.Task
+}
+
+// decode returns the task stored as v, from the cache when v is what was
+// decoded last time.
+func (s *Store) decode(id int64, v []byte) (task.Task, error) {
+	if c, ok := s.cache.Load(id); ok && bytes.Equal(c.(*decoded).raw, v) {
+		return c.(*decoded).t, nil
+	}
+	var t task.Task
+	if err := json.Unmarshal(v, &t); err != nil {
+		return task.Task{}, fmt.Errorf("decode task %d: %w", id, err)
+	}
+	if s.cached.Add(1) > 4096 { // the listed tasks are few; forget old ones now and then
+		s.cache.Clear()
+		s.cached.Store(0)
+	}
+	s.cache.Store(id, &decoded{raw: bytes.Clone(v), t: t})
+	return t, nil
 }
 
 func running(tx *bolt.Tx) int {
