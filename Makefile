@@ -4,7 +4,7 @@ GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
 
-.PHONY: run build tilecache test vet bench bench-grid bench-seed bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
+.PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile}/bootstrap (linux/arm64)
 build: tilecache
@@ -88,8 +88,12 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 
-## bench: seed a fixed test-pattern job and print tiles/s and peak RSS; then the tile-math benchmarks
-bench: bench-grid
+## bench: every figure of the seeding path as a ratio against its reference measured in the same run (infra/bench.sh: store, seed, truncate, reseed, status, requests per 1,000 tiles; RUNS=3)
+bench:
+	@GO=$(GO) bash infra/bench.sh
+
+## bench-quick: a fixed test-pattern seed on the embedded backend (tiles/s, peak RSS), then the tile-math benchmarks
+bench-quick: bench-grid
 	$(GO) run ./internal/bench/seedbench
 
 ## bench-seed: seed EPSG:900913 z0-6 (5,461 tiles, 4x4 metatiles, PNG) from the test WMS into MinIO; prints tiles/s, CPU s of seeder / WMS / MinIO, peak RSS and the upstream-alone rate

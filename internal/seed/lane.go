@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,7 @@ type lane struct {
 	tally *tally
 	// listed caches the sizes of the tiles of columns a truncate listed
 	// (see sizes); listedKeys counts its entries.
-	listed     map[column]map[string]int64
+	listed     map[column]*listedColumn
 	listedKeys int
 }
 
@@ -333,11 +334,23 @@ type column struct {
 	x int64
 }
 
+// listedColumn holds the stored sizes of a column's tiles in rows lo..hi,
+// as a listing found them.
+type listedColumn struct {
+	lo, hi int64
+	sizes  map[int64]int64 // by row
+}
+
 // listColumnMax is the most rows a column may have in the layer's
 // coverage for sizes to learn its tiles' sizes from a listing of the
 // column (one LIST request per 1,000 stored tiles) rather than one Stat
 // per tile.
 const listColumnMax = 1000
+
+// listCacheMax bounds the listed tiles a lane keeps (about 40 bytes
+// each): past it the cache starts again, at the cost of listing columns
+// again.
+const listCacheMax = 32_000
 
 // listMinTiles is the fewest tiles of a column the lane must still visit
 // for it to be listed: a listing then saves requests (and time). S3 bills
@@ -383,33 +396,44 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 	out := make([]int64, len(refs))
 	var stat []int // refs to Stat one by one
 	for c, idx := range byCol {
-		_, cached := ln.listed[c]
+		lo, hi := refs[idx[0]].y, refs[idx[0]].y
+		for _, i := range idx {
+			lo, hi = min(lo, refs[i].y), max(hi, refs[i].y)
+		}
+		band, ok := ln.listed[c]
+		cached := ok && lo >= band.lo && hi <= band.hi
 		if cov := ln.subset.CoverageRange(c.z); !cached && (len(idx) < 2 || cov.MaxY-cov.MinY+1 > listColumnMax ||
 			max(int64(len(idx)), ln.columnTilesAhead(c)) < listMinTiles) {
 			stat = append(stat, idx...)
 			continue
 		}
-		found, ok := ln.listed[c]
-		if !ok {
-			found = map[string]int64{}
+		if !cached {
+			// Keep the rows the lane may still visit in this column: up
+			// to its remaining metatile rows in the level.
+			band = &listedColumn{lo: lo, hi: max(hi, lo+ln.columnTilesAhead(c)-1), sizes: map[int64]int64{}}
 			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
 			if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
-				found[o.Key] = o.Size
+				name := o.Key[len(prefix):]
+				if dot := strings.IndexByte(name, '.'); dot > 0 {
+					if y, err := strconv.ParseInt(name[:dot], 10, 64); err == nil && y >= band.lo && y <= band.hi {
+						band.sizes[y] = o.Size
+					}
+				}
 				return nil
 			}); err != nil {
 				metrics.StoreErrors.Add(1, "list")
 				return nil, storageErr("list column %s: %w", prefix, err)
 			}
 			// Kept for the lane's later batches in the same column (a
-			// truncate visits each tile once); bounded in memory.
-			if ln.listed == nil || ln.listedKeys > 200_000 {
-				ln.listed, ln.listedKeys = map[column]map[string]int64{}, 0
+			// truncate or reseed visits each tile once); bounded in memory.
+			if ln.listed == nil || ln.listedKeys > listCacheMax {
+				ln.listed, ln.listedKeys = map[column]*listedColumn{}, 0
 			}
-			ln.listed[c] = found
-			ln.listedKeys += len(found) + 1
+			ln.listed[c] = band
+			ln.listedKeys += len(band.sizes) + 1
 		}
 		for _, i := range idx {
-			if size, ok := found[refs[i].key]; ok {
+			if size, ok := band.sizes[refs[i].y]; ok {
 				out[i] = size
 			} else {
 				out[i] = -1

@@ -103,10 +103,13 @@ type result struct {
 	wall               time.Duration
 	cpu, wmsCPU, stCPU float64 // seconds
 	costs              string
+	thenRate           float64 // tiles/s of the -then request
+	thenCosts          string
 }
 
 func (b bench) run() error {
-	var rates, cpus, wmsCPUs, stCPUs, upRates []float64
+	var rates, cpus, wmsCPUs, stCPUs, upRates, thenRates []float64
+	var thenCosts string
 	var tiles int64
 	for i := range b.runs {
 		if b.wms != "" && b.measure != "seed" {
@@ -126,6 +129,9 @@ func (b bench) run() error {
 		}
 		tiles = r.tiles
 		rates = append(rates, float64(r.tiles)/r.wall.Seconds())
+		if b.then != "" {
+			thenRates, thenCosts = append(thenRates, r.thenRate), r.thenCosts
+		}
 		cpus, wmsCPUs, stCPUs = append(cpus, r.cpu), append(wmsCPUs, r.wmsCPU), append(stCPUs, r.stCPU)
 		fmt.Printf("run %d: %d tiles in %v (%.0f tiles/s), CPU s: seeder %.1f, WMS %.1f, store %.1f%s\n",
 			i+1, r.tiles, r.wall.Round(time.Millisecond), rates[i], r.cpu, r.wmsCPU, r.stCPU, r.costs)
@@ -141,6 +147,9 @@ func (b bench) run() error {
 	fmt.Printf("seedbench: %s backend, %s, EPSG:900913 z0-%d, %d tiles, threadCount %d, GOMAXPROCS %d: median %.0f tiles/s, "+
 		"CPU s seeder %.1f / WMS %.1f / store %.1f, peak RSS %s\n",
 		b.backend, src, b.zoom, tiles, b.threads, runtime.GOMAXPROCS(0), median(rates), median(cpus), median(wmsCPUs), median(stCPUs), peakRSS())
+	if len(thenRates) > 0 {
+		fmt.Printf("seedbench: then %s median %.0f tiles/s%s\n", b.then, median(thenRates), thenCosts)
+	}
 	if len(upRates) > 0 {
 		fmt.Printf("seedbench: upstream alone median %.1f GetMaps/s (≙ %.0f tiles/s); seed/upstream-alone %.2f",
 			median(upRates), median(upRates)*16, median(rates)/(median(upRates)*16))
@@ -257,7 +266,7 @@ func (b bench) once() (result, error) {
 	r.cpu, r.wmsCPU, r.stCPU = selfCPU()-cpu0, treeCPU(b.wmsPID)-wms0, treeCPU(b.storePID)-st0
 	r.costs = costs(l, total)
 	if b.then != "" {
-		if err := b.followUp(srv.URL, layerName, l); err != nil {
+		if r.thenRate, r.thenCosts, err = b.followUp(srv.URL, layerName, l); err != nil {
 			return result{}, err
 		}
 	}
@@ -268,7 +277,7 @@ func (b bench) once() (result, error) {
 
 // followUp runs the -then request over the seeded levels and prints its
 // rate and its requests per 1,000 tiles (counted from its start).
-func (b bench) followUp(base, layerName string, l *app.Program) error {
+func (b bench) followUp(base, layerName string, l *app.Program) (float64, string, error) {
 	before := snapshot(l)
 	bounds := ""
 	if b.thenBbox != "" {
@@ -279,7 +288,7 @@ func (b bench) followUp(base, layerName string, l *app.Program) error {
 	start := time.Now()
 	rows, err := call(base+"/rest/seed/"+layerName+".json", body)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	var total int64
 	for _, r := range rows {
@@ -288,7 +297,7 @@ func (b bench) followUp(base, layerName string, l *app.Program) error {
 	for {
 		rows, err := call(base+"/rest/seed.json", "")
 		if err != nil {
-			return err
+			return 0, "", err
 		}
 		active := false
 		for _, r := range rows {
@@ -300,9 +309,10 @@ func (b bench) followUp(base, layerName string, l *app.Program) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	wall := time.Since(start)
-	fmt.Printf("then %s: %d tile positions in %v (%.0f tiles/s)%s\n", b.then, total, wall.Round(time.Millisecond),
-		float64(total)/wall.Seconds(), since(l, before, total))
-	return nil
+	rate := float64(total) / wall.Seconds()
+	costs := since(l, before, total)
+	fmt.Printf("then %s: %d tile positions in %v (%.0f tiles/s)%s\n", b.then, total, wall.Round(time.Millisecond), rate, costs)
+	return rate, costs, nil
 }
 
 func call(url, body string) ([][5]int64, error) {

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# make bench: every figure of the seeding path in one run, each printed as a
+# ratio against its reference measured in the same run on the same local AWS
+# stack (MinIO, DynamoDB Local, the SQS server; infra/devstack), medians of
+# RUNS (default 3), and the requests per 1,000 tiles of seed, reseed and
+# truncate:
+#
+#   seed (test pattern) tiles/s        vs  raw minio-go PutObject objects/s
+#   range truncate tiles/s             vs  raw minio-go RemoveObjects keys/s
+#   tilecache Store.Put / Store.Delete vs  the same raw calls
+#   GET /rest/seed.json req/s          vs  a bare handler serving the same bytes
+#   S3 requests per tile of a reseed and a truncate; DynamoDB writes per 1,000
+#   tiles of a seed of EPSG:900913 z0-8 (87,381 tiles) at 16 threads
+#
+# The WMS comparison with MapCache and MapProxy is `make bench-peers`; render
+# on miss and tile hits are `make bench-miss`. Everything runs on 127.0.0.1
+# and is stopped at the end; about 5 minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS="${RUNS:-3}"
+export TILECACHE_DEVSTACK_DIR="${TILECACHE_BENCH_DEVSTACK_DIR:-$PWD/.devstack/bench}"
+export TILECACHE_S3_PORT="${TILECACHE_BENCH_S3_PORT:-9360}"
+export TILECACHE_S3_CONSOLE_PORT="${TILECACHE_BENCH_S3_CONSOLE_PORT:-9361}"
+export TILECACHE_DYNAMODB_PORT="${TILECACHE_BENCH_DYNAMODB_PORT:-9362}"
+export TILECACHE_SQS_PORT="${TILECACHE_BENCH_SQS_PORT:-9363}"
+export TILECACHE_CDN_PORT="${TILECACHE_BENCH_CDN_PORT:-9365}"
+GO="${GO:-go}"
+out="$TILECACHE_DEVSTACK_DIR/bench-out"
+mkdir -p "$out"
+"$GO" build -o "$TILECACHE_DEVSTACK_DIR/seedbench" ./internal/bench/seedbench
+
+trap 'bash infra/devstack/down.sh >&2 || true' EXIT
+eval "$(bash infra/devstack/up.sh)"
+echo "bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $RUNS runs each" >&2
+
+# median FILE: the median of the numbers in FILE, one per line.
+median() { sort -g "$1" | awk '{a[NR]=$1} END {if (NR==0) print 0; else print a[int((NR+1)/2)]}'; }
+# metric FILE NAME UNIT: the values of a go test -bench metric (e.g. objects/s).
+metric() { grep "^$2-" "$1" | awk -v u="$3" '{for (i=1;i<NF;i++) if ($(i+1)==u) print $i}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b==0) print "n/a"; else printf "%.2f", a/b}'; }
+
+echo "== store: Store.Put and Store.Delete against raw minio-go ($RUNS runs)" >&2
+"$GO" test -run '^$' -bench '^Benchmark(Put|PutRaw|Delete|RemoveObjectsRaw)$' -count "$RUNS" ./internal/tilestore/s3store/ | tee "$out/store.txt" >&2
+metric "$out/store.txt" BenchmarkPut objects/s >"$out/put"
+metric "$out/store.txt" BenchmarkPutRaw objects/s >"$out/putraw"
+metric "$out/store.txt" BenchmarkDelete keys/s >"$out/del"
+metric "$out/store.txt" BenchmarkRemoveObjectsRaw keys/s >"$out/delraw"
+
+echo "== status: GET /rest/seed.json against a bare handler ($RUNS runs)" >&2
+"$GO" test -run '^$' -bench '^Benchmark(StatusGET|BareHandler)$' -benchtime 2s -count "$RUNS" ./internal/app/ | tee "$out/status.txt" >&2
+metric "$out/status.txt" BenchmarkStatusGET req/s >"$out/status"
+metric "$out/status.txt" BenchmarkBareHandler req/s >"$out/bare"
+
+echo "== seed z0-7 (21,845 tiles, 16 threads) then a range truncate ($RUNS runs)" >&2
+"$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 7 -threads 16 -runs "$RUNS" -then truncate \
+  -then-bbox=-10000000,-10000000,10000000,10000000 | tee "$out/seed-truncate.txt" >&2
+grep '^run ' "$out/seed-truncate.txt" | sed -E 's/.*\(([0-9]+) tiles\/s\).*/\1/' >"$out/seed"
+grep '^then truncate' "$out/seed-truncate.txt" | sed -E 's/.*\(([0-9]+) tiles\/s\).*/\1/' >"$out/truncate"
+
+echo "== reseed z0-7 (21,845 tiles, 16 threads), once" >&2
+"$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 7 -threads 16 -runs 1 -then reseed | tee "$out/reseed.txt" >&2
+
+echo "== seed z0-8 (87,381 tiles, 16 threads), once: DynamoDB writes per 1,000 tiles" >&2
+"$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 8 -threads 16 -runs 1 | tee "$out/seed8.txt" >&2
+
+per1000() { grep -o "$2 [0-9.]*" "$1" | tail -1 | awk '{print $NF}'; }
+seed=$(median "$out/seed"); put=$(median "$out/put"); putraw=$(median "$out/putraw")
+trunc=$(median "$out/truncate"); del=$(median "$out/del"); delraw=$(median "$out/delraw")
+status=$(median "$out/status"); bare=$(median "$out/bare")
+reseedS3=$(grep '^then reseed' "$out/reseed.txt" | grep -o 'S3 requests [0-9.]*' | awk '{print $3}')
+truncS3=$(grep '^then truncate' "$out/seed-truncate.txt" | tail -1 | grep -o 'S3 requests [0-9.]*' | awk '{print $3}')
+truncDel=$(grep '^then truncate' "$out/seed-truncate.txt" | tail -1 | grep -o 'DELETE [0-9.]*' | awk '{print $2}')
+ddb=$(grep '^run ' "$out/seed8.txt" | grep -o 'DynamoDB writes [0-9.]*' | awk '{print $3}')
+
+cat <<EOF
+bench: medians of $RUNS runs on one local AWS stack; ratio = ours / reference (targets of the performance issue)
+  seed tiles/s            $seed  vs raw PutObject objects/s $putraw   ratio $(ratio "$seed" "$putraw")   (target >= 0.8)
+  Store.Put objects/s     $put  vs raw PutObject objects/s $putraw   ratio $(ratio "$put" "$putraw")
+  range truncate tiles/s  $trunc  vs raw RemoveObjects keys/s $delraw   ratio $(ratio "$trunc" "$delraw")   (target >= 0.8)
+  Store.Delete keys/s     $del  vs raw RemoveObjects keys/s $delraw   ratio $(ratio "$del" "$delraw")
+  status GET req/s        $status  vs bare handler req/s $bare   ratio $(ratio "$status" "$bare")   (target >= 0.5)
+  reseed S3 requests per 1,000 tiles: $reseedS3   (target <= 1010)
+  truncate S3 requests per 1,000 tile positions: $truncS3, of which DELETE $truncDel   (target <= 10 plus deletes)
+  seed z0-8 at 16 threads, DynamoDB writes per 1,000 tiles: $ddb   (target <= 5)
+EOF
