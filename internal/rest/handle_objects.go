@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcmeta"
@@ -110,8 +109,8 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet && h.rec != nil {
-		if page, ok := h.page(rel); ok {
-			h.rec.Record(page, time.Now())
+		if ts, z, x, y, ok := h.tileOf(rel); ok {
+			recordAccess(h.rec, ts, z, x, y)
 		}
 	}
 	writeObject(w, r, data, meta, "application/octet-stream")
@@ -134,6 +133,16 @@ func storeReadFailed(w http.ResponseWriter, r *http.Request, log *slog.Logger, e
 // writeObject answers a stored object with its Content-Type (contentType
 // when none is stored) and Cache-Control; HEAD gets the headers only.
 func writeObject(w http.ResponseWriter, r *http.Request, data []byte, meta tilestore.Meta, contentType string) {
+	objectHeaders(w, meta, contentType, int64(len(data)))
+	if r.Method == http.MethodGet {
+		w.Write(data)
+	}
+}
+
+// objectHeaders writes the status and headers of an object of size bytes:
+// its stored Content-Type (contentType when none is stored) and
+// Cache-Control.
+func objectHeaders(w http.ResponseWriter, meta tilestore.Meta, contentType string, size int64) {
 	if meta.ContentType != "" {
 		contentType = meta.ContentType
 	}
@@ -141,33 +150,24 @@ func writeObject(w http.ResponseWriter, r *http.Request, data []byte, meta tiles
 	if meta.CacheControl != "" {
 		w.Header().Set("Cache-Control", meta.CacheControl)
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		w.Write(data)
-	}
 }
 
-// page returns the usage page of a tile key
-// "layerId/gridSetId/formatId/parametersId/z/x/y.ext" of a configured
-// layer; ok is false for any other object.
-func (h *Objects) page(rel string) (quota.PageKey, bool) {
+// tileOf reads a tile key "layerId/gridSetId/formatId/parametersId/z/x/y.ext"
+// of a configured layer: its usage tile set and position; ok is false for
+// any other object.
+func (h *Objects) tileOf(rel string) (ts quota.TileSet, z int, x, y int64, ok bool) {
 	seg := strings.Split(rel, "/")
 	if len(seg) != 7 {
-		return quota.PageKey{}, false
+		return quota.TileSet{}, 0, 0, 0, false
 	}
 	l, ok := h.byID[seg[0]]
 	if !ok {
-		return quota.PageKey{}, false
+		return quota.TileSet{}, 0, 0, 0, false
 	}
-	name, _, ok := strings.Cut(seg[6], ".")
-	z, err1 := strconv.Atoi(seg[4])
-	x, err2 := strconv.ParseInt(seg[5], 10, 64)
-	y, err3 := strconv.ParseInt(name, 10, 64)
-	if !ok || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
-		return quota.PageKey{}, false
-	}
-	return quota.PageOf(quota.TileSet{Layer: l.Name, GridSetID: seg[1], FormatID: seg[2], ParametersID: seg[3]}, z, x, y), true
+	z, x, y, _, ok = tilePosition(seg[4], seg[5], seg[6])
+	return quota.TileSet{Layer: l.Name, GridSetID: seg[1], FormatID: seg[2], ParametersID: seg[3]}, z, x, y, ok
 }
 
 // missOf resolves the key of a missing object to the tile it names; ok is
@@ -186,17 +186,12 @@ func (h *Objects) missOf(ctx context.Context, rel string) (seed.Miss, bool) {
 	if _, ok := l.Subset(seg[1]); !ok {
 		return seed.Miss{}, false
 	}
-	name, ext, ok := strings.Cut(seg[6], ".")
-	m := seed.Miss{Layer: l.Name, GridSetID: seg[1]}
-	for _, f := range l.Formats {
-		if id, fext, _ := tilestore.Format(f); id == seg[2] && fext == ext {
-			m.Format = f
-		}
+	z, x, y, ext, ok := tilePosition(seg[4], seg[5], seg[6])
+	if !ok {
+		return seed.Miss{}, false
 	}
-	z, err1 := strconv.Atoi(seg[4])
-	x, err2 := strconv.ParseInt(seg[5], 10, 64)
-	y, err3 := strconv.ParseInt(name, 10, 64)
-	if !ok || m.Format == "" || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
+	m := seed.Miss{Layer: l.Name, GridSetID: seg[1]}
+	if m.Format, ok = layerFormat(l, seg[2], ext); !ok {
 		return seed.Miss{}, false
 	}
 	m.Z, m.X, m.Y = z, x, y

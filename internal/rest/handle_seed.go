@@ -51,23 +51,33 @@ func writeTasks(w http.ResponseWriter, f format, tasks []task.Task) {
 	writeBody(w, "application/json", wire.TaskListJSON(rows))
 }
 
+// readSeedRequest reads and decodes the body of a seed request of layer
+// name, in format f.
+func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f format) (seed.Request, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return seed.Request{}, err
+	}
+	var req wire.SeedRequest
+	if f == formatXML {
+		req, err = wire.DecodeSeedRequestXML(body)
+	} else {
+		req, err = wire.DecodeSeedRequestJSON(body)
+	}
+	if err != nil {
+		return seed.Request{}, err
+	}
+	return seedRequest(name, req), nil
+}
+
 // seed answers POST /rest/seed/{layer}.json|.xml: a seed request.
 func (h *Handler) seed(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := readBody(w, r)
+		req, err := readSeedRequest(w, r, name, f)
 		if err != nil {
 			return err
 		}
-		var req wire.SeedRequest
-		if f == formatXML {
-			req, err = wire.DecodeSeedRequestXML(body)
-		} else {
-			req, err = wire.DecodeSeedRequestJSON(body)
-		}
-		if err != nil {
-			return err
-		}
-		tasks, err := h.engine.Submit(r.Context(), seedRequest(name, req))
+		tasks, err := h.engine.Submit(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -82,20 +92,11 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 // submitting anything.
 func (h *Handler) estimate(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := readBody(w, r)
+		req, err := readSeedRequest(w, r, name, f)
 		if err != nil {
 			return err
 		}
-		var req wire.SeedRequest
-		if f == formatXML {
-			req, err = wire.DecodeSeedRequestXML(body)
-		} else {
-			req, err = wire.DecodeSeedRequestJSON(body)
-		}
-		if err != nil {
-			return err
-		}
-		est, err := h.engine.Estimate(r.Context(), seedRequest(name, req))
+		est, err := h.engine.Estimate(r.Context(), req)
 		if err != nil {
 			return err
 		}

@@ -73,6 +73,11 @@ type tileRequest struct {
 	x, y   int64
 }
 
+// pageSet is the usage tile set of a request's tile set.
+func (tr tileRequest) pageSet(set tilestore.TileSet) quota.TileSet {
+	return quota.TileSet{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: set.FormatID, ParametersID: set.ParametersID}
+}
+
 // ServeHTTP implements http.Handler for paths /tiles/….
 func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cors(w.Header())
@@ -100,7 +105,7 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	set := tilestore.TileSet{Prefix: h.prefix, LayerID: tr.layer.ID, GridSetID: tr.grid, FormatID: id, Ext: ext,
 		ParametersID: tilestore.ParametersID(params)}
 	if o, ok := h.tiles.(fileOpener); ok {
-		if h.serveFile(w, r, o, set, tr, id) {
+		if h.serveFile(w, r, o, set, tr) {
 			return
 		}
 	}
@@ -114,9 +119,8 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Z: tr.z, X: tr.x, Y: tr.y}, set.ParametersID, h.rec, h.log)
 		return
 	}
-	if r.Method == http.MethodGet && h.rec != nil {
-		h.rec.Record(quota.PageOf(quota.TileSet{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: id, ParametersID: set.ParametersID},
-			tr.z, tr.x, tr.y), time.Now())
+	if r.Method == http.MethodGet {
+		recordAccess(h.rec, tr.pageSet(set), tr.z, tr.x, tr.y)
 	}
 	writeObject(w, r, data, meta, source.ContentType(tr.format))
 }
@@ -129,26 +133,16 @@ type fileOpener interface {
 
 // serveFile answers a stored tile from an open file; false when the tile
 // is missing or could not be opened (the caller's path answers those).
-func (h *Tiles) serveFile(w http.ResponseWriter, r *http.Request, o fileOpener, set tilestore.TileSet, tr tileRequest, formatID string) bool {
+func (h *Tiles) serveFile(w http.ResponseWriter, r *http.Request, o fileOpener, set tilestore.TileSet, tr tileRequest) bool {
 	f, size, meta, found, err := o.Open(r.Context(), set.Key(tr.z, tr.x, tr.y))
 	if err != nil || !found {
 		return false
 	}
 	defer f.Close()
-	if r.Method == http.MethodGet && h.rec != nil {
-		h.rec.Record(quota.PageOf(quota.TileSet{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: formatID, ParametersID: set.ParametersID},
-			tr.z, tr.x, tr.y), time.Now())
+	if r.Method == http.MethodGet {
+		recordAccess(h.rec, tr.pageSet(set), tr.z, tr.x, tr.y)
 	}
-	ct := meta.ContentType
-	if ct == "" {
-		ct = source.ContentType(tr.format)
-	}
-	w.Header().Set("Content-Type", ct)
-	if meta.CacheControl != "" {
-		w.Header().Set("Cache-Control", meta.CacheControl)
-	}
-	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
-	w.WriteHeader(http.StatusOK)
+	objectHeaders(w, meta, source.ContentType(tr.format), size)
 	if r.Method == http.MethodGet {
 		io.Copy(w, f) // sendfile where the connection allows
 	}
@@ -180,22 +174,46 @@ func (h *Tiles) parse(path string) (tileRequest, bool) {
 	if _, ok := l.Subset(seg[1]); !ok {
 		return tileRequest{}, false
 	}
-	name, ext, ok := strings.Cut(seg[5], ".")
+	z, x, y, ext, ok := tilePosition(seg[3], seg[4], seg[5])
 	if !ok {
 		return tileRequest{}, false
 	}
 	tr := tileRequest{layer: l, grid: seg[1]}
-	for _, f := range l.Formats {
-		if id, fext, _ := tilestore.Format(f); id == seg[2] && fext == ext {
-			tr.format = f
-		}
-	}
-	z, err1 := strconv.Atoi(seg[3])
-	x, err2 := strconv.ParseInt(seg[4], 10, 64)
-	y, err3 := strconv.ParseInt(name, 10, 64)
-	if tr.format == "" || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
+	if tr.format, ok = layerFormat(l, seg[2], ext); !ok {
 		return tileRequest{}, false
 	}
 	tr.z, tr.x, tr.y = z, x, y
 	return tr, true
+}
+
+// tilePosition reads the "z", "x" and "y.ext" segments of a tile path or
+// key; ok is false unless all three are non-negative integers.
+func tilePosition(zs, xs, file string) (z int, x, y int64, ext string, ok bool) {
+	name, ext, ok := strings.Cut(file, ".")
+	z, err1 := strconv.Atoi(zs)
+	x, err2 := strconv.ParseInt(xs, 10, 64)
+	y, err3 := strconv.ParseInt(name, 10, 64)
+	if !ok || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
+		return 0, 0, 0, "", false
+	}
+	return z, x, y, ext, true
+}
+
+// layerFormat returns the layer's format (MIME type) whose short name is
+// id and whose extension is ext.
+func layerFormat(l *layer.Layer, id, ext string) (string, bool) {
+	for _, f := range l.Formats {
+		if fid, fext, _ := tilestore.Format(f); fid == id && fext == ext {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// recordAccess counts a client's read of tile z/x/y of a tile set for the
+// disk quota's LRU/LFU statistics; rec may be nil.
+func recordAccess(rec AccessRecorder, ts quota.TileSet, z int, x, y int64) {
+	if rec != nil {
+		rec.Record(quota.PageOf(ts, z, x, y), time.Now())
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/quota"
@@ -32,11 +31,8 @@ func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.
 	rd, err := mr.RenderMiss(r.Context(), m)
 	switch {
 	case err == nil:
-		if rec != nil {
-			id, _, _ := tilestore.Format(m.Format)
-			rec.Record(quota.PageOf(quota.TileSet{Layer: m.Layer, GridSetID: m.GridSetID, FormatID: id, ParametersID: setID},
-				m.Z, m.X, m.Y), time.Now())
-		}
+		id, _, _ := tilestore.Format(m.Format)
+		recordAccess(rec, quota.TileSet{Layer: m.Layer, GridSetID: m.GridSetID, FormatID: id, ParametersID: setID}, m.Z, m.X, m.Y)
 		writeObject(w, r, rd.Data, rd.Meta, source.ContentType(m.Format))
 	case apperr.Is(err, apperr.NotFound):
 		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
