@@ -213,30 +213,27 @@ func Logger() *slog.Logger {
 // credentials come from the process environment, as in Lambda.
 func API(t testing.TB, env map[string]string) *app.Program {
 	t.Helper()
-	p, err := app.New(context.Background(), Config(t, env), Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return program(t, env, app.New)
 }
 
 // Worker builds the program of WorkerFunction and CleanerFunction
 // (app.NewWorker) for env.
 func Worker(t testing.TB, env map[string]string) *app.Program {
 	t.Helper()
-	p, err := app.NewWorker(context.Background(), Config(t, env), Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return program(t, env, app.NewWorker)
 }
 
 // Tile builds TileFunction's program (app.NewTile) for env.
 func Tile(t testing.TB, env map[string]string) *app.Program {
 	t.Helper()
-	p, err := app.NewTile(context.Background(), Config(t, env), Logger())
+	return program(t, env, app.NewTile)
+}
+
+// program builds a function's program with newProgram, closed when the
+// test ends.
+func program(t testing.TB, env map[string]string, newProgram func(context.Context, config.Config, *slog.Logger) (*app.Program, error)) *app.Program {
+	t.Helper()
+	p, err := newProgram(context.Background(), Config(t, env), Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

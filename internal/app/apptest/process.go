@@ -22,58 +22,42 @@ import (
 	"tilecache/internal/auth"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
+// A build of cmd/tilecache, made once per test binary.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
 
-	plainOnce sync.Once
-	plainPath string
-	plainErr  error
-)
+var raceBuild, plainBuild build
+
+// binary builds cmd/tilecache with flags (once) and returns its path.
+func (b *build) binary(t testing.TB, flags ...string) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "tilecache-bin-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, "tilecache")
+		args := append(append([]string{"build"}, flags...), "-o", b.path, "tilecache/cmd/tilecache")
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("%w: %s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("build tilecache: %v", b.err)
+	}
+	return b.path
+}
 
 // PlainBinary builds cmd/tilecache once per test binary without the race
 // detector (which multiplies memory use), for measurements.
-func PlainBinary(t testing.TB) string {
-	t.Helper()
-	plainOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tilecache-bin-")
-		if err != nil {
-			plainErr = err
-			return
-		}
-		plainPath = filepath.Join(dir, "tilecache")
-		out, err := exec.Command("go", "build", "-o", plainPath, "tilecache/cmd/tilecache").CombinedOutput()
-		if err != nil {
-			plainErr = fmt.Errorf("%w: %s", err, out)
-		}
-	})
-	if plainErr != nil {
-		t.Fatalf("build tilecache: %v", plainErr)
-	}
-	return plainPath
-}
+func PlainBinary(t testing.TB) string { t.Helper(); return plainBuild.binary(t) }
 
 // Binary builds cmd/tilecache once per test binary and returns its path.
-func Binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tilecache-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "tilecache")
-		out, err := exec.Command("go", "build", "-race", "-o", binPath, "tilecache/cmd/tilecache").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("%w: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build tilecache: %v", buildErr)
-	}
-	return binPath
-}
+func Binary(t testing.TB) string { t.Helper(); return raceBuild.binary(t, "-race") }
 
 // Process is a `tilecache serve` process on the AWS backend.
 type Process struct {
@@ -92,21 +76,11 @@ func StartProcess(t testing.TB, dataDir string, extra map[string]string) *Proces
 	t.Helper()
 	bin := Binary(t)
 	awsVars, _ := awsEnv(t, dataDir)
-	layers := filepath.Join(dataDir, "layers.yaml")
-	if err := os.WriteFile(layers, []byte(Layers), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	users := filepath.Join(dataDir, "users")
-	if _, err := os.Stat(users); err != nil {
-		if err := auth.AddAccount(users, User, Password, bcrypt.MinCost); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := map[string]string{
-		"TILECACHE_LAYERS": layers, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
+	env := processFiles(t, dataDir, Layers)
+	maps.Copy(env, map[string]string{
 		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": "100ms", "TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": "1s",
 		"TILECACHE_LOG_LEVEL": "debug",
-	}
+	})
 	maps.Copy(env, awsVars)
 	maps.Copy(env, extra)
 	return startProcess(t, bin, env)
@@ -118,6 +92,16 @@ func StartProcess(t testing.TB, dataDir string, extra map[string]string) *Proces
 // when the test ends.
 func StartLocalProcess(t testing.TB, bin, dataDir, layers string, extra map[string]string) *Process {
 	t.Helper()
+	env := processFiles(t, dataDir, layers)
+	env["TILECACHE_BACKEND"], env["TILECACHE_CDN_DISTRIBUTION_ID"] = "embedded", ""
+	maps.Copy(env, extra)
+	return startProcess(t, bin, env)
+}
+
+// processFiles writes the layer file and (once) the accounts file of a
+// process into dataDir and returns the settings naming them.
+func processFiles(t testing.TB, dataDir, layers string) map[string]string {
+	t.Helper()
 	lf := filepath.Join(dataDir, "layers.yaml")
 	if err := os.WriteFile(lf, []byte(layers), 0o644); err != nil {
 		t.Fatal(err)
@@ -128,10 +112,7 @@ func StartLocalProcess(t testing.TB, bin, dataDir, layers string, extra map[stri
 			t.Fatal(err)
 		}
 	}
-	env := map[string]string{"TILECACHE_LAYERS": lf, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
-		"TILECACHE_BACKEND": "embedded", "TILECACHE_CDN_DISTRIBUTION_ID": ""}
-	maps.Copy(env, extra)
-	return startProcess(t, bin, env)
+	return map[string]string{"TILECACHE_LAYERS": lf, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir}
 }
 
 // startProcess runs bin serve on a free loopback port with env added to
