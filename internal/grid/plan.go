@@ -112,6 +112,27 @@ func (p *Plan) Levels() []TileRange {
 	return out
 }
 
+// Level describes one planned level: its widened, clipped tile range, its
+// metatile columns and rows, and the index of its first metatile.
+type Level struct {
+	Tiles      TileRange
+	Cols, Rows int64
+	First      int64
+}
+
+// Level returns level z of the plan; ok is false when z is not planned.
+func (p *Plan) Level(z int) (Level, bool) {
+	if len(p.levels) == 0 {
+		return Level{}, false
+	}
+	i := z - p.levels[0].r.Z
+	if i < 0 || i >= len(p.levels) {
+		return Level{}, false
+	}
+	l := p.levels[i]
+	return Level{Tiles: l.r, Cols: l.cols, Rows: l.rows, First: l.metaStart}, true
+}
+
 // MetaSize returns the metatile size in tiles the plan was made with.
 func (p *Plan) MetaSize() (w, h int) { return int(p.metaW), int(p.metaH) }
 

@@ -73,21 +73,14 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	j := p.Job
 	out := Estimate{Layer: j.Layer, GridSetID: j.GridSetID, Format: j.Format, Type: j.Type.String(), Tasks: len(p.Lanes),
 		Tiles: p.Plan.Tiles(), Metatiles: p.Plan.Metatiles(), PricesAsOf: Prices.Date}
-	mw, mh := p.Plan.MetaSize()
-	for i, lr := range p.Plan.Levels() {
-		cols := (lr.MaxX-lr.MinX)/int64(mw) + 1
-		rows := (lr.MaxY-lr.MinY)/int64(mh) + 1
-		out.Levels = append(out.Levels, LevelEstimate{Zoom: j.ZoomStart + i, Tiles: lr.Count(), Metatiles: cols * rows})
+	for z := j.ZoomStart; z <= j.ZoomStop; z++ {
+		if lv, ok := p.Plan.Level(z); ok {
+			out.Levels = append(out.Levels, LevelEstimate{Zoom: z, Tiles: lv.Tiles.Count(), Metatiles: lv.Cols * lv.Rows})
+		}
 	}
 	l, _ := e.layers.Layer(j.Layer)
-	perMeta := int64(1)
-	if c, ok := e.sources[l.Name].(Capped); ok {
-		_, perLane := c.UpstreamCap(l.MetaWidth, l.MetaHeight)
-		if perLane > 1 { // a tile service: one request per tile
-			perMeta = 0
-		}
-	} else {
-		perMeta = 0 // the built-in test pattern: no upstream
+	c, capped := e.sources[l.Name].(Capped)
+	if !capped {
 		out.Notes = append(out.Notes, "the layer's source makes no upstream requests")
 	}
 	switch j.Type {
@@ -97,10 +90,12 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 			out.S3Reads = out.Tiles // each tile's size, for the disk usage
 		}
 	default:
-		if perMeta == 1 {
+		if capped {
+			// One request per metatile (a WMS), or per tile (a tile service).
 			out.UpstreamRequests = out.Metatiles
-		} else if _, ok := e.sources[l.Name].(Capped); ok {
-			out.UpstreamRequests = out.Tiles
+			if _, perLane := c.UpstreamCap(l.MetaWidth, l.MetaHeight); perLane > 1 {
+				out.UpstreamRequests = out.Tiles
+			}
 		}
 		out.S3Puts = out.Tiles
 		if j.Type == task.Seed {
@@ -123,11 +118,11 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		out.Notes = append(out.Notes, "no recent rate of the layer measured here: time and Lambda cost unknown")
 	}
 	out.DynamoDBWrites = int64(math.Ceil(float64(out.Tiles)*dynamoWritesPer1000Tiles/1000 + float64(len(p.Lanes))*dynamoWritesPerLane))
-	slices := int64(1)
+	slicesPerLane := int64(1)
 	if out.Seconds > 0 {
-		slices = int64(math.Ceil(out.Seconds / float64(len(p.Lanes)) / e.opts.Slice.Seconds()))
+		slicesPerLane = int64(math.Ceil(out.Seconds / float64(len(p.Lanes)) / e.opts.Slice.Seconds()))
 	}
-	out.SQSMessages = int64(len(p.Lanes)) * max(slices, 1)
+	out.SQSMessages = int64(len(p.Lanes)) * max(slicesPerLane, 1)
 	cost := map[string]float64{
 		"s3":       float64(out.S3Puts+out.S3Deletes)/1000*Prices.S3PutPer1000 + float64(out.S3Reads)/1000*Prices.S3GetPer1000,
 		"dynamodb": float64(out.DynamoDBWrites) / 1e6 * Prices.DynamoDBWritePerMillion,

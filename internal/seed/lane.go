@@ -149,9 +149,6 @@ func (ln *lane) run(ctx context.Context) error {
 		ln.stopped(ctx, watch.last(), t.Cursor)
 		return true
 	}
-	holds := func(cur task.Task, from int64) bool {
-		return cur.Status == task.Running && cur.Cursor == from && cur.Owner == ln.owner
-	}
 	for t.Cursor < t.End {
 		from, tiles := t.Cursor, int64(0)
 		cursor := from
@@ -174,13 +171,8 @@ func (ln *lane) run(ctx context.Context) error {
 			if time.Now().After(nextCheck) {
 				// A read between checkpoints notices a kill (or a takeover)
 				// within KillCheckEvery without writing.
-				cur, err := e.tasks.Get(ctx, t.ID)
-				if err != nil {
-					return fmt.Errorf("check task %d: %w", t.ID, err)
-				}
-				if !holds(cur, from) {
-					ln.stopped(ctx, cur, from)
-					return nil
+				if owned, err := ln.owned(ctx, from); !owned {
+					return err
 				}
 				nextCheck = time.Now().Add(e.opts.KillCheckEvery)
 			}
@@ -231,13 +223,8 @@ func (ln *lane) run(ctx context.Context) error {
 			if !apperr.Is(err, apperr.Conflict) {
 				break
 			}
-			cur, gerr := e.tasks.Get(ctx, t.ID)
-			if gerr != nil {
-				return fmt.Errorf("check task %d: %w", t.ID, gerr)
-			}
-			if !holds(cur, from) {
-				ln.stopped(ctx, cur, from)
-				return nil
+			if owned, err := ln.owned(ctx, from); !owned {
+				return err
 			}
 			// Not a kill or a takeover: the store gave up on contention
 			// (a transaction touching the same item at once, such as the
@@ -265,6 +252,22 @@ func (ln *lane) run(ctx context.Context) error {
 		}
 	}
 	return e.finish(ctx, t, task.Done)
+}
+
+// owned reads the lane's task and reports whether the lane still owns it
+// at cursor from (RUNNING there, under this lane's lease). When it does
+// not — killed, or taken over — the lane is stopped (its usage settled)
+// and err is nil; err is the read's failure.
+func (ln *lane) owned(ctx context.Context, from int64) (bool, error) {
+	cur, err := ln.e.tasks.Get(ctx, ln.t.ID)
+	if err != nil {
+		return false, fmt.Errorf("check task %d: %w", ln.t.ID, err)
+	}
+	if cur.Status != task.Running || cur.Cursor != from || cur.Owner != ln.owner {
+		ln.stopped(ctx, cur, from)
+		return false, nil
+	}
+	return true, nil
 }
 
 // stopped ends a lane whose task is no longer its own at cursor from (cur
@@ -366,22 +369,16 @@ func (ln *lane) columnTilesAhead(c column) int64 {
 	if ln.plan == nil {
 		return 0 // a render on miss: one metatile
 	}
-	mw, mh := ln.plan.MetaSize()
-	var start int64
-	for i, r := range ln.plan.Levels() {
-		cols := (r.MaxX-r.MinX)/int64(mw) + 1
-		n := cols * ((r.MaxY-r.MinY)/int64(mh) + 1)
-		if ln.job.ZoomStart+i == c.z {
-			from, to := max(ln.t.Cursor, start), min(ln.t.End, start+n)
-			if to <= from {
-				return 0
-			}
-			rows := (to - from + cols - 1) / cols
-			return rows * int64(mh)
-		}
-		start += n
+	l, ok := ln.plan.Level(c.z)
+	if !ok {
+		return 0
 	}
-	return 0
+	from, to := max(ln.t.Cursor, l.First), min(ln.t.End, l.First+l.Cols*l.Rows)
+	if to <= from {
+		return 0
+	}
+	_, mh := ln.plan.MetaSize()
+	return (to - from + l.Cols - 1) / l.Cols * int64(mh)
 }
 
 // sizes returns the stored size of each tile of refs (-1 when absent):
