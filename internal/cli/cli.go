@@ -18,6 +18,8 @@ import (
 
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
+
+	"tilecache/internal/task"
 )
 
 // Exit codes.
@@ -315,7 +317,7 @@ func (t TasksCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
 	w := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "id\tstatus\tprocessed\ttotal\tremaining\t")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t\n", r[3], statusName(r[4]), r[0], r[1], r[2])
+		fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t\n", r[3], task.Status(r[4]), r[0], r[1], r[2])
 	}
 	w.Flush()
 	return ExitDone, nil
@@ -331,20 +333,6 @@ func (k KillCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
 	}
 	fmt.Fprintf(env.Stdout, "killed the %s tasks of %s\n", k.Which, what)
 	return ExitDone, nil
-}
-
-func statusName(s int64) string {
-	switch s {
-	case Aborted:
-		return "ABORTED"
-	case Pending:
-		return "PENDING"
-	case Running:
-		return "RUNNING"
-	case Done:
-		return "DONE"
-	}
-	return strconv.FormatInt(s, 10)
 }
 
 // askKill asks on the terminal whether to kill the tasks after a Ctrl-C.

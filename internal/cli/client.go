@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"tilecache/internal/task"
 )
 
 // Client talks to a server's /rest interface.
@@ -33,10 +35,10 @@ type Row [5]int64
 
 // Task statuses of the rows (contract §5.2, as GeoWebCache).
 const (
-	Aborted = -1
-	Pending = 0
-	Running = 1
-	Done    = 2
+	Aborted = int64(task.Aborted)
+	Pending = int64(task.Pending)
+	Running = int64(task.Running)
+	Done    = int64(task.Done)
 )
 
 // statusError is an answer other than 200, with the server's message.

@@ -34,7 +34,7 @@ func follow(ctx context.Context, c *Client, layer string, ids []int64, mode stri
 	if mode == "bars" {
 		view = newBars(ctx, env.Stdout, states)
 	} else {
-		view = &lines{w: env.Stdout, layer: layer, every: every, start: time.Now()}
+		view = &lines{w: env.Stdout, layer: layer, every: every}
 	}
 	sigs, stopSigs := interrupts(env)
 	defer stopSigs()
@@ -133,12 +133,11 @@ type bars struct {
 	p     *mpb.Progress
 	tasks map[int64]*mpb.Bar
 	total *mpb.Bar
-	last  time.Time
 }
 
 func newBars(ctx context.Context, w io.Writer, states []*taskState) *bars {
 	b := &bars{p: mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond)),
-		tasks: map[int64]*mpb.Bar{}, last: time.Now()}
+		tasks: map[int64]*mpb.Bar{}}
 	for _, st := range states {
 		b.tasks[st.id] = b.p.AddBar(0,
 			mpb.PrependDecorators(decor.Name(fmt.Sprintf("task %-6d", st.id)), decor.CountersNoUnit(" %d/%d", decor.WCSyncWidth)),
@@ -151,7 +150,6 @@ func newBars(ctx context.Context, w io.Writer, states []*taskState) *bars {
 }
 
 func (b *bars) update(states []*taskState) {
-	now := time.Now()
 	var done, total int64
 	for _, st := range states {
 		bar := b.tasks[st.id]
@@ -173,7 +171,6 @@ func (b *bars) update(states []*taskState) {
 		b.total.SetTotal(total, false)
 		b.total.SetCurrent(done)
 	}
-	b.last = now
 }
 
 func (b *bars) stop() {
@@ -193,8 +190,6 @@ type lines struct {
 	w         io.Writer
 	layer     string
 	every     time.Duration
-	start     time.Time
-	last      time.Time
 	lastDone  int64
 	lastPrint time.Time
 }
