@@ -131,17 +131,15 @@ func (s *Store) promote(ctx context.Context, id int64, layerName string, pool, l
 	le := newExpr()
 	te := newExpr()
 	layerCount := &types.Update{
-		TableName:                 &s.table,
-		Key:                       s.metaKey(skLanes + layerName),
-		UpdateExpression:          aws.String("ADD " + le.n(aRunning) + " " + le.v(num(1))),
-		ExpressionAttributeNames:  le.Names(),
-		ExpressionAttributeValues: le.Values(),
+		TableName:        &s.table,
+		Key:              s.metaKey(skLanes + layerName),
+		UpdateExpression: aws.String("ADD " + le.n(aRunning) + " " + le.v(num(1))),
 	}
 	if limit > 0 {
 		layerCount.ConditionExpression = aws.String("attribute_not_exists(" + le.n(aRunning) + ") OR " +
 			le.n(aRunning) + " < " + le.v(num(int64(limit))))
-		layerCount.ExpressionAttributeValues = le.Values()
 	}
+	layerCount.ExpressionAttributeNames, layerCount.ExpressionAttributeValues = le.Names(), le.Values()
 	reasons, err := s.transact(ctx, fmt.Sprintf("promote task %d", id), []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName:        &s.table,
@@ -192,37 +190,46 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 	}
 	e := newExpr()
 	update, cond := checkpointExpr(e, cp, now)
+	return s.updateTask(ctx, fmt.Sprintf("checkpoint task %d", cp.ID), cp.ID, &dynamodb.UpdateItemInput{
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, func(old taskItem) error {
+		if err := checkpointRefused(cp, old); err != nil {
+			return err
+		}
+		return apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
+	})
+}
+
+// updateTask runs a conditional UpdateItem of task id (in's table, key and
+// return values are set here) and returns the task after it. When the
+// condition fails, refused explains it from the item as it was; a missing
+// task is NotFound.
+func (s *Store) updateTask(ctx context.Context, what string, id int64, in *dynamodb.UpdateItemInput, refused func(old taskItem) error) (task.Task, error) {
+	in.TableName, in.Key = &s.table, s.taskKey(id)
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	s.writes.Add(1)
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           &s.table,
-		Key:                                 s.taskKey(cp.ID),
-		UpdateExpression:                    aws.String(update),
-		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            e.Names(),
-		ExpressionAttributeValues:           e.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, s.callOpts...)
+	out, err := s.client.UpdateItem(ctx, in, s.callOpts...)
 	if err != nil {
 		ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
 		if !ok {
-			return task.Task{}, s.fail(ctx, err, "checkpoint task %d", cp.ID)
+			return task.Task{}, s.fail(ctx, err, "%s", what)
 		}
 		if len(ccf.Item) == 0 {
-			return task.Task{}, apperr.New(apperr.NotFound, "task %d not found", cp.ID)
+			return task.Task{}, apperr.New(apperr.NotFound, "task %d not found", id)
 		}
 		old, derr := decodeTask(ccf.Item)
 		if derr != nil {
-			return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, derr)
+			return task.Task{}, fmt.Errorf("%s: %w", what, derr)
 		}
-		if err := checkpointRefused(cp, old); err != nil {
-			return task.Task{}, err
-		}
-		return task.Task{}, apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
+		return task.Task{}, refused(old)
 	}
 	it, err := decodeTask(out.Attributes)
 	if err != nil {
-		return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, err)
+		return task.Task{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return it.task(), nil
 }
@@ -277,40 +284,18 @@ func (s *Store) Unclaim(ctx context.Context, key, owner string) error {
 // Acquire implements task.Store: one conditional UpdateItem.
 func (s *Store) Acquire(ctx context.Context, id int64, owner string, ttl time.Duration, now time.Time) (task.Task, error) {
 	e := newExpr()
-	s.writes.Add(1)
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        &s.table,
-		Key:              s.taskKey(id),
+	return s.updateTask(ctx, fmt.Sprintf("acquire task %d", id), id, &dynamodb.UpdateItemInput{
 		UpdateExpression: aws.String("SET " + e.n(aOwner) + " = " + e.v(str(owner)) + ", " + e.n(aHB) + " = " + e.v(num(nanos(now)))),
 		ConditionExpression: aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
 			" AND (attribute_not_exists(" + e.n(aOwner) + ") OR " + e.n(aHB) + " <= " + e.v(num(nanos(now.Add(-ttl)))) + ")"),
-		ExpressionAttributeNames:            e.Names(),
-		ExpressionAttributeValues:           e.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, s.callOpts...)
-	if err != nil {
-		ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
-		if !ok {
-			return task.Task{}, s.fail(ctx, err, "acquire task %d", id)
-		}
-		if len(ccf.Item) == 0 {
-			return task.Task{}, apperr.New(apperr.NotFound, "task %d not found", id)
-		}
-		old, derr := decodeTask(ccf.Item)
-		if derr != nil {
-			return task.Task{}, fmt.Errorf("acquire task %d: %w", id, derr)
-		}
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, func(old taskItem) error {
 		if st := task.Status(old.Status); st != task.Running {
-			return task.Task{}, apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, st)
+			return apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, st)
 		}
-		return task.Task{}, apperr.New(apperr.Conflict, "task %d: its lane is leased by a live worker", id)
-	}
-	it, err := decodeTask(out.Attributes)
-	if err != nil {
-		return task.Task{}, fmt.Errorf("acquire task %d: %w", id, err)
-	}
-	return it.task(), nil
+		return apperr.New(apperr.Conflict, "task %d: its lane is leased by a live worker", id)
+	})
 }
 
 // checkpointExpr returns the update and condition expressions of a
