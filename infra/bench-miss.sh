@@ -11,8 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export TILECACHE_WMS_DIR="${TILECACHE_BENCH_WMS_DIR:-$PWD/.devstack/bench-miss-wms}"
-export TILECACHE_WMS_PORT="${TILECACHE_BENCH_MISS_WMS_PORT:-9366}"
+. infra/bench-env.sh
 GO="${GO:-go}"
 bin="$PWD/.devstack/missbench"
 mkdir -p "$PWD/.devstack"
