@@ -279,8 +279,8 @@ func printEstimate(ctx context.Context, c *Client, layer string, req SeedRequest
 	}
 	fmt.Fprintf(w, "total\t%d\t%d\t\n", int64(num("tiles")), int64(num("metatiles")))
 	w.Flush()
-	fmt.Fprintf(env.Stdout, "upstream requests %d, S3 PUTs %d, S3 reads %d, S3 deletes %d, DynamoDB writes %d, SQS messages %d\n",
-		int64(num("upstreamRequests")), int64(num("s3Puts")), int64(num("s3Reads")), int64(num("s3Deletes")), int64(num("dynamoDBWrites")), int64(num("sqsMessages")))
+	fmt.Fprintf(env.Stdout, "upstream requests %d, S3 PUTs %d, S3 reads %d, S3 listings %d, S3 deletes %d, DynamoDB writes %d, SQS messages %d\n",
+		int64(num("upstreamRequests")), int64(num("s3Puts")), int64(num("s3Reads")), int64(num("s3Lists")), int64(num("s3Deletes")), int64(num("dynamoDBWrites")), int64(num("sqsMessages")))
 	if b := num("bytes"); b > 0 {
 		fmt.Fprintf(env.Stdout, "bytes about %s (%d per tile on average)\n", humanBytes(b), int64(num("avgTileBytes")))
 	}

@@ -50,6 +50,7 @@ type Estimate struct {
 	UpstreamRequests int64              `json:"upstreamRequests"`
 	S3Puts           int64              `json:"s3Puts"`
 	S3Reads          int64              `json:"s3Reads"` // existence checks and size lookups (HEAD)
+	S3Lists          int64              `json:"s3Lists"` // column listings that learn stored sizes (billed like PUTs)
 	S3Deletes        int64              `json:"s3Deletes"`
 	DynamoDBWrites   int64              `json:"dynamoDBWrites"`
 	SQSMessages      int64              `json:"sqsMessages"`
@@ -87,7 +88,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	case task.Truncate:
 		out.S3Deletes = out.Tiles
 		if e.opts.Usage != nil {
-			out.S3Reads = out.Tiles // each tile's size, for the disk usage
+			out.S3Lists, out.S3Reads = e.sizeLookups(p) // each tile's size, for the disk usage
 		}
 	default:
 		if capped {
@@ -102,7 +103,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 			out.S3Reads = out.Metatiles // one existence check per metatile
 			out.Notes = append(out.Notes, "a seed skips metatiles already stored: requests and PUTs are upper bounds")
 		} else if e.opts.Usage != nil {
-			out.S3Reads = out.Tiles // the size of each replaced tile
+			out.S3Lists, out.S3Reads = e.sizeLookups(p) // the size of each replaced tile
 		}
 	}
 	if avg := e.averageTileBytes(ctx, j.Layer); avg > 0 && j.Type != task.Truncate {
@@ -124,7 +125,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	}
 	out.SQSMessages = int64(len(p.Lanes)) * max(slicesPerLane, 1)
 	cost := map[string]float64{
-		"s3":       float64(out.S3Puts+out.S3Deletes)/1000*Prices.S3PutPer1000 + float64(out.S3Reads)/1000*Prices.S3GetPer1000,
+		"s3":       float64(out.S3Puts+out.S3Deletes+out.S3Lists)/1000*Prices.S3PutPer1000 + float64(out.S3Reads)/1000*Prices.S3GetPer1000,
 		"dynamodb": float64(out.DynamoDBWrites) / 1e6 * Prices.DynamoDBWritePerMillion,
 		"sqs":      float64(out.SQSMessages*3) / 1e6 * Prices.SQSPerMillion, // send, receive, delete
 	}
@@ -140,6 +141,28 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	cost["total"] = total
 	out.CostUSD = cost
 	return out, nil
+}
+
+// sizeLookups estimates the requests a reseed or truncate makes to learn
+// the sizes of the tiles it replaces or deletes, as its lanes do (see
+// lane.sizes): each lane lists each column of at most listColumnMax rows
+// it works in, and looks taller columns' tiles up one by one.
+func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
+	l, _ := e.layers.Layer(p.Job.Layer)
+	sub, _ := l.Subset(p.Job.GridSetID)
+	lanes := int64(len(p.Lanes))
+	for z := p.Job.ZoomStart; z <= p.Job.ZoomStop; z++ {
+		lv, ok := p.Plan.Level(z)
+		if !ok {
+			continue
+		}
+		if cov := sub.CoverageRange(z); cov.MaxY-cov.MinY+1 > listColumnMax {
+			heads += lv.Tiles.Count()
+			continue
+		}
+		lists += (lv.Tiles.MaxX - lv.Tiles.MinX + 1) * min(lanes, lv.Rows)
+	}
+	return lists, heads
 }
 
 // averageTileBytes is the layer's stored bytes per tile (block-rounded),
