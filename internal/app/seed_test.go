@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -664,4 +665,51 @@ func TestStatusRowsFollowProgress(t *testing.T) {
 		t.Errorf("processed counts every 0.5 s: %v; want them rising from the first second (checkpoints are 20 s apart)", seen)
 	}
 	waitFinished(t, a, ids(rows), 30*time.Second)
+}
+
+// TestRenderPastInvocationBudgetIsATileFailure: against an upstream that
+// never answers, a lane worked under an invocation's deadline (a Lambda's)
+// cuts the render at the deadline less half the safety margin (10 s),
+// counts it as a tile failure and continues in a new message: the message
+// is finished with, not redelivered onto the same metatile.
+func TestRenderPastInvocationBudgetIsATileFailure(t *testing.T) {
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		<-r.Context().Done() // never answers
+	}))
+	defer up.Close()
+	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_WORKERS": "0"}, Layers: apptest.Layers + `
+  - name: hang:xyz
+    gridSubsets:
+      - gridSet: EPSG:900913
+    formats: [image/png]
+    metatiling: [1, 1]
+    source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", retries: -1, timeout: 60s}
+`})
+	rows := seedReq(t, a, "hang:xyz", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"tileFailureRetryCount":0,"totalFailuresBeforeAborting":100}}`)
+	ds, err := a.Local.Queue.Receive(t.Context(), 1, 5*time.Second, time.Hour)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("the lane message: %v, %v", ds, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second) // the invocation's deadline
+	defer cancel()
+	start := time.Now()
+	if err := a.Local.Engine.Work(ctx, ds[0].Message, ds[0].Attempt); err != nil {
+		t.Fatalf("Work: %v, want nil (the message is finished with)", err)
+	}
+	if took := time.Since(start); took < 1500*time.Millisecond || took > 4*time.Second {
+		t.Errorf("the lane returned after %v, want about 2 s (7 s less half the 10 s margin)", took)
+	}
+	tk, err := a.Local.Tasks.Get(t.Context(), rows[0][3])
+	if err != nil || tk.Status != task.Running || tk.Cursor != 1 {
+		t.Errorf("task after the slice: %+v %v; want RUNNING past the failed metatile", tk, err)
+	}
+	next, err := a.Local.Queue.Receive(t.Context(), 1, 5*time.Second, time.Hour)
+	if err != nil || len(next) != 1 || next[0].Message.Cursor != 1 {
+		t.Errorf("continuation: %+v %v; want one message at metatile 1", next, err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the upstream was called %d times, want once", n)
+	}
 }
