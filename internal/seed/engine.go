@@ -124,7 +124,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o Options) claimTTL() time.Duration { return o.ClaimTTL }
 
 // takeoverAfter is the heartbeat age after which a redelivered lane
 // message behind the task's cursor takes the lane over.

@@ -152,7 +152,7 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 	first := ln.set.Key(meta.Z, meta.MinX, meta.MinY)
 	if claims != nil {
 		for {
-			ok, err := claims.Claim(ctx, key, owner, e.opts.claimTTL(), time.Now())
+			ok, err := claims.Claim(ctx, key, owner, e.opts.ClaimTTL, time.Now())
 			if err != nil {
 				return nil, fmt.Errorf("claim metatile %s: %w", key, err)
 			}
@@ -240,7 +240,7 @@ func (e *Engine) missSlot(ctx context.Context, layerName string) (release func()
 	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		for i := range n {
 			key := "upstream#" + layerName + "#" + strconv.Itoa(i)
-			ok, err := claims.Claim(ctx, key, owner, e.opts.claimTTL(), time.Now())
+			ok, err := claims.Claim(ctx, key, owner, e.opts.ClaimTTL, time.Now())
 			if err != nil {
 				return nil, fmt.Errorf("claim a render slot of layer %s: %w", layerName, err)
 			}
