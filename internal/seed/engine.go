@@ -124,7 +124,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-
 // takeoverAfter is the heartbeat age after which a redelivered lane
 // message behind the task's cursor takes the lane over.
 func (o Options) takeoverAfter() time.Duration { return 5 * o.CheckpointEvery }
