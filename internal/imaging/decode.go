@@ -38,7 +38,7 @@ func (e *NotImageError) Error() string {
 	return b.String()
 }
 
-// Decode decodes an upstream answer (PNG, JPEG, GIF). When data is not an
+// Decode decodes an upstream answer (PNG, JPEG, GIF, TIFF). When data is not an
 // image it returns a *NotImageError whose Message is a short, single-line
 // excerpt of the body (the text of an OGC ServiceException when present), so
 // the caller can log the upstream's message. Truncated or corrupt images
@@ -48,8 +48,10 @@ func (e *NotImageError) Error() string {
 // otherwise to the types image/png gives: *image.NRGBA for RGBA (and RGB
 // with tRNS), *image.Paletted, *image.Gray, and *image.RGBA for interlaced
 // RGB; JPEGs to *image.YCbCr (or *image.Gray); GIFs (the first frame) to
-// *image.Paletted. Release hands the pixel buffer of an image to the next
-// Decode once the caller is done with it.
+// *image.Paletted; uncompressed 8-bit RGB TIFFs in strips to an *RGB over
+// data itself (see tiff.go), so data must outlive the image and stay
+// unchanged while it is used. Release hands the pixel buffer of an image
+// to the next Decode once the caller is done with it.
 func Decode(data []byte) (image.Image, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte(pngSignature)):
@@ -58,6 +60,8 @@ func Decode(data []byte) (image.Image, error) {
 		return decodeWith("jpeg", data, jpeg.DecodeConfig, jpeg.Decode)
 	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
 		return decodeWith("gif", data, gif.DecodeConfig, gif.Decode)
+	case bytes.HasPrefix(data, []byte(tiffLE)), bytes.HasPrefix(data, []byte(tiffBE)):
+		return decodeTIFF(data)
 	}
 	if len(data) == 0 {
 		return nil, &NotImageError{Message: "empty body"}
@@ -72,9 +76,9 @@ func Decode(data []byte) (image.Image, error) {
 }
 
 // Size reads the width and height an image's header declares (PNG IHDR,
-// JPEG SOF, GIF logical screen) without decoding or allocating pixels; ok
-// is false when data is no image of these formats or its header is cut
-// (Decode then gives the reason).
+// JPEG SOF, GIF logical screen, a TIFF's first IFD) without decoding or
+// allocating pixels; ok is false when data is no image of these formats
+// or its header is cut (Decode then gives the reason).
 func Size(data []byte) (w, h int, ok bool) {
 	var cfg image.Config
 	var err error
@@ -93,6 +97,8 @@ func Size(data []byte) (w, h int, ok bool) {
 		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
 	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
 		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
+	case bytes.HasPrefix(data, []byte(tiffLE)), bytes.HasPrefix(data, []byte(tiffBE)):
+		return tiffSize(data)
 	default:
 		return 0, 0, false
 	}

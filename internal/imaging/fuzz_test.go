@@ -10,6 +10,8 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+
+	"golang.org/x/image/tiff"
 )
 
 // fixCRCs returns data with the CRC of every complete chunk recomputed, so
@@ -36,7 +38,9 @@ func fixCRCs(data []byte) []byte {
 // returned with an image, and that on PNGs it agrees with image/png:
 // whatever both decode is the same image (see sameDecoded), and Decode
 // does not accept what image/png rejects (other than data after the zlib
-// stream, which libpng and, mostly, image/png accept too). Every image is
+// stream, which libpng and, mostly, image/png accept too); on TIFFs, that
+// whatever both it and golang.org/x/image/tiff decode is the same image.
+// Every image is
 // released, so later inputs decode into recycled buffers: stale pixels
 // would show as a difference.
 func FuzzDecode(f *testing.F) {
@@ -57,6 +61,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(jb.Bytes())
 	f.Add(gb.Bytes())
+	for _, data := range tiffCorpus(f) {
+		f.Add(data)
+	}
 	f.Add([]byte(`<?xml version="1.0"?><ServiceExceptionReport><ServiceException code="x">oops</ServiceException></ServiceExceptionReport>`))
 	f.Add([]byte("<html><title>502</title></html>"))
 	f.Add([]byte{})
@@ -71,6 +78,15 @@ func FuzzDecode(f *testing.F) {
 			var nie *NotImageError
 			if errors.As(err, &nie) && strings.ContainsAny(nie.Message, "\r\n") {
 				t.Fatalf("NotImageError message spans lines: %q", nie.Message)
+			}
+			if bytes.HasPrefix(d, []byte(tiffLE)) || bytes.HasPrefix(d, []byte(tiffBE)) {
+				if err == nil && img.Bounds().Dx()*img.Bounds().Dy() <= 1<<20 {
+					if want, werr := tiff.Decode(bytes.NewReader(d)); werr == nil && !sameDecoded(img, want) {
+						t.Fatalf("Decode gives %T, x/image/tiff %T, or the pixels differ", img, want)
+					}
+				}
+				Release(img)
+				continue
 			}
 			if !bytes.HasPrefix(d, []byte(pngSignature)) {
 				Release(img)

@@ -12,6 +12,10 @@
 //     an *RGB (3 bytes per pixel, inflated and unfiltered in place); the
 //     others to the same image types, pixels and palettes as image/png.
 //     Other PNGs go to image/png.
+//   - An uncompressed 8-bit RGB TIFF in strips (what a map server answers
+//     for image/tiff) is not decoded at all: the *RGB is laid over the
+//     answer's own bytes (see tiff.go). Other TIFFs go to
+//     golang.org/x/image/tiff.
 //   - The PNG encoder writes *RGB rows as they are and other opaque tiles
 //     as RGB too, picks the row filter with a cheap rule (see
 //     chooseFilter) and deflates with the encoder of
