@@ -37,6 +37,11 @@ layers:
       url: %[1]s
       layers: hillshade,polygons,lines,points
       jpegQuality: 90
+  - name: wms:tiff
+    gridSubsets: [{gridSet: EPSG:900913}]
+    formats: [image/png]
+    metatiling: [4, 4]
+    source: {type: wms, url: %[1]s, layers: "hillshade,polygons,lines,points", format: image/tiff}
   - name: wms:world13
     gridSubsets: [{gridSet: EPSG:4326}]
     formats: [image/png]
@@ -234,6 +239,27 @@ func TestWMSSeedFormatsMatchUpstream(t *testing.T) {
 			ref0 := getMap(t, wmsURL, layers, "EPSG:900913", tileBox("EPSG:900913", 0, 0, 0), 256, 256, nil)
 			check("0/0/0", decodeTile(t, a, prefix+"0/0/0."+f.ext, f.stored), ref0, 0, 0)
 		})
+	}
+}
+
+// TestWMSSeedFromTIFF seeds PNG tiles from uncompressed TIFF GetMaps
+// (decoded without a copy) and wants exactly the pixels of a PNG GetMap of
+// the same area: both are lossless renderings of the same map.
+func TestWMSSeedFromTIFF(t *testing.T) {
+	a, wmsURL := startWMS(t)
+	wantDone(t, seedAndWait(t, a, "wms:tiff", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
+		"format":"image/png","threadCount":2}}`))
+	prefix := "wms:tiff/EPSG:900913/png/default/"
+	if got := len(keys(t, a, prefix)); got != 85 {
+		t.Fatalf("%d tiles stored, want 85", got)
+	}
+	box, box2 := tileBox("EPSG:900913", 3, 0, 4), tileBox("EPSG:900913", 3, 3, 7)
+	ref := getMap(t, wmsURL, "hillshade,polygons,lines,points", "EPSG:900913", [4]float64{box[0], box[1], box2[2], box2[3]}, 1024, 1024, nil)
+	for _, xy := range [][2]int64{{0, 4}, {1, 7}, {3, 5}, {2, 6}} {
+		tile := decodeTile(t, a, fmt.Sprintf("%s3/%d/%d.png", prefix, xy[0], xy[1]), "image/png")
+		if mean, worst := pixelDiff(tile, ref, int(xy[0])*256, int(7-xy[1])*256); worst != 0 {
+			t.Errorf("tile 3/%d/%d differs from the PNG GetMap: mean %.3f, worst %d", xy[0], xy[1], mean, worst)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"image"
 	"image/color"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -188,6 +189,13 @@ func tiffCorpus(tb testing.TB) map[string][]byte {
 		nrgba.Pix[i] = uint8(i * 13)
 	}
 	c["x/nrgba-none"] = xTIFF(tb, nrgba, tiff.Uncompressed)
+	// A real answer: MapServer 8's GDAL/GTiff output format (IMAGEMODE
+	// RGB) for a 64² GetMap of the test WMS (infra/wms).
+	real, err := os.ReadFile("testdata/mapserver-gtiff-64.tif")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c["mapserver/rgb-strips"] = real
 	return c
 }
 

@@ -48,6 +48,7 @@ type bench struct {
 	backend             string
 	wms                 string // WMS URL, or "" for the test pattern
 	upstream            int    // the WMS layer's maxConcurrent
+	upstreamFormat      string // the WMS layer's source format (GetMap FORMAT)
 	wmsPID, storePID    int
 	measure             string // "both", "seed" or "upstream" (with -wms)
 	checkpoint          string // TILECACHE_CHECKPOINT_INTERVAL, "" for the default
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&b.backend, "backend", "embedded", "embedded or aws")
 	flag.StringVar(&b.wms, "wms", "", "seed from this WMS instead of the test pattern")
 	flag.IntVar(&b.upstream, "upstream", 4, "with -wms: requests in flight to the WMS at most (the layer's maxConcurrent)")
+	flag.StringVar(&b.upstreamFormat, "upstream-format", "image/png", "with -wms: the FORMAT of the GetMaps (image/png, or e.g. image/tiff); the tiles stay PNG")
 	flag.IntVar(&b.wmsPID, "wms-pid", 0, "count the CPU of this process and its children as the WMS's")
 	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
@@ -142,7 +144,7 @@ func (b bench) run() error {
 	}
 	src := "test pattern"
 	if b.wms != "" {
-		src = "WMS " + b.wms
+		src = "WMS " + b.wms + " (" + b.upstreamFormat + ")"
 	}
 	fmt.Printf("seedbench: %s backend, %s, EPSG:900913 z0-%d, %d tiles, threadCount %d, GOMAXPROCS %d: median %.0f tiles/s, "+
 		"CPU s seeder %.1f / WMS %.1f / store %.1f, peak RSS %s\n",
@@ -181,6 +183,7 @@ layers:
       url: %s
       layers: hillshade,polygons,lines,points
       maxConcurrent: %d
+      format: %s
 `
 
 func (b bench) once() (result, error) {
@@ -200,7 +203,7 @@ func (b bench) once() (result, error) {
 	layerName := "demo:world"
 	if b.wms != "" {
 		layers := filepath.Join(dir, "layers.yaml")
-		if err := os.WriteFile(layers, fmt.Appendf(nil, wmsLayer, b.wms, b.upstream), 0o644); err != nil {
+		if err := os.WriteFile(layers, fmt.Appendf(nil, wmsLayer, b.wms, b.upstream, b.upstreamFormat), 0o644); err != nil {
 			return result{}, err
 		}
 		env["TILECACHE_LAYERS"], layerName = layers, "bench:wms"

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +33,7 @@ func (b bench) upstreamRate() (float64, error) {
 					parts = append(parts, strconv.FormatFloat(c, 'f', -1, 64))
 				}
 				urls = append(urls, b.wms+"?SERVICE=WMS&VERSION=1.1.1&REQUEST=GetMap&LAYERS=hillshade,polygons,lines,points&STYLES="+
-					"&SRS=EPSG:900913&FORMAT=image/png&TRANSPARENT=FALSE&WIDTH=1024&HEIGHT=1024&BBOX="+strings.Join(parts, ","))
+					"&SRS=EPSG:900913&FORMAT="+url.QueryEscape(b.upstreamFormat)+"&TRANSPARENT=FALSE&WIDTH=1024&HEIGHT=1024&BBOX="+strings.Join(parts, ","))
 			}
 		}
 	}
