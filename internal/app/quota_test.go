@@ -44,7 +44,7 @@ layers:
 `
 
 // layerIDs maps the test layers to their ids in the tile store.
-var layerIDs = map[string]string{"quota:world": "quota:world", "other:world": "other-world", "quota:slow": "quota:slow"}
+var layerIDs = map[string]string{"lookup:world": "lookup:world", "quota:world": "quota:world", "other:world": "other-world", "quota:slow": "quota:slow"}
 
 // startQuota starts an app with the quota test layers; a short settle time
 // (StaleAfter) lets recounts happen soon after tasks finish.

@@ -23,40 +23,47 @@ func FuzzPlanIndex(f *testing.F) {
 		}
 		w, h := int(mw)%9+1, int(mh)%9+1
 		bounds := Extent{minX, minY, maxX, maxY}
-		p, err := NewPlan(s, bounds, zStart, zStop, w, h)
-		if err != nil {
-			if bounds.Valid() {
-				t.Fatalf("NewPlan(%v, %d..%d, %dx%d) = %v", bounds, zStart, zStop, w, h, err)
-			}
-			return
-		}
-		if p.Metatiles() <= 0 || p.Tiles() < p.Metatiles() {
-			t.Fatalf("Metatiles() = %d, Tiles() = %d", p.Metatiles(), p.Tiles())
-		}
-		i := int64(idx % uint64(p.Metatiles()))
-		checkIndex(t, p, i)
-		checkIndex(t, p, p.Metatiles()-1-i)
-		if p.Metatiles() > 5000 {
-			return
-		}
-		want := bruteMetatiles(s, bounds, zStart, zStop, w, h)
-		if int64(len(want)) != p.Metatiles() {
-			t.Fatalf("Metatiles() = %d, want %d", p.Metatiles(), len(want))
-		}
-		var sum int64
-		for j, r := range want {
-			if got := p.TilesBefore(int64(j)); got != sum {
-				t.Fatalf("TilesBefore(%d) = %d, want %d", j, got, sum)
-			}
-			if got := p.Meta(int64(j)).Tiles; got != r {
-				t.Fatalf("Meta(%d).Tiles = %+v, want %+v", j, got, r)
-			}
-			sum += r.Count()
-		}
-		if sum != p.Tiles() {
-			t.Fatalf("Tiles() = %d, want %d", p.Tiles(), sum)
+		for _, order := range []Order{ByRows, ByColumns} {
+			checkPlan(t, s, bounds, zStart, zStop, w, h, order, idx)
 		}
 	})
+}
+
+// checkPlan is one case of FuzzPlanIndex in one order.
+func checkPlan(t *testing.T, s *Subset, bounds Extent, zStart, zStop, w, h int, order Order, idx uint64) {
+	p, err := NewPlanOrdered(s, bounds, zStart, zStop, w, h, order)
+	if err != nil {
+		if bounds.Valid() {
+			t.Fatalf("NewPlan(%v, %d..%d, %dx%d) = %v", bounds, zStart, zStop, w, h, err)
+		}
+		return
+	}
+	if p.Metatiles() <= 0 || p.Tiles() < p.Metatiles() {
+		t.Fatalf("Metatiles() = %d, Tiles() = %d", p.Metatiles(), p.Tiles())
+	}
+	i := int64(idx % uint64(p.Metatiles()))
+	checkIndex(t, p, i)
+	checkIndex(t, p, p.Metatiles()-1-i)
+	if p.Metatiles() > 5000 {
+		return
+	}
+	want := bruteMetatiles(s, bounds, zStart, zStop, w, h, order)
+	if int64(len(want)) != p.Metatiles() {
+		t.Fatalf("Metatiles() = %d, want %d", p.Metatiles(), len(want))
+	}
+	var sum int64
+	for j, r := range want {
+		if got := p.TilesBefore(int64(j)); got != sum {
+			t.Fatalf("TilesBefore(%d) = %d, want %d", j, got, sum)
+		}
+		if got := p.Meta(int64(j)).Tiles; got != r {
+			t.Fatalf("Meta(%d).Tiles = %+v, want %+v", j, got, r)
+		}
+		sum += r.Count()
+	}
+	if sum != p.Tiles() {
+		t.Fatalf("Tiles() = %d, want %d", p.Tiles(), sum)
+	}
 }
 
 // FuzzRange checks that Range covers the bounds (clipped to the grid) with

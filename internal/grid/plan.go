@@ -9,8 +9,13 @@ import "fmt"
 // (x0 −= x0 mod mx; x1 = x1 − x1 mod mx + mx − 1, and likewise for rows) and
 // x1, y1 are then clipped to the last column and row of the grid (not of the
 // coverage). Metatiles are numbered from 0 zoom level by zoom level, then row
-// by row from the bottom, then column by column from the left, so that a share
-// of the work is an index range (a [Lane]) and progress is one cursor.
+// by row from the bottom, then column by column from the left ([ByRows]), or
+// within a level column by column from the left, then row by row from the
+// bottom ([ByColumns]), so that a share of the work is an index range (a
+// [Lane]) and progress is one cursor. ByColumns gives each lane whole
+// columns of tiles, which under the key layout z/x/y are one key prefix
+// each: a lane that must learn what is stored lists a few columns rather
+// than a stretch of every column.
 //
 // A Plan stores a few numbers per level and nothing per metatile: converting
 // an index to a metatile ([Plan.Meta]) or to a tile count
@@ -19,6 +24,7 @@ import "fmt"
 // concurrent use.
 type Plan struct {
 	metaW, metaH int64
+	order        Order
 	levels       []planLevel
 	metatiles    int64
 	tiles        int64
@@ -47,12 +53,31 @@ type Lane struct {
 	Tiles      int64
 }
 
+// Order is the numbering of a level's metatiles.
+type Order uint8
+
+const (
+	// ByRows numbers a level's metatiles row by row from the bottom, each
+	// row from the left.
+	ByRows Order = iota
+	// ByColumns numbers them column by column from the left, each column
+	// from the bottom.
+	ByColumns
+)
+
 // NewPlan plans the metatiles of levels zStart to zStop of s that bounds
 // touches, with metatiles of metaW × metaH tiles. It fails if s is not valid,
 // bounds is not [Extent.Valid], zStart > zStop, either zoom lies outside
 // s.MinZoom..s.MaxZoom, or a metatile dimension is below 1. Callers adjust
-// zoom levels to the subset (contract section 4.2) before planning.
+// zoom levels to the subset (contract section 4.2) before planning. The
+// metatiles are numbered [ByRows].
 func NewPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int) (*Plan, error) {
+	return NewPlanOrdered(s, bounds, zStart, zStop, metaW, metaH, ByRows)
+}
+
+// NewPlanOrdered is NewPlan with the metatiles of each level numbered in
+// the given order.
+func NewPlanOrdered(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Order) (*Plan, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -69,10 +94,13 @@ func NewPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int) (*Plan, 
 			zStop, s.MinZoom, s.MaxZoom, s.GridSet.ID)
 	case metaW < 1 || metaH < 1:
 		return nil, fmt.Errorf("metatile size %dx%d must be at least 1x1", metaW, metaH)
+	case order != ByRows && order != ByColumns:
+		return nil, fmt.Errorf("unknown metatile order %d", order)
 	}
 	p := &Plan{
 		metaW:  int64(metaW),
 		metaH:  int64(metaH),
+		order:  order,
 		levels: make([]planLevel, 0, zStop-zStart+1),
 	}
 	for z := zStart; z <= zStop; z++ {
@@ -133,6 +161,9 @@ func (p *Plan) Level(z int) (Level, bool) {
 	return Level{Tiles: l.r, Cols: l.cols, Rows: l.rows, First: l.metaStart}, true
 }
 
+// Order returns the numbering of each level's metatiles.
+func (p *Plan) Order() Order { return p.order }
+
 // MetaSize returns the metatile size in tiles the plan was made with.
 func (p *Plan) MetaSize() (w, h int) { return int(p.metaW), int(p.metaH) }
 
@@ -152,8 +183,12 @@ func (p *Plan) Meta(i int64) Metatile {
 	}
 	l := &p.levels[p.level(i)]
 	j := i - l.metaStart
-	x0 := l.r.MinX + (j%l.cols)*p.metaW
-	y0 := l.r.MinY + (j/l.cols)*p.metaH
+	col, row := j%l.cols, j/l.cols
+	if p.order == ByColumns {
+		col, row = j/l.rows, j%l.rows
+	}
+	x0 := l.r.MinX + col*p.metaW
+	y0 := l.r.MinY + row*p.metaH
 	return Metatile{Index: i, Tiles: TileRange{
 		Z:    l.r.Z,
 		MinX: x0, MinY: y0,
@@ -175,6 +210,16 @@ func (p *Plan) TilesBefore(i int64) int64 {
 	}
 	l := &p.levels[p.level(i)]
 	j := i - l.metaStart
+	if p.order == ByColumns {
+		// Every metatile column before col is metaW tiles wide (only the
+		// last is clipped), every metatile before row in its column
+		// metaH tiles high.
+		col, row := j/l.rows, j%l.rows
+		height := l.r.MaxY - l.r.MinY + 1
+		x0 := l.r.MinX + col*p.metaW
+		width := min(p.metaW, l.r.MaxX-x0+1)
+		return l.tileStart + col*p.metaW*height + row*p.metaH*width
+	}
 	row, col := j/l.cols, j%l.cols
 	// Only the last metatile column and row of a level can be clipped, so
 	// every metatile row before row is metaH tiles high and every metatile

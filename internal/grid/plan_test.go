@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -8,17 +9,29 @@ import (
 
 // bruteMetatiles enumerates a plan's metatiles the slow way, in the
 // specified order: for each level, every metatile-aligned block that
-// intersects the level's range, rows from the bottom, columns from the left,
+// intersects the level's range, rows from the bottom, columns from the left
+// (ByRows) or columns from the left, rows from the bottom (ByColumns),
 // clipped to the grid.
-func bruteMetatiles(s *Subset, bounds Extent, zStart, zStop, mw, mh int) []TileRange {
+func bruteMetatiles(s *Subset, bounds Extent, zStart, zStop, mw, mh int, order Order) []TileRange {
 	var out []TileRange
 	w, h := int64(mw), int64(mh)
 	for z := zStart; z <= zStop; z++ {
 		r := s.Range(bounds, z)
 		cols, rows := s.GridSet.Size(z)
+		block := func(x, y int64) {
+			out = append(out, TileRange{Z: z, MinX: x, MinY: y, MaxX: min(x+w-1, cols-1), MaxY: min(y+h-1, rows-1)})
+		}
+		if order == ByColumns {
+			for x := r.MinX / w * w; x <= r.MaxX; x += w {
+				for y := r.MinY / h * h; y <= r.MaxY; y += h {
+					block(x, y)
+				}
+			}
+			continue
+		}
 		for y := r.MinY / h * h; y <= r.MaxY; y += h {
 			for x := r.MinX / w * w; x <= r.MaxX; x += w {
-				out = append(out, TileRange{Z: z, MinX: x, MinY: y, MaxX: min(x+w-1, cols-1), MaxY: min(y+h-1, rows-1)})
+				block(x, y)
 			}
 		}
 	}
@@ -28,7 +41,12 @@ func bruteMetatiles(s *Subset, bounds Extent, zStart, zStop, mw, mh int) []TileR
 // mustPlan makes a plan or fails the test.
 func mustPlan(tb testing.TB, s *Subset, bounds Extent, zStart, zStop, mw, mh int) *Plan {
 	tb.Helper()
-	p, err := NewPlan(s, bounds, zStart, zStop, mw, mh)
+	return mustPlanOrdered(tb, s, bounds, zStart, zStop, mw, mh, ByRows)
+}
+
+func mustPlanOrdered(tb testing.TB, s *Subset, bounds Extent, zStart, zStop, mw, mh int, order Order) *Plan {
+	tb.Helper()
+	p, err := NewPlanOrdered(s, bounds, zStart, zStop, mw, mh, order)
 	if err != nil {
 		tb.Fatalf("NewPlan(%v, %d..%d, %dx%d) = %v", bounds, zStart, zStop, mw, mh, err)
 	}
@@ -79,59 +97,72 @@ func smallPlanCases(tb testing.TB) []planCase {
 }
 
 // TestPlanMatchesBruteForce checks Meta(i) and TilesBefore(i) for every i of
-// small plans against a brute-force enumeration in the specified order.
+// small plans against a brute-force enumeration in the specified order,
+// numbered by rows and by columns.
 func TestPlanMatchesBruteForce(t *testing.T) {
 	for _, tt := range smallPlanCases(t) {
-		t.Run(tt.name, func(t *testing.T) {
-			p := mustPlan(t, tt.s, tt.bounds, tt.zStart, tt.zStop, tt.metaW, tt.metaH)
-			want := bruteMetatiles(tt.s, tt.bounds, tt.zStart, tt.zStop, tt.metaW, tt.metaH)
-			if got := p.Metatiles(); got != int64(len(want)) {
-				t.Fatalf("Metatiles() = %d, want %d", got, len(want))
+		for _, order := range []Order{ByRows, ByColumns} {
+			t.Run(fmt.Sprintf("%s/order%d", tt.name, order), func(t *testing.T) {
+				testPlanMatchesBruteForce(t, tt, order)
+			})
+		}
+	}
+}
+
+func testPlanMatchesBruteForce(t *testing.T, tt planCase, order Order) {
+	p := mustPlanOrdered(t, tt.s, tt.bounds, tt.zStart, tt.zStop, tt.metaW, tt.metaH, order)
+	if p.Order() != order {
+		t.Fatalf("Order() = %d, want %d", p.Order(), order)
+	}
+	want := bruteMetatiles(tt.s, tt.bounds, tt.zStart, tt.zStop, tt.metaW, tt.metaH, order)
+	if got := p.Metatiles(); got != int64(len(want)) {
+		t.Fatalf("Metatiles() = %d, want %d", got, len(want))
+	}
+	if tt.wantMetatiles != 0 && p.Metatiles() != tt.wantMetatiles {
+		t.Errorf("Metatiles() = %d, want %d", p.Metatiles(), tt.wantMetatiles)
+	}
+	if tt.wantTiles != 0 && p.Tiles() != tt.wantTiles {
+		t.Errorf("Tiles() = %d, want %d", p.Tiles(), tt.wantTiles)
+	}
+	if tt.wantLevels != nil {
+		got := p.Levels()
+		if len(got) != len(tt.wantLevels) {
+			t.Fatalf("Levels() = %+v, want %+v", got, tt.wantLevels)
+		}
+		for i := range got {
+			if got[i] != tt.wantLevels[i] {
+				t.Errorf("Levels()[%d] = %+v, want %+v", i, got[i], tt.wantLevels[i])
 			}
-			if tt.wantMetatiles != 0 && p.Metatiles() != tt.wantMetatiles {
-				t.Errorf("Metatiles() = %d, want %d", p.Metatiles(), tt.wantMetatiles)
-			}
-			if tt.wantTiles != 0 && p.Tiles() != tt.wantTiles {
-				t.Errorf("Tiles() = %d, want %d", p.Tiles(), tt.wantTiles)
-			}
-			if tt.wantLevels != nil {
-				got := p.Levels()
-				if len(got) != len(tt.wantLevels) {
-					t.Fatalf("Levels() = %+v, want %+v", got, tt.wantLevels)
-				}
-				for i := range got {
-					if got[i] != tt.wantLevels[i] {
-						t.Errorf("Levels()[%d] = %+v, want %+v", i, got[i], tt.wantLevels[i])
-					}
-				}
-			}
-			for i, w := range tt.wantFirstMetas {
-				if got := p.Meta(int64(i)).Tiles; got != w {
-					t.Errorf("Meta(%d).Tiles = %+v, want %+v", i, got, w)
-				}
-			}
-			var sum int64
-			for i, w := range want {
-				if got := p.TilesBefore(int64(i)); got != sum {
-					t.Errorf("TilesBefore(%d) = %d, want %d", i, got, sum)
-				}
-				m := p.Meta(int64(i))
-				if m.Index != int64(i) || m.Tiles != w {
-					t.Errorf("Meta(%d) = %+v, want index %d tiles %+v", i, m, i, w)
-				}
-				sum += w.Count()
-			}
-			if got := p.TilesBefore(p.Metatiles()); got != sum || got != p.Tiles() {
-				t.Errorf("TilesBefore(Metatiles()) = %d, want %d = Tiles() %d", got, sum, p.Tiles())
-			}
-			var levelSum int64
-			for _, r := range p.Levels() {
-				levelSum += r.Count()
-			}
-			if levelSum != p.Tiles() {
-				t.Errorf("sum of Levels() counts = %d, want Tiles() %d", levelSum, p.Tiles())
-			}
-		})
+		}
+	}
+	for i, w := range tt.wantFirstMetas {
+		if order != ByRows {
+			break
+		}
+		if got := p.Meta(int64(i)).Tiles; got != w {
+			t.Errorf("Meta(%d).Tiles = %+v, want %+v", i, got, w)
+		}
+	}
+	var sum int64
+	for i, w := range want {
+		if got := p.TilesBefore(int64(i)); got != sum {
+			t.Errorf("TilesBefore(%d) = %d, want %d", i, got, sum)
+		}
+		m := p.Meta(int64(i))
+		if m.Index != int64(i) || m.Tiles != w {
+			t.Errorf("Meta(%d) = %+v, want index %d tiles %+v", i, m, i, w)
+		}
+		sum += w.Count()
+	}
+	if got := p.TilesBefore(p.Metatiles()); got != sum || got != p.Tiles() {
+		t.Errorf("TilesBefore(Metatiles()) = %d, want %d = Tiles() %d", got, sum, p.Tiles())
+	}
+	var levelSum int64
+	for _, r := range p.Levels() {
+		levelSum += r.Count()
+	}
+	if levelSum != p.Tiles() {
+		t.Errorf("sum of Levels() counts = %d, want Tiles() %d", levelSum, p.Tiles())
 	}
 }
 
@@ -271,8 +302,12 @@ func checkIndex(tb testing.TB, p *Plan, i int64) {
 	for _, l := range levels[:m.Tiles.Z-first] {
 		index += ((l.MaxX-l.MinX)/w + 1) * ((l.MaxY-l.MinY)/h + 1)
 	}
-	cols := (r.MaxX-r.MinX)/w + 1
-	index += (m.Tiles.MinY-r.MinY)/h*cols + (m.Tiles.MinX-r.MinX)/w
+	cols, rows := (r.MaxX-r.MinX)/w+1, (r.MaxY-r.MinY)/h+1
+	if p.Order() == ByColumns {
+		index += (m.Tiles.MinX-r.MinX)/w*rows + (m.Tiles.MinY-r.MinY)/h
+	} else {
+		index += (m.Tiles.MinY-r.MinY)/h*cols + (m.Tiles.MinX-r.MinX)/w
+	}
 	if index != i {
 		tb.Fatalf("Meta(%d) = %+v sits at index %d", i, m, index)
 	}

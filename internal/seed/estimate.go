@@ -145,22 +145,30 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 
 // sizeLookups estimates the requests a reseed or truncate makes to learn
 // the sizes of the tiles it replaces or deletes, as its lanes do (see
-// lane.sizes): each lane lists each column of at most listColumnMax rows
-// it works in, and looks taller columns' tiles up one by one.
+// lane.sizes): per lane and level, one listing of the whole level when it
+// is small and that is cheaper, else one of each column of at most
+// listColumnMax rows it works in, else one lookup per tile.
 func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
 	l, _ := e.layers.Layer(p.Job.Layer)
 	sub, _ := l.Subset(p.Job.GridSetID)
-	lanes := int64(len(p.Lanes))
-	for z := p.Job.ZoomStart; z <= p.Job.ZoomStop; z++ {
-		lv, ok := p.Plan.Level(z)
-		if !ok {
-			continue
+	for _, ln := range p.Lanes {
+		for z := p.Job.ZoomStart; z <= p.Job.ZoomStop; z++ {
+			ahead, ok := aheadRange(p.Plan, z, ln.Start, ln.End)
+			if !ok {
+				continue
+			}
+			cov, whole, n := levelListing(sub, z, ahead)
+			switch {
+			case whole:
+				lists += n
+			case cov.MaxY-cov.MinY+1 > listColumnMax || cov.MaxY-cov.MinY+1 < listMinTiles:
+				if c, ok := ahead.Intersect(sub.CoverageRange(z)); ok {
+					heads += c.Count()
+				}
+			default:
+				lists += n
+			}
 		}
-		if cov := sub.CoverageRange(z); cov.MaxY-cov.MinY+1 > listColumnMax {
-			heads += lv.Tiles.Count()
-			continue
-		}
-		lists += (lv.Tiles.MaxX - lv.Tiles.MinX + 1) * min(lanes, lv.Rows)
 	}
 	return lists, heads
 }

@@ -63,10 +63,13 @@ type lane struct {
 	rendered int
 	// tally holds the usage changes since the last checkpoint.
 	tally *tally
-	// listed caches the sizes of the tiles of columns a truncate listed
-	// (see sizes); listedKeys counts its entries.
+	// listed caches the sizes of the tiles of columns a truncate or
+	// reseed listed (see sizes); listedKeys counts its entries. levels
+	// holds the levels it listed whole, from the lowest of its current
+	// batch up.
 	listed     map[column]*listedColumn
 	listedKeys int
+	levels     map[int]*listedLevel
 }
 
 // errRenderBudget is the cause of a render cut at the invocation's budget.
@@ -344,11 +347,24 @@ type listedColumn struct {
 	sizes  map[int64]int64 // by row
 }
 
+// listedLevel holds the stored sizes of a level's tiles inside ahead,
+// as one listing of the whole level found them.
+type listedLevel struct {
+	ahead grid.TileRange
+	sizes map[[2]int64]int64 // by column and row
+}
+
 // listColumnMax is the most rows a column may have in the layer's
 // coverage for sizes to learn its tiles' sizes from a listing of the
 // column (one LIST request per 1,000 stored tiles) rather than one Stat
 // per tile.
 const listColumnMax = 1000
+
+// listLevelMax is the most tiles a level may have in the layer's coverage
+// for sizes to list the whole level (one LIST per 1,000 stored tiles, at
+// most 66) when that takes fewer requests than listing its columns; the
+// sizes kept are those of the tiles the lane still visits (≤ 3 MB).
+const listLevelMax = 1 << 16
 
 // listCacheMax bounds the listed tiles a lane keeps (about 40 bytes
 // each): past it the cache starts again, at the cost of listing columns
@@ -362,28 +378,48 @@ const listCacheMax = 32_000
 // deletes either way.
 const listMinTiles = 2
 
-// columnTilesAhead estimates how many tiles of column c the lane visits
-// from its cursor on (metatiles are numbered level by level, row by row):
-// its remaining metatile rows in the level times the metatile height.
-func (ln *lane) columnTilesAhead(c column) int64 {
+// ahead returns the tiles of level z the lane still visits from its
+// cursor on, as the smallest range of whole metatile columns (plans
+// numbered by columns) or rows (by rows) holding them; ok is false when
+// it visits none.
+func (ln *lane) ahead(z int) (grid.TileRange, bool) {
 	if ln.plan == nil {
-		return 0 // a render on miss: one metatile
+		return grid.TileRange{}, false // a render on miss: one metatile
 	}
-	l, ok := ln.plan.Level(c.z)
-	if !ok {
-		return 0
-	}
-	from, to := max(ln.t.Cursor, l.First), min(ln.t.End, l.First+l.Cols*l.Rows)
-	if to <= from {
-		return 0
-	}
-	_, mh := ln.plan.MetaSize()
-	return (to - from + l.Cols - 1) / l.Cols * int64(mh)
+	return aheadRange(ln.plan, z, ln.t.Cursor, ln.t.End)
 }
 
-// sizes returns the stored size of each tile of refs (-1 when absent):
-// from a listing of each column the batch touches when the column is short
-// enough, else from one Stat per tile.
+// aheadRange is the smallest range of whole metatile columns or rows of
+// level z holding the plan's metatiles from to to (see lane.ahead).
+func aheadRange(plan *grid.Plan, z int, from, to int64) (grid.TileRange, bool) {
+	l, ok := plan.Level(z)
+	if !ok {
+		return grid.TileRange{}, false
+	}
+	from, to = max(from, l.First), min(to, l.First+l.Cols*l.Rows)
+	if to <= from {
+		return grid.TileRange{}, false
+	}
+	mw, mh := plan.MetaSize()
+	r := l.Tiles
+	if plan.Order() == grid.ByColumns {
+		r.MinX = l.Tiles.MinX + (from-l.First)/l.Rows*int64(mw)
+		r.MaxX = min(l.Tiles.MinX+((to-1-l.First)/l.Rows+1)*int64(mw)-1, l.Tiles.MaxX)
+	} else {
+		r.MinY = l.Tiles.MinY + (from-l.First)/l.Cols*int64(mh)
+		r.MaxY = min(l.Tiles.MinY+((to-1-l.First)/l.Cols+1)*int64(mh)-1, l.Tiles.MaxY)
+	}
+	return r, true
+}
+
+// sizes returns the stored size of each tile of refs (-1 when absent),
+// learnt with as few requests as it can: from one listing of the whole
+// level when the level is small enough and that takes fewer requests than
+// listing the columns the lane still visits in it; else from a listing of
+// each column the batch touches when the column is short enough; else
+// from one Stat per tile. Listings are kept for the lane's later batches
+// (a truncate or reseed visits each tile once; numbered by columns, a
+// lane's batches go down a column before the next).
 func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 	byCol := map[column][]int{}
 	for i, r := range refs {
@@ -392,37 +428,62 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 	}
 	out := make([]int64, len(refs))
 	var stat []int // refs to Stat one by one
+	if len(refs) > 0 {
+		// The lane goes up level by level: levels below this batch are done.
+		minZ := refs[0].z
+		for _, r := range refs {
+			minZ = min(minZ, r.z)
+		}
+		for z := range ln.levels {
+			if z < minZ {
+				delete(ln.levels, z)
+			}
+		}
+	}
 	for c, idx := range byCol {
+		if lv, err := ln.listLevel(ctx, c.z); err != nil {
+			return nil, err
+		} else if lv != nil && lv.ahead.Contains(c.x, refs[idx[0]].y) {
+			for _, i := range idx {
+				if size, ok := lv.sizes[[2]int64{refs[i].x, refs[i].y}]; ok && lv.ahead.Contains(refs[i].x, refs[i].y) {
+					out[i] = size
+				} else if lv.ahead.Contains(refs[i].x, refs[i].y) {
+					out[i] = -1
+				} else {
+					stat = append(stat, i)
+				}
+			}
+			continue
+		}
 		lo, hi := refs[idx[0]].y, refs[idx[0]].y
 		for _, i := range idx {
 			lo, hi = min(lo, refs[i].y), max(hi, refs[i].y)
 		}
+		ahead, _ := ln.ahead(c.z)
+		rowsAhead := int64(0)
+		if ahead.Contains(c.x, lo) {
+			rowsAhead = ahead.MaxY - lo + 1
+		}
 		band, ok := ln.listed[c]
 		cached := ok && lo >= band.lo && hi <= band.hi
 		if cov := ln.subset.CoverageRange(c.z); !cached && (len(idx) < 2 || cov.MaxY-cov.MinY+1 > listColumnMax ||
-			max(int64(len(idx)), ln.columnTilesAhead(c)) < listMinTiles) {
+			max(int64(len(idx)), rowsAhead) < listMinTiles) {
 			stat = append(stat, idx...)
 			continue
 		}
 		if !cached {
-			// Keep the rows the lane may still visit in this column: up
-			// to its remaining metatile rows in the level.
-			band = &listedColumn{lo: lo, hi: max(hi, lo+ln.columnTilesAhead(c)-1), sizes: map[int64]int64{}}
+			// Keep the rows the lane may still visit in this column.
+			band = &listedColumn{lo: lo, hi: max(hi, lo+rowsAhead-1), sizes: map[int64]int64{}}
 			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
 			if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
-				name := o.Key[len(prefix):]
-				if dot := strings.IndexByte(name, '.'); dot > 0 {
-					if y, err := strconv.ParseInt(name[:dot], 10, 64); err == nil && y >= band.lo && y <= band.hi {
-						band.sizes[y] = o.Size
-					}
+				if y, ok := parseRow(o.Key[len(prefix):]); ok && y >= band.lo && y <= band.hi {
+					band.sizes[y] = o.Size
 				}
 				return nil
 			}); err != nil {
 				metrics.StoreErrors.Add(1, "list")
 				return nil, storageErr("list column %s: %w", prefix, err)
 			}
-			// Kept for the lane's later batches in the same column (a
-			// truncate or reseed visits each tile once); bounded in memory.
 			if ln.listed == nil || ln.listedKeys > listCacheMax {
 				ln.listed, ln.listedKeys = map[column]*listedColumn{}, 0
 			}
@@ -451,6 +512,80 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// listLevel returns the lane's listing of the whole of level z, listing it
+// now when that is worth it (see sizes), or nil.
+func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
+	if lv, ok := ln.levels[z]; ok {
+		return lv, nil
+	}
+	ahead, ok := ln.ahead(z)
+	if !ok {
+		return nil, nil
+	}
+	cov, whole, _ := levelListing(ln.subset, z, ahead)
+	if !whole {
+		return nil, nil
+	}
+	lv := &listedLevel{ahead: cov, sizes: make(map[[2]int64]int64, min(cov.Count(), listLevelMax))}
+	prefix := ln.set.LevelDir(z)
+	if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
+		name := o.Key[len(prefix):]
+		slash := strings.IndexByte(name, '/')
+		if slash <= 0 {
+			return nil
+		}
+		x, err := strconv.ParseInt(name[:slash], 10, 64)
+		if err != nil {
+			return nil
+		}
+		if y, ok := parseRow(name[slash+1:]); ok && cov.Contains(x, y) {
+			lv.sizes[[2]int64{x, y}] = o.Size
+		}
+		return nil
+	}); err != nil {
+		metrics.StoreErrors.Add(1, "list")
+		return nil, storageErr("list level %s: %w", prefix, err)
+	}
+	if ln.levels == nil {
+		ln.levels = map[int]*listedLevel{}
+	}
+	ln.levels[z] = lv
+	return lv, nil
+}
+
+// levelListing decides how a lane that still visits the tiles of level z
+// in ahead learns their sizes: by listing the whole level (whole, in lists
+// requests), or else by listing each column of cov, the part of ahead in
+// the coverage (one request per column; columns taller than listColumnMax
+// are looked up tile by tile instead). ok is false when ahead holds no
+// tile of the coverage.
+func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileRange, whole bool, lists int64) {
+	full := sub.CoverageRange(z)
+	cov, ok := ahead.Intersect(full)
+	if !ok {
+		return cov, false, 0
+	}
+	levelTiles := full.Count()
+	columns := cov.MaxX - cov.MinX + 1
+	if cov.MaxY-cov.MinY+1 > listColumnMax {
+		columns = levelTiles // column listings are not used: one Stat per tile
+	}
+	if levelLists := (levelTiles + 999) / 1000; levelTiles <= listLevelMax && levelLists < columns {
+		return cov, true, levelLists
+	}
+	return cov, false, columns
+}
+
+// parseRow reads the row of a tile's key from its last part, "y.ext".
+func parseRow(name string) (int64, bool) {
+	dot := strings.IndexByte(name, '.')
+	if dot <= 0 {
+		return 0, false
+	}
+	y, err := strconv.ParseInt(name[:dot], 10, 64)
+	return y, err == nil
 }
 
 // columns returns, per zoom level of refs, the first and last column.

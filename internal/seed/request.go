@@ -102,6 +102,12 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		ZoomStart: zs, ZoomStop: zstop, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight,
 		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000,
 	}
+	if typ != task.Seed {
+		// A reseed or truncate learns the sizes of the tiles it replaces
+		// or deletes by listing columns (see lane.sizes): numbered by
+		// columns, each lane lists only its own columns, once.
+		job.Order = OrderColumns
+	}
 	if r.RetryCount != nil {
 		if *r.RetryCount > MaxRetryCount {
 			return Prepared{}, apperr.Invalidf("tileFailureRetryCount %d is above %d", *r.RetryCount, MaxRetryCount)
@@ -136,9 +142,20 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 	return Prepared{Job: job, Lanes: lanes, Plan: plan}, nil
 }
 
+// OrderColumns is task.Job.Order for metatiles numbered by columns.
+const OrderColumns = "columns"
+
 func planJob(sub *grid.Subset, job task.Job) (*grid.Plan, error) {
 	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
-	plan, err := grid.NewPlan(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight)
+	order := grid.ByRows
+	switch job.Order {
+	case "":
+	case OrderColumns:
+		order = grid.ByColumns
+	default:
+		return nil, apperr.Invalidf("job %d: unknown metatile order %q", job.ID, job.Order)
+	}
+	plan, err := grid.NewPlanOrdered(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight, order)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err, "cannot plan the request")
 	}

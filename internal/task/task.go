@@ -102,6 +102,10 @@ type Job struct {
 	Metatiles    int64             `json:"metatiles"` // size of the numbering, to detect a changed layer
 	Tiles        int64             `json:"tiles"`     // request total
 	Lanes        int               `json:"lanes"`     // number of tasks; their ids are ID … ID+Lanes−1
+	// Order numbers each level's metatiles: "" by rows, "columns" by
+	// columns (see grid.Order), so that a lane that lists what is stored
+	// lists whole columns.
+	Order string `json:"order,omitempty"`
 	// EmptyLevels are the zoom levels at which the tile set held no tile
 	// when a seed was submitted. Workers render them without existence
 	// checks: tiles written since are the job's own, in other metatiles
