@@ -18,6 +18,10 @@
 #   CONCS="4"                   concurrencies: MapCache -n, MapProxy -c, our
 #                               threadCount and upstream cap
 #   PEERS="mapcache"            add mapproxy for MapProxy's S3 cache (≈2 min a run)
+#   UPSTREAM_FORMATS="image/png image/tiff"
+#                               the GetMap formats our seeds ask for (runs
+#                               tilecache_… and tilecache_tiff_…); the peers
+#                               ask for PNG, as configured
 #   MAPPROXY_REPS=$REPS         run MapProxy in the first this many repetitions only
 #   RUN=/tmp/tilecache-peers    state, logs and raw.tsv
 # Needs root to install the Debian packages on first use. Everything listens
@@ -32,6 +36,7 @@ REPS="${REPS:-3}"
 CONCS="${CONCS:-4}"
 PEERS="${PEERS:-mapcache}"
 MAPPROXY_REPS="${MAPPROXY_REPS:-$REPS}"
+UPSTREAM_FORMATS="${UPSTREAM_FORMATS:-image/png image/tiff}"
 export RUN="${RUN:-/tmp/tilecache-peers}"
 export OUTTSV="$RUN/raw.tsv"
 GO="${GO:-go}"
@@ -77,6 +82,7 @@ fi
 mkdir -p "$RUN/cache/mapcache-locks"
 : >"$OUTTSV"
 : >"$RUN/upstream.tsv"
+: >"$RUN/stored.tsv"
 export TILECACHE_DEVSTACK_DIR="$RUN/devstack"
 export TILECACHE_S3_PORT=9370 TILECACHE_S3_CONSOLE_PORT=9371 TILECACHE_DYNAMODB_PORT=9372 TILECACHE_SQS_PORT=9373 TILECACHE_CDN_PORT=9374
 stop() {
@@ -105,23 +111,47 @@ wms=http://127.0.0.1:8081/wms
 log "WMS $wms (lighttpd pid $wms_pid), MinIO :9000 (pid $minio_pid); load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 count() { /usr/bin/python3 "$PEERS_DIR/scripts/s3_count.py" "$@"; }
+# stored LABEL PREFIX: appends the objects and bytes under PREFIX to stored.tsv.
+stored() {
+  /usr/bin/python3 - "$2" <<'PY' | sed "s/^/$1\t/" >>"$RUN/stored.tsv"
+import sys, boto3
+s3 = boto3.client("s3", endpoint_url="http://127.0.0.1:9000", region_name="us-east-1",
+                  aws_access_key_id="benchadmin", aws_secret_access_key="benchsecret123")
+n = size = 0
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket="tiles", Prefix=sys.argv[1]):
+    for o in page.get("Contents", []):
+        n, size = n + 1, size + o["Size"]
+print(f"{n}\t{size}")
+PY
+}
+# label suffix of an upstream format: "" for PNG, _tiff for image/tiff.
+fmtlabel() { [[ "$1" == image/png ]] || { f="${1#image/}" && echo "_${f//[^a-z0-9]/}"; }; }
 M="$PEERS_DIR/scripts/measure.sh"
 cd "$PEERS_DIR"
 for rep in $(seq "$REPS"); do
   for c in $CONCS; do
-    "$RUN/seedbench" -backend aws -wms "$wms" -measure upstream -runs 1 -zoom 6 -upstream "$c" >"$RUN/upstream_c${c}_r$rep.log"
-    printf 'upstream_alone_c%s\t%s\n' "$c" "$(awk '/median/{print $(NF-4)}' "$RUN/upstream_c${c}_r$rep.log")" >>"$RUN/upstream.tsv"
+    for f in $UPSTREAM_FORMATS; do
+      fl="$(fmtlabel "$f")"
+      "$RUN/seedbench" -backend aws -wms "$wms" -upstream-format "$f" -measure upstream -runs 1 -zoom 6 -upstream "$c" \
+        >"$RUN/upstream${fl}_c${c}_r$rep.log"
+      printf 'upstream_alone%s_c%s\t%s\n' "$fl" "$c" "$(awk '/median/{print $(NF-4)}' "$RUN/upstream${fl}_c${c}_r$rep.log")" >>"$RUN/upstream.tsv"
+    done
     for p in tilecache $PEERS; do
       case $p in
         tilecache)
-          "$M" "tilecache_s3_seed_c${c}_r$rep" $TILES "$RUN/seedbench" -backend aws -wms "$wms" -measure seed -runs 1 -zoom 6 \
-            -threads "$c" -upstream "$c" >&2
-          count seedbench- --delete >/dev/null
+          for f in $UPSTREAM_FORMATS; do
+            fl="$(fmtlabel "$f")"
+            "$M" "tilecache${fl}_s3_seed_c${c}_r$rep" $TILES "$RUN/seedbench" -backend aws -wms "$wms" -upstream-format "$f" \
+              -measure seed -runs 1 -zoom 6 -threads "$c" -upstream "$c" >&2
+            stored "tilecache${fl}_s3_seed_c${c}_r$rep" seedbench-
+            count seedbench- --delete >/dev/null
+          done
           ;;
         mapcache)
           count mapcache/ --delete >/dev/null
           "$M" "mapcache_s3_seed_n${c}_r$rep" $TILES mapcache_seed -c mapcache/mapcache.xml -t world_s3 \
             -g GoogleMapsCompatible -z 0,6 -n "$c" -b >&2
+          stored "mapcache_s3_seed_n${c}_r$rep" mapcache/
           ;;
         mapproxy)
           ((rep <= MAPPROXY_REPS)) || continue
@@ -138,7 +168,7 @@ cd "$ROOT"
 # Medians per peer and concurrency; columns of measure.sh:
 # label tiles wall tiles/s seeder_cpu rss upstream_cpu minio_cpu busy other load rc
 echo
-printf '%-22s %9s %10s %9s %10s %9s %9s %14s %9s\n' run tiles/s 'seeder s' 'WMS s' 'MinIO s' 'other s' 'RSS MB' '(seed+S3)/WMS' 'failed'
+printf '%-26s %8s %9s %7s %8s %8s %7s %10s %8s %11s %7s\n' run tiles/s 'seeder s' 'WMS s' 'MinIO s' 'other s' 'RSS MB' 'stored MB' objects 'CPU ms/tile' failed
 awk -F'\t' '
   function med(key, col,   n, i, j, t, a) {
     n = split(vals[key, col], a, " ")
@@ -147,27 +177,41 @@ awk -F'\t' '
   }
   {
     key = $1; sub(/_r[0-9]+$/, "", key)
+  }
+  FILENAME == ARGV[1] { # stored.tsv: label objects bytes
+    vals[key, "objects"] = vals[key, "objects"] " " $2
+    vals[key, "bytes"] = vals[key, "bytes"] " " $3
+    next
+  }
+  { # raw.tsv of measure.sh: label tiles wall tiles/s seeder_cpu rss upstream_cpu minio_cpu busy other load rc
     if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+    tiles[key] = $2
     for (c = 4; c <= 10; c++) vals[key, c] = vals[key, c] " " $c
     if ($12 != 0) failed[key]++
   }
   END {
     for (k = 1; k <= nk; k++) {
       key = order[k]
-      rate[key] = med(key, 4)
-      printf "%-22s %9.1f %10.1f %9.1f %10.1f %9.1f %9.0f %14.2f %9d\n", key, rate[key], med(key, 5), med(key, 7),
-        med(key, 8), med(key, 10), med(key, 6), (med(key, 5) + med(key, 8)) / (med(key, 7) > 0 ? med(key, 7) : 1), failed[key]
+      rate[key] = med(key, 4); cpu[key] = med(key, 5); bytes[key] = med(key, "bytes")
+      printf "%-26s %8.1f %9.1f %7.1f %8.1f %8.1f %7.0f %10.2f %8d %11.2f %7d\n", key, rate[key], cpu[key], med(key, 7),
+        med(key, 8), med(key, 10), med(key, 6), bytes[key] / 1e6, med(key, "objects"),
+        1000 * (cpu[key] + med(key, 7) + med(key, 8)) / tiles[key], failed[key]
     }
     print ""
     for (k = 1; k <= nk; k++) {
       key = order[k]
-      if (key !~ /^tilecache_/) continue
-      c = key; sub(/^tilecache_s3_seed_c/, "", c)
-      if (("mapcache_s3_seed_n" c) in rate)
-        printf "tilecache / MapCache tiles/s at %s: %.2f\n", c, rate[key] / rate["mapcache_s3_seed_n" c]
+      if (key !~ /^tilecache/) continue
+      c = key; sub(/^.*_c/, "", c)
+      name = key; sub(/_s3_seed_c[0-9]+$/, "", name)
+      if (("mapcache_s3_seed_n" c) in rate) {
+        m = "mapcache_s3_seed_n" c
+        printf "%s / MapCache at %s: tiles/s %.2f, seeder CPU %.2f", name, c, rate[key] / rate[m], cpu[key] / (cpu[m] > 0 ? cpu[m] : 1)
+        if (bytes[m] > 0) printf ", stored bytes %.3f", bytes[key] / bytes[m]
+        print ""
+      }
       if (("mapproxy_s3_seed_c" c) in rate)
-        printf "tilecache / MapProxy tiles/s at %s: %.2f\n", c, rate[key] / rate["mapproxy_s3_seed_c" c]
+        printf "%s / MapProxy tiles/s at %s: %.2f\n", name, c, rate[key] / rate["mapproxy_s3_seed_c" c]
     }
-  }' "$OUTTSV"
+  }' "$RUN/stored.tsv" "$OUTTSV"
 awk -F'\t' '{ v[$1] = v[$1] " " $2 } END { for (k in v) print k ":" v[k] " GetMaps/s of 1024²" }' "$RUN/upstream.tsv"
 echo "raw: $OUTTSV, logs: $RUN"
