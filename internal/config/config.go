@@ -93,7 +93,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		}
 		return d
 	}
-	c.Checkpoint = dur("TILECACHE_CHECKPOINT_INTERVAL", "5s")
+	c.Checkpoint = dur("TILECACHE_CHECKPOINT_INTERVAL", "8s")
 	c.KillCheck = dur("TILECACHE_KILL_CHECK_INTERVAL", "1s")
 	c.Slice = dur("TILECACHE_LANE_SLICE", "5m")
 	c.StaleAfter = dur("TILECACHE_STALE_AFTER", "2m")

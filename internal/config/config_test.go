@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8080" || c.SeedThreads != 16 || c.Backend != "embedded" || c.UsersFile != ".data/users" || c.Checkpoint != 5*time.Second || c.KillCheck != time.Second || c.DecodeMemory != 512<<20 {
+	if c.Addr != "127.0.0.1:8080" || c.SeedThreads != 16 || c.Backend != "embedded" || c.UsersFile != ".data/users" || c.Checkpoint != 8*time.Second || c.KillCheck != time.Second || c.DecodeMemory != 512<<20 {
 		t.Fatalf("got %+v", c)
 	}
 }

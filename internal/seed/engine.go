@@ -37,7 +37,8 @@ type Options struct {
 	// KeyPrefix is prepended to every tile key. Default none.
 	KeyPrefix string
 	// CheckpointEvery is the longest time between checkpoints (progress
-	// writes) of a working lane. Default 5s.
+	// writes) of a working lane. Default 8s: a lane writes one item per
+	// checkpoint, and its usage pages on every 15th (see usageEvery).
 	CheckpointEvery time.Duration
 	// KillCheckEvery is how often a working lane reads its task to notice
 	// a kill between checkpoints. Default 1s.
@@ -113,7 +114,7 @@ func (o Options) withDefaults() Options {
 	if o.PutConcurrency <= 0 {
 		o.PutConcurrency = 8
 	}
-	def(&o.CheckpointEvery, 5*time.Second)
+	def(&o.CheckpointEvery, 8*time.Second)
 	def(&o.KillCheckEvery, time.Second)
 	def(&o.Slice, 5*time.Minute)
 	def(&o.SafetyMargin, 10*time.Second)
@@ -123,6 +124,10 @@ func (o Options) withDefaults() Options {
 	def(&o.ClaimTTL, 60*time.Second)
 	return o
 }
+
+// usageEvery is the longest a lane holds usage changes back from its
+// checkpoints (see lane.run).
+func (o Options) usageEvery() time.Duration { return 15 * o.CheckpointEvery }
 
 // takeoverAfter is the heartbeat age after which a redelivered lane
 // message behind the task's cursor takes the lane over.

@@ -152,6 +152,7 @@ func (ln *lane) run(ctx context.Context) error {
 		ln.stopped(ctx, watch.last(), t.Cursor)
 		return true
 	}
+	usageAt := time.Now()
 	for t.Cursor < t.End {
 		from, tiles := t.Cursor, int64(0)
 		cursor := from
@@ -218,7 +219,18 @@ func (ln *lane) run(ctx context.Context) error {
 		if release {
 			watch.releasing()
 		}
-		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Usage: ln.tally.pending(), Owner: ln.owner, Release: release}
+		// Usage rides on the checkpoints that end the slice or the task,
+		// that would otherwise carry too many pages, and at least every
+		// usageEvery; in between, a checkpoint moves only the cursor (one
+		// item written rather than one per page touched). Usage held back
+		// is exact all the same: a killed lane applies it (settle), and a
+		// lane that stops any other way has its layer recounted, as for
+		// work not checkpointed at all.
+		withUsage := release || cursor == t.End || ln.tally.full() || time.Since(usageAt) >= e.opts.usageEvery()
+		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Owner: ln.owner, Release: release}
+		if withUsage {
+			cp.Usage = ln.tally.pending()
+		}
 		var next task.Task
 		var err error
 		for attempt := 1; ; attempt++ {
@@ -246,7 +258,10 @@ func (ln *lane) run(ctx context.Context) error {
 			e.noteRate(ln.layer.Name, tiles, time.Since(batchStart))
 		}
 		t, ln.t = next, next
-		ln.tally.reset() // counted with the checkpoint
+		if withUsage {
+			ln.tally.reset() // counted with the checkpoint
+			usageAt = time.Now()
+		}
 		if release {
 			if err := e.send(writeContext(ctx), []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
 				return fmt.Errorf("continue task %d: %w", t.ID, err)

@@ -16,10 +16,13 @@ import (
 //
 // How the engine counts: a lane adds up, in memory, the change of every
 // page its stored and deleted tiles fall in (tiles, and bytes rounded up to
-// diskBlockSize) and hands the batch to its checkpoint (task.Checkpoint's
+// diskBlockSize) and hands the batch to a checkpoint (task.Checkpoint's
 // Usage), which applies it atomically with the cursor: a replayed chunk
 // fails its checkpoint and counts nothing, and no tile costs a store write
-// of its own. When a lane stops with work it could not checkpoint:
+// of its own. The batch rides on the checkpoint that ends the slice or the
+// task, or would carry too many pages, or comes usageEvery after the last
+// one that carried usage; the checkpoints in between write the cursor
+// alone. When a lane stops with work whose usage it could not checkpoint:
 //
 //   - its task was killed (ABORTED): the tiles stay stored and nobody redoes
 //     them, so the batch is applied directly;

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -96,6 +100,18 @@ func costs(p *app.Program, tiles int64) string {
 	}
 	per := func(n int64) float64 { return float64(n) * 1000 / float64(tiles) }
 	r := s3.Requests()
-	return fmt.Sprintf("; per 1,000 tiles: S3 requests %.1f (PUT %.1f, HEAD %.1f, LIST %.1f), DynamoDB writes %.2f, SQS messages %.2f",
-		per(r.Total()), per(r.Put), per(r.Head), per(r.List), per(ddb.Writes()), per(q.Sent()))
+	return fmt.Sprintf("; per 1,000 tiles: S3 requests %.1f (PUT %.1f, HEAD %.1f, LIST %.1f), DynamoDB writes %.2f (%s), SQS messages %.2f",
+		per(r.Total()), per(r.Put), per(r.Head), per(r.List), per(ddb.Writes()), writesByOp(ddb, per), per(q.Sent()))
+}
+
+// writesByOp formats the DynamoDB writes per operation, most first.
+func writesByOp(ddb *dynamostore.Store, per func(int64) float64) string {
+	ops := ddb.WritesByOp()
+	names := slices.Collect(maps.Keys(ops))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(ops[b], ops[a]), cmp.Compare(a, b)) })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.2f", n, per(ops[n]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -91,6 +91,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -149,6 +150,7 @@ type Store struct {
 	clock        func() time.Time
 	callOpts     []func(*dynamodb.Options)
 	writes       atomic.Int64
+	byOp         sync.Map // op → *atomic.Int64
 
 	// testBeforeFlip, when set, runs before a staged Create's flip; an
 	// error fails the Create there. testNoCleanup skips Create's clean-up.
@@ -220,6 +222,37 @@ func awsEndpoint(base *string) bool {
 // UpdateItem, PutItem or DeleteItem, one per item of a TransactWriteItems or
 // BatchWriteItem (retries included, the SDK's own retries not).
 func (s *Store) Writes() int64 { return s.writes.Load() }
+
+// WritesByOp returns Writes by operation ("checkpoint task", "Claim",
+// "finish task", …), for benchmarks to show where writes go.
+func (s *Store) WritesByOp() map[string]int64 {
+	out := map[string]int64{}
+	s.byOp.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+// wrote counts n write units of operation op.
+func (s *Store) wrote(op string, n int64) {
+	s.writes.Add(n)
+	c, ok := s.byOp.Load(op)
+	if !ok {
+		c, _ = s.byOp.LoadOrStore(op, new(atomic.Int64))
+	}
+	c.(*atomic.Int64).Add(n)
+}
+
+// opName is what without its numbers: "checkpoint task 12" → "checkpoint task".
+func opName(what string) string {
+	return strings.TrimSpace(strings.TrimRightFunc(strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, what), func(r rune) bool { return r == ' ' }))
+}
 
 // Table returns the table name.
 func (s *Store) Table() string { return s.table }
@@ -407,7 +440,7 @@ func (s *Store) Create(ctx context.Context, job task.Job, lanes []task.Lane, now
 	}
 	n := int64(len(lanes))
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("Create", 1)
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       s.metaKey(skSeq),
@@ -508,7 +541,7 @@ func (s *Store) createStaged(ctx context.Context, jobID int64, items []map[strin
 	}
 	if err == nil {
 		e := newExpr()
-		s.writes.Add(1)
+		s.wrote("createStaged", 1)
 		_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 &s.table,
 			Key:                       s.jobKey(jobID),
@@ -545,7 +578,7 @@ func (s *Store) createStaged(ctx context.Context, jobID int64, items []map[strin
 func (s *Store) abandon(ctx context.Context, jobID int64, taskIDs []int64) (committed bool, err error) {
 	what := fmt.Sprintf("abandon staged job %d", jobID)
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("abandon", 1)
 	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table,
 		Key:       s.jobKey(jobID),
@@ -721,7 +754,7 @@ func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 			break
 		}
 		e := newExpr()
-		s.writes.Add(1)
+		s.wrote("List", 1)
 		s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 &s.table,
 			Key:                       s.taskKey(it.ID),
@@ -746,7 +779,7 @@ func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 // it missing).
 func (s *Store) AddFailures(ctx context.Context, jobID int64, n int64) (int64, error) {
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("AddFailures", 1)
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       s.jobKey(jobID),

@@ -135,7 +135,7 @@ const transactAttempts = 8
 // throttling).
 func (s *Store) transact(ctx context.Context, what string, items []types.TransactWriteItem) ([]types.CancellationReason, error) {
 	for attempt := 0; ; attempt++ {
-		s.writes.Add(int64(len(items)))
+		s.wrote(opName(what), int64(len(items)))
 		_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}, s.callOpts...)
 		if err == nil {
 			return nil, nil
@@ -185,7 +185,7 @@ func (s *Store) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 					return fmt.Errorf("%s: %w", what, err)
 				}
 			}
-			s.writes.Add(int64(len(todo)))
+			s.wrote(opName(what), int64(len(todo)))
 			out, err := s.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 				RequestItems: map[string][]types.WriteRequest{s.table: todo},
 			}, s.callOpts...)

@@ -211,7 +211,7 @@ func (s *Store) updateTask(ctx context.Context, what string, id int64, in *dynam
 	in.TableName, in.Key = &s.table, s.taskKey(id)
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	s.writes.Add(1)
+	s.wrote(opName(what), 1)
 	out, err := s.client.UpdateItem(ctx, in, s.callOpts...)
 	if err != nil {
 		ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
@@ -243,7 +243,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration,
 	item[aOwner] = str(owner)
 	item[aUntil] = num(nanos(now.Add(ttl)))
 	item[attrExpires] = num(now.Add(ttl + time.Hour).Unix())
-	s.writes.Add(1)
+	s.wrote("Claim", 1)
 	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table,
 		Item:      item,
@@ -264,7 +264,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration,
 // Unclaim releases owner's claim of key (seed.Claims).
 func (s *Store) Unclaim(ctx context.Context, key, owner string) error {
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("Unclaim", 1)
 	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                 &s.table,
 		Key:                       s.key("claim#"+key, skClaim),
@@ -520,7 +520,7 @@ func (s *Store) expireJob(ctx context.Context, jobID int64, now time.Time) {
 		return
 	}
 	e = newExpr()
-	s.writes.Add(1)
+	s.wrote("expireJob", 1)
 	s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       s.jobKey(jobID),

@@ -81,7 +81,7 @@ func (s *Store) UpdateQuotaConfig(ctx context.Context, fn func(quota.Config) (qu
 		} else {
 			cond = "attribute_not_exists(" + e.n(attrPK) + ")"
 		}
-		s.writes.Add(1)
+		s.wrote("UpdateQuotaConfig", 1)
 		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                 &s.table,
 			Item:                      item,

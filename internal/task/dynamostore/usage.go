@@ -182,7 +182,7 @@ func (s *Store) ApplyDeltas(ctx context.Context, deltas []quota.PageDelta, now t
 func (s *Store) MarkDirty(ctx context.Context, layers []string) error {
 	for _, l := range layers {
 		e := newExpr()
-		s.writes.Add(1)
+		s.wrote("MarkDirty", 1)
 		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.table,
 			Key:       s.layerKey(l),
@@ -346,7 +346,7 @@ func (s *Store) RemoveLayer(ctx context.Context, layer string, dirty bool) error
 	if dirty {
 		update += ", " + e.n(aDirty) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: true})
 	}
-	s.writes.Add(1)
+	s.wrote("RemoveLayer", 1)
 	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       s.layerKey(layer),
@@ -394,7 +394,7 @@ func cmpErr(first, err error) error {
 
 func (s *Store) recordAccess(ctx context.Context, a quota.Access) error {
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("recordAccess", 1)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table,
 		Key:       s.pageKey(a.Page),
@@ -417,7 +417,7 @@ func (s *Store) recordAccess(ctx context.Context, a quota.Access) error {
 		return nil // no such page
 	}
 	e = newExpr()
-	s.writes.Add(1)
+	s.wrote("recordAccess", 1)
 	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       s.pageKey(a.Page),
@@ -576,7 +576,7 @@ func (s *Store) Rebase(ctx context.Context, blockSize int64, layers []string) er
 		return err
 	}
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("Rebase", 1)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table,
 		Key:       s.usageKey(skState),
@@ -594,7 +594,7 @@ func (s *Store) Rebase(ctx context.Context, blockSize int64, layers []string) er
 // ClaimCleanUp implements quota.StateStore: one conditional UpdateItem.
 func (s *Store) ClaimCleanUp(ctx context.Context, now time.Time, interval, lease time.Duration) (bool, error) {
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("ClaimCleanUp", 1)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table,
 		Key:       s.usageKey(skState),
@@ -618,7 +618,7 @@ func (s *Store) ClaimCleanUp(ctx context.Context, now time.Time, interval, lease
 // ReleaseCleanUp implements quota.StateStore.
 func (s *Store) ReleaseCleanUp(ctx context.Context, claimed time.Time) error {
 	e := newExpr()
-	s.writes.Add(1)
+	s.wrote("ReleaseCleanUp", 1)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       s.usageKey(skState),
