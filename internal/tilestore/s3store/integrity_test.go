@@ -3,6 +3,9 @@ package s3store_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -63,9 +66,17 @@ func (p *putProxy) start(t *testing.T, target awsconf.S3Endpoint) awsconf.S3Endp
 	return ep
 }
 
+// crc32c is the base64 of data's big-endian CRC-32C, as S3 wants it.
+func crc32c(data []byte) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))
+	return base64.StdEncoding.EncodeToString(b[:])
+}
+
 // TestPutIntegrity: PUTs to a plain-HTTP endpoint send the body as it is
-// (not aws-chunked), unsigned, with a Content-MD5 the server checks, so a
-// body changed on the way is refused and nothing is stored.
+// (not aws-chunked), unsigned, with an x-amz-checksum-crc32c header the
+// server checks, so a body changed on the way is refused and nothing is
+// stored.
 func TestPutIntegrity(t *testing.T) {
 	_, bucket := setup(t)
 	direct := newStore(t) // the same prefix, read directly
@@ -101,8 +112,13 @@ func TestPutIntegrity(t *testing.T) {
 	if v := h.Get("X-Amz-Content-Sha256"); v != "UNSIGNED-PAYLOAD" {
 		t.Errorf("X-Amz-Content-Sha256 = %q, want UNSIGNED-PAYLOAD", v)
 	}
-	if h.Get("Content-Md5") == "" {
-		t.Error("no Content-MD5 on a PUT to a plain-HTTP endpoint")
+	if sum := h.Get("X-Amz-Checksum-Crc32c"); sum == "" {
+		t.Error("no x-amz-checksum-crc32c on a PUT to a plain-HTTP endpoint")
+	} else if want := crc32c(data); sum != want {
+		t.Errorf("x-amz-checksum-crc32c = %q, want %q", sum, want)
+	}
+	if h.Get("X-Amz-Trailer") != "" {
+		t.Errorf("X-Amz-Trailer = %q: the checksum was sent as a trailer", h.Get("X-Amz-Trailer"))
 	}
 	if enc := h.Get("Content-Encoding"); strings.Contains(enc, "aws-chunked") {
 		t.Errorf("Content-Encoding = %q: the body was sent in signed chunks", enc)
