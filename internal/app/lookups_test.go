@@ -25,7 +25,9 @@ layers:
 // of larger ones, each lane its own columns once), not from one HEAD per
 // tile, and the usage stays exact.
 func TestSizeLookupsAsEstimated(t *testing.T) {
-	a := apptest.Start(t, apptest.Options{Layers: lookupLayers, Backend: "aws", SeedThreads: 4, StaleAfter: 2 * time.Second})
+	// Slices as long as the requests: a lane continued in a new slice lists
+	// again what it still visits (its listings live in one invocation).
+	a := apptest.Start(t, apptest.Options{Layers: lookupLayers, Backend: "aws", SeedThreads: 4, StaleAfter: 2 * time.Second, Slice: time.Minute})
 	store, ok := a.Local.Tiles.(*s3store.Store)
 	if !ok {
 		t.Fatalf("tile store is %T, want the S3 store", a.Local.Tiles)

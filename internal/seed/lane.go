@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -165,7 +166,7 @@ func (ln *lane) run(ctx context.Context) error {
 			batchEnd = deadline
 		}
 		nextCheck := time.Now().Add(e.opts.KillCheckEvery)
-		for cursor < t.End && len(deletes) < tilestore.DeleteBatch && !ln.tally.full() && (cursor == from || time.Now().Before(batchEnd)) {
+		for cursor < t.End && len(deletes) < truncateBatch && !ln.tally.full() && (cursor == from || time.Now().Before(batchEnd)) {
 			if err := ctx.Err(); err != nil {
 				if ended() {
 					return nil
@@ -544,24 +545,48 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 		return nil, nil
 	}
 	lv := &listedLevel{ahead: cov, sizes: make(map[[2]int64]int64, min(cov.Count(), listLevelMax))}
-	prefix := ln.set.LevelDir(z)
-	if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
-		name := o.Key[len(prefix):]
-		slash := strings.IndexByte(name, '/')
-		if slash <= 0 {
-			return nil
-		}
-		x, err := strconv.ParseInt(name[:slash], 10, 64)
-		if err != nil {
-			return nil
-		}
-		if y, ok := parseRow(name[slash+1:]); ok && cov.Contains(x, y) {
-			lv.sizes[[2]int64{x, y}] = o.Size
-		}
-		return nil
-	}); err != nil {
+	// The level's keys in groups by the first digit of their column, each
+	// group a listing of its own, listConcurrency at a time: the groups
+	// without a column the lane visits are not listed at all.
+	dir := ln.set.LevelDir(z)
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		first error
+	)
+	sem := make(chan struct{}, listConcurrency)
+	for _, g := range digitGroups(ln.subset.CoverageRange(z), cov) {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			found := map[[2]int64]int64{}
+			err := ln.e.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
+				name := o.Key[len(dir):]
+				slash := strings.IndexByte(name, '/')
+				if slash <= 0 {
+					return nil
+				}
+				x, err := strconv.ParseInt(name[:slash], 10, 64)
+				if err != nil {
+					return nil
+				}
+				if y, ok := parseRow(name[slash+1:]); ok && cov.Contains(x, y) {
+					found[[2]int64{x, y}] = o.Size
+				}
+				return nil
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = err
+			}
+			maps.Copy(lv.sizes, found)
+		})
+	}
+	wg.Wait()
+	if first != nil {
 		metrics.StoreErrors.Add(1, "list")
-		return nil, storageErr("list level %s: %w", prefix, err)
+		return nil, storageErr("list level %s: %w", dir, first)
 	}
 	if ln.levels == nil {
 		ln.levels = map[int]*listedLevel{}
@@ -587,10 +612,61 @@ func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileR
 	if cov.MaxY-cov.MinY+1 > listColumnMax {
 		columns = levelTiles // column listings are not used: one Stat per tile
 	}
-	if levelLists := (levelTiles + 999) / 1000; levelTiles <= listLevelMax && levelLists < columns {
+	if levelTiles > listLevelMax {
+		return cov, false, columns
+	}
+	var levelLists int64
+	for _, g := range digitGroups(full, cov) {
+		levelLists += max((g.tiles+999)/1000, 1)
+	}
+	if levelLists < columns {
 		return cov, true, levelLists
 	}
 	return cov, false, columns
+}
+
+// truncateBatch is the most tiles a truncate deletes between checkpoints:
+// several DeleteBatch requests, which the store sends at once (a lane
+// deleting one request's keys at a time waits on each in turn).
+const truncateBatch = 4 * tilestore.DeleteBatch
+
+// listConcurrency is how many listings of one level's key groups a lane
+// runs at once.
+const listConcurrency = 4
+
+// keyGroup is the keys of a level whose column starts with one decimal
+// digit: the key prefix (level directory excluded) and the most tiles it
+// can hold.
+type keyGroup struct {
+	prefix string
+	tiles  int64
+}
+
+// digitGroups splits the columns of full (a level's coverage) by their
+// first decimal digit, "0/" for column 0 and "1" to "9" (column 1 and
+// 10-19 and 100-199 … share "1"), and returns the groups holding a column
+// of cov, with the tiles of full each holds.
+func digitGroups(full, cov grid.TileRange) []keyGroup {
+	height := full.MaxY - full.MinY + 1
+	var out []keyGroup
+	if full.MinX == 0 && cov.MinX == 0 {
+		out = append(out, keyGroup{"0/", height})
+	}
+	for d := int64(1); d <= 9; d++ {
+		var cols int64
+		hit := false
+		for p := int64(1); d*p <= full.MaxX; p *= 10 {
+			lo, hi := d*p, (d+1)*p-1
+			if a, b := max(lo, full.MinX), min(hi, full.MaxX); a <= b {
+				cols += b - a + 1
+			}
+			hit = hit || max(lo, cov.MinX) <= min(hi, cov.MaxX)
+		}
+		if hit {
+			out = append(out, keyGroup{strconv.FormatInt(d, 10), cols * height})
+		}
+	}
+	return out
 }
 
 // parseRow reads the row of a tile's key from its last part, "y.ext".
