@@ -18,12 +18,13 @@ var Prices = struct {
 }{0.005, 0.0004, 0.625, 0.40, 0.0000133334, "2026-11"}
 
 // Per-tile and per-lane costs of the engine, measured (seedbench -backend
-// aws, EPSG:900913 z0-7, 21,845 tiles, 16 lanes): DynamoDB writes are
-// time-driven (a checkpoint per lane every CheckpointEvery) plus a few per
-// lane (promotion, lease, finish).
+// aws, EPSG:900913 z0-8, 87,381 tiles, 16 lanes, 8 s checkpoints, which
+// reports the writes by operation): DynamoDB writes are time-driven (one
+// item per lane every CheckpointEvery, its usage pages every 15th) plus
+// about 9 per lane (creation, promotion, lease, finish).
 const (
-	dynamoWritesPer1000Tiles = 18.0
-	dynamoWritesPerLane      = 8.0
+	dynamoWritesPer1000Tiles = 3.0
+	dynamoWritesPerLane      = 9.0
 	workerMemoryGB           = 1769.0 / 1024
 )
 
