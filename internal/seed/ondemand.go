@@ -159,14 +159,17 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 			if ok {
 				break
 			}
-			// Another process renders it: wait for its first tile (or for
-			// the claim to end: it failed, or its holder died).
+			// Another process renders it. Its claim ends once every tile
+			// is stored (or it failed, or its holder died and the claim
+			// expired), so only the claim says the render is over: its
+			// first tile may be stored before the others. Claim again once
+			// the first tile shows, or after a second.
 			for range 10 {
-				if _, found, err := e.tiles.Stat(ctx, first); err == nil && found {
-					return nil, nil
-				}
 				if err := sleepErr(ctx, 100*time.Millisecond); err != nil {
 					return nil, upstreamFailed(fmt.Errorf("wait for another process's render of %s: %w", key, err))
+				}
+				if _, found, err := e.tiles.Stat(ctx, first); err == nil && found {
+					break
 				}
 			}
 		}
@@ -177,7 +180,8 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 				e.log.Warn("release a metatile claim", "key", key, "err", err)
 			}
 		}()
-		// Rendered by someone else between our look and our claim?
+		// Rendered by the claim's previous holder? Its claim ended after
+		// it stored every tile.
 		if _, found, err := e.tiles.Stat(ctx, first); err == nil && found {
 			return nil, nil
 		}
