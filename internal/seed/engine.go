@@ -148,6 +148,7 @@ type Engine struct {
 	rates   map[string]rate // per layer, see noteRate
 	slotsMu sync.Mutex
 	slots   map[string]chan struct{} // render-on-miss slots without Claims, by layer
+	poll    taskPoll                 // the tasks of the lanes working here, read for kills
 }
 
 // New returns an engine. sources maps every layer name of layers to the

@@ -165,21 +165,12 @@ func (ln *lane) run(ctx context.Context) error {
 		if deadline.Before(batchEnd) {
 			batchEnd = deadline
 		}
-		nextCheck := time.Now().Add(e.opts.KillCheckEvery)
 		for cursor < t.End && len(deletes) < truncateBatch && !ln.tally.full() && (cursor == from || time.Now().Before(batchEnd)) {
 			if err := ctx.Err(); err != nil {
 				if ended() {
 					return nil
 				}
 				return fmt.Errorf("task %d: %w", t.ID, err)
-			}
-			if time.Now().After(nextCheck) {
-				// A read between checkpoints notices a kill (or a takeover)
-				// within KillCheckEvery without writing.
-				if owned, err := ln.owned(ctx, from); !owned {
-					return err
-				}
-				nextCheck = time.Now().Add(e.opts.KillCheckEvery)
 			}
 			m := ln.plan.Meta(cursor)
 			if ln.job.Type == task.Truncate {

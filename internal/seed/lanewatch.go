@@ -90,21 +90,18 @@ func (e *Engine) watchLane(ctx context.Context, ln *lane) (context.Context, *kil
 		<-done
 		cancel(nil)
 	}
+	sub, unwatch := e.watchTask(lctx, id)
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(e.opts.KillCheckEvery)
-		defer tick.Stop()
+		defer unwatch()
 		for {
+			var cur task.Task
 			select {
 			case <-stopped:
 				return
 			case <-lctx.Done():
 				return
-			case <-tick.C:
-			}
-			cur, err := e.tasks.Get(lctx, id)
-			if err != nil {
-				continue // the loop's own checks report a store that fails
+			case cur = <-sub.c: // read every KillCheckEvery (see taskPoll)
 			}
 			if cur.Status == task.Running && cur.Owner != owner && !w.release.Load() {
 				w.mu.Lock()

@@ -260,10 +260,7 @@ func (b bench) once() (result, error) {
 		if !active {
 			break
 		}
-		// Polled as a client would, not so often that answering the polls
-		// (a task-store query each) shows in the figures; the wall time is
-		// at most this much late.
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(pollWait(rows))
 	}
 	r := result{tiles: total, wall: time.Since(start)}
 	r.cpu, r.wmsCPU, r.stCPU = selfCPU()-cpu0, treeCPU(b.wmsPID)-wms0, treeCPU(b.storePID)-st0
@@ -309,13 +306,31 @@ func (b bench) followUp(base, layerName string, l *app.Program) (float64, string
 		if !active {
 			break
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(pollWait(rows))
 	}
 	wall := time.Since(start)
 	rate := float64(total) / wall.Seconds()
 	costs := since(l, before, total)
 	fmt.Printf("then %s: %d tile positions in %v (%.0f tiles/s)%s\n", b.then, total, wall.Round(time.Millisecond), rate, costs)
 	return rate, costs, nil
+}
+
+// pollWait is how long to wait before polling the status again, as a
+// client that reads the time remaining would: a quarter of the longest
+// estimate, between 100 ms and a second. Polls are few (each is a query of
+// the task store, whose CPU would show in the figures) and the wall time is
+// late by about 100 ms when the estimate holds.
+func pollWait(rows [][5]int64) time.Duration {
+	left := int64(-1) // seconds; -1 while no task has an estimate
+	for _, r := range rows {
+		if r[4] == 0 || r[4] == 1 {
+			left = max(left, r[2])
+		}
+	}
+	if left < 0 {
+		return time.Second / 4
+	}
+	return min(max(time.Duration(left)*time.Second/4, 100*time.Millisecond), time.Second)
 }
 
 func call(url, body string) ([][5]int64, error) {

@@ -457,6 +457,56 @@ func TestLargeCreate(t *testing.T) {
 	}
 }
 
+// TestGetMany reads more tasks than one BatchGetItem holds, as Get reads
+// them, leaving out missing ids and tasks of a job not committed.
+func TestGetMany(t *testing.T) {
+	testClient(t)
+	sh := newShared(t)
+	ctx := t.Context()
+	now := time.Now()
+	s := sh.store(t)
+	const n = 130
+	if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(n), now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Kill(ctx, 7, task.Pending, now); err != nil {
+		t.Fatal(err)
+	}
+	ids := []int64{5, 999} // a duplicate and a missing id
+	for id := range int64(n) {
+		ids = append(ids, id+1)
+	}
+	got, err := s.GetMany(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("GetMany: %d tasks, want %d", len(got), n)
+	}
+	for _, id := range []int64{1, 7, 100, n} {
+		want, err := s.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[id] != want {
+			t.Errorf("GetMany task %d: %+v, want %+v as Get reads it", id, got[id], want)
+		}
+	}
+	if got[7].Status == task.Pending || got[8].Status != task.Pending {
+		t.Errorf("statuses: task 7 %v (killed), task 8 %v (pending)", got[7].Status, got[8].Status)
+	}
+
+	staged := sh.store(t)
+	staged.testBeforeFlip = func() error { return errors.New("boom") }
+	staged.testNoCleanup = true
+	if _, _, err := staged.Create(ctx, task.Job{Layer: "a"}, lanes(110), now); err == nil {
+		t.Fatal("Create: want the injected error")
+	}
+	if got, err := staged.GetMany(ctx, []int64{1, 2, 110}); err != nil || len(got) != 0 {
+		t.Errorf("GetMany of tasks of a job not committed: %d tasks, %v; want none", len(got), err)
+	}
+}
+
 // TestStagedCreateFailure fails a large Create before its flip.
 func TestStagedCreateFailure(t *testing.T) {
 	testClient(t)
