@@ -61,7 +61,7 @@ type lane struct {
 	// source's own timeouts).
 	hard time.Time
 	// rendered counts the source requests of this run.
-	rendered int
+	rendered atomic.Int64
 	// tally holds the usage changes since the last checkpoint.
 	tally *tally
 	// listed caches the sizes of the tiles of columns a truncate or
@@ -128,10 +128,11 @@ func (ln *lane) run(ctx context.Context) error {
 	progress.Store(t.Done)
 	e.live.Store(t.ID, progress)
 	defer e.live.CompareAndDelete(t.ID, progress)
+	defer e.widths.join(ln.job.ID)()
 	defer func() {
 		// Whatever return left work uncheckpointed marks the layer.
 		e.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
-		e.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered)
+		e.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered.Load())
 	}()
 	deadline := time.Now().Add(e.opts.Slice)
 	if d, ok := ctx.Deadline(); ok {
@@ -172,30 +173,44 @@ func (ln *lane) run(ctx context.Context) error {
 				}
 				return fmt.Errorf("task %d: %w", t.ID, err)
 			}
-			m := ln.plan.Meta(cursor)
 			if ln.job.Type == task.Truncate {
+				m := ln.plan.Meta(cursor)
 				deletes = ln.truncateKeys(m, deletes)
-			} else if err := ln.renderWithRetries(ctx, m); err != nil {
-				if ctx.Err() != nil {
-					if ended() {
+				tiles += m.Tiles.Count()
+				progress.Store(t.Done + tiles)
+				cursor++
+				continue
+			}
+			// The next metatiles, rendered at once when the lane is wider
+			// than one (see jobWidths), their outcomes taken in order.
+			metas := make([]grid.Metatile, ln.width(t.End-cursor))
+			for i := range metas {
+				metas[i] = ln.plan.Meta(cursor + int64(i))
+			}
+			errs := ln.renderAll(ctx, metas)
+			for i, m := range metas {
+				if err := errs[i]; err != nil {
+					if ctx.Err() != nil {
+						if ended() {
+							return nil
+						}
+						return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
+					}
+					if _, ok := errors.AsType[*storageError](err); ok {
+						return fmt.Errorf("task %d: %w", t.ID, err)
+					}
+					abort, aerr := ln.tileFailed(ctx, t, m, err)
+					if aerr != nil {
+						return aerr
+					}
+					if abort {
 						return nil
 					}
-					return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
 				}
-				if _, ok := errors.AsType[*storageError](err); ok {
-					return fmt.Errorf("task %d: %w", t.ID, err)
-				}
-				abort, aerr := ln.tileFailed(ctx, t, m, err)
-				if aerr != nil {
-					return aerr
-				}
-				if abort {
-					return nil
-				}
+				tiles += m.Tiles.Count()
+				progress.Store(t.Done + tiles)
+				cursor++
 			}
-			tiles += m.Tiles.Count()
-			progress.Store(t.Done + tiles)
-			cursor++
 		}
 		if len(deletes) > 0 {
 			if err := ln.truncate(ctx, deletes); err != nil {
@@ -246,7 +261,7 @@ func (ln *lane) run(ctx context.Context) error {
 			return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
 		}
 		watch.checkpointed()
-		if ln.job.Type != task.Truncate && ln.rendered > 0 {
+		if ln.job.Type != task.Truncate && ln.rendered.Load() > 0 {
 			e.noteRate(ln.layer.Name, tiles, time.Since(batchStart))
 		}
 		t, ln.t = next, next
@@ -683,6 +698,29 @@ func columns(refs []tileRef) map[int][2]int64 {
 	return out
 }
 
+// width returns how many metatiles the lane renders next, at most left:
+// one, or for a seed lane its job's width here (see jobWidths), within
+// what the checkpoint's usage pages can still take.
+func (ln *lane) width(left int64) int {
+	if ln.job.Type != task.Seed {
+		return 1
+	}
+	return int(max(1, min(int64(ln.e.widths.width(ln.job.ID)), left, ln.tally.room())))
+}
+
+// renderAll renders metas at once (the first in this goroutine) and
+// returns their outcomes by position.
+func (ln *lane) renderAll(ctx context.Context, metas []grid.Metatile) []error {
+	errs := make([]error, len(metas))
+	var wg sync.WaitGroup
+	for i := 1; i < len(metas); i++ {
+		wg.Go(func() { errs[i] = ln.renderWithRetries(ctx, metas[i]) })
+	}
+	errs[0] = ln.renderWithRetries(ctx, metas[0])
+	wg.Wait()
+	return errs
+}
+
 // renderWithRetries works one seed/reseed metatile, retrying per the job's
 // failure settings.
 func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
@@ -744,7 +782,7 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 			}
 		}
 	}
-	ln.rendered++
+	ln.rendered.Add(1)
 	tiles, err := ln.renderSource(ctx, source.Request{
 		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: z, Tiles: m.Tiles,
 		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter,

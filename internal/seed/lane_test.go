@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -433,6 +434,62 @@ func TestLanePanickingSourceFailsItsMetatileOnly(t *testing.T) {
 		}
 		if !strings.Contains(h.log.String(), "source panicked") || !strings.Contains(h.log.String(), "lane_test.go") {
 			t.Errorf("the panic is not logged with its stack:\n%.3000s", h.log.String())
+		}
+	})
+}
+
+// TestLaneWidensWhenItsSiblingsAreDone: a job's two lanes worked in one
+// process, one with cheap metatiles and one with costly ones: once the
+// cheap lane is done, the other renders two metatiles at once, so the job
+// ends in about half the time its last lane would take alone, and never
+// has more renders in flight than it has lanes.
+func TestLaneWidensWhenItsSiblingsAreDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var inFlight, most atomic.Int64
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			cost := 10 * time.Millisecond // level 3: cheap
+			if req.Z < 3 {
+				cost = time.Second
+			}
+			if err := sleepCtx(ctx, cost); err != nil {
+				return nil, err
+			}
+			return tilesOf(req), nil
+		}}
+		h := newHarness(t, src, seed.Options{})
+		// z0-3 of EPSG:4326 in 1x1 metatiles: 170 tiles, 85 a lane. The
+		// first lane holds the 42 costly tiles of z0-2.
+		tasks := h.submit(t, 3, 2, 0, 0, 0)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 2 {
+			d := h.take(t)
+			wg.Go(func() {
+				if err := h.e.Work(t.Context(), d.Message, 1); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		took := time.Since(start)
+		for _, tk := range tasks {
+			if got := h.task(t, tk.ID); got.Status != task.Done {
+				t.Errorf("task %d: %v, want DONE", tk.ID, got.Status)
+			}
+		}
+		if n := len(src.snapshot()); n != 170 {
+			t.Errorf("%d renders, want 170 (each tile once)", n)
+		}
+		if m := most.Load(); m != 2 {
+			t.Errorf("at most %d renders in flight, want 2 (the job's lanes)", m)
+		}
+		// Alone, the first lane would take 42 s; two at a time, about 21 s.
+		if took > 25*time.Second {
+			t.Errorf("the job took %v; its last lane did not widen", took)
 		}
 	})
 }

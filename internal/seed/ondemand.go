@@ -195,7 +195,7 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 	if err := e.startUsage(ctx, ln); err != nil {
 		return nil, fmt.Errorf("read the disk block size: %w", err)
 	}
-	ln.rendered++
+	ln.rendered.Add(1)
 	tiles, err := ln.renderSource(ctx, source.Request{
 		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: meta.Z, Tiles: meta,
 		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter, Parallel: runtime.GOMAXPROCS(0),

@@ -110,6 +110,15 @@ func (a *tally) full() bool {
 	return a.on && len(a.deltas)+a.metaPages > task.MaxCheckpointPages
 }
 
+// room returns how many more metatiles the batch can take before full
+// (a large number when usage is not counted).
+func (a *tally) room() int64 {
+	if !a.on {
+		return 1 << 30
+	}
+	return int64(max(0, (task.MaxCheckpointPages-len(a.deltas))/a.metaPages))
+}
+
 // pending returns the batch's changes.
 func (a *tally) pending() []quota.PageDelta {
 	if !a.on {
