@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"image"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -105,6 +106,67 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("Decode gives %T, image/png %T, or the pixels or palettes differ", img, want)
 			}
 			Release(img)
+		}
+	})
+}
+
+// FuzzEncodePNG encodes truecolour images made from the input (an opaque
+// *RGB, a sub-image of one whose rows are apart, and an NRGBA with the
+// input's alpha) at the default level and at level 6, and wants image/png
+// to decode the same pixels. Data cycled over the rows makes flat rows
+// (unfiltered), rows of continuous tone (Sub on the first row, Up below)
+// and the mixes between, so every filter choice meets every row above.
+func FuzzEncodePNG(f *testing.F) {
+	f.Add(uint8(4), uint8(3), []byte("flat flat flat noise 0123456789"))
+	f.Add(uint8(17), uint8(9), bytes.Repeat([]byte{10, 20, 30}, 50))
+	f.Add(uint8(0), uint8(0), []byte{1, 2, 3, 4})
+	f.Add(uint8(63), uint8(12), []byte{0, 255, 1, 254, 2, 253, 7, 7, 7, 7, 7, 7, 7, 9})
+	encs := map[int]Encoder{}
+	for _, level := range []int{0, 6} {
+		enc, err := NewEncoder("image/png", Options{PNGCompression: level})
+		if err != nil {
+			f.Fatal(err)
+		}
+		encs[level] = enc
+	}
+	f.Fuzz(func(t *testing.T, w8, h8 uint8, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		w, h := int(w8)%64+1, int(h8)%64+1
+		big := NewRGB(image.Rect(0, 0, w+2, h+1))
+		for i := range big.Pix {
+			big.Pix[i] = data[i%len(data)]
+		}
+		rgb := NewRGB(image.Rect(0, 0, w, h))
+		copy(rgb.Pix, big.Pix)
+		nrgba := image.NewNRGBA(image.Rect(0, 0, w, h))
+		for i := range nrgba.Pix {
+			nrgba.Pix[i] = data[(i*7)%len(data)]
+		}
+		inputs := []image.Image{rgb, big.SubImage(image.Rect(1, 1, w+1, h+1)), nrgba}
+		for level, enc := range encs {
+			for i, img := range inputs {
+				out, err := enc.Encode(img)
+				if err != nil {
+					t.Fatalf("level %d, input %d: %v", level, i, err)
+				}
+				got, err := png.Decode(bytes.NewReader(out))
+				if err != nil {
+					t.Fatalf("level %d, input %d: image/png cannot decode the output: %v", level, i, err)
+				}
+				b := img.Bounds()
+				if got.Bounds() != image.Rect(0, 0, b.Dx(), b.Dy()) {
+					t.Fatalf("level %d, input %d: decoded bounds %v, want %dx%d", level, i, got.Bounds(), b.Dx(), b.Dy())
+				}
+				for y := b.Min.Y; y < b.Max.Y; y++ {
+					for x := b.Min.X; x < b.Max.X; x++ {
+						if want, g := nrgbaAt(img, x, y), nrgbaAt(got, x-b.Min.X, y-b.Min.Y); want != g {
+							t.Fatalf("level %d, input %d: pixel %d,%d is %v, want %v", level, i, x, y, g, want)
+						}
+					}
+				}
+			}
 		}
 	})
 }
