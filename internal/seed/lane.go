@@ -238,14 +238,19 @@ func (ln *lane) run(ctx context.Context) error {
 		if withUsage {
 			cp.Usage = ln.tally.pending()
 		}
+		// The checkpoint is a write like the tiles': a kill does not cut
+		// it (its usage may be applied at the store while the lane saw it
+		// fail), and a conflict is read through. A kill seen meanwhile
+		// then stops the lane at the top of the batch, its usage applied.
+		wctx := writeContext(ctx)
 		var next task.Task
 		var err error
 		for attempt := 1; ; attempt++ {
-			next, err = e.tasks.Checkpoint(ctx, cp, time.Now())
+			next, err = e.tasks.Checkpoint(wctx, cp, time.Now())
 			if !apperr.Is(err, apperr.Conflict) {
 				break
 			}
-			if owned, err := ln.owned(ctx, from); !owned {
+			if owned, err := ln.owned(wctx, from); !owned {
 				return err
 			}
 			// Not a kill or a takeover: the store gave up on contention
@@ -255,7 +260,7 @@ func (ln *lane) run(ctx context.Context) error {
 			if attempt == 3 {
 				return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
 			}
-			sleep(ctx, time.Duration(attempt)*20*time.Millisecond)
+			sleep(wctx, time.Duration(attempt)*20*time.Millisecond)
 		}
 		if err != nil {
 			return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
