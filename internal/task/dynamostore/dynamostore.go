@@ -246,12 +246,12 @@ func (s *Store) wrote(op string, n int64) {
 
 // opName is what without its numbers: "checkpoint task 12" → "checkpoint task".
 func opName(what string) string {
-	return strings.TrimSpace(strings.TrimRightFunc(strings.Map(func(r rune) rune {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' {
 			return -1
 		}
 		return r
-	}, what), func(r rune) bool { return r == ' ' }))
+	}, what))
 }
 
 // Table returns the table name.
@@ -720,17 +720,15 @@ func (s *Store) GetMany(ctx context.Context, ids []int64) (map[int64]task.Task, 
 	for len(keys) > 0 {
 		batch := keys[:min(len(keys), batchGetMax)]
 		keys = keys[len(batch):]
-		// Keys DynamoDB leaves unprocessed (throttling) are asked again,
-		// after a growing pause, a bounded number of times.
-		for try := 0; len(batch) > 0; try++ {
-			if try > 0 {
-				if try > 5 {
-					return nil, apperr.New(apperr.Unavailable, "read %d tasks: DynamoDB left %d keys unprocessed after %d tries", len(ids), len(batch), try)
-				}
-				select {
-				case <-ctx.Done():
-					return nil, s.fail(ctx, ctx.Err(), "read %d tasks", len(ids))
-				case <-time.After(time.Duration(25<<try) * time.Millisecond):
+		// Keys DynamoDB leaves unprocessed (throttling) are asked again
+		// with backoff, as batchWrite resubmits writes.
+		for attempt := 0; len(batch) > 0; attempt++ {
+			if attempt == batchAttempts {
+				return nil, apperr.New(apperr.Unavailable, "read %d tasks: DynamoDB left %d keys unprocessed", len(ids), len(batch))
+			}
+			if attempt > 0 {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, fmt.Errorf("read %d tasks: %w", len(ids), err)
 				}
 			}
 			res, err := s.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{

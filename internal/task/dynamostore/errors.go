@@ -168,16 +168,19 @@ func (s *Store) transact(ctx context.Context, what string, items []types.Transac
 	}
 }
 
+// batchAttempts bounds the requests of one batch (BatchWriteItem or
+// BatchGetItem) whose items DynamoDB keeps leaving unprocessed.
+const batchAttempts = 10
+
 // batchWrite writes reqs with BatchWriteItem, 25 at a time, resubmitting
 // unprocessed items with backoff.
 func (s *Store) batchWrite(ctx context.Context, what string, reqs []types.WriteRequest) error {
 	const batch = 25
-	const attempts = 10
 	for len(reqs) > 0 {
 		todo := reqs[:min(batch, len(reqs))]
 		reqs = reqs[len(todo):]
 		for attempt := 0; len(todo) > 0; attempt++ {
-			if attempt == attempts {
+			if attempt == batchAttempts {
 				return apperr.New(apperr.Unavailable, "%s: DynamoDB left %d writes unprocessed", what, len(todo))
 			}
 			if attempt > 0 {
