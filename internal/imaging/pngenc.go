@@ -220,8 +220,8 @@ func (st *pngState) encodeTrueColour(img image.Image, level int) error {
 	return st.endIDAT()
 }
 
-// filterRow writes the pixels cur (prev: the row above, when first is
-// false) to dst filtered as chooseFilter's choice ft asks: unfiltered, or
+// filterRow writes the pixels cur (prev: the row above, when above is
+// true) to dst filtered as chooseFilter's choice ft asks: unfiltered, or
 // with Up, or with Sub in the first row. Up and Sub serve the same rows,
 // those of continuous tone; on shaded relief and imagery Up makes tiles
 // 11-14% smaller at zlib level 1 and costs no more CPU (measured on the
@@ -348,17 +348,23 @@ func sameBit(a, b uint32) int {
 	return int(1 ^ (x|-x)>>63)
 }
 
-// upFilter writes cur minus prev (the row above), byte by byte, to dst, 8
-// bytes at a time within a uint64 as subFilter does.
-func upFilter(dst, cur, prev []byte) {
+// subBytes subtracts the 8 bytes of y from those of x, each byte on its
+// own (no borrow crosses into the next byte).
+func subBytes(x, y uint64) uint64 {
 	const h = 0x8080808080808080
+	return ((x | h) - (y &^ h)) ^ ((x ^ ^y) & h)
+}
+
+// upFilter writes cur minus prev (the row above), byte by byte, to dst, 8
+// bytes at a time.
+func upFilter(dst, cur, prev []byte) {
 	n := len(cur)
 	dst, prev = dst[:n], prev[:n]
 	i := 0
 	for ; i+8 <= n; i += 8 {
 		x := binary.LittleEndian.Uint64(cur[i:])
 		y := binary.LittleEndian.Uint64(prev[i:])
-		binary.LittleEndian.PutUint64(dst[i:], ((x|h)-(y&^h))^((x^^y)&h))
+		binary.LittleEndian.PutUint64(dst[i:], subBytes(x, y))
 	}
 	for ; i < n; i++ {
 		dst[i] = cur[i] - prev[i]
@@ -367,14 +373,13 @@ func upFilter(dst, cur, prev []byte) {
 
 // subFilter applies the Sub filter in place: each byte minus the byte bpp
 // before it, going backwards so the left neighbours are still unfiltered.
-// It subtracts 8 bytes at a time within a uint64 (no borrow between bytes).
+// It subtracts 8 bytes at a time (subBytes).
 func subFilter(p []byte, bpp int) {
-	const h = 0x8080808080808080
 	i := len(p) - 8
 	for ; i >= bpp; i -= 8 {
 		x := binary.LittleEndian.Uint64(p[i:])
 		y := binary.LittleEndian.Uint64(p[i-bpp:])
-		binary.LittleEndian.PutUint64(p[i:], ((x|h)-(y&^h))^((x^^y)&h))
+		binary.LittleEndian.PutUint64(p[i:], subBytes(x, y))
 	}
 	for j := i + 7; j >= bpp; j-- {
 		p[j] -= p[j-bpp]
