@@ -149,7 +149,7 @@ type Engine struct {
 	slotsMu sync.Mutex
 	slots   map[string]chan struct{} // render-on-miss slots without Claims, by layer
 	poll    taskPoll                 // the tasks of the lanes working here, read for kills
-	widths  jobWidths                // lanes worked here per job (see laneWidth)
+	widths  jobWidths                // lanes worked here per job (see lane.width)
 }
 
 // New returns an engine. sources maps every layer name of layers to the

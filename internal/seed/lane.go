@@ -173,21 +173,20 @@ func (ln *lane) run(ctx context.Context) error {
 				}
 				return fmt.Errorf("task %d: %w", t.ID, err)
 			}
-			if ln.job.Type == task.Truncate {
-				m := ln.plan.Meta(cursor)
-				deletes = ln.truncateKeys(m, deletes)
-				tiles += m.Tiles.Count()
-				progress.Store(t.Done + tiles)
-				cursor++
-				continue
-			}
 			// The next metatiles, rendered at once when the lane is wider
-			// than one (see jobWidths), their outcomes taken in order.
+			// than one (see jobWidths), their outcomes taken in order; a
+			// truncate collects its metatile's keys.
 			metas := make([]grid.Metatile, ln.width(t.End-cursor))
 			for i := range metas {
 				metas[i] = ln.plan.Meta(cursor + int64(i))
 			}
-			errs := ln.renderAll(ctx, metas)
+			var errs []error
+			if ln.job.Type == task.Truncate {
+				deletes = ln.truncateKeys(metas[0], deletes)
+				errs = make([]error, 1)
+			} else {
+				errs = ln.renderAll(ctx, metas)
+			}
 			for i, m := range metas {
 				if err := errs[i]; err != nil {
 					if ctx.Err() != nil {
