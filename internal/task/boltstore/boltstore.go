@@ -356,21 +356,38 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 	return t, err
 }
 
+// Claims are stored as key -> kind byte, holder, expiry (8 bytes, Unix
+// nanoseconds): kind 'c' holds a claim's owner, kind 'n' a note.
+const (
+	claimOwner = 'c'
+	claimNote  = 'n'
+)
+
+// claimOf decodes a stored claim; ok is false for a malformed one.
+func claimOf(v []byte) (kind byte, holder string, until int64, ok bool) {
+	if len(v) < 9 {
+		return 0, "", 0, false
+	}
+	return v[0], string(v[1 : len(v)-8]), int64(binary.BigEndian.Uint64(v[len(v)-8:])), true
+}
+
+func claimValue(kind byte, holder string, until time.Time) []byte {
+	v := append([]byte{kind}, holder...)
+	return binary.BigEndian.AppendUint64(v, uint64(until.UnixNano()))
+}
+
 // Claim takes key for owner until now+ttl unless another owner's claim
-// has not expired (seed.Claims).
+// or a note has not expired (seed.Claims).
 func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error) {
 	ok := false
 	err := s.update(ctx, "claim "+key, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketClaims)
-		if v := b.Get([]byte(key)); len(v) > 8 {
-			holder, until := string(v[:len(v)-8]), int64(binary.BigEndian.Uint64(v[len(v)-8:]))
-			if holder != owner && now.UnixNano() < until {
-				return nil
-			}
+		if kind, holder, until, found := claimOf(b.Get([]byte(key))); found && now.UnixNano() < until &&
+			(kind != claimOwner || holder != owner) {
+			return nil
 		}
 		ok = true
-		v := binary.BigEndian.AppendUint64([]byte(owner), uint64(now.Add(ttl).UnixNano()))
-		return b.Put([]byte(key), v)
+		return b.Put([]byte(key), claimValue(claimOwner, owner, now.Add(ttl)))
 	})
 	return ok, err
 }
@@ -379,11 +396,52 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration,
 func (s *Store) Unclaim(ctx context.Context, key, owner string) error {
 	return s.update(ctx, "release claim "+key, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketClaims)
-		if v := b.Get([]byte(key)); len(v) > 8 && string(v[:len(v)-8]) == owner {
+		if kind, holder, _, found := claimOf(b.Get([]byte(key))); found && kind == claimOwner && holder == owner {
 			return b.Delete([]byte(key))
 		}
 		return nil
 	})
+}
+
+// Settle replaces owner's claim of key with note until until (seed.Claims);
+// nothing when the claim is no longer owner's.
+func (s *Store) Settle(ctx context.Context, key, owner, note string, until time.Time) error {
+	return s.update(ctx, "settle claim "+key, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketClaims)
+		if kind, holder, _, found := claimOf(b.Get([]byte(key))); found && kind == claimOwner && holder == owner {
+			return b.Put([]byte(key), claimValue(claimNote, note, until))
+		}
+		return nil
+	})
+}
+
+// Note leaves note at key until until, whatever key held (seed.Claims).
+func (s *Store) Note(ctx context.Context, key, note string, until time.Time) error {
+	return s.update(ctx, "write note "+key, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketClaims).Put([]byte(key), claimValue(claimNote, note, until))
+	})
+}
+
+// Peek reads what key holds at now: a live claim's owner or a live note
+// (seed.Claims).
+func (s *Store) Peek(ctx context.Context, key string, now time.Time) (owner, note string, until time.Time, err error) {
+	err = s.view(ctx, "read claim "+key, func(tx *bolt.Tx) error {
+		kind, holder, u, found := claimOf(tx.Bucket(bucketClaims).Get([]byte(key)))
+		if !found || u <= now.UnixNano() {
+			return nil
+		}
+		until = time.Unix(0, u)
+		if kind == claimOwner {
+			owner = holder
+		} else {
+			note = holder
+		}
+		return nil
+	})
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	return owner, note, until, nil
 }
 
 // Acquire implements task.Store.

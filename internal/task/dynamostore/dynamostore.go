@@ -344,6 +344,7 @@ const (
 	aHB       = "hb"
 	aOwner    = "owner"
 	aUntil    = "until"
+	aNote     = "note"
 	aFinished = "finished"
 	aKilled   = "killed"
 	aStaged   = "staged"

@@ -281,6 +281,68 @@ func (s *Store) Unclaim(ctx context.Context, key, owner string) error {
 	return nil
 }
 
+// Settle replaces owner's claim of key with note, kept until until: a
+// Claim of key fails and Peek tells the note until then (seed.Claims).
+// Nothing when the claim is no longer owner's. One conditional PutItem.
+func (s *Store) Settle(ctx context.Context, key, owner, note string, until time.Time) error {
+	e := newExpr()
+	s.wrote("Settle", 1)
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 &s.table,
+		Item:                      s.noteItem(key, note, until),
+		ConditionExpression:       aws.String(e.n(aOwner) + " = " + e.v(str(owner))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+		return nil
+	}
+	if err != nil {
+		return s.fail(ctx, err, "settle claim %s", key)
+	}
+	return nil
+}
+
+// Note leaves note at key until until, whatever key held (seed.Claims).
+// One PutItem.
+func (s *Store) Note(ctx context.Context, key, note string, until time.Time) error {
+	s.wrote("Note", 1)
+	if _, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: s.noteItem(key, note, until)}, s.callOpts...); err != nil {
+		return s.fail(ctx, err, "write note %s", key)
+	}
+	return nil
+}
+
+// noteItem is a claim item holding a note and no owner; it leaves the
+// table by its TTL an hour after it lapses.
+func (s *Store) noteItem(key, note string, until time.Time) map[string]types.AttributeValue {
+	item := s.key("claim#"+key, skClaim)
+	item[aNote] = str(note)
+	item[aUntil] = num(nanos(until))
+	item[attrExpires] = num(until.Add(time.Hour).Unix())
+	return item
+}
+
+// Peek reads what key holds at now: the owner of a live claim or a live
+// note; all empty when neither (seed.Claims). One consistent GetItem.
+func (s *Store) Peek(ctx context.Context, key string, now time.Time) (owner, note string, until time.Time, err error) {
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &s.table,
+		Key:            s.key("claim#"+key, skClaim),
+		ConsistentRead: aws.Bool(true),
+	}, s.callOpts...)
+	if err != nil {
+		return "", "", time.Time{}, s.fail(ctx, err, "read claim %s", key)
+	}
+	u, _ := numAttr(out.Item, aUntil)
+	if len(out.Item) == 0 || u <= nanos(now) {
+		return "", "", time.Time{}, nil
+	}
+	owner, _ = strAttr(out.Item, aOwner)
+	note, _ = strAttr(out.Item, aNote)
+	return owner, note, fromNanos(u), nil
+}
+
 // Acquire implements task.Store: one conditional UpdateItem.
 func (s *Store) Acquire(ctx context.Context, id int64, owner string, ttl time.Duration, now time.Time) (task.Task, error) {
 	e := newExpr()

@@ -206,6 +206,58 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 			t.Fatalf("%d claimants won, want 1", wins.Load())
 		}
 	})
+	t.Run("ClaimNotes", func(t *testing.T) {
+		c, ok := newStore(t).(interface {
+			Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error)
+			Settle(ctx context.Context, key, owner, note string, until time.Time) error
+			Note(ctx context.Context, key, note string, until time.Time) error
+			Peek(ctx context.Context, key string, now time.Time) (owner, note string, until time.Time, err error)
+		})
+		if !ok {
+			t.Skip("the store keeps no claim notes")
+		}
+		ttl := 30 * time.Second
+		peek := func(key string, at time.Time, wantOwner, wantNote string, wantUntil time.Time) {
+			t.Helper()
+			o, n, u, err := c.Peek(t.Context(), key, at)
+			if err != nil || o != wantOwner || n != wantNote || !u.Equal(wantUntil) {
+				t.Fatalf("Peek(%s, +%v): got %q, %q, %v, %v; want %q, %q, %v", key, at.Sub(t0), o, n, u, err, wantOwner, wantNote, wantUntil)
+			}
+		}
+		peek("n/1", t0, "", "", time.Time{}) // never claimed
+		if ok, err := c.Claim(t.Context(), "n/1", "a", ttl, t0); err != nil || !ok {
+			t.Fatalf("Claim: got %v, %v; want true", ok, err)
+		}
+		peek("n/1", t0.Add(time.Second), "a", "", t0.Add(ttl))
+		// Only the holder settles.
+		if err := c.Settle(t.Context(), "n/1", "b", "not b's", t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		peek("n/1", t0.Add(time.Second), "a", "", t0.Add(ttl))
+		if err := c.Settle(t.Context(), "n/1", "a", "blank", t0.Add(5*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		peek("n/1", t0.Add(time.Second), "", "blank", t0.Add(5*time.Minute))
+		// A live note refuses every claimant, its writer included; a lapsed one none.
+		for _, who := range []string{"a", "b"} {
+			if ok, err := c.Claim(t.Context(), "n/1", who, ttl, t0.Add(time.Minute)); err != nil || ok {
+				t.Fatalf("Claim(%s) under a note: got %v, %v; want false", who, ok, err)
+			}
+		}
+		peek("n/1", t0.Add(5*time.Minute), "", "", time.Time{})
+		if ok, err := c.Claim(t.Context(), "n/1", "b", ttl, t0.Add(5*time.Minute)); err != nil || !ok {
+			t.Fatalf("Claim after the note lapsed: got %v, %v; want true", ok, err)
+		}
+		// Note overwrites whatever is there, claim or note.
+		if err := c.Note(t.Context(), "n/1", "epoch 7", t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		peek("n/1", t0.Add(6*time.Minute), "", "epoch 7", t0.Add(time.Hour))
+		if err := c.Note(t.Context(), "n/1", "epoch 8", t0.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		peek("n/1", t0.Add(6*time.Minute), "", "epoch 8", t0.Add(2*time.Hour))
+	})
 	t.Run("PromoteHoldsLaneCaps", func(t *testing.T) {
 		s := newStore(t)
 		other := job()
