@@ -44,6 +44,19 @@ type Config struct {
 	// in the process (TILECACHE_DECODE_MEMORY, MiB; 0: no bound).
 	DecodeMemory int64
 
+	// Render on miss (see seed.Options for each).
+	ClaimTTL           time.Duration // TILECACHE_CLAIM_TTL, longest a render's claim lasts (<= the tile function's timeout)
+	MissWait           time.Duration // TILECACHE_MISS_WAIT, longest a miss waits for a render slot (then 503)
+	MissQueue          int           // TILECACHE_MISS_QUEUE, most misses waiting in the process (beyond: 503 at once)
+	MissTimeout        time.Duration // TILECACHE_MISS_TIMEOUT, longest one render on miss
+	MissRemember       time.Duration // TILECACHE_MISS_REMEMBER, how long a rendered metatile's blank tiles are remembered
+	MissFailureBackoff time.Duration // TILECACHE_MISS_FAILURE_BACKOFF, how long a failed render is answered without asking again
+
+	// MetricsAddr is the listen address of /metrics (TILECACHE_METRICS_ADDR),
+	// apart from the tiles; "" (the default) serves it only to an
+	// administrator on the main listener.
+	MetricsAddr string
+
 	// AWS backend (TILECACHE_BACKEND=aws). Endpoints and credentials follow
 	// the SDK's own variables (AWS_ENDPOINT_URL_S3, …_DYNAMODB, …_SQS,
 	// AWS_REGION, AWS_ACCESS_KEY_ID, …).
@@ -98,6 +111,20 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	c.Slice = dur("TILECACHE_LANE_SLICE", "5m")
 	c.StaleAfter = dur("TILECACHE_STALE_AFTER", "2m")
 	c.Visibility = dur("TILECACHE_LANE_VISIBILITY", "60s")
+	c.ClaimTTL = dur("TILECACHE_CLAIM_TTL", "60s")
+	c.MissWait = dur("TILECACHE_MISS_WAIT", "3s")
+	c.MissTimeout = dur("TILECACHE_MISS_TIMEOUT", "20s")
+	c.MissRemember = dur("TILECACHE_MISS_REMEMBER", "5m")
+	c.MissFailureBackoff = dur("TILECACHE_MISS_FAILURE_BACKOFF", "15s")
+	if q, err := strconv.Atoi(get("TILECACHE_MISS_QUEUE", "64")); err != nil || q < 1 || q > 100000 {
+		errs = append(errs, fmt.Errorf("TILECACHE_MISS_QUEUE must be an integer from 1 to 100000, got %q", get("TILECACHE_MISS_QUEUE", "")))
+	} else {
+		c.MissQueue = q
+	}
+	if c.ClaimTTL > 0 && c.ClaimTTL < 3*time.Second {
+		errs = append(errs, fmt.Errorf("TILECACHE_CLAIM_TTL must be at least 3s (a render stops 2s before it), got %s", c.ClaimTTL))
+	}
+	c.MetricsAddr = get("TILECACHE_METRICS_ADDR", "")
 	c.Bucket = get("TILECACHE_S3_BUCKET", "")
 	c.Table = get("TILECACHE_DYNAMODB_TABLE", "tilecache")
 	c.QueueURL = get("TILECACHE_SQS_QUEUE_URL", "")

@@ -58,6 +58,8 @@ var (
 	LaneLag = &Metric{Name: "tilecache_lane_lag_seconds", EMFName: "LaneLag", Unit: "Seconds", Kind: Distribution,
 		Help: "Time a lane message waited in the queue before a worker took it.", Labels: nil,
 		Buckets: []float64{0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900}}
+	Misses = &Metric{Name: "tilecache_misses_total", EMFName: "Misses", Unit: "Count", Kind: Counter,
+		Help: "Renders on miss by how they were answered (rendered, remembered_blank, remembered_failure, failed, busy).", Labels: []string{"layer", "outcome"}}
 	CleanUps = &Metric{Name: "tilecache_quota_cleanups_total", EMFName: "QuotaCleanUps", Unit: "Count", Kind: Counter,
 		Help: "Disk-quota clean-ups by outcome (done, over_quota, failed).", Labels: []string{"outcome"}}
 	CleanUpTiles = &Metric{Name: "tilecache_quota_cleanup_tiles_total", EMFName: "QuotaCleanUpTiles", Unit: "Count", Kind: Counter,
@@ -66,7 +68,7 @@ var (
 
 // All lists every metric, for exporters that declare them up front.
 var All = []*Metric{TilesStored, TilesSkipped, TilesFailed, TilesDeleted, MetatilesRendered, UpstreamSeconds, UpstreamErrors,
-	StoreErrors, LaneLag, CleanUps, CleanUpTiles}
+	StoreErrors, LaneLag, Misses, CleanUps, CleanUpTiles}
 
 // Exporter receives recorded values.
 type Exporter interface {

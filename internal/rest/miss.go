@@ -21,34 +21,54 @@ type MissRenderer interface {
 
 // answerMiss answers a GET of a missing tile: rendered when the layer
 // renders on miss (200, counted as an access like a stored tile), 404 when
-// it does not or the tile is blank, 502/504 with a one-line reason and
-// Cache-Control: no-store when the upstream failed (nothing was stored).
+// it does not or the tile is blank (now or as remembered), 502/504 with a
+// fixed one-line reason (never the upstream's words, host or URL) when the
+// upstream failed, 503 with Retry-After when no render slot freed in time.
+// Every failure is answered Cache-Control: no-store (nothing was stored).
 func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.Miss, setID string, rec AccessRecorder, log *slog.Logger) {
 	if mr == nil || r.Method != http.MethodGet {
 		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
 		return
 	}
 	rd, err := mr.RenderMiss(r.Context(), m)
-	switch {
-	case err == nil:
+	if err == nil {
 		id, _, _ := tilestore.Format(m.Format)
 		recordAccess(rec, quota.TileSet{Layer: m.Layer, GridSetID: m.GridSetID, FormatID: id, ParametersID: setID}, m.Z, m.X, m.Y)
 		writeObject(w, r, rd.Data, rd.Meta, source.ContentType(m.Format))
-	case apperr.Is(err, apperr.NotFound):
-		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
-	case apperr.Is(err, apperr.Unavailable) && r.Context().Err() == nil:
-		status := http.StatusBadGateway
-		if errors.Is(err, seed.ErrUpstreamTimeout) {
-			status = http.StatusGatewayTimeout
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		writeText(w, status, apperr.Message(err))
-	default:
-		if r.Context().Err() != nil {
-			return
-		}
-		log.Error("render a missing tile", "path", r.URL.Path, "err", err)
-		w.Header().Set("Cache-Control", "no-store")
-		writeText(w, http.StatusInternalServerError, "The tile could not be rendered")
+		return
 	}
+	if apperr.Is(err, apperr.NotFound) {
+		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
+		return
+	}
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	status, msg := missStatus(err)
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	if !errors.Is(err, seed.ErrBusy) && !errors.Is(err, seed.ErrUpstreamTimeout) &&
+		!errors.Is(err, seed.ErrUpstreamNoImage) && !errors.Is(err, seed.ErrUpstreamError) {
+		log.Error("render a missing tile", "path", r.URL.Path, "err", err) // the engine logged upstream failures
+	}
+	writeText(w, status, msg)
+}
+
+// missStatus is the status and fixed one-line reason of a failed miss.
+func missStatus(err error) (int, string) {
+	switch {
+	case errors.Is(err, seed.ErrUpstreamTimeout):
+		return http.StatusGatewayTimeout, seed.ErrUpstreamTimeout.Error()
+	case errors.Is(err, seed.ErrUpstreamNoImage):
+		return http.StatusBadGateway, seed.ErrUpstreamNoImage.Error()
+	case errors.Is(err, seed.ErrUpstreamError):
+		return http.StatusBadGateway, seed.ErrUpstreamError.Error()
+	case errors.Is(err, seed.ErrBusy):
+		return http.StatusServiceUnavailable, apperr.Message(seed.ErrBusy)
+	case apperr.Is(err, apperr.Unavailable):
+		return http.StatusServiceUnavailable, "The tile could not be rendered now; retry shortly"
+	}
+	return http.StatusInternalServerError, "The tile could not be rendered"
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -72,8 +73,27 @@ type Options struct {
 	// render once per process.
 	Claims Claims
 	// ClaimTTL is how long a claim lasts unless released: longer than a
-	// render's slowest answer. Default 60s.
+	// render's slowest answer, and no longer than the timeout of the
+	// function that renders on miss. Default 60s.
 	ClaimTTL time.Duration
+	// MissWait is the longest a miss waits for one of its layer's render
+	// slots before it is answered ErrBusy (503). Default 3s.
+	MissWait time.Duration
+	// MissQueue is the most misses of this process waiting for (or in) a
+	// render at once; beyond it a miss is ErrBusy at once. Default 64.
+	MissQueue int
+	// MissTimeout bounds one render on miss (the upstream's answer, the
+	// tiles stored). Default 20s: every miss is answered within the
+	// CDN's origin timeout.
+	MissTimeout time.Duration
+	// MissRemember is how long a rendered metatile's outcome (which of its
+	// tiles came out blank) is remembered: a miss of a blank tile is a 404
+	// without a render meanwhile. Default 5m (longer than the CDN keeps a
+	// 404).
+	MissRemember time.Duration
+	// MissFailureBackoff is how long a metatile whose render failed
+	// upstream answers the same failure without asking again. Default 15s.
+	MissFailureBackoff time.Duration
 	// Documents, if set, keeps the documents that describe tile sets to
 	// map clients: a seed or reseed makes sure its tile set has them, a
 	// mass truncation removes the layer's from the index. Default none.
@@ -122,6 +142,13 @@ func (o Options) withDefaults() Options {
 	def(&o.StaleAfter, 2*time.Minute)
 	def(&o.Visibility, 60*time.Second)
 	def(&o.ClaimTTL, 60*time.Second)
+	def(&o.MissWait, 3*time.Second)
+	def(&o.MissTimeout, 20*time.Second)
+	def(&o.MissRemember, 5*time.Minute)
+	def(&o.MissFailureBackoff, 15*time.Second)
+	if o.MissQueue <= 0 {
+		o.MissQueue = 64
+	}
 	return o
 }
 
@@ -143,13 +170,16 @@ type Engine struct {
 	opts    Options
 	log     *slog.Logger
 	misses  singleflight.Group // renders on miss in flight, by metatile
-	live    sync.Map           // task id → *atomic.Int64: tiles processed by a lane worked here, checkpointed or not
-	ratesMu sync.Mutex
-	rates   map[string]rate // per layer, see noteRate
-	slotsMu sync.Mutex
-	slots   map[string]chan struct{} // render-on-miss slots without Claims, by layer
-	poll    taskPoll                 // the tasks of the lanes working here, read for kills
-	widths  jobWidths                // lanes worked here per job (see lane.width)
+	memo    missMemo           // outcomes of renders on miss, by metatile
+	// missWaiting counts the misses waiting for (or in) a render.
+	missWaiting atomic.Int64
+	live        sync.Map // task id → *atomic.Int64: tiles processed by a lane worked here, checkpointed or not
+	ratesMu     sync.Mutex
+	rates       map[string]rate // per layer, see noteRate
+	slotsMu     sync.Mutex
+	slots       map[string]chan struct{} // render-on-miss slots without Claims, by layer
+	poll        taskPoll                 // the tasks of the lanes working here, read for kills
+	widths      jobWidths                // lanes worked here per job (see lane.width)
 }
 
 // New returns an engine. sources maps every layer name of layers to the

@@ -19,6 +19,9 @@ func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, err
 		return 0, apperr.Invalidf("Could not find layer %s", layerName)
 	}
 	prefix := tilestore.LayerPrefix(e.opts.KeyPrefix, l.ID)
+	if err := e.markTruncated(ctx, l.Name, time.Now()); err != nil {
+		return 0, fmt.Errorf("mass truncate layer %s: mark it for renders on miss in progress: %w", l.Name, err)
+	}
 	var deleted int64
 	batch := make([]string, 0, tilestore.DeleteBatch)
 	flush := func() error {

@@ -13,21 +13,33 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
+	"tilecache/internal/metrics"
 	"tilecache/internal/source"
-	"tilecache/internal/source/upstream"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 )
 
 // Claims are short exclusive claims every process sharing the task store
 // sees (implemented by the task store adapters): one process renders a
-// missed metatile while the others wait for its tiles.
+// missed metatile while the others wait for it, a layer's render slots are
+// claims, and when a render ends its claim is replaced by a note of how it
+// ended, so that no process renders the metatile again for a while.
 type Claims interface {
 	// Claim takes key for owner until now+ttl; false when another owner
-	// holds it and its claim has not expired.
+	// holds it and its claim has not expired, or a note holds it.
 	Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error)
 	// Unclaim releases owner's claim of key (nothing if it is not owner's).
 	Unclaim(ctx context.Context, key, owner string) error
+	// Settle replaces owner's claim of key with note until until: Claims of
+	// key fail and Peek tells note until then. Nothing if the claim is not
+	// owner's.
+	Settle(ctx context.Context, key, owner, note string, until time.Time) error
+	// Note leaves note at key until until, whatever key held.
+	Note(ctx context.Context, key, note string, until time.Time) error
+	// Peek reads what key holds at now: the owner of a live claim, or a
+	// live note (until is when it lapses); all empty when neither. A read:
+	// waiting processes peek, they do not retry Claim.
+	Peek(ctx context.Context, key string, now time.Time) (owner, note string, until time.Time, err error)
 }
 
 // Miss is a tile a client asked for that the store does not hold.
@@ -50,23 +62,38 @@ type Rendered struct {
 // does not store (skipBlank): answered as a missing tile, as when seeded.
 var ErrBlank = apperr.New(apperr.NotFound, "blank tile: the layer stores none")
 
-// ErrUpstreamTimeout marks a render on miss that ran out of time (504).
-var ErrUpstreamTimeout = errors.New("the upstream did not answer in time")
+// missMargin is kept before the deadline of the request that starts a
+// render on miss (a Lambda invocation's): the render stops that much
+// before it, so its claim is settled and the client answered in time.
+const missMargin = 2 * time.Second
 
-// claimWait bounds how long a miss waits for another process's render of
-// its metatile before giving up (504).
-const claimWait = 90 * time.Second
+// missResult is what a render on miss of a metatile gives every miss in it:
+// its tiles when this process rendered it, else the outcome of another
+// process's (or an earlier) render.
+type missResult struct {
+	tiles map[[2]int64]source.Tile
+	o     outcome
+}
 
 // RenderMiss renders the metatile of a missing tile, stores its tiles
 // (counted in the disk usage as a seed would), and returns the tile.
-// Concurrent misses within one metatile render it once: in this process by
-// sharing the render, across processes by a claim in the task store (a
-// bounded wait; a claim whose holder died expires and is taken over).
+//
+// What anonymous traffic can cost is bounded: concurrent misses within one
+// metatile render it once (in this process by sharing the render, across
+// processes by a claim in the task store that waiting processes read, not
+// write); how the render ended is remembered (Options.MissRemember for a
+// rendered metatile and its blank tiles, Options.MissFailureBackoff for a
+// failure), so a blank or failing metatile is not rendered again meanwhile;
+// a miss waits at most Options.MissWait for one of the layer's render
+// slots, and at most Options.MissQueue misses wait in a process; a render
+// stops missMargin before the caller's deadline.
 //
 // Errors: NotFound when the layer does not render on miss at that level,
 // the tile is outside the layer's coverage, or it rendered blank
-// (ErrBlank); Unavailable when the upstream failed (its message, bounded),
-// wrapping ErrUpstreamTimeout when it ran out of time.
+// (ErrBlank); Unavailable wrapping ErrUpstreamError, ErrUpstreamNoImage or
+// ErrUpstreamTimeout when the upstream failed (now or within the backoff),
+// each with its fixed message; ErrBusy when no render slot was free in
+// time.
 func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	l, ok := e.layers.Layer(m.Layer)
 	if !ok {
@@ -91,109 +118,159 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	meta := grid.TileRange{Z: m.Z, MinX: m.X - m.X%mw, MinY: m.Y - m.Y%mh}
 	meta.MaxX, meta.MaxY = min(meta.MinX+mw-1, full.MaxX), min(meta.MinY+mh-1, full.MaxY)
 	set := e.tileSet(l, m.GridSetID, m.Format, tilestore.ParametersID(m.Parameters))
-	// The lane of a one-metatile reseed: the lanes' render and store code,
-	// with the size of each replaced tile learnt (some of the metatile's
-	// tiles may be stored already).
-	ln := &lane{
-		e: e, layer: l, subset: sub, src: src, set: set,
-		job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
-			ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},
-		meta:  tilestore.Meta{ContentType: source.ContentType(m.Format), CacheControl: l.CacheControl},
-		tally: newTally(set, l.Name, l.MetaWidth, l.MetaHeight),
-	}
 	key := set.Key(meta.Z, meta.MinX, meta.MinY) + "#" + strconv.Itoa(l.MetaWidth) + "x" + strconv.Itoa(l.MetaHeight)
-	// The render is shared: it runs on its own context (one client going
-	// away does not cancel it for the others), bounded like the caller's.
-	v, err, _ := e.misses.Do(key, func() (any, error) {
-		rctx, cancel := detached(ctx, claimWait)
-		defer cancel()
-		return e.renderClaimed(rctx, ln, key, meta)
-	})
-	if err != nil {
-		return Rendered{}, err
-	}
-	if tiles, _ := v.(map[[2]int64]source.Tile); tiles != nil {
-		tl, ok := tiles[[2]int64{m.X, m.Y}]
-		switch {
-		case !ok:
-			return Rendered{}, apperr.New(apperr.Internal, "the metatile's render lacks tile %d/%d/%d", m.Z, m.X, m.Y)
-		case tl.Skip:
-			return Rendered{}, ErrBlank
+	bit := int((m.Y-meta.MinY)*mw + (m.X - meta.MinX))
+	count := func(outcome string) { metrics.Misses.Add(1, l.Name, outcome) }
+
+	if o, ok := e.memo.recall(key, time.Now()); ok {
+		rd, err, done := e.answerOutcome(ctx, o, bit, set, m)
+		if done {
+			count(rememberedLabel(o))
+			return rd, err
 		}
-		return Rendered{Data: tl.Data, Meta: ln.meta}, nil
+		e.memo.forget(key) // rendered, and the tile is gone since: render again
 	}
-	// Rendered by another process: read what it stored.
+	if e.missWaiting.Add(1) > int64(e.opts.MissQueue) {
+		e.missWaiting.Add(-1)
+		count("busy")
+		return Rendered{}, ErrBusy
+	}
+	defer e.missWaiting.Add(-1)
+	// Twice at most: a remembered render whose tile is gone since (a
+	// truncation) is forgotten and rendered again once.
+	for range 2 {
+		// The lane of a one-metatile reseed: the lanes' render and store
+		// code, with the size of each replaced tile learnt (some of the
+		// metatile's tiles may be stored already).
+		ln := &lane{
+			e: e, layer: l, subset: sub, src: src, set: set,
+			job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
+				ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},
+			meta:  tilestore.Meta{ContentType: source.ContentType(m.Format), CacheControl: l.CacheControl},
+			tally: newTally(set, l.Name, l.MetaWidth, l.MetaHeight),
+		}
+		// The render is shared: it runs on its own context (one client
+		// going away does not cancel it for the others), bounded like the
+		// caller's.
+		v, err, _ := e.misses.Do(key, func() (any, error) {
+			rctx, cancel := e.missContext(ctx)
+			defer cancel()
+			return e.renderClaimed(rctx, ln, key, meta)
+		})
+		if err != nil {
+			switch {
+			case errors.Is(err, ErrBusy):
+				count("busy")
+			case apperr.Is(err, apperr.Unavailable):
+				count("failed")
+			}
+			return Rendered{}, err
+		}
+		res := v.(missResult)
+		if res.tiles != nil {
+			count("rendered")
+			tl, ok := res.tiles[[2]int64{m.X, m.Y}]
+			switch {
+			case !ok:
+				return Rendered{}, apperr.New(apperr.Internal, "the metatile's render lacks tile %d/%d/%d", m.Z, m.X, m.Y)
+			case tl.Skip:
+				return Rendered{}, ErrBlank
+			}
+			return Rendered{Data: tl.Data, Meta: ln.meta}, nil
+		}
+		if rd, err, done := e.answerOutcome(ctx, res.o, bit, set, m); done {
+			count(rememberedLabel(res.o))
+			return rd, err
+		}
+		e.forgetOutcome(ctx, key)
+	}
+	return Rendered{}, ErrBusy
+}
+
+func rememberedLabel(o outcome) string {
+	if o.failed != "" {
+		return "remembered_failure"
+	}
+	return "remembered_blank"
+}
+
+// answerOutcome answers a miss of the tile at bit of a metatile from how
+// its render ended: the failure, ErrBlank, or the tile as stored. done is
+// false when the render stored the tile and it is gone since.
+func (e *Engine) answerOutcome(ctx context.Context, o outcome, bit int, set tilestore.TileSet, m Miss) (rd Rendered, err error, done bool) {
+	switch {
+	case o.failed != "":
+		return Rendered{}, failure(o.failed, nil), true
+	case o.isBlank(bit):
+		return Rendered{}, ErrBlank, true
+	}
 	data, md, found, err := e.tiles.Get(ctx, set.Key(m.Z, m.X, m.Y))
 	switch {
 	case err != nil:
-		return Rendered{}, fmt.Errorf("read tile %d/%d/%d: %w", m.Z, m.X, m.Y, err)
+		return Rendered{}, fmt.Errorf("read tile %d/%d/%d: %w", m.Z, m.X, m.Y, err), true
 	case !found:
-		return Rendered{}, ErrBlank
+		return Rendered{}, nil, false
 	}
-	return Rendered{Data: data, Meta: md}, nil
+	return Rendered{Data: data, Meta: md}, nil, true
 }
 
-// detached returns a context that keeps ctx's values and deadline (at most
-// limit from now) but not its cancellation.
-func detached(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
-	d := time.Now().Add(limit)
-	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
-		d = cd
+// forgetOutcome drops the remembered outcome of a metatile, here and in
+// the task store, so that the next miss renders it.
+func (e *Engine) forgetOutcome(ctx context.Context, key string) {
+	e.memo.forget(key)
+	if e.opts.Claims == nil {
+		return
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := e.opts.Claims.Note(uctx, key, "", time.Now()); err != nil {
+		e.log.Warn("forget a render's outcome", "key", key, "err", err)
+	}
+}
+
+// missContext is the context of a render on miss: ctx's values without
+// its cancellation, ending after MissTimeout (and within the claim's TTL)
+// or missMargin before ctx's deadline, whichever is first.
+func (e *Engine) missContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := min(e.opts.MissTimeout, max(e.opts.ClaimTTL-missMargin, time.Second))
+	d := time.Now().Add(budget)
+	if cd, ok := ctx.Deadline(); ok && cd.Add(-missMargin).Before(d) {
+		d = cd.Add(-missMargin)
 	}
 	return context.WithDeadline(context.WithoutCancel(ctx), d)
 }
 
 // renderClaimed renders the metatile under the cross-process claim and
-// returns its tiles by position, or nil when another process rendered it
-// meanwhile (its tiles are in the store).
-func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta grid.TileRange) (any, error) {
+// returns its tiles by position, or the outcome of a render another
+// process did (or is remembered to have done).
+func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta grid.TileRange) (missResult, error) {
 	claims := e.opts.Claims
 	owner := leaseToken()
-	first := ln.set.Key(meta.Z, meta.MinX, meta.MinY)
+	settled := false
 	if claims != nil {
-		for {
-			ok, err := claims.Claim(ctx, key, owner, e.opts.ClaimTTL, time.Now())
-			if err != nil {
-				return nil, fmt.Errorf("claim metatile %s: %w", key, err)
-			}
-			if ok {
-				break
-			}
-			// Another process renders it. Its claim ends once every tile
-			// is stored (or it failed, or its holder died and the claim
-			// expired), so only the claim says the render is over: its
-			// first tile may be stored before the others. Claim again once
-			// the first tile shows, or after a second.
-			for range 10 {
-				if err := sleepErr(ctx, 100*time.Millisecond); err != nil {
-					return nil, upstreamFailed(fmt.Errorf("wait for another process's render of %s: %w", key, err))
-				}
-				if _, found, err := e.tiles.Stat(ctx, first); err == nil && found {
-					break
-				}
-			}
+		o, found, err := e.awaitRender(ctx, key, owner)
+		if err != nil || found {
+			return missResult{o: o}, err
 		}
 		defer func() {
+			if settled {
+				return
+			}
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := claims.Unclaim(uctx, key, owner); err != nil {
 				e.log.Warn("release a metatile claim", "key", key, "err", err)
 			}
 		}()
-		// Rendered by the claim's previous holder? Its claim ended after
-		// it stored every tile.
-		if _, found, err := e.tiles.Stat(ctx, first); err == nil && found {
-			return nil, nil
-		}
 	}
 	release, err := e.missSlot(ctx, ln.layer.Name)
 	if err != nil {
-		return nil, err
+		return missResult{}, err
 	}
 	defer release()
 	start := time.Now()
 	if err := e.startUsage(ctx, ln); err != nil {
-		return nil, fmt.Errorf("read the disk block size: %w", err)
+		return missResult{}, fmt.Errorf("read the disk block size: %w", err)
 	}
 	ln.rendered.Add(1)
 	tiles, err := ln.renderSource(ctx, source.Request{
@@ -201,67 +278,142 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter, Parallel: runtime.GOMAXPROCS(0),
 	})
 	if err != nil {
-		e.log.Warn("render on miss failed", "layer", ln.layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY, "err", err)
-		return nil, upstreamFailed(err)
+		kind := failKind(err)
+		e.log.Warn("render on miss failed", "layer", ln.layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY, "kind", kind, "err", err)
+		settled = e.settleRender(ctx, key, owner, outcome{failed: kind}, e.opts.MissFailureBackoff)
+		return missResult{}, failure(kind, err)
 	}
 	inside, _ := meta.Intersect(ln.subset.CoverageRange(meta.Z))
 	if err := ln.store(ctx, meta.Z, inside, tiles); err != nil {
 		e.settle(ctx, ln, true, "")
-		return nil, err
+		return missResult{}, err
 	}
 	e.settle(ctx, ln, true, "") // counted now: nobody redoes these tiles
 	e.afterMiss(ctx, ln, meta, inside, start)
+	blank := make([]byte, (ln.layer.MetaWidth*ln.layer.MetaHeight+7)/8)
 	byPos := make(map[[2]int64]source.Tile, len(tiles))
 	for _, tl := range tiles {
 		byPos[[2]int64{tl.X, tl.Y}] = tl
+		if tl.Skip {
+			setBit(blank, int((tl.Y-meta.MinY)*int64(ln.layer.MetaWidth)+(tl.X-meta.MinX)))
+		}
 	}
+	settled = e.settleRender(ctx, key, owner, outcome{blank: blank}, e.opts.MissRemember)
 	e.log.Info("metatile rendered on a miss", "layer", ln.layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY,
 		"tiles", len(tiles), "took", time.Since(start).Round(time.Millisecond).String())
-	return byPos, nil
+	return missResult{tiles: byPos}, nil
+}
+
+// awaitRender takes key's claim for owner (found false), or returns the
+// outcome of the render that holds or held it (found true). While another
+// process renders, it reads the claim with a growing pause; it writes only
+// to take a claim it saw free.
+func (e *Engine) awaitRender(ctx context.Context, key, owner string) (o outcome, found bool, err error) {
+	claims := e.opts.Claims
+	for wait := 25 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		holder, note, until, err := claims.Peek(ctx, key, time.Now())
+		if err != nil {
+			return outcome{}, false, fmt.Errorf("read the claim of metatile %s: %w", key, err)
+		}
+		if o, ok := parseOutcome(note); ok {
+			e.memo.remember(key, o, until)
+			return o, true, nil
+		}
+		if holder == "" {
+			ok, err := claims.Claim(ctx, key, owner, e.opts.ClaimTTL, time.Now())
+			if err != nil {
+				return outcome{}, false, fmt.Errorf("claim metatile %s: %w", key, err)
+			}
+			if ok {
+				return outcome{}, false, nil
+			}
+		}
+		if err := sleepErr(ctx, wait); err != nil {
+			return outcome{}, false, failure(failTimeout, fmt.Errorf("wait for another process's render of %s: %w", key, err))
+		}
+	}
+}
+
+// settleRender remembers how the render of a metatile ended, here and (in
+// place of owner's claim) in the task store, for keep. It reports whether
+// the claim was settled (else it is still to be released).
+func (e *Engine) settleRender(ctx context.Context, key, owner string, o outcome, keep time.Duration) bool {
+	until := time.Now().Add(keep)
+	e.memo.remember(key, o, until)
+	if e.opts.Claims == nil {
+		return true
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := e.opts.Claims.Settle(uctx, key, owner, o.note(), until); err != nil {
+		e.log.Warn("remember a render's outcome", "key", key, "err", err)
+		return false
+	}
+	return true
 }
 
 // missSlot takes one of the layer's upstream slots for renders on miss
-// (see upstreamShares), waiting while all are taken, and returns its
-// release. The slots are claims in the task store, so they hold across
-// processes and expire if their holder dies; without claims they hold in
-// this process.
+// (see upstreamShares), waiting at most MissWait, and returns its release;
+// ErrBusy when none freed in time. In this process, at most the layer's
+// slot count of misses try for a slot at once (the rest wait in line
+// here); across processes the slots are claims in the task store, read
+// with a growing pause and claimed only when seen free, and they expire if
+// their holder dies.
 func (e *Engine) missSlot(ctx context.Context, layerName string) (release func(), err error) {
 	_, n := e.upstreamShares(layerName)
 	if n == 0 {
 		return func() {}, nil
 	}
+	wctx, cancel := context.WithTimeout(ctx, e.opts.MissWait)
+	defer cancel()
+	sem := e.localSlots(layerName, n)
+	select {
+	case sem <- struct{}{}:
+	case <-wctx.Done():
+		return nil, busy(ctx, layerName)
+	}
 	claims := e.opts.Claims
 	if claims == nil {
-		sem := e.localSlots(layerName, n)
-		select {
-		case sem <- struct{}{}:
-			return func() { <-sem }, nil
-		case <-ctx.Done():
-			return nil, upstreamFailed(fmt.Errorf("wait for a render slot of layer %s: %w", layerName, ctx.Err()))
-		}
+		return func() { <-sem }, nil
 	}
 	owner := leaseToken()
-	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
 		for i := range n {
 			key := "upstream#" + layerName + "#" + strconv.Itoa(i)
-			ok, err := claims.Claim(ctx, key, owner, e.opts.ClaimTTL, time.Now())
-			if err != nil {
+			holder, note, _, err := claims.Peek(wctx, key, time.Now())
+			if err == nil && holder == "" && note == "" {
+				var ok bool
+				ok, err = claims.Claim(wctx, key, owner, e.opts.ClaimTTL, time.Now())
+				if ok {
+					return func() {
+						defer func() { <-sem }()
+						uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+						defer cancel()
+						if err := claims.Unclaim(uctx, key, owner); err != nil {
+							e.log.Warn("release a render slot", "layer", layerName, "err", err)
+						}
+					}, nil
+				}
+			}
+			if err != nil && wctx.Err() == nil {
+				<-sem
 				return nil, fmt.Errorf("claim a render slot of layer %s: %w", layerName, err)
 			}
-			if ok {
-				return func() {
-					uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-					defer cancel()
-					if err := claims.Unclaim(uctx, key, owner); err != nil {
-						e.log.Warn("release a render slot", "layer", layerName, "err", err)
-					}
-				}, nil
-			}
 		}
-		if err := sleepErr(ctx, wait); err != nil {
-			return nil, upstreamFailed(fmt.Errorf("wait for a render slot of layer %s: %w", layerName, err))
+		if sleepErr(wctx, wait) != nil {
+			<-sem
+			return nil, busy(ctx, layerName)
 		}
 	}
+}
+
+// busy is the error of a miss that found no render slot: ErrBusy, or a
+// timeout when the caller's own time ran out.
+func busy(ctx context.Context, layerName string) error {
+	if ctx.Err() != nil {
+		return failure(failTimeout, fmt.Errorf("wait for a render slot of layer %s: %w", layerName, ctx.Err()))
+	}
+	return ErrBusy
 }
 
 // localSlots returns the in-process semaphore of a layer's render slots.
@@ -280,28 +432,54 @@ func (e *Engine) localSlots(layerName string, n int) chan struct{} {
 }
 
 // afterMiss keeps the rules of tasks running beside a render on miss: a
-// truncate or reseed of the layer submitted since the render began wins
-// (the tiles just stored are removed, never left older than it), and a
-// request of the layer still active may count some of the same tiles, so
-// the layer is recounted once its tasks are done.
+// truncate or reseed of the layer submitted since the render began whose
+// range covers tiles of the metatile wins for those tiles (they are
+// removed, never left older than it), and so does a mass truncation of
+// the layer since (seen by its mark, see MassTruncate); a request of the
+// layer still active may count some of the same tiles, so the layer is
+// recounted once its tasks are done.
 func (e *Engine) afterMiss(ctx context.Context, ln *lane, meta, inside grid.TileRange, start time.Time) {
 	ts, err := e.tasks.List(ctx, start)
 	if err != nil {
 		e.markDirty(ctx, ln.layer.Name, "render on miss could not check the layer's tasks")
 		return
 	}
-	overlap, newer := false, false
+	var drop []grid.TileRange
+	if e.truncatedSince(ctx, ln.layer.Name, start) {
+		drop = append(drop, inside)
+	}
+	overlap := false
+	jobs := map[int64]bool{}
 	for _, t := range ts {
 		if t.Layer != ln.layer.Name {
 			continue
 		}
 		overlap = overlap || t.Status.Active()
-		newer = newer || (t.Type != task.Seed && !t.Created.Before(start))
+		if t.Type == task.Seed || t.Created.Before(start) || jobs[t.JobID] {
+			continue
+		}
+		jobs[t.JobID] = true
+		job, err := e.tasks.Job(ctx, t.JobID)
+		if err != nil {
+			e.log.Warn("read a job submitted during a render on miss", "job", t.JobID, "err", err)
+			drop = append(drop, inside) // unknown range: the job wins
+			continue
+		}
+		if r, ok := jobCovers(ln, job, inside); ok {
+			drop = append(drop, r)
+		}
 	}
-	if newer {
-		for x, y := range inside.All() {
-			if err := ln.dropTile(ctx, meta.Z, x, y, ln.set.Key(meta.Z, x, y)); err != nil {
-				e.log.Warn("remove a tile rendered on a miss before a truncate", "layer", ln.layer.Name, "err", err)
+	if len(drop) > 0 {
+		dropped := map[[2]int64]bool{}
+		for _, r := range drop {
+			for x, y := range r.All() {
+				if dropped[[2]int64{x, y}] {
+					continue
+				}
+				dropped[[2]int64{x, y}] = true
+				if err := ln.dropTile(ctx, meta.Z, x, y, ln.set.Key(meta.Z, x, y)); err != nil {
+					e.log.Warn("remove a tile rendered on a miss before a truncate", "layer", ln.layer.Name, "err", err)
+				}
 			}
 		}
 		e.settle(ctx, ln, true, "")
@@ -311,22 +489,44 @@ func (e *Engine) afterMiss(ctx context.Context, ln *lane, meta, inside grid.Tile
 	}
 }
 
-// upstreamFailed makes a source failure an Unavailable error (502), or 504
-// when it ran out of time, with a one-line reason that never shows the
-// upstream's URL (it may carry keys).
-func upstreamFailed(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return apperr.Wrap(apperr.Unavailable, fmt.Errorf("%w: %w", ErrUpstreamTimeout, err), "Upstream timed out")
+// jobCovers returns the tiles of inside (a rendered metatile's stored
+// tiles) that a truncate or reseed job's range holds; ok is false when it
+// holds none of them (another tile set, level or area).
+func jobCovers(ln *lane, job task.Job, inside grid.TileRange) (grid.TileRange, bool) {
+	if job.GridSetID != ln.job.GridSetID || job.Format != ln.job.Format || job.ParametersID != ln.set.ParametersID ||
+		inside.Z < job.ZoomStart || inside.Z > job.ZoomStop {
+		return grid.TileRange{}, false
 	}
-	reason := "Upstream failed"
-	if ue, ok := errors.AsType[*upstream.Error](err); ok {
-		if ue.Status != 200 {
-			reason = fmt.Sprintf("Upstream failed: HTTP %d: %s", ue.Status, ue.Msg)
-		} else {
-			reason = "Upstream failed: " + ue.Msg
-		}
+	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
+	return inside.Intersect(ln.subset.Range(b, inside.Z))
+}
+
+// truncatedKey is the claim key of a layer's last mass truncation mark.
+func truncatedKey(layerName string) string { return "truncated#" + layerName }
+
+// markTruncated records that a mass truncation of the layer starts now, so
+// that a render on miss in progress removes what it stores (see
+// afterMiss). The mark is kept an hour: far longer than any render.
+func (e *Engine) markTruncated(ctx context.Context, layerName string, now time.Time) error {
+	if e.opts.Claims == nil {
+		return nil
 	}
-	return apperr.Wrap(apperr.Unavailable, err, "%s", reason)
+	return e.opts.Claims.Note(ctx, truncatedKey(layerName), strconv.FormatInt(now.UnixNano(), 10), now.Add(time.Hour))
+}
+
+// truncatedSince reports whether a mass truncation of the layer started at
+// or after since (true when that cannot be read: the truncation wins).
+func (e *Engine) truncatedSince(ctx context.Context, layerName string, since time.Time) bool {
+	if e.opts.Claims == nil {
+		return false
+	}
+	_, note, _, err := e.opts.Claims.Peek(ctx, truncatedKey(layerName), time.Now())
+	if err != nil {
+		e.log.Warn("read the mass truncation mark of a layer", "layer", layerName, "err", err)
+		return true
+	}
+	at, err := strconv.ParseInt(note, 10, 64)
+	return err == nil && at >= since.UnixNano()
 }
 
 func sleepErr(ctx context.Context, d time.Duration) error {
