@@ -18,7 +18,12 @@ import (
 // (histograms as name_count and name_sum).
 func scrape(t *testing.T, a *apptest.App) map[string]float64 {
 	t.Helper()
-	res, err := http.Get(a.URL + "/metrics")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, a.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(apptest.User, apptest.Password)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +59,8 @@ func scrape(t *testing.T, a *apptest.App) map[string]float64 {
 	return out
 }
 
-// TestMetricsEndpoint: /metrics (Prometheus text format, no credentials)
-// counts what a seed did: its tiles stored, its metatiles rendered, the
+// TestMetricsEndpoint: /metrics (Prometheus text format, an
+// administrator's credentials) counts what a seed did: its tiles stored, its metatiles rendered, the
 // lag of its lane messages.
 func TestMetricsEndpoint(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})

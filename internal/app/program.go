@@ -111,7 +111,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
 	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
 	p.Prometheus = metrics.NewPrometheus()
-	p.Handler = mount(cfg.BasePath, api, tiles, objects, p.Prometheus.Handler())
+	// /metrics is no anonymous path: an administrator's on the main
+	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
+	// see Serve) that is not exposed where the tiles are.
+	var metricsH http.Handler = users.Middleware(p.Prometheus.Handler())
+	if cfg.MetricsAddr != "" {
+		metricsH = nil
+	}
+	p.Handler = mount(cfg.BasePath, api, tiles, objects, metricsH)
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
@@ -149,6 +156,8 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: site, Claims: b.Tasks,
+		ClaimTTL: cfg.ClaimTTL, MissWait: cfg.MissWait, MissQueue: cfg.MissQueue, MissTimeout: cfg.MissTimeout,
+		MissRemember: cfg.MissRemember, MissFailureBackoff: cfg.MissFailureBackoff,
 	}, log)
 	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
@@ -210,9 +219,9 @@ func EmbeddedBackends(dir string) (Backends, error) {
 }
 
 // mount serves api for base+"/rest" and everything below it, tiles
-// (without authentication) for base+"/tiles/…", and the store's objects as
-// the CDN serves them (without authentication) for everything else under
-// base.
+// (without authentication) for base+"/tiles/…", metricsH (if not nil) for
+// base+"/metrics", and the store's objects as the CDN serves them (without
+// authentication) for everything else under base.
 func mount(base string, api, tiles, objects, metricsH http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, base)
@@ -222,7 +231,7 @@ func mount(base string, api, tiles, objects, metricsH http.Handler) http.Handler
 			h = api
 		case ok && strings.HasPrefix(rest, "/tiles/"):
 			h = tiles
-		case ok && rest == "/metrics":
+		case ok && rest == "/metrics" && metricsH != nil:
 			h = metricsH
 		case ok && (rest == "" || strings.HasPrefix(rest, "/")):
 			h = objects
@@ -350,8 +359,18 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	defer stopRun()
 	runErr := make(chan error, 1)
 	go func() { runErr <- p.Run(runCtx) }()
-	srvErr := make(chan error, 1)
+	srvErr := make(chan error, 2)
 	go func() { srvErr <- srv.Serve(ln) }()
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (TILECACHE_METRICS_ADDR): %w", cfg.MetricsAddr, err)
+		}
+		msrv := &http.Server{Handler: p.Prometheus.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}
+		go func() { srvErr <- msrv.Serve(mln) }()
+		defer msrv.Close()
+		log.Info("metrics serving", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
 	log.Info("tilecache serving", "url", "http://"+ln.Addr().String()+cfg.BasePath+"/rest", "data", cfg.DataDir,
 		"seed_threads", cfg.SeedThreads, "backend", cfg.Backend)
 	select {

@@ -25,6 +25,7 @@ const (
 	Conflict                // a conditional update lost a race or met an unexpected state
 	Unavailable             // a dependency cannot be reached; retrying may help
 	TooLarge                // the request body exceeds the limit
+	Unsupported             // the request body's media type is not one the endpoint takes
 )
 
 func (k Kind) String() string {
@@ -39,6 +40,8 @@ func (k Kind) String() string {
 		return "unavailable"
 	case TooLarge:
 		return "too large"
+	case Unsupported:
+		return "unsupported media type"
 	default:
 		return "internal"
 	}

@@ -33,6 +33,15 @@ type row = [5]int64
 func trimNL(s string) string { return strings.TrimSuffix(s, "\n") }
 
 // wantError checks a 4xx text/plain answer with exactly the message msg.
+// wantUnsupported checks a 415 text/plain answer naming the refused type.
+func wantUnsupported(t testing.TB, res apptest.Response) {
+	t.Helper()
+	if res.Status != http.StatusUnsupportedMediaType || res.Header.Get("Content-Type") != ctText ||
+		!strings.HasPrefix(res.Body, "Unsupported Content-Type ") || strings.Count(res.Body, "\n") != 1 {
+		t.Errorf("got %d %q %q, want 415 text/plain, one line starting \"Unsupported Content-Type \"", res.Status, res.Header.Get("Content-Type"), res.Body)
+	}
+}
+
 func wantError(t testing.TB, res apptest.Response, status int, msg string) {
 	t.Helper()
 	if res.Status != status {

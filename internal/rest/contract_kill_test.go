@@ -55,7 +55,6 @@ func TestKillEmpty(t *testing.T) {
 		{"pending", "/rest/seed", "kill_all=pending", form, ""},
 		{"pending in the query string", "/rest/seed/slow:world?kill_all=pending", "", nil, ""},
 		{"among other form fields", "/rest/seed", "a=1&kill_all=all&b=2", form, ""},
-		{"without content type", "/rest/seed", "kill_all=all", nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := a.Do(t, "POST", c.path, c.body, c.headers...)

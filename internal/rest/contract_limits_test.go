@@ -24,8 +24,8 @@ func TestBodyLimit(t *testing.T) {
 		headers                  []string
 	}
 	targets := []target{
-		{"seed JSON", "POST", "/rest/seed/demo:world.json", seedBodyJSON, nil},
-		{"seed XML", "POST", "/rest/seed/demo:world.xml", seedBodyXML, nil},
+		{"seed JSON", "POST", "/rest/seed/demo:world.json", seedBodyJSON, []string{"Content-Type", "application/json"}},
+		{"seed XML", "POST", "/rest/seed/demo:world.xml", seedBodyXML, []string{"Content-Type", "application/xml"}},
 		{"seed without suffix", "POST", "/rest/seed/demo:world", seedBodyJSON, []string{"Content-Type", "application/json"}},
 		{"kill all", "POST", "/rest/seed", "kill_all=all&x=", []string{"Content-Type", ctForm}},
 		{"kill layer", "POST", "/rest/seed/demo:world", "kill_all=all&x=", []string{"Content-Type", ctForm}},

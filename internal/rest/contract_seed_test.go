@@ -304,16 +304,32 @@ func TestMassTruncateWire(t *testing.T) {
 	wantNextID(t, a, 1)
 }
 
-// TestSuffixDecidesFormat: for the suffixed seed and disk-quota paths the
-// suffix decides how the body is parsed and answered; the Content-Type
-// header is not checked (§1).
+// TestSuffixDecidesFormat: for the suffixed disk-quota paths the suffix
+// decides how the body is parsed and answered and the Content-Type header
+// is not checked (§1); a seed request must come with its format's
+// Content-Type (415 otherwise): a form or text/plain body is what another
+// site's page can make a browser post with its cached credentials.
 func TestSuffixDecidesFormat(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})
+	for _, c := range []struct{ name, method, path, body, ct string }{
+		{"seed JSON sent as XML", "POST", "/rest/seed/demo:world.json", seedBodyJSON, "application/xml"},
+		{"seed JSON sent as form", "POST", "/rest/seed/demo:world.json", seedBodyJSON, ctForm},
+		{"seed JSON sent as text", "POST", "/rest/seed/demo:world.json", seedBodyJSON, "text/plain"},
+		{"seed JSON sent without a type", "POST", "/rest/seed/demo:world.json", seedBodyJSON, ""},
+		{"seed XML sent as JSON", "POST", "/rest/seed/demo:world.xml", seedBodyXML, "application/json"},
+		{"seed XML sent as text", "POST", "/rest/seed/demo:world.xml", seedBodyXML, "text/plain"},
+		{"estimate sent as form", "POST", "/rest/estimate/demo:world.json", seedBodyJSON, ctForm},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantUnsupported(t, a.Do(t, c.method, c.path, c.body, "Content-Type", c.ct))
+		})
+	}
+	if rows := jsonRows(t, a.Do(t, "GET", "/rest/seed.json", "").Body); len(rows) != 0 {
+		t.Errorf("refused seed requests left tasks %v", rows)
+	}
 	for _, c := range []struct{ name, method, path, body, ct, wantCT string }{
-		{"seed JSON sent as XML", "POST", "/rest/seed/demo:world.json", seedBodyJSON, "application/xml", ctJSON},
-		{"seed JSON sent as form", "POST", "/rest/seed/demo:world.json", seedBodyJSON, ctForm, ctJSON},
-		{"seed XML sent as JSON", "POST", "/rest/seed/demo:world.xml", seedBodyXML, "application/json", ctXML},
-		{"seed XML sent as text", "POST", "/rest/seed/demo:world.xml", seedBodyXML, "text/plain", ctXML},
+		{"seed JSON with charset", "POST", "/rest/seed/demo:world.json", seedBodyJSON, "application/json; charset=utf-8", ctJSON},
+		{"seed XML sent as text/xml", "POST", "/rest/seed/demo:world.xml", seedBodyXML, "text/xml", ctXML},
 		{"quota XML sent as JSON", "PUT", "/rest/diskquota.xml", `<cacheQuotaConfiguration/>`, "application/json", ctQuotaXML},
 		{"quota JSON sent as XML", "PUT", "/rest/diskquota.json", `{"cacheQuotaConfiguration":{}}`, "text/xml", ctJSON},
 	} {

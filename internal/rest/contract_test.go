@@ -188,6 +188,7 @@ func TestPostLayerDispatchByContentType(t *testing.T) {
 		wantSeed                bool   // a task list with one task
 		wantErr                 string // exact 400 text, or "" for 200
 		wantErrPart             string // 400 whose text contains this
+		wantStatus              int    // 415: refused media type
 	}{
 		{name: "application/json", contentType: "application/json", body: seedBodyJSON, wantCT: ctJSON, wantSeed: true},
 		{name: "application/json with charset", contentType: "application/json; charset=utf-8", body: seedBodyJSON, wantCT: ctJSON, wantSeed: true},
@@ -195,8 +196,8 @@ func TestPostLayerDispatchByContentType(t *testing.T) {
 		{name: "text/xml", contentType: "text/xml", body: seedBodyXML, wantCT: ctXML, wantSeed: true},
 		{name: "text/xml with charset", contentType: "text/xml; charset=UTF-8", body: seedBodyXML, wantCT: ctXML, wantSeed: true},
 		{name: "form is a kill", contentType: ctForm, body: "kill_all=all", wantCT: ctHTML},
-		{name: "text/plain is a kill", contentType: "text/plain", body: "kill_all=all", wantCT: ctHTML},
-		{name: "no content type is a kill", body: "kill_all=running", wantCT: ctHTML},
+		{name: "text/plain is refused", contentType: "text/plain", body: "kill_all=all", wantStatus: 415},
+		{name: "no content type with a body is refused", body: "kill_all=running", wantStatus: 415},
 		{name: "JSON content type parses the body as a seed request", contentType: "application/json", body: "kill_all=all", wantErrPart: ""},
 		{name: "XML content type parses the body as a seed request", contentType: "text/xml", body: "kill_all=all", wantErrPart: ""},
 		{name: "form with a JSON body is a kill", contentType: ctForm, body: seedBodyJSON, wantErr: "Missing form parameter kill_all"},
@@ -209,6 +210,8 @@ func TestPostLayerDispatchByContentType(t *testing.T) {
 			}
 			res := a.Do(t, "POST", "/rest/seed/demo:world", c.body, h...)
 			switch {
+			case c.wantStatus != 0:
+				wantUnsupported(t, res)
 			case c.wantErr != "":
 				wantError(t, res, 400, c.wantErr)
 			case c.wantCT == "":

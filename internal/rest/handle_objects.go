@@ -86,6 +86,10 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rel == "" {
 		rel = IndexObject
 	}
+	if h.malformedTile(rel) {
+		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		return
+	}
 	key := rel
 	if h.prefix != "" {
 		key = h.prefix + "/" + rel
@@ -168,6 +172,23 @@ func (h *Objects) tileOf(rel string) (ts quota.TileSet, z int, x, y int64, ok bo
 	}
 	z, x, y, _, ok = tilePosition(seg[4], seg[5], seg[6])
 	return quota.TileSet{Layer: l.Name, GridSetID: seg[1], FormatID: seg[2], ParametersID: seg[3]}, z, x, y, ok
+}
+
+// malformedTile reports whether rel has the shape of a tile key of a
+// configured layer ("layerId/gridSetId/formatId/parametersId/z/x/y.ext")
+// but a position that is not written canonically (see tilePosition): such
+// a path is answered 404 before the store is asked, so that one tile has
+// one key (and one CDN cache key).
+func (h *Objects) malformedTile(rel string) bool {
+	seg := strings.Split(rel, "/")
+	if len(seg) != 7 {
+		return false
+	}
+	if _, ok := h.byID[seg[0]]; !ok {
+		return false
+	}
+	_, _, _, _, ok := tilePosition(seg[4], seg[5], seg[6])
+	return !ok
 }
 
 // missOf resolves the key of a missing object to the tile it names; ok is

@@ -54,6 +54,9 @@ func writeTasks(w http.ResponseWriter, f format, tasks []task.Task) {
 // readSeedRequest reads and decodes the body of a seed request of layer
 // name, in format f.
 func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f format) (seed.Request, error) {
+	if err := seedMediaType(r, f); err != nil {
+		return seed.Request{}, err
+	}
 	body, err := readBody(w, r)
 	if err != nil {
 		return seed.Request{}, err
@@ -68,6 +71,28 @@ func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f form
 		return seed.Request{}, err
 	}
 	return seedRequest(name, req), nil
+}
+
+// seedMediaType refuses a seed request body whose Content-Type is not the
+// format's (application/json; application/xml or text/xml): a form or a
+// text/plain body is what a page on another site can make a browser post
+// with the credentials it holds, so only the types such a page cannot send
+// without the server's consent (CORS) are taken.
+func seedMediaType(r *http.Request, f format) error {
+	mt := mediaType(r.Header.Get("Content-Type"))
+	want := "application/json"
+	ok := mt == want
+	if f == formatXML {
+		want = "application/xml or text/xml"
+		ok = mt == "application/xml" || mt == "text/xml"
+	}
+	if ok {
+		return nil
+	}
+	if mt == "" {
+		mt = "none"
+	}
+	return apperr.New(apperr.Unsupported, "Unsupported Content-Type %s: a seed request here must be sent as %s", apperr.Show(mt), want)
 }
 
 // seed answers POST /rest/seed/{layer}.json|.xml: a seed request.
@@ -145,6 +170,15 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 	body, err := readBody(w, r)
 	if err != nil {
 		return err
+	}
+	// A kill is a form (or its code in the query string, without a body):
+	// a text/plain body is what a page on another site can post without
+	// the server's consent, so it is refused like any other type.
+	if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" && (len(body) > 0 || mt != "") {
+		if mt == "" {
+			mt = "none"
+		}
+		return apperr.New(apperr.Unsupported, "Unsupported Content-Type %s: a kill request is a form, application/x-www-form-urlencoded with kill_all=<code>", apperr.Show(mt))
 	}
 	code, ok := r.URL.Query()["kill_all"]
 	// ParseQuery returns every well-formed pair even when another is

@@ -115,6 +115,10 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !found {
+		if h.misses != nil && !h.rendersParameters(r.Context(), tr.layer, params, set.ParametersID) {
+			writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
+			return
+		}
 		answerMiss(w, r, h.misses, seed.Miss{Layer: tr.layer.Name, GridSetID: tr.grid, Format: tr.format, Parameters: params,
 			Z: tr.z, X: tr.x, Y: tr.y}, set.ParametersID, h.rec, h.log)
 		return
@@ -123,6 +127,26 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		recordAccess(h.rec, tr.pageSet(set), tr.z, tr.x, tr.y)
 	}
 	writeObject(w, r, data, meta, source.ContentType(tr.format))
+}
+
+// rendersParameters reports whether a miss with these (normalised)
+// parameters may be rendered: each value is its filter's default or one of
+// a list filter's values, or a seed recorded the parameters id in the
+// bucket (parameters-{id}.properties). A regex filter allows endlessly many
+// values, and each would be a tile set of its own, so an anonymous client
+// may not make new ones: a value no seed recorded is a 404.
+func (h *Tiles) rendersParameters(ctx context.Context, l *layer.Layer, params map[string]string, id string) bool {
+	listed := true
+	for _, f := range l.Filters {
+		if v, ok := params[f.Key]; ok && v != f.Default && f.Regex != nil {
+			listed = false
+		}
+	}
+	if listed {
+		return true
+	}
+	_, _, found, err := h.tiles.Get(ctx, tilestore.ParametersKey(h.prefix, l.ID, id))
+	return err == nil && found
 }
 
 // fileOpener is a tile store that can hand out an open file (the local
@@ -187,16 +211,35 @@ func (h *Tiles) parse(path string) (tileRequest, bool) {
 }
 
 // tilePosition reads the "z", "x" and "y.ext" segments of a tile path or
-// key; ok is false unless all three are non-negative integers.
+// key; ok is false unless all three are non-negative integers written
+// canonically (as strconv.Itoa writes them: no sign, no leading zero, no
+// space), so that one tile has one path and one cache key.
 func tilePosition(zs, xs, file string) (z int, x, y int64, ext string, ok bool) {
 	name, ext, ok := strings.Cut(file, ".")
+	if !ok || !canonical(zs) || !canonical(xs) || !canonical(name) || len(zs) > 2 {
+		return 0, 0, 0, "", false
+	}
 	z, err1 := strconv.Atoi(zs)
 	x, err2 := strconv.ParseInt(xs, 10, 64)
 	y, err3 := strconv.ParseInt(name, 10, 64)
-	if !ok || err1 != nil || err2 != nil || err3 != nil || z < 0 || x < 0 || y < 0 {
+	if err1 != nil || err2 != nil || err3 != nil {
 		return 0, 0, 0, "", false
 	}
 	return z, x, y, ext, true
+}
+
+// canonical reports whether s is a non-negative integer as strconv.Itoa
+// writes it: digits only, and no leading zero unless it is "0".
+func canonical(s string) bool {
+	if s == "" || len(s) > 19 || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // layerFormat returns the layer's format (MIME type) whose short name is

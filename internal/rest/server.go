@@ -95,6 +95,8 @@ func errorStatus(k apperr.Kind) int {
 		return http.StatusConflict
 	case apperr.TooLarge:
 		return http.StatusRequestEntityTooLarge
+	case apperr.Unsupported:
+		return http.StatusUnsupportedMediaType
 	case apperr.Unavailable:
 		return http.StatusServiceUnavailable
 	}

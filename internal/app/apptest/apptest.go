@@ -301,7 +301,10 @@ func (a *App) Do(t testing.TB, method, path, body string, headers ...string) Res
 	return a.DoAuth(t, User, Password, method, path, body, headers...)
 }
 
-// DoAuth is Do with other credentials; an empty user sends none.
+// DoAuth is Do with other credentials; an empty user sends none. A POST
+// to a seed or estimate path with a .json or .xml suffix is sent with that
+// format's Content-Type unless headers name one (as a client must: the
+// service refuses other types, see rest.seedMediaType).
 func (a *App) DoAuth(t testing.TB, user, password, method, path, body string, headers ...string) Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, a.URL+path, strings.NewReader(body))
@@ -310,6 +313,15 @@ func (a *App) DoAuth(t testing.TB, user, password, method, path, body string, he
 	}
 	if user != "" {
 		req.SetBasicAuth(user, password)
+	}
+	if p, _, _ := strings.Cut(path, "?"); method == http.MethodPost &&
+		(strings.HasPrefix(p, "/rest/seed/") || strings.HasPrefix(p, "/rest/estimate/")) {
+		switch {
+		case strings.HasSuffix(p, ".json"):
+			req.Header.Set("Content-Type", "application/json")
+		case strings.HasSuffix(p, ".xml"):
+			req.Header.Set("Content-Type", "application/xml")
+		}
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])

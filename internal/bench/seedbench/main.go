@@ -343,6 +343,9 @@ func call(url, body string) ([][5]int64, error) {
 		return nil, err
 	}
 	req.SetBasicAuth("bench", "bench")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
