@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -32,10 +33,10 @@ const (
 
 // Globals are the flags every command takes.
 type Globals struct {
-	Server   string `help:"Base URL of the server, under which /rest lives (GeoWebCache: https://host/geoserver/gwc)." env:"TILECACHE_URL" default:"http://127.0.0.1:8080"`
+	Server   string `help:"Base URL of the server, under which /rest lives (GeoWebCache: https://host/geoserver/gwc)." env:"TILECACHE_URL" default:"${default_server}"`
 	User     string `help:"User name (else from the credentials file)." env:"TILECACHE_USER"`
 	Password string `help:"Password; prefer the environment or the credentials file, a flag shows in the process list." env:"TILECACHE_PASSWORD"`
-	Netrc    string `help:"netrc-style credentials file: 'machine HOST login USER password PASSWORD'." env:"TILECACHE_NETRC" default:"~/.netrc"`
+	Netrc    string `help:"netrc-style credentials file, mode 600: 'machine HOST login USER password PASSWORD'; its 'default' entry goes only to the host of TILECACHE_URL (else 127.0.0.1)." env:"TILECACHE_NETRC" default:"~/.netrc"`
 }
 
 // RequestFlags describe a seed, reseed or truncate request.
@@ -135,6 +136,8 @@ type Env struct {
 	Terminal bool
 	// Interrupt delivers Ctrl-C; nil: the process's SIGINT.
 	Interrupt <-chan os.Signal
+	// HTTP makes the requests; nil: a client with a one-minute timeout.
+	HTTP *http.Client
 }
 
 // Commands are the subcommands Run handles.
@@ -152,7 +155,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 	parser, err := kong.New(&cli, kong.Name("tilecache"),
 		kong.Description("Seed, reseed, truncate and follow tiles on a tilecache or GeoWebCache server."),
 		kong.Writers(env.Stdout, env.Stderr), kong.Exit(func(code int) { exit = code }),
-		kong.UsageOnError(), kong.ConfigureHelp(kong.HelpOptions{Compact: true}))
+		kong.UsageOnError(), kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"default_server": defaultServer})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "tilecache:", err)
 		return ExitError
@@ -165,7 +169,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "tilecache:", err)
 		return ExitError
 	}
-	c, err := cli.client()
+	c, err := cli.client(env)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "tilecache:", err)
 		return ExitError
@@ -194,22 +198,39 @@ func Run(ctx context.Context, args []string, env Env) int {
 	return code
 }
 
-func (g Globals) client() (*Client, error) {
+// client makes the Client of the command. Without a password from a flag
+// or the environment it reads the credentials file, under the rules of
+// credentials.go: a file open to group or others is an error, and its
+// default entry only goes to the command's own host (else a note says
+// the request goes out without credentials).
+func (g Globals) client(env Env) (*Client, error) {
 	u, err := url.Parse(g.Server)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--server %q: want an http(s) URL such as http://127.0.0.1:8080", g.Server)
+		return nil, fmt.Errorf("--server %q: want an http(s) URL such as %s", g.Server, defaultServer)
 	}
-	c := &Client{Base: g.Server, User: g.User, Password: g.Password}
+	c := &Client{Base: g.Server, User: g.User, Password: g.Password, HTTP: env.HTTP, Stderr: env.Stderr}
 	if c.Password == "" {
-		login, password, err := credentials(g.Netrc, u.Hostname(), g.User)
+		own := ownHost(os.LookupEnv)
+		m, err := credentials(g.Netrc, u.Hostname(), own, g.User)
 		if err != nil {
 			return nil, err
 		}
-		if password != "" {
-			c.User, c.Password = login, password
+		if m.defaultWithheld {
+			fmt.Fprintf(env.Stderr, "tilecache: no credentials for %s: the default entry of %s is only sent to this command's own host %s (TILECACHE_URL, else %s), so the request goes out without them; add a 'machine %s login USER password PASSWORD' entry or use --user and --password\n",
+				u.Hostname(), m.file, ownHostName(own), defaultServer, u.Hostname())
+		}
+		if m.password != "" {
+			c.User, c.Password = m.login, m.password
 		}
 	}
 	return c, nil
+}
+
+func ownHostName(own string) string {
+	if own == "" {
+		return "(none: TILECACHE_URL names no host)"
+	}
+	return own
 }
 
 func (s SeedCmd) run(ctx context.Context, c *Client, typ string, env Env) (int, error) {

@@ -5,7 +5,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,10 +13,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
+	"sync"
 
 	"tilecache/internal/task"
 )
@@ -27,7 +24,14 @@ type Client struct {
 	Base     string // the URL under which /rest lives, e.g. http://127.0.0.1:8080 or https://host/geoserver/gwc
 	User     string
 	Password string
-	HTTP     *http.Client
+	HTTP     *http.Client // nil: one with a one-minute timeout
+	// Stderr receives the warning about credentials sent over plain
+	// http:// to a host other than this machine (nil: os.Stderr).
+	Stderr io.Writer
+
+	hcOnce   sync.Once
+	hc       *http.Client
+	warnOnce sync.Once
 }
 
 // Row is a task's status row: [processed, total, remaining, id, status].
@@ -69,11 +73,7 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	if c.User != "" {
 		req.SetBasicAuth(c.User, c.Password)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: time.Minute}
-	}
-	res, err := hc.Do(req)
+	res, err := c.httpClient().Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -200,100 +200,4 @@ func (p *parameters) MarshalJSON() ([]byte, error) {
 		es = append(es, entry{kv})
 	}
 	return json.Marshal(map[string]any{"entry": es})
-}
-
-// netrcTokens splits a line into words; a word in double quotes may hold
-// spaces (and \" or \\).
-func netrcTokens(line string) []string {
-	var out []string
-	for i := 0; i < len(line); {
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-			i++
-		}
-		if i == len(line) {
-			break
-		}
-		var b strings.Builder
-		if line[i] == '"' {
-			i++
-			for i < len(line) && line[i] != '"' {
-				if line[i] == '\\' && i+1 < len(line) {
-					i++
-				}
-				b.WriteByte(line[i])
-				i++
-			}
-			i++ // the closing quote
-		} else {
-			for i < len(line) && line[i] != ' ' && line[i] != '\t' {
-				b.WriteByte(line[i])
-				i++
-			}
-		}
-		out = append(out, b.String())
-	}
-	return out
-}
-
-// credentials finds a password for user at host in a netrc-style file
-// ("machine H login U password P", or "default login U password P"); an
-// empty user takes the machine's login.
-func credentials(path, host, user string) (login, password string, err error) {
-	if path == "" {
-		return "", "", nil
-	}
-	if strings.HasPrefix(path, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", "", nil
-		}
-		path = filepath.Join(home, path[2:])
-	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", "", nil
-	}
-	if err != nil {
-		return "", "", fmt.Errorf("read credentials: %w", err)
-	}
-	defer f.Close()
-	var words []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			continue
-		}
-		words = append(words, netrcTokens(line)...)
-	}
-	type entry struct{ machine, login, password string }
-	var entries []entry
-	for i := 0; i < len(words); i++ {
-		switch words[i] {
-		case "machine":
-			if i+1 < len(words) {
-				entries = append(entries, entry{machine: words[i+1]})
-				i++
-			}
-		case "default":
-			entries = append(entries, entry{machine: "*"})
-		case "login", "password":
-			if i+1 < len(words) && len(entries) > 0 {
-				if words[i] == "login" {
-					entries[len(entries)-1].login = words[i+1]
-				} else {
-					entries[len(entries)-1].password = words[i+1]
-				}
-				i++
-			}
-		}
-	}
-	for _, want := range []string{host, "*"} {
-		for _, e := range entries {
-			if e.machine == want && (user == "" || e.login == user) {
-				return e.login, e.password, nil
-			}
-		}
-	}
-	return "", "", nil
 }
