@@ -2,6 +2,7 @@ package seed_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -96,6 +97,111 @@ func TestRenderMissAcrossProcessesWaitsForTheWholeMetatile(t *testing.T) {
 		wg.Wait()
 		if n := renders.Load(); n != 1 {
 			t.Errorf("%d renders of one metatile, want 1", n)
+		}
+	})
+}
+
+// countingClaims counts the writes (Claim) and reads (Peek) of the claims
+// of a task store.
+type countingClaims struct {
+	seed.Claims
+	claims, peeks atomic.Int64
+}
+
+func (c *countingClaims) Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error) {
+	c.claims.Add(1)
+	return c.Claims.Claim(ctx, key, owner, ttl, now)
+}
+
+func (c *countingClaims) Peek(ctx context.Context, key string, now time.Time) (string, string, time.Time, error) {
+	c.peeks.Add(1)
+	return c.Claims.Peek(ctx, key, now)
+}
+
+func openMissStores(t *testing.T) (*boltstore.Store, tilestore.Store, *layer.Catalogue) {
+	t.Helper()
+	cat, err := layer.Parse([]byte(missLayers), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ts, err := boltstore.Open(filepath.Join(dir, "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close() })
+	fs, err := filestore.New(filepath.Join(dir, "tiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, fs, cat
+}
+
+// TestRenderMissStopsBeforeTheDeadline: a render on miss whose upstream
+// hangs stops 2 s before the caller's deadline (a Lambda invocation's), so
+// that its claim is settled (a remembered failure, not a claim left to
+// expire) and the client is answered a timeout in time.
+func TestRenderMissStopsBeforeTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts, fs, cat := openMissStores(t)
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+		e := seed.New(cat, map[string]source.Source{"miss:test": src}, ts, memqueue.New(), fs,
+			seed.Options{Usage: ts, Claims: ts}, slog.New(slog.DiscardHandler))
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := e.RenderMiss(ctx, seed.Miss{Layer: "miss:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 1, Y: 1})
+		if took := time.Since(start); !errors.Is(err, seed.ErrUpstreamTimeout) || took != 8*time.Second {
+			t.Fatalf("got %v after %v, want ErrUpstreamTimeout after 8s (2s before the deadline)", err, took)
+		}
+		// The claim's key is the metatile's tile key plus its size.
+		owner, note, _, err := ts.Peek(t.Context(), "miss:test/EPSG:4326/png/default/2/0/0.png#4x4", time.Now())
+		if err != nil || owner != "" || note != "fail timeout" {
+			t.Errorf("the metatile's claim after the timeout: owner %q note %q (%v); want the remembered failure", owner, note, err)
+		}
+	})
+}
+
+// TestRenderMissWaitersRead: while one process renders a metatile for 3 s,
+// another process's miss in it waits by reading the claim (with a growing
+// pause), not by retrying the conditional write, and then answers from
+// what the first stored.
+func TestRenderMissWaitersRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts, fs, cat := openMissStores(t)
+		var renders atomic.Int64
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
+			renders.Add(1)
+			if err := sleepCtx(ctx, 3*time.Second); err != nil {
+				return nil, err
+			}
+			return tilesOf(req), nil
+		}}
+		counted := []*countingClaims{{Claims: ts}, {Claims: ts}}
+		engines := make([]*seed.Engine, 2)
+		for i := range engines {
+			engines[i] = seed.New(cat, map[string]source.Source{"miss:test": src}, ts, memqueue.New(), fs,
+				seed.Options{Usage: ts, Claims: counted[i]}, slog.New(slog.DiscardHandler))
+		}
+		var wg sync.WaitGroup
+		for i, xy := range [][2]int64{{0, 0}, {1, 1}} {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 100 * time.Millisecond)
+				rd, err := engines[i].RenderMiss(t.Context(), seed.Miss{Layer: "miss:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: xy[0], Y: xy[1]})
+				if want := fmt.Sprintf("tile 2/%d/%d", xy[0], xy[1]); err != nil || string(rd.Data) != want {
+					t.Errorf("engine %d: got %q, %v; want %q", i+1, rd.Data, err, want)
+				}
+			})
+		}
+		wg.Wait()
+		if renders.Load() != 1 {
+			t.Errorf("%d renders, want 1", renders.Load())
+		}
+		if c, p := counted[1].claims.Load(), counted[1].peeks.Load(); c != 0 || p < 3 || p > 12 {
+			t.Errorf("the waiting process made %d claims and %d reads in 3 s; want no claim and a few reads (backoff)", c, p)
 		}
 	})
 }
