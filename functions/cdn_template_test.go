@@ -20,7 +20,8 @@ func cdnWorld(tp *template, params map[string]string) *world {
 			"TileOriginAccessControl.Id": "oac-1", "TileDistribution.DomainName": "d111.cloudfront.net",
 			"CdnLogBucket.DomainName": "logs.s3.amazonaws.com", "TaskTable.Arn": "arn:aws:dynamodb:us-east-1:000000000000:table/table",
 			"LaneQueue.Arn": "arn:aws:sqs:us-east-1:000000000000:lanes", "TileFunctionAccessControl.Id": "oac-2", "TileRole.Arn": "arn:aws:iam::000000000000:role/tile",
-			"TileFunctionUrl.FunctionUrl": "https://abcdefghijklmnopqrstuvwxyz123456.lambda-url.us-east-1.on.aws/"}}
+			"TileFunctionUrl.FunctionUrl": "https://abcdefghijklmnopqrstuvwxyz123456.lambda-url.us-east-1.on.aws/",
+			"CdnWebAcl.Arn":               "arn:aws:wafv2:us-east-1:000000000000:global/webacl/tilecache-tiles/ffffffff-0000-4000-8000-0123456789ab"}}
 	for _, id := range tp.resourcesOfType("AWS::Logs::LogGroup") {
 		w.atts[id+".Arn"] = "arn:aws:logs:us-east-1:000000000000:log-group:" + id + ":*"
 	}
@@ -171,8 +172,8 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 				t.Errorf("TileFunctionUrlPermission: FunctionUrlAuthType %v, want AWS_IAM", perm["FunctionUrlAuthType"])
 			}
 			fn, _ := resource(t, w, "TileFunction")
-			if m(fn, "FunctionUrlConfig", "AuthType") != "AWS_IAM" || fn["Timeout"] != "30" || fn["ReservedConcurrentExecutions"] != nil {
-				t.Errorf("TileFunction: got URL %v, timeout %v, reserved %v; want AWS_IAM, 30, none", fn["FunctionUrlConfig"], fn["Timeout"], fn["ReservedConcurrentExecutions"])
+			if m(fn, "FunctionUrlConfig", "AuthType") != "AWS_IAM" || fn["Timeout"] != "30" || fn["ReservedConcurrentExecutions"] != "10" {
+				t.Errorf("TileFunction: got URL %v, timeout %v, reserved %v; want AWS_IAM, 30, 10 (TestTemplateTileFunctionConcurrency)", fn["FunctionUrlConfig"], fn["Timeout"], fn["ReservedConcurrentExecutions"])
 			}
 
 			if dc["DefaultRootObject"] != "index.html" {

@@ -137,7 +137,7 @@ type noValue struct{}
 type world struct {
 	tp     *template
 	params map[string]string // parameter values; defaults fill the rest
-	refs   map[string]string // Ref of resources
+	refs   map[string]string // Ref of resources (and AWS::Region: us-east-1 unless given)
 	atts   map[string]string // GetAtt "Id.Attr"
 }
 
@@ -160,6 +160,9 @@ func (w *world) ref(name string) (any, error) {
 	case "AWS::NoValue":
 		return noValue{}, nil
 	case "AWS::Region":
+		if v, ok := w.refs[name]; ok { // a stack in another region
+			return v, nil
+		}
 		return "us-east-1", nil
 	case "AWS::AccountId":
 		return "000000000000", nil

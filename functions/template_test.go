@@ -141,6 +141,7 @@ var notOnLambda = map[string]string{
 	"TILECACHE_WORKERS":         "lane workers of Program.Run (long polling); on Lambda the SQS event source invokes WorkerFunction",
 	"TILECACHE_LANE_VISIBILITY": "visibility of Program.Run's own receives; the event source receives with the queue's VisibilityTimeout",
 	"TILECACHE_BASE_PATH":       "the HTTP API routes /rest at the root of its $default stage",
+	"TILECACHE_METRICS_ADDR":    "listen address of /metrics of `tilecache serve`; a function listens on nothing (its metrics go to its log as EMF)",
 }
 
 // readVariables returns the TILECACHE_* variables config.Load reads, by
@@ -165,6 +166,14 @@ func readVariables(t *testing.T) []string {
 // neither invalidates nor writes documents.
 var notOnTileFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true}
 
+// tileFunctionOnly are variables only TileFunction gets: they tune render
+// on miss, which on Lambda only it does (the HTTP API routes /rest alone
+// to ApiFunction). TestTemplateTileFunctionEnvironment checks their values.
+var tileFunctionOnly = map[string]bool{
+	"TILECACHE_CLAIM_TTL": true, "TILECACHE_MISS_TIMEOUT": true, "TILECACHE_MISS_WAIT": true, "TILECACHE_MISS_QUEUE": true,
+	"TILECACHE_MISS_REMEMBER": true, "TILECACHE_MISS_FAILURE_BACKOFF": true,
+}
+
 func TestTemplateEnvironment(t *testing.T) {
 	tp := loadTemplate(t)
 	read := readVariables(t)
@@ -179,6 +188,11 @@ func TestTemplateEnvironment(t *testing.T) {
 	if get(tp.root, "Globals", "Function", "Environment", "Variables", "TILECACHE_ACCOUNTS") != nil {
 		t.Errorf("Globals: TILECACHE_ACCOUNTS must be ApiFunction's only")
 	}
+	for name := range tileFunctionOnly {
+		if !slices.Contains(read, name) {
+			t.Errorf("tileFunctionOnly lists %s, which config.Load does not read any more: remove it", name)
+		}
+	}
 	for _, id := range tp.functions() {
 		env := tp.env(id)
 		var want []string
@@ -187,6 +201,9 @@ func TestTemplateEnvironment(t *testing.T) {
 				continue
 			}
 			if _, skip := notOnTileFunction[name]; skip && id == "TileFunction" {
+				continue
+			}
+			if tileFunctionOnly[name] && id != "TileFunction" {
 				continue
 			}
 			want = append(want, name)
@@ -201,6 +218,9 @@ func TestTemplateEnvironment(t *testing.T) {
 				why := notOnLambda[name]
 				if why == "" {
 					why = "the code does not read it"
+				}
+				if tileFunctionOnly[name] {
+					why = "render on miss is TileFunction's only"
 				}
 				t.Errorf("%s: the template sets %s: %s", id, name, why)
 			}

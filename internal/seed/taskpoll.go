@@ -107,7 +107,9 @@ func (e *Engine) readTasks(ctx context.Context, subs []*taskSub) {
 		defer cancel()
 		got, err := br.GetMany(rctx, ids)
 		if err != nil {
-			e.log.Debug("read the tasks of the working lanes", "lanes", len(ids), "err", err)
+			// Warn: while the reads fail, no lane of this process sees
+			// a kill (a denied BatchGetItem would otherwise go unseen).
+			e.log.Warn("kill watch: read the tasks of the working lanes", "lanes", len(ids), "err", err)
 			return
 		}
 		for _, s := range subs {
