@@ -120,8 +120,13 @@ func (e *Engine) readTasks(ctx context.Context, subs []*taskSub) {
 		return
 	}
 	for _, s := range subs {
-		if t, err := e.tasks.Get(s.ctx, s.id); err == nil {
-			hand(s, t)
+		t, err := e.tasks.Get(s.ctx, s.id)
+		if err != nil {
+			if s.ctx.Err() == nil {
+				e.log.Warn("kill watch: read the task of a working lane", "task", s.id, "err", err)
+			}
+			continue
 		}
+		hand(s, t)
 	}
 }
