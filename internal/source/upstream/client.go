@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -105,7 +106,7 @@ func NewClient(o HTTPOptions) (*Client, error) {
 	}
 	o = o.withDefaults()
 	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
+		Proxy:               proxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: o.MaxConcurrent,
 		IdleConnTimeout:     90 * time.Second,
@@ -114,27 +115,79 @@ func NewClient(o HTTPOptions) (*Client, error) {
 	}
 	return &Client{
 		opts: o,
-		http: &http.Client{Transport: tr, CheckRedirect: sameOrigin},
+		http: &http.Client{Transport: checkLocation{tr}, CheckRedirect: sameOrigin},
 		sem:  make(chan struct{}, o.MaxConcurrent),
 	}, nil
 }
 
-// errRedirect marks a redirect that was not followed.
+// errRedirect matches every redirect that was not followed.
 var errRedirect = errors.New("redirect not followed")
+
+// redirectError is a redirect that was not followed. Its message names no
+// more of the target than its scheme and host.
+type redirectError struct {
+	status int // the redirect's HTTP status; 0: the response's
+	msg    string
+}
+
+func (e *redirectError) Error() string        { return errRedirect.Error() + ": " + e.msg }
+func (e *redirectError) Is(target error) bool { return target == errRedirect }
 
 // sameOrigin follows a redirect only to the host the request went to (and
 // from http to https on it), at most 5 times: the layer's headers (API
 // keys, referers) are never sent to another host, and nothing another host
-// answers reaches the logs.
+// answers reaches the logs. A redirect it follows keeps the userinfo of a
+// relative Location's base; errors after it carry the target's URL, which
+// request redacts like the first.
 func sameOrigin(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
-		return fmt.Errorf("%w: more than 5 redirects", errRedirect)
+		return &redirectError{msg: "more than 5 redirects"}
 	}
 	from := via[0].URL
 	if req.URL.Host != from.Host || (req.URL.Scheme != from.Scheme && (from.Scheme != "http" || req.URL.Scheme != "https")) {
-		return fmt.Errorf("%w: the upstream redirected to another host, %s://%s", errRedirect, req.URL.Scheme, req.URL.Host)
+		return &redirectError{msg: fmt.Sprintf("the upstream redirected to another host, %s://%s", req.URL.Scheme, req.URL.Host)}
 	}
 	return nil
+}
+
+// checkLocation refuses a redirect whose Location does not parse before
+// the HTTP client sees it: the client's own error for it quotes the
+// Location whole, query included, in its message.
+type checkLocation struct{ next http.RoundTripper }
+
+func (t checkLocation) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if _, err := req.URL.Parse(loc); err != nil {
+				resp.Body.Close()
+				return nil, &redirectError{status: resp.StatusCode, msg: "the upstream redirected to a Location that does not parse"}
+			}
+		}
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// transport.
+func (t checkLocation) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// proxyFromEnvironment is http.ProxyFromEnvironment with an error that
+// does not quote the variable's value, which may carry a proxy password.
+func proxyFromEnvironment(req *http.Request) (*url.URL, error) {
+	u, err := http.ProxyFromEnvironment(req)
+	if err != nil {
+		return nil, errors.New("the proxy set in the environment (HTTPS_PROXY, HTTP_PROXY) is not a valid URL")
+	}
+	return u, nil
 }
 
 // Options returns the options in force, defaults applied.
@@ -143,6 +196,8 @@ func (c *Client) Options() HTTPOptions { return c.opts }
 // Error is an upstream answer that is not what was asked for: an HTTP
 // error status, a service exception or a body that is not an image.
 type Error struct {
+	// URL is the request's, redacted (see Redact): whoever makes an Error
+	// stores Redact(url), and Error() redacts it again in case.
 	URL    string
 	Status int    // HTTP status; 200 for an exception delivered as 200
 	Msg    string // the upstream's own message, shortened to one line
@@ -151,16 +206,17 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Status != http.StatusOK {
-		return fmt.Sprintf("upstream answered HTTP %d: %s (%s)", e.Status, e.Msg, e.URL)
+		return fmt.Sprintf("upstream answered HTTP %d: %s (%s)", e.Status, e.Msg, Redact(e.URL))
 	}
-	return fmt.Sprintf("upstream error: %s (%s)", e.Msg, e.URL)
+	return fmt.Sprintf("upstream error: %s (%s)", e.Msg, Redact(e.URL))
 }
 
 // Fetch GETs url and hands the body and its Content-Type to use, whose
 // body slice is only valid during the call. Transient failures are retried
 // per the options; an answer with a status other than 200 is an *Error
-// carrying the upstream's message. The concurrency cap covers the request
-// only, not use: decoding and encoding do not hold up other requests.
+// carrying the upstream's message. Its errors name url only redacted (see
+// Redact). The concurrency cap covers the request only, not use: decoding
+// and encoding do not hold up other requests.
 func (c *Client) Fetch(ctx context.Context, url string, use func(body []byte, contentType string) error) error {
 	return c.FetchLimited(ctx, url, maxBody, use)
 }
@@ -225,28 +281,37 @@ func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes
 	return buf, ct, err
 }
 
-// request is fetchOnce within the cap.
-func (c *Client) request(ctx context.Context, url string, limit int64) (*bytes.Buffer, string, error) {
+// request is fetchOnce within the cap. Its errors name the URL redacted:
+// the HTTP client's *url.Error, which carries the URL of the request that
+// failed with its query, is redacted in place, so errors.Is and errors.As
+// still see through it (context.DeadlineExceeded, net.Error).
+func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*bytes.Buffer, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	safe := Redact(rawURL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, "", &Error{URL: url, Msg: err.Error()}
+		// Not err's message: url.Parse's quotes the URL.
+		return nil, "", &Error{URL: safe, Msg: "the request URL does not parse"}
 	}
 	for k, v := range c.opts.Headers {
 		req.Header.Set(k, v)
 	}
 	resp, err := c.http.Do(req)
-	if errors.Is(err, errRedirect) {
+	redactURLErrors(err)
+	if re, ok := errors.AsType[*redirectError](err); ok {
 		// Not retried: the upstream will redirect again.
-		status := http.StatusFound
-		if resp != nil {
-			status = resp.StatusCode
+		status := re.status
+		if status == 0 {
+			status = http.StatusFound
+			if resp != nil {
+				status = resp.StatusCode
+			}
 		}
-		return nil, "", &Error{URL: url, Status: status, Msg: strings.TrimPrefix(errors.Unwrap(err).Error(), errRedirect.Error()+": ")}
+		return nil, "", &Error{URL: safe, Status: status, Msg: re.msg}
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("request %s: %w", url, err)
+		return nil, "", fmt.Errorf("request %s: %w", safe, err)
 	}
 	defer resp.Body.Close()
 
@@ -257,7 +322,7 @@ func (c *Client) request(ctx context.Context, url string, limit int64) (*bytes.B
 	buf.Reset()
 	if resp.ContentLength > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: url, Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d the image asked for can take", resp.ContentLength, limit)}
+		return nil, "", &Error{URL: safe, Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d the image asked for can take", resp.ContentLength, limit)}
 	}
 	if resp.ContentLength > 0 {
 		buf.Grow(int(resp.ContentLength))
@@ -265,15 +330,16 @@ func (c *Client) request(ctx context.Context, url string, limit int64) (*bytes.B
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		c.release(buf)
-		return nil, "", fmt.Errorf("read answer of %s: %w", url, err)
+		redactURLErrors(err)
+		return nil, "", fmt.Errorf("read answer of %s: %w", safe, err)
 	}
 	if n > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: url, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than the image asked for can take", limit)}
+		return nil, "", &Error{URL: safe, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than the image asked for can take", limit)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{
-			URL: url, Status: resp.StatusCode, Msg: Excerpt(buf.Bytes()),
+			URL: safe, Status: resp.StatusCode, Msg: Excerpt(buf.Bytes()),
 			retry: resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests,
 		}
 		c.release(buf)

@@ -172,7 +172,7 @@ func (p *Pipeline) Blank(img image.Image) bool {
 // DecodeFailure is the *Error for an answer to url (with Content-Type
 // contentType) that imaging.Decode refused with err: an answer that is not
 // an image carries the upstream's own message (a service exception's code
-// and text), a broken image what is wrong with it.
+// and text), a broken image what is wrong with it. Its URL is url redacted.
 func DecodeFailure(url, contentType string, err error) *Error {
 	if ni, ok := errors.AsType[*imaging.NotImageError](err); ok {
 		msg := "answer is not an image (" + contentType + ")"
@@ -182,9 +182,9 @@ func DecodeFailure(url, contentType string, err error) *Error {
 		if ni.Message != "" {
 			msg += ": " + ni.Message
 		}
-		return &Error{URL: url, Status: 200, Msg: msg}
+		return &Error{URL: Redact(url), Status: 200, Msg: msg}
 	}
-	return &Error{URL: url, Status: 200, Msg: fmt.Sprintf("undecodable image (%s): %v", contentType, err)}
+	return &Error{URL: Redact(url), Status: 200, Msg: fmt.Sprintf("undecodable image (%s): %v", contentType, err)}
 }
 
 // Encodes reports whether the pipeline has an encoder for format.

@@ -124,7 +124,7 @@ func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 	}
 	base, err := url.Parse(o.URL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("wms options: url %q is not an http(s) URL", o.URL)
+		return nil, fmt.Errorf("wms options: url %q is not an http(s) URL", upstream.Redact(o.URL))
 	}
 	o.HTTPOptions.Layer = l.Name // the metrics' label
 	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
@@ -181,7 +181,7 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 	err = s.client.FetchLimited(ctx, u, limit, func(body []byte, contentType string) error {
 		// Checked in the header, before a pixel is allocated.
 		if w, h, ok := imaging.Size(body); ok && (w != box.Width || h != box.Height) {
-			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", w, h, box.Width, box.Height)}
+			return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", w, h, box.Width, box.Height)}
 		}
 		release, err := s.budget.Acquire(ctx, upstream.DecodedSize(box.Width, box.Height))
 		if err != nil {
@@ -194,7 +194,7 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 		}
 		b := img.Bounds()
 		if b.Dx() != box.Width || b.Dy() != box.Height {
-			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", b.Dx(), b.Dy(), box.Width, box.Height)}
+			return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", b.Dx(), b.Dy(), box.Width, box.Height)}
 		}
 		origin := b.Min.Add(image.Pt(box.Left, box.Top))
 		tiles, err = s.pipe.Cut(img, req.Tiles, origin, req.GridSet.TileWidth, req.GridSet.TileHeight, req.Format, req.Parallel)

@@ -84,11 +84,11 @@ func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 	}
 	probe := Expand(o.URL, 1, 2, 3, 4)
 	if u, err := url.Parse(probe); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("xyz options: url %q is not an http(s) URL template", o.URL)
+		return nil, fmt.Errorf("xyz options: url %q is not an http(s) URL template", upstream.Redact(o.URL))
 	}
 	if !strings.Contains(o.URL, "{z}") || !strings.Contains(o.URL, "{x}") ||
 		(!strings.Contains(o.URL, "{y}") && !strings.Contains(o.URL, "{-y}")) {
-		return nil, fmt.Errorf("xyz options: url %q needs {z}, {x} and {y} or {-y}", o.URL)
+		return nil, fmt.Errorf("xyz options: url %q needs {z}, {x} and {y} or {-y}", upstream.Redact(o.URL))
 	}
 	o.HTTPOptions.Layer = l.Name // the metrics' label
 	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
@@ -155,7 +155,7 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 	limit := int64(w)*int64(h)*4 + 1<<20 // the raw tile, plus headers
 	err := s.client.FetchLimited(ctx, u, limit, func(body []byte, contentType string) error {
 		if tw, th, ok := imaging.Size(body); ok && (tw != w || th != h) {
-			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", tw, th, w, h)}
+			return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", tw, th, w, h)}
 		}
 		if len(body) == 0 { // 200 with nothing: no tile there
 			return s.blank(t, w, h, req.Format)
@@ -170,10 +170,10 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 			// tile's size and format and the whole image decodes.
 			cfg, kind, err := image.DecodeConfig(bytes.NewReader(body))
 			if err != nil || "image/"+kind != s.opts.Format {
-				return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("not a %s image (%s): %s", s.opts.Format, contentType, upstream.Excerpt(body))}
+				return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("not a %s image (%s): %s", s.opts.Format, contentType, upstream.Excerpt(body))}
 			}
 			if cfg.Width != w || cfg.Height != h {
-				return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", cfg.Width, cfg.Height, w, h)}
+				return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", cfg.Width, cfg.Height, w, h)}
 			}
 			// A valid header is not a valid image: decode it all, so that a
 			// broken body is a tile failure, not a stored tile.
@@ -190,7 +190,7 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 			return upstream.DecodeFailure(u, contentType, err)
 		}
 		if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
-			return &upstream.Error{URL: u, Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", b.Dx(), b.Dy(), w, h)}
+			return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("tile is %d×%d pixels, the grid's are %d×%d", b.Dx(), b.Dy(), w, h)}
 		}
 		out, err := s.pipe.Tile(img, t.X, t.Y, req.Format)
 		imaging.Release(img) // encoded: its pixel buffer can serve the next Decode
