@@ -97,7 +97,21 @@ type harness struct {
 // newHarness must be called inside the bubble.
 func newHarness(t *testing.T, src *fakeSource, opts seed.Options) *harness {
 	t.Helper()
-	cat, err := layer.Parse([]byte(laneLayers), "test")
+	ts, fs, cat := openStores(t, laneLayers)
+	q := memqueue.New()
+	opts.Usage = ts
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	e := seed.New(cat, map[string]source.Source{"lane:test": src}, ts, q, fs, opts, log)
+	return &harness{e: e, tasks: ts, q: q, tiles: fs, src: src, log: &logs}
+}
+
+// openStores opens a task store and a tile store in a new directory (closed
+// when the test ends) and parses the layer file layers.
+func openStores(t *testing.T, layers string) (*boltstore.Store, *filestore.Store, *layer.Catalogue) {
+	t.Helper()
+	cat, err := layer.Parse([]byte(layers), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +125,7 @@ func newHarness(t *testing.T, src *fakeSource, opts seed.Options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := memqueue.New()
-	opts.Usage = ts
-	var logs strings.Builder
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
-	e := seed.New(cat, map[string]source.Source{"lane:test": src}, ts, q, fs, opts, log)
-	return &harness{e: e, tasks: ts, q: q, tiles: fs, src: src, log: &logs}
+	return ts, fs, cat
 }
 
 type lockedWriter struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,13 +12,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"tilecache/internal/layer"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
-	"tilecache/internal/task/boltstore"
 	"tilecache/internal/tilestore"
-	"tilecache/internal/tilestore/filestore"
 )
 
 const missLayers = `
@@ -55,20 +51,7 @@ func (s slowRest) Put(ctx context.Context, key string, data []byte, meta tilesto
 // tiles found.
 func TestRenderMissAcrossProcessesWaitsForTheWholeMetatile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cat, err := layer.Parse([]byte(missLayers), "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		ts, err := boltstore.Open(filepath.Join(dir, "tasks.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ts.Close()
-		fs, err := filestore.New(filepath.Join(dir, "tiles"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		ts, fs, cat := openStores(t, missLayers)
 		var renders atomic.Int64
 		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
 			renders.Add(1)
@@ -118,32 +101,13 @@ func (c *countingClaims) Peek(ctx context.Context, key string, now time.Time) (s
 	return c.Claims.Peek(ctx, key, now)
 }
 
-func openMissStores(t *testing.T) (*boltstore.Store, tilestore.Store, *layer.Catalogue) {
-	t.Helper()
-	cat, err := layer.Parse([]byte(missLayers), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	ts, err := boltstore.Open(filepath.Join(dir, "tasks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close() })
-	fs, err := filestore.New(filepath.Join(dir, "tiles"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ts, fs, cat
-}
-
 // TestRenderMissStopsBeforeTheDeadline: a render on miss whose upstream
 // hangs stops 2 s before the caller's deadline (a Lambda invocation's), so
 // that its claim is settled (a remembered failure, not a claim left to
 // expire) and the client is answered a timeout in time.
 func TestRenderMissStopsBeforeTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ts, fs, cat := openMissStores(t)
+		ts, fs, cat := openStores(t, missLayers)
 		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
@@ -171,7 +135,7 @@ func TestRenderMissStopsBeforeTheDeadline(t *testing.T) {
 // what the first stored.
 func TestRenderMissWaitersRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ts, fs, cat := openMissStores(t)
+		ts, fs, cat := openStores(t, missLayers)
 		var renders atomic.Int64
 		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) {
 			renders.Add(1)
