@@ -59,7 +59,7 @@ var (
 		Help: "Time a lane message waited in the queue before a worker took it.", Labels: nil,
 		Buckets: []float64{0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900}}
 	Misses = &Metric{Name: "tilecache_misses_total", EMFName: "Misses", Unit: "Count", Kind: Counter,
-		Help: "Renders on miss by how they were answered (rendered, remembered_blank, remembered_failure, failed, busy).", Labels: []string{"layer", "outcome"}}
+		Help: "Renders on miss by how they were answered (rendered, stored, remembered_blank, remembered_failure, failed, busy).", Labels: []string{"layer", "outcome"}}
 	CleanUps = &Metric{Name: "tilecache_quota_cleanups_total", EMFName: "QuotaCleanUps", Unit: "Count", Kind: Counter,
 		Help: "Disk-quota clean-ups by outcome (done, over_quota, failed).", Labels: []string{"outcome"}}
 	CleanUpTiles = &Metric{Name: "tilecache_quota_cleanup_tiles_total", EMFName: "QuotaCleanUpTiles", Unit: "Count", Kind: Counter,

@@ -125,7 +125,7 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	if o, ok := e.memo.recall(key, time.Now()); ok {
 		rd, err, done := e.answerOutcome(ctx, o, bit, set, m)
 		if done {
-			count(rememberedLabel(o))
+			count(outcomeLabel(o, bit))
 			return rd, err
 		}
 		e.memo.forget(key) // rendered, and the tile is gone since: render again
@@ -179,7 +179,7 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 			return Rendered{Data: tl.Data, Meta: ln.meta}, nil
 		}
 		if rd, err, done := e.answerOutcome(ctx, res.o, bit, set, m); done {
-			count(rememberedLabel(res.o))
+			count(outcomeLabel(res.o, bit))
 			return rd, err
 		}
 		e.forgetOutcome(ctx, key)
@@ -187,11 +187,16 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	return Rendered{}, ErrBusy
 }
 
-func rememberedLabel(o outcome) string {
-	if o.failed != "" {
+// outcomeLabel is the metrics label of a miss answered from how a render
+// of its metatile ended (see answerOutcome).
+func outcomeLabel(o outcome, bit int) string {
+	switch {
+	case o.failed != "":
 		return "remembered_failure"
+	case o.isBlank(bit):
+		return "remembered_blank"
 	}
-	return "remembered_blank"
+	return "stored" // rendered by another process (or request) meanwhile
 }
 
 // answerOutcome answers a miss of the tile at bit of a metatile from how
