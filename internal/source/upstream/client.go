@@ -288,11 +288,11 @@ func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes
 func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*bytes.Buffer, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	safe := Redact(rawURL)
+	safe := func() string { return Redact(rawURL) } // on failures only
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		// Not err's message: url.Parse's quotes the URL.
-		return nil, "", &Error{URL: safe, Msg: "the request URL does not parse"}
+		return nil, "", &Error{URL: safe(), Msg: "the request URL does not parse"}
 	}
 	for k, v := range c.opts.Headers {
 		req.Header.Set(k, v)
@@ -308,10 +308,10 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*byte
 				status = resp.StatusCode
 			}
 		}
-		return nil, "", &Error{URL: safe, Status: status, Msg: re.msg}
+		return nil, "", &Error{URL: safe(), Status: status, Msg: re.msg}
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("request %s: %w", safe, err)
+		return nil, "", fmt.Errorf("request %s: %w", safe(), err)
 	}
 	defer resp.Body.Close()
 
@@ -322,7 +322,7 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*byte
 	buf.Reset()
 	if resp.ContentLength > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: safe, Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d the image asked for can take", resp.ContentLength, limit)}
+		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d the image asked for can take", resp.ContentLength, limit)}
 	}
 	if resp.ContentLength > 0 {
 		buf.Grow(int(resp.ContentLength))
@@ -331,15 +331,15 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*byte
 	if err != nil {
 		c.release(buf)
 		redactURLErrors(err)
-		return nil, "", fmt.Errorf("read answer of %s: %w", safe, err)
+		return nil, "", fmt.Errorf("read answer of %s: %w", safe(), err)
 	}
 	if n > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: safe, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than the image asked for can take", limit)}
+		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than the image asked for can take", limit)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{
-			URL: safe, Status: resp.StatusCode, Msg: Excerpt(buf.Bytes()),
+			URL: safe(), Status: resp.StatusCode, Msg: Excerpt(buf.Bytes()),
 			retry: resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests,
 		}
 		c.release(buf)
