@@ -1,0 +1,145 @@
+// A lane's renders: a metatile through the layer's source, with the job's
+// retries and the invocation's time budget.
+
+package seed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/metrics"
+	"tilecache/internal/source"
+	"tilecache/internal/task"
+)
+
+// renderAll renders metas at once (the first in this goroutine) and
+// returns their outcomes by position.
+func (ln *lane) renderAll(ctx context.Context, metas []grid.Metatile) []error {
+	errs := make([]error, len(metas))
+	var wg sync.WaitGroup
+	for i := 1; i < len(metas); i++ {
+		wg.Go(func() { errs[i] = ln.renderWithRetries(ctx, metas[i]) })
+	}
+	errs[0] = ln.renderWithRetries(ctx, metas[0])
+	wg.Wait()
+	return errs
+}
+
+// renderWithRetries works one seed/reseed metatile, retrying per the job's
+// failure settings.
+func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
+	rctx := ctx
+	if !ln.hard.IsZero() {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadlineCause(ctx, ln.hard, errRenderBudget)
+		defer cancel()
+	}
+	// outOfTime: the budget, not the lane, ended the render; a tile
+	// failure like any other (never a storage error to redeliver).
+	outOfTime := func() error {
+		r := m.Tiles
+		return fmt.Errorf("render z%d metatile at %d,%d: %w", r.Z, r.MinX, r.MinY, errRenderBudget)
+	}
+	tries := 1 + max(ln.job.RetryCount, 0)
+	var err error
+	for try := range tries {
+		if try > 0 {
+			select {
+			case <-rctx.Done():
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return outOfTime()
+			case <-time.After(time.Duration(ln.job.RetryWaitMS) * time.Millisecond):
+			}
+		}
+		err = ln.render(rctx, m)
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return err
+		case rctx.Err() != nil:
+			return outOfTime()
+		}
+		ln.e.log.Warn("tile failure", "job", ln.job.ID, "layer", ln.job.Layer, "z", m.Tiles.Z,
+			"x", m.Tiles.MinX, "y", m.Tiles.MinY, "try", try+1, "err", err)
+	}
+	return err
+}
+
+// render stores a metatile's tiles inside the grid subset; seed skips the
+// metatile when its first stored tile exists.
+func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
+	z := m.Tiles.Z
+	inside, ok := m.Tiles.Intersect(ln.subset.CoverageRange(z))
+	if !ok {
+		return nil // nothing of it can be stored
+	}
+	if ln.job.Type == task.Seed {
+		if !slices.Contains(ln.job.EmptyLevels, z) {
+			_, found, err := ln.e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
+			if err != nil {
+				return storageErr("check tile: %w", err)
+			}
+			if found {
+				metrics.TilesSkipped.Add(float64(inside.Count()), ln.layer.Name)
+				return nil
+			}
+		}
+	}
+	ln.rendered.Add(1)
+	tiles, err := ln.renderSource(ctx, source.Request{
+		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: z, Tiles: m.Tiles,
+		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter,
+	})
+	if err != nil {
+		return err
+	}
+	err = ln.store(ctx, z, inside, tiles)
+	if ln.job.Type == task.Reseed {
+		// Replaced (or, where blank now, deleted), even if only in part.
+		ln.e.tilesChanged(ln.set, z, inside.MinX, inside.MaxX)
+	}
+	return err
+}
+
+// renderSource calls the lane's source. A panic in it (a decoder on a
+// strange input) fails this metatile like any source error, logged with
+// its stack, and never takes the process down.
+func (ln *lane) renderSource(ctx context.Context, req source.Request) (tiles []source.Tile, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ln.e.log.Error("source panicked: metatile failed", "layer", req.Layer, "z", req.Z, "x", req.Tiles.MinX, "y", req.Tiles.MinY,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			tiles, err = nil, fmt.Errorf("render z%d metatile at %d,%d: source panicked: %v", req.Z, req.Tiles.MinX, req.Tiles.MinY, r)
+		}
+	}()
+	by := "seed"
+	if ln.t.ID == 0 {
+		by = "miss"
+	}
+	metrics.MetatilesRendered.Add(1, ln.layer.Name, by)
+	return ln.src.Render(ctx, req)
+}
+
+// storageError marks a failure of the tile store (as opposed to the
+// source): it is never counted as a tile failure or skipped. The lane
+// stops without checkpointing and its message is delivered again, so
+// nothing is lost while the store is unreachable.
+type storageError struct{ err error }
+
+func (e *storageError) Error() string { return e.err.Error() }
+
+func (e *storageError) Unwrap() error { return e.err }
+
+func storageErr(format string, args ...any) error {
+	return &storageError{fmt.Errorf(format, args...)}
+}
+
+// errStop ends a listing early.
+var errStop = errors.New("stop listing")

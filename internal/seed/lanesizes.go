@@ -1,0 +1,342 @@
+// What a reseed or truncate lane learns of the tiles it replaces or
+// deletes: their stored sizes, from listings of whole levels or columns
+// (kept for the lane's later batches) or one Stat per tile. Nearly free of
+// side effects: it reads the store and the lane's plan and cursor.
+
+package seed
+
+import (
+	"context"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/metrics"
+	"tilecache/internal/tilestore"
+)
+
+// column is one column of tiles of a level.
+type column struct {
+	z int
+	x int64
+}
+
+// listedColumn holds the stored sizes of a column's tiles in rows lo..hi,
+// as a listing found them.
+type listedColumn struct {
+	lo, hi int64
+	sizes  map[int64]int64 // by row
+}
+
+// listedLevel holds the stored sizes of a level's tiles inside ahead,
+// as one listing of the whole level found them.
+type listedLevel struct {
+	ahead grid.TileRange
+	sizes map[[2]int64]int64 // by column and row
+}
+
+// listColumnMax is the most rows a column may have in the layer's
+// coverage for sizes to learn its tiles' sizes from a listing of the
+// column (one LIST request per 1,000 stored tiles) rather than one Stat
+// per tile.
+const listColumnMax = 1000
+
+// listLevelMax is the most tiles a level may have in the layer's coverage
+// for sizes to list the whole level (one LIST per 1,000 stored tiles, at
+// most 66) when that takes fewer requests than listing its columns; the
+// sizes kept are those of the tiles the lane still visits (≤ 3 MB).
+const listLevelMax = 1 << 16
+
+// listCacheMax bounds the listed tiles a lane keeps (about 40 bytes
+// each): past it the cache starts again, at the cost of listing columns
+// again.
+const listCacheMax = 32_000
+
+// listMinTiles is the fewest tiles of a column the lane must still visit
+// for it to be listed: a listing then saves requests (and time). S3 bills
+// a LIST like a PUT, 12.5 times a HEAD, so in dollars it pays from 13
+// tiles; a reseed's or truncate's cost is dominated by its PUTs or
+// deletes either way.
+const listMinTiles = 2
+
+// ahead returns the tiles of level z the lane still visits from its
+// cursor on, as the smallest range of whole metatile columns (plans
+// numbered by columns) or rows (by rows) holding them; ok is false when
+// it visits none.
+func (ln *lane) ahead(z int) (grid.TileRange, bool) {
+	if ln.plan == nil {
+		return grid.TileRange{}, false // a render on miss: one metatile
+	}
+	return aheadRange(ln.plan, z, ln.t.Cursor, ln.t.End)
+}
+
+// aheadRange is the smallest range of whole metatile columns or rows of
+// level z holding the plan's metatiles from to to (see lane.ahead).
+func aheadRange(plan *grid.Plan, z int, from, to int64) (grid.TileRange, bool) {
+	l, ok := plan.Level(z)
+	if !ok {
+		return grid.TileRange{}, false
+	}
+	from, to = max(from, l.First), min(to, l.First+l.Cols*l.Rows)
+	if to <= from {
+		return grid.TileRange{}, false
+	}
+	mw, mh := plan.MetaSize()
+	r := l.Tiles
+	if plan.Order() == grid.ByColumns {
+		r.MinX = l.Tiles.MinX + (from-l.First)/l.Rows*int64(mw)
+		r.MaxX = min(l.Tiles.MinX+((to-1-l.First)/l.Rows+1)*int64(mw)-1, l.Tiles.MaxX)
+	} else {
+		r.MinY = l.Tiles.MinY + (from-l.First)/l.Cols*int64(mh)
+		r.MaxY = min(l.Tiles.MinY+((to-1-l.First)/l.Cols+1)*int64(mh)-1, l.Tiles.MaxY)
+	}
+	return r, true
+}
+
+// sizes returns the stored size of each tile of refs (-1 when absent),
+// learnt with as few requests as it can: from one listing of the whole
+// level when the level is small enough and that takes fewer requests than
+// listing the columns the lane still visits in it; else from a listing of
+// each column the batch touches when the column is short enough; else
+// from one Stat per tile. Listings are kept for the lane's later batches
+// (a truncate or reseed visits each tile once; numbered by columns, a
+// lane's batches go down a column before the next).
+func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
+	byCol := map[column][]int{}
+	for i, r := range refs {
+		c := column{r.z, r.x}
+		byCol[c] = append(byCol[c], i)
+	}
+	out := make([]int64, len(refs))
+	var stat []int // refs to Stat one by one
+	if len(refs) > 0 {
+		// The lane goes up level by level: levels below this batch are done.
+		minZ := refs[0].z
+		for _, r := range refs {
+			minZ = min(minZ, r.z)
+		}
+		for z := range ln.levels {
+			if z < minZ {
+				delete(ln.levels, z)
+			}
+		}
+	}
+	for c, idx := range byCol {
+		if lv, err := ln.listLevel(ctx, c.z); err != nil {
+			return nil, err
+		} else if lv != nil && lv.ahead.Contains(c.x, refs[idx[0]].y) {
+			for _, i := range idx {
+				if size, ok := lv.sizes[[2]int64{refs[i].x, refs[i].y}]; ok && lv.ahead.Contains(refs[i].x, refs[i].y) {
+					out[i] = size
+				} else if lv.ahead.Contains(refs[i].x, refs[i].y) {
+					out[i] = -1
+				} else {
+					stat = append(stat, i)
+				}
+			}
+			continue
+		}
+		lo, hi := refs[idx[0]].y, refs[idx[0]].y
+		for _, i := range idx {
+			lo, hi = min(lo, refs[i].y), max(hi, refs[i].y)
+		}
+		ahead, _ := ln.ahead(c.z)
+		rowsAhead := int64(0)
+		if ahead.Contains(c.x, lo) {
+			rowsAhead = ahead.MaxY - lo + 1
+		}
+		band, ok := ln.listed[c]
+		cached := ok && lo >= band.lo && hi <= band.hi
+		if cov := ln.subset.CoverageRange(c.z); !cached && (len(idx) < 2 || cov.MaxY-cov.MinY+1 > listColumnMax ||
+			max(int64(len(idx)), rowsAhead) < listMinTiles) {
+			stat = append(stat, idx...)
+			continue
+		}
+		if !cached {
+			// Keep the rows the lane may still visit in this column.
+			band = &listedColumn{lo: lo, hi: max(hi, lo+rowsAhead-1), sizes: map[int64]int64{}}
+			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
+			if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
+				if y, ok := parseRow(o.Key[len(prefix):]); ok && y >= band.lo && y <= band.hi {
+					band.sizes[y] = o.Size
+				}
+				return nil
+			}); err != nil {
+				metrics.StoreErrors.Add(1, "list")
+				return nil, storageErr("list column %s: %w", prefix, err)
+			}
+			if ln.listed == nil || ln.listedKeys > listCacheMax {
+				ln.listed, ln.listedKeys = map[column]*listedColumn{}, 0
+			}
+			ln.listed[c] = band
+			ln.listedKeys += len(band.sizes) + 1
+		}
+		for _, i := range idx {
+			if size, ok := band.sizes[refs[i].y]; ok {
+				out[i] = size
+			} else {
+				out[i] = -1
+			}
+		}
+	}
+	if len(stat) > 0 {
+		keys := make([]string, len(stat))
+		for j, i := range stat {
+			keys[j] = refs[i].key
+		}
+		sizes, err := ln.e.statSizes(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range stat {
+			out[i] = sizes[j]
+		}
+	}
+	return out, nil
+}
+
+// listLevel returns the lane's listing of the whole of level z, listing it
+// now when that is worth it (see sizes), or nil.
+func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
+	if lv, ok := ln.levels[z]; ok {
+		return lv, nil
+	}
+	ahead, ok := ln.ahead(z)
+	if !ok {
+		return nil, nil
+	}
+	cov, whole, _ := levelListing(ln.subset, z, ahead)
+	if !whole {
+		return nil, nil
+	}
+	lv := &listedLevel{ahead: cov, sizes: make(map[[2]int64]int64, min(cov.Count(), listLevelMax))}
+	// The level's keys in groups by the first digit of their column, each
+	// group a listing of its own, listConcurrency at a time: the groups
+	// without a column the lane visits are not listed at all.
+	dir := ln.set.LevelDir(z)
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		first error
+	)
+	sem := make(chan struct{}, listConcurrency)
+	for _, g := range digitGroups(ln.subset.CoverageRange(z), cov) {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			found := map[[2]int64]int64{}
+			err := ln.e.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
+				name := o.Key[len(dir):]
+				slash := strings.IndexByte(name, '/')
+				if slash <= 0 {
+					return nil
+				}
+				x, err := strconv.ParseInt(name[:slash], 10, 64)
+				if err != nil {
+					return nil
+				}
+				if y, ok := parseRow(name[slash+1:]); ok && cov.Contains(x, y) {
+					found[[2]int64{x, y}] = o.Size
+				}
+				return nil
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = err
+			}
+			maps.Copy(lv.sizes, found)
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		metrics.StoreErrors.Add(1, "list")
+		return nil, storageErr("list level %s: %w", dir, first)
+	}
+	if ln.levels == nil {
+		ln.levels = map[int]*listedLevel{}
+	}
+	ln.levels[z] = lv
+	return lv, nil
+}
+
+// levelListing decides how a lane that still visits the tiles of level z
+// in ahead learns their sizes: by listing the whole level (whole, in lists
+// requests), or else by listing each column of cov, the part of ahead in
+// the coverage (one request per column; columns taller than listColumnMax
+// are looked up tile by tile instead). ok is false when ahead holds no
+// tile of the coverage.
+func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileRange, whole bool, lists int64) {
+	full := sub.CoverageRange(z)
+	cov, ok := ahead.Intersect(full)
+	if !ok {
+		return cov, false, 0
+	}
+	levelTiles := full.Count()
+	columns := cov.MaxX - cov.MinX + 1
+	if cov.MaxY-cov.MinY+1 > listColumnMax {
+		columns = levelTiles // column listings are not used: one Stat per tile
+	}
+	if levelTiles > listLevelMax {
+		return cov, false, columns
+	}
+	var levelLists int64
+	for _, g := range digitGroups(full, cov) {
+		levelLists += max((g.tiles+999)/1000, 1)
+	}
+	if levelLists < columns {
+		return cov, true, levelLists
+	}
+	return cov, false, columns
+}
+
+// listConcurrency is how many listings of one level's key groups a lane
+// runs at once.
+const listConcurrency = 4
+
+// keyGroup is the keys of a level whose column starts with one decimal
+// digit: the key prefix (level directory excluded) and the most tiles it
+// can hold.
+type keyGroup struct {
+	prefix string
+	tiles  int64
+}
+
+// digitGroups splits the columns of full (a level's coverage) by their
+// first decimal digit, "0/" for column 0 and "1" to "9" (column 1 and
+// 10-19 and 100-199 … share "1"), and returns the groups holding a column
+// of cov, with the tiles of full each holds.
+func digitGroups(full, cov grid.TileRange) []keyGroup {
+	height := full.MaxY - full.MinY + 1
+	var out []keyGroup
+	if full.MinX == 0 && cov.MinX == 0 {
+		out = append(out, keyGroup{"0/", height})
+	}
+	for d := int64(1); d <= 9; d++ {
+		var cols int64
+		hit := false
+		for p := int64(1); d*p <= full.MaxX; p *= 10 {
+			lo, hi := d*p, (d+1)*p-1
+			if a, b := max(lo, full.MinX), min(hi, full.MaxX); a <= b {
+				cols += b - a + 1
+			}
+			hit = hit || max(lo, cov.MinX) <= min(hi, cov.MaxX)
+		}
+		if hit {
+			out = append(out, keyGroup{strconv.FormatInt(d, 10), cols * height})
+		}
+	}
+	return out
+}
+
+// parseRow reads the row of a tile's key from its last part, "y.ext".
+func parseRow(name string) (int64, bool) {
+	dot := strings.IndexByte(name, '.')
+	if dot <= 0 {
+		return 0, false
+	}
+	y, err := strconv.ParseInt(name[:dot], 10, 64)
+	return y, err == nil
+}

@@ -1,0 +1,202 @@
+// A lane's writes: the rendered tiles stored (usage counted), tiles
+// dropped, and truncate batches deleted.
+
+package seed
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/metrics"
+	"tilecache/internal/source"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// tileRef is a tile to delete.
+type tileRef struct {
+	z    int
+	x, y int64
+	key  string
+}
+
+// truncateKeys appends the tiles of a metatile that can exist.
+func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
+	r, ok := m.Tiles.Intersect(ln.subset.CoverageRange(m.Tiles.Z))
+	if !ok {
+		return refs
+	}
+	for x, y := range r.All() {
+		refs = append(refs, tileRef{z: r.Z, x: x, y: y, key: ln.set.Key(r.Z, x, y)})
+		ln.tally.touch(r.Z, x, y)
+	}
+	return refs
+}
+
+// truncate deletes a batch of tiles. When usage is counted, each tile's
+// size is learnt first (absent tiles count nothing): see sizes.
+func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
+	ctx = writeContext(ctx)
+	keys := make([]string, len(refs))
+	for i, r := range refs {
+		keys[i] = r.key
+	}
+	if ln.tally.on {
+		sizes, err := ln.sizes(ctx, refs)
+		if err != nil {
+			return err
+		}
+		for i, r := range refs {
+			if sizes[i] >= 0 {
+				ln.tally.deleted(r.z, r.x, r.y, sizes[i])
+			}
+		}
+	}
+	ln.tally.markTouched()
+	_, err := ln.e.tiles.Delete(ctx, keys)
+	// Even a failed batch may have deleted some of its tiles.
+	for z, cols := range columns(refs) {
+		ln.e.tilesChanged(ln.set, z, cols[0], cols[1])
+	}
+	if err != nil {
+		metrics.StoreErrors.Add(1, "delete")
+		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
+	}
+	metrics.TilesDeleted.Add(float64(len(keys)), ln.layer.Name)
+	return nil
+}
+
+// truncateBatch is the most tiles a truncate deletes between checkpoints:
+// several DeleteBatch requests, which the store sends at once (a lane
+// deleting one request's keys at a time waits on each in turn).
+const truncateBatch = 4 * tilestore.DeleteBatch
+
+// columns returns, per zoom level of refs, the first and last column.
+func columns(refs []tileRef) map[int][2]int64 {
+	out := map[int][2]int64{}
+	for _, r := range refs {
+		c, ok := out[r.z]
+		if !ok {
+			c = [2]int64{r.x, r.x}
+		}
+		out[r.z] = [2]int64{min(c[0], r.x), max(c[1], r.x)}
+	}
+	return out
+}
+
+// store writes the tiles inside the grid subset, PutConcurrency at a time,
+// and counts them. A seed stores only metatiles whose existence check found
+// nothing (or in levels empty at submission), so it counts every tile as
+// new; a reseed learns the size of the tile it replaces with a Stat before
+// its Put (one more request per tile, only when usage is counted).
+func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile) error {
+	ctx = writeContext(ctx)
+	// A reseed that counts usage learns the sizes of the tiles it replaces
+	// (from column listings, see sizes) before writing.
+	var known map[[2]int64]int64
+	if ln.tally.on && ln.job.Type == task.Reseed {
+		var refs []tileRef
+		for _, tl := range tiles {
+			if inside.Contains(tl.X, tl.Y) {
+				refs = append(refs, tileRef{z: z, x: tl.X, y: tl.Y, key: ln.set.Key(z, tl.X, tl.Y)})
+			}
+		}
+		sizes, err := ln.sizes(ctx, refs)
+		if err != nil {
+			return err
+		}
+		known = make(map[[2]int64]int64, len(refs))
+		for i, r := range refs {
+			known[[2]int64{r.x, r.y}] = sizes[i]
+		}
+	}
+	sem := make(chan struct{}, ln.e.opts.PutConcurrency)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for _, tl := range tiles {
+		if !inside.Contains(tl.X, tl.Y) {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			key := ln.set.Key(z, tl.X, tl.Y)
+			fail := func(err error) {
+				mu.Lock()
+				if first == nil {
+					first = storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
+				}
+				mu.Unlock()
+			}
+			old := int64(-1) // seed stores only where its check found nothing
+			if known != nil {
+				old = known[[2]int64{tl.X, tl.Y}]
+			}
+			if tl.Skip {
+				// A blank tile the layer does not store; a reseed removes
+				// the tile it would otherwise have replaced.
+				metrics.TilesSkipped.Add(1, ln.layer.Name)
+				if ln.job.Type != task.Reseed {
+					return
+				}
+				var err error
+				if known != nil {
+					err = ln.deleteTile(ctx, z, tl.X, tl.Y, key, old)
+				} else {
+					err = ln.dropTile(ctx, z, tl.X, tl.Y, key)
+				}
+				if err != nil {
+					fail(err)
+				}
+				return
+			}
+			ln.tally.markTouched()
+			if err := ln.e.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
+				metrics.StoreErrors.Add(1, "put")
+				fail(err)
+				return
+			}
+			metrics.TilesStored.Add(1, ln.layer.Name)
+			ln.tally.stored(z, tl.X, tl.Y, old, int64(len(tl.Data)))
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// deleteTile deletes one tile whose stored size is known (−1: absent,
+// nothing to do), counting it.
+func (ln *lane) deleteTile(ctx context.Context, z int, x, y int64, key string, size int64) error {
+	if size < 0 {
+		return nil
+	}
+	ln.tally.deleted(z, x, y, size)
+	ln.tally.markTouched()
+	_, err := ln.e.tiles.Delete(ctx, []string{key})
+	return err
+}
+
+// dropTile deletes one tile, counting its size when usage is counted.
+func (ln *lane) dropTile(ctx context.Context, z int, x, y int64, key string) error {
+	ctx = writeContext(ctx)
+	if ln.tally.on {
+		o, found, err := ln.e.tiles.Stat(ctx, key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return nil
+		}
+		ln.tally.deleted(z, x, y, o.Size)
+	}
+	ln.tally.markTouched()
+	if _, err := ln.e.tiles.Delete(ctx, []string{key}); err != nil {
+		return err
+	}
+	return nil
+}
