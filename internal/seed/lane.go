@@ -54,8 +54,10 @@ type lane struct {
 	// hard is the latest a render may run to (zero: no limit but the
 	// source's own timeouts).
 	hard time.Time
-	// rendered counts the source requests of this run.
+	// rendered counts the source requests of this run; by says for whom
+	// ("seed" for a task's lane, "miss" for a render on miss).
 	rendered atomic.Int64
+	by       string
 	// tally holds the usage changes since the last checkpoint.
 	tally *tally
 	// listed caches the sizes of the tiles of columns a truncate or
@@ -105,7 +107,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	}
 	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
 	return &lane{
-		e: e, job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner,
+		e: e, job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner, by: "seed",
 		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
 		tally: newTally(set, l.Name, job.MetaWidth, job.MetaHeight),
 	}, nil

@@ -119,11 +119,7 @@ func (ln *lane) renderSource(ctx context.Context, req source.Request) (tiles []s
 			tiles, err = nil, fmt.Errorf("render z%d metatile at %d,%d: source panicked: %v", req.Z, req.Tiles.MinX, req.Tiles.MinY, r)
 		}
 	}()
-	by := "seed"
-	if ln.t.ID == 0 {
-		by = "miss"
-	}
-	metrics.MetatilesRendered.Add(1, ln.layer.Name, by)
+	metrics.MetatilesRendered.Add(1, ln.layer.Name, ln.by)
 	return ln.src.Render(ctx, req)
 }
 

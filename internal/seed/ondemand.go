@@ -13,6 +13,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
+	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
 	"tilecache/internal/source"
 	"tilecache/internal/task"
@@ -139,15 +140,9 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	// Twice at most: a remembered render whose tile is gone since (a
 	// truncation) is forgotten and rendered again once.
 	for range 2 {
-		// The lane of a one-metatile reseed: the lanes' render and store
-		// code, with the size of each replaced tile learnt (some of the
-		// metatile's tiles may be stored already).
-		ln := &lane{
-			e: e, layer: l, subset: sub, src: src, set: set,
-			job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
-				ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},
-			meta:  tilestore.Meta{ContentType: source.ContentType(m.Format), CacheControl: l.CacheControl},
-			tally: newTally(set, l.Name, l.MetaWidth, l.MetaHeight),
+		ln, err := e.missLane(l, sub, src, set, m, meta)
+		if err != nil {
+			return Rendered{}, err
 		}
 		// The render is shared: it runs on its own context (one client
 		// going away does not cancel it for the others), bounded like the
@@ -185,6 +180,28 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 		e.forgetOutcome(ctx, key)
 	}
 	return Rendered{}, ErrBusy
+}
+
+// missLane is the lane of a one-metatile reseed: the lanes' render and
+// store code, with the size of each replaced tile learnt (some of the
+// metatile's tiles may be stored already). Its plan is the one metatile,
+// and its task (never stored) holds it from cursor 0.
+func (e *Engine) missLane(l *layer.Layer, sub *grid.Subset, src source.Source, set tilestore.TileSet, m Miss, meta grid.TileRange) (*lane, error) {
+	plan, err := grid.NewPlan(sub, sub.GridSet.RangeExtent(meta), meta.Z, meta.Z, l.MetaWidth, l.MetaHeight)
+	if err != nil {
+		return nil, fmt.Errorf("plan metatile %d/%d/%d: %w", meta.Z, meta.MinX, meta.MinY, err)
+	}
+	if plan.Metatiles() != 1 {
+		return nil, apperr.New(apperr.Internal, "metatile %d/%d/%d planned as %d", meta.Z, meta.MinX, meta.MinY, plan.Metatiles())
+	}
+	return &lane{
+		e: e, layer: l, subset: sub, src: src, set: set, plan: plan, by: "miss",
+		t: task.Task{Layer: l.Name, Type: task.Reseed, End: 1, Total: plan.Tiles()},
+		job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
+			ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},
+		meta:  tilestore.Meta{ContentType: source.ContentType(m.Format), CacheControl: l.CacheControl},
+		tally: newTally(set, l.Name, l.MetaWidth, l.MetaHeight),
+	}, nil
 }
 
 // outcomeLabel is the metrics label of a miss answered from how a render
