@@ -15,6 +15,8 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/metrics"
 	"tilecache/internal/tilestore"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // column is one column of tiles of a level.
@@ -66,9 +68,6 @@ const listMinTiles = 2
 // numbered by columns) or rows (by rows) holding them; ok is false when
 // it visits none.
 func (ln *lane) ahead(z int) (grid.TileRange, bool) {
-	if ln.plan == nil {
-		return grid.TileRange{}, false // a render on miss: one metatile
-	}
 	return aheadRange(ln.plan, z, ln.t.Cursor, ln.t.End)
 }
 
@@ -216,16 +215,15 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	// group a listing of its own, listConcurrency at a time: the groups
 	// without a column the lane visits are not listed at all.
 	dir := ln.set.LevelDir(z)
+	// Every listing runs to its end (a plain group), the first failure is
+	// the one reported.
 	var (
-		mu    sync.Mutex
-		wg    sync.WaitGroup
-		first error
+		mu sync.Mutex
+		eg errgroup.Group
 	)
-	sem := make(chan struct{}, listConcurrency)
+	eg.SetLimit(listConcurrency)
 	for _, g := range digitGroups(ln.subset.CoverageRange(z), cov) {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		eg.Go(func() error {
 			found := map[[2]int64]int64{}
 			err := ln.e.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
 				name := o.Key[len(dir):]
@@ -244,16 +242,13 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 			})
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && first == nil {
-				first = err
-			}
 			maps.Copy(lv.sizes, found)
+			return err
 		})
 	}
-	wg.Wait()
-	if first != nil {
+	if err := eg.Wait(); err != nil {
 		metrics.StoreErrors.Add(1, "list")
-		return nil, storageErr("list level %s: %w", dir, first)
+		return nil, storageErr("list level %s: %w", dir, err)
 	}
 	if ln.levels == nil {
 		ln.levels = map[int]*listedLevel{}

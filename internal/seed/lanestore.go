@@ -6,13 +6,14 @@ package seed
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/metrics"
 	"tilecache/internal/source"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // tileRef is a tile to delete.
@@ -112,27 +113,17 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 			known[[2]int64{r.x, r.y}] = sizes[i]
 		}
 	}
-	sem := make(chan struct{}, ln.e.opts.PutConcurrency)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
+	// Every write started finishes (a plain group: no cancellation), and
+	// the first failure is the one reported.
+	var g errgroup.Group
+	g.SetLimit(ln.e.opts.PutConcurrency)
 	for _, tl := range tiles {
 		if !inside.Contains(tl.X, tl.Y) {
 			continue
 		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			key := ln.set.Key(z, tl.X, tl.Y)
-			fail := func(err error) {
-				mu.Lock()
-				if first == nil {
-					first = storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
-				}
-				mu.Unlock()
-			}
+			fail := func(err error) error { return storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err) }
 			old := int64(-1) // seed stores only where its check found nothing
 			if known != nil {
 				old = known[[2]int64{tl.X, tl.Y}]
@@ -142,7 +133,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 				// the tile it would otherwise have replaced.
 				metrics.TilesSkipped.Add(1, ln.layer.Name)
 				if ln.job.Type != task.Reseed {
-					return
+					return nil
 				}
 				var err error
 				if known != nil {
@@ -151,22 +142,21 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 					err = ln.dropTile(ctx, z, tl.X, tl.Y, key)
 				}
 				if err != nil {
-					fail(err)
+					return fail(err)
 				}
-				return
+				return nil
 			}
 			ln.tally.markTouched()
 			if err := ln.e.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
 				metrics.StoreErrors.Add(1, "put")
-				fail(err)
-				return
+				return fail(err)
 			}
 			metrics.TilesStored.Add(1, ln.layer.Name)
 			ln.tally.stored(z, tl.X, tl.Y, old, int64(len(tl.Data)))
+			return nil
 		})
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // deleteTile deletes one tile whose stored size is known (−1: absent,
