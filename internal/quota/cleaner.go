@@ -13,6 +13,8 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
 	"tilecache/internal/tilestore"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // ConfigSource reads the disk-quota configuration.
@@ -218,17 +220,18 @@ func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interv
 			jobs = append(jobs, cleanUpJob{name: lq.Layer, layers: []string{lq.Layer}, limit: lq.Quota, policy: lq.Policy})
 		}
 	}
-	sem := make(chan struct{}, max(cfg.MaxConcurrentCleanUps, 1))
-	var wg sync.WaitGroup
+	// Every layer's clean-up runs to its end (a plain group: one failure
+	// cancels none of the others) and every failure is reported.
+	var g errgroup.Group
+	g.SetLimit(int(max(cfg.MaxConcurrentCleanUps, 1)))
 	errs := make([]error, len(jobs))
 	for i, j := range jobs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			errs[i] = c.expire(ctx, j)
+			return nil
 		})
 	}
-	wg.Wait()
+	g.Wait() // nil: each clean-up's error is in errs
 	if ctx.Err() != nil {
 		return errors.Join(errs...)
 	}
@@ -461,9 +464,11 @@ func (c *Cleaner) pageKeys(ctx context.Context, k PageKey) ([]string, error) {
 			}
 			continue
 		}
+		// The listing holds the keys of level k.Z and column x alone (a
+		// parsed key's numbers are canonical), whatever their extension.
 		col := fmt.Sprintf("%s%d/", set.LevelDir(k.Z), x)
 		err := c.tiles.List(ctx, col, func(o tilestore.Object) error {
-			if y, ok := parseRow(o.Key[len(col):]); ok && y >= y0 && y <= y1 {
+			if _, _, _, y, ok := tilestore.ParseLayerKey(set.Prefix, set.LayerID, o.Key); ok && y >= y0 && y <= y1 {
 				keys = append(keys, o.Key)
 			}
 			return nil

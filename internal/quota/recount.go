@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/tilestore"
@@ -139,13 +137,13 @@ func (c *Cleaner) recountLayer(ctx context.Context, l LayerUsage, blockSize int6
 	counts := make(Deltas)
 	var objects int64
 	err := c.tiles.List(ctx, prefix, func(o tilestore.Object) error {
-		t, ok := parseTileKey(o.Key[len(prefix):])
+		ts, z, x, y, ok := tilestore.ParseLayerKey(c.opts.KeyPrefix, id, o.Key)
 		if !ok {
-			return nil // a side object (parameters, metadata)
+			return nil // a side object (parameters, metadata), or no tile key
 		}
 		objects++
-		set := TileSet{Layer: l.Layer, GridSetID: t.grid, FormatID: t.format, ParametersID: t.params}
-		counts.Add(PageOf(set, t.z, t.x, t.y), 1, Blocks(o.Size, blockSize))
+		set := TileSet{Layer: l.Layer, GridSetID: ts.GridSetID, FormatID: ts.FormatID, ParametersID: ts.ParametersID}
+		counts.Add(PageOf(set, z, x, y), 1, Blocks(o.Size, blockSize))
 		return nil
 	})
 	if err != nil {
@@ -170,37 +168,4 @@ func (c *Cleaner) recountLayer(ctx context.Context, l LayerUsage, blockSize int6
 	c.log.Info("layer usage recounted", "layer", l.Layer, "tiles", objects, "pages", len(list),
 		"used_bytes", bytes, "previous_bytes", l.Bytes, "drift_bytes", bytes-l.Bytes, "duration", c.opts.Now().Sub(start).String())
 	return true, nil
-}
-
-// tileKey is a tile key below its layer's prefix.
-type tileKey struct {
-	grid, format, params string
-	z                    int
-	x, y                 int64
-}
-
-// parseTileKey parses "gridSetId/formatId/parametersId/z/x/y.ext"; ok is
-// false for any other key.
-func parseTileKey(rest string) (tileKey, bool) {
-	parts := strings.Split(rest, "/")
-	if len(parts) != 6 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return tileKey{}, false
-	}
-	z, err1 := strconv.Atoi(parts[3])
-	x, err2 := strconv.ParseInt(parts[4], 10, 64)
-	y, ok := parseRow(parts[5])
-	if err1 != nil || err2 != nil || !ok || z < 0 || x < 0 {
-		return tileKey{}, false
-	}
-	return tileKey{grid: parts[0], format: parts[1], params: parts[2], z: z, x: x, y: y}, true
-}
-
-// parseRow parses a tile file name "y.ext".
-func parseRow(name string) (int64, bool) {
-	i := strings.LastIndexByte(name, '.')
-	if i <= 0 {
-		return 0, false
-	}
-	y, err := strconv.ParseInt(name[:i], 10, 64)
-	return y, err == nil && y >= 0
 }

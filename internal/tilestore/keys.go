@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,6 +120,123 @@ func (s TileSet) Key(z int, x, y int64) string {
 	b.WriteByte('.')
 	b.WriteString(s.Ext)
 	return b.String()
+}
+
+// ParseKey parses the key of one of the set's tiles: it is Key's inverse,
+// and ok is true only for a key Key builds byte for byte. Such a key is the
+// set's directory (as Key writes it: Dir, for any prefix but "/"), then
+// "z/x/y", each a non-negative decimal number written canonically (digits
+// only: no sign, no space, no leading zero unless it is "0"; z an int, x
+// and y int64s), then "." and the set's extension. Numbers follow the REST
+// layer's rule for tile paths, so that one tile has one key and one path.
+// It does not allocate.
+func (s TileSet) ParseKey(key string) (z int, x, y int64, ok bool) {
+	rest, ok := cutLayer(key, s.Prefix, s.LayerID)
+	for _, id := range [...]string{s.GridSetID, s.FormatID, s.ParametersID} {
+		if ok {
+			rest, ok = cutSegment(rest, id)
+		}
+	}
+	if !ok {
+		return 0, 0, 0, false
+	}
+	z, x, y, ext, ok := parseTilePath(rest)
+	if !ok || ext != s.Ext {
+		return 0, 0, 0, false
+	}
+	return z, x, y, true
+}
+
+// ParseLayerKey parses the key of a tile of layer layerID under prefix (a
+// key a listing of LayerPrefix(prefix, layerID) finds) when the tile set is
+// not known beforehand: it returns the tile set named by the key (prefix
+// and layerID as given, its grid set, format and parameters ids and its
+// extension) and the tile, so that set.Key(z, x, y) == key. The three ids
+// must be non-empty and hold no "/"; the tile is written as ParseKey
+// requires, with the format's extension when Format knows the format id
+// (FormatExt), and any non-empty extension without "/" otherwise (tiles of
+// a format this program does not serve, left by another writer of the
+// bucket). ok is false for any other key, side objects such as
+// ParametersKey's included.
+func ParseLayerKey(prefix, layerID, key string) (set TileSet, z int, x, y int64, ok bool) {
+	rest, ok := cutLayer(key, prefix, layerID)
+	var ids [3]string
+	for i := range ids {
+		if ok {
+			ids[i], rest, ok = strings.Cut(rest, "/")
+			ok = ok && ids[i] != ""
+		}
+	}
+	if !ok {
+		return TileSet{}, 0, 0, 0, false
+	}
+	z, x, y, ext, ok := parseTilePath(rest)
+	if !ok {
+		return TileSet{}, 0, 0, 0, false
+	}
+	if want, known := FormatExt(ids[1]); known && ext != want {
+		return TileSet{}, 0, 0, 0, false
+	}
+	set = TileSet{Prefix: prefix, LayerID: layerID, GridSetID: ids[0], FormatID: ids[1], Ext: ext, ParametersID: ids[2]}
+	return set, z, x, y, true
+}
+
+// cutLayer returns what follows "[prefix/]layerID/" in key, the start of
+// every key of the layer as Key writes it.
+func cutLayer(key, prefix, layerID string) (string, bool) {
+	if prefix = strings.TrimSuffix(prefix, "/"); prefix != "" {
+		var ok bool
+		if key, ok = cutSegment(key, prefix); !ok {
+			return "", false
+		}
+	}
+	return cutSegment(key, layerID)
+}
+
+// cutSegment returns what follows seg and "/" at the start of key.
+func cutSegment(key, seg string) (string, bool) {
+	if len(key) <= len(seg) || key[len(seg)] != '/' || key[:len(seg)] != seg {
+		return "", false
+	}
+	return key[len(seg)+1:], true
+}
+
+// parseTilePath parses "z/x/y.ext", the end of a tile's key, by ParseKey's
+// rules; ext is non-empty and holds no "/".
+func parseTilePath(p string) (z int, x, y int64, ext string, ok bool) {
+	zs, p, ok1 := strings.Cut(p, "/")
+	xs, p, ok2 := strings.Cut(p, "/")
+	ys, ext, ok3 := strings.Cut(p, ".")
+	if !ok1 || !ok2 || !ok3 || ext == "" || strings.IndexByte(ext, '/') >= 0 {
+		return 0, 0, 0, "", false
+	}
+	zv, okz := canonical(zs)
+	x, okx := canonical(xs)
+	y, oky := canonical(ys)
+	if !okz || !okx || !oky || int64(int(zv)) != zv {
+		return 0, 0, 0, "", false
+	}
+	return int(zv), x, y, ext, true
+}
+
+// canonical parses a non-negative int64 written as strconv.FormatInt
+// writes it: digits only, no leading zero unless it is "0".
+func canonical(s string) (int64, bool) {
+	if s == "" || len(s) > 19 || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	var n uint64 // 19 digits stay below 10¹⁹ < 2⁶⁴
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
 }
 
 // ParametersKey returns the key of the side object that records a

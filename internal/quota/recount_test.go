@@ -1,0 +1,66 @@
+package quota_test
+
+import (
+	"testing"
+
+	"tilecache/internal/quota"
+	"tilecache/internal/tilestore"
+)
+
+// TestTileKeysOnly: a recount counts the keys TileSet.Key builds, and the
+// tiles of a format this program does not serve by their own extension,
+// and nothing else (a number with a sign or a leading zero, an extension
+// other than the format's, a side object); a clean-up of the pages of the
+// unknown format, which lists their columns, deletes those tiles alone.
+func TestTileKeysOnly(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	png := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	pbf := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "pbf", Ext: "pbf", ParametersID: "default"}
+	tiles := []string{png.Key(3, 1, 1), pbf.Key(3, 1, 2)}
+	others := []string{
+		png.LevelDir(3) + "1/01.png", png.LevelDir(3) + "1/+2.png", png.LevelDir(3) + "1/-1.png", png.LevelDir(3) + "1/3.jpeg",
+		pbf.LevelDir(3) + "1/02.pbf", pbf.LevelDir(3) + "1/4.", png.Dir() + "tilemapresource.xml", tilestore.ParametersKey("", "a", "abc"),
+	}
+	for _, k := range append(tiles, others...) {
+		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.cleaner.Maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.store.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Dirty || ls[0].Tiles != 2 || ls[0].Bytes != 2*8192 {
+		t.Fatalf("recount: got %+v, want 2 tiles of 8192 bytes, clean", ls)
+	}
+	ps, err := f.store.Pages(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats := map[string]int64{}
+	for _, p := range ps {
+		formats[p.Key.Set.FormatID] += p.Tiles
+	}
+	if len(formats) != 2 || formats["png"] != 1 || formats["pbf"] != 1 {
+		t.Fatalf("recount: got tiles by format %v, want one png and one pbf", formats)
+	}
+
+	f.configure(t, quota.Patch{Enabled: ptr(true), GlobalQuota: ptr(int64(0))})
+	if err := f.cleaner.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range tiles {
+		if _, found, err := f.tiles.Stat(ctx, k); err != nil || found {
+			t.Errorf("tile %s: got found %v (err %v) after the clean-up, want it deleted", k, found, err)
+		}
+	}
+	for _, k := range others {
+		if _, found, err := f.tiles.Stat(ctx, k); err != nil || !found {
+			t.Errorf("object %s: got found %v (err %v) after the clean-up, want it kept", k, found, err)
+		}
+	}
+}
