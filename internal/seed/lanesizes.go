@@ -9,7 +9,6 @@ import (
 	"context"
 	"maps"
 	"strconv"
-	"strings"
 	"sync"
 
 	"tilecache/internal/grid"
@@ -158,7 +157,7 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 			band = &listedColumn{lo: lo, hi: max(hi, lo+rowsAhead-1), sizes: map[int64]int64{}}
 			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
 			if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
-				if y, ok := parseRow(o.Key[len(prefix):]); ok && y >= band.lo && y <= band.hi {
+				if _, _, y, ok := ln.set.ParseKey(o.Key); ok && y >= band.lo && y <= band.hi {
 					band.sizes[y] = o.Size
 				}
 				return nil
@@ -226,16 +225,7 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 		eg.Go(func() error {
 			found := map[[2]int64]int64{}
 			err := ln.e.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
-				name := o.Key[len(dir):]
-				slash := strings.IndexByte(name, '/')
-				if slash <= 0 {
-					return nil
-				}
-				x, err := strconv.ParseInt(name[:slash], 10, 64)
-				if err != nil {
-					return nil
-				}
-				if y, ok := parseRow(name[slash+1:]); ok && cov.Contains(x, y) {
+				if _, x, y, ok := ln.set.ParseKey(o.Key); ok && cov.Contains(x, y) {
 					found[[2]int64{x, y}] = o.Size
 				}
 				return nil
@@ -324,14 +314,4 @@ func digitGroups(full, cov grid.TileRange) []keyGroup {
 		}
 	}
 	return out
-}
-
-// parseRow reads the row of a tile's key from its last part, "y.ext".
-func parseRow(name string) (int64, bool) {
-	dot := strings.IndexByte(name, '.')
-	if dot <= 0 {
-		return 0, false
-	}
-	y, err := strconv.ParseInt(name[:dot], 10, 64)
-	return y, err == nil
 }
