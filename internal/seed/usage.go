@@ -8,6 +8,8 @@ import (
 	"tilecache/internal/quota"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Usage is what the engine needs to keep disk usage right (implemented by
@@ -182,34 +184,25 @@ func (e *Engine) markDirty(ctx context.Context, layer, why string) {
 }
 
 // statSizes learns the sizes of keys (-1 for absent ones), PutConcurrency
-// at a time.
+// at a time. Every Stat runs (a plain group: one failure cancels none of
+// the others) and the first failure is the one reported.
 func (e *Engine) statSizes(ctx context.Context, keys []string) ([]int64, error) {
 	sizes := make([]int64, len(keys))
-	sem := make(chan struct{}, e.opts.PutConcurrency)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
+	var g errgroup.Group
+	g.SetLimit(e.opts.PutConcurrency)
 	for i, k := range keys {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			o, found, err := e.tiles.Stat(ctx, k)
 			switch {
 			case err != nil:
-				mu.Lock()
-				if first == nil {
-					first = storageErr("check tile %s: %w", k, err)
-				}
-				mu.Unlock()
+				return storageErr("check tile %s: %w", k, err)
 			case found:
 				sizes[i] = o.Size
 			default:
 				sizes[i] = -1
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	return sizes, first
+	return sizes, g.Wait()
 }
