@@ -1,6 +1,9 @@
 package wire
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -62,38 +65,83 @@ func QuotaConfigXML(c quota.Config) []byte {
 // there are layer quotas or when alwaysLayerQuotas is set (the PUT response,
 // §8.3, then shows "layerQuotas":[]); otherwise it is omitted (GET).
 func QuotaConfigJSON(c quota.Config, alwaysLayerQuotas bool) []byte {
-	b := make([]byte, 0, 320+len(c.LayerQuotas)*100)
-	b = append(b, `{"`+quotaRoot+`":{"enabled":`...)
-	b = strconv.AppendBool(b, c.Enabled)
-	b = append(b, `,"diskBlockSize":`...)
-	b = strconv.AppendInt(b, c.DiskBlockSize, 10)
-	b = append(b, `,"cacheCleanUpFrequency":`...)
-	b = strconv.AppendInt(b, c.CleanUpFrequency, 10)
-	b = append(b, `,"cacheCleanUpUnits":`...)
-	b = appendJSONString(b, c.CleanUpUnits)
-	b = append(b, `,"maxConcurrentCleanUps":`...)
-	b = strconv.AppendInt(b, c.MaxConcurrentCleanUps, 10)
-	b = append(b, `,"globalExpirationPolicyName":`...)
-	b = appendJSONString(b, c.GlobalPolicy)
-	b = append(b, `,"globalQuota":`...)
-	b = appendJSONQuota(b, c.GlobalQuota)
-	if len(c.LayerQuotas) > 0 || alwaysLayerQuotas {
-		b = append(b, `,"layerQuotas":[`...)
-		for i, lq := range c.LayerQuotas {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"layer":`...)
-			b = appendJSONString(b, lq.Layer)
-			b = append(b, `,"expirationPolicyName":`...)
-			b = appendJSONString(b, lq.Policy)
-			b = append(b, `,"quota":`...)
-			b = appendJSONQuota(b, lq.Quota)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+	doc := quotaConfigJSON{
+		Enabled:               c.Enabled,
+		DiskBlockSize:         c.DiskBlockSize,
+		CleanUpFrequency:      c.CleanUpFrequency,
+		CleanUpUnits:          jsonText(c.CleanUpUnits),
+		MaxConcurrentCleanUps: c.MaxConcurrentCleanUps,
+		GlobalPolicy:          jsonText(c.GlobalPolicy),
+		GlobalQuota:           newJSONQuota(c.GlobalQuota),
 	}
-	return append(b, "}}"...)
+	if len(c.LayerQuotas) > 0 || alwaysLayerQuotas {
+		lqs := make([]layerQuotaJSON, 0, len(c.LayerQuotas))
+		for _, lq := range c.LayerQuotas {
+			lqs = append(lqs, layerQuotaJSON{Layer: jsonText(lq.Layer), Policy: jsonText(lq.Policy), Quota: newJSONQuota(lq.Quota)})
+		}
+		doc.LayerQuotas = &lqs
+	}
+	return marshalJSON(struct {
+		Config quotaConfigJSON `json:"cacheQuotaConfiguration"`
+	}{doc})
+}
+
+// quotaConfigJSON is the body of the JSON disk-quota document; fields are
+// in the contract's order.
+type quotaConfigJSON struct {
+	Enabled               bool      `json:"enabled"`
+	DiskBlockSize         int64     `json:"diskBlockSize"`
+	CleanUpFrequency      int64     `json:"cacheCleanUpFrequency"`
+	CleanUpUnits          jsonText  `json:"cacheCleanUpUnits"`
+	MaxConcurrentCleanUps int64     `json:"maxConcurrentCleanUps"`
+	GlobalPolicy          jsonText  `json:"globalExpirationPolicyName"`
+	GlobalQuota           jsonQuota `json:"globalQuota"`
+	// LayerQuotas is nil to leave the member out and points to a non-nil,
+	// possibly empty, slice to write an array.
+	LayerQuotas *[]layerQuotaJSON `json:"layerQuotas,omitempty"`
+}
+
+type layerQuotaJSON struct {
+	Layer  jsonText  `json:"layer"`
+	Policy jsonText  `json:"expirationPolicyName"`
+	Quota  jsonQuota `json:"quota"`
+}
+
+// jsonQuota is a quota as {"value":"…","units":"…"}, in the largest unit
+// that divides it exactly (quota.FormatQuota). Both are plain ASCII.
+type jsonQuota struct {
+	Value string `json:"value"`
+	Units string `json:"units"`
+}
+
+func newJSONQuota(bytes int64) jsonQuota {
+	v, u := quota.FormatQuota(bytes)
+	return jsonQuota{Value: v, Units: u}
+}
+
+// jsonText is client-supplied text in a JSON document. It keeps the
+// package's string escaping (appendJSONString): encoding/json would write
+// \b and \f instead of \u0008 and \u000c and escape U+2028 and U+2029,
+// which would change the bytes of the documents.
+type jsonText string
+
+// MarshalJSON implements json.Marshaler.
+func (s jsonText) MarshalJSON() ([]byte, error) {
+	return appendJSONString(nil, string(s)), nil
+}
+
+// marshalJSON encodes v compactly with encoding/json, without HTML escaping
+// (which would also rewrite the output of jsonText) and without the
+// Encoder's trailing newline. v holds only types of this package that cannot
+// fail to encode.
+func marshalJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("wire: encode %T: %v", v, err))
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // DecodeQuotaPatchXML decodes a PUT /rest/diskquota.xml body (contract §8.3)
@@ -297,15 +345,4 @@ func decodeLayerQuota(n *node) (quota.LayerQuota, error) {
 		return quota.LayerQuota{}, apperr.Invalidf("layerQuotas: quota is required")
 	}
 	return lq, nil
-}
-
-// appendJSONQuota appends a quota as {"value":"…","units":"…"} in the
-// largest unit that divides it exactly.
-func appendJSONQuota(b []byte, bytes int64) []byte {
-	v, u := quota.FormatQuota(bytes)
-	b = append(b, `{"value":`...)
-	b = appendJSONString(b, v)
-	b = append(b, `,"units":`...)
-	b = appendJSONString(b, u)
-	return append(b, '}')
 }

@@ -25,53 +25,75 @@ func usageTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 // of its own has no quota and expirationPolicyName. Compact, no trailing
 // newline.
 func UsageJSON(r quota.Report) []byte {
-	b := make([]byte, 0, 256+len(r.Layers)*160)
+	doc := usageJSON{
+		Enabled:        r.Enabled,
+		DiskBlockSize:  r.BlockSize,
+		UsedBytes:      r.UsedBytes,
+		UsedTiles:      r.UsedTiles,
+		GlobalQuota:    newJSONQuota(r.GlobalQuota),
+		GlobalPolicy:   jsonText(r.GlobalPolicy),
+		RecountPending: recountPending(r),
+		Layers:         make([]layerUsageJSON, 0, len(r.Layers)),
+	}
+	if !r.LastCleanUp.IsZero() {
+		t := usageTime(r.LastCleanUp)
+		doc.LastCleanUp = &t
+	}
+	for _, l := range r.Layers {
+		lu := layerUsageJSON{
+			Layer:          jsonText(l.Layer),
+			UsedBytes:      l.UsedBytes,
+			UsedTiles:      l.UsedTiles,
+			RecountPending: l.RecountPending,
+		}
+		if l.HasQuota() {
+			q, policy := newJSONQuota(l.Quota), jsonText(l.Policy)
+			lu.Quota, lu.Policy = &q, &policy
+		}
+		doc.Layers = append(doc.Layers, lu)
+	}
+	return marshalJSON(struct {
+		Usage usageJSON `json:"diskQuotaUsage"`
+	}{doc})
+}
+
+// usageJSON is the body of the JSON usage report, fields in the order of
+// the documented example.
+type usageJSON struct {
+	Enabled       bool      `json:"enabled"`
+	DiskBlockSize int64     `json:"diskBlockSize"`
+	UsedBytes     int64     `json:"usedBytes"`
+	UsedTiles     int64     `json:"usedTiles"`
+	GlobalQuota   jsonQuota `json:"globalQuota"`
+	GlobalPolicy  jsonText  `json:"globalExpirationPolicyName"`
+	// LastCleanUp is nil (null) before the first clean-up. It is text from
+	// usageTime rather than a time.Time, whose MarshalJSON keeps the zone
+	// offset, writes up to nine fraction digits and fails past year 9999.
+	LastCleanUp    *string          `json:"lastCleanUp"`
+	RecountPending bool             `json:"recountPending"`
+	Layers         []layerUsageJSON `json:"layers"` // never nil: [] without layers
+}
+
+// layerUsageJSON is one layer's usage; quota and expirationPolicyName are
+// both set when the layer has a quota of its own
+// (quota.LayerReport.HasQuota) and both left out otherwise.
+type layerUsageJSON struct {
+	Layer          jsonText   `json:"layer"`
+	UsedBytes      int64      `json:"usedBytes"`
+	UsedTiles      int64      `json:"usedTiles"`
+	Quota          *jsonQuota `json:"quota,omitempty"`
+	Policy         *jsonText  `json:"expirationPolicyName,omitempty"`
+	RecountPending bool       `json:"recountPending"`
+}
+
+// recountPending is the report-wide flag: usage was never counted or some
+// layer waits for a recount.
+func recountPending(r quota.Report) bool {
 	pending := !r.Counted
 	for _, l := range r.Layers {
 		pending = pending || l.RecountPending
 	}
-	b = append(b, `{"`+usageRoot+`":{"enabled":`...)
-	b = strconv.AppendBool(b, r.Enabled)
-	b = append(b, `,"diskBlockSize":`...)
-	b = strconv.AppendInt(b, r.BlockSize, 10)
-	b = append(b, `,"usedBytes":`...)
-	b = strconv.AppendInt(b, r.UsedBytes, 10)
-	b = append(b, `,"usedTiles":`...)
-	b = strconv.AppendInt(b, r.UsedTiles, 10)
-	b = append(b, `,"globalQuota":`...)
-	b = appendJSONQuota(b, r.GlobalQuota)
-	b = append(b, `,"globalExpirationPolicyName":`...)
-	b = appendJSONString(b, r.GlobalPolicy)
-	b = append(b, `,"lastCleanUp":`...)
-	if r.LastCleanUp.IsZero() {
-		b = append(b, "null"...)
-	} else {
-		b = appendJSONString(b, usageTime(r.LastCleanUp))
-	}
-	b = append(b, `,"recountPending":`...)
-	b = strconv.AppendBool(b, pending)
-	b = append(b, `,"layers":[`...)
-	for i, l := range r.Layers {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"layer":`...)
-		b = appendJSONString(b, l.Layer)
-		b = append(b, `,"usedBytes":`...)
-		b = strconv.AppendInt(b, l.UsedBytes, 10)
-		b = append(b, `,"usedTiles":`...)
-		b = strconv.AppendInt(b, l.UsedTiles, 10)
-		if l.HasQuota() {
-			b = append(b, `,"quota":`...)
-			b = appendJSONQuota(b, l.Quota)
-			b = append(b, `,"expirationPolicyName":`...)
-			b = appendJSONString(b, l.Policy)
-		}
-		b = append(b, `,"recountPending":`...)
-		b = strconv.AppendBool(b, l.RecountPending)
-		b = append(b, '}')
-	}
-	return append(b, "]}}"...)
+	return pending
 }
 
 // UsageXML encodes the usage report of GET /rest/diskquota/usage.xml, the
@@ -91,10 +113,7 @@ func UsageXML(r quota.Report) []byte {
 		elem(indent+"  ", "units", u)
 		b.WriteString(indent + "</" + name + ">\n")
 	}
-	pending := !r.Counted
-	for _, l := range r.Layers {
-		pending = pending || l.RecountPending
-	}
+	pending := recountPending(r)
 	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<" + usageRoot + ">\n")
 	elem("  ", "enabled", strconv.FormatBool(r.Enabled))
 	elem("  ", "diskBlockSize", strconv.FormatInt(r.BlockSize, 10))
