@@ -17,7 +17,10 @@ import (
 )
 
 // AWSBackends connects to the bucket, table and queue of cfg, with
-// endpoints and credentials from the SDK's environment variables.
+// endpoints and credentials from the SDK's environment variables. Those
+// (AWS_REGION, AWS_ENDPOINT_URL_*, credentials) are the only ones read
+// here, and on purpose not through config: they are the SDK's conventions,
+// read when the clients are built; tilecache's own come in cfg.
 func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
 	awsCfg, err := awsconf.Load(ctx, os.LookupEnv)
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"tilecache/internal/quota"
 	"tilecache/internal/rest"
 	"tilecache/internal/seed"
+	"tilecache/internal/site"
 	"tilecache/internal/source"
 	"tilecache/internal/source/testpattern"
 	"tilecache/internal/source/upstream"
@@ -80,7 +81,7 @@ type Program struct {
 	Purger *cdn.Purger
 	// Site keeps the store marker, the tile sets' documents and the demo
 	// page in the tile store.
-	Site *Site
+	Site *site.Site
 	Backends
 
 	cfg   config.Config
@@ -102,7 +103,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if err != nil {
 		return nil, err
 	}
-	api := users.Middleware(rest.New(p.Engine, p.Tasks, rest.Options{
+	api := users.Middleware(rest.New(rest.Services{
+		Submitter: p.Engine, Estimator: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
+		Layers: p.Engine.Layers(), Quota: p.Tasks,
+	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
 		Usage:         p.Cleaner,
@@ -152,17 +156,17 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		return nil, err
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix}, log)
-	site := NewSite(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
+	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
 	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: site, Claims: b.Tasks,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: docs, Claims: b.Tasks,
 		ClaimTTL: cfg.ClaimTTL, MissWait: cfg.MissWait, MissQueue: cfg.MissQueue, MissTimeout: cfg.MissTimeout,
 		MissRemember: cfg.MissRemember, MissFailureBackoff: cfg.MissFailureBackoff,
 	}, log)
 	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
-	return &Program{Engine: engine, Cleaner: cleaner, Purger: purger, Site: site, Backends: b, cfg: cfg, log: log}, nil
+	return &Program{Engine: engine, Cleaner: cleaner, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log}, nil
 }
 
 // taskActivity answers quota.Activity from the task store.

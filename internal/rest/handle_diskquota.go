@@ -10,7 +10,7 @@ import (
 // getQuota answers GET /rest/diskquota.xml|.json (contract §8.2).
 func (h *Handler) getQuota(f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		cfg, err := h.quota.QuotaConfig(r.Context())
+		cfg, err := h.svc.Quota.QuotaConfig(r.Context())
 		if err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func (h *Handler) putQuota(f format) handlerFunc {
 		if err != nil {
 			return err
 		}
-		cfg, err := h.quota.UpdateQuotaConfig(r.Context(), func(c quota.Config) (quota.Config, error) { return c.Apply(p) })
+		cfg, err := h.svc.Quota.UpdateQuotaConfig(r.Context(), func(c quota.Config) (quota.Config, error) { return c.Apply(p) })
 		if err != nil {
 			return err
 		}

@@ -14,20 +14,16 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
 	"tilecache/internal/seed"
+	"tilecache/internal/site"
 	"tilecache/internal/tilestore"
 )
-
-// IndexObject is the object answered for "/": the demo map page, written
-// to the root of the bucket (under the key prefix) like every other object
-// the CDN serves.
-const IndexObject = "index.html"
 
 // Objects serves the tile store's objects the way the CDN in front of the
 // bucket does, so the local program and a deployment answer the same
 // URLs:
 //
 //	GET /{key without the key prefix}   e.g. /demo:world/EPSG:4326/png/default/3/5/2.png
-//	GET /                               the object index.html (the demo map page)
+//	GET /                               the object index.html (the demo map page, site.IndexObject)
 //
 // An object is answered with its stored Content-Type and Cache-Control and
 // with CORS headers allowing any origin; a missing one is a 404 text/plain.
@@ -84,7 +80,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rel := strings.TrimPrefix(r.URL.Path, "/")
 	if rel == "" {
-		rel = IndexObject
+		rel = site.IndexObject
 	}
 	if h.malformedTile(rel) {
 		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
@@ -121,17 +117,15 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // storeReadFailed answers a read of the tile store that failed: 503 when
-// the store is unreachable, else 500, logged; nothing when the client left.
+// the store is unreachable, else 500 (see failedStoreRead), logged;
+// nothing when the client left.
 func storeReadFailed(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	if r.Context().Err() != nil {
 		return
 	}
-	status := http.StatusInternalServerError
-	if apperr.Is(err, apperr.Unavailable) {
-		status = http.StatusServiceUnavailable
-	}
+	status, msg, _ := failedStoreRead.answer(err)
 	log.Error("read the tile store", "path", r.URL.Path, "err", err)
-	writeText(w, status, "The tile store could not be read")
+	writeText(w, status, msg)
 }
 
 // writeObject answers a stored object with its Content-Type (contentType

@@ -16,7 +16,7 @@ import (
 
 // listAll answers GET /rest/seed.json: every listed task of every layer.
 func (h *Handler) listAll(w http.ResponseWriter, r *http.Request) error {
-	tasks, err := h.engine.List(r.Context(), "")
+	tasks, err := h.svc.Tasks.List(r.Context(), "")
 	if err != nil {
 		return err
 	}
@@ -27,10 +27,10 @@ func (h *Handler) listAll(w http.ResponseWriter, r *http.Request) error {
 // listLayer answers GET /rest/seed/{layer}.json|.xml.
 func (h *Handler) listLayer(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if _, ok := h.engine.Layers().Layer(name); !ok {
+		if _, ok := h.svc.Layers.Layer(name); !ok {
 			return apperr.Invalidf("Unknown layer: %s", name)
 		}
-		tasks, err := h.engine.List(r.Context(), name)
+		tasks, err := h.svc.Tasks.List(r.Context(), name)
 		if err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 		if err != nil {
 			return err
 		}
-		tasks, err := h.engine.Submit(r.Context(), req)
+		tasks, err := h.svc.Submitter.Submit(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (h *Handler) estimate(name string, f format) handlerFunc {
 		if err != nil {
 			return err
 		}
-		est, err := h.engine.Estimate(r.Context(), req)
+		est, err := h.svc.Estimator.Estimate(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (h *Handler) postLayer(name string) handlerFunc {
 		case "application/xml", "text/xml":
 			return h.seed(name, formatXML)(w, r)
 		}
-		if _, ok := h.engine.Layers().Layer(name); !ok {
+		if _, ok := h.svc.Layers.Layer(name); !ok {
 			return apperr.Invalidf("Unknown layer: %s", name)
 		}
 		return h.kill(w, r, name)
@@ -193,7 +193,7 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 	if err != nil {
 		return err
 	}
-	killed, finished, err := h.engine.Kill(r.Context(), layer, set)
+	killed, finished, err := h.svc.Killer.Kill(r.Context(), layer, set)
 	if err != nil {
 		return err
 	}

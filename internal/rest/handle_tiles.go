@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
 	"tilecache/internal/seed"
@@ -98,7 +97,11 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	params, err := tr.layer.NormaliseParameters(pairs)
 	if err != nil {
-		writeText(w, http.StatusBadRequest, apperr.Message(err))
+		status, msg, logIt := failedRequest.answer(err) // Invalid: 400 with the filter's message
+		if logIt {
+			h.log.Error("read the tile parameters", "path", r.URL.Path, "err", err)
+		}
+		writeText(w, status, msg)
 		return
 	}
 	id, ext, _ := tilestore.Format(tr.format)

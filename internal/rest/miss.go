@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -23,8 +22,9 @@ type MissRenderer interface {
 // renders on miss (200, counted as an access like a stored tile), 404 when
 // it does not or the tile is blank (now or as remembered), 502/504 with a
 // fixed one-line reason (never the upstream's words, host or URL) when the
-// upstream failed, 503 with Retry-After when no render slot freed in time.
-// Every failure is answered Cache-Control: no-store (nothing was stored).
+// upstream failed, 503 with Retry-After when no render slot freed in time
+// (statuses and reasons from the error table, see failedRender). Every
+// failure is answered Cache-Control: no-store (nothing was stored).
 func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.Miss, setID string, rec AccessRecorder, log *slog.Logger) {
 	if mr == nil || r.Method != http.MethodGet {
 		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
@@ -45,30 +45,12 @@ func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.
 		return // the client went away
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	status, msg := missStatus(err)
+	status, msg, logIt := failedRender.answer(err)
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	if !errors.Is(err, seed.ErrBusy) && !errors.Is(err, seed.ErrUpstreamTimeout) &&
-		!errors.Is(err, seed.ErrUpstreamNoImage) && !errors.Is(err, seed.ErrUpstreamError) {
+	if logIt {
 		log.Error("render a missing tile", "path", r.URL.Path, "err", err) // the engine logged upstream failures
 	}
 	writeText(w, status, msg)
-}
-
-// missStatus is the status and fixed one-line reason of a failed miss.
-func missStatus(err error) (int, string) {
-	switch {
-	case errors.Is(err, seed.ErrUpstreamTimeout):
-		return http.StatusGatewayTimeout, seed.ErrUpstreamTimeout.Error()
-	case errors.Is(err, seed.ErrUpstreamNoImage):
-		return http.StatusBadGateway, seed.ErrUpstreamNoImage.Error()
-	case errors.Is(err, seed.ErrUpstreamError):
-		return http.StatusBadGateway, seed.ErrUpstreamError.Error()
-	case errors.Is(err, seed.ErrBusy):
-		return http.StatusServiceUnavailable, apperr.Message(seed.ErrBusy)
-	case apperr.Is(err, apperr.Unavailable):
-		return http.StatusServiceUnavailable, "The tile could not be rendered now; retry shortly"
-	}
-	return http.StatusInternalServerError, "The tile could not be rendered"
 }

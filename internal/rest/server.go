@@ -5,8 +5,10 @@
 // adapter drives it. Tiles serves stored tiles to clients, outside the
 // administration interface.
 //
-// Errors: handlers return errors classified by apperr; errorStatus is the
-// single table from kind to HTTP status. Client mistakes are answered 4xx
+// Errors: handlers return errors classified by apperr, and every failure
+// this package answers (the administration interface's, a tile's, an
+// object's, a missing tile's render) takes its status from one table, in
+// this file: causeStatus, then kindStatus. Client mistakes are answered 4xx
 // with a one-line text/plain message; internal errors are logged with
 // detail and answered with a generic message.
 package rest
@@ -27,16 +29,6 @@ import (
 // MaxBody is the largest request body accepted (contract §1).
 const MaxBody = 1 << 20
 
-// QuotaConfigStore persists the disk-quota configuration.
-type QuotaConfigStore interface {
-	// QuotaConfig returns the stored configuration, or quota.Default() if
-	// none was ever stored.
-	QuotaConfig(ctx context.Context) (quota.Config, error)
-	// UpdateQuotaConfig atomically replaces the configuration with
-	// fn(current); an error from fn changes nothing and is returned.
-	UpdateQuotaConfig(ctx context.Context, fn func(quota.Config) (quota.Config, error)) (quota.Config, error)
-}
-
 // Options configure the handler.
 type Options struct {
 	// BasePath is the mount prefix in front of /rest, e.g. "/gwc", used to
@@ -52,15 +44,14 @@ type Options struct {
 // Handler is the REST interface. Authentication is a separate middleware
 // (package auth) wrapped around it.
 type Handler struct {
-	engine *seed.Engine
-	quota  QuotaConfigStore
-	opts   Options
-	log    *slog.Logger
+	svc  Services
+	opts Options
+	log  *slog.Logger
 }
 
 // New returns the handler.
-func New(engine *seed.Engine, q QuotaConfigStore, opts Options, log *slog.Logger) *Handler {
-	return &Handler{engine: engine, quota: q, opts: opts, log: log}
+func New(svc Services, opts Options, log *slog.Logger) *Handler {
+	return &Handler{svc: svc, opts: opts, log: log}
 }
 
 // handlerFunc is a handler that returns its error to be answered in one place.
@@ -84,37 +75,90 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// errorStatus is the single mapping from error kind to HTTP status.
-func errorStatus(k apperr.Kind) int {
-	switch k {
-	case apperr.Invalid:
-		return http.StatusBadRequest
-	case apperr.NotFound:
-		return http.StatusNotFound
-	case apperr.Conflict:
-		return http.StatusConflict
-	case apperr.TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case apperr.Unsupported:
-		return http.StatusUnsupportedMediaType
-	case apperr.Unavailable:
-		return http.StatusServiceUnavailable
+// The error table: every failure this package answers takes its status
+// from here. causeStatus comes first: errors answered with a status and a
+// fixed reason of their own whatever their kind (a failed render of a
+// missing tile; the reason is the error's text, never the upstream's
+// words, and the engine logged the failure where it was made). Every other
+// error is answered by its kind, through kindStatus; a kind missing there
+// is a 500.
+var (
+	causeStatus = []struct {
+		err    error
+		status int
+	}{
+		{seed.ErrUpstreamTimeout, http.StatusGatewayTimeout},
+		{seed.ErrUpstreamNoImage, http.StatusBadGateway},
+		{seed.ErrUpstreamError, http.StatusBadGateway},
+		{seed.ErrBusy, http.StatusServiceUnavailable},
 	}
-	return http.StatusInternalServerError
+	kindStatus = map[apperr.Kind]int{
+		apperr.Invalid:     http.StatusBadRequest,
+		apperr.NotFound:    http.StatusNotFound,
+		apperr.Conflict:    http.StatusConflict,
+		apperr.TooLarge:    http.StatusRequestEntityTooLarge,
+		apperr.Unsupported: http.StatusUnsupportedMediaType,
+		apperr.Unavailable: http.StatusServiceUnavailable,
+		apperr.Internal:    http.StatusInternalServerError,
+	}
+)
+
+// failing words the failures of one kind of operation.
+type failing struct {
+	// serverSide: the client cannot have caused the failure (a render, a
+	// read of the tile store), so every kind but Unavailable is answered
+	// as Internal.
+	serverSide  bool
+	internal    string // the line answered for an Internal error
+	unavailable string // the line answered for an Unavailable error; "" for the error's own message
+}
+
+// The operations whose failures are answered.
+var (
+	// failedRequest: a request the client may have got wrong (a handler of
+	// the administration interface, a tile's parameters).
+	failedRequest = failing{internal: "Internal server error; see the server log"}
+	// failedRender: a render of a missing tile.
+	failedRender = failing{serverSide: true, internal: "The tile could not be rendered",
+		unavailable: "The tile could not be rendered now; retry shortly"}
+	// failedStoreRead: a read of the tile store.
+	failedStoreRead = failing{serverSide: true, internal: "The tile store could not be read",
+		unavailable: "The tile store could not be read"}
+)
+
+// answer looks err up in the error table: the status, the one line the
+// client is told, and whether err is to be logged where it is answered
+// (an Internal or Unavailable error; not a cause).
+func (f failing) answer(err error) (status int, msg string, logIt bool) {
+	for _, c := range causeStatus {
+		if errors.Is(err, c.err) {
+			return c.status, c.err.Error(), false
+		}
+	}
+	kind := apperr.KindOf(err)
+	if f.serverSide && kind != apperr.Unavailable {
+		kind = apperr.Internal
+	}
+	status, ok := kindStatus[kind]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	switch {
+	case kind == apperr.Internal:
+		return status, f.internal, true
+	case kind == apperr.Unavailable && f.unavailable != "":
+		return status, f.unavailable, true
+	}
+	return status, apperr.Message(err), kind == apperr.Unavailable
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	kind := apperr.KindOf(err)
-	status := errorStatus(kind)
-	msg := apperr.Message(err)
-	switch {
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away
-	case kind == apperr.Internal || kind == apperr.Unavailable:
+	}
+	status, msg, logIt := failedRequest.answer(err)
+	if logIt {
 		h.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		if kind == apperr.Internal {
-			msg = "Internal server error; see the server log"
-		}
 	}
 	writeText(w, status, msg)
 }

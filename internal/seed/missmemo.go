@@ -1,7 +1,6 @@
 package seed
 
 import (
-	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -64,13 +63,7 @@ func failure(kind string, cause error) error {
 // an image (a WMS exception delivered as 200, an undecodable body), or any
 // other upstream error.
 func failKind(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return failTimeout
-	}
-	if ue, ok := errors.AsType[*upstream.Error](err); ok && ue.Status == 200 {
-		return failNoImage
-	}
-	return failError
+	return [...]string{upstream.FailureError: failError, upstream.FailureTimeout: failTimeout, upstream.FailureNotImage: failNoImage}[upstream.Classify(err)]
 }
 
 func (o outcome) note() string {

@@ -1,4 +1,11 @@
-package app
+// Package site keeps what the tile store holds besides tiles, so that
+// other programs can read the bucket on their own: GeoWebCache's store
+// marker, the discovery documents of every tile set (written through
+// package discovery) and the demo map page at the root (IndexObject). The
+// seeding engine asks a Site for a tile set's documents as it writes the
+// tile set (seed.Documents); Publish writes everything, at the local
+// program's start and on a deployment's first clean-up.
+package site
 
 import (
 	"bytes"
@@ -11,9 +18,13 @@ import (
 	"tilecache/internal/discovery"
 	"tilecache/internal/gwcmeta"
 	"tilecache/internal/layer"
-	"tilecache/internal/rest"
 	"tilecache/internal/tilestore"
 )
+
+// IndexObject is the key, under the key prefix, of the demo map page: the
+// object answered for "/", where the CDN in front of the bucket and the
+// local program serve it.
+const IndexObject = "index.html"
 
 // Site keeps what the tile store holds besides tiles, so that other
 // programs can read it: GeoWebCache's store marker, the discovery
@@ -28,9 +39,10 @@ type Site struct {
 	log    *slog.Logger
 }
 
-// NewSite returns the site of a tile store whose objects are served from
-// publicURL ("" for root-relative links).
-func NewSite(tiles tilestore.Store, layers *layer.Catalogue, prefix, publicURL string, page []byte, log *slog.Logger) *Site {
+// New returns the site of a tile store whose objects are served from
+// publicURL ("" for root-relative links); page is the demo page (nil:
+// none).
+func New(tiles tilestore.Store, layers *layer.Catalogue, prefix, publicURL string, page []byte, log *slog.Logger) *Site {
 	return &Site{tiles: tiles, prefix: prefix, docs: discovery.NewPublisher(tiles, layers, prefix, publicURL, log), page: page, log: log}
 }
 
@@ -54,7 +66,7 @@ func (s *Site) Publish(ctx context.Context) ([]string, error) {
 	var changed []string
 	errs := []error{s.mark(ctx)}
 	if s.page != nil {
-		key := rest.IndexObject
+		key := IndexObject
 		if s.prefix != "" {
 			key = s.prefix + "/" + key
 		}

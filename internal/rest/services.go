@@ -1,0 +1,79 @@
+package rest
+
+import (
+	"context"
+
+	"tilecache/internal/layer"
+	"tilecache/internal/quota"
+	"tilecache/internal/seed"
+	"tilecache/internal/task"
+)
+
+// QuotaConfigStore persists the disk-quota configuration.
+type QuotaConfigStore interface {
+	// QuotaConfig returns the stored configuration, or quota.Default() if
+	// none was ever stored.
+	QuotaConfig(ctx context.Context) (quota.Config, error)
+	// UpdateQuotaConfig atomically replaces the configuration with
+	// fn(current); an error from fn changes nothing and is returned.
+	UpdateQuotaConfig(ctx context.Context, fn func(quota.Config) (quota.Config, error)) (quota.Config, error)
+}
+
+// The seeding engine's calls the handlers make, one interface per call;
+// seed.Engine implements each. A request the client got wrong is an
+// apperr.Invalid error whose message is answered as it is.
+
+// Submitter takes seed, reseed and truncate requests.
+type Submitter interface {
+	// Submit validates and records r and starts what the pool allows; it
+	// returns the created tasks as they are after that first dispatch. A
+	// rejected request records nothing.
+	Submit(ctx context.Context, r seed.Request) ([]task.Task, error)
+}
+
+// Estimator plans a seed request without submitting it.
+type Estimator interface {
+	// Estimate plans r as Submit would (the same validation and errors)
+	// and returns what it would cost; nothing is recorded.
+	Estimate(ctx context.Context, r seed.Request) (seed.Estimate, error)
+}
+
+// TaskLister lists tasks.
+type TaskLister interface {
+	// List returns the listed tasks (contract §5.1) of layer, or of every
+	// layer when layer is ""; none is an empty list, not an error.
+	List(ctx context.Context, layer string) ([]task.Task, error)
+}
+
+// TaskKiller terminates tasks.
+type TaskKiller interface {
+	// Kill terminates the tasks of set, of layer or of every layer when
+	// layer is ""; it returns the terminated tasks as they were before and
+	// the listed tasks that had already finished.
+	Kill(ctx context.Context, layer string, set seed.KillSet) (killed, finished []task.Task, err error)
+}
+
+// MassTruncater deletes every tile of a layer.
+type MassTruncater interface {
+	// MassTruncate deletes every object of layer before it returns and
+	// reports how many it deleted; an unknown layer is Invalid.
+	MassTruncate(ctx context.Context, layer string) (int64, error)
+}
+
+// LayerFinder finds configured layers by name (layer.Catalogue does).
+type LayerFinder interface {
+	// Layer returns the layer called name; ok is false when there is none.
+	Layer(name string) (l *layer.Layer, ok bool)
+}
+
+// Services are what the handler's routes call, each narrowed to those
+// calls; each is required by the routes noted beside it.
+type Services struct {
+	Submitter Submitter        // POST /rest/seed/{layer}
+	Estimator Estimator        // POST /rest/estimate/{layer}
+	Tasks     TaskLister       // GET /rest/seed.json, /rest/seed/{layer}
+	Killer    TaskKiller       // kill requests
+	Truncater MassTruncater    // POST /rest/masstruncate
+	Layers    LayerFinder      // which layers a seed path may name
+	Quota     QuotaConfigStore // /rest/diskquota
+}
