@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -17,15 +15,19 @@ import (
 
 	"tilecache/internal/config"
 	"tilecache/internal/metrics"
-	"tilecache/internal/queue"
+	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/rest"
 )
 
-// HandleSQS is the worker function's handler: it works each lane message
-// of the batch in turn and reports the messages to deliver again as batch
-// item failures, so SQS redelivers just those. A body that is not a lane
-// message is reported too: after the queue's maxReceiveCount it moves to
-// the dead-letter queue, where it can be inspected.
+// HandleSQS is the worker function's handler: it takes each lane message
+// of the batch in turn in as `tilecache serve`'s workers do (the body read
+// by sqsqueue.ParseDelivery, the message handled by seed.Engine.Handle) and
+// reports the messages to deliver again as batch item failures, so SQS
+// redelivers just those. A body that is not a lane message
+// (queue.DecodeMessage refuses it) is reported too, never worked nor
+// acked: after the queue's maxReceiveCount it moves to the dead-letter
+// queue, where it can be inspected — as it does when a worker process's
+// Receive skips it.
 func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
@@ -38,18 +40,13 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 			fail(rec.MessageId) // no time left: let SQS hand it to the next invocation
 			continue
 		}
-		msg, err := decodeLane(rec.Body)
+		d, err := sqsqueue.ParseDelivery(rec.Body, rec.ReceiptHandle, rec.Attributes)
 		if err != nil {
 			p.log.Error("poison lane message", "message_id", rec.MessageId, "err", err)
 			fail(rec.MessageId)
 			continue
 		}
-		attempt, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
-		if ms, err := strconv.ParseInt(rec.Attributes["SentTimestamp"], 10, 64); err == nil && ms > 0 {
-			metrics.LaneLag.Observe(max(time.Since(time.UnixMilli(ms)), 0).Seconds())
-		}
-		if err := p.work(ctx, msg, max(attempt, 1)); err != nil {
-			p.log.Error("lane work failed; message will be redelivered", "message_id", rec.MessageId, "task", msg.TaskID, "err", err)
+		if err := p.Engine.Handle(ctx, d); err != nil { // logged by Handle
 			fail(rec.MessageId)
 		}
 	}
@@ -104,29 +101,6 @@ func (p *Program) flushCDN(ctx context.Context) {
 
 // flushBudget bounds the time an invocation spends sending invalidations.
 const flushBudget = 10 * time.Second
-
-// work is Engine.Work with a panic turned into an error: the message is
-// reported as a batch item failure and the invocation goes on.
-func (p *Program) work(ctx context.Context, msg queue.Message, attempt int) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.log.Error("lane work panicked", "task", msg.TaskID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			err = fmt.Errorf("lane of task %d panicked: %v", msg.TaskID, r)
-		}
-	}()
-	return p.Engine.Work(ctx, msg, attempt)
-}
-
-func decodeLane(body string) (queue.Message, error) {
-	var m queue.Message
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		return m, fmt.Errorf("decode lane message: %w", err)
-	}
-	if m.TaskID < 1 || m.Cursor < 0 {
-		return m, fmt.Errorf("lane message %q has no valid task and cursor", body)
-	}
-	return m, nil
-}
 
 // HandleSchedule is the cleaner function's handler, run every minute by an
 // EventBridge schedule: it re-enqueues lanes whose heartbeat is stale,

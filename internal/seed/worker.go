@@ -95,9 +95,45 @@ func (e *Engine) finish(ctx context.Context, t task.Task, status task.Status) er
 	return nil
 }
 
+// Handle is the one intake of a delivered lane message, for every way a
+// message arrives: RunWorkers calls it for each message it receives, and
+// the worker function (app.Program.HandleSQS) for each record of its SQS
+// event. It records the lane's lag (the time since d.Sent, when known),
+// works the message (Work, as delivery d.Attempt) and turns a panic there
+// into an error, so that whatever goes wrong stops this lane only.
+//
+// It returns nil when the message is finished with and is to be acked
+// (worked, continued, stale or dropped), and an error when it is to be
+// delivered again (and, failing again and again, dead-lettered by the
+// queue's redrive policy). A failure or panic is logged here, with the
+// panic's stack; a failure because ctx was cancelled (the process stops)
+// is not.
+//
+// d.Message is valid: bodies are decoded, and poison refused, by the
+// queue's one reader (queue.DecodeMessage) before there is a delivery.
+func (e *Engine) Handle(ctx context.Context, d queue.Delivery) (err error) {
+	if !d.Sent.IsZero() {
+		metrics.LaneLag.Observe(max(time.Since(d.Sent), 0).Seconds())
+	}
+	defer func() {
+		r := recover()
+		switch {
+		case r != nil:
+			err = fmt.Errorf("lane of task %d panicked: %v", d.Message.TaskID, r)
+			e.log.Error("lane work panicked; message will be redelivered", "task", d.Message.TaskID, "cursor", d.Message.Cursor,
+				"attempt", d.Attempt, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		case err != nil && !errors.Is(err, context.Canceled):
+			e.log.Error("lane work failed; message will be redelivered", "task", d.Message.TaskID, "cursor", d.Message.Cursor,
+				"attempt", d.Attempt, "err", err)
+		}
+	}()
+	return e.Work(ctx, d.Message, d.Attempt)
+}
+
 // RunWorkers receives lane messages and works them with n concurrent
 // workers until ctx ends. Each message's visibility is extended while it
-// is worked; a message whose work failed is left to be delivered again.
+// is worked (Handle); a message Handle finished with is acked, and one
+// whose work failed is left to be delivered again.
 func (e *Engine) RunWorkers(ctx context.Context, n int) {
 	var wg sync.WaitGroup
 	for range n {
@@ -112,7 +148,7 @@ func (e *Engine) RunWorkers(ctx context.Context, n int) {
 					continue
 				}
 				for _, d := range ds {
-					e.handle(ctx, d)
+					e.handleReceived(ctx, d)
 				}
 			}
 		})
@@ -120,18 +156,9 @@ func (e *Engine) RunWorkers(ctx context.Context, n int) {
 	wg.Wait()
 }
 
-func (e *Engine) handle(ctx context.Context, d queue.Delivery) {
-	defer func() {
-		// Whatever else panics while a lane is worked stops this lane only:
-		// its message is delivered again (and, repeated, dead-lettered).
-		if r := recover(); r != nil {
-			e.log.Error("lane work panicked; message will be redelivered", "task", d.Message.TaskID,
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		}
-	}()
-	if !d.Sent.IsZero() {
-		metrics.LaneLag.Observe(max(time.Since(d.Sent), 0).Seconds())
-	}
+// handleReceived is Handle of a message RunWorkers received, keeping it
+// invisible meanwhile, and its ack when Handle finished with it.
+func (e *Engine) handleReceived(ctx context.Context, d queue.Delivery) {
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { // keep the message invisible while it is worked
@@ -148,15 +175,11 @@ func (e *Engine) handle(ctx context.Context, d queue.Delivery) {
 			}
 		}
 	})
-	defer func() { stop(); wg.Wait() }() // also when Work panics
-	err := e.Work(wctx, d.Message, d.Attempt)
+	err := e.Handle(wctx, d)
 	stop()
 	wg.Wait()
 	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			e.log.Error("lane work failed; message will be redelivered", "task", d.Message.TaskID, "attempt", d.Attempt, "err", err)
-		}
-		return
+		return // Handle logged it; the message is delivered again
 	}
 	if err := e.queue.Ack(ctx, d); err != nil && ctx.Err() == nil {
 		e.log.Warn("ack lane message", "task", d.Message.TaskID, "err", err)

@@ -65,10 +65,17 @@ func New() *Queue {
 	}
 }
 
-// Send enqueues msgs, at most queue.MaxBatch of them.
+// Send enqueues msgs, at most queue.MaxBatch of them, all valid
+// (queue.Message.Validate): the messages SQS carries as bodies that
+// queue.DecodeMessage reads back.
 func (q *Queue) Send(ctx context.Context, msgs ...queue.Message) error {
 	if len(msgs) > queue.MaxBatch {
 		return apperr.Invalidf("send %d messages: at most %d per call", len(msgs), queue.MaxBatch)
+	}
+	for i, m := range msgs {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("send %d messages: entry %d: %w", len(msgs), i, err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("send %d messages: %w", len(msgs), err)

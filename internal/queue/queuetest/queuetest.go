@@ -65,6 +65,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"AckedNeverReappears", testAckedNeverReappears},
 		{"Extend", testExtend},
 		{"SendTooMany", testSendTooMany},
+		{"SendInvalid", testSendInvalid},
 		{"ContextEnds", testContextEnds},
 		{"Concurrent", testConcurrent},
 	}
@@ -157,11 +158,11 @@ func sorted(msgs []queue.Message) []queue.Message {
 func testRoundTrip(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 	q := newQueue(t)
 	sent := []queue.Message{
-		{TaskID: 1, Cursor: 0},
-		{TaskID: 0, Cursor: 0},
+		{TaskID: 1, Cursor: 0}, // the smallest valid message
+		{TaskID: 2, Cursor: 7},
 		{TaskID: 42, Cursor: 1<<53 + 1}, // not representable as a float64
+		{TaskID: 1<<53 + 1, Cursor: 3},
 		{TaskID: math.MaxInt64, Cursor: math.MaxInt64},
-		{TaskID: -7, Cursor: math.MinInt64},
 	}
 	before := time.Now().Add(-2 * time.Second) // SQS stamps in milliseconds, on its own clock
 	mustSend(t, q, sent...)
@@ -328,6 +329,28 @@ func testSendTooMany(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		t.Errorf("Send(%d messages): got error %v, want kind %v", len(msgs), err, apperr.Invalid)
 	}
 	expectNone(t, q, shortWait, time.Time{}) // none of the batch was sent
+}
+
+// testSendInvalid: a batch holding a message that is not valid
+// (queue.Message.Validate) is refused whole, so no queue ever carries a
+// message its workers would refuse.
+func testSendInvalid(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
+	q := newQueue(t)
+	good := queue.Message{TaskID: 1, Cursor: 0}
+	for _, bad := range []queue.Message{
+		{TaskID: 0, Cursor: 0},
+		{TaskID: -7, Cursor: 3},
+		{TaskID: 1, Cursor: -1},
+		{TaskID: math.MinInt64, Cursor: math.MinInt64},
+	} {
+		if err := bad.Validate(); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("%+v.Validate(): got %v, want kind %v", bad, err, apperr.Invalid)
+		}
+		if err := q.Send(t.Context(), good, bad); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("Send(%+v, %+v): got error %v, want kind %v", good, bad, err, apperr.Invalid)
+		}
+	}
+	expectNone(t, q, shortWait, time.Time{}) // none of the batches was sent
 }
 
 func testContextEnds(t *testing.T, newQueue func(t *testing.T) queue.Queue) {

@@ -143,6 +143,8 @@ func TestInvalidArguments(t *testing.T) {
 		{"Extend negative visibility", func() error { return q.Extend(ctx, d, -time.Second) }},
 		{"Extend visibility over 12h", func() error { return q.Extend(ctx, d, 13*time.Hour) }},
 		{"Send 11", func() error { return q.Send(ctx, make([]queue.Message, 11)...) }},
+		{"Send task 0", func() error { return q.Send(ctx, queue.Message{TaskID: 1}, queue.Message{TaskID: 0, Cursor: 1}) }},
+		{"Send negative cursor", func() error { return q.Send(ctx, queue.Message{TaskID: 1, Cursor: -1}) }},
 	}
 	for _, tt := range tests {
 		if err := tt.call(); !apperr.Is(err, apperr.Invalid) {
@@ -180,7 +182,7 @@ func TestExtendRequest(t *testing.T) {
 
 func TestSendBatch(t *testing.T) {
 	f, q := newFake(t)
-	msgs := []queue.Message{{TaskID: 1, Cursor: 0}, {TaskID: 1, Cursor: 1}, {TaskID: 9223372036854775807, Cursor: -9223372036854775808}}
+	msgs := []queue.Message{{TaskID: 1, Cursor: 0}, {TaskID: 1, Cursor: 1}, {TaskID: 9223372036854775807, Cursor: 9223372036854775807}}
 	// The SDK checks MD5OfMessageBody only when present: the fake omits it.
 	f.respond = func(c call) (int, map[string]string, string) {
 		return 200, nil, `{"Successful":[{"Id":"0","MessageId":"m0"}],
@@ -191,7 +193,7 @@ func TestSendBatch(t *testing.T) {
 	if !apperr.Is(err, apperr.Unavailable) {
 		t.Fatalf("Send with failed entries: got %v, want kind %v", err, apperr.Unavailable)
 	}
-	for _, want := range []string{"2 of 3 messages failed", "entry 1 (task 1 cursor 1): InternalError (try again)", "entry 2 (task 9223372036854775807 cursor -9223372036854775808)"} {
+	for _, want := range []string{"2 of 3 messages failed", "entry 1 (task 1 cursor 1): InternalError (try again)", "entry 2 (task 9223372036854775807 cursor 9223372036854775807)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
@@ -204,7 +206,7 @@ func TestSendBatch(t *testing.T) {
 	if c.Op != "SendMessageBatch" || len(entries) != 3 {
 		t.Fatalf("Send sent %s %v; want SendMessageBatch with 3 entries", c.Op, c.Body)
 	}
-	if e, _ := entries[2].(map[string]any); e["MessageBody"] != `{"task":9223372036854775807,"cursor":-9223372036854775808}` || e["Id"] != "2" {
+	if e, _ := entries[2].(map[string]any); e["MessageBody"] != `{"task":9223372036854775807,"cursor":9223372036854775807}` || e["Id"] != "2" {
 		t.Errorf("entry 2: got %v, want the exact JSON body with id 2", e)
 	}
 
@@ -220,24 +222,58 @@ func TestReceiveDecoding(t *testing.T) {
 	f, q := newFake(t)
 	f.respond = func(c call) (int, map[string]string, string) {
 		return 200, nil, `{"Messages":[
-			{"MessageId":"1","ReceiptHandle":"h1","Body":"{\"task\":1,\"cursor\":9007199254740993}","Attributes":{"ApproximateReceiveCount":"3"}},
+			{"MessageId":"1","ReceiptHandle":"h1","Body":"{\"task\":1,\"cursor\":9007199254740993}","Attributes":{"ApproximateReceiveCount":"3","SentTimestamp":"1763806502120"}},
 			{"MessageId":"2","ReceiptHandle":"h2","Body":"garbage","Attributes":{"ApproximateReceiveCount":"1"}},
 			{"MessageId":"3","ReceiptHandle":"h3","Body":"{\"task\":2,\"cursor\":0}"},
-			{"MessageId":"4","Body":"{\"task\":3,\"cursor\":0}"}]}`
+			{"MessageId":"4","Body":"{\"task\":3,\"cursor\":0}"},
+			{"MessageId":"5","ReceiptHandle":"h5","Body":"{\"task\":5}"},
+			{"MessageId":"6","ReceiptHandle":"h6","Body":"{\"task\":0,\"cursor\":0}"}]}`
 	}
 	ds, err := q.Receive(t.Context(), 10, 0, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []queue.Delivery{
-		{Message: queue.Message{TaskID: 1, Cursor: 9007199254740993}, Handle: "h1", Attempt: 3},
+		{Message: queue.Message{TaskID: 1, Cursor: 9007199254740993}, Handle: "h1", Attempt: 3, Sent: time.UnixMilli(1763806502120)},
 		{Message: queue.Message{TaskID: 2, Cursor: 0}, Handle: "h3", Attempt: 1}, // no count: first delivery
 	}
-	if len(ds) != len(want) || ds[0] != want[0] || ds[1] != want[1] {
+	if len(ds) != len(want) || !ds[0].Sent.Equal(want[0].Sent) || ds[1] != want[1] {
 		t.Errorf("Receive: got %+v, want %+v", ds, want)
 	}
-	if got := q.Poisoned(); got != 2 {
-		t.Errorf("Poisoned(): got %d, want 2 (a bad body and a missing receipt handle)", got)
+	if got := q.Poisoned(); got != 4 {
+		t.Errorf("Poisoned(): got %d, want 4 (three bodies queue.DecodeMessage refuses and a missing receipt handle)", got)
+	}
+}
+
+// TestParseDelivery: the reading of one SQS message that Receive and the
+// worker function share.
+func TestParseDelivery(t *testing.T) {
+	sent := time.UnixMilli(1763806502120)
+	tests := []struct {
+		name  string
+		body  string
+		attrs map[string]string
+		want  queue.Delivery
+	}{
+		{"as received", `{"task":2,"cursor":2}`, map[string]string{"ApproximateReceiveCount": "3", "SentTimestamp": "1763806502120", "SenderId": "x"},
+			queue.Delivery{Message: queue.Message{TaskID: 2, Cursor: 2}, Handle: "rh", Attempt: 3, Sent: sent}},
+		{"no attributes", `{"task":2,"cursor":2}`, nil,
+			queue.Delivery{Message: queue.Message{TaskID: 2, Cursor: 2}, Handle: "rh", Attempt: 1}},
+		{"unreadable attributes", `{"cursor":0,"task":7}`, map[string]string{"ApproximateReceiveCount": "zero", "SentTimestamp": "-5"},
+			queue.Delivery{Message: queue.Message{TaskID: 7, Cursor: 0}, Handle: "rh", Attempt: 1}},
+		{"count 0", `{"task":7,"cursor":0}`, map[string]string{"ApproximateReceiveCount": "0", "SentTimestamp": "yesterday"},
+			queue.Delivery{Message: queue.Message{TaskID: 7, Cursor: 0}, Handle: "rh", Attempt: 1}},
+	}
+	for _, tt := range tests {
+		got, err := sqsqueue.ParseDelivery(tt.body, "rh", tt.attrs)
+		if err != nil || got.Message != tt.want.Message || got.Handle != tt.want.Handle || got.Attempt != tt.want.Attempt || !got.Sent.Equal(tt.want.Sent) {
+			t.Errorf("%s: ParseDelivery(%s): got %+v, %v; want %+v", tt.name, tt.body, got, err, tt.want)
+		}
+	}
+	for _, body := range []string{"", "garbage", `{"task":5}`, `{"task":0,"cursor":0}`, `{"task":1,"cursor":2,"x":3}`} {
+		if d, err := sqsqueue.ParseDelivery(body, "rh", map[string]string{"ApproximateReceiveCount": "1"}); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("ParseDelivery(%q): got %+v, %v; want kind %v (the error of queue.DecodeMessage)", body, d, err, apperr.Invalid)
+		}
 	}
 }
 
@@ -274,7 +310,7 @@ func TestErrorMapping(t *testing.T) {
 			f.respond = func(call) (int, map[string]string, string) { return tt.status, tt.header, tt.body }
 			d := queue.Delivery{Handle: "abc"}
 			calls := map[string]func() error{
-				"Send":    func() error { return q.Send(t.Context(), queue.Message{}) },
+				"Send":    func() error { return q.Send(t.Context(), queue.Message{TaskID: 1}) },
 				"Receive": func() error { _, err := q.Receive(t.Context(), 1, 0, time.Second); return err },
 				"Ack":     func() error { return q.Ack(t.Context(), d) },
 				"Extend":  func() error { return q.Extend(t.Context(), d, time.Second) },
@@ -315,7 +351,7 @@ func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	calls := map[string]func() error{
-		"Send":    func() error { return q.Send(ctx, queue.Message{}) },
+		"Send":    func() error { return q.Send(ctx, queue.Message{TaskID: 1}) },
 		"Receive": func() error { _, err := q.Receive(ctx, 1, time.Second, time.Second); return err },
 		"Ack":     func() error { return q.Ack(ctx, queue.Delivery{Handle: "h"}) },
 		"Extend":  func() error { return q.Extend(ctx, queue.Delivery{Handle: "h"}, time.Second) },

@@ -1,24 +1,31 @@
 // Package sqsqueue is the queue.Queue adapter for Amazon SQS (and for
 // SQS-compatible servers such as fauxqs, which the tests use).
 //
-// Each queue.Message travels as the JSON body of one SQS message. The
-// adapter maps the port onto standard-queue calls: Send is one
-// SendMessageBatch, Receive one ReceiveMessage, Ack one DeleteMessage and
-// Extend one ChangeMessageVisibility. SQS counts time in whole seconds, so
+// Each queue.Message travels as the body of one SQS message, written by
+// queue.EncodeMessage and read by queue.DecodeMessage. The adapter maps
+// the port onto standard-queue calls: Send is one SendMessageBatch,
+// Receive one ReceiveMessage, Ack one DeleteMessage and Extend one
+// ChangeMessageVisibility. SQS counts time in whole seconds, so
 // durations are rounded up (see Receive and Extend).
 //
 // # Poison messages
 //
-// A message whose body is not a queue.Message (not JSON, unknown or missing
-// fields, trailing data) cannot be processed by any worker. Receive skips
-// it: it is neither returned nor deleted, and nothing is logged here. It
-// stays invisible for the visibility timeout of the Receive that got it and
-// then becomes visible again, and once it has been received more often than
-// the queue's redrive policy allows (maxReceiveCount, 5 for the queues that
-// CreateQueue makes) SQS moves it to the dead-letter queue, where an
-// operator can inspect it. Poisoned reports how many such receipts this
+// A message whose body queue.DecodeMessage refuses (not JSON, a member
+// missing, unknown or repeated, a value that is no integer, data after the
+// object, a task id under 1 or a negative cursor) cannot be processed by
+// any worker. Receive skips it: it is neither returned nor deleted, and
+// nothing is logged here. It stays invisible for the visibility timeout of
+// the Receive that got it and then becomes visible again, and once it has
+// been received more often than the queue's redrive policy allows
+// (maxReceiveCount, 5 for the queues that CreateQueue makes) SQS moves it
+// to the dead-letter queue, where an operator can inspect it. Poisoned reports how many such receipts this
 // Queue has skipped. A queue without a redrive policy keeps a poison message
 // until its retention period ends.
+//
+// The worker function meets the same messages through the SQS event source
+// rather than Receive: it takes each one in with ParseDelivery, as Receive
+// does, and reports a refused one as a batch item failure, so the event
+// source leaves it in the queue and the same redrive policy applies.
 //
 // Never dial a queue URL directly: emulators return URLs with hosts that do
 // not resolve. The SDK sends every request to the client's endpoint
@@ -31,7 +38,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -89,15 +95,17 @@ func (q *Queue) URL() string { return q.url }
 // (entries that succeeded, not API calls).
 func (q *Queue) Sent() int64 { return q.sent.Load() }
 
-// Poisoned reports how many received messages Receive skipped because their
-// body was not a queue.Message. A poison message counts once per receipt.
+// Poisoned reports how many received messages Receive skipped because
+// queue.DecodeMessage refused their body (or SQS sent no receipt handle).
+// A poison message counts once per receipt.
 func (q *Queue) Poisoned() int64 { return q.poisoned.Load() }
 
 // Send enqueues msgs, at most queue.MaxBatch of them, with one
-// SendMessageBatch call. When SQS rejects some entries the others are
-// enqueued all the same, and the error names the rejected ones (retrying
-// the whole batch then duplicates the accepted ones, which at-least-once
-// delivery allows).
+// SendMessageBatch call; a batch with an invalid message
+// (queue.Message.Validate) fails with apperr.Invalid before that call.
+// When SQS rejects some entries the others are enqueued all the same, and
+// the error names the rejected ones (retrying the whole batch then
+// duplicates the accepted ones, which at-least-once delivery allows).
 func (q *Queue) Send(ctx context.Context, msgs ...queue.Message) error {
 	if len(msgs) > queue.MaxBatch {
 		return apperr.Invalidf("send %d messages: at most %d per call", len(msgs), queue.MaxBatch)
@@ -110,9 +118,9 @@ func (q *Queue) Send(ctx context.Context, msgs ...queue.Message) error {
 	}
 	entries := make([]types.SendMessageBatchRequestEntry, len(msgs))
 	for i, m := range msgs {
-		body, err := json.Marshal(m)
+		body, err := queue.EncodeMessage(m)
 		if err != nil {
-			return fmt.Errorf("encode message %+v: %w", m, err)
+			return fmt.Errorf("send %d messages: entry %d: %w", len(msgs), i, err)
 		}
 		entries[i] = types.SendMessageBatchRequestEntry{
 			Id:          aws.String(strconv.Itoa(i)),
@@ -205,22 +213,37 @@ func (q *Queue) Receive(ctx context.Context, maxMsgs int, wait, visibility time.
 	}
 	ds := make([]queue.Delivery, 0, len(out.Messages))
 	for _, m := range out.Messages {
-		msg, ok := decode(aws.ToString(m.Body))
-		if !ok || aws.ToString(m.ReceiptHandle) == "" {
+		d, err := ParseDelivery(aws.ToString(m.Body), aws.ToString(m.ReceiptHandle), m.Attributes)
+		if err != nil || d.Handle == "" { // without its handle it could never be acked
 			q.poisoned.Add(1)
 			continue
 		}
-		attempt := 1
-		if n, err := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)]); err == nil && n > 0 {
-			attempt = n
-		}
-		var sent time.Time
-		if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil && ms > 0 {
-			sent = time.UnixMilli(ms)
-		}
-		ds = append(ds, queue.Delivery{Message: msg, Handle: *m.ReceiptHandle, Attempt: attempt, Sent: sent})
+		ds = append(ds, d)
 	}
 	return ds, nil
+}
+
+// ParseDelivery takes in one SQS message, as ReceiveMessage returns it or
+// as the SQS event source hands it to a Lambda function (the same body,
+// receipt handle and system attributes): the body is decoded by
+// queue.DecodeMessage, whose apperr.Invalid error it returns for a poison
+// message; Attempt is the ApproximateReceiveCount attribute (1 when absent
+// or unreadable) and Sent the SentTimestamp attribute (zero when absent or
+// unreadable).
+func ParseDelivery(body, receiptHandle string, attributes map[string]string) (queue.Delivery, error) {
+	msg, err := queue.DecodeMessage([]byte(body))
+	if err != nil {
+		return queue.Delivery{}, err
+	}
+	attempt := 1
+	if n, err := strconv.Atoi(attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)]); err == nil && n > 0 {
+		attempt = n
+	}
+	var sent time.Time
+	if ms, err := strconv.ParseInt(attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil && ms > 0 {
+		sent = time.UnixMilli(ms)
+	}
+	return queue.Delivery{Message: msg, Handle: receiptHandle, Attempt: attempt, Sent: sent}, nil
 }
 
 // Ack deletes the message. SQS deletes with an expired handle silently or
@@ -306,24 +329,6 @@ func CreateQueue(ctx context.Context, client *sqs.Client, name string) (queueURL
 
 func createErr(ctx context.Context, name string, err error) error {
 	return (&Queue{name: name}).mapErr(ctx, "create queue", err)
-}
-
-// decode parses a message body strictly: a JSON object with exactly the
-// fields of queue.Message, both present, and nothing after it.
-func decode(body string) (queue.Message, bool) {
-	var raw struct {
-		TaskID *int64 `json:"task"`
-		Cursor *int64 `json:"cursor"`
-	}
-	dec := json.NewDecoder(strings.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil || raw.TaskID == nil || raw.Cursor == nil {
-		return queue.Message{}, false
-	}
-	if _, err := dec.Token(); err != io.EOF { // nothing may follow the object
-		return queue.Message{}, false
-	}
-	return queue.Message{TaskID: *raw.TaskID, Cursor: *raw.Cursor}, true
 }
 
 // ceilSeconds rounds d up to whole seconds.

@@ -216,7 +216,7 @@ func TestDeadLetterAfterMaxReceiveCount(t *testing.T) {
 }
 
 // TestPoisonMessages checks the documented choice: Receive skips a body
-// that is not a queue.Message without deleting it, counts it in Poisoned,
+// that queue.DecodeMessage refuses without deleting it, counts it in Poisoned,
 // and SQS moves it to the dead-letter queue after MaxReceiveCount receipts,
 // unchanged. Valid messages in the same batch are delivered.
 func TestPoisonMessages(t *testing.T) {
@@ -225,13 +225,19 @@ func TestPoisonMessages(t *testing.T) {
 	poison := []string{
 		"not json",
 		"null",
-		`{"task":1}`,                  // cursor missing
-		`{"task":1,"cursor":2,"x":3}`, // unknown field
-		`{"task":1,"cursor":2} {}`,    // trailing data
-		`{"task":"1","cursor":2}`,     // wrong type
-		`{"task":1.5,"cursor":2}`,     // not an integer
-		`{"task":1,"cursor":1e30}`,    // out of range
-		`[{"task":1,"cursor":2}]`,     // not an object
+		`{"task":1}`,                     // cursor missing
+		`{"cursor":2}`,                   // task missing
+		`{"task":1,"cursor":2,"x":3}`,    // unknown field
+		`{"Task":1,"cursor":2}`,          // a name in another case
+		`{"task":1,"task":1,"cursor":2}`, // a member repeated
+		`{"task":1,"cursor":2} {}`,       // trailing data
+		`{"task":"1","cursor":2}`,        // wrong type
+		`{"task":1,"cursor":null}`,       // null
+		`{"task":1.5,"cursor":2}`,        // not an integer
+		`{"task":1,"cursor":1e30}`,       // out of range
+		`{"task":0,"cursor":0}`,          // no task id
+		`{"task":1,"cursor":-1}`,         // a negative cursor
+		`[{"task":1,"cursor":2}]`,        // not an object
 	}
 	for _, body := range poison {
 		if _, err := client.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(q.URL()), MessageBody: aws.String(body)}); err != nil {
@@ -307,7 +313,7 @@ func TestErrorKinds(t *testing.T) {
 	missing := sqsqueue.New(client, missingURL)
 	name := lastSegment(missingURL)
 	calls := map[string]func() error{
-		"Send":    func() error { return missing.Send(ctx, queue.Message{}) },
+		"Send":    func() error { return missing.Send(ctx, queue.Message{TaskID: 1}) },
 		"Receive": func() error { _, err := missing.Receive(ctx, 1, 0, time.Second); return err },
 		"Ack":     func() error { return missing.Ack(ctx, d) },
 		"Extend":  func() error { return missing.Extend(ctx, d, time.Second) },
