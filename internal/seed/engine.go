@@ -4,11 +4,12 @@
 //
 // The flow: Submit validates a request (Prepare), records one task per lane
 // and calls Dispatch, which promotes the oldest PENDING tasks while the pool
-// has free threads and sends one lane message per promoted task. A worker
-// (Work) handles a lane message for a bounded slice of time, checkpointing
-// its cursor at least every CheckpointEvery; then it either finishes the task
-// (and dispatches again, since a thread freed) or sends the continuation
-// message. Because a checkpoint is a conditional write on the expected cursor
+// has free threads and sends one lane message per promoted task. Every lane
+// message comes in through Handle (the worker processes' RunWorkers and the
+// Lambda worker alike), which works it (Work) for a bounded slice of time,
+// checkpointing its cursor at least every CheckpointEvery; then it either
+// finishes the task (and dispatches again, since a thread freed) or sends
+// the continuation message. Because a checkpoint is a conditional write on the expected cursor
 // and status RUNNING, a duplicated or redelivered message and a killed task
 // both end at the next checkpoint without double counting. Sweep re-enqueues
 // RUNNING tasks whose heartbeat went stale (a worker died between checkpoint
