@@ -1,17 +1,13 @@
 package functions_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,89 +20,7 @@ import (
 // (TILECACHE_LAMBDA_FIGURES=1; run them without -race).
 func figures() bool { return os.Getenv("TILECACHE_LAMBDA_FIGURES") == "1" }
 
-var (
-	bootstrapOnce sync.Once
-	bootstrapDir  string
-	bootstrapErr  error
-)
-
-// bootstraps builds the three functions as the build-<Function> targets do,
-// but for this machine's architecture, once per test binary, and returns
-// the directory holding them (named api, worker, cleaner).
-func bootstraps(t *testing.T) string {
-	t.Helper()
-	bootstrapOnce.Do(func() {
-		bootstrapDir, bootstrapErr = os.MkdirTemp("", "tilecache-bootstraps-")
-		if bootstrapErr != nil {
-			return
-		}
-		// One go build for the three (it compiles in parallel), without
-		// -trimpath so that it reuses the packages `go build ./...` compiled:
-		// the binaries differ from the deployed ones only in file paths.
-		args := []string{"build", "-ldflags", "-s -w", "-tags", "lambda.norpc", "-o", bootstrapDir + "/"}
-		for _, dir := range functionDirs {
-			args = append(args, "./"+dir)
-		}
-		cmd := exec.Command("go", args...)
-		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			bootstrapErr = fmt.Errorf("go build: %w: %s", err, out)
-		}
-	})
-	if bootstrapErr != nil {
-		t.Fatal(bootstrapErr)
-	}
-	return bootstrapDir
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if bootstrapDir != "" {
-		os.RemoveAll(bootstrapDir)
-	}
-	os.Exit(code)
-}
-
-// start is one cold start of a bootstrap.
-type start struct {
-	init, first time.Duration // process start to the first /next; to the posted response
-	result      lambdatest.RuntimeResult
-	log         string
-}
-
-// coldStart starts bin with env against a fake Runtime API holding event,
-// waits for its answer and kills it.
-func coldStart(t *testing.T, bin string, env []string, event []byte) start {
-	t.Helper()
-	api := lambdatest.NewRuntimeAPI(t, event, time.Minute)
-	cmd := exec.Command(bin)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+api.Addr)
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	var s start
-	timeout := time.After(30 * time.Second)
-	for s.result.Kind == "" {
-		select {
-		case at := <-api.Next:
-			s.init = at.Sub(t0)
-		case s.result = <-api.Result:
-			s.first = s.result.At.Sub(t0)
-		case <-timeout:
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("%s: no answer within 30 s; output:\n%s", bin, out.String())
-		}
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	s.log = out.String()
-	return s
-}
+func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
@@ -114,48 +28,75 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
+// functionEnv is the configuration of function fn (a template.yaml id) on
+// the resources r: only ApiFunction has the accounts.
+func functionEnv(t *testing.T, r lambdatest.Resources, fn string, extra map[string]string) map[string]string {
+	env := lambdatest.Env(t, r, extra)
+	if fn != "ApiFunction" {
+		delete(env, "TILECACHE_ACCOUNTS")
+	}
+	return env
+}
+
+// hasLine reports whether a line of lines contains every one of substrs.
+func hasLine(lines []string, substrs ...string) bool {
+	return slices.ContainsFunc(lines, func(l string) bool {
+		for _, s := range substrs {
+			if !strings.Contains(l, s) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestBootstrapsColdStart runs each function's real bootstrap (main: config
-// from the environment, lambda.Start) as Lambda would, against a fake
-// Runtime API and the local AWS stack, and checks its answer to one
-// recorded event. With TILECACHE_LAMBDA_FIGURES=1 it starts each five times
-// and logs the median time from process start to the end of init (first
-// GET /next) and to the first response.
+// from the environment, lambda.Start) as Lambda would, under the Lambda
+// Runtime Interface Emulator and on the local AWS stack, and checks its
+// answer to one recorded event (a cold start), the emulator's report of
+// the invocation and what the function logged. With
+// TILECACHE_LAMBDA_FIGURES=1 it starts each five times and logs the median
+// init (the emulator's INIT REPORT: process start to the first request
+// for an invocation) and time to the first response (from the invocation
+// request, so including the start of the process).
 func TestBootstrapsColdStart(t *testing.T) {
 	r := lambdatest.NewResources(t)
-	dir := bootstraps(t)
-	base := []string{"AWS_LAMBDA_FUNCTION_VERSION=$LATEST", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "_HANDLER=bootstrap", "TZ=:UTC"}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TILECACHE_") {
-			base = append(base, kv)
-		}
-	}
+	lambdatest.RIEBinary(t)
+	lambdatest.Bootstraps(t, slices.Collect(maps.Values(functionDirs))...)
 	cases := []struct {
 		fn, event string
-		check     func(t *testing.T, body []byte)
+		check     func(t *testing.T, inv lambdatest.Invocation)
 	}{
-		{"ApiFunction", "api/testdata/tasks-get.json", func(t *testing.T, body []byte) {
+		{"ApiFunction", "api/testdata/tasks-get.json", func(t *testing.T, inv lambdatest.Invocation) {
 			var res events.APIGatewayV2HTTPResponse
-			if err := json.Unmarshal(body, &res); err != nil || res.StatusCode != 200 || res.Body != `{"long-array-array":[]}` || res.IsBase64Encoded {
-				t.Errorf("response %s (%v): want 200 with an empty task list", body, err)
+			inv.Decode(t, &res)
+			if res.StatusCode != 200 || res.Body != `{"long-array-array":[]}` || res.IsBase64Encoded {
+				t.Errorf("response %s: want 200 with an empty task list", inv.Body)
 			}
 		}},
-		{"WorkerFunction", "worker/testdata/sqs-batch-poison.json", func(t *testing.T, body []byte) {
+		{"WorkerFunction", "worker/testdata/sqs-batch-poison.json", func(t *testing.T, inv lambdatest.Invocation) {
 			// Task 2 does not exist here: only the two poison messages come back.
 			want := `{"batchItemFailures":[{"itemIdentifier":"c5d7e9f1-3a5b-4c7d-9e1f-2a4b6c8d0e2f"},{"itemIdentifier":"0e2f4a6b-8c0d-4e2f-a4b6-c8d0e2f4a6b8"}]}`
-			if string(body) != want {
-				t.Errorf("response %s, want %s", body, want)
+			if inv.Error != nil || string(inv.Body) != want {
+				t.Errorf("response %s, want %s", inv.Body, want)
+			}
+			// The function's log (JSON, stdout) names each poison message.
+			for _, id := range []string{"c5d7e9f1-3a5b-4c7d-9e1f-2a4b6c8d0e2f", "0e2f4a6b-8c0d-4e2f-a4b6-c8d0e2f4a6b8"} {
+				if !hasLine(inv.Log, `"level":"ERROR"`, `"msg":"poison lane message"`, `"message_id":"`+id+`"`) {
+					t.Errorf("no error logged for poison message %s", id)
+				}
 			}
 		}},
-		{"CleanerFunction", "cleaner/testdata/scheduled-event.json", func(t *testing.T, body []byte) {
-			if string(body) != "null" {
-				t.Errorf("response %s, want null", body)
+		{"CleanerFunction", "cleaner/testdata/scheduled-event.json", func(t *testing.T, inv lambdatest.Invocation) {
+			if inv.Error != nil || string(inv.Body) != "null" {
+				t.Errorf("response %s, want null", inv.Body)
 			}
 		}},
-		{"TileFunction", "tile/testdata/not-rendered.json", func(t *testing.T, body []byte) {
+		{"TileFunction", "tile/testdata/not-rendered.json", func(t *testing.T, inv lambdatest.Invocation) {
 			var res events.LambdaFunctionURLResponse
-			if err := json.Unmarshal(body, &res); err != nil || res.StatusCode != 404 || res.IsBase64Encoded ||
-				res.Body != "Tile not found: /demo:world/EPSG:4326/png/default/2/5/2.png\n" {
-				t.Errorf("response %s (%v): want a 404 text answer (demo:world does not render on miss)", body, err)
+			inv.Decode(t, &res)
+			if res.StatusCode != 404 || res.IsBase64Encoded || res.Body != "Tile not found: /demo:world/EPSG:4326/png/default/2/5/2.png\n" {
+				t.Errorf("response %s: want a 404 text answer (demo:world does not render on miss)", inv.Body)
 			}
 		}},
 	}
@@ -169,51 +110,78 @@ func TestBootstrapsColdStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := slices.Clone(base)
-			for k, v := range lambdatest.Env(t, r, nil) {
-				if k != "TILECACHE_ACCOUNTS" || c.fn == "ApiFunction" {
-					env = append(env, k+"="+v)
-				}
-			}
-			env = append(env, "AWS_LAMBDA_FUNCTION_NAME=tilecache-"+c.fn)
+			bin := lambdatest.Bootstrap(t, functionDirs[c.fn])
 			var inits, firsts []time.Duration
 			for range n {
-				s := coldStart(t, filepath.Join(dir, functionDirs[c.fn]), env, event)
-				if s.result.Kind != "response" {
-					t.Fatalf("posted %s %s; output:\n%s", s.result.Kind, s.result.Body, s.log)
+				rie := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: bin, Name: "tilecache-" + c.fn, Env: functionEnv(t, r, c.fn, nil)})
+				inv := rie.Invoke(t, event)
+				if inv.Status != 200 || inv.Error != nil {
+					t.Fatalf("invocation: %d %s; log:\n%s", inv.Status, inv.Body, strings.Join(inv.Log, "\n"))
 				}
-				c.check(t, s.result.Body)
-				inits, firsts = append(inits, s.init), append(firsts, s.first)
+				if inv.Init <= 0 || !hasLine(inv.Log, "REPORT RequestId: "+inv.RequestID) {
+					t.Errorf("no init or no report of a cold start; log:\n%s", strings.Join(inv.Log, "\n"))
+				}
+				if c.fn != "WorkerFunction" && hasLine(inv.Log, `"level":"ERROR"`) {
+					t.Errorf("the function logged an error:\n%s", strings.Join(inv.Log, "\n"))
+				}
+				c.check(t, inv)
+				inits, firsts = append(inits, inv.Init), append(firsts, inv.Elapsed)
 			}
-			info, err := os.Stat(filepath.Join(dir, functionDirs[c.fn]))
+			info, err := os.Stat(bin)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s (linux/%s, %d bytes): median of %d cold starts: init %v, first response %v (all: %v)",
-				c.fn, runtime.GOARCH, info.Size(), n, median(inits).Round(10*time.Microsecond), median(firsts).Round(10*time.Microsecond), firsts)
+			t.Logf("%s (linux/%s, %d bytes): median of %d cold starts under the RIE %s: init %v, first response %v (all: %v)",
+				c.fn, runtime.GOARCH, info.Size(), n, lambdatest.RIEVersion(), median(inits).Round(10*time.Microsecond), median(firsts).Round(10*time.Microsecond), firsts)
+		})
+	}
+}
+
+// TestBootstrapsInitError starts each function's bootstrap with a
+// configuration it rejects, under the emulator: main logs why and exits
+// non-zero before lambda.Start, and the emulator reports the invocation as
+// failed (502, Runtime.ExitError), as Lambda reports an init error. It
+// needs no AWS resources.
+func TestBootstrapsInitError(t *testing.T) {
+	lambdatest.RIEBinary(t)
+	lambdatest.Bootstraps(t, slices.Collect(maps.Values(functionDirs))...)
+	for _, fn := range slices.Sorted(maps.Keys(functionDirs)) {
+		t.Run(fn, func(t *testing.T) {
+			rie := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, functionDirs[fn]), Name: "tilecache-" + fn,
+				Env: map[string]string{"TILECACHE_BACKEND": "bogus"}})
+			inv := rie.Invoke(t, []byte(`{}`))
+			if inv.Status != 502 || !hasLine(inv.Log, "configuration", "TILECACHE_BACKEND", "bogus") || !hasLine(inv.Log, "Runtime.ExitError") {
+				t.Errorf("got %d %q, log:\n%s\nwant 502 with the configuration error and Runtime.ExitError", inv.Status, inv.Body, strings.Join(inv.Log, "\n"))
+			}
 		})
 	}
 }
 
 // TestWorkerThroughput measures the tiles per second one lane gets through
-// HandleSQS on the local stack and extrapolates to a worker invocation of
-// each allowed WorkerTimeout (HandleSQS works until SafetyMargin before the
-// deadline). Only with TILECACHE_LAMBDA_FIGURES=1; run it without -race.
+// the worker's bootstrap (HandleSQS, no race detector) under the Lambda
+// Runtime Interface Emulator on the local stack, and extrapolates to a
+// worker invocation of each allowed WorkerTimeout (HandleSQS works until
+// SafetyMargin before the deadline). Only with TILECACHE_LAMBDA_FIGURES=1.
 func TestWorkerThroughput(t *testing.T) {
 	if !figures() {
 		t.Skip("a measurement: set TILECACHE_LAMBDA_FIGURES=1 (and leave out -race) to run it")
 	}
 	r := lambdatest.NewResources(t)
-	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_SEED_THREADS": "1", "TILECACHE_LANE_SLICE": "1h",
-		"TILECACHE_CHECKPOINT_INTERVAL": "5s", "TILECACHE_KILL_CHECK_INTERVAL": "1s"}) // the template's values
-	api := lambdatest.API(t, env)
-	worker := lambdatest.Worker(t, env)
+	settings := map[string]string{"TILECACHE_SEED_THREADS": "1", "TILECACHE_LANE_SLICE": "1h",
+		"TILECACHE_CHECKPOINT_INTERVAL": "5s", "TILECACHE_KILL_CHECK_INTERVAL": "1s"} // the template's values
+	env := lambdatest.Env(t, r, settings)
+	api := lambdatest.API(t, env)       // submits the seed request
+	worker := lambdatest.Worker(t, env) // reads the task; never invoked
 	ids := submit(t, api, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":9,"format":"image/png"}}`)
 	work := 20 * time.Second
 	margin := worker.Engine.Options().SafetyMargin
+	fn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "worker"), Name: "tilecache-WorkerFunction",
+		Env: functionEnv(t, r, "WorkerFunction", settings), Timeout: margin + work})
+	var none events.SQSEventResponse
+	fn.InvokeJSON(t, events.SQSEvent{Records: []events.SQSMessage{}}, &none) // the cold start, not measured
 	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: margin + work}
 	t0 := time.Now()
-	if src.Poll(t, worker.HandleSQS) != 1 {
+	if src.Poll(t, fn.SQSHandler()) != 1 {
 		t.Fatal("no lane message")
 	}
 	elapsed := time.Since(t0)

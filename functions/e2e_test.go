@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/task"
@@ -30,24 +32,30 @@ func decodeRows(t testing.TB, body string) []row {
 }
 
 // TestServerlessEndToEnd runs the whole serverless path on the local AWS
-// stack: a seed request enters ApiFunction's handler as an API Gateway
+// stack, with the functions' real bootstraps under the Lambda Runtime
+// Interface Emulator: a seed request enters ApiFunction as an API Gateway
 // (payload 2.0) event; lane messages are received from the queue and
-// handed to WorkerFunction's handler as SQS events, acknowledged unless
-// reported as batch item failures, until the tasks finish; every tile of
-// the request is then in the bucket, and one of them goes back out through
-// the API adapter as a binary (base64) response.
+// handed to WorkerFunction as SQS events, acknowledged unless reported as
+// batch item failures, until the tasks finish; every tile of the request
+// is then in the bucket, the worker's EMF lines count them, ApiFunction
+// lists the finished tasks, and one tile goes back out through the API
+// adapter as a binary (base64) response.
 func TestServerlessEndToEnd(t *testing.T) {
 	r := lambdatest.NewResources(t)
 	// A pool of 2 for 3 lanes (the third starts when a thread frees), and
 	// slices of 50 ms so that lanes (about 200 ms of work each here) continue in new messages.
-	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_SEED_THREADS": "2", "TILECACHE_LANE_SLICE": "50ms"})
-	api := lambdatest.API(t, env)
-	worker := lambdatest.Worker(t, env)
+	settings := map[string]string{"TILECACHE_SEED_THREADS": "2", "TILECACHE_LANE_SLICE": "50ms"}
+	apiFn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "api"), Name: "tilecache-ApiFunction",
+		Env: functionEnv(t, r, "ApiFunction", settings)})
+	workerFn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "worker"), Name: "tilecache-WorkerFunction",
+		Env: functionEnv(t, r, "WorkerFunction", settings), Timeout: time.Minute})
+	worker := lambdatest.Worker(t, lambdatest.Env(t, r, settings)) // reads the tasks and tiles; never invoked
 
 	ev := lambdatest.V2Request("POST", "/rest/seed/demo:world.json",
 		`{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":4,"format":"image/png","threadCount":3}}`,
 		false, "authorization", lambdatest.BasicAuth(), "content-type", "application/json")
-	res := lambdatest.Invoke(t, api.Handler, ev)
+	var res events.APIGatewayV2HTTPResponse
+	apiFn.InvokeJSON(t, ev, &res)
 	if res.StatusCode != 200 {
 		t.Fatalf("seed: %d %s", res.StatusCode, res.Body)
 	}
@@ -64,7 +72,7 @@ func TestServerlessEndToEnd(t *testing.T) {
 	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
 	final := make([]task.Task, len(rows))
 	start := time.Now()
-	src.RunUntil(t, worker.HandleSQS, 50*time.Second, func() bool {
+	src.RunUntil(t, workerFn.SQSHandler(), 50*time.Second, func() bool {
 		for i, rw := range rows {
 			tk, err := worker.Tasks.Get(t.Context(), rw[3])
 			if err != nil {
@@ -89,6 +97,16 @@ func TestServerlessEndToEnd(t *testing.T) {
 	}
 	if src.Invocations <= len(rows) || src.Failures != 0 {
 		t.Errorf("%d invocations with %d failures: want lanes continued in new messages (slice 50 ms) and no failure", src.Invocations, src.Failures)
+	}
+	// The worker's metrics, as CloudWatch would read them from its log.
+	var stored float64
+	for _, rec := range lambdatest.EMF(t, workerFn.Log()) {
+		if n, ok := rec["TilesStored"].(float64); ok && rec["Function"] == "tilecache-WorkerFunction" {
+			stored += n
+		}
+	}
+	if stored != want {
+		t.Errorf("EMF TilesStored of the worker's invocations add up to %v, want %d", stored, want)
 	}
 
 	// Every tile, and nothing else, is in the bucket.
@@ -116,7 +134,8 @@ func TestServerlessEndToEnd(t *testing.T) {
 		t.Errorf("bucket holds %d keys under %s/, want exactly the %d tiles of the request", len(gotKeys), r.Prefix, len(wantKeys))
 	}
 	// The finished tasks, as the API lists them within the retention time.
-	list := lambdatest.Do(t, api.Handler, "GET", "/rest/seed/demo:world.json", "")
+	var list events.APIGatewayV2HTTPResponse
+	apiFn.InvokeJSON(t, lambdatest.V2Request("GET", "/rest/seed/demo:world.json", "", false, "authorization", lambdatest.BasicAuth()), &list)
 	for _, rw := range decodeRows(t, list.Body) {
 		if rw[4] != int64(task.Done) || rw[0] != rw[1] || rw[2] != 0 {
 			t.Errorf("task list after the run: %v, want only DONE tasks", list.Body)

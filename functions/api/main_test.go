@@ -5,20 +5,22 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/tilestore"
 )
 
+func TestMain(m *testing.M) { lambdatest.Main(m) }
+
 // TestRecordedEvents hands the API Gateway HTTP API (payload 2.0) events
-// of testdata/ to the handler main starts, built on fresh resources of the
-// local AWS stack, in file order (each request sees the previous ones'
-// effects).
+// of testdata/ to this function's bootstrap (main, as built for Lambda)
+// under the Lambda Runtime Interface Emulator, on fresh resources of the
+// local AWS stack, in file order: one execution environment, cold for the
+// first event and warm after, each request seeing the previous ones'
+// effects.
 func TestRecordedEvents(t *testing.T) {
 	r := lambdatest.NewResources(t)
-	p := lambdatest.API(t, lambdatest.Env(t, r, nil))
-	handler := httpadapter.NewV2(p.Handler).ProxyWithContext
+	fn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "api"), Name: "tilecache-ApiFunction", Env: lambdatest.Env(t, r, nil)})
 	tests := []struct {
 		file    string
 		status  int
@@ -40,11 +42,8 @@ func TestRecordedEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var ev events.APIGatewayV2HTTPRequest
-		lambdatest.ReadEvent(t, filepath.Join("testdata", tt.file), &ev)
-		res, err := handler(t.Context(), ev)
-		if err != nil {
-			t.Fatalf("%s: %v", tt.file, err)
-		}
+		var res events.APIGatewayV2HTTPResponse
+		fn.Invoke(t, lambdatest.ReadEvent(t, filepath.Join("testdata", tt.file), &ev)).Decode(t, &res)
 		if res.StatusCode != tt.status {
 			t.Errorf("%s: status %d %q, want %d", tt.file, res.StatusCode, res.Body, tt.status)
 		}

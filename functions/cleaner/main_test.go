@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -13,15 +14,21 @@ import (
 	"tilecache/internal/task"
 )
 
+func TestMain(m *testing.M) { lambdatest.Main(m) }
+
 // TestRecordedEvents hands the EventBridge scheduled event of testdata/ to
-// the handler main starts (app.Program.HandleSchedule), built on fresh
-// resources of the local AWS stack: it re-enqueues a lane whose worker
-// vanished and starts a pending task whose thread freed.
+// this function's bootstrap (main, as built for Lambda: its handler is
+// app.Program.HandleSchedule) under the Lambda Runtime Interface Emulator,
+// on fresh resources of the local AWS stack: it re-enqueues a lane whose
+// worker vanished and starts a pending task whose thread freed.
 func TestRecordedEvents(t *testing.T) {
 	r := lambdatest.NewResources(t)
 	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_SEED_THREADS": "2", "TILECACHE_STALE_AFTER": "2s"})
-	api := lambdatest.API(t, env)
-	cleaner := lambdatest.Worker(t, env)
+	api := lambdatest.API(t, env)        // submits the seed request
+	cleaner := lambdatest.Worker(t, env) // reads and changes the tasks; never invoked
+	fnEnv := maps.Clone(env)
+	delete(fnEnv, "TILECACHE_ACCOUNTS") // CleanerFunction has none
+	fn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "cleaner"), Name: "tilecache-CleanerFunction", Env: fnEnv})
 	sqsClient := lambdatest.SQS(t)
 
 	// Three lanes on a pool of two threads: tasks 1 and 2 RUNNING, 3 PENDING.
@@ -39,13 +46,18 @@ func TestRecordedEvents(t *testing.T) {
 	time.Sleep(2100 * time.Millisecond) // task 2's heartbeat goes stale
 
 	var ev events.EventBridgeEvent
-	lambdatest.ReadEvent(t, filepath.Join("testdata", "scheduled-event.json"), &ev)
+	event := lambdatest.ReadEvent(t, filepath.Join("testdata", "scheduled-event.json"), &ev)
 	if ev.DetailType != "Scheduled Event" || ev.Source != "aws.events" {
 		t.Fatalf("testdata/scheduled-event.json: got %q from %q", ev.DetailType, ev.Source)
 	}
-	if err := cleaner.HandleSchedule(t.Context(), ev); err != nil {
-		t.Fatal(err)
+	sweep := func() {
+		t.Helper()
+		var res any
+		if fn.Invoke(t, event).Decode(t, &res); res != nil {
+			t.Errorf("sweep answered %v, want null", res)
+		}
 	}
+	sweep()
 
 	var want []string
 	for _, id := range []int64{2, 3} {
@@ -66,9 +78,7 @@ func TestRecordedEvents(t *testing.T) {
 
 	// A second sweep (within the 2 s stale-after) finds nothing to do: the
 	// re-enqueued lane's heartbeat was refreshed.
-	if err := cleaner.HandleSchedule(t.Context(), ev); err != nil {
-		t.Fatal(err)
-	}
+	sweep()
 	if got := lambdatest.Drain(t, sqsClient, r.QueueURL); len(got) != 0 {
 		t.Errorf("second sweep sent %q, want nothing", got)
 	}

@@ -26,22 +26,24 @@ const layers = apptest.Layers + `
     source: {type: testpattern}
 `
 
+func TestMain(m *testing.M) { lambdatest.Main(m) }
+
 // TestFunctionURLEvents hands Lambda function URL events (payload 2.0, as
 // CloudFront's origin access control sends them to the failover origin;
-// testdata/) to the handler main starts, built on fresh resources of the
-// local AWS stack, in file order.
+// testdata/) to this function's bootstrap (main, as built for Lambda)
+// under the Lambda Runtime Interface Emulator, on fresh resources of the
+// local AWS stack, in file order (one execution environment).
 func TestFunctionURLEvents(t *testing.T) {
 	r := lambdatest.NewResources(t)
-	p := lambdatest.Tile(t, lambdatest.Env(t, r, map[string]string{"TILECACHE_LAYERS": lambdatest.LayersFile(t, layers)}))
+	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_LAYERS": lambdatest.LayersFile(t, layers)})
+	delete(env, "TILECACHE_ACCOUNTS") // TileFunction has none
+	fn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "tile"), Name: "tilecache-TileFunction", Env: env})
 	tiles := lambdatest.Tiles(t, r)
 	invoke := func(file string) events.LambdaFunctionURLResponse {
 		t.Helper()
 		var ev events.LambdaFunctionURLRequest
-		lambdatest.ReadEvent(t, filepath.Join("testdata", file), &ev)
-		res, err := p.HandleTile(t.Context(), ev)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+		var res events.LambdaFunctionURLResponse
+		fn.Invoke(t, lambdatest.ReadEvent(t, filepath.Join("testdata", file), &ev)).Decode(t, &res)
 		return res
 	}
 	decode := func(file string, res events.LambdaFunctionURLResponse) []byte {

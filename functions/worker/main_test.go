@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,14 +16,22 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// TestRecordedEvents hands the SQS events of testdata/ to the handler main
-// starts (app.Program.HandleSQS), built on fresh resources of the local
-// AWS stack, and checks the partial batch failures and the stored tiles.
+func TestMain(m *testing.M) { lambdatest.Main(m) }
+
+// TestRecordedEvents hands the SQS events of testdata/ to this function's
+// bootstrap (main, as built for Lambda: its handler is
+// app.Program.HandleSQS) under the Lambda Runtime Interface Emulator, on
+// fresh resources of the local AWS stack, and checks the partial batch
+// failures, the stored tiles and the EMF lines of the function's log.
 func TestRecordedEvents(t *testing.T) {
 	r := lambdatest.NewResources(t)
 	env := lambdatest.Env(t, r, nil)
-	api := lambdatest.API(t, env)
-	worker := lambdatest.Worker(t, env)
+	api := lambdatest.API(t, env)       // submits the seed request
+	worker := lambdatest.Worker(t, env) // reads the tasks; never invoked
+	fnEnv := maps.Clone(env)
+	delete(fnEnv, "TILECACHE_ACCOUNTS") // WorkerFunction has none
+	bootstrap := lambdatest.Bootstrap(t, "worker")
+	fn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: bootstrap, Name: "tilecache-worker", Env: fnEnv, Timeout: time.Minute})
 
 	// Tasks 1 (z0-1: 10 tiles) and 2 (z2: 32 tiles), both RUNNING.
 	res := lambdatest.Do(t, api.Handler, "POST", "/rest/seed/demo:world.json",
@@ -67,17 +73,13 @@ func TestRecordedEvents(t *testing.T) {
 		slices.Sort(keys)
 		return keys
 	}
-	handle := func(file string, timeout time.Duration) events.SQSEventResponse {
+	handle := func(fn *lambdatest.RIE, file string) (events.SQSEventResponse, lambdatest.Invocation) {
 		t.Helper()
 		var ev events.SQSEvent
-		lambdatest.ReadEvent(t, filepath.Join("testdata", file), &ev)
-		ctx, cancel := context.WithTimeout(t.Context(), timeout) // the function's timeout
-		defer cancel()
-		res, err := worker.HandleSQS(ctx, ev)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		return res
+		var res events.SQSEventResponse
+		inv := fn.Invoke(t, lambdatest.ReadEvent(t, filepath.Join("testdata", file), &ev))
+		inv.Decode(t, &res)
+		return res, inv
 	}
 	failures := func(res events.SQSEventResponse) []string {
 		out := []string{}
@@ -98,23 +100,23 @@ func TestRecordedEvents(t *testing.T) {
 	}
 
 	// One lane message, as the event source delivers it (BatchSize 1); the
-	// invocation's metrics are written as EMF lines when it ends.
-	var emf bytes.Buffer
-	worker.EnableEMF(&emf, "tilecache-worker")
-	if got := failures(handle("sqs-lane.json", time.Minute)); len(got) != 0 {
+	// invocation's metrics are written to the function's log (stdout) as
+	// EMF lines when it ends.
+	lane, inv := handle(fn, "sqs-lane.json")
+	if got := failures(lane); len(got) != 0 {
 		t.Errorf("sqs-lane.json: batch item failures %v, want none", got)
 	}
 	checkTask(1, 10)
 	emfLines := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(emf.String()), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("EMF line %q: %v", line, err)
-		}
+	emf := inv.EMF(t)
+	if len(emf) == 0 {
+		t.Errorf("sqs-lane.json: no EMF line in the function's log:\n%s", strings.Join(inv.Log, "\n"))
+	}
+	for _, rec := range emf {
 		aws, _ := rec["_aws"].(map[string]any)
 		cwm, _ := aws["CloudWatchMetrics"].([]any)
 		if len(cwm) != 1 || cwm[0].(map[string]any)["Namespace"] != "tilecache" || rec["Function"] != "tilecache-worker" {
-			t.Fatalf("EMF line without its _aws metadata: %s", line)
+			t.Fatalf("EMF line without its _aws metadata: %v", rec)
 		}
 		name := cwm[0].(map[string]any)["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
 		emfLines[name] = rec
@@ -134,8 +136,8 @@ func TestRecordedEvents(t *testing.T) {
 	// only the two poison messages are reported, so that SQS redelivers them
 	// and, after maxReceiveCount, moves them to the dead-letter queue.
 	wantFailures := []string{"c5d7e9f1-3a5b-4c7d-9e1f-2a4b6c8d0e2f", "0e2f4a6b-8c0d-4e2f-a4b6-c8d0e2f4a6b8"}
-	if got := failures(handle("sqs-batch-poison.json", time.Minute)); !slices.Equal(got, wantFailures) {
-		t.Errorf("sqs-batch-poison.json: batch item failures %v, want %v", got, wantFailures)
+	if res, _ := handle(fn, "sqs-batch-poison.json"); !slices.Equal(failures(res), wantFailures) {
+		t.Errorf("sqs-batch-poison.json: batch item failures %v, want %v", failures(res), wantFailures)
 	}
 	checkTask(2, 32)
 	if got, want := stored(), want(0, 1, 2); !slices.Equal(got, want) {
@@ -143,15 +145,21 @@ func TestRecordedEvents(t *testing.T) {
 	}
 
 	// A redelivered message of a finished lane is acknowledged, not worked.
-	if got := failures(handle("sqs-lane.json", time.Minute)); len(got) != 0 {
-		t.Errorf("sqs-lane.json delivered again: batch item failures %v, want none", got)
+	if res, _ := handle(fn, "sqs-lane.json"); len(failures(res)) != 0 {
+		t.Errorf("sqs-lane.json delivered again: batch item failures %v, want none", failures(res))
 	}
 	checkTask(1, 10)
 
 	// An invocation with less time left than the engine's safety margin
-	// hands its messages back untouched.
+	// hands its messages back untouched: a function whose timeout is half
+	// the margin (the emulator counts whole seconds).
 	margin := worker.Engine.Options().SafetyMargin
-	if got := failures(handle("sqs-lane.json", margin/2)); !slices.Equal(got, []string{"3f1b6f8e-2a4c-4d6e-9b1a-7c2d5e8f0a13"}) {
-		t.Errorf("sqs-lane.json with %v left: batch item failures %v, want the message back", margin/2, got)
+	short := max((margin / 2).Truncate(time.Second), time.Second)
+	if short >= margin {
+		t.Fatalf("safety margin %v: no whole-second timeout below it", margin)
+	}
+	hurried := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: bootstrap, Name: "tilecache-worker", Env: fnEnv, Timeout: short})
+	if res, _ := handle(hurried, "sqs-lane.json"); !slices.Equal(failures(res), []string{"3f1b6f8e-2a4c-4d6e-9b1a-7c2d5e8f0a13"}) {
+		t.Errorf("sqs-lane.json with %v left: batch item failures %v, want the message back", short, failures(res))
 	}
 }

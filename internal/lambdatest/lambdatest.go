@@ -1,9 +1,22 @@
-// Package lambdatest runs the Lambda functions' handlers in tests, against
-// the local AWS stack (see internal/testenv): per-test resources shaped as
+// Package lambdatest runs the Lambda functions in tests, against the local
+// AWS stack (see internal/testenv): per-test resources shaped as
 // template.yaml shapes them, the functions' environment, programs built by
 // app.New and app.NewWorker, API Gateway HTTP API (payload 2.0) events, a
 // stand-in for the SQS event source, a recording proxy that tells which AWS
-// calls a function makes, and a fake Lambda Runtime API for the bootstraps.
+// calls a function makes, and the functions' bootstraps built as for Lambda
+// and run under the Lambda Runtime Interface Emulator (AWS's Runtime API,
+// built from its Go module and cached with the project's tools).
+//
+// The end-to-end tests run the bootstraps under the emulator only. It can
+// give them all they need: deadlines (a function timeout of whole
+// seconds), error answers (an error document, a timeout, a runtime that
+// exits during init) and one invocation at a time per execution
+// environment, as Lambda runs them (concurrency is several emulators).
+// What it cannot do, a fake Runtime API could: deadlines under a second,
+// answers of the Runtime API itself that Lambda gives rarely (an error on
+// GET …/invocation/next, a rejected response), several invocations at once
+// in one process. No test needs those, so there is no fake: a test that
+// does should add one here and say why.
 package lambdatest
 
 import (
