@@ -1,0 +1,111 @@
+// Render on miss beside the layer's tasks: truncations and reseeds
+// submitted during a render, and mass truncations, win over its tiles.
+
+package seed
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/task"
+)
+
+// afterMiss keeps the rules of tasks running beside a render on miss: a
+// truncate or reseed of the layer submitted since the render began whose
+// range covers tiles of the metatile wins for those tiles (they are
+// removed, never left older than it), and so does a mass truncation of
+// the layer since (seen by its mark, see MassTruncate); a request of the
+// layer still active may count some of the same tiles, so the layer is
+// recounted once its tasks are done.
+func (e *Engine) afterMiss(ctx context.Context, ln *lane, meta, inside grid.TileRange, start time.Time) {
+	ts, err := e.tasks.List(ctx, start)
+	if err != nil {
+		e.markDirty(ctx, ln.layer.Name, "render on miss could not check the layer's tasks")
+		return
+	}
+	var drop []grid.TileRange
+	if e.truncatedSince(ctx, ln.layer.Name, start) {
+		drop = append(drop, inside)
+	}
+	overlap := false
+	jobs := map[int64]bool{}
+	for _, t := range ts {
+		if t.Layer != ln.layer.Name {
+			continue
+		}
+		overlap = overlap || t.Status.Active()
+		if t.Type == task.Seed || t.Created.Before(start) || jobs[t.JobID] {
+			continue
+		}
+		jobs[t.JobID] = true
+		job, err := e.tasks.Job(ctx, t.JobID)
+		if err != nil {
+			e.log.Warn("read a job submitted during a render on miss", "job", t.JobID, "err", err)
+			drop = append(drop, inside) // unknown range: the job wins
+			continue
+		}
+		if r, ok := jobCovers(ln, job, inside); ok {
+			drop = append(drop, r)
+		}
+	}
+	if len(drop) > 0 {
+		dropped := map[[2]int64]bool{}
+		for _, r := range drop {
+			for x, y := range r.All() {
+				if dropped[[2]int64{x, y}] {
+					continue
+				}
+				dropped[[2]int64{x, y}] = true
+				if err := ln.dropTile(ctx, meta.Z, x, y, ln.set.Key(meta.Z, x, y)); err != nil {
+					e.log.Warn("remove a tile rendered on a miss before a truncate", "layer", ln.layer.Name, "err", err)
+				}
+			}
+		}
+		e.settle(ctx, ln, true, "")
+	}
+	if overlap {
+		e.markDirty(ctx, ln.layer.Name, "tiles rendered on a miss while a request of the layer ran")
+	}
+}
+
+// jobCovers returns the tiles of inside (a rendered metatile's stored
+// tiles) that a truncate or reseed job's range holds; ok is false when it
+// holds none of them (another tile set, level or area).
+func jobCovers(ln *lane, job task.Job, inside grid.TileRange) (grid.TileRange, bool) {
+	if job.GridSetID != ln.job.GridSetID || job.Format != ln.job.Format || job.ParametersID != ln.set.ParametersID ||
+		inside.Z < job.ZoomStart || inside.Z > job.ZoomStop {
+		return grid.TileRange{}, false
+	}
+	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
+	return inside.Intersect(ln.subset.Range(b, inside.Z))
+}
+
+// truncatedKey is the claim key of a layer's last mass truncation mark.
+func truncatedKey(layerName string) string { return "truncated#" + layerName }
+
+// markTruncated records that a mass truncation of the layer starts now, so
+// that a render on miss in progress removes what it stores (see
+// afterMiss). The mark is kept an hour: far longer than any render.
+func (e *Engine) markTruncated(ctx context.Context, layerName string, now time.Time) error {
+	if e.opts.Claims == nil {
+		return nil
+	}
+	return e.opts.Claims.Note(ctx, truncatedKey(layerName), strconv.FormatInt(now.UnixNano(), 10), now.Add(time.Hour))
+}
+
+// truncatedSince reports whether a mass truncation of the layer started at
+// or after since (true when that cannot be read: the truncation wins).
+func (e *Engine) truncatedSince(ctx context.Context, layerName string, since time.Time) bool {
+	if e.opts.Claims == nil {
+		return false
+	}
+	_, note, _, err := e.opts.Claims.Peek(ctx, truncatedKey(layerName), time.Now())
+	if err != nil {
+		e.log.Warn("read the mass truncation mark of a layer", "layer", layerName, "err", err)
+		return true
+	}
+	at, err := strconv.ParseInt(note, 10, 64)
+	return err == nil && at >= since.UnixNano()
+}
