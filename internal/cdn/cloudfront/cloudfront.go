@@ -107,7 +107,7 @@ func (v *Invalidator) Invalidate(ctx context.Context, callerRef string, paths []
 			CallerReference: aws.String(callerRef),
 			Paths:           &types.Paths{Quantity: aws.Int32(int32(len(items))), Items: items},
 		},
-	})
+	}, sendOnce)
 	if err != nil {
 		return "", fail(ctx, err, what)
 	}
