@@ -39,7 +39,7 @@ import (
 //     by the request's failure rules instead of being redelivered forever;
 //   - usage changes ride on the checkpoints (tally, Usage).
 type lane struct {
-	e      *Engine
+	env    laneEnv
 	job    task.Job
 	layer  *layer.Layer
 	subset *grid.Subset
@@ -107,7 +107,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	}
 	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
 	return &lane{
-		e: e, job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner, by: "seed",
+		env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner, by: "seed",
 		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
 		tally: newTally(set, l.Name, job.MetaWidth, job.MetaHeight),
 	}, nil
@@ -118,29 +118,27 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 // It returns nil when the message is finished with and an error when the
 // message should be delivered again.
 func (ln *lane) run(ctx context.Context) error {
-	e, t := ln.e, ln.t
+	env, t := ln.env, ln.t
 	start := t.Cursor
 	progress := new(atomic.Int64) // the task's processed tiles, checkpointed or not (Engine.List)
 	progress.Store(t.Done)
-	e.live.Store(t.ID, progress)
-	defer e.live.CompareAndDelete(t.ID, progress)
-	defer e.widths.join(ln.job.ID)()
+	defer env.host.track(ln, progress)()
 	defer func() {
 		// Whatever return left work uncheckpointed marks the layer.
-		e.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
-		e.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered.Load())
+		env.host.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
+		env.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered.Load())
 	}()
-	deadline := time.Now().Add(e.opts.Slice)
+	deadline := time.Now().Add(env.opts.Slice)
 	if d, ok := ctx.Deadline(); ok {
-		if soft := d.Add(-e.opts.SafetyMargin); soft.Before(deadline) {
+		if soft := d.Add(-env.opts.SafetyMargin); soft.Before(deadline) {
 			deadline = soft
 		}
-		ln.hard = d.Add(-e.opts.SafetyMargin / 2)
+		ln.hard = d.Add(-env.opts.SafetyMargin / 2)
 	}
 	// A kill or a lost lease cancels the lane's context, so it reaches
 	// every wait: an upstream request, its retries and backoffs, a tile
 	// retry's pause.
-	ctx, watch := e.watchLane(ctx, ln)
+	ctx, watch := env.host.watch(ctx, ln)
 	defer watch.stop()
 	watch.checkpointed() // the lease was just taken: as fresh as a checkpoint
 	ended := func() bool {
@@ -158,7 +156,7 @@ func (ln *lane) run(ctx context.Context) error {
 		// A batch ends at the next checkpoint or at the slice's deadline,
 		// whichever comes first, so a Lambda never overruns its budget.
 		batchStart := time.Now()
-		batchEnd := batchStart.Add(e.opts.CheckpointEvery)
+		batchEnd := batchStart.Add(env.opts.CheckpointEvery)
 		if deadline.Before(batchEnd) {
 			batchEnd = deadline
 		}
@@ -228,7 +226,7 @@ func (ln *lane) run(ctx context.Context) error {
 		// is exact all the same: a killed lane applies it (settle), and a
 		// lane that stops any other way has its layer recounted, as for
 		// work not checkpointed at all.
-		withUsage := release || cursor == t.End || ln.tally.full() || time.Since(usageAt) >= e.opts.usageEvery()
+		withUsage := release || cursor == t.End || ln.tally.full() || time.Since(usageAt) >= env.opts.usageEvery()
 		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Owner: ln.owner, Release: release}
 		if withUsage {
 			cp.Usage = ln.tally.pending()
@@ -241,7 +239,7 @@ func (ln *lane) run(ctx context.Context) error {
 		var next task.Task
 		var err error
 		for attempt := 1; ; attempt++ {
-			next, err = e.tasks.Checkpoint(wctx, cp, time.Now())
+			next, err = env.tasks.Checkpoint(wctx, cp, time.Now())
 			if !apperr.Is(err, apperr.Conflict) {
 				break
 			}
@@ -262,7 +260,7 @@ func (ln *lane) run(ctx context.Context) error {
 		}
 		watch.checkpointed()
 		if ln.job.Type != task.Truncate && ln.rendered.Load() > 0 {
-			e.noteRate(ln.layer.Name, tiles, time.Since(batchStart))
+			env.host.noteRate(ln.layer.Name, tiles, time.Since(batchStart))
 		}
 		t, ln.t = next, next
 		if withUsage {
@@ -270,13 +268,13 @@ func (ln *lane) run(ctx context.Context) error {
 			usageAt = time.Now()
 		}
 		if release {
-			if err := e.send(writeContext(ctx), []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
+			if err := env.host.send(writeContext(ctx), []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
 				return fmt.Errorf("continue task %d: %w", t.ID, err)
 			}
 			return nil
 		}
 	}
-	return e.finish(ctx, t, task.Done)
+	return env.host.finish(ctx, t, task.Done)
 }
 
 // owned reads the lane's task and reports whether the lane still owns it
@@ -284,7 +282,7 @@ func (ln *lane) run(ctx context.Context) error {
 // not — killed, or taken over — the lane is stopped (its usage settled)
 // and err is nil; err is the read's failure.
 func (ln *lane) owned(ctx context.Context, from int64) (bool, error) {
-	cur, err := ln.e.tasks.Get(ctx, ln.t.ID)
+	cur, err := ln.env.tasks.Get(ctx, ln.t.ID)
 	if err != nil {
 		return false, fmt.Errorf("check task %d: %w", ln.t.ID, err)
 	}
@@ -298,8 +296,8 @@ func (ln *lane) owned(ctx context.Context, from int64) (bool, error) {
 // stopped ends a lane whose task is no longer its own at cursor from (cur
 // is the task as read now): killed, or taken over by another worker.
 func (ln *lane) stopped(ctx context.Context, cur task.Task, from int64) {
-	ln.e.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String())
-	ln.e.settle(ctx, ln, cur.Status == task.Aborted,
+	ln.env.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String())
+	ln.env.host.settle(ctx, ln, cur.Status == task.Aborted,
 		fmt.Sprintf("lane of task %d was taken over with uncheckpointed work", cur.ID))
 }
 
@@ -310,7 +308,7 @@ func (ln *lane) width(left int64) int {
 	if ln.job.Type != task.Seed {
 		return 1
 	}
-	return int(max(1, min(int64(ln.e.widths.width(ln.job.ID)), left, ln.tally.room())))
+	return int(max(1, min(int64(ln.env.host.width(ln.job.ID)), left, ln.tally.room())))
 }
 
 // tileFailed records a failed metatile. It reports abort=true when the
@@ -318,37 +316,37 @@ func (ln *lane) width(left int64) int {
 func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
 	if ln.job.RetryCount < 0 {
 		metrics.TilesFailed.Add(float64(m.Tiles.Count()), ln.layer.Name)
-		ln.e.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
-		ln.e.settle(ctx, ln, true, "")
-		return true, ln.e.finish(ctx, t, task.Aborted)
+		ln.env.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
+		ln.env.host.settle(ctx, ln, true, "")
+		return true, ln.env.host.finish(ctx, t, task.Aborted)
 	}
 	metrics.TilesFailed.Add(float64(m.Tiles.Count()), ln.layer.Name)
-	total, err := ln.e.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
+	total, err := ln.env.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
 	if err != nil {
 		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)
 	}
 	if total < int64(ln.job.MaxFailures) {
 		r := m.Tiles
-		ln.e.log.Warn("tile failure: metatile skipped", "task", t.ID, "layer", t.Layer, "z", r.Z,
+		ln.env.log.Warn("tile failure: metatile skipped", "task", t.ID, "layer", t.Layer, "z", r.Z,
 			"x", fmt.Sprintf("%d..%d", r.MinX, r.MaxX), "y", fmt.Sprintf("%d..%d", r.MinY, r.MaxY),
 			"failures", total, "budget", ln.job.MaxFailures, "err", cause)
 		return false, nil
 	}
-	ln.e.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)
+	ln.env.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)
 	for id := ln.job.ID; id < ln.job.ID+int64(ln.job.Lanes); id++ {
 		if id == t.ID {
 			continue
 		}
-		other, err := ln.e.tasks.Get(ctx, id)
+		other, err := ln.env.tasks.Get(ctx, id)
 		if err != nil {
 			return false, fmt.Errorf("abort job %d: %w", ln.job.ID, err)
 		}
 		if other.Status.Active() {
-			if _, err := ln.e.tasks.Kill(ctx, id, other.Status, time.Now()); err != nil && !apperr.Is(err, apperr.Conflict) {
+			if _, err := ln.env.tasks.Kill(ctx, id, other.Status, time.Now()); err != nil && !apperr.Is(err, apperr.Conflict) {
 				return false, fmt.Errorf("abort task %d: %w", id, err)
 			}
 		}
 	}
-	ln.e.settle(ctx, ln, true, "")
-	return true, ln.e.finish(ctx, t, task.Aborted)
+	ln.env.host.settle(ctx, ln, true, "")
+	return true, ln.env.host.finish(ctx, t, task.Aborted)
 }

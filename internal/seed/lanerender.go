@@ -66,7 +66,7 @@ func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
 		case rctx.Err() != nil:
 			return outOfTime()
 		}
-		ln.e.log.Warn("tile failure", "job", ln.job.ID, "layer", ln.job.Layer, "z", m.Tiles.Z,
+		ln.env.log.Warn("tile failure", "job", ln.job.ID, "layer", ln.job.Layer, "z", m.Tiles.Z,
 			"x", m.Tiles.MinX, "y", m.Tiles.MinY, "try", try+1, "err", err)
 	}
 	return err
@@ -82,7 +82,7 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 	}
 	if ln.job.Type == task.Seed {
 		if !slices.Contains(ln.job.EmptyLevels, z) {
-			_, found, err := ln.e.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
+			_, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
 			if err != nil {
 				return storageErr("check tile: %w", err)
 			}
@@ -103,7 +103,7 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 	err = ln.store(ctx, z, inside, tiles)
 	if ln.job.Type == task.Reseed {
 		// Replaced (or, where blank now, deleted), even if only in part.
-		ln.e.tilesChanged(ln.set, z, inside.MinX, inside.MaxX)
+		ln.env.host.tilesChanged(ln.set, z, inside.MinX, inside.MaxX)
 	}
 	return err
 }
@@ -114,7 +114,7 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 func (ln *lane) renderSource(ctx context.Context, req source.Request) (tiles []source.Tile, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			ln.e.log.Error("source panicked: metatile failed", "layer", req.Layer, "z", req.Z, "x", req.Tiles.MinX, "y", req.Tiles.MinY,
+			ln.env.log.Error("source panicked: metatile failed", "layer", req.Layer, "z", req.Z, "x", req.Tiles.MinX, "y", req.Tiles.MinY,
 				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			tiles, err = nil, fmt.Errorf("render z%d metatile at %d,%d: source panicked: %v", req.Z, req.Tiles.MinX, req.Tiles.MinY, r)
 		}

@@ -156,7 +156,7 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 			// Keep the rows the lane may still visit in this column.
 			band = &listedColumn{lo: lo, hi: max(hi, lo+rowsAhead-1), sizes: map[int64]int64{}}
 			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
-			if err := ln.e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
+			if err := ln.env.tiles.List(ctx, prefix, func(o tilestore.Object) error {
 				if _, _, y, ok := ln.set.ParseKey(o.Key); ok && y >= band.lo && y <= band.hi {
 					band.sizes[y] = o.Size
 				}
@@ -184,7 +184,7 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 		for j, i := range stat {
 			keys[j] = refs[i].key
 		}
-		sizes, err := ln.e.statSizes(ctx, keys)
+		sizes, err := ln.statSizes(ctx, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +224,7 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	for _, g := range digitGroups(ln.subset.CoverageRange(z), cov) {
 		eg.Go(func() error {
 			found := map[[2]int64]int64{}
-			err := ln.e.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
+			err := ln.env.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
 				if _, x, y, ok := ln.set.ParseKey(o.Key); ok && cov.Contains(x, y) {
 					found[[2]int64{x, y}] = o.Size
 				}
@@ -314,4 +314,28 @@ func digitGroups(full, cov grid.TileRange) []keyGroup {
 		}
 	}
 	return out
+}
+
+// statSizes learns the sizes of keys (-1 for absent ones), PutConcurrency
+// at a time. Every Stat runs (a plain group: one failure cancels none of
+// the others) and the first failure is the one reported.
+func (ln *lane) statSizes(ctx context.Context, keys []string) ([]int64, error) {
+	sizes := make([]int64, len(keys))
+	var g errgroup.Group
+	g.SetLimit(ln.env.opts.PutConcurrency)
+	for i, k := range keys {
+		g.Go(func() error {
+			o, found, err := ln.env.tiles.Stat(ctx, k)
+			switch {
+			case err != nil:
+				return storageErr("check tile %s: %w", k, err)
+			case found:
+				sizes[i] = o.Size
+			default:
+				sizes[i] = -1
+			}
+			return nil
+		})
+	}
+	return sizes, g.Wait()
 }

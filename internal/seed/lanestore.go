@@ -56,10 +56,10 @@ func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 		}
 	}
 	ln.tally.markTouched()
-	_, err := ln.e.tiles.Delete(ctx, keys)
+	_, err := ln.env.tiles.Delete(ctx, keys)
 	// Even a failed batch may have deleted some of its tiles.
 	for z, cols := range columns(refs) {
-		ln.e.tilesChanged(ln.set, z, cols[0], cols[1])
+		ln.env.host.tilesChanged(ln.set, z, cols[0], cols[1])
 	}
 	if err != nil {
 		metrics.StoreErrors.Add(1, "delete")
@@ -116,7 +116,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 	// Every write started finishes (a plain group: no cancellation), and
 	// the first failure is the one reported.
 	var g errgroup.Group
-	g.SetLimit(ln.e.opts.PutConcurrency)
+	g.SetLimit(ln.env.opts.PutConcurrency)
 	for _, tl := range tiles {
 		if !inside.Contains(tl.X, tl.Y) {
 			continue
@@ -147,7 +147,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 				return nil
 			}
 			ln.tally.markTouched()
-			if err := ln.e.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
+			if err := ln.env.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
 				metrics.StoreErrors.Add(1, "put")
 				return fail(err)
 			}
@@ -167,7 +167,7 @@ func (ln *lane) deleteTile(ctx context.Context, z int, x, y int64, key string, s
 	}
 	ln.tally.deleted(z, x, y, size)
 	ln.tally.markTouched()
-	_, err := ln.e.tiles.Delete(ctx, []string{key})
+	_, err := ln.env.tiles.Delete(ctx, []string{key})
 	return err
 }
 
@@ -175,7 +175,7 @@ func (ln *lane) deleteTile(ctx context.Context, z int, x, y int64, key string, s
 func (ln *lane) dropTile(ctx context.Context, z int, x, y int64, key string) error {
 	ctx = writeContext(ctx)
 	if ln.tally.on {
-		o, found, err := ln.e.tiles.Stat(ctx, key)
+		o, found, err := ln.env.tiles.Stat(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func (ln *lane) dropTile(ctx context.Context, z int, x, y int64, key string) err
 		ln.tally.deleted(z, x, y, o.Size)
 	}
 	ln.tally.markTouched()
-	if _, err := ln.e.tiles.Delete(ctx, []string{key}); err != nil {
+	if _, err := ln.env.tiles.Delete(ctx, []string{key}); err != nil {
 		return err
 	}
 	return nil

@@ -195,7 +195,7 @@ func (e *Engine) missLane(l *layer.Layer, sub *grid.Subset, src source.Source, s
 		return nil, apperr.New(apperr.Internal, "metatile %d/%d/%d planned as %d", meta.Z, meta.MinX, meta.MinY, plan.Metatiles())
 	}
 	return &lane{
-		e: e, layer: l, subset: sub, src: src, set: set, plan: plan, by: "miss",
+		env: e.laneEnv(), layer: l, subset: sub, src: src, set: set, plan: plan, by: "miss",
 		t: task.Task{Layer: l.Name, Type: task.Reseed, End: 1, Total: plan.Tiles()},
 		job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
 			ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},

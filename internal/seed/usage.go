@@ -8,8 +8,6 @@ import (
 	"tilecache/internal/quota"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // Usage is what the engine needs to keep disk usage right (implemented by
@@ -181,28 +179,4 @@ func (e *Engine) markDirty(ctx context.Context, layer, why string) {
 		return
 	}
 	e.log.Info("usage marked for a recount", "layer", layer, "why", why)
-}
-
-// statSizes learns the sizes of keys (-1 for absent ones), PutConcurrency
-// at a time. Every Stat runs (a plain group: one failure cancels none of
-// the others) and the first failure is the one reported.
-func (e *Engine) statSizes(ctx context.Context, keys []string) ([]int64, error) {
-	sizes := make([]int64, len(keys))
-	var g errgroup.Group
-	g.SetLimit(e.opts.PutConcurrency)
-	for i, k := range keys {
-		g.Go(func() error {
-			o, found, err := e.tiles.Stat(ctx, k)
-			switch {
-			case err != nil:
-				return storageErr("check tile %s: %w", k, err)
-			case found:
-				sizes[i] = o.Size
-			default:
-				sizes[i] = -1
-			}
-			return nil
-		})
-	}
-	return sizes, g.Wait()
 }

@@ -1,0 +1,215 @@
+package seed
+
+// The size lookup of reseed and truncate lanes on its own: a lane built on
+// an in-memory tile store that counts its requests, no task store, no
+// engine.
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tilecache/internal/grid"
+	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
+)
+
+// memTiles is a tile store of sizes in memory that counts the requests
+// made of it; failList makes every listing fail.
+type memTiles struct {
+	mu       sync.Mutex
+	sizes    map[string]int64
+	lists    []string // prefixes listed
+	stats    int
+	failList error
+}
+
+func (m *memTiles) Put(context.Context, string, []byte, tilestore.Meta) error {
+	return errors.New("memTiles: Put is not expected here")
+}
+
+func (m *memTiles) Delete(context.Context, []string) (int, error) {
+	return 0, errors.New("memTiles: Delete is not expected here")
+}
+
+func (m *memTiles) Stat(_ context.Context, key string) (tilestore.Object, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stats++
+	size, ok := m.sizes[key]
+	return tilestore.Object{Key: key, Size: size}, ok, nil
+}
+
+func (m *memTiles) List(_ context.Context, prefix string, fn func(tilestore.Object) error) error {
+	m.mu.Lock()
+	m.lists = append(m.lists, prefix)
+	keys := slices.Sorted(maps.Keys(m.sizes))
+	sizes := maps.Clone(m.sizes)
+	fail := m.failList
+	m.mu.Unlock()
+	if fail != nil {
+		return fail
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k, prefix) {
+			if err := fn(tilestore.Object{Key: k, Size: sizes[k]}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (m *memTiles) counts() (lists, stats int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.lists), m.stats
+}
+
+// sizesLane returns a truncate lane of level z of EPSG:4326 (1×1
+// metatiles, numbered by columns) on store, at its start.
+func sizesLane(t *testing.T, store *memTiles, z int) *lane {
+	t.Helper()
+	gs, ok := grid.Builtin("EPSG:4326")
+	if !ok {
+		t.Fatal("no EPSG:4326")
+	}
+	sub, err := grid.NewSubset(gs, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := grid.NewPlanOrdered(sub, gs.RangeExtent(gs.GridRange(z)), z, z, 1, 1, grid.ByColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := tilestore.TileSet{LayerID: "L1", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	return &lane{
+		env:    laneEnv{tiles: store, opts: Options{PutConcurrency: 4}},
+		subset: sub, plan: plan, set: set,
+		t:   task.Task{Type: task.Truncate, End: plan.Metatiles()},
+		job: task.Job{Type: task.Truncate},
+	}
+}
+
+// fill stores every n-th tile of a range of level z (sizes 100 + x + y).
+func fill(store *memTiles, set tilestore.TileSet, r grid.TileRange, n int) {
+	i := 0
+	for x, y := range r.All() {
+		if i%n == 0 {
+			store.sizes[set.Key(r.Z, x, y)] = 100 + x + y
+		}
+		i++
+	}
+}
+
+// refsOf returns the refs of the tiles of r.
+func refsOf(set tilestore.TileSet, r grid.TileRange) []tileRef {
+	var refs []tileRef
+	for x, y := range r.All() {
+		refs = append(refs, tileRef{z: r.Z, x: x, y: y, key: set.Key(r.Z, x, y)})
+	}
+	return refs
+}
+
+// checkSizes asks ln for the sizes of refs and compares them with store.
+func checkSizes(t *testing.T, ln *lane, store *memTiles, refs []tileRef) {
+	t.Helper()
+	got, err := ln.sizes(t.Context(), refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range refs {
+		want, ok := store.sizes[r.key]
+		if !ok {
+			want = -1
+		}
+		if got[i] != want {
+			t.Fatalf("size of %s: got %d, want %d", r.key, got[i], want)
+		}
+	}
+}
+
+func TestSizesListsASmallLevelOnce(t *testing.T) {
+	store := &memTiles{sizes: map[string]int64{}}
+	ln := sizesLane(t, store, 4) // 32×16 tiles
+	fill(store, ln.set, ln.subset.CoverageRange(4), 3)
+	for c := range int64(32) { // the lane goes down column after column
+		checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 4, MinX: c, MaxX: c, MinY: 0, MaxY: 15}))
+		ln.t.Cursor += 16
+	}
+	lists, stats := store.counts()
+	// One listing per first digit of the columns: "0/" and 1…9.
+	if lists != 10 || stats != 0 {
+		t.Fatalf("%d listings and %d Stats, want 10 and 0 (one listing of the level by key groups)", lists, stats)
+	}
+}
+
+func TestSizesListsEachColumnOfABigLevel(t *testing.T) {
+	store := &memTiles{sizes: map[string]int64{}}
+	ln := sizesLane(t, store, 8) // 512×256 tiles: too many to list whole
+	fill(store, ln.set, grid.TileRange{Z: 8, MinX: 0, MaxX: 3, MinY: 0, MaxY: 255}, 2)
+	// Two batches in column 1, the second within what the first listed.
+	checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 99}))
+	checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 100, MaxY: 255}))
+	lists, stats := store.counts()
+	if lists != 1 || stats != 0 {
+		t.Fatalf("%d listings and %d Stats, want 1 and 0 (the column listed once, kept for the next batch)", lists, stats)
+	}
+	if store.lists[0] != ln.set.LevelDir(8)+"1/" {
+		t.Fatalf("listed %q, want the column's prefix %q", store.lists[0], ln.set.LevelDir(8)+"1/")
+	}
+	// A lone tile of a column costs one Stat, not a listing.
+	ln.t.Cursor = ln.t.End - 1
+	checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 511, MaxX: 511, MinY: 255, MaxY: 255}))
+	if lists, stats := store.counts(); lists != 1 || stats != 1 {
+		t.Fatalf("%d listings and %d Stats, want 1 and 1", lists, stats)
+	}
+}
+
+func TestSizesStatsTilesOfTallColumns(t *testing.T) {
+	store := &memTiles{sizes: map[string]int64{}}
+	ln := sizesLane(t, store, 11) // 4096×2048: columns taller than listColumnMax
+	r := grid.TileRange{Z: 11, MinX: 7, MaxX: 8, MinY: 40, MaxY: 49}
+	fill(store, ln.set, r, 4)
+	checkSizes(t, ln, store, refsOf(ln.set, r))
+	if lists, stats := store.counts(); lists != 0 || stats != 20 {
+		t.Fatalf("%d listings and %d Stats, want 0 and 20", lists, stats)
+	}
+}
+
+func TestSizesRandomBatchesMatchTheStore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, z := range []int{2, 5, 8, 11} {
+		store := &memTiles{sizes: map[string]int64{}}
+		ln := sizesLane(t, store, z)
+		full := ln.subset.CoverageRange(z)
+		full.MaxX = min(full.MaxX, 24) // the first columns: enough for every way
+		full.MaxY = min(full.MaxY, 1100)
+		fill(store, ln.set, full, 1+rng.IntN(5))
+		for range 20 {
+			var refs []tileRef
+			for range 1 + rng.IntN(30) {
+				x, y := full.MinX+rng.Int64N(full.MaxX-full.MinX+1), full.MinY+rng.Int64N(full.MaxY-full.MinY+1)
+				refs = append(refs, tileRef{z: z, x: x, y: y, key: ln.set.Key(z, x, y)})
+			}
+			checkSizes(t, ln, store, refs)
+		}
+	}
+}
+
+func TestSizesListingFailureIsAStorageError(t *testing.T) {
+	store := &memTiles{sizes: map[string]int64{}, failList: errors.New("connection reset")}
+	ln := sizesLane(t, store, 8)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err := ln.sizes(ctx, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 9}))
+	if _, ok := errors.AsType[*storageError](err); !ok || !strings.Contains(err.Error(), "connection reset") {
+		t.Fatalf("got %v, want a storage error naming the cause", err)
+	}
+}
