@@ -227,7 +227,9 @@ func (ln *lane) run(ctx context.Context) error {
 		// lane that stops any other way has its layer recounted, as for
 		// work not checkpointed at all.
 		withUsage := release || cursor == t.End || ln.tally.full() || time.Since(usageAt) >= env.opts.usageEvery()
-		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Owner: ln.owner, Release: release}
+		// The token makes the checkpoint safe to send again: a retry after
+		// a lost answer (the SDK's, or this loop's) finds it applied.
+		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Owner: ln.owner, Release: release, Token: leaseToken()}
 		if withUsage {
 			cp.Usage = ln.tally.pending()
 		}
@@ -238,8 +240,17 @@ func (ln *lane) run(ctx context.Context) error {
 		wctx := writeContext(ctx)
 		var next task.Task
 		var err error
-		for attempt := 1; ; attempt++ {
+		for attempt, failures := 1, 0; ; attempt++ {
 			next, err = env.tasks.Checkpoint(wctx, cp, time.Now())
+			if err != nil && transient(err) && failures < checkpointRetries && wctx.Err() == nil {
+				// The store gave up (throttled, unreachable): the same
+				// checkpoint again after a pause, rather than a redelivery
+				// and a recount of the layer.
+				failures++
+				env.log.Warn("checkpoint failed, trying again", "task", t.ID, "attempt", failures, "err", err)
+				sleep(wctx, time.Duration(1<<failures)*250*time.Millisecond)
+				continue
+			}
 			if !apperr.Is(err, apperr.Conflict) {
 				break
 			}
@@ -275,6 +286,18 @@ func (ln *lane) run(ctx context.Context) error {
 		}
 	}
 	return env.host.finish(ctx, t, task.Done)
+}
+
+// checkpointRetries is how many times a lane sends a checkpoint again
+// after the store failed it (beyond the store client's own retries):
+// pauses of 0.5, 1, 2 and 4 s, well within the lease's TTL.
+const checkpointRetries = 4
+
+// transient reports whether a store error may pass on a retry: not one of
+// the kinds that answer the request itself (a conflict, an invalid or
+// missing task).
+func transient(err error) bool {
+	return !apperr.Is(err, apperr.Conflict) && !apperr.Is(err, apperr.Invalid) && !apperr.Is(err, apperr.NotFound)
 }
 
 // owned reads the lane's task and reports whether the lane still owns it

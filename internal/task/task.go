@@ -147,6 +147,10 @@ type Task struct {
 	// allowed to work its lane (see Store.Acquire). Empty when none holds
 	// it. The lease lapses when the heartbeat grows older than its TTL.
 	Owner string `json:"owner,omitempty"`
+	// WriteToken is the Token of the last checkpoint that carried one:
+	// a checkpoint retried after its answer was lost recognises itself by
+	// it (see Store.Checkpoint).
+	WriteToken string `json:"writeToken,omitempty"`
 }
 
 // Row is the task's status row of contract §5.2:
@@ -175,6 +179,12 @@ type Checkpoint struct {
 	// checkpoint without Owner (the sweep's) revokes any lease.
 	Owner   string
 	Release bool
+	// Token, when set, names this write: a checkpoint applied once whose
+	// answer was lost (a connection reset after the store committed it)
+	// and that is sent again with the same Token succeeds again, applying
+	// nothing more, instead of failing its condition. The caller makes a
+	// new token for each checkpoint and keeps it across its retries.
+	Token string
 }
 
 // MaxCheckpointPages is the most page deltas one checkpoint carries: with
@@ -206,6 +216,8 @@ type Store interface {
 	Promote(ctx context.Context, pool int, laneCap func(layer string) int, now time.Time) ([]Task, error)
 	// Checkpoint applies cp if the task is RUNNING with cursor cp.From, sets
 	// its heartbeat to now and returns the updated task; Conflict otherwise.
+	// A cp whose Token is the task's WriteToken was applied already: it
+	// returns the task as it is and changes nothing (usage included).
 	// cp.Usage is applied to the usage store (quota.UsageStore) in the same
 	// atomic step, or not at all; more than MaxCheckpointPages deltas is
 	// Invalid.
@@ -213,7 +225,8 @@ type Store interface {
 	// Acquire gives a RUNNING task's lease to owner when nobody holds it or
 	// its holder's heartbeat is older than ttl, sets the heartbeat to now
 	// and returns the task; Conflict when the task is not RUNNING or a
-	// live holder has the lease.
+	// live holder other than owner has the lease (an Acquire retried by its
+	// owner after a lost answer succeeds again).
 	Acquire(ctx context.Context, id int64, owner string, ttl time.Duration, now time.Time) (Task, error)
 	// Finish moves a RUNNING task whose cursor is at the end of its lane to
 	// DONE, or any RUNNING task to ABORTED, freeing its thread; Conflict

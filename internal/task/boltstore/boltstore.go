@@ -335,6 +335,9 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 		if err != nil {
 			return err
 		}
+		if cp.Token != "" && t.WriteToken == cp.Token {
+			return errReplayed // applied already: change nothing
+		}
 		if t.Status != task.Running || t.Cursor != cp.From {
 			return apperr.New(apperr.Conflict, "task %d is %s at metatile %d, not RUNNING at %d", t.ID, t.Status, t.Cursor, cp.From)
 		}
@@ -345,6 +348,9 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 			return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", t.ID)
 		}
 		t.Cursor, t.Done, t.Heartbeat = cp.To, t.Done+cp.Tiles, now
+		if cp.Token != "" {
+			t.WriteToken = cp.Token
+		}
 		if cp.Owner == "" || cp.Release {
 			t.Owner = ""
 		}
@@ -353,8 +359,15 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 		}
 		return applyDeltas(tx, cp.Usage, now)
 	})
+	if errors.Is(err, errReplayed) {
+		return t, nil
+	}
 	return t, err
 }
+
+// errReplayed ends the transaction of a checkpoint that was applied
+// already, writing nothing.
+var errReplayed = errors.New("checkpoint applied already")
 
 // Claims are stored as key -> kind byte, holder, expiry (8 bytes, Unix
 // nanoseconds): kind 'c' holds a claim's owner, kind 'n' a note.
@@ -455,7 +468,7 @@ func (s *Store) Acquire(ctx context.Context, id int64, owner string, ttl time.Du
 		if t.Status != task.Running {
 			return apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, t.Status)
 		}
-		if t.Owner != "" && now.Sub(t.Heartbeat) < ttl {
+		if t.Owner != "" && t.Owner != owner && now.Sub(t.Heartbeat) < ttl {
 			return apperr.New(apperr.Conflict, "task %d: its lane is leased by a live worker", id)
 		}
 		t.Owner, t.Heartbeat = owner, now

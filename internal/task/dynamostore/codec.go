@@ -25,6 +25,7 @@ const (
 	aLeft     = "left"
 	aHB       = "hb"
 	aOwner    = "owner"
+	aWT       = "wt" // the token of the last write that carried one
 	aUntil    = "until"
 	aNote     = "note"
 	aFinished = "finished"
@@ -64,6 +65,11 @@ type taskItem struct {
 	Expires   int64  `dynamodbav:"expires,omitempty"`
 	Staged    int64  `dynamodbav:"staged,omitempty"` // Unix seconds of staging; see Create
 	Owner     string `dynamodbav:"owner,omitempty"`  // the lease holder; see task.Store.Acquire
+	// WriteToken names the last write of the item that carried a token: a
+	// checkpoint's (task.Checkpoint.Token), or one the store made for a
+	// promotion or finish. A write retried after its answer was lost finds
+	// its own token here when its condition fails.
+	WriteToken string `dynamodbav:"wt,omitempty"`
 }
 
 // nanos encodes a time as Unix nanoseconds, the zero time as 0.
@@ -88,7 +94,7 @@ func (it taskItem) task() task.Task {
 		ID: it.ID, JobID: it.JobID, Layer: it.Layer, Type: task.Type(it.Type), Status: task.Status(it.Status),
 		Start: it.Start, End: it.End, Cursor: it.Cursor, Total: it.Total, Done: it.Done,
 		Heartbeat: fromNanos(it.Heartbeat), Created: fromNanos(it.Created), Finished: fromNanos(it.Finished),
-		Killed: it.Killed, Owner: it.Owner,
+		Killed: it.Killed, Owner: it.Owner, WriteToken: it.WriteToken,
 	}
 }
 

@@ -6,6 +6,8 @@ package dynamostore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -134,6 +136,7 @@ func (s *Store) promote(ctx context.Context, id int64, layerName string, pool, l
 	pe := newExpr()
 	le := newExpr()
 	te := newExpr()
+	tok := writeToken()
 	layerCount := &types.Update{
 		TableName:        &s.table,
 		Key:              s.metaKey(skLanes + layerName),
@@ -159,17 +162,18 @@ func (s *Store) promote(ctx context.Context, id int64, layerName string, pool, l
 			TableName: &s.table,
 			Key:       s.taskKey(id),
 			UpdateExpression: aws.String("SET " + te.n(aStatus) + " = " + te.v(num(int64(task.Running))) +
-				", " + te.n(aHB) + " = " + te.v(num(nanos(now)))),
-			ConditionExpression:       aws.String(te.n(aStatus) + " = " + te.v(num(int64(task.Pending)))),
-			ExpressionAttributeNames:  te.Names(),
-			ExpressionAttributeValues: te.Values(),
+				", " + te.n(aHB) + " = " + te.v(num(nanos(now))) + ", " + te.n(aWT) + " = " + te.v(str(tok))),
+			ConditionExpression:                 aws.String(te.n(aStatus) + " = " + te.v(num(int64(task.Pending)))),
+			ExpressionAttributeNames:            te.Names(),
+			ExpressionAttributeValues:           te.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
 	})
 	if err != nil {
 		return false, false, false, err
 	}
 	switch {
-	case reasons == nil:
+	case reasons == nil || len(reasons) == 3 && appliedBefore(reasons[2], tok):
 		return true, false, false, nil
 	case code(reasons[0]) == "ConditionalCheckFailed":
 		return false, true, false, nil
@@ -199,19 +203,29 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
-	}, func(old taskItem) error {
-		if err := checkpointRefused(cp, old); err != nil {
-			return err
+	}, func(old taskItem) (task.Task, error) {
+		if replayed(cp, old) {
+			return old.task(), nil
 		}
-		return apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
+		if err := checkpointRefused(cp, old); err != nil {
+			return task.Task{}, err
+		}
+		return task.Task{}, apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
 	})
+}
+
+// replayed reports whether checkpoint cp was applied already to the task
+// as it is (old): it carries a token, and the task's last token is it.
+func replayed(cp task.Checkpoint, old taskItem) bool {
+	return cp.Token != "" && old.WriteToken == cp.Token
 }
 
 // updateTask runs a conditional UpdateItem of task id (in's table, key and
 // return values are set here) and returns the task after it. When the
-// condition fails, refused explains it from the item as it was; a missing
-// task is NotFound.
-func (s *Store) updateTask(ctx context.Context, what string, id int64, in *dynamodb.UpdateItemInput, refused func(old taskItem) error) (task.Task, error) {
+// condition fails, refused answers from the item as it is (an error, or
+// the task when the write turns out to have been applied already); a
+// missing task is NotFound.
+func (s *Store) updateTask(ctx context.Context, what string, id int64, in *dynamodb.UpdateItemInput, refused func(old taskItem) (task.Task, error)) (task.Task, error) {
 	in.TableName, in.Key = &s.table, s.taskKey(id)
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
@@ -229,7 +243,7 @@ func (s *Store) updateTask(ctx context.Context, what string, id int64, in *dynam
 		if derr != nil {
 			return task.Task{}, fmt.Errorf("%s: %w", what, derr)
 		}
-		return task.Task{}, refused(old)
+		return refused(old)
 	}
 	it, err := decodeTask(out.Attributes)
 	if err != nil {
@@ -244,14 +258,15 @@ func (s *Store) Acquire(ctx context.Context, id int64, owner string, ttl time.Du
 	return s.updateTask(ctx, fmt.Sprintf("acquire task %d", id), id, &dynamodb.UpdateItemInput{
 		UpdateExpression: aws.String("SET " + e.n(aOwner) + " = " + e.v(str(owner)) + ", " + e.n(aHB) + " = " + e.v(num(nanos(now)))),
 		ConditionExpression: aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Running))) +
-			" AND (attribute_not_exists(" + e.n(aOwner) + ") OR " + e.n(aHB) + " <= " + e.v(num(nanos(now.Add(-ttl)))) + ")"),
+			" AND (attribute_not_exists(" + e.n(aOwner) + ") OR " + e.n(aOwner) + " = " + e.v(str(owner)) +
+			" OR " + e.n(aHB) + " <= " + e.v(num(nanos(now.Add(-ttl)))) + ")"),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
-	}, func(old taskItem) error {
+	}, func(old taskItem) (task.Task, error) {
 		if st := task.Status(old.Status); st != task.Running {
-			return apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, st)
+			return task.Task{}, apperr.New(apperr.Conflict, "task %d is %s, not RUNNING", id, st)
 		}
-		return apperr.New(apperr.Conflict, "task %d: its lane is leased by a live worker", id)
+		return task.Task{}, apperr.New(apperr.Conflict, "task %d: its lane is leased by a live worker", id)
 	})
 }
 
@@ -263,6 +278,9 @@ func checkpointExpr(e *expr, cp task.Checkpoint, now time.Time) (update, cond st
 		", " + e.n(aDone) + " = " + e.n(aDone) + " + " + e.v(num(cp.Tiles)) +
 		", " + e.n(aLeft) + " = " + e.n(aLeft) + " - " + e.v(num(cp.Tiles)) +
 		", " + e.n(aHB) + " = " + e.v(num(nanos(now)))
+	if cp.Token != "" {
+		update += ", " + e.n(aWT) + " = " + e.v(str(cp.Token))
+	}
 	if cp.Owner == "" || cp.Release {
 		update += " REMOVE " + e.n(aOwner)
 	}
@@ -316,6 +334,9 @@ func (s *Store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now
 	if err != nil {
 		return task.Task{}, err
 	}
+	if replayed(cp, it) {
+		return it.task(), nil
+	}
 	if err := checkpointRefused(cp, it); err != nil {
 		return task.Task{}, err
 	}
@@ -335,12 +356,20 @@ func (s *Store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now
 		if derr != nil {
 			return task.Task{}, fmt.Errorf("checkpoint task %d: %w", cp.ID, derr)
 		}
+		if replayed(cp, old) {
+			// The transaction was applied; the SDK sent it again after
+			// its answer was lost.
+			return old.task(), nil
+		}
 		if err := checkpointRefused(cp, old); err != nil {
 			return task.Task{}, err
 		}
 		return task.Task{}, apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
 	}
 	it.Cursor, it.Done, it.Left, it.Heartbeat = cp.To, it.Done+cp.Tiles, it.Left-cp.Tiles, nanos(now)
+	if cp.Token != "" {
+		it.WriteToken = cp.Token
+	}
 	if cp.Owner == "" || cp.Release {
 		it.Owner = ""
 	}
@@ -397,9 +426,11 @@ func (s *Store) Kill(ctx context.Context, id int64, expect task.Status, now time
 // finish moves t from its status (PENDING or RUNNING, as read) to status.
 func (s *Store) finish(ctx context.Context, what string, t task.Task, status task.Status, killed bool, now time.Time) error {
 	te := newExpr()
+	tok := writeToken()
 	update := "SET " + te.n(aStatus) + " = " + te.v(num(int64(status))) +
 		", " + te.n(aFinished) + " = " + te.v(num(nanos(now))) +
-		", " + te.n(attrExpires) + " = " + te.v(num(s.expires(now)))
+		", " + te.n(attrExpires) + " = " + te.v(num(s.expires(now))) +
+		", " + te.n(aWT) + " = " + te.v(str(tok))
 	if killed {
 		update += ", " + te.n(aKilled) + " = " + te.v(&types.AttributeValueMemberBOOL{Value: true})
 	}
@@ -440,7 +471,7 @@ func (s *Store) finish(ctx context.Context, what string, t task.Task, status tas
 	if err != nil {
 		return err
 	}
-	if reasons != nil {
+	if reasons != nil && !appliedBefore(reasons[0], tok) {
 		// The task changed since it was read.
 		if len(reasons[0].Item) == 0 {
 			return apperr.New(apperr.NotFound, "task %d not found", t.ID)
@@ -486,4 +517,25 @@ func (s *Store) expireJob(ctx context.Context, jobID int64, now time.Time) {
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 	}, s.callOpts...)
+}
+
+// writeToken returns a new token for a write of a task item that the store
+// makes on its own (a promotion, a finish): the SDK sends a write again
+// when its answer is lost, and the retry, failing its condition, finds the
+// token in the item (appliedBefore).
+func writeToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// appliedBefore reports whether a transaction cancelled on the condition
+// of a task item (r, with the item as it is) was applied earlier with
+// token tok: the retry of a transaction whose answer was lost.
+func appliedBefore(r types.CancellationReason, tok string) bool {
+	if code(r) != "ConditionalCheckFailed" || len(r.Item) == 0 {
+		return false
+	}
+	it, err := decodeTask(r.Item)
+	return err == nil && it.WriteToken == tok
 }

@@ -395,6 +395,59 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 			t.Fatalf("got winners %v and owner %q, want one", winners, got.Owner)
 		}
 	})
+	t.Run("AcquireRetriedByItsHolder", func(t *testing.T) {
+		// The answer of an Acquire can be lost after the store applied it:
+		// the holder's retry succeeds, anyone else's is still refused.
+		s := newStore(t)
+		mustCreate(t, s, 1)
+		mustPromote(t, s, 1)
+		ttl := 10 * time.Second
+		if _, err := s.Acquire(t.Context(), 1, "a", ttl, t0); err != nil {
+			t.Fatal(err)
+		}
+		t1 := t0.Add(time.Second)
+		got, err := s.Acquire(t.Context(), 1, "a", ttl, t1)
+		if err != nil || got.Owner != "a" || !got.Heartbeat.Equal(t1) {
+			t.Fatalf("the holder's retry: got %+v, %v; want owner a, heartbeat %v", got, err, t1)
+		}
+		_, err = s.Acquire(t.Context(), 1, "b", ttl, t1)
+		wantKind(t, err, apperr.Conflict)
+	})
+	t.Run("RetriedCheckpointSucceedsOnce", func(t *testing.T) {
+		// A checkpoint applied whose answer was lost, sent again with its
+		// token, succeeds and changes nothing; without the token, or with
+		// another, it is the conflict it always was.
+		s := newStore(t)
+		mustCreate(t, s, 1)
+		mustPromote(t, s, 1)
+		if _, err := s.Acquire(t.Context(), 1, "a", time.Minute, t0); err != nil {
+			t.Fatal(err)
+		}
+		cp := task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a", Token: "tok-1"}
+		first, err := s.Checkpoint(t.Context(), cp, t0)
+		if err != nil || first.Cursor != 1 || first.Done != 5 {
+			t.Fatalf("checkpoint: got %+v, %v", first, err)
+		}
+		again, err := s.Checkpoint(t.Context(), cp, t0.Add(time.Second))
+		if err != nil || again.Cursor != 1 || again.Done != 5 || again.Owner != "a" {
+			t.Fatalf("the same checkpoint again: got %+v, %v; want success at cursor 1, done 5", again, err)
+		}
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a", Token: "tok-other"}, t0)
+		wantKind(t, err, apperr.Conflict)
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a"}, t0)
+		wantKind(t, err, apperr.Conflict)
+		// A release gives the lease up: its retry succeeds all the same.
+		rel := task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a", Release: true, Token: "tok-2"}
+		if _, err := s.Checkpoint(t.Context(), rel, t0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Checkpoint(t.Context(), rel, t0); err != nil || got.Cursor != 2 || got.Done != 10 || got.Owner != "" {
+			t.Fatalf("the release again: got %+v, %v; want success at cursor 2, done 10, no owner", got, err)
+		}
+		if got, _ := s.Get(t.Context(), 1); got.Cursor != 2 || got.Done != 10 {
+			t.Fatalf("after the retries: got %+v, want cursor 2, done 10", got)
+		}
+	})
 	t.Run("ConcurrentCheckpointsOneWins", func(t *testing.T) {
 		s := newStore(t)
 		mustCreate(t, s, 1)
@@ -599,6 +652,19 @@ func runUsage(t *testing.T, newStore func(t *testing.T) task.Store,
 			t.Fatal(err)
 		}
 		wantTotals(t, us, 48-task.MaxCheckpointPages, 3*65536-task.MaxCheckpointPages*4096)
+	})
+	t.Run("RetriedCheckpointCountsUsageOnce", func(t *testing.T) {
+		s, us := usageStore(t)
+		mustCreate(t, s, 1)
+		mustPromote(t, s, 1)
+		cp := task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4, Usage: deltas(3, 16, 65536), Token: "tok-u"}
+		for i := range 3 {
+			got, err := s.Checkpoint(t.Context(), cp, t0)
+			if err != nil || got.Cursor != 1 || got.Done != 4 {
+				t.Fatalf("attempt %d: got %+v, %v; want success at cursor 1, done 4", i+1, got, err)
+			}
+		}
+		wantTotals(t, us, 48, 3*65536)
 	})
 	t.Run("KilledLaneAppliesItsUsageDirectly", func(t *testing.T) {
 		s, us := usageStore(t)
