@@ -172,7 +172,11 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 // taskActivity answers quota.Activity from the task store.
 type taskActivity struct{ tasks task.Store }
 
-// ActiveLayers implements quota.Activity.
+// ActiveLayers implements quota.Activity: the layers of PENDING and
+// RUNNING tasks, and of tasks killed since (a killed lane may store its
+// last metatile before it notices). A task that ended DONE or aborted by
+// its own lane has no writer left, so a layer whose tasks are done is
+// recounted at the next maintenance rather than after a rest.
 func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[string]bool, error) {
 	tasks, err := a.tasks.List(ctx, since)
 	if err != nil {
@@ -180,7 +184,9 @@ func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[st
 	}
 	out := map[string]bool{}
 	for _, t := range tasks {
-		out[t.Layer] = true // active, or finished since
+		if t.Status.Active() || t.Killed {
+			out[t.Layer] = true
+		}
 	}
 	return out, nil
 }

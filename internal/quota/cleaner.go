@@ -27,7 +27,8 @@ type ConfigSource interface {
 // layers had any marks that layer for a recount.
 type Activity interface {
 	// ActiveLayers returns the layers with a PENDING or RUNNING task or
-	// with a task that finished at or after since.
+	// with a task that may still have a writer although it finished at or
+	// after since (a killed one).
 	ActiveLayers(ctx context.Context, since time.Time) (map[string]bool, error)
 }
 
@@ -35,9 +36,9 @@ type Activity interface {
 type CleanerOptions struct {
 	// KeyPrefix is the prefix of every tile key.
 	KeyPrefix string
-	// Settle is how long after a layer's last task finished its usage may
-	// be recounted: the time a killed lane may take to notice the kill and
-	// count its last tiles (the slowest metatile). Default 2m.
+	// Settle is how long after a layer's last task was killed its usage
+	// may be recounted: the time a killed lane may take to notice the kill
+	// and count its last tiles (the slowest metatile). Default 2m.
 	Settle time.Duration
 	// Lease bounds how long a clean-up holds its claim, so that a crashed
 	// clean-up does not block the next ones forever. Default 15m.
@@ -208,7 +209,7 @@ func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interv
 			c.log.Warn("release the clean-up claim", "err", err)
 		}
 	}()
-	usage, err := c.usage(ctx)
+	usage, pending, err := c.usage(ctx)
 	if err != nil {
 		return err
 	}
@@ -216,6 +217,15 @@ func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interv
 	withQuota := map[string]bool{}
 	for _, lq := range cfg.LayerQuotas {
 		withQuota[lq.Layer] = true
+		if usage[lq.Layer] > lq.Quota && pending[lq.Layer] {
+			// Its usage is known to be off until the recount (the next
+			// maintenance once its tasks are done): deleting by it could
+			// delete what the quota allows.
+			metrics.CleanUps.Add(1, "deferred")
+			c.log.Info("clean-up of a layer deferred: its usage awaits a recount", "layer", lq.Layer,
+				"used_bytes", usage[lq.Layer], "quota_bytes", lq.Quota)
+			continue
+		}
 		if usage[lq.Layer] > lq.Quota {
 			jobs = append(jobs, cleanUpJob{name: lq.Layer, layers: []string{lq.Layer}, limit: lq.Quota, policy: lq.Policy})
 		}
@@ -237,20 +247,29 @@ func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interv
 	}
 	// The global quota holds for all layers together; like GeoWebCache, it
 	// expires pages of the layers without a quota of their own.
-	if usage, err = c.usage(ctx); err != nil {
+	if usage, pending, err = c.usage(ctx); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	var total int64
-	var managed []string
+	var managed, awaiting []string
 	for l, b := range usage {
 		total += b
+		if pending[l] {
+			awaiting = append(awaiting, l)
+		}
 		if !withQuota[l] {
 			managed = append(managed, l)
 		}
 	}
 	slices.Sort(managed)
+	slices.Sort(awaiting)
 	if total > cfg.GlobalQuota {
-		if len(managed) == 0 {
+		if len(awaiting) > 0 {
+			// The total is off by what the recounts will find.
+			metrics.CleanUps.Add(1, "deferred")
+			c.log.Info("global clean-up deferred: layers await a recount", "layers", awaiting,
+				"used_bytes", total, "quota_bytes", cfg.GlobalQuota)
+		} else if len(managed) == 0 {
 			c.log.Warn("clean-up: over the global quota, but every layer has a quota of its own",
 				"used_bytes", total, "quota_bytes", cfg.GlobalQuota)
 		} else {
@@ -263,17 +282,21 @@ func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interv
 	return errors.Join(errs...)
 }
 
-// usage returns the used bytes per layer.
-func (c *Cleaner) usage(ctx context.Context) (map[string]int64, error) {
+// usage returns the used bytes per layer, and the layers whose usage
+// awaits a recount.
+func (c *Cleaner) usage(ctx context.Context) (used map[string]int64, pending map[string]bool, err error) {
 	ls, err := c.store.Layers(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read layer usage: %w", err)
+		return nil, nil, fmt.Errorf("read layer usage: %w", err)
 	}
-	out := make(map[string]int64, len(ls))
+	used, pending = make(map[string]int64, len(ls)), map[string]bool{}
 	for _, l := range ls {
-		out[l.Layer] = l.Bytes
+		used[l.Layer] = l.Bytes
+		if l.Dirty {
+			pending[l.Layer] = true
+		}
 	}
-	return out, nil
+	return used, pending, nil
 }
 
 // cleanUpJob is one clean-up: expire pages of layers while their usage is
@@ -294,7 +317,7 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 		log = c.log.With("quota", "global", "layers", j.layers)
 	}
 	log = log.With("policy", j.policy, "quota_bytes", j.limit)
-	usage, err := c.usage(ctx)
+	usage, _, err := c.usage(ctx)
 	if err != nil {
 		metrics.CleanUps.Add(1, "failed")
 		log.Error("clean-up failed", "err", err)

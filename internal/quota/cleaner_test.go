@@ -273,3 +273,73 @@ func TestReportNeverNegative(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanUpWaitsForPendingRecount: a layer over its quota by a count it
+// knows to be off (marked for a recount) is not cleaned up by that count;
+// once its tasks are done the maintenance recounts it, and the clean-up
+// goes by the true usage.
+func TestCleanUpWaitsForPendingRecount(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	set := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	keys := []string{set.Key(8, 1, 1), set.Key(8, 70, 1), set.Key(8, 150, 1)}
+	for _, k := range keys {
+		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Usage counts ten times what is stored (a lane's uncheckpointed work
+	// counted twice, say), and is marked for a recount.
+	if err := f.cleaner.Maintain(ctx); err != nil { // usage counted from here on
+		t.Fatal(err)
+	}
+	page := quota.PageKey{Set: quota.TileSet{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 8}
+	if err := f.store.ApplyDeltas(ctx, []quota.PageDelta{{Page: page, Tiles: 27, Bytes: 27 * 8192}}, f.now); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.MarkDirty(ctx, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	f.active["a"] = true
+	f.configure(t, quota.Patch{Enabled: ptr(true), LayerQuotas: &[]quota.LayerQuota{{Layer: "a", Policy: quota.PolicyLRU, Quota: 5 * 8192}}})
+	if err := f.cleaner.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if _, found, _ := f.tiles.Stat(ctx, k); !found {
+			t.Fatalf("%s was deleted by a count awaiting its recount", k)
+		}
+	}
+	// The tasks are done: the maintenance recounts (3 tiles, under the
+	// quota) and the clean-up deletes nothing.
+	f.active["a"] = false
+	f.mu.Lock()
+	f.now = f.now.Add(time.Hour)
+	f.mu.Unlock()
+	if err := f.cleaner.RunDue(ctx, f.now); err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := f.store.Layers(ctx)
+	if len(ls) != 1 || ls[0].Dirty || ls[0].Tiles != 3 {
+		t.Fatalf("after the maintenance: got %+v, want 3 tiles, clean", ls)
+	}
+	for _, k := range keys {
+		if _, found, _ := f.tiles.Stat(ctx, k); !found {
+			t.Fatalf("%s was deleted although the layer is within its quota", k)
+		}
+	}
+	// Truly over the quota now: the clean-up deletes.
+	f.configure(t, quota.Patch{LayerQuotas: &[]quota.LayerQuota{{Layer: "a", Policy: quota.PolicyLRU, Quota: 8192}}})
+	if err := f.cleaner.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for _, k := range keys {
+		if _, found, _ := f.tiles.Stat(ctx, k); found {
+			left++
+		}
+	}
+	if left > 1 {
+		t.Fatalf("%d tiles left, want at most 1 (quota of one 8192-byte block)", left)
+	}
+}
