@@ -501,3 +501,90 @@ func TestLaneWidensWhenItsSiblingsAreDone(t *testing.T) {
 		}
 	})
 }
+
+// flakyTiles fails the first fails writes (Put or Delete) of each key, as a
+// throttled or reset S3 request that the client gave up on.
+type flakyTiles struct {
+	tilestore.Store
+	fails  int
+	mu     sync.Mutex
+	seen   map[string]int
+	failed int
+}
+
+func (f *flakyTiles) fail(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen[key]++
+	if f.seen[key] <= f.fails {
+		f.failed++
+		return true
+	}
+	return false
+}
+
+func (f *flakyTiles) Put(ctx context.Context, key string, data []byte, meta tilestore.Meta) error {
+	if f.fail(key) {
+		return errors.New("SlowDown: please reduce your request rate")
+	}
+	return f.Store.Put(ctx, key, data, meta)
+}
+
+func (f *flakyTiles) Delete(ctx context.Context, keys []string) (int, error) {
+	if len(keys) > 0 && f.fail("delete "+keys[0]) {
+		return 0, errors.New("connection reset by peer")
+	}
+	return f.Store.Delete(ctx, keys)
+}
+
+// TestLaneRetriesFailedWrites: tile writes the store fails twice are sent
+// again by the lane; the seed and the truncate finish in one delivery each,
+// every tile counted once, no recount needed.
+func TestLaneRetriesFailedWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) { return tilesOf(req), nil }}
+		ts, fs, cat := openStores(t, laneLayers)
+		flaky := &flakyTiles{Store: fs, fails: 2, seen: map[string]int{}}
+		q := memqueue.New()
+		e := seed.New(cat, map[string]source.Source{"lane:test": src}, ts, q, flaky, seed.Options{Usage: ts}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		h := &harness{e: e, tasks: ts, q: q, tiles: fs, src: src}
+		tasks := h.submit(t, 3, 1, 0, 0, 0)
+		ctx, stop := context.WithCancel(t.Context())
+		defer stop()
+		go h.e.RunWorkers(ctx, 1)
+		waitDone := func(id int64) {
+			t.Helper()
+			for h.task(t, id).Status != task.Done {
+				time.Sleep(100 * time.Millisecond)
+				if h.task(t, id).Status == task.Aborted {
+					t.Fatalf("task %d aborted", id)
+				}
+			}
+		}
+		waitDone(tasks[0].ID)
+		stored := h.storedTiles(t)
+		if stored != 2+8+32+128 {
+			t.Fatalf("stored %d tiles, want %d", stored, 2+8+32+128)
+		}
+		ls, err := ts.Layers(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ls) != 1 || ls[0].Tiles != int64(stored) || ls[0].Dirty {
+			t.Fatalf("usage %+v, want %d tiles counted exactly (no recount)", ls, stored)
+		}
+		if flaky.failed < 2*stored {
+			t.Fatalf("the store failed %d writes, want at least %d: the test did not inject what it says", flaky.failed, 2*stored)
+		}
+		trunc, err := h.e.Submit(t.Context(), seed.Request{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+			ZoomStart: ptr(0), ZoomStop: ptr(3), Format: "image/png", Type: "truncate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitDone(trunc[0].ID)
+		ls, _ = ts.Layers(t.Context())
+		if n := h.storedTiles(t); n != 0 || len(ls) != 1 || ls[0].Tiles != 0 || ls[0].Dirty {
+			t.Fatalf("after the truncate: %d tiles stored, usage %+v; want none, counted exactly", n, ls)
+		}
+	})
+}

@@ -6,6 +6,7 @@ package seed
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/metrics"
@@ -56,13 +57,15 @@ func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 		}
 	}
 	ln.tally.markTouched()
-	_, err := ln.env.tiles.Delete(ctx, keys)
+	err := ln.retryWrite(ctx, "delete", func() error {
+		_, err := ln.env.tiles.Delete(ctx, keys)
+		return err
+	})
 	// Even a failed batch may have deleted some of its tiles.
 	for z, cols := range columns(refs) {
 		ln.env.host.tilesChanged(ln.set, z, cols[0], cols[1])
 	}
 	if err != nil {
-		metrics.StoreErrors.Add(1, "delete")
 		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
 	}
 	metrics.TilesDeleted.Add(float64(len(keys)), ln.layer.Name)
@@ -147,8 +150,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 				return nil
 			}
 			ln.tally.markTouched()
-			if err := ln.env.tiles.Put(ctx, key, tl.Data, ln.meta); err != nil {
-				metrics.StoreErrors.Add(1, "put")
+			if err := ln.retryWrite(ctx, "put", func() error { return ln.env.tiles.Put(ctx, key, tl.Data, ln.meta) }); err != nil {
 				return fail(err)
 			}
 			metrics.TilesStored.Add(1, ln.layer.Name)
@@ -189,4 +191,28 @@ func (ln *lane) dropTile(ctx context.Context, z int, x, y int64, key string) err
 		return err
 	}
 	return nil
+}
+
+// writeRetries is how many times a lane sends a tile write again after the
+// store failed it (beyond the store client's own retries), pausing 0.5, 1
+// and 2 s: a PUT of the same bytes or a DELETE is the same write again,
+// and the tile is counted once, when it succeeds. A store down for longer
+// stops the lane (a storage error: the message is delivered again).
+const writeRetries = 3
+
+// retryWrite runs write, again after a failure up to writeRetries times
+// unless ctx ends; op names it in the store-error metric.
+func (ln *lane) retryWrite(ctx context.Context, op string, write func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if err == nil {
+			return nil
+		}
+		metrics.StoreErrors.Add(1, op)
+		if attempt == writeRetries || ctx.Err() != nil {
+			return err
+		}
+		ln.env.log.Warn("tile write failed, trying again", "op", op, "attempt", attempt+1, "err", err)
+		sleep(ctx, time.Duration(1<<attempt)*500*time.Millisecond)
+	}
 }
