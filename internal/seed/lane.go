@@ -117,7 +117,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 // is used up (then it sends the continuation message) or it is stopped.
 // It returns nil when the message is finished with and an error when the
 // message should be delivered again.
-func (ln *lane) run(ctx context.Context) error {
+func (ln *lane) run(ctx context.Context) (err error) {
 	env, t := ln.env, ln.t
 	start := t.Cursor
 	progress := new(atomic.Int64) // the task's processed tiles, checkpointed or not (Engine.List)
@@ -126,6 +126,11 @@ func (ln *lane) run(ctx context.Context) error {
 	defer func() {
 		// Whatever return left work uncheckpointed marks the layer.
 		env.host.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
+		if err != nil {
+			// The message comes again: its worker can take the lane at
+			// once rather than wait for this lease to lapse.
+			ln.release(writeContext(ctx))
+		}
 		env.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered.Load())
 	}()
 	deadline := time.Now().Add(env.opts.Slice)
@@ -286,6 +291,19 @@ func (ln *lane) run(ctx context.Context) error {
 		}
 	}
 	return env.host.finish(ctx, t, task.Done)
+}
+
+// release gives up the lane's lease without moving its cursor, when the
+// lane stops on an error. Best effort: a lease it no longer holds, or a
+// store that fails, leaves the lease to lapse.
+func (ln *lane) release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c := ln.t.Cursor
+	_, err := ln.env.tasks.Checkpoint(ctx, task.Checkpoint{ID: ln.t.ID, From: c, To: c, Owner: ln.owner, Release: true, Token: leaseToken()}, time.Now())
+	if err != nil && !apperr.Is(err, apperr.Conflict) {
+		ln.env.log.Warn("give up the lease of a stopping lane", "task", ln.t.ID, "err", err)
+	}
 }
 
 // checkpointRetries is how many times a lane sends a checkpoint again

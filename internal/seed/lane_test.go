@@ -588,3 +588,45 @@ func TestLaneRetriesFailedWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestLaneStoppedByTheStoreGivesUpItsLease: a lane whose writes keep
+// failing stops (its message comes again) and gives its lease up, so the
+// next delivery takes the lane at once and, the work it finds counted or
+// marked, does not mark the layer again.
+func TestLaneStoppedByTheStoreGivesUpItsLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{render: func(ctx context.Context, req source.Request) ([]source.Tile, error) { return tilesOf(req), nil }}
+		ts, fs, cat := openStores(t, laneLayers)
+		flaky := &flakyTiles{Store: fs, fails: 4, seen: map[string]int{}}
+		q := memqueue.New()
+		var logs strings.Builder
+		var mu sync.Mutex
+		e := seed.New(cat, map[string]source.Source{"lane:test": src}, ts, q, flaky, seed.Options{Usage: ts},
+			slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil)))
+		h := &harness{e: e, tasks: ts, q: q, tiles: fs, src: src}
+		tasks := h.submit(t, 2, 1, 0, 0, 0)
+		d := h.take(t)
+		if err := e.Handle(t.Context(), d); err == nil {
+			t.Fatal("Handle: got nil, want the storage error (deliver again)")
+		}
+		if tk := h.task(t, tasks[0].ID); tk.Owner != "" || tk.Status != task.Running {
+			t.Fatalf("after the failure: %+v, want RUNNING with no lease holder", tk)
+		}
+		// The store is back; the message is delivered again at once.
+		flaky.mu.Lock()
+		flaky.fails = 0
+		flaky.mu.Unlock()
+		d.Attempt++
+		if err := e.Handle(t.Context(), d); err != nil {
+			t.Fatal(err)
+		}
+		if tk := h.task(t, tasks[0].ID); tk.Status != task.Done {
+			t.Fatalf("after the redelivery: %+v, want DONE", tk)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n := strings.Count(logs.String(), "taken over from a stopped worker"); n != 0 {
+			t.Fatalf("the redelivery took the lane over %d times, want it released:\n%s", n, logs.String())
+		}
+	})
+}

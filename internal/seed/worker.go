@@ -39,7 +39,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	if !ownsLane(t, msg) {
 		return nil
 	}
-	owner := leaseToken()
+	owner, previous := leaseToken(), t.Owner
 	t, err = e.tasks.Acquire(ctx, t.ID, owner, e.opts.takeoverAfter(), time.Now())
 	if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
 		e.log.Info("lane message dropped: the lane is worked by a live worker, or ended", "task", msg.TaskID, "cursor", msg.Cursor, "reason", err.Error())
@@ -48,10 +48,13 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	if err != nil {
 		return fmt.Errorf("take the lease of task %d: %w", msg.TaskID, err)
 	}
-	if msg.Cursor < t.Cursor || attempt > 1 {
-		// The lane's previous worker may have stored tiles after its last
-		// checkpoint and died before counting them.
-		e.markDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d resumed after its worker stopped", t.ID))
+	if previous != "" {
+		// The lease of a worker that stopped without giving it up lapsed:
+		// that worker may have stored tiles after its last checkpoint and
+		// died before counting them. (A lane released by its checkpoint,
+		// or revoked by the sweep, which marks the layer itself, has no
+		// holder; a redelivery of such a lane loses nothing.)
+		e.markDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d taken over from a stopped worker", t.ID))
 	}
 	ln, err := e.lane(ctx, t, owner)
 	if err != nil {
