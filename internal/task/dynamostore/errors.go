@@ -62,7 +62,7 @@ func (s *Store) fail(ctx context.Context, err error, format string, args ...any)
 		switch ae.ErrorCode() {
 		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
 			"LimitExceededException", "TransactionInProgressException", "TransactionConflictException",
-			"InternalServerError", "ServiceUnavailable", "RequestTimeout", "RequestTimeoutException":
+			"InternalServerError", "InternalFailure", "ServiceUnavailable", "RequestTimeout", "RequestTimeoutException":
 			return apperr.Wrap(apperr.Unavailable, err, "%s: DynamoDB is unavailable (%s)", what, ae.ErrorCode())
 		}
 		if ae.ErrorFault() == smithy.FaultServer {
