@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -72,6 +75,9 @@ func (s *Store) fail(ctx context.Context, err error, format string, args ...any)
 	}
 	var se *smithy.SerializationError
 	var de *smithy.DeserializationError
+	if errors.As(err, &de) && cutAnswer(err) {
+		return apperr.Wrap(apperr.Unavailable, err, "%s: DynamoDB's answer was cut short", what)
+	}
 	if errors.As(err, &se) || errors.As(err, &de) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -199,4 +205,11 @@ func (s *Store) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 		}
 	}
 	return nil
+}
+
+// cutAnswer reports whether err is an answer that ended early (the
+// connection closed or reset while its body was read): a transport
+// failure, not a malformed answer.
+func cutAnswer(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
