@@ -1,0 +1,174 @@
+package app_test
+
+// The fault-injection suite: one tilecache process on the local AWS stack,
+// its S3, DynamoDB and SQS reached through proxies (internal/faultproxy)
+// that throttle writes, fail some with server errors, reset connections
+// and drop the answers of writes they applied — at fixed rates from fixed
+// seeds. The same seed is run without faults first, for the time ratio.
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"tilecache/internal/app/apptest"
+	"tilecache/internal/faultproxy"
+	"tilecache/internal/task"
+)
+
+const faultLayers = `
+layers:
+  - name: faults:calm
+    gridSubsets:
+      - gridSet: EPSG:900913
+    formats: [image/png]
+    metatiling: [4, 4]
+    source: {type: testpattern}
+  - name: faults:storm
+    gridSubsets:
+      - gridSet: EPSG:900913
+    formats: [image/png]
+    metatiling: [4, 4]
+    source: {type: testpattern}
+`
+
+// faultRates are the issue's mix: of writes, 8 % throttled, 2 % failed
+// with a server error, 2 % answered and then cut; of every request, 2 %
+// reset before an answer.
+var faultRates = faultproxy.Config{ThrottleRate: 0.08, ServerErrorRate: 0.02, ResetRate: 0.02, DropAnswerRate: 0.02, Disabled: true}
+
+func TestSeedUnderCloudFaults(t *testing.T) {
+	if os.Getenv("TILECACHE_TEST_BACKEND") != "aws" {
+		t.Skip("the fault suite runs in the AWS backend pass (TILECACHE_TEST_BACKEND=aws)")
+	}
+	services := []struct {
+		env     string
+		service faultproxy.Service
+		seed    uint64
+	}{
+		{"AWS_ENDPOINT_URL_S3", faultproxy.S3, 11},
+		{"AWS_ENDPOINT_URL_DYNAMODB", faultproxy.DynamoDB, 12},
+		{"AWS_ENDPOINT_URL_SQS", faultproxy.SQS, 13},
+	}
+	var proxies []*faultproxy.Proxy
+	for _, s := range services {
+		target := os.Getenv(s.env)
+		if target == "" {
+			t.Fatalf("%s is not set: the local AWS stack is needed", s.env)
+		}
+		cfg := faultRates
+		cfg.Seed = s.seed
+		p, err := faultproxy.New(target, s.service, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		t.Setenv(s.env, p.URL())
+		proxies = append(proxies, p)
+	}
+	logs := &apptest.LogBuffer{}
+	a := apptest.Start(t, apptest.Options{Layers: faultLayers, Backend: "aws", SeedThreads: 8,
+		Checkpoint: 500 * time.Millisecond, Slice: 20 * time.Second, StaleAfter: 2 * time.Minute, Log: logs})
+	waitSettled(t, a) // usage counted from the start
+
+	unavailable := 0 // status reads answered 503
+	seed := func(layer string) (time.Duration, []task.Task) {
+		t.Helper()
+		start := time.Now()
+		rows := seedReq(t, a, layer, `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":7,"format":"image/png","type":"seed","threadCount":8}}`)
+		want := ids(rows)
+		// The status list is read through the faults too: a 503 (the task
+		// store unreachable after the client's retries) is an answer a
+		// client retries; anything else but 200 is a failure.
+		waitFor(t, 5*time.Minute, fmt.Sprintf("tasks %v to finish", want), func() bool {
+			res := a.Do(t, "GET", "/rest/seed/"+layer+".json", "")
+			switch res.Status {
+			case 503:
+				unavailable++
+				return false
+			case 200:
+			default:
+				t.Fatalf("GET the status rows: %d %q", res.Status, res.Body)
+			}
+			for _, r := range decodeRows(t, res.Body) {
+				if slices.Contains(want, r[3]) && (r[4] == 0 || r[4] == 1) {
+					return false
+				}
+			}
+			return true
+		})
+		took := time.Since(start)
+		var tasks []task.Task
+		for _, id := range want {
+			tk, err := a.Local.Tasks.Get(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks = append(tasks, tk)
+		}
+		return took, tasks
+	}
+	const want = 21845 // EPSG:900913 z0-7
+	calm, _ := seed("faults:calm")
+
+	for _, p := range proxies {
+		p.SetEnabled(true)
+	}
+	storm, tasks := seed("faults:storm")
+	for _, p := range proxies {
+		p.SetEnabled(false)
+	}
+
+	var done, total int64
+	for _, tk := range tasks {
+		if tk.Status != task.Done || tk.Done != tk.Total {
+			t.Errorf("task %d: %s with %d of %d tiles, want DONE with all", tk.ID, tk.Status, tk.Done, tk.Total)
+		}
+		done, total = done+tk.Done, total+tk.Total
+	}
+	if total != want {
+		t.Errorf("the tasks total %d tiles, want %d", total, want)
+	}
+	if n := len(a.TileKeys(t, "faults:storm/")); n != want {
+		t.Errorf("the bucket holds %d tiles of the seed under faults, want %d", n, want)
+	}
+	// Usage equals the stored bytes, with no recount pending (none needed).
+	r := getUsage(t, a)
+	if l := r.layer("faults:storm"); l.RecountPending || l.UsedTiles != want {
+		t.Errorf("usage of faults:storm: %+v; want %d tiles, no recount pending", l, want)
+	}
+	wantNoDrift(t, a, "seed under faults", "faults:storm", r.DiskBlockSize)
+	log := logs.String()
+	for _, s := range []string{"lane stopped: task killed or taken over", "lane cancelled: its lease is lost", "taken over from a stopped worker", "panic"} {
+		if n := strings.Count(log, s); n > 0 {
+			t.Errorf("the log says %q %d times, want never", s, n)
+		}
+	}
+	if res := a.Do(t, "GET", "/rest/seed.json", ""); res.Status != 200 {
+		t.Errorf("after the seed: GET /rest/seed.json answered %d", res.Status)
+	}
+	var injected int64
+	var report strings.Builder
+	for i, p := range proxies {
+		st := p.Stats()
+		injected += st.Faults.Total()
+		fmt.Fprintf(&report, "%s: %d requests, %d writes, faults %s\n", services[i].service, st.Requests, st.Writes, st.Faults)
+	}
+	if injected < 500 {
+		t.Errorf("%d faults injected, want hundreds: the suite did not test what it says", injected)
+	}
+	t.Logf("z0-7 seed of %d tiles in 8 lanes: %.1f s without faults, %.1f s with them (ratio %.2f); %d tiles processed\n%s"+
+		"lane retries: %d checkpoints, %d tile writes; lanes stopped on errors: %d; status reads answered 503: %d",
+		want, calm.Seconds(), storm.Seconds(), storm.Seconds()/calm.Seconds(), done, report.String(),
+		strings.Count(log, "checkpoint failed, trying again"), strings.Count(log, "tile write failed, trying again"),
+		strings.Count(log, "give up the lease of a stopping lane")+strings.Count(log, "stopped with uncheckpointed work"), unavailable)
+	if storm > 6*calm+time.Minute {
+		t.Errorf("the seed under faults took %v, more than 6 × %v + 1 min without: faults stall it", storm, calm)
+	}
+}
