@@ -463,8 +463,7 @@ func (c *Cleaner) tileSet(s TileSet) (tilestore.TileSet, bool) {
 		id = l.ID
 	}
 	ext, ok := tilestore.FormatExt(s.FormatID)
-	return tilestore.TileSet{Prefix: c.opts.KeyPrefix, LayerID: id, GridSetID: s.GridSetID, FormatID: s.FormatID,
-		Ext: ext, ParametersID: s.ParametersID}, ok
+	return tilestore.TileSet{SetName: tilestore.SetName(s), Prefix: c.opts.KeyPrefix, LayerID: id, Ext: ext}, ok
 }
 
 // pageKeys returns the keys of every tile the page can hold: its 64×64

@@ -205,7 +205,7 @@ func TestRunDueFollowsTheInterval(t *testing.T) {
 func TestRecountWaitsForRest(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	set := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "a", Ext: "png"}
 	for _, k := range []string{set.Key(3, 1, 1), set.Key(3, 70, 1), tilestore.ParametersKey("", "a", "abc")} {
 		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
 			t.Fatal(err)
@@ -281,7 +281,7 @@ func TestReportNeverNegative(t *testing.T) {
 func TestCleanUpWaitsForPendingRecount(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	set := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "a", Ext: "png"}
 	keys := []string{set.Key(8, 1, 1), set.Key(8, 70, 1), set.Key(8, 150, 1)}
 	for _, k := range keys {
 		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {

@@ -105,8 +105,8 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, ext, _ := tilestore.Format(tr.format)
-	set := tilestore.TileSet{Prefix: h.prefix, LayerID: tr.layer.ID, GridSetID: tr.grid, FormatID: id, Ext: ext,
-		ParametersID: tilestore.ParametersID(params)}
+	set := tilestore.TileSet{SetName: tilestore.SetName{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: id,
+		ParametersID: tilestore.ParametersID(params)}, Prefix: h.prefix, LayerID: tr.layer.ID, Ext: ext}
 	if o, ok := h.tiles.(fileOpener); ok {
 		if h.serveFile(w, r, o, set, tr) {
 			return
