@@ -55,6 +55,19 @@ func TestKey(t *testing.T) {
 	}
 }
 
+// TestSetName: a tile set's id (persisted in usage records and task
+// stores) names the layer by name, its keys by store id.
+func TestSetName(t *testing.T) {
+	ts := tilestore.TileSet{SetName: tilestore.SetName{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png8",
+		ParametersID: "default"}, Prefix: "tiles", LayerID: "states-v2", Ext: "png"}
+	if got, want := ts.ID(), "topp:states|EPSG:4326|png8|default"; got != want {
+		t.Errorf("ID: got %s, want %s", got, want)
+	}
+	if got, want := ts.Key(3, 5, 2), "tiles/states-v2/EPSG:4326/png8/default/3/5/2.png"; got != want {
+		t.Errorf("Key: got %s, want %s", got, want)
+	}
+}
+
 func BenchmarkKey(b *testing.B) {
 	ts := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "topp:states", Ext: "png"}
 	b.ReportAllocs()
