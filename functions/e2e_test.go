@@ -110,7 +110,7 @@ func TestServerlessEndToEnd(t *testing.T) {
 	}
 
 	// Every tile, and nothing else, is in the bucket.
-	set := tilestore.TileSet{Prefix: r.Prefix, LayerID: "demo:world", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Prefix: r.Prefix, LayerID: "demo:world", Ext: "png"}
 	var wantKeys, gotKeys []string
 	for z := range 5 {
 		for x := range int64(2) << z {

@@ -46,7 +46,7 @@ func TestRecordedEvents(t *testing.T) {
 		t.Fatalf("lane messages sent: %q, want %q (the bodies of the recorded events)", got, want)
 	}
 
-	set := tilestore.TileSet{Prefix: r.Prefix, LayerID: "demo:world", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Prefix: r.Prefix, LayerID: "demo:world", Ext: "png"}
 	tiles := lambdatest.Tiles(t, r)
 	stored := func() []string {
 		var keys []string

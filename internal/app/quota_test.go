@@ -135,7 +135,7 @@ func truth(t testing.TB, a *apptest.App, layer string, bs int64) map[quota.PageK
 		if _, err := fmt.Sscanf(parts[3]+" "+parts[4]+" "+strings.Split(parts[5], ".")[0], "%d %d %d", &z, &x, &y); err != nil {
 			return err
 		}
-		k := quota.PageOf(quota.TileSet{Layer: layer, GridSetID: parts[0], FormatID: parts[1], ParametersID: parts[2]}, z, x, y)
+		k := quota.PageOf(tilestore.SetName{Layer: layer, GridSetID: parts[0], FormatID: parts[1], ParametersID: parts[2]}, z, x, y)
 		c := out[k]
 		c.Tiles++
 		c.Bytes += quota.Blocks(o.Size, bs)

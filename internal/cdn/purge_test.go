@@ -49,7 +49,7 @@ func (r *recorder) count() int {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)) }
 
-var states = tilestore.TileSet{Prefix: "tiles", LayerID: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+var states = tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Prefix: "tiles", LayerID: "topp:states", Ext: "png"}
 
 func TestPaths(t *testing.T) {
 	other := states

@@ -139,8 +139,8 @@ func tileSetOf(t testing.TB, prefix, layerID, gridSetID, format string, params m
 	if !ok {
 		t.Fatalf("unknown format %s", format)
 	}
-	return tilestore.TileSet{Prefix: prefix, LayerID: layerID, GridSetID: gridSetID, FormatID: id, Ext: ext,
-		ParametersID: tilestore.ParametersID(params)}
+	return tilestore.TileSet{SetName: tilestore.SetName{GridSetID: gridSetID, FormatID: id, ParametersID: tilestore.ParametersID(params)},
+		Prefix: prefix, LayerID: layerID, Ext: ext}
 }
 
 func mustSubset(t testing.TB, subset func(string) (*grid.Subset, bool), id string) *grid.Subset {

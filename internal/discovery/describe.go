@@ -85,8 +85,8 @@ func describe(l *layer.Layer, gridSetID, mime, parametersID string, params map[s
 	}
 	d := &description{
 		layer: l, subset: s, mime: mime, params: params,
-		set: tilestore.TileSet{Prefix: keyPrefix, LayerID: l.ID, GridSetID: gridSetID,
-			FormatID: formatID, Ext: ext, ParametersID: parametersID},
+		set: tilestore.TileSet{SetName: tilestore.SetName{Layer: l.Name, GridSetID: gridSetID, FormatID: formatID,
+			ParametersID: parametersID}, Prefix: keyPrefix, LayerID: l.ID, Ext: ext},
 		originX: ox, originY: oy,
 		tiled:    tiledExtent(s.GridSet, 0, ox, oy),
 		mercator: isMercatorPyramid(s),

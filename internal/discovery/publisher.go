@@ -339,8 +339,8 @@ func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
 		if p.configured(e) || !safeSegments(e.LayerID, e.GridSet, e.FormatID, e.ParametersID) {
 			continue
 		}
-		dir := tilestore.TileSet{Prefix: p.prefix, LayerID: e.LayerID, GridSetID: e.GridSet, FormatID: e.FormatID,
-			ParametersID: e.ParametersID}.Dir()
+		dir := tilestore.TileSet{SetName: tilestore.SetName{Layer: e.Layer, GridSetID: e.GridSet, FormatID: e.FormatID,
+			ParametersID: e.ParametersID}, Prefix: p.prefix, LayerID: e.LayerID}.Dir()
 		keys, err := p.removeIfPresent(ctx, dir+tileMapName, dir+tileJSONName)
 		changed = append(changed, keys...)
 		if err != nil {

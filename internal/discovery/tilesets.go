@@ -38,8 +38,8 @@ func (p *Publisher) eachTileSet(ctx context.Context, fn func(candidate) error) e
 				for _, mime := range l.Formats {
 					formatID, ext, _ := tilestore.Format(mime)
 					c := candidate{layer: l, mime: mime, params: params, set: tilestore.TileSet{
-						Prefix: p.prefix, LayerID: l.ID, GridSetID: s.GridSet.ID, FormatID: formatID, Ext: ext,
-						ParametersID: id,
+						SetName: tilestore.SetName{Layer: l.Name, GridSetID: s.GridSet.ID, FormatID: formatID, ParametersID: id},
+						Prefix:  p.prefix, LayerID: l.ID, Ext: ext,
 					}}
 					if err := fn(c); err != nil {
 						return err

@@ -455,16 +455,15 @@ func (c *Cleaner) deletePage(ctx context.Context, k PageKey) (Page, bool, error)
 	return c.store.DeletePage(ctx, k)
 }
 
-// tileSet returns the store's tile set of a usage tile set; ok is false
-// when the format's extension is unknown.
-func (c *Cleaner) tileSet(s TileSet) (tilestore.TileSet, bool) {
+// tileSet returns where the store keeps the tiles of a usage tile set; ok
+// is false when the format's extension is unknown.
+func (c *Cleaner) tileSet(s tilestore.SetName) (tilestore.TileSet, bool) {
 	id := s.Layer
 	if l, ok := c.layers.Layer(s.Layer); ok {
 		id = l.ID
 	}
 	ext, ok := tilestore.FormatExt(s.FormatID)
-	return tilestore.TileSet{Prefix: c.opts.KeyPrefix, LayerID: id, GridSetID: s.GridSetID, FormatID: s.FormatID,
-		Ext: ext, ParametersID: s.ParametersID}, ok
+	return tilestore.TileSet{SetName: s, Prefix: c.opts.KeyPrefix, LayerID: id, Ext: ext}, ok
 }
 
 // pageKeys returns the keys of every tile the page can hold: its 64×64

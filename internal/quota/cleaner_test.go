@@ -29,7 +29,7 @@ func TestBlocks(t *testing.T) {
 }
 
 func TestPages(t *testing.T) {
-	set := quota.TileSet{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
+	set := tilestore.SetName{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
 	k := quota.PageOf(set, 7, 130, 63)
 	if k.X != 2 || k.Y != 0 || k.Z != 7 {
 		t.Fatalf("got %+v, want page 2/0 of level 7", k)
@@ -205,7 +205,7 @@ func TestRunDueFollowsTheInterval(t *testing.T) {
 func TestRecountWaitsForRest(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	set := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "a", Ext: "png"}
 	for _, k := range []string{set.Key(3, 1, 1), set.Key(3, 70, 1), tilestore.ParametersKey("", "a", "abc")} {
 		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
 			t.Fatal(err)
@@ -247,7 +247,7 @@ func TestRecountWaitsForRest(t *testing.T) {
 // layer marked for it.
 func TestReportNeverNegative(t *testing.T) {
 	f := newFixture(t)
-	page := quota.PageKey{Set: quota.TileSet{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 3}
+	page := quota.PageKey{Set: tilestore.SetName{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 3}
 	if err := f.store.ApplyDeltas(t.Context(), []quota.PageDelta{{Page: page, Tiles: -2, Bytes: -8192}}, f.now); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestReportNeverNegative(t *testing.T) {
 func TestCleanUpWaitsForPendingRecount(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	set := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "a", Ext: "png"}
 	keys := []string{set.Key(8, 1, 1), set.Key(8, 70, 1), set.Key(8, 150, 1)}
 	for _, k := range keys {
 		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
@@ -293,7 +293,7 @@ func TestCleanUpWaitsForPendingRecount(t *testing.T) {
 	if err := f.cleaner.Maintain(ctx); err != nil { // usage counted from here on
 		t.Fatal(err)
 	}
-	page := quota.PageKey{Set: quota.TileSet{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 8}
+	page := quota.PageKey{Set: tilestore.SetName{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 8}
 	if err := f.store.ApplyDeltas(ctx, []quota.PageDelta{{Page: page, Tiles: 27, Bytes: 27 * 8192}}, f.now); err != nil {
 		t.Fatal(err)
 	}

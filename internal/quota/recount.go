@@ -142,8 +142,8 @@ func (c *Cleaner) recountLayer(ctx context.Context, l LayerUsage, blockSize int6
 			return nil // a side object (parameters, metadata), or no tile key
 		}
 		objects++
-		set := TileSet{Layer: l.Layer, GridSetID: ts.GridSetID, FormatID: ts.FormatID, ParametersID: ts.ParametersID}
-		counts.Add(PageOf(set, z, x, y), 1, Blocks(o.Size, blockSize))
+		ts.Layer = l.Layer
+		counts.Add(PageOf(ts.SetName, z, x, y), 1, Blocks(o.Size, blockSize))
 		return nil
 	})
 	if err != nil {

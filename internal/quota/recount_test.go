@@ -15,8 +15,8 @@ import (
 func TestTileKeysOnly(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	png := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
-	pbf := tilestore.TileSet{LayerID: "a", GridSetID: "EPSG:4326", FormatID: "pbf", Ext: "pbf", ParametersID: "default"}
+	png := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "a", Ext: "png"}
+	pbf := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "pbf", ParametersID: "default"}, LayerID: "a", Ext: "pbf"}
 	tiles := []string{png.Key(3, 1, 1), pbf.Key(3, 1, 2)}
 	others := []string{
 		png.LevelDir(3) + "1/01.png", png.LevelDir(3) + "1/+2.png", png.LevelDir(3) + "1/-1.png", png.LevelDir(3) + "1/3.jpeg",

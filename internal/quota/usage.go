@@ -7,37 +7,25 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tilecache/internal/tilestore"
 )
 
 // PageShift sets the size of a tile page: 1<<PageShift tiles on each side
 // (64×64), as GeoWebCache's page pyramids group tiles.
 const PageShift = 6
 
-// TileSet names the tiles of one layer, grid set, format and parameters id:
-// the unit GeoWebCache keeps page statistics for.
-type TileSet struct {
-	Layer        string // layer name (not its store id)
-	GridSetID    string
-	FormatID     string // the format's short name, e.g. "png"
-	ParametersID string
-}
-
-// ID returns "layer|gridSet|formatId|parametersId".
-func (s TileSet) ID() string {
-	return s.Layer + "|" + s.GridSetID + "|" + s.FormatID + "|" + s.ParametersID
-}
-
 // PageKey identifies a tile page: tiles (X<<PageShift … +63, Y<<PageShift …
 // +63) of level Z of a tile set, rows counted from the bottom as in tile
 // keys. It is comparable, so it can key maps.
 type PageKey struct {
-	Set  TileSet
+	Set  tilestore.SetName
 	Z    int
 	X, Y int64
 }
 
 // PageOf returns the page holding tile z/x/y of set.
-func PageOf(set TileSet, z int, x, y int64) PageKey {
+func PageOf(set tilestore.SetName, z int, x, y int64) PageKey {
 	return PageKey{Set: set, Z: z, X: x >> PageShift, Y: y >> PageShift}
 }
 

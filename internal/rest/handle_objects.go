@@ -12,7 +12,6 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcmeta"
 	"tilecache/internal/layer"
-	"tilecache/internal/quota"
 	"tilecache/internal/seed"
 	"tilecache/internal/site"
 	"tilecache/internal/tilestore"
@@ -101,7 +100,8 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !found {
 		if h.misses != nil && r.Method == http.MethodGet {
 			if m, ok := h.missOf(r.Context(), rel); ok {
-				answerMiss(w, r, h.misses, m, tilestore.ParametersID(m.Parameters), h.rec, h.log)
+				set, _, _, _, _ := h.tileOf(rel) // a tile's key: missOf accepted it
+				answerMiss(w, r, h.misses, m, set, h.rec, h.log)
 				return
 			}
 		}
@@ -109,8 +109,8 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet && h.rec != nil {
-		if ts, z, x, y, ok := h.tileOf(rel); ok {
-			recordAccess(h.rec, ts, z, x, y)
+		if set, z, x, y, ok := h.tileOf(rel); ok {
+			recordAccess(h.rec, set, z, x, y)
 		}
 	}
 	writeObject(w, r, data, meta, "application/octet-stream")
@@ -153,19 +153,19 @@ func objectHeaders(w http.ResponseWriter, meta tilestore.Meta, contentType strin
 }
 
 // tileOf reads a tile key "layerId/gridSetId/formatId/parametersId/z/x/y.ext"
-// of a configured layer: its usage tile set and position; ok is false for
-// any other object.
-func (h *Objects) tileOf(rel string) (ts quota.TileSet, z int, x, y int64, ok bool) {
+// of a configured layer: the name of its tile set and its position; ok is
+// false for any other object.
+func (h *Objects) tileOf(rel string) (set tilestore.SetName, z int, x, y int64, ok bool) {
 	seg := strings.Split(rel, "/")
 	if len(seg) != 7 {
-		return quota.TileSet{}, 0, 0, 0, false
+		return tilestore.SetName{}, 0, 0, 0, false
 	}
 	l, ok := h.byID[seg[0]]
 	if !ok {
-		return quota.TileSet{}, 0, 0, 0, false
+		return tilestore.SetName{}, 0, 0, 0, false
 	}
 	z, x, y, _, ok = tilePosition(seg[4], seg[5], seg[6])
-	return quota.TileSet{Layer: l.Name, GridSetID: seg[1], FormatID: seg[2], ParametersID: seg[3]}, z, x, y, ok
+	return tilestore.SetName{Layer: l.Name, GridSetID: seg[1], FormatID: seg[2], ParametersID: seg[3]}, z, x, y, ok
 }
 
 // malformedTile reports whether rel has the shape of a tile key of a

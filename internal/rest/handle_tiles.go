@@ -72,11 +72,6 @@ type tileRequest struct {
 	x, y   int64
 }
 
-// pageSet is the usage tile set of a request's tile set.
-func (tr tileRequest) pageSet(set tilestore.TileSet) quota.TileSet {
-	return quota.TileSet{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: set.FormatID, ParametersID: set.ParametersID}
-}
-
 // ServeHTTP implements http.Handler for paths /tiles/….
 func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cors(w.Header())
@@ -105,8 +100,8 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, ext, _ := tilestore.Format(tr.format)
-	set := tilestore.TileSet{Prefix: h.prefix, LayerID: tr.layer.ID, GridSetID: tr.grid, FormatID: id, Ext: ext,
-		ParametersID: tilestore.ParametersID(params)}
+	set := tilestore.TileSet{SetName: tilestore.SetName{Layer: tr.layer.Name, GridSetID: tr.grid, FormatID: id,
+		ParametersID: tilestore.ParametersID(params)}, Prefix: h.prefix, LayerID: tr.layer.ID, Ext: ext}
 	if o, ok := h.tiles.(fileOpener); ok {
 		if h.serveFile(w, r, o, set, tr) {
 			return
@@ -123,11 +118,11 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		answerMiss(w, r, h.misses, seed.Miss{Layer: tr.layer.Name, GridSetID: tr.grid, Format: tr.format, Parameters: params,
-			Z: tr.z, X: tr.x, Y: tr.y}, set.ParametersID, h.rec, h.log)
+			Z: tr.z, X: tr.x, Y: tr.y}, set.SetName, h.rec, h.log)
 		return
 	}
 	if r.Method == http.MethodGet {
-		recordAccess(h.rec, tr.pageSet(set), tr.z, tr.x, tr.y)
+		recordAccess(h.rec, set.SetName, tr.z, tr.x, tr.y)
 	}
 	writeObject(w, r, data, meta, source.ContentType(tr.format))
 }
@@ -167,7 +162,7 @@ func (h *Tiles) serveFile(w http.ResponseWriter, r *http.Request, o fileOpener, 
 	}
 	defer f.Close()
 	if r.Method == http.MethodGet {
-		recordAccess(h.rec, tr.pageSet(set), tr.z, tr.x, tr.y)
+		recordAccess(h.rec, set.SetName, tr.z, tr.x, tr.y)
 	}
 	objectHeaders(w, meta, source.ContentType(tr.format), size)
 	if r.Method == http.MethodGet {
@@ -258,8 +253,8 @@ func layerFormat(l *layer.Layer, id, ext string) (string, bool) {
 
 // recordAccess counts a client's read of tile z/x/y of a tile set for the
 // disk quota's LRU/LFU statistics; rec may be nil.
-func recordAccess(rec AccessRecorder, ts quota.TileSet, z int, x, y int64) {
+func recordAccess(rec AccessRecorder, set tilestore.SetName, z int, x, y int64) {
 	if rec != nil {
-		rec.Record(quota.PageOf(ts, z, x, y), time.Now())
+		rec.Record(quota.PageOf(set, z, x, y), time.Now())
 	}
 }

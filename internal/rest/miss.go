@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/quota"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
 	"tilecache/internal/tilestore"
@@ -18,22 +17,22 @@ type MissRenderer interface {
 	RenderMiss(ctx context.Context, m seed.Miss) (seed.Rendered, error)
 }
 
-// answerMiss answers a GET of a missing tile: rendered when the layer
-// renders on miss (200, counted as an access like a stored tile), 404 when
-// it does not or the tile is blank (now or as remembered), 502/504 with a
-// fixed one-line reason (never the upstream's words, host or URL) when the
-// upstream failed, 503 with Retry-After when no render slot freed in time
-// (statuses and reasons from the error table, see failedRender). Every
-// failure is answered Cache-Control: no-store (nothing was stored).
-func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.Miss, setID string, rec AccessRecorder, log *slog.Logger) {
+// answerMiss answers a GET of a missing tile, m of the tile set named set:
+// rendered when the layer renders on miss (200, counted as an access like
+// a stored tile), 404 when it does not or the tile is blank (now or as
+// remembered), 502/504 with a fixed one-line reason (never the upstream's
+// words, host or URL) when the upstream failed, 503 with Retry-After when
+// no render slot freed in time (statuses and reasons from the error table,
+// see failedRender). Every failure is answered Cache-Control: no-store
+// (nothing was stored).
+func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.Miss, set tilestore.SetName, rec AccessRecorder, log *slog.Logger) {
 	if mr == nil || r.Method != http.MethodGet {
 		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
 		return
 	}
 	rd, err := mr.RenderMiss(r.Context(), m)
 	if err == nil {
-		id, _, _ := tilestore.Format(m.Format)
-		recordAccess(rec, quota.TileSet{Layer: m.Layer, GridSetID: m.GridSetID, FormatID: id, ParametersID: setID}, m.Z, m.X, m.Y)
+		recordAccess(rec, set, m.Z, m.X, m.Y)
 		writeObject(w, r, rd.Data, rd.Meta, source.ContentType(m.Format))
 		return
 	}

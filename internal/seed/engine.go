@@ -248,5 +248,6 @@ func (e *Engine) tilesChanged(set tilestore.TileSet, z int, minX, maxX int64) {
 // tileSet returns the tile set a job reads and writes.
 func (e *Engine) tileSet(l *layer.Layer, gridSetID, format, parametersID string) tilestore.TileSet {
 	id, ext, _ := tilestore.Format(format)
-	return tilestore.TileSet{Prefix: e.opts.KeyPrefix, LayerID: l.ID, GridSetID: gridSetID, FormatID: id, Ext: ext, ParametersID: parametersID}
+	return tilestore.TileSet{SetName: tilestore.SetName{Layer: l.Name, GridSetID: gridSetID, FormatID: id, ParametersID: parametersID},
+		Prefix: e.opts.KeyPrefix, LayerID: l.ID, Ext: ext}
 }

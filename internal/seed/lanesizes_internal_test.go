@@ -88,7 +88,7 @@ func sizesLane(t *testing.T, store *memTiles, z int) *lane {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := tilestore.TileSet{LayerID: "L1", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "L1", Ext: "png"}
 	return &lane{
 		env:    laneEnv{tiles: store, opts: Options{PutConcurrency: 4}},
 		subset: sub, plan: plan, set: set,

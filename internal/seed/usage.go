@@ -45,7 +45,7 @@ type Usage interface {
 type tally struct {
 	on         bool
 	blockSize  int64
-	set        quota.TileSet
+	set        tilestore.SetName
 	metaPages  int // most pages one metatile touches
 	mu         sync.Mutex
 	deltas     quota.Deltas
@@ -53,10 +53,12 @@ type tally struct {
 	oldUnknown bool // sizes of replaced tiles must be learnt (reseed)
 }
 
-func newTally(set tilestore.TileSet, layerName string, metaW, metaH int) *tally {
+// newTally returns the tally of a lane of set. The second argument, the
+// layer's name, is unused: set carries it (set.Layer).
+func newTally(set tilestore.TileSet, _ string, metaW, metaH int) *tally {
 	pages := func(n int) int { return (n+(1<<quota.PageShift)-2)>>quota.PageShift + 1 }
 	return &tally{
-		set:       quota.TileSet{Layer: layerName, GridSetID: set.GridSetID, FormatID: set.FormatID, ParametersID: set.ParametersID},
+		set:       set.SetName,
 		metaPages: pages(metaW) * pages(metaH),
 		deltas:    make(quota.Deltas),
 	}

@@ -70,15 +70,31 @@ func ParametersQuery(params map[string]string) string {
 	return b.String()
 }
 
-// TileSet names the tiles of one layer, grid set, format and parameters id;
-// its keys share a prefix.
-type TileSet struct {
-	Prefix       string // configured key prefix, may be empty
-	LayerID      string
+// SetName names a tile set as users and the disk quota do: by the layer's
+// name (not its store id), a grid set, a format's short name and a
+// parameters id. It is the unit GeoWebCache keeps page statistics for. It
+// is comparable, so it can key maps.
+type SetName struct {
+	Layer        string // layer name, e.g. "topp:states"
 	GridSetID    string
 	FormatID     string // short name, e.g. "png"
-	Ext          string // extension, e.g. "png"
 	ParametersID string
+}
+
+// ID returns "layer|gridSet|formatId|parametersId", the tile set's id in
+// usage records and task stores.
+func (s SetName) ID() string {
+	return s.Layer + "|" + s.GridSetID + "|" + s.FormatID + "|" + s.ParametersID
+}
+
+// TileSet is a tile set as the store holds it: its name, and where its
+// tiles are kept. Its keys share a prefix (Dir), which names the layer by
+// its store id, LayerID, rather than by SetName.Layer.
+type TileSet struct {
+	SetName
+	Prefix  string // configured key prefix, may be empty
+	LayerID string // the layer's store id, the first segment of its keys
+	Ext     string // extension, e.g. "png"
 }
 
 // LayerPrefix returns "[prefix/]layerId/", the prefix of every object of a layer.
@@ -151,7 +167,8 @@ func (s TileSet) ParseKey(key string) (z int, x, y int64, ok bool) {
 // key a listing of LayerPrefix(prefix, layerID) finds) when the tile set is
 // not known beforehand: it returns the tile set named by the key (prefix
 // and layerID as given, its grid set, format and parameters ids and its
-// extension) and the tile, so that set.Key(z, x, y) == key. The three ids
+// extension; the key does not hold the layer's name, so set.Layer is empty
+// for the caller to fill) and the tile, so that set.Key(z, x, y) == key. The three ids
 // must be non-empty and hold no "/"; the tile is written as ParseKey
 // requires, with the format's extension when Format knows the format id
 // (FormatExt), and any non-empty extension without "/" otherwise (tiles of
@@ -177,7 +194,7 @@ func ParseLayerKey(prefix, layerID, key string) (set TileSet, z int, x, y int64,
 	if want, known := FormatExt(ids[1]); known && ext != want {
 		return TileSet{}, 0, 0, 0, false
 	}
-	set = TileSet{Prefix: prefix, LayerID: layerID, GridSetID: ids[0], FormatID: ids[1], Ext: ext, ParametersID: ids[2]}
+	set = TileSet{SetName: SetName{GridSetID: ids[0], FormatID: ids[1], ParametersID: ids[2]}, Prefix: prefix, LayerID: layerID, Ext: ext}
 	return set, z, x, y, true
 }
 

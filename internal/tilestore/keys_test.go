@@ -34,7 +34,7 @@ func TestKey(t *testing.T) {
 	if !ok {
 		t.Fatal("image/png unknown")
 	}
-	ts := tilestore.TileSet{Prefix: "tiles", LayerID: "topp:states", GridSetID: "EPSG:4326", FormatID: id, Ext: ext, ParametersID: "default"}
+	ts := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: id, ParametersID: "default"}, Prefix: "tiles", LayerID: "topp:states", Ext: ext}
 	if got, want := ts.Key(3, 5, 2), "tiles/topp:states/EPSG:4326/png/default/3/5/2.png"; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
@@ -55,8 +55,21 @@ func TestKey(t *testing.T) {
 	}
 }
 
+// TestSetName: a tile set's id (persisted in usage records and task
+// stores) names the layer by name, its keys by store id.
+func TestSetName(t *testing.T) {
+	ts := tilestore.TileSet{SetName: tilestore.SetName{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png8",
+		ParametersID: "default"}, Prefix: "tiles", LayerID: "states-v2", Ext: "png"}
+	if got, want := ts.ID(), "topp:states|EPSG:4326|png8|default"; got != want {
+		t.Errorf("ID: got %s, want %s", got, want)
+	}
+	if got, want := ts.Key(3, 5, 2), "tiles/states-v2/EPSG:4326/png8/default/3/5/2.png"; got != want {
+		t.Errorf("Key: got %s, want %s", got, want)
+	}
+}
+
 func BenchmarkKey(b *testing.B) {
-	ts := tilestore.TileSet{LayerID: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	ts := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "topp:states", Ext: "png"}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = ts.Key(12, 4095, 2047)
@@ -64,7 +77,7 @@ func BenchmarkKey(b *testing.B) {
 }
 
 func TestParseKey(t *testing.T) {
-	ts := tilestore.TileSet{Prefix: "tiles", LayerID: "topp:states", GridSetID: "EPSG:4326", FormatID: "png8", Ext: "png", ParametersID: "default"}
+	ts := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png8", ParametersID: "default"}, Prefix: "tiles", LayerID: "topp:states", Ext: "png"}
 	dir := "tiles/topp:states/EPSG:4326/png8/default/"
 	tests := []struct {
 		name   string
@@ -142,11 +155,11 @@ func TestParseLayerKey(t *testing.T) {
 		wantOK bool
 	}{
 		{"known format", "tiles", "tiles/l/EPSG:4326/png8/default/3/5/2.png",
-			tilestore.TileSet{GridSetID: "EPSG:4326", FormatID: "png8", Ext: "png", ParametersID: "default"}, 3, 5, 2, true},
+			tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png8", ParametersID: "default"}, Ext: "png"}, 3, 5, 2, true},
 		{"prefix with a slash", "tiles/", "tiles/l/g/jpeg/abc/0/0/0.jpeg",
-			tilestore.TileSet{GridSetID: "g", FormatID: "jpeg", Ext: "jpeg", ParametersID: "abc"}, 0, 0, 0, true},
+			tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "g", FormatID: "jpeg", ParametersID: "abc"}, Ext: "jpeg"}, 0, 0, 0, true},
 		{"format of another writer", "", "l/g/pbf/default/7/1/9.pbf",
-			tilestore.TileSet{GridSetID: "g", FormatID: "pbf", Ext: "pbf", ParametersID: "default"}, 7, 1, 9, true},
+			tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "g", FormatID: "pbf", ParametersID: "default"}, Ext: "pbf"}, 7, 1, 9, true},
 		{"known format, other extension", "", "l/g/png8/default/3/5/2.png8", tilestore.TileSet{}, 0, 0, 0, false},
 		{"unknown format, no extension", "", "l/g/pbf/default/3/5/2.", tilestore.TileSet{}, 0, 0, 0, false},
 		{"leading zero", "", "l/g/png/default/3/05/2.png", tilestore.TileSet{}, 0, 0, 0, false},
@@ -198,7 +211,7 @@ func FuzzParseKey(f *testing.F) {
 			}
 		}
 		for _, ext := range []string{"png", "jpeg"} {
-			ts := tilestore.TileSet{Prefix: prefix, LayerID: layerID, GridSetID: "g", FormatID: "png8", Ext: ext, ParametersID: "default"}
+			ts := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "g", FormatID: "png8", ParametersID: "default"}, Prefix: prefix, LayerID: layerID, Ext: ext}
 			z, x, y, ok := ts.ParseKey(key)
 			if ok {
 				if got := ts.Key(z, x, y); got != key {
@@ -236,7 +249,7 @@ func refParseKey(s tilestore.TileSet, key string) (int, int64, int64, bool) {
 }
 
 func BenchmarkParseKey(b *testing.B) {
-	ts := tilestore.TileSet{Prefix: "tiles", LayerID: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", Ext: "png", ParametersID: "default"}
+	ts := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Prefix: "tiles", LayerID: "topp:states", Ext: "png"}
 	key := ts.Key(12, 4095, 2047)
 	b.ReportAllocs()
 	for b.Loop() {

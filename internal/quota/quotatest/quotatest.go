@@ -9,13 +9,14 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/quota"
+	"tilecache/internal/tilestore"
 )
 
 // Run runs the suite; newStore must return a fresh, empty store per call.
 func Run(t *testing.T, newStore func(t *testing.T) quota.UsageStore) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	set := func(layer string) quota.TileSet {
-		return quota.TileSet{Layer: layer, GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
+	set := func(layer string) tilestore.SetName {
+		return tilestore.SetName{Layer: layer, GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
 	}
 	page := func(layer string, z int, x, y int64) quota.PageKey {
 		return quota.PageKey{Set: set(layer), Z: z, X: x, Y: y}

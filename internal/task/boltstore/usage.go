@@ -10,6 +10,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/quota"
+	"tilecache/internal/tilestore"
 )
 
 // Usage layout: bucket "usage" holds the key "state" and two nested
@@ -127,7 +128,7 @@ func layerPages(tx *bolt.Tx, layer string, create bool) (*bolt.Bucket, error) {
 
 func recordPage(layer string, r pageRecord) quota.Page {
 	return quota.Page{
-		Key: quota.PageKey{Set: quota.TileSet{Layer: layer, GridSetID: r.Grid, FormatID: r.Format, ParametersID: r.Params},
+		Key: quota.PageKey{Set: tilestore.SetName{Layer: layer, GridSetID: r.Grid, FormatID: r.Format, ParametersID: r.Params},
 			Z: r.Z, X: r.X, Y: r.Y},
 		Tiles: r.Tiles, Bytes: r.Bytes, Created: fromNanos(r.Created), LastAccess: fromNanos(r.Access), Hits: r.Hits,
 	}

@@ -22,6 +22,7 @@ import (
 	"tilecache/internal/task"
 	"tilecache/internal/task/tasktest"
 	"tilecache/internal/testenv"
+	"tilecache/internal/tilestore"
 )
 
 var (
@@ -165,7 +166,7 @@ func TestWritesPerOperation(t *testing.T) {
 	step("Checkpoint with usage of 3 pages", 1+3+1, func() error {
 		var us []quota.PageDelta
 		for i := range 3 {
-			us = append(us, quota.PageDelta{Page: quota.PageKey{Set: quota.TileSet{Layer: "a", GridSetID: "g", FormatID: "png", ParametersID: "default"}, Z: 5, X: int64(i)}, Tiles: 16, Bytes: 16 * 4096})
+			us = append(us, quota.PageDelta{Page: quota.PageKey{Set: tilestore.SetName{Layer: "a", GridSetID: "g", FormatID: "png", ParametersID: "default"}, Z: 5, X: int64(i)}, Tiles: 16, Bytes: 16 * 4096})
 		}
 		_, err := s.Checkpoint(ctx, task.Checkpoint{ID: 2, From: 2, To: 3, Tiles: 5, Usage: us}, now)
 		return err

@@ -15,6 +15,7 @@ import (
 	"tilecache/internal/awsconf"
 	"tilecache/internal/quota"
 	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
 )
 
 // answerLoser sends the next write of the chosen operations to DynamoDB and
@@ -96,7 +97,7 @@ func TestLostAnswersAreNotConflicts(t *testing.T) {
 		t.Fatalf("Checkpoint with its answer lost: %+v, %v; want cursor 1, done 5", tk, err)
 	}
 
-	set := quota.TileSet{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
+	set := tilestore.SetName{Layer: "a", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
 	usage := []quota.PageDelta{{Page: quota.PageKey{Set: set, Z: 3}, Tiles: 5, Bytes: 5 * 4096}}
 	loser.lose("TransactWriteItems", 1)
 	tk, err = s.Checkpoint(ctx, task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "w1", Token: "cp2", Usage: usage}, now)

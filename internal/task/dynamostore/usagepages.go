@@ -15,6 +15,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/quota"
+	"tilecache/internal/tilestore"
 )
 
 // pageItem is a page item (pk=pages#<layer>, sk=<page id>); times are
@@ -41,7 +42,7 @@ func decodePage(item map[string]types.AttributeValue) (quota.Page, error) {
 		return quota.Page{}, fmt.Errorf("decode page item: %w", err)
 	}
 	return quota.Page{
-		Key: quota.PageKey{Set: quota.TileSet{Layer: it.Layer, GridSetID: it.Grid, FormatID: it.Fmt, ParametersID: it.Params},
+		Key: quota.PageKey{Set: tilestore.SetName{Layer: it.Layer, GridSetID: it.Grid, FormatID: it.Fmt, ParametersID: it.Params},
 			Z: it.Z, X: it.X, Y: it.Y},
 		Tiles: it.Tiles, Bytes: it.Bytes, Created: fromNanos(it.Created), LastAccess: fromNanos(it.Access), Hits: it.Hits,
 	}, nil

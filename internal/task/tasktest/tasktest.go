@@ -13,6 +13,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/quota"
 	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
 )
 
 // Run runs the suite; newStore must return a fresh, empty store per call.
@@ -355,7 +356,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a"}, t2)
 		wantKind(t, err, apperr.Conflict)
 		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a",
-			Usage: []quota.PageDelta{{Page: quota.PageKey{Set: quota.TileSet{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 1}, Tiles: 5, Bytes: 5 * 4096}}}, t2)
+			Usage: []quota.PageDelta{{Page: quota.PageKey{Set: tilestore.SetName{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 1}, Tiles: 5, Bytes: 5 * 4096}}}, t2)
 		wantKind(t, err, apperr.Conflict)
 		// Released with a checkpoint: the next worker takes it at once.
 		got, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 1, Owner: "b", Release: true}, t2)
@@ -584,7 +585,7 @@ func runUsage(t *testing.T, newStore func(t *testing.T) task.Store,
 		}
 		return s, us
 	}
-	set := quota.TileSet{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
+	set := tilestore.SetName{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
 	deltas := func(pages int, tiles, bytes int64) []quota.PageDelta {
 		out := make([]quota.PageDelta, pages)
 		for i := range out {
