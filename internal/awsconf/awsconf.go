@@ -6,6 +6,16 @@
 //     AWS_SESSION_TOKEN, or any other credential source the SDK knows;
 //   - AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS (read by the SDK itself),
 //     AWS_ENDPOINT_URL_S3 (read here for minio-go; path-style for non-AWS hosts).
+//
+// # Retries
+//
+// Every client made from Load's configuration retries by one policy (Retry,
+// given with WithRetry; the defaults otherwise): the SDK's
+// standard retryer with full-jitter backoff, enough attempts for
+// throttling, a time budget per call and no retry quota. The tile store
+// applies the same policy to its S3 requests. Each attempt answered with
+// throttling counts in metrics.AWSThrottled and each retry in
+// metrics.AWSRetries, by service.
 package awsconf
 
 import (
@@ -18,8 +28,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 )
 
-// Load returns the SDK configuration from the environment.
-func Load(ctx context.Context, lookup func(string) (string, bool)) (aws.Config, error) {
+// Option adjusts Load.
+type Option func(*options)
+
+type options struct {
+	retry Retry
+}
+
+// WithRetry sets the clients' retry policy; its zero fields take the
+// defaults (see Retry).
+func WithRetry(r Retry) Option { return func(o *options) { o.retry = r } }
+
+// Load returns the SDK configuration from the environment, with the retry
+// policy of the options (see Retry; the defaults without WithRetry).
+func Load(ctx context.Context, lookup func(string) (string, bool), opt ...Option) (aws.Config, error) {
+	var o options
+	for _, f := range opt {
+		f(&o)
+	}
 	var opts []func(*config.LoadOptions) error
 	if v, ok := lookup("AWS_REGION"); !ok || v == "" {
 		if v, ok := lookup("AWS_DEFAULT_REGION"); !ok || v == "" {
@@ -30,6 +56,7 @@ func Load(ctx context.Context, lookup func(string) (string, bool)) (aws.Config, 
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
 	}
+	applyRetry(&cfg, o.retry)
 	return cfg, nil
 }
 

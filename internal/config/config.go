@@ -63,6 +63,14 @@ type Config struct {
 	Bucket   string // TILECACHE_S3_BUCKET, the tile bucket
 	Table    string // TILECACHE_DYNAMODB_TABLE, the task table
 	QueueURL string // TILECACHE_SQS_QUEUE_URL, the lane queue
+
+	// Retries of every AWS request (S3, DynamoDB, SQS, CloudFront; see
+	// awsconf.Retry): at most AWSMaxAttempts attempts per call
+	// (TILECACHE_AWS_MAX_ATTEMPTS, the first included), and no retry that
+	// could end later than AWSRetryBudget after the call began
+	// (TILECACHE_AWS_RETRY_BUDGET).
+	AWSMaxAttempts int
+	AWSRetryBudget time.Duration
 }
 
 // Load reads the configuration through lookup (os.LookupEnv in programs, a
@@ -129,6 +137,12 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	c.Table = get("TILECACHE_DYNAMODB_TABLE", "tilecache")
 	c.QueueURL = get("TILECACHE_SQS_QUEUE_URL", "")
 	c.CDNDistribution = get("TILECACHE_CDN_DISTRIBUTION_ID", "")
+	if n, err := strconv.Atoi(get("TILECACHE_AWS_MAX_ATTEMPTS", "10")); err != nil || n < 1 || n > 100 {
+		errs = append(errs, fmt.Errorf("TILECACHE_AWS_MAX_ATTEMPTS must be an integer from 1 (no retries) to 100, got %q", get("TILECACHE_AWS_MAX_ATTEMPTS", "")))
+	} else {
+		c.AWSMaxAttempts = n
+	}
+	c.AWSRetryBudget = dur("TILECACHE_AWS_RETRY_BUDGET", "20s")
 	if mib, err := strconv.ParseInt(get("TILECACHE_DECODE_MEMORY", "512"), 10, 64); err != nil || mib < 0 || mib > 1<<20 {
 		errs = append(errs, fmt.Errorf("TILECACHE_DECODE_MEMORY must be a number of MiB from 0 (no bound) to 1048576, got %q", get("TILECACHE_DECODE_MEMORY", "")))
 	} else {

@@ -68,3 +68,25 @@ func TestPublicURL(t *testing.T) {
 		})
 	}
 }
+
+func TestAWSRetry(t *testing.T) {
+	c, err := config.Load(lookup(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AWSMaxAttempts != 10 || c.AWSRetryBudget != 20*time.Second {
+		t.Errorf("defaults: %d attempts, budget %v; want 10, 20s", c.AWSMaxAttempts, c.AWSRetryBudget)
+	}
+	c, err = config.Load(lookup(map[string]string{"TILECACHE_AWS_MAX_ATTEMPTS": "1", "TILECACHE_AWS_RETRY_BUDGET": "500ms"}))
+	if err != nil || c.AWSMaxAttempts != 1 || c.AWSRetryBudget != 500*time.Millisecond {
+		t.Errorf("set: %d attempts, budget %v, err %v; want 1, 500ms", c.AWSMaxAttempts, c.AWSRetryBudget, err)
+	}
+	for _, bad := range []struct{ name, value string }{
+		{"TILECACHE_AWS_MAX_ATTEMPTS", "0"}, {"TILECACHE_AWS_MAX_ATTEMPTS", "101"}, {"TILECACHE_AWS_MAX_ATTEMPTS", "ten"},
+		{"TILECACHE_AWS_RETRY_BUDGET", "0s"}, {"TILECACHE_AWS_RETRY_BUDGET", "20"},
+	} {
+		if _, err := config.Load(lookup(map[string]string{bad.name: bad.value})); err == nil || !strings.Contains(err.Error(), bad.name) {
+			t.Errorf("%s=%q: got error %v, want one naming %s", bad.name, bad.value, err, bad.name)
+		}
+	}
+}

@@ -64,11 +64,17 @@ var (
 		Help: "Disk-quota clean-ups by outcome (done, over_quota, failed).", Labels: []string{"outcome"}}
 	CleanUpTiles = &Metric{Name: "tilecache_quota_cleanup_tiles_total", EMFName: "QuotaCleanUpTiles", Unit: "Count", Kind: Counter,
 		Help: "Tiles deleted by disk-quota clean-ups.", Labels: nil}
+	AWSThrottled = &Metric{Name: "tilecache_throttled_total", EMFName: "AwsThrottled", Unit: "Count", Kind: Counter,
+		Help:   "Attempts of requests to AWS answered with throttling (S3 503 SlowDown, DynamoDB ProvisionedThroughputExceeded or ThrottlingException, SQS RequestThrottled, HTTP 429, …), retried or not, by service (s3, dynamodb, sqs, cloudfront).",
+		Labels: []string{"service"}}
+	AWSRetries = &Metric{Name: "tilecache_aws_retries_total", EMFName: "AwsRetries", Unit: "Count", Kind: Counter,
+		Help:   "Attempts of requests to AWS made again after a failed attempt (the clients' retries), by service (s3, dynamodb, sqs, cloudfront).",
+		Labels: []string{"service"}}
 )
 
 // All lists every metric, for exporters that declare them up front.
 var All = []*Metric{TilesStored, TilesSkipped, TilesFailed, TilesDeleted, MetatilesRendered, UpstreamSeconds, UpstreamErrors,
-	StoreErrors, LaneLag, Misses, CleanUps, CleanUpTiles}
+	StoreErrors, LaneLag, Misses, CleanUps, CleanUpTiles, AWSThrottled, AWSRetries}
 
 // Exporter receives recorded values.
 type Exporter interface {

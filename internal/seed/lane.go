@@ -109,7 +109,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	return &lane{
 		env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner, by: "seed",
 		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
-		tally: newTally(set, l.Name, job.MetaWidth, job.MetaHeight),
+		tally: newTally(set, job.MetaWidth, job.MetaHeight),
 	}, nil
 }
 

@@ -200,7 +200,7 @@ func (e *Engine) missLane(l *layer.Layer, sub *grid.Subset, src source.Source, s
 		job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
 			ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},
 		meta:  tilestore.Meta{ContentType: source.ContentType(m.Format), CacheControl: l.CacheControl},
-		tally: newTally(set, l.Name, l.MetaWidth, l.MetaHeight),
+		tally: newTally(set, l.MetaWidth, l.MetaHeight),
 	}, nil
 }
 

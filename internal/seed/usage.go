@@ -53,9 +53,8 @@ type tally struct {
 	oldUnknown bool // sizes of replaced tiles must be learnt (reseed)
 }
 
-// newTally returns the tally of a lane of set. The second argument, the
-// layer's name, is unused: set carries it (set.Layer).
-func newTally(set tilestore.TileSet, _ string, metaW, metaH int) *tally {
+// newTally returns the tally of a lane of set (metatiles of metaW×metaH).
+func newTally(set tilestore.TileSet, metaW, metaH int) *tally {
 	pages := func(n int) int { return (n+(1<<quota.PageShift)-2)>>quota.PageShift + 1 }
 	return &tally{
 		set:       set.SetName,

@@ -42,15 +42,29 @@
 //     HEAD responses have no body, and reports found=false);
 //   - denied access and bad credentials are apperr.Internal (a deployment
 //     fault, not the client's), with a message saying to check them;
-//   - network failures, timeouts and S3 5xx answers (after minio-go's own
-//     retries) are apperr.Unavailable;
+//   - network failures, timeouts, throttling and S3 5xx answers (after the
+//     store's retries) are apperr.Unavailable;
 //   - a cancelled or expired context satisfies errors.Is(err, ctx.Err()).
+//
+// # Retries
+//
+// Each request is retried by Options.Retry, the policy of tilecache's AWS
+// clients (awsconf.Retry: full-jitter exponential backoff, at most
+// MaxAttempts attempts, no retry started that could end after Budget) when
+// it fails in a way that may pass: SlowDown and other throttling (HTTP 503
+// and 429), 500, 502, 504, RequestTimeout, and connections refused, reset or
+// closed. The store retries, not minio-go (whose loop is switched off; see
+// retryTransport), so that the policy is the SDK clients' own, a call's
+// time is bounded, and each throttled attempt counts in
+// metrics.AWSThrottled (service "s3") and each retry in metrics.AWSRetries.
+// A request body is sent again from a copy (tiles and DeleteObjects bodies
+// are small); a body over 32 MiB or of unknown length gets one attempt.
 //
 // # Requests
 //
 // Requests reports how many HTTP requests the store has sent, by kind. The
-// counts are taken on the wire, so they include minio-go's retries and
-// failed attempts, and each page of a listing: they are what S3 bills.
+// counts are taken on the wire, so they include retries and failed
+// attempts, and each page of a listing: they are what S3 bills.
 package s3store
 
 import (
@@ -112,10 +126,12 @@ type Options struct {
 	// DeleteConcurrency is how many DeleteObjects requests (of up to 1,000
 	// keys each) one Delete keeps in flight. Default 4.
 	DeleteConcurrency int
-	// MaxRetries is how many times minio-go tries a request that failed in
-	// a retryable way (network errors, 5xx, SlowDown). Zero means
-	// minio-go's default (10, with exponential backoff capped at 1 s); 1
-	// disables retries.
+	// Retry is the retry policy of each request (see the package
+	// documentation); zero fields take awsconf's defaults (10 attempts, a
+	// 20 s budget, backoff from 200 ms doubling to 5 s).
+	Retry awsconf.Retry
+	// MaxRetries, when positive, is how many times a request is tried in
+	// all (Retry.MaxAttempts); 1 disables retries.
 	MaxRetries int
 }
 
@@ -178,13 +194,18 @@ func New(opts Options) (*Store, error) {
 	if ep.PathStyle {
 		lookup = minio.BucketLookupPath
 	}
+	policy := opts.Retry.WithDefaults()
+	if opts.MaxRetries > 0 {
+		policy.MaxAttempts = opts.MaxRetries
+	}
 	client, err := minio.New(ep.Host, &minio.Options{
 		Creds:        creds,
 		Secure:       ep.Secure,
-		Transport:    &countingTransport{base: tr, counts: counts},
+		Transport:    &retryTransport{base: &countingTransport{base: tr, counts: counts}, policy: policy},
 		Region:       region,
 		BucketLookup: lookup,
-		MaxRetries:   opts.MaxRetries,
+		// The store retries (retryTransport); minio-go tries once.
+		MaxRetries: 1,
 		// Lets Put send its own x-amz-checksum-crc32c header (minio-go
 		// then adds no checksum of its own).
 		TrailingHeaders: true,
@@ -213,8 +234,9 @@ func New(opts Options) (*Store, error) {
 // for any host outside amazonaws.com), AWS_REGION (or AWS_DEFAULT_REGION;
 // default us-east-1), and AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
 // AWS_SESSION_TOKEN. Without an access key it falls back to minio-go's
-// credential chain (see Options).
-func NewFromEnv(lookup func(string) (string, bool), bucket, prefix string) (*Store, error) {
+// credential chain (see Options). Each of adjust may change the Options
+// so made (the retry policy, say) before the store is built.
+func NewFromEnv(lookup func(string) (string, bool), bucket, prefix string, adjust ...func(*Options)) (*Store, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
 	region := get("AWS_REGION")
 	if region == "" {
@@ -231,7 +253,7 @@ func NewFromEnv(lookup func(string) (string, bool), bucket, prefix string) (*Sto
 	if ak != "" && sk == "" {
 		return nil, apperr.Invalidf("s3store: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not")
 	}
-	return New(Options{
+	opts := Options{
 		Bucket:       bucket,
 		Prefix:       prefix,
 		Endpoint:     ep,
@@ -239,7 +261,11 @@ func NewFromEnv(lookup func(string) (string, bool), bucket, prefix string) (*Sto
 		AccessKey:    ak,
 		SecretKey:    sk,
 		SessionToken: get("AWS_SESSION_TOKEN"),
-	})
+	}
+	for _, f := range adjust {
+		f(&opts)
+	}
+	return New(opts)
 }
 
 // Bucket returns the bucket the store writes to.
