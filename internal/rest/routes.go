@@ -68,6 +68,9 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatXML)}}, true
 	case "/rest/diskquota/usage.json":
 		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
+	case "/rest/diskquota/access.json":
+		// An extension of this project (GeoWebCache has no such path).
+		return route{map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
 	}
 	if raw, ok := strings.CutPrefix(path, "/rest/estimate/"); ok {
 		// An extension of this project: a dry run of a seed request

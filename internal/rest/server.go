@@ -39,6 +39,9 @@ type Options struct {
 	OnQuotaChange func(quota.Config)
 	// Usage, if set, answers GET /rest/diskquota/usage (404 otherwise).
 	Usage UsageReporter
+	// Reads, if set, takes POST /rest/diskquota/access.json: reads of
+	// tiles counted from access logs (404 otherwise).
+	Reads ReadRecorder
 }
 
 // Handler is the REST interface. Authentication is a separate middleware
