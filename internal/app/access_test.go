@@ -60,6 +60,17 @@ func TestAccessBatches(t *testing.T) {
 	if p := pageHits(t, a, "quota:world")[page]; p.Hits != 10 {
 		t.Fatalf("page after three posts, one a repeat: %d hits, want 10", p.Hits)
 	}
+	// Log lines name layers by their store id: other:world's is other-world.
+	waitFinished(t, a, ids(seedReq(t, a, "other:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)), time.Minute)
+	byID := fmt.Sprintf(`{"id":"log-5#0","reads":[`+
+		`{"layerId":"other-world","gridSetId":"EPSG:4326","formatId":"png","parametersId":"default","z":1,"pageX":0,"pageY":0,"hits":4,"last":%[1]q},`+
+		`{"layerId":"gone-layer","gridSetId":"EPSG:4326","formatId":"png","parametersId":"default","z":1,"pageX":0,"pageY":0,"hits":4,"last":%[1]q}]}`, at.Format(time.RFC3339))
+	if res := post(byID); res.Status != 200 || !strings.Contains(res.Body, `"pages":1,"skipped":1`) {
+		t.Fatalf("a batch by layer id: %d %q, want 1 page recorded and 1 skipped", res.Status, res.Body)
+	}
+	if p := pageHits(t, a, "other:world")["other:world|EPSG:4326|png|default|1|0|0"]; p.Hits != 4 {
+		t.Fatalf("other:world's page after the batch by id: %+v, want 4 hits", p)
+	}
 	for _, c := range []struct {
 		body, ctype string
 		status      int

@@ -30,6 +30,17 @@ func (c *Catalogue) Layer(name string) (*Layer, bool) {
 	return l, ok
 }
 
+// ByID returns the layer whose store id (the first segment of its tile
+// keys) is id.
+func (c *Catalogue) ByID(id string) (*Layer, bool) {
+	for _, n := range c.names {
+		if l := c.layers[n]; l.ID == id {
+			return l, true
+		}
+	}
+	return nil, false
+}
+
 // Names returns the layer names in configuration order.
 func (c *Catalogue) Names() []string { return append([]string(nil), c.names...) }
 

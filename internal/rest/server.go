@@ -42,6 +42,8 @@ type Options struct {
 	// Reads, if set, takes POST /rest/diskquota/access.json: reads of
 	// tiles counted from access logs (404 otherwise).
 	Reads ReadRecorder
+	// LayerIDs resolves the layer ids of such reads (required with Reads).
+	LayerIDs LayerIDs
 }
 
 // Handler is the REST interface. Authentication is a separate middleware

@@ -24,9 +24,12 @@ type AccessBatch struct {
 }
 
 // AccessRead is the reads of one page: pageX and pageY are the page's
-// column and row (a tile's x and y shifted right by quota.PageShift).
+// column and row (a tile's x and y shifted right by quota.PageShift). The
+// layer is named by its name (layer) or by its store id (layerId, the
+// first segment of its tile keys: what a log line holds), one of the two.
 type AccessRead struct {
-	Layer        string    `json:"layer"`
+	Layer        string    `json:"layer,omitempty"`
+	LayerID      string    `json:"layerId,omitempty"`
 	GridSetID    string    `json:"gridSetId"`
 	FormatID     string    `json:"formatId"`
 	ParametersID string    `json:"parametersId"`
@@ -52,37 +55,59 @@ func EncodeAccessBatch(id string, reads []quota.Access) []byte {
 // DecodeAccessBatch decodes and checks a batch: an id, at most
 // quota.MaxReadBatch pages, each named in full with non-negative
 // coordinates, at least one hit and a time. Problems are Invalid, named.
-func DecodeAccessBatch(body []byte) (id string, reads []quota.Access, err error) {
+// A read naming its layer by id has the id in its Set.Layer, and its
+// index in byID, for the caller to resolve.
+func DecodeAccessBatch(body []byte) (id string, reads []quota.Access, byID []int, err error) {
 	var b AccessBatch
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return "", nil, apperr.Wrap(apperr.Invalid, err, "Malformed access batch: %v", err)
+		return "", nil, nil, apperr.Wrap(apperr.Invalid, err, "Malformed access batch: %v", err)
 	}
 	if dec.More() {
-		return "", nil, apperr.Invalidf("Malformed access batch: data after the JSON object")
+		return "", nil, nil, apperr.Invalidf("Malformed access batch: data after the JSON object")
 	}
 	if b.ID == "" || len(b.ID) > 512 {
-		return "", nil, apperr.Invalidf("An access batch needs an id of 1 to 512 characters")
+		return "", nil, nil, apperr.Invalidf("An access batch needs an id of 1 to 512 characters")
 	}
 	if len(b.Reads) > quota.MaxReadBatch {
-		return "", nil, apperr.Invalidf("An access batch holds at most %d pages, not %d", quota.MaxReadBatch, len(b.Reads))
+		return "", nil, nil, apperr.Invalidf("An access batch holds at most %d pages, not %d", quota.MaxReadBatch, len(b.Reads))
 	}
 	reads = make([]quota.Access, len(b.Reads))
 	for i, r := range b.Reads {
 		where := fmt.Sprintf("reads[%d]", i)
 		switch {
-		case r.Layer == "" || r.GridSetID == "" || r.FormatID == "" || r.ParametersID == "":
-			return "", nil, apperr.Invalidf("%s: layer, gridSetId, formatId and parametersId are required", where)
+		case (r.Layer == "") == (r.LayerID == ""):
+			return "", nil, nil, apperr.Invalidf("%s: give the layer by name (layer) or by id (layerId), one of the two", where)
+		case r.GridSetID == "" || r.FormatID == "" || r.ParametersID == "":
+			return "", nil, nil, apperr.Invalidf("%s: gridSetId, formatId and parametersId are required", where)
 		case r.Z < 0 || r.PageX < 0 || r.PageY < 0:
-			return "", nil, apperr.Invalidf("%s: z, pageX and pageY must not be negative", where)
+			return "", nil, nil, apperr.Invalidf("%s: z, pageX and pageY must not be negative", where)
 		case r.Hits < 1:
-			return "", nil, apperr.Invalidf("%s: hits must be at least 1", where)
+			return "", nil, nil, apperr.Invalidf("%s: hits must be at least 1", where)
 		case r.Last.IsZero():
-			return "", nil, apperr.Invalidf("%s: last (the time of the latest read, RFC 3339) is required", where)
+			return "", nil, nil, apperr.Invalidf("%s: last (the time of the latest read, RFC 3339) is required", where)
 		}
-		set := tilestore.SetName{Layer: r.Layer, GridSetID: r.GridSetID, FormatID: r.FormatID, ParametersID: r.ParametersID}
+		layer := r.Layer
+		if r.LayerID != "" {
+			layer = r.LayerID
+			byID = append(byID, i)
+		}
+		set := tilestore.SetName{Layer: layer, GridSetID: r.GridSetID, FormatID: r.FormatID, ParametersID: r.ParametersID}
 		reads[i] = quota.Access{Page: quota.PageKey{Set: set, Z: r.Z, X: r.PageX, Y: r.PageY}, Hits: r.Hits, Last: r.Last}
 	}
-	return b.ID, reads, nil
+	return b.ID, reads, byID, nil
+}
+
+// EncodeAccessBatchByID encodes a batch of page reads whose Set.Layer is
+// the layer's store id (the server resolves it).
+func EncodeAccessBatchByID(id string, reads []quota.Access) []byte {
+	b := AccessBatch{ID: id, Reads: make([]AccessRead, len(reads))}
+	for i, a := range reads {
+		s := a.Page.Set
+		b.Reads[i] = AccessRead{LayerID: s.Layer, GridSetID: s.GridSetID, FormatID: s.FormatID, ParametersID: s.ParametersID,
+			Z: a.Page.Z, PageX: a.Page.X, PageY: a.Page.Y, Hits: a.Hits, Last: a.Last.UTC()}
+	}
+	out, _ := json.Marshal(b) // plain values: never fails
+	return out
 }
