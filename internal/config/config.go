@@ -71,6 +71,17 @@ type Config struct {
 	// (TILECACHE_AWS_RETRY_BUDGET).
 	AWSMaxAttempts int
 	AWSRetryBudget time.Duration
+
+	// Access logs read for the disk quota (the log function, `tilecache
+	// quota ingest-logs`): AccessLogFormat is cloudfront, s3 or combined
+	// (TILECACHE_ACCESS_LOG_FORMAT, default cloudfront); a URL path's key
+	// is AccessLogOriginPath + (the path without AccessLogPathPrefix)
+	// (TILECACHE_ACCESS_LOG_PATH_PREFIX, default "/";
+	// TILECACHE_ACCESS_LOG_ORIGIN_PATH, default none: CloudFront's origin
+	// path, if the distribution has one).
+	AccessLogFormat     string
+	AccessLogPathPrefix string
+	AccessLogOriginPath string
 }
 
 // Load reads the configuration through lookup (os.LookupEnv in programs, a
@@ -142,7 +153,17 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	} else {
 		c.AWSMaxAttempts = n
 	}
-	c.AWSRetryBudget = dur("TILECACHE_AWS_RETRY_BUDGET", "20s")
+	// At most 5 minutes: a request sent again carries its first signature,
+	// which S3 refuses after 15.
+	if c.AWSRetryBudget = dur("TILECACHE_AWS_RETRY_BUDGET", "20s"); c.AWSRetryBudget > 5*time.Minute {
+		errs = append(errs, fmt.Errorf("TILECACHE_AWS_RETRY_BUDGET must be at most 5m, got %s", c.AWSRetryBudget))
+	}
+	c.AccessLogFormat = get("TILECACHE_ACCESS_LOG_FORMAT", "cloudfront")
+	if f := c.AccessLogFormat; f != "cloudfront" && f != "s3" && f != "combined" {
+		errs = append(errs, fmt.Errorf("TILECACHE_ACCESS_LOG_FORMAT must be cloudfront, s3 or combined, got %q", f))
+	}
+	c.AccessLogPathPrefix = get("TILECACHE_ACCESS_LOG_PATH_PREFIX", "/")
+	c.AccessLogOriginPath = get("TILECACHE_ACCESS_LOG_ORIGIN_PATH", "")
 	if mib, err := strconv.ParseInt(get("TILECACHE_DECODE_MEMORY", "512"), 10, 64); err != nil || mib < 0 || mib > 1<<20 {
 		errs = append(errs, fmt.Errorf("TILECACHE_DECODE_MEMORY must be a number of MiB from 0 (no bound) to 1048576, got %q", get("TILECACHE_DECODE_MEMORY", "")))
 	} else {
