@@ -6,9 +6,9 @@ ADDR  ?= 127.0.0.1:8080
 
 .PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
 
-## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile}/bootstrap (linux/arm64)
+## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile,logs}/bootstrap (linux/arm64)
 build: tilecache
-	@for f in api worker cleaner tile; do \
+	@for f in api worker cleaner tile logs; do \
 	  echo "bin/lambda/$$f/bootstrap (linux/arm64)"; \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o bin/lambda/$$f/bootstrap ./functions/$$f || exit 1; done
 
@@ -16,7 +16,7 @@ build: tilecache
 ## LAYERS=path/to/layers.yaml ships a layer file as /var/task/layers.yaml (set LayersFile to use it)
 LAMBDA_FLAGS := -trimpath -ldflags "-s -w" -tags lambda.norpc
 LAYERS ?=
-.PHONY: build-ApiFunction build-WorkerFunction build-CleanerFunction build-TileFunction lint-template
+.PHONY: build-ApiFunction build-WorkerFunction build-CleanerFunction build-TileFunction build-LogsFunction lint-template
 build-ApiFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
 	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
@@ -28,6 +28,9 @@ build-CleanerFunction:
 	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
 build-TileFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/tile
+	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
+build-LogsFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/logs
 	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
 
 ## lint-template: cfn-lint template.yaml (when installed; says so on stderr when not), then the Go template checks

@@ -125,6 +125,7 @@ type root struct {
 	Estimate EstimateCmd `cmd:"" help:"Estimate a request: tiles per level, requests, bytes, time and AWS cost."`
 	Tasks    TasksCmd    `cmd:"" help:"List the tasks: processed, total, remaining, id, status."`
 	Kill     KillCmd     `cmd:"" help:"Kill the tasks of a layer (or all)."`
+	Quota    QuotaCmd    `cmd:"" help:"Disk quota: count the tile reads of access logs."`
 }
 
 // Env is what a command runs with; tests give their own.
@@ -141,7 +142,7 @@ type Env struct {
 }
 
 // Commands are the subcommands Run handles.
-var Commands = []string{"seed", "reseed", "truncate", "estimate", "tasks", "kill"}
+var Commands = []string{"seed", "reseed", "truncate", "estimate", "tasks", "kill", "quota"}
 
 // Main runs a command with the process's streams and returns the exit code.
 func Main(ctx context.Context, args []string) int {
@@ -188,6 +189,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		code, err = cli.Tasks.run(ctx, c, env)
 	case strings.HasPrefix(cmd, "kill"):
 		code, err = cli.Kill.run(ctx, c, env)
+	case strings.HasPrefix(cmd, "quota ingest-logs"):
+		code, err = cli.Quota.IngestLogs.run(ctx, c, env)
 	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "tilecache:", err)

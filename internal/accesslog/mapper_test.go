@@ -1,0 +1,114 @@
+package accesslog_test
+
+import (
+	"testing"
+	"time"
+
+	"tilecache/internal/accesslog"
+)
+
+func TestMapper(t *testing.T) {
+	pg := func(z int, x, y int64) accesslog.Page { return states(z, x, y) }
+	tests := []struct {
+		name   string
+		cfg    accesslog.MapperConfig
+		rec    accesslog.Record
+		want   accesslog.Page
+		result accesslog.Outcome
+	}{
+		{"s3 key", accesslog.MapperConfig{Prefix: "tiles"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("tiles/topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
+			pg(3, 0, 0), accesslog.Kept},
+		{"s3 key decoded once more", accesslog.MapperConfig{Prefix: "tiles"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("tiles/topp%3Astates/EPSG%3A4326/png/default/3/1/2.png"), Status: 200},
+			pg(3, 0, 0), accesslog.Kept},
+		{"page of a tile", accesslog.MapperConfig{},
+			accesslog.Record{Method: []byte("HEAD"), Key: []byte("topp:states/EPSG:4326/png/default/20/1048575/64.png"), Status: 206},
+			pg(20, 16383, 1), accesslog.Kept},
+		{"multi-segment prefix", accesslog.MapperConfig{Prefix: "geo/tiles/"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("geo/tiles/topp:states/EPSG:4326/png/default/0/0/0.png"), Status: 200},
+			pg(0, 0, 0), accesslog.Kept},
+		{"path at the root", accesslog.MapperConfig{Prefix: "tiles"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/tiles/topp:states/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 304},
+			pg(3, 0, 0), accesslog.Kept},
+		{"origin path is the prefix", accesslog.MapperConfig{Prefix: "tiles", OriginPath: "/tiles"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/topp%3Astates/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 200},
+			pg(3, 0, 0), accesslog.Kept},
+		{"path prefix stripped", accesslog.MapperConfig{PathPrefix: "cache/"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/cache/topp:states/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 200},
+			pg(3, 0, 0), accesslog.Kept},
+		{"path outside the path prefix", accesslog.MapperConfig{PathPrefix: "/cache"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/cached/topp:states/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 200},
+			accesslog.Page{}, accesslog.NotTile},
+		{"key is not a path", accesslog.MapperConfig{},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
+			accesslog.Page{}, accesslog.NotTile},
+		{"wrong prefix", accesslog.MapperConfig{Prefix: "tiles"},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("tilesx/topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
+			accesslog.Page{}, accesslog.NotTile},
+		{"post", accesslog.MapperConfig{},
+			accesslog.Record{Method: []byte("POST"), Key: []byte("topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
+			accesslog.Page{}, accesslog.NotRead},
+		{"lower-case get", accesslog.MapperConfig{},
+			accesslog.Record{Method: []byte("get"), Key: []byte("topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
+			accesslog.Page{}, accesslog.NotRead},
+		{"redirect", accesslog.MapperConfig{},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 301},
+			accesslog.Page{}, accesslog.NotSuccessful},
+		{"unknown layer", accesslog.MapperConfig{},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("ghost/EPSG:4326/png/default/3/1/2.png"), Status: 200},
+			accesslog.Page{}, accesslog.UnknownLayer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := tt.rec
+			rec.Time = time.Now()
+			got, result := MustMapper(t, tt.cfg).Map(&rec)
+			if got != tt.want || result != tt.result {
+				t.Errorf("got %+v, %v; want %+v, %v", got, result, tt.want, tt.result)
+			}
+		})
+	}
+}
+
+// TestMapperTileKeys checks the shape of tile keys: what is a tile and
+// what is not.
+func TestMapperTileKeys(t *testing.T) {
+	m := MustMapper(t, accesslog.MapperConfig{})
+	tests := map[string]bool{
+		"topp:states/EPSG:4326/png/default/0/0/0.png":                    true,
+		"topp:states/EPSG:4326/png8/3f2a/9223372036854775807/0/1.png":    true,
+		"topp:states/EPSG:4326/png/default/1/2/3.png.bak":                true, // extension "png.bak"
+		"topp:states/EPSG:4326/png/default/01/0/0.png":                   false,
+		"topp:states/EPSG:4326/png/default/1/00/0.png":                   false,
+		"topp:states/EPSG:4326/png/default/1/-1/0.png":                   false,
+		"topp:states/EPSG:4326/png/default/1/+1/0.png":                   false,
+		"topp:states/EPSG:4326/png/default/1/0/0x1.png":                  false,
+		"topp:states/EPSG:4326/png/default/1/0/0.":                       false,
+		"topp:states/EPSG:4326/png/default/1/0/0":                        false,
+		"topp:states/EPSG:4326/png/default/1/0/0/1.png":                  false,
+		"topp:states/EPSG:4326/png/default/1/0.png":                      false,
+		"topp:states/EPSG:4326/png/default/9223372036854775808/0/0.png":  false,
+		"topp:states/EPSG:4326/png/default/1/99999999999999999999/0.png": false,
+		"topp:states/EPSG:4326//default/1/0/0.png":                       false,
+		"topp:states/EPSG:4326/png/default/":                             false,
+		"topp:states/parameters-3f2a.properties":                         false,
+		"topp:states/EPSG:4326/png/default/1/0/%zz.png":                  false,
+		"topp%3Astates/EPSG%3A4326/png/default/1/0/0.png":                true,
+		"topp%3astates/EPSG%3a4326/png/default/1/0/0%2Epng":              true,
+		"topp:states%2FEPSG:4326/png/default/1/0/0.png":                  true, // the bucket decodes %2F too
+	}
+	for key, want := range tests {
+		rec := accesslog.Record{Method: []byte("GET"), Key: []byte(key), Status: 200}
+		_, result := m.Map(&rec)
+		if got := result == accesslog.Kept; got != want {
+			t.Errorf("%q: got %v, want a tile: %v", key, result, want)
+		}
+	}
+}
+
+func TestNewMapperNeedsResolver(t *testing.T) {
+	if _, err := accesslog.NewMapper(accesslog.MapperConfig{}); err == nil {
+		t.Error("NewMapper without LayerName succeeded")
+	}
+}

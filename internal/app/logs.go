@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"tilecache/internal/accesslog"
+	"tilecache/internal/config"
+	"tilecache/internal/layer"
+	"tilecache/internal/quota"
+	"tilecache/internal/tilestore"
+	"tilecache/internal/tilestore/s3store"
+)
+
+// Opener streams an object of a bucket (a log object).
+type Opener interface {
+	Open(ctx context.Context, bucket, key string) (io.ReadCloser, error)
+}
+
+// LogIngester reads access logs (the CDN's standard logs, the bucket's
+// server access logs) into the disk quota's pages, each batch of a log
+// object once (quota.ReadLog), so that LRU and LFU see the reads the CDN
+// served.
+type LogIngester struct {
+	reads  *quota.ReadLog
+	mapper *accesslog.Mapper
+	format accesslog.Format
+	open   Opener
+	log    *slog.Logger
+}
+
+// NewLogIngester returns an ingester of logs in cfg's format, whose reads
+// go to reads; layers resolves the layer ids of tile keys.
+func NewLogIngester(cfg config.Config, layers *layer.Catalogue, reads *quota.ReadLog, open Opener, log *slog.Logger) (*LogIngester, error) {
+	f, err := accesslog.ParseFormat(cfg.AccessLogFormat)
+	if err != nil {
+		return nil, err
+	}
+	m, err := accesslog.NewMapper(accesslog.MapperConfig{
+		Prefix: cfg.KeyPrefix, PathPrefix: cfg.AccessLogPathPrefix, OriginPath: cfg.AccessLogOriginPath,
+		LayerName: func(id string) (string, bool) {
+			l, ok := layers.ByID(id)
+			if !ok {
+				return "", false
+			}
+			return l.Name, true
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &LogIngester{reads: reads, mapper: m, format: f, open: open, log: log}, nil
+}
+
+// Ingest reads one log object and records its reads; id names the object
+// (its bucket, key and ETag), so that a redelivery records nothing twice.
+func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (accesslog.Stats, error) {
+	n := 0
+	var dups int
+	st, err := accesslog.Ingest(ctx, r, li.format, li.mapper, func(ctx context.Context, batch []accesslog.PageHits) error {
+		n++
+		dup, err := li.reads.Record(ctx, fmt.Sprintf("%s#%d", id, n), Accesses(batch))
+		if dup {
+			dups++
+		}
+		return err
+	}, accesslog.Options{MaxPages: quota.MaxReadBatch})
+	if err != nil {
+		return st, fmt.Errorf("ingest access log %s: %w", id, err)
+	}
+	li.log.Info("access log ingested", "log", id, "lines", st.Lines, "tile_reads", st.Kept, "pages", st.Pages,
+		"batches", st.Batches, "batches_seen_before", dups, "malformed", st.Malformed, "not_tiles", st.NotTile,
+		"not_reads", st.NotRead+st.NotSuccessful, "unknown_layer", st.UnknownLayer)
+	return st, nil
+}
+
+// Accesses converts a batch of page reads to the quota's.
+func Accesses(batch []accesslog.PageHits) []quota.Access {
+	out := make([]quota.Access, len(batch))
+	for i, h := range batch {
+		p := h.Page
+		set := tilestore.SetName{Layer: p.Layer, GridSetID: p.GridSetID, FormatID: p.FormatID, ParametersID: p.ParametersID}
+		out[i] = quota.Access{Page: quota.PageKey{Set: set, Z: p.Z, X: p.X, Y: p.Y}, Hits: h.Hits, Last: h.Last}
+	}
+	return out
+}
+
+// HandleS3 is the log function's handler: each object an S3 event names
+// (a log the CDN or the bucket delivered) is ingested. An error fails the
+// invocation, which Lambda retries and then hands to the function's
+// dead-letter queue; objects of the event ingested before it are not
+// counted again on the retry.
+func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
+	var errs []error
+	for _, rec := range ev.Records {
+		bucket := rec.S3.Bucket.Name
+		// Keys in S3 event notifications are URL-encoded, spaces as "+".
+		key, err := url.QueryUnescape(rec.S3.Object.Key)
+		if err != nil {
+			li.log.Error("access log with an undecodable key skipped", "bucket", bucket, "key", rec.S3.Object.Key, "err", err)
+			continue
+		}
+		id := fmt.Sprintf("%s/%s@%s", bucket, key, rec.S3.Object.ETag)
+		if err := li.ingestObject(ctx, id, bucket, key); err != nil {
+			li.log.Error("access log not ingested", "log", id, "err", err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (li *LogIngester) ingestObject(ctx context.Context, id, bucket, key string) error {
+	start := time.Now()
+	body, err := li.open.Open(ctx, bucket, key)
+	if err != nil {
+		return fmt.Errorf("open access log %s: %w", id, err)
+	}
+	defer body.Close()
+	if _, err := li.Ingest(ctx, id, body); err != nil {
+		return err
+	}
+	li.log.Debug("access log object done", "log", id, "duration", time.Since(start).String())
+	return nil
+}
+
+// NewLogs builds the log function's ingester on the AWS backends: reads go
+// to the task table's usage pages, log objects are read from whichever
+// bucket an event names.
+func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogIngester, error) {
+	layers, err := layer.Load(cfg.LayersFile)
+	if err != nil {
+		return nil, err
+	}
+	b, err := AWSBackends(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewLogIngester(cfg, layers, quota.NewReadLog(b.Tasks, b.Tasks), &bucketOpener{stores: map[string]*s3store.Store{}}, log)
+}
+
+// bucketOpener opens objects of any bucket with the S3 settings of the
+// environment, one client per bucket.
+type bucketOpener struct {
+	mu     sync.Mutex
+	stores map[string]*s3store.Store
+}
+
+func (o *bucketOpener) Open(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+	o.mu.Lock()
+	st, ok := o.stores[bucket]
+	if !ok {
+		var err error
+		if st, err = s3store.NewFromEnv(os.LookupEnv, bucket, ""); err != nil {
+			o.mu.Unlock()
+			return nil, fmt.Errorf("log bucket %s: %w", bucket, err)
+		}
+		o.stores[bucket] = st
+	}
+	o.mu.Unlock()
+	return st.Open(ctx, key)
+}
