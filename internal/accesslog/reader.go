@@ -3,11 +3,12 @@ package accesslog
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Format is a kind of access log.
