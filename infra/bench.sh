@@ -58,6 +58,16 @@ echo "== seed z0-8 (87,381 tiles, 16 threads), then a range truncate over half t
 grep '^then truncate' "$out/seed8-truncate.txt" | sed -E 's/.*\(([0-9]+) tiles\/s\).*/\1/' >"$out/truncate"
 grep '^run ' "$out/seed8-truncate.txt" | grep -o 'DynamoDB writes [0-9.]*' | awk '{print $3}' >"$out/ddb"
 
+echo "== access logs: CloudFront parsing and page mapping against a plain bufio.Scanner, one core ($RUNS runs); 1 GiB streamed; DynamoDB writes" >&2
+"$GO" test -run '^$' -bench '^Benchmark(CloudFront|Scanner)$' -cpu 1 -count "$RUNS" ./internal/accesslog/ | tee "$out/accesslog.txt" >&2
+metric "$out/accesslog.txt" BenchmarkCloudFront lines/s >"$out/cflines"
+metric "$out/accesslog.txt" BenchmarkScanner lines/s >"$out/scanlines"
+"$GO" test -run '^$' -bench '^BenchmarkIngest1GB$' -benchtime 1x ./internal/accesslog/ | tee "$out/accesslog1g.txt" >&2
+metric "$out/accesslog1g.txt" BenchmarkIngest1GB peak-rss-MiB >"$out/logrss"
+"$GO" test -run '^$' -bench '^BenchmarkReadLogWrites$' -benchtime 1x -count "$RUNS" ./internal/task/dynamostore/ | tee "$out/readlog.txt" >&2
+metric "$out/readlog.txt" BenchmarkReadLogWrites writes/1000lines >"$out/logwrites"
+cflines=$(median "$out/cflines"); scanlines=$(median "$out/scanlines"); logrss=$(median "$out/logrss"); logwrites=$(median "$out/logwrites")
+
 seed=$(median "$out/seed"); put=$(median "$out/put"); putraw=$(median "$out/putraw")
 trunc=$(median "$out/truncate"); del=$(median "$out/del"); delraw=$(median "$out/delraw")
 status=$(median "$out/status"); bare=$(median "$out/bare")
@@ -76,4 +86,7 @@ bench: medians of $RUNS runs on one local AWS stack; ratio = ours / reference (t
   reseed S3 requests per 1,000 tiles: $reseedS3   (target <= 1010)
   truncate S3 requests per 1,000 tile positions: $truncS3, of which DELETE $truncDel   (target <= 10 plus deletes)
   seed z0-8 at 16 threads, DynamoDB writes per 1,000 tiles: $ddb   (target <= 5)
+  access log lines/s (CloudFront, one core)  $cflines  vs bufio.Scanner lines/s $scanlines   ratio $(ratio "$cflines" "$scanlines")   (target >= 500000 lines/s)
+  access log of 1 GiB streamed: peak RSS $logrss MiB   (target <= 128)
+  access log DynamoDB writes per 1,000 lines (200,000 reads, most on 50 of 1,000 pages): $logwrites   (target <= 20)
 EOF

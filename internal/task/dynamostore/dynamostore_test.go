@@ -32,7 +32,7 @@ var (
 )
 
 // testClient returns a client for AWS_ENDPOINT_URL_DYNAMODB, or skips.
-func testClient(t *testing.T) *dynamodb.Client {
+func testClient(t testing.TB) *dynamodb.Client {
 	t.Helper()
 	testenv.RequireDynamoDB(t)
 	clientOnce.Do(func() {
@@ -52,7 +52,7 @@ func testClient(t *testing.T) *dynamodb.Client {
 }
 
 // newTable creates a table for the test and deletes it at its end.
-func newTable(t *testing.T) string {
+func newTable(t testing.TB) string {
 	t.Helper()
 	c := testClient(t)
 	name := testenv.Name(t, "tasks")
@@ -78,9 +78,9 @@ type shared struct {
 	n     atomic.Int64
 }
 
-func newShared(t *testing.T) *shared { return &shared{table: newTable(t)} }
+func newShared(t testing.TB) *shared { return &shared{table: newTable(t)} }
 
-func (sh *shared) store(t *testing.T, opts ...Option) *Store {
+func (sh *shared) store(t testing.TB, opts ...Option) *Store {
 	t.Helper()
 	ns := fmt.Sprintf("ns%d/", sh.n.Add(1))
 	return New(testClient(t), sh.table, append([]Option{WithNamespace(ns)}, opts...)...)
