@@ -21,7 +21,8 @@ func cdnWorld(tp *template, params map[string]string) *world {
 			"CdnLogBucket.DomainName": "logs.s3.amazonaws.com", "TaskTable.Arn": "arn:aws:dynamodb:us-east-1:000000000000:table/table",
 			"LaneQueue.Arn": "arn:aws:sqs:us-east-1:000000000000:lanes", "TileFunctionAccessControl.Id": "oac-2", "TileRole.Arn": "arn:aws:iam::000000000000:role/tile",
 			"TileFunctionUrl.FunctionUrl": "https://abcdefghijklmnopqrstuvwxyz123456.lambda-url.us-east-1.on.aws/",
-			"CdnWebAcl.Arn":               "arn:aws:wafv2:us-east-1:000000000000:global/webacl/tilecache-tiles/ffffffff-0000-4000-8000-0123456789ab"}}
+			"CdnWebAcl.Arn":               "arn:aws:wafv2:us-east-1:000000000000:global/webacl/tilecache-tiles/ffffffff-0000-4000-8000-0123456789ab",
+			"LogsFunction.Arn":            "arn:aws:lambda:us-east-1:000000000000:function:tc-logs"}}
 	for _, id := range tp.resourcesOfType("AWS::Logs::LogGroup") {
 		w.atts[id+".Arn"] = "arn:aws:logs:us-east-1:000000000000:log-group:" + id + ":*"
 	}
@@ -305,6 +306,9 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 					}
 					continue
 				}
+				if fn == "LogsFunction" {
+					continue // reads logs into the task table: no distribution, no URLs (TestTemplateLogIngestion)
+				}
 				for name, want := range map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": "E2EXAMPLE", "TILECACHE_PUBLIC_URL": wantURL} {
 					got, err := w.eval(env[name])
 					if err != nil || got != want {
@@ -334,8 +338,8 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 			t.Errorf("EnableCdn false: TileBucket has CORS rules %v", bucket["CorsConfiguration"])
 		}
 		for _, fn := range tp.functions() {
-			if fn == "TileFunction" {
-				continue // not created (above)
+			if fn == "TileFunction" || fn == "LogsFunction" {
+				continue // not created (above); no distribution or URL
 			}
 			for _, name := range []string{"TILECACHE_CDN_DISTRIBUTION_ID", "TILECACHE_PUBLIC_URL"} {
 				if got, err := w.eval(tp.env(fn)[name]); err != nil || got != "" {

@@ -22,7 +22,7 @@ const templatePath = "../template.yaml"
 
 // functionDirs maps each function of the template to its directory under
 // functions/ (and its build-<LogicalId> target to that package).
-var functionDirs = map[string]string{"ApiFunction": "api", "WorkerFunction": "worker", "CleanerFunction": "cleaner", "TileFunction": "tile"}
+var functionDirs = map[string]string{"ApiFunction": "api", "WorkerFunction": "worker", "CleanerFunction": "cleaner", "TileFunction": "tile", "LogsFunction": "logs"}
 
 // template is the parsed template.yaml.
 type template struct {
@@ -172,6 +172,8 @@ func (w *world) ref(name string) (any, error) {
 		return "amazonaws.com", nil
 	case "AWS::StackName":
 		return "tilecache", nil
+	case "AWS::StackId":
+		return "arn:aws:cloudformation:us-east-1:000000000000:stack/tilecache/6a7b8c90-0000-1111-2222-333344445555", nil
 	}
 	if v, ok := w.refs[name]; ok {
 		return v, nil

@@ -174,6 +174,16 @@ var tileFunctionOnly = map[string]bool{
 	"TILECACHE_MISS_REMEMBER": true, "TILECACHE_MISS_FAILURE_BACKOFF": true,
 }
 
+// logsFunctionOnly are variables only LogsFunction gets (how to read the
+// access logs), and notOnLogsFunction those it does without: it serves no
+// URLs and invalidates nothing.
+var (
+	logsFunctionOnly = map[string]bool{
+		"TILECACHE_ACCESS_LOG_FORMAT": true, "TILECACHE_ACCESS_LOG_PATH_PREFIX": true, "TILECACHE_ACCESS_LOG_ORIGIN_PATH": true,
+	}
+	notOnLogsFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true}
+)
+
 func TestTemplateEnvironment(t *testing.T) {
 	tp := loadTemplate(t)
 	read := readVariables(t)
@@ -204,6 +214,12 @@ func TestTemplateEnvironment(t *testing.T) {
 				continue
 			}
 			if tileFunctionOnly[name] && id != "TileFunction" {
+				continue
+			}
+			if logsFunctionOnly[name] != (id == "LogsFunction") && logsFunctionOnly[name] {
+				continue
+			}
+			if notOnLogsFunction[name] && id == "LogsFunction" {
 				continue
 			}
 			want = append(want, name)
@@ -241,7 +257,11 @@ func TestTemplateEnvironment(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: the template's environment (parameter defaults) does not load: %v", id, err)
 		}
-		if cfg.Backend != "aws" || cfg.Bucket != "bucket" || cfg.Table != "table" || cfg.QueueURL == "" || cfg.BasePath != "" || cfg.LayersFile != "" {
+		bucket := "bucket"
+		if id == "LogsFunction" {
+			bucket = "tilecache-logs-6a7b8c90-0000-1111-2222-333344445555" // the bucket it reads; naming TileBucket would be a cycle
+		}
+		if cfg.Backend != "aws" || cfg.Bucket != bucket || cfg.Table != "table" || cfg.QueueURL == "" || cfg.BasePath != "" || cfg.LayersFile != "" {
 			t.Errorf("%s: loaded configuration %+v: want the aws backend on the stack's bucket, table and queue, no base path, the bundled layers", id, cfg)
 		}
 	}
