@@ -20,13 +20,14 @@ import (
 // endpoints and credentials from the SDK's environment variables. Those
 // (AWS_REGION, AWS_ENDPOINT_URL_*, credentials) are the only ones read
 // here, and on purpose not through config: they are the SDK's conventions,
-// read when the clients are built; tilecache's own come in cfg.
+// read when the clients are built; tilecache's own come in cfg, the retry
+// policy of all the clients among them (awsRetry).
 func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
-	awsCfg, err := awsconf.Load(ctx, os.LookupEnv)
+	awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
 	if err != nil {
 		return Backends{}, err
 	}
-	tiles, err := s3store.NewFromEnv(os.LookupEnv, cfg.Bucket, "")
+	tiles, err := s3store.NewFromEnv(os.LookupEnv, cfg.Bucket, "", func(o *s3store.Options) { o.Retry = awsRetry(cfg) })
 	if err != nil {
 		return Backends{}, fmt.Errorf("tile bucket %s: %w", cfg.Bucket, err)
 	}
@@ -37,4 +38,10 @@ func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
 		dynamostore.WithFinishedKeep(keep))
 	q := sqsqueue.New(sqs.NewFromConfig(awsCfg), cfg.QueueURL)
 	return Backends{Tiles: tiles, Tasks: tasks, Queue: q, Close: tiles.Close}, nil
+}
+
+// awsRetry is the retry policy of every AWS client: cfg's attempts and
+// budget, awsconf's backoff.
+func awsRetry(cfg config.Config) awsconf.Retry {
+	return awsconf.Retry{MaxAttempts: cfg.AWSMaxAttempts, Budget: cfg.AWSRetryBudget}
 }

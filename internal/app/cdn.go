@@ -17,7 +17,7 @@ func Invalidator(ctx context.Context, cfg config.Config) (cdn.Invalidator, error
 	if cfg.CDNDistribution == "" {
 		return cdn.Nop{}, nil
 	}
-	awsCfg, err := awsconf.Load(ctx, os.LookupEnv)
+	awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func TestAWSRetry(t *testing.T) {
 	}
 	for _, bad := range []struct{ name, value string }{
 		{"TILECACHE_AWS_MAX_ATTEMPTS", "0"}, {"TILECACHE_AWS_MAX_ATTEMPTS", "101"}, {"TILECACHE_AWS_MAX_ATTEMPTS", "ten"},
-		{"TILECACHE_AWS_RETRY_BUDGET", "0s"}, {"TILECACHE_AWS_RETRY_BUDGET", "20"},
+		{"TILECACHE_AWS_RETRY_BUDGET", "0s"}, {"TILECACHE_AWS_RETRY_BUDGET", "20"}, {"TILECACHE_AWS_RETRY_BUDGET", "6m"},
 	} {
 		if _, err := config.Load(lookup(map[string]string{bad.name: bad.value})); err == nil || !strings.Contains(err.Error(), bad.name) {
 			t.Errorf("%s=%q: got error %v, want one naming %s", bad.name, bad.value, err, bad.name)

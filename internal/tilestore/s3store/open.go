@@ -26,4 +26,3 @@ func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	}
 	return body, nil
 }
-
