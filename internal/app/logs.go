@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tilecache/internal/accesslog"
+	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
+	"tilecache/internal/task/dynamostore"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 )
@@ -140,16 +143,20 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 	if err != nil {
 		return nil, err
 	}
-	b, err := AWSBackends(ctx, cfg)
+	// The task table only: the log function writes page reads and batch
+	// marks, and neither the tile bucket nor the queue is its business.
+	awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
 	if err != nil {
 		return nil, err
 	}
-	return NewLogIngester(cfg, layers, quota.NewReadLog(b.Tasks, b.Tasks), &bucketOpener{stores: map[string]*s3store.Store{}}, log)
+	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
+	return NewLogIngester(cfg, layers, quota.NewReadLog(tasks, tasks), &bucketOpener{cfg: cfg, stores: map[string]*s3store.Store{}}, log)
 }
 
 // bucketOpener opens objects of any bucket with the S3 settings of the
 // environment, one client per bucket.
 type bucketOpener struct {
+	cfg    config.Config
 	mu     sync.Mutex
 	stores map[string]*s3store.Store
 }
@@ -159,7 +166,7 @@ func (o *bucketOpener) Open(ctx context.Context, bucket, key string) (io.ReadClo
 	st, ok := o.stores[bucket]
 	if !ok {
 		var err error
-		if st, err = s3store.NewFromEnv(os.LookupEnv, bucket, ""); err != nil {
+		if st, err = s3store.NewFromEnv(os.LookupEnv, bucket, "", func(so *s3store.Options) { so.Retry = awsRetry(o.cfg) }); err != nil {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("log bucket %s: %w", bucket, err)
 		}
