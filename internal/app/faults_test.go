@@ -73,8 +73,11 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 		proxies = append(proxies, p)
 	}
 	logs := &apptest.LogBuffer{}
+	// Checkpoints every 2 s: a lease lapses after 5 of them (10 s), far
+	// beyond a write's retries here, so that only a write mistaken for a
+	// lost race (what this suite looks for) could lose one.
 	a := apptest.Start(t, apptest.Options{Layers: faultLayers, Backend: "aws", SeedThreads: 8,
-		Checkpoint: 500 * time.Millisecond, Slice: 20 * time.Second, StaleAfter: 2 * time.Minute, Log: logs})
+		Checkpoint: 2 * time.Second, Slice: 20 * time.Second, StaleAfter: 2 * time.Minute, Log: logs})
 	waitSettled(t, a) // usage counted from the start
 
 	unavailable := 0 // status reads answered 503
