@@ -53,6 +53,10 @@ func (c IngestLogsCmd) run(ctx context.Context, cl *Client, env Env) (int, error
 	return code, nil
 }
 
+// postBatch is the most pages one POST carries: well inside the server's
+// 1 MiB body limit whatever the names (a page is about 200 bytes of JSON).
+const postBatch = 2_000
+
 // ingest sends one log's reads. A file's batches are named by its
 // content's SHA-256, so that a file sent twice counts once; standard
 // input gets a random name.
@@ -105,7 +109,7 @@ func (c IngestLogsCmd) ingest(ctx context.Context, cl *Client, env Env, f access
 			dups++
 		}
 		return nil
-	}, accesslog.Options{MaxPages: quota.MaxReadBatch})
+	}, accesslog.Options{MaxPages: postBatch})
 	if err != nil {
 		return err
 	}
