@@ -32,8 +32,9 @@ echo "bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $RUNS runs e
 
 # median FILE: the median of the numbers in FILE, one per line.
 median() { sort -g "$1" | awk '{a[NR]=$1} END {if (NR==0) print 0; else print a[int((NR+1)/2)]}'; }
-# metric FILE NAME UNIT: the values of a go test -bench metric (e.g. objects/s).
-metric() { grep "^$2-" "$1" | awk -v u="$3" '{for (i=1;i<NF;i++) if ($(i+1)==u) print $i}'; }
+# metric FILE NAME UNIT: the values of a go test -bench metric (e.g. objects/s);
+# NAME's lines end in -GOMAXPROCS, or nothing with -cpu 1.
+metric() { grep -E "^$2(-[0-9]+)?[[:space:]]" "$1" | awk -v u="$3" '{for (i=1;i<NF;i++) if ($(i+1)==u) print $i}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b==0) print "n/a"; else printf "%.2f", a/b}'; }
 
 echo "== store: Store.Put and Store.Delete against raw minio-go ($RUNS runs)" >&2
