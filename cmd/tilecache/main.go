@@ -3,8 +3,9 @@
 // disk-quota cleaner in one process on the embedded backends (or on S3,
 // DynamoDB and SQS); `tilecache useradd` manages the accounts file and
 // `tilecache recount` rebuilds disk usage from the tile store;
-// `tilecache seed`, `reseed`, `truncate`, `estimate`, `tasks` and `kill`
-// are clients of a server's REST interface (internal/cli).
+// `tilecache seed`, `reseed`, `truncate`, `estimate`, `tasks`, `kill`
+// and `tilecache quota ingest-logs` are clients of a server's REST
+// interface (internal/cli).
 package main
 
 import (
@@ -41,6 +42,8 @@ const usage = `usage:
                                                http://127.0.0.1:8080; GeoWebCache too) and follow it
   tilecache estimate LAYER [flags]             tiles per level, requests, bytes, time and AWS cost
   tilecache tasks [LAYER] | kill [LAYER]       list or kill tasks; tilecache seed --help for flags
+  tilecache quota ingest-logs --format F FILE… count the tile reads of access logs (cloudfront,
+                                               s3 or combined; - for stdin) in a server's disk quota
 `
 
 func main() {
