@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -150,13 +151,26 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 		return nil, err
 	}
 	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
-	return NewLogIngester(cfg, layers, quota.NewReadLog(tasks, tasks), &bucketOpener{cfg: cfg, stores: map[string]*s3store.Store{}}, log)
+	return NewLogIngester(cfg, layers, quota.NewReadLog(tasks, tasks), newBucketOpener(cfg), log)
+}
+
+// newBucketOpener returns an opener with the S3 settings the environment
+// has now (endpoints, credentials): like the other clients, fixed at start.
+func newBucketOpener(cfg config.Config) *bucketOpener {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AWS_") {
+			env[k] = v
+		}
+	}
+	return &bucketOpener{cfg: cfg, env: env, stores: map[string]*s3store.Store{}}
 }
 
 // bucketOpener opens objects of any bucket with the S3 settings of the
 // environment, one client per bucket.
 type bucketOpener struct {
 	cfg    config.Config
+	env    map[string]string // the AWS_* variables at start
 	mu     sync.Mutex
 	stores map[string]*s3store.Store
 }
@@ -166,7 +180,8 @@ func (o *bucketOpener) Open(ctx context.Context, bucket, key string) (io.ReadClo
 	st, ok := o.stores[bucket]
 	if !ok {
 		var err error
-		if st, err = s3store.NewFromEnv(os.LookupEnv, bucket, "", func(so *s3store.Options) { so.Retry = awsRetry(o.cfg) }); err != nil {
+		lookup := func(k string) (string, bool) { v, ok := o.env[k]; return v, ok }
+		if st, err = s3store.NewFromEnv(lookup, bucket, "", func(so *s3store.Options) { so.Retry = awsRetry(o.cfg) }); err != nil {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("log bucket %s: %w", bucket, err)
 		}
