@@ -88,7 +88,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	go worker.Engine.RunWorkers(wctx, 2)
 	seedSet := func(layer, format string) {
 		t.Helper()
-		z0, z4 := 0, 4
+		z0, z4 := 0, 3
 		ts, err := worker.Engine.Submit(ctx, seed.Request{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z4, Format: format, Type: "seed"})
 		if err != nil {
 			t.Fatal(err)
@@ -126,7 +126,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	hits := map[string]int{}
 	tileKeys := func(layer, format, ext string, n int) {
 		set := tilestore.TileSet{Prefix: r.Prefix, LayerID: layer, Ext: ext, SetName: tilestore.SetName{Layer: layer, GridSetID: "EPSG:4326", FormatID: format, ParametersID: "default"}}
-		for z := range 5 {
+		for z := range 4 {
 			for x := range int64(2) << z {
 				for y := range int64(1) << z {
 					hits[set.Key(z, x, y)] = n
@@ -168,7 +168,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 		if inv := fn.Invoke(t, event); inv.Error != nil {
 			t.Fatalf("invocation %d: %v\n%s", i+1, inv.Error, strings.Join(inv.Log, "\n"))
 		}
-		const tiles = 2 + 8 + 32 + 128 + 512
+		const tiles = 2 + 8 + 32 + 128
 		if got := pageHits("lru:world"); got["png"] != tiles || got["jpeg"] != 0 {
 			t.Fatalf("after delivery %d: lru:world hits %v, want png %d, jpeg 0", i+1, got, tiles)
 		}
@@ -204,7 +204,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 		for _, p := range ps {
 			left[p.Key.Set.FormatID] += p.Tiles
 		}
-		if left["png"] != 682 || left["jpeg"] >= 682 {
+		if left["png"] != 170 || left["jpeg"] >= 170 {
 			t.Errorf("%s after the clean-up: tiles left %v; want every PNG tile (read through the CDN) kept and JPEG pages removed", l, left)
 		}
 	}
