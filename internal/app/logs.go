@@ -21,7 +21,6 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
 	"tilecache/internal/task/dynamostore"
-	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 )
 
@@ -72,7 +71,7 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 	var dups int
 	st, err := accesslog.Ingest(ctx, r, li.format, li.mapper, func(ctx context.Context, batch []accesslog.PageHits) error {
 		n++
-		dup, err := li.reads.Record(ctx, fmt.Sprintf("%s#%d", id, n), Accesses(batch))
+		dup, err := li.reads.Record(ctx, fmt.Sprintf("%s#%d", id, n), quota.ReadsOf(batch))
 		if dup {
 			dups++
 		}
@@ -85,17 +84,6 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 		"batches", st.Batches, "batches_seen_before", dups, "malformed", st.Malformed, "not_tiles", st.NotTile,
 		"not_reads", st.NotRead+st.NotSuccessful, "unknown_layer", st.UnknownLayer)
 	return st, nil
-}
-
-// Accesses converts a batch of page reads to the quota's.
-func Accesses(batch []accesslog.PageHits) []quota.Access {
-	out := make([]quota.Access, len(batch))
-	for i, h := range batch {
-		p := h.Page
-		set := tilestore.SetName{Layer: p.Layer, GridSetID: p.GridSetID, FormatID: p.FormatID, ParametersID: p.ParametersID}
-		out[i] = quota.Access{Page: quota.PageKey{Set: set, Z: p.Z, X: p.X, Y: p.Y}, Hits: h.Hits, Last: h.Last}
-	}
-	return out
 }
 
 // HandleS3 is the log function's handler: each object an S3 event names

@@ -12,7 +12,6 @@ import (
 
 	"tilecache/internal/accesslog"
 	"tilecache/internal/quota"
-	"tilecache/internal/tilestore"
 	"tilecache/internal/wire"
 )
 
@@ -87,12 +86,7 @@ func (c IngestLogsCmd) ingest(ctx context.Context, cl *Client, env Env, f access
 	n, skipped, dups := 0, 0, 0
 	st, err := accesslog.Ingest(ctx, r, f, m, func(ctx context.Context, batch []accesslog.PageHits) error {
 		n++
-		reads := make([]quota.Access, len(batch))
-		for i, h := range batch {
-			p := h.Page
-			set := tilestore.SetName{Layer: p.Layer, GridSetID: p.GridSetID, FormatID: p.FormatID, ParametersID: p.ParametersID}
-			reads[i] = quota.Access{Page: quota.PageKey{Set: set, Z: p.Z, X: p.X, Y: p.Y}, Hits: h.Hits, Last: h.Last}
-		}
+		reads := quota.ReadsOf(batch)
 		body, err := cl.do(ctx, "POST", "/rest/diskquota/access.json", "application/json", wire.EncodeAccessBatchByID(fmt.Sprintf("%s#%d", id, n), reads))
 		if err != nil {
 			return err

@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"tilecache/internal/accesslog"
+	"tilecache/internal/tilestore"
 )
 
 // Marks remember which batches of reads were recorded already, with a
@@ -78,4 +81,16 @@ func newOwner() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return hex.EncodeToString(b[:])
+}
+
+// ReadsOf converts a batch of page reads counted from an access log to
+// the quota's accesses.
+func ReadsOf(batch []accesslog.PageHits) []Access {
+	out := make([]Access, len(batch))
+	for i, h := range batch {
+		p := h.Page
+		set := tilestore.SetName{Layer: p.Layer, GridSetID: p.GridSetID, FormatID: p.FormatID, ParametersID: p.ParametersID}
+		out[i] = Access{Page: PageKey{Set: set, Z: p.Z, X: p.X, Y: p.Y}, Hits: h.Hits, Last: h.Last}
+	}
+	return out
 }

@@ -64,11 +64,7 @@ func BenchmarkReadLogWrites(b *testing.B) {
 		n := 0
 		st, err := accesslog.Ingest(ctx, bytes.NewReader(log.Bytes()), accesslog.CloudFront, m, func(ctx context.Context, batch []accesslog.PageHits) error {
 			n++
-			reads := make([]quota.Access, len(batch))
-			for j, h := range batch {
-				p := h.Page
-				reads[j] = quota.Access{Page: quota.PageKey{Set: tilestore.SetName{Layer: p.Layer, GridSetID: p.GridSetID, FormatID: p.FormatID, ParametersID: p.ParametersID}, Z: p.Z, X: p.X, Y: p.Y}, Hits: h.Hits, Last: h.Last}
-			}
+			reads := quota.ReadsOf(batch)
 			_, err := rl.Record(ctx, fmt.Sprintf("bench-%d#%d", i, n), reads)
 			return err
 		}, accesslog.Options{MaxPages: quota.MaxReadBatch})
