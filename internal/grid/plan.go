@@ -32,18 +32,25 @@ type Plan struct {
 
 // planLevel is the bookkeeping of one level of a plan.
 type planLevel struct {
-	r          TileRange // widened and clipped tile range
-	cols, rows int64     // metatile columns and rows
-	metaStart  int64     // index of the level's first metatile
-	tileStart  int64     // tiles in all earlier levels
+	r          TileRange  // widened and clipped tile range
+	cols, rows int64      // metatile columns and rows of r
+	metas      int64      // metatiles planned: cols·rows, or the area's
+	metaStart  int64      // index of the level's first metatile
+	tileStart  int64      // tiles in all earlier levels
+	area       *areaLevel // nil: every tile of r
 }
 
 // Metatile is one unit of work of a [Plan]: its index and the tiles it spans,
 // clipped to the plan's range of its level (and so to the grid). Its
 // lower-left tile is (Tiles.MinX, Tiles.MinY).
+//
+// In a plan restricted to an area ([NewPlanArea]) only some of those tiles
+// are the plan's: [Metatile.Count], [Metatile.Has] and [Metatile.All] tell
+// which. The whole metatile is rendered all the same.
 type Metatile struct {
 	Index int64
 	Tiles TileRange
+	area  *areaLevel
 }
 
 // Lane is a contiguous share of a plan's metatiles: the indices [Start, End)
@@ -78,6 +85,21 @@ func NewPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int) (*Plan, 
 // NewPlanOrdered is NewPlan with the metatiles of each level numbered in
 // the given order.
 func NewPlanOrdered(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Order) (*Plan, error) {
+	return newPlan(s, bounds, zStart, zStop, metaW, metaH, order, nil)
+}
+
+// NewPlanArea is NewPlanOrdered restricted to the tiles of area: only the
+// metatiles holding some of its tiles are planned, and only its tiles are
+// counted. Memory and time grow with the area's lines and runs, not with
+// its tiles.
+func NewPlanArea(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Order, area Area) (*Plan, error) {
+	if area == nil {
+		return nil, fmt.Errorf("no area to plan")
+	}
+	return newPlan(s, bounds, zStart, zStop, metaW, metaH, order, area)
+}
+
+func newPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Order, area Area) (*Plan, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -112,9 +134,19 @@ func NewPlanOrdered(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, o
 			metaStart: p.metatiles,
 			tileStart: p.tiles,
 		}
+		l.metas = l.cols * l.rows
+		tiles := r.Count()
+		if area != nil {
+			lines, err := area.Lines(z, order, s.Range(bounds, z))
+			if err != nil {
+				return nil, fmt.Errorf("level %d: %w", z, err)
+			}
+			l.area = newAreaLevel(lines, order, r, p.metaW, p.metaH)
+			l.metas, tiles = l.area.metatiles(), l.area.tiles
+		}
 		p.levels = append(p.levels, l)
-		p.metatiles += l.cols * l.rows
-		p.tiles += r.Count()
+		p.metatiles += l.metas
+		p.tiles += tiles
 	}
 	return p, nil
 }
@@ -146,6 +178,9 @@ type Level struct {
 	Tiles      TileRange
 	Cols, Rows int64
 	First      int64
+	// Metatiles and Count are the metatiles and tiles planned: Cols·Rows
+	// and Tiles.Count() unless the plan is restricted to an area.
+	Metatiles, Count int64
 }
 
 // Level returns level z of the plan; ok is false when z is not planned.
@@ -158,7 +193,11 @@ func (p *Plan) Level(z int) (Level, bool) {
 		return Level{}, false
 	}
 	l := p.levels[i]
-	return Level{Tiles: l.r, Cols: l.cols, Rows: l.rows, First: l.metaStart}, true
+	count := l.r.Count()
+	if l.area != nil {
+		count = l.area.tiles
+	}
+	return Level{Tiles: l.r, Cols: l.cols, Rows: l.rows, First: l.metaStart, Metatiles: l.metas, Count: count}, true
 }
 
 // Order returns the numbering of each level's metatiles.
@@ -166,6 +205,16 @@ func (p *Plan) Order() Order { return p.order }
 
 // MetaSize returns the metatile size in tiles the plan was made with.
 func (p *Plan) MetaSize() (w, h int) { return int(p.metaW), int(p.metaH) }
+
+// Restricted reports whether the plan is restricted to an area.
+func (p *Plan) Restricted() bool {
+	for _, l := range p.levels {
+		if l.area != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // Metatiles returns the number of metatiles in the plan; indices run from 0
 // to Metatiles()-1.
@@ -183,6 +232,11 @@ func (p *Plan) Meta(i int64) Metatile {
 	}
 	l := &p.levels[p.level(i)]
 	j := i - l.metaStart
+	if l.area != nil {
+		m := l.area.meta(j)
+		m.Index = i
+		return m
+	}
 	col, row := j%l.cols, j/l.cols
 	if p.order == ByColumns {
 		col, row = j/l.rows, j%l.rows
@@ -210,6 +264,9 @@ func (p *Plan) TilesBefore(i int64) int64 {
 	}
 	l := &p.levels[p.level(i)]
 	j := i - l.metaStart
+	if l.area != nil {
+		return l.tileStart + l.area.tilesBefore(j)
+	}
 	if p.order == ByColumns {
 		// Every metatile column before col is metaW tiles wide (only the
 		// last is clipped), every metatile before row in its column

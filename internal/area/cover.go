@@ -1,0 +1,194 @@
+package area
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"tilecache/internal/grid"
+)
+
+// bandMargin narrows each line's band, in tiles, so that a polygon edge
+// lying on a tile boundary does not take the tiles beyond it.
+const bandMargin = 1e-7
+
+// Lines implements grid.Area: the tiles of level z inside r whose square
+// meets the interior of the level's polygons, line by line along order.
+//
+// For each line (a row of tiles, or a column when numbered by columns)
+// the tiles taken are those whose span along the line meets the
+// projection onto the line of the polygons cut to the line's band. That
+// projection is the union of the projections of the polygons' edges cut
+// to the band and of the polygons' intersections with the band's two
+// borders (a closed region's projection is its boundary's), which a
+// sweep finds in time proportional to the edges crossing each band.
+func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, error) {
+	first, last, lo, hi := r.MinY, r.MaxY, r.MinX, r.MaxX
+	if order == grid.ByColumns {
+		first, last, lo, hi = r.MinX, r.MaxX, r.MinY, r.MaxY
+	}
+	out := grid.Lines{First: first, Spans: make([][]grid.Span, max(0, last-first+1))}
+	p := s.part(z)
+	if p == nil || last < first {
+		return out, nil
+	}
+	edges := s.edges(p, z, order, float64(first), float64(last+1))
+	sort.Slice(edges, func(i, j int) bool { return edges[i].l0 < edges[j].l0 })
+	var (
+		active    []edge
+		next      int
+		intervals []interval
+		crossings []crossing
+	)
+	for k := first; k <= last; k++ {
+		bandLo, bandHi := float64(k)+bandMargin, float64(k+1)-bandMargin
+		for next < len(edges) && edges[next].l0 <= bandHi {
+			active = append(active, edges[next])
+			next++
+		}
+		// Drop the edges that end below this band.
+		keep := active[:0]
+		for _, e := range active {
+			if e.l1 >= bandLo {
+				keep = append(keep, e)
+			}
+		}
+		active = keep
+		if len(active) == 0 {
+			if next == len(edges) {
+				break
+			}
+			continue
+		}
+		intervals = intervals[:0]
+		for _, e := range active {
+			if iv, ok := e.clip(bandLo, bandHi); ok {
+				intervals = append(intervals, iv)
+			}
+		}
+		for _, at := range [2]float64{bandLo, bandHi} {
+			crossings = crossings[:0]
+			for _, e := range active {
+				if e.l0 <= at && at < e.l1 {
+					crossings = append(crossings, crossing{e.poly, e.at(at)})
+				}
+			}
+			slices.SortFunc(crossings, func(a, b crossing) int {
+				if a.poly != b.poly {
+					return a.poly - b.poly
+				}
+				switch {
+				case a.pos < b.pos:
+					return -1
+				case a.pos > b.pos:
+					return 1
+				}
+				return 0
+			})
+			// Even-odd within each polygon: inside between pairs.
+			for i := 0; i+1 < len(crossings); i += 2 {
+				if crossings[i].poly == crossings[i+1].poly {
+					intervals = append(intervals, interval{crossings[i].pos, crossings[i+1].pos})
+				} else {
+					i-- // an odd count cannot happen in a closed ring; resynchronise
+				}
+			}
+		}
+		var spans []grid.Span
+		for _, iv := range intervals {
+			a, b := tileIndex(iv.lo, math.Floor), tileIndex(iv.hi, math.Ceil)-1
+			a, b = max(a, lo), min(b, hi)
+			if a <= b {
+				spans = append(spans, grid.Span{Lo: a, Hi: b})
+			}
+		}
+		out.Spans[k-first] = grid.MergeSpans(spans)
+	}
+	return out, nil
+}
+
+// edge is a polygon edge in a level's tile space, seen in a plan's frame:
+// l is the coordinate across the lines (row or column number), pos the
+// coordinate along them; l0 ≤ l1.
+type edge struct {
+	pos0, l0, pos1, l1 float64
+	poly               int
+}
+
+// clip returns the span along the line of the edge's part within
+// [bandLo, bandHi].
+func (e edge) clip(bandLo, bandHi float64) (interval, bool) {
+	if e.l1 < bandLo || e.l0 > bandHi {
+		return interval{}, false
+	}
+	if e.l0 == e.l1 {
+		return interval{min(e.pos0, e.pos1), max(e.pos0, e.pos1)}, true
+	}
+	a, b := e.at(max(e.l0, bandLo)), e.at(min(e.l1, bandHi))
+	return interval{min(a, b), max(a, b)}, true
+}
+
+// at returns the position along the line where the edge crosses l.
+func (e edge) at(l float64) float64 {
+	if l <= e.l0 {
+		return e.pos0
+	}
+	if l >= e.l1 {
+		return e.pos1
+	}
+	return e.pos0 + (l-e.l0)/(e.l1-e.l0)*(e.pos1-e.pos0)
+}
+
+type interval struct{ lo, hi float64 }
+
+type crossing struct {
+	poly int
+	pos  float64
+}
+
+// edges returns the edges of p's polygons at level z that reach lines
+// from to to, in tile units of the level and the frame of order. Each
+// polygon of p (its outer ring and holes) has its own number, so that
+// crossings pair within one polygon and overlapping polygons add up.
+func (s *Shape) edges(p *part, z int, order grid.Order, from, to float64) []edge {
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
+	var out []edge
+	for pi, poly := range p.polys {
+		for _, ring := range poly {
+			for i := 0; i+1 < len(ring); i++ {
+				ax, ay := (ring[i][0]-o.MinX)/w, (ring[i][1]-o.MinY)/h
+				bx, by := (ring[i+1][0]-o.MinX)/w, (ring[i+1][1]-o.MinY)/h
+				e := edge{pos0: ax, l0: ay, pos1: bx, l1: by, poly: pi}
+				if order == grid.ByColumns {
+					e = edge{pos0: ay, l0: ax, pos1: by, l1: bx, poly: pi}
+				}
+				if e.l0 > e.l1 {
+					e.pos0, e.l0, e.pos1, e.l1 = e.pos1, e.l1, e.pos0, e.l0
+				}
+				if e.l1 < from || e.l0 > to {
+					continue
+				}
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// tileIndex rounds a position in tiles to a tile index with round (floor
+// or ceil), snapping positions within 1e-9 tiles of an edge onto it, and
+// keeping the result within the range of int64 indices a grid can have.
+func tileIndex(q float64, round func(float64) float64) int64 {
+	if e := math.Round(q); math.Abs(q-e) <= 1e-9 {
+		q = e
+	}
+	f := round(q)
+	switch {
+	case f >= 1<<62:
+		return 1 << 62
+	case f <= -(1 << 62):
+		return -(1 << 62)
+	}
+	return int64(f)
+}
