@@ -100,12 +100,12 @@ func coverShapes(t *testing.T) map[string]struct {
 		specs []Spec
 	}
 	return map[string]shape{
-		"4326 star":           {g4326, []Spec{{Geometry: star, ZoomStart: -1}}},
-		"4326 holed":          {g4326, []Spec{{Geometry: holed, ZoomStart: -1}}},
-		"4326 overlapping":    {g4326, []Spec{{Geometry: overlap, ZoomStart: -1}}},
-		"4326 diagonal strip": {g4326, []Spec{{Geometry: strip, ZoomStart: -1}}},
-		"4326 buffered line":  {g4326, []Spec{{Geometry: line, Buffer: 300_000, ZoomStart: -1}}},
-		"mercator star":       {gm, []Spec{{Geometry: star, ZoomStart: -1}}},
+		"4326 star":               {g4326, []Spec{{Geometry: star, ZoomStart: -1}}},
+		"4326 holed":              {g4326, []Spec{{Geometry: holed, ZoomStart: -1}}},
+		"4326 overlapping":        {g4326, []Spec{{Geometry: overlap, ZoomStart: -1}}},
+		"4326 diagonal strip":     {g4326, []Spec{{Geometry: strip, ZoomStart: -1}}},
+		"4326 buffered line":      {g4326, []Spec{{Geometry: line, Buffer: 300_000, ZoomStart: -1}}},
+		"mercator star":           {gm, []Spec{{Geometry: star, ZoomStart: -1}}},
 		"mercator buffered point": {gm, []Spec{{Geometry: orb.MultiPoint{{5, 60}, {-70, -30}}, Buffer: 500_000, ZoomStart: -1}}},
 		"mercator per zoom": {gm, []Spec{
 			{Geometry: orb.Polygon{{{-10, -10}, {10, -10}, {10, 10}, {-10, 10}, {-10, -10}}}, ZoomStart: 0, ZoomStop: 2},
