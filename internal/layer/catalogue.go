@@ -25,6 +25,10 @@ type Catalogue struct {
 }
 
 // Layer returns the named layer.
+// ReservedID is the first key segment of the service's own objects in the
+// tile store (the areas of requests, say); no layer may have it as its id.
+const ReservedID = "_tilecache"
+
 func (c *Catalogue) Layer(name string) (*Layer, bool) {
 	l, ok := c.layers[name]
 	return l, ok
@@ -210,6 +214,9 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	}
 	if strings.ContainsAny(l.ID, "/\\") || l.ID == "." || l.ID == ".." {
 		fail("id %q must not contain / or \\", l.ID)
+	}
+	if l.ID == ReservedID {
+		fail("id %q is reserved for the service's own objects in the store; give the layer another id", l.ID)
 	}
 	switch len(ld.Metatiling) {
 	case 0:

@@ -139,8 +139,21 @@ func seedRequest(name string, r wire.SeedRequest) seed.Request {
 		Layer: name, GridSetID: r.GridSetID, HasGridSetID: r.HasGridSetID, SRS: r.SRS, Bounds: r.Bounds,
 		ZoomStart: r.ZoomStart, ZoomStop: r.ZoomStop, Format: r.Format, Type: r.Type, ThreadCount: r.ThreadCount,
 		Parameters: r.Parameters, RetryCount: r.TileFailureRetryCount, RetryWaitMS: r.TileFailureRetryWaitTime,
-		MaxFailures: r.TotalFailuresBeforeAborting,
+		MaxFailures: r.TotalFailuresBeforeAborting, Geometries: geometries(r.Geometries),
 	}
+}
+
+// geometries converts the request's areas.
+func geometries(gs []wire.Geometry) []seed.Geometry {
+	var out []seed.Geometry
+	for _, g := range gs {
+		sg := seed.Geometry{Text: g.Text, ZoomStart: g.ZoomStart, ZoomStop: g.ZoomStop}
+		if g.Buffer != nil {
+			sg.Buffer = *g.Buffer
+		}
+		out = append(out, sg)
+	}
+	return out
 }
 
 // postLayer answers POST /rest/seed/{layer}: a seed request when the body

@@ -181,6 +181,7 @@ type Engine struct {
 	slots       map[string]chan struct{} // render-on-miss slots without Claims, by layer
 	poll        taskPoll                 // the tasks of the lanes working here, read for kills
 	widths      jobWidths                // lanes worked here per job (see lane.width)
+	areas       areaCache                // the areas of requests read here
 }
 
 // New returns an engine. sources maps every layer name of layers to the

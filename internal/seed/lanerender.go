@@ -80,9 +80,18 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 	if !ok {
 		return nil // nothing of it can be stored
 	}
+	// The first tile of the plan's in the metatile (all of them but in a
+	// request restricted to an area).
+	fx, fy := inside.MinX, inside.MinY
+	for x, y := range m.All() {
+		if inside.Contains(x, y) {
+			fx, fy = x, y
+			break
+		}
+	}
 	if ln.job.Type == task.Seed {
 		if !slices.Contains(ln.job.EmptyLevels, z) {
-			_, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, inside.MinX, inside.MinY))
+			_, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, fx, fy))
 			if err != nil {
 				return storageErr("check tile: %w", err)
 			}
@@ -99,6 +108,10 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 	})
 	if err != nil {
 		return err
+	}
+	if m.Count() < m.Tiles.Count() {
+		// Only the area's tiles are the request's.
+		tiles = slices.DeleteFunc(tiles, func(t source.Tile) bool { return !m.Has(t.X, t.Y) })
 	}
 	err = ln.store(ctx, z, inside, tiles)
 	if ln.job.Type == task.Reseed {

@@ -30,9 +30,11 @@ func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
 	if !ok {
 		return refs
 	}
-	for x, y := range r.All() {
-		refs = append(refs, tileRef{z: r.Z, x: x, y: y, key: ln.set.Key(r.Z, x, y)})
-		ln.tally.touch(r.Z, x, y)
+	for x, y := range m.All() {
+		if r.Contains(x, y) {
+			refs = append(refs, tileRef{z: r.Z, x: x, y: y, key: ln.set.Key(r.Z, x, y)})
+			ln.tally.touch(r.Z, x, y)
+		}
 	}
 	return refs
 }

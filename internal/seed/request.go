@@ -2,6 +2,7 @@ package seed
 
 import (
 	"tilecache/internal/apperr"
+	"tilecache/internal/area"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/task"
@@ -41,6 +42,8 @@ type Request struct {
 	RetryCount   *int
 	RetryWaitMS  *int
 	MaxFailures  *int
+	// Geometries restrict the request to areas (see Geometry).
+	Geometries []Geometry
 }
 
 // Prepared is a validated request: the job to record and its lanes.
@@ -48,6 +51,12 @@ type Prepared struct {
 	Job   task.Job
 	Lanes []task.Lane
 	Plan  *grid.Plan
+	// AreaData is the prepared area to store under Job.Area, nil when
+	// the request has none.
+	AreaData []byte
+	// BoxTiles is the tiles a request of the area's bounding box alone
+	// would work; 0 when the request has no area.
+	BoxTiles int64
 }
 
 // Prepare validates r against the layer catalogue as contract §4.2–§4.4
@@ -83,6 +92,15 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 			return Prepared{}, apperr.Invalidf("Invalid bounds %v: need four finite numbers minx, miny, maxx, maxy with minx < maxx and miny < maxy", *r.Bounds)
 		}
 		bounds = b
+	}
+	var shape *area.Shape
+	if len(r.Geometries) > 0 {
+		if shape, err = prepareArea(sub, r, zs, zstop); err != nil {
+			return Prepared{}, err
+		}
+		if bounds, err = clipToArea(bounds, shape, zs, zstop); err != nil {
+			return Prepared{}, err
+		}
 	}
 	params, err := l.NormaliseParameters(r.Parameters)
 	if err != nil {
@@ -129,9 +147,26 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		}
 		job.MaxFailures = *r.MaxFailures
 	}
-	plan, err := planJob(sub, job)
+	var p Prepared
+	var a grid.Area
+	if shape != nil {
+		if p.AreaData, err = shape.Marshal(); err != nil {
+			return Prepared{}, err
+		}
+		job.Area = areaKey(e.opts.KeyPrefix, p.AreaData)
+		a = shape
+		box, err := planJob(sub, job, nil)
+		if err != nil {
+			return Prepared{}, err
+		}
+		p.BoxTiles = box.Tiles()
+	}
+	plan, err := planJob(sub, job, a)
 	if err != nil {
 		return Prepared{}, err
+	}
+	if plan.Metatiles() == 0 {
+		return Prepared{}, apperr.Invalidf("the geometry covers no tile of layer %s's grid set %s at zoom levels %d to %d within the bounds", l.Name, sub.GridSet.ID, zs, zstop)
 	}
 	job.Metatiles, job.Tiles = plan.Metatiles(), plan.Tiles()
 	split := plan.Split(threads)
@@ -139,13 +174,16 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 	for i, s := range split {
 		lanes[i] = task.Lane{Start: s.Start, End: s.End, Tiles: s.Tiles}
 	}
-	return Prepared{Job: job, Lanes: lanes, Plan: plan}, nil
+	p.Job, p.Lanes, p.Plan = job, lanes, plan
+	return p, nil
 }
 
 // OrderColumns is task.Job.Order for metatiles numbered by columns.
 const OrderColumns = "columns"
 
-func planJob(sub *grid.Subset, job task.Job) (*grid.Plan, error) {
+// planJob plans job's metatiles, restricted to a when it is not nil (the
+// job's area, which the caller loads).
+func planJob(sub *grid.Subset, job task.Job, a grid.Area) (*grid.Plan, error) {
 	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
 	order := grid.ByRows
 	switch job.Order {
@@ -155,7 +193,13 @@ func planJob(sub *grid.Subset, job task.Job) (*grid.Plan, error) {
 	default:
 		return nil, apperr.Invalidf("job %d: unknown metatile order %q", job.ID, job.Order)
 	}
-	plan, err := grid.NewPlanOrdered(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight, order)
+	var plan *grid.Plan
+	var err error
+	if a != nil {
+		plan, err = grid.NewPlanArea(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight, order, a)
+	} else {
+		plan, err = grid.NewPlanOrdered(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight, order)
+	}
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err, "cannot plan the request")
 	}

@@ -23,6 +23,11 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.AreaData != nil {
+		if err := e.storeArea(ctx, p.Job.Area, p.AreaData); err != nil {
+			return nil, err
+		}
+	}
 	if len(p.Job.Parameters) > 0 && p.Job.Type != task.Truncate {
 		if err := e.writeParameters(ctx, p.Job); err != nil {
 			return nil, err

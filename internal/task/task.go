@@ -111,6 +111,10 @@ type Job struct {
 	// checks: tiles written since are the job's own, in other metatiles
 	// (or another job's, and rewriting an identical tile is harmless).
 	EmptyLevels []int `json:"emptyLevels,omitempty"`
+	// Area is the key of the request's area in the tile store when the
+	// request is restricted to one (a geometry): workers plan only the
+	// metatiles holding its tiles. Stored areas never change.
+	Area string `json:"area,omitempty"`
 	// Failure handling, as GeoWebCache's request fields (§4.2).
 	RetryCount  int       `json:"retryCount"`  // -1: the first tile failure aborts
 	RetryWaitMS int       `json:"retryWaitMs"` // between tries

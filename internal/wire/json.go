@@ -109,12 +109,14 @@ func (p *jsonParser) object(name string) (*node, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
+	start := p.pos
 	p.pos++ // '{'
 	n := &node{name: name, kind: elemNode, json: true}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
 		p.depth--
+		n.raw = p.data[start:p.pos]
 		return n, nil
 	}
 	seen := fieldSet{}
@@ -152,6 +154,7 @@ func (p *jsonParser) object(name string) (*node, error) {
 		case '}':
 			p.pos++
 			p.depth--
+			n.raw = p.data[start:p.pos]
 			return n, nil
 		default:
 			return nil, p.unexpected("after an object member")

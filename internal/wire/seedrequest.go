@@ -2,6 +2,7 @@ package wire
 
 import (
 	"strconv"
+	"strings"
 
 	"tilecache/internal/apperr"
 )
@@ -37,6 +38,19 @@ type SeedRequest struct {
 	TileFailureRetryWaitTime    *int
 	TotalFailuresBeforeAborting *int
 	FilterUpdate                *bool
+	// Geometries are the request's areas, an extension of the contract
+	// that GeoWebCache clients never send: the geometry field (every zoom
+	// level) and the entries of geometries (some levels each).
+	Geometries []Geometry
+}
+
+// Geometry is an area of a seed request: GeoJSON or WKT text (its
+// meaning is the caller's), with the buffer in metres given beside it,
+// for levels ZoomStart to ZoomStop (both nil: every level).
+type Geometry struct {
+	Text                string
+	Buffer              *float64
+	ZoomStart, ZoomStop *int
 }
 
 // DecodeSeedRequestXML decodes an XML seed request whose root element is
@@ -74,6 +88,8 @@ func decodeSeedRequest(root *node) (SeedRequest, error) {
 	}
 	var r SeedRequest
 	seen := fieldSet{}
+	var all *Geometry
+	var buffer *float64
 	for _, f := range fields {
 		if err := seen.add(f.name); err != nil {
 			return SeedRequest{}, err
@@ -111,6 +127,13 @@ func decodeSeedRequest(root *node) (SeedRequest, error) {
 			r.TotalFailuresBeforeAborting, err = parseInt(f, f.name)
 		case "filterUpdate":
 			r.FilterUpdate, err = parseBool(f, f.name)
+		case "geometry":
+			all = &Geometry{}
+			all.Text, err = geometryText(f)
+		case "buffer":
+			buffer, err = parseFloatPtr(f, f.name)
+		case "geometries":
+			r.Geometries, err = decodeGeometries(f)
 		default:
 			err = unknownField(f.name)
 		}
@@ -118,7 +141,85 @@ func decodeSeedRequest(root *node) (SeedRequest, error) {
 			return SeedRequest{}, err
 		}
 	}
+	if buffer != nil && all == nil {
+		return SeedRequest{}, apperr.Invalidf("buffer is given without a geometry")
+	}
+	if all != nil {
+		all.Buffer = buffer
+		r.Geometries = append([]Geometry{*all}, r.Geometries...)
+	}
 	return r, nil
+}
+
+// geometryText returns a geometry field's text: a string (WKT, or GeoJSON
+// in a string or XML text) or, in JSON, a GeoJSON object as written.
+func geometryText(n *node) (string, error) {
+	if n.kind == elemNode && n.json {
+		return string(n.raw), nil
+	}
+	s, err := text(n, "geometry", "GeoJSON or WKT")
+	if err == nil && strings.TrimSpace(s) == "" {
+		err = apperr.Invalidf("geometry must not be empty")
+	}
+	return s, err
+}
+
+// decodeGeometries reads the per-zoom geometries: a JSON array of
+// objects, or XML zoomGeometry elements, each with zoomStart, zoomStop,
+// geometry and optionally buffer.
+func decodeGeometries(n *node) ([]Geometry, error) {
+	var list []*node
+	if n.kind == arrayNode {
+		list = items(n)
+	} else {
+		fields, err := elems(n, "geometries")
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fields {
+			if f.name != "zoomGeometry" {
+				return nil, unknownField(f.name)
+			}
+			list = append(list, items(f)...)
+		}
+	}
+	out := make([]Geometry, 0, len(list))
+	for _, e := range list {
+		fields, err := elems(e, "geometries entry")
+		if err != nil {
+			return nil, err
+		}
+		var g Geometry
+		seen := fieldSet{}
+		for _, f := range fields {
+			if err := seen.add(f.name); err != nil {
+				return nil, err
+			}
+			switch f.name {
+			case "zoomStart":
+				g.ZoomStart, err = parseInt(f, "geometries zoomStart")
+			case "zoomStop":
+				g.ZoomStop, err = parseInt(f, "geometries zoomStop")
+			case "geometry":
+				g.Text, err = geometryText(f)
+			case "buffer":
+				g.Buffer, err = parseFloatPtr(f, "geometries buffer")
+			default:
+				err = unknownField(f.name)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case g.Text == "":
+			return nil, apperr.Invalidf("geometries entry: geometry is required")
+		case g.ZoomStart == nil || g.ZoomStop == nil:
+			return nil, apperr.Invalidf("geometries entry: zoomStart and zoomStop are required")
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // decodeSRS reads <srs><number>4326</number></srs> / {"number":4326}.
@@ -235,4 +336,12 @@ func decodeEntry(e *node) ([2]string, error) {
 		}
 	}
 	return kv, nil
+}
+
+func parseFloatPtr(n *node, field string) (*float64, error) {
+	f, err := parseFloat(n, field)
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
 }

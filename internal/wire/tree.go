@@ -25,6 +25,7 @@ type node struct {
 	children []*node // elemNode: members in document order; arrayNode: elements
 	json     bool    // built from JSON (only changes how errors describe the node)
 	null     bool    // JSON null inside an array
+	raw      []byte  // JSON object: its text, as in the body
 }
 
 // describe names what n is, for "expected X, got Y" messages.

@@ -1,0 +1,158 @@
+// The areas of requests: geometries prepared for the request's grid set,
+// stored with the job so that every worker plans the same metatiles.
+
+package seed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/area"
+	"tilecache/internal/grid"
+	"tilecache/internal/layer"
+	"tilecache/internal/tilestore"
+)
+
+// Geometry is an area of a request: GeoJSON or WKT text, in the
+// request's srs (EPSG:4326 when it gives none; an EWKT SRID wins),
+// buffered by Buffer metres, for levels ZoomStart to ZoomStop (both nil:
+// every level of the request).
+type Geometry struct {
+	Text                string
+	Buffer              float64
+	ZoomStart, ZoomStop *int
+}
+
+// prepareArea parses and prepares a request's geometries for sub's grid
+// set, and checks that they give every level zs to ze an area.
+func prepareArea(sub *grid.Subset, r Request, zs, ze int) (*area.Shape, error) {
+	specs := make([]area.Spec, len(r.Geometries))
+	for i, g := range r.Geometries {
+		geom, srs, err := area.Parse(g.Text)
+		if err != nil {
+			return nil, err
+		}
+		if srs == 0 && r.SRS != nil {
+			srs = *r.SRS
+		}
+		specs[i] = area.Spec{Geometry: geom, SRS: srs, Buffer: g.Buffer, ZoomStart: -1, ZoomStop: -1}
+		if g.ZoomStart != nil || g.ZoomStop != nil {
+			if g.ZoomStart == nil || g.ZoomStop == nil {
+				return nil, apperr.Invalidf("a per-zoom geometry needs zoomStart and zoomStop")
+			}
+			specs[i].ZoomStart, specs[i].ZoomStop = *g.ZoomStart, *g.ZoomStop
+		}
+	}
+	shape, err := area.Prepare(sub.GridSet, specs)
+	if err != nil {
+		return nil, err
+	}
+	for z := zs; z <= ze; z++ {
+		if !shape.Covers(z) {
+			return nil, apperr.Invalidf("no geometry for zoom level %d: give a geometry for every level, or one in geometries for level %d", z, z)
+		}
+	}
+	return shape, nil
+}
+
+// clipToArea returns the part of bounds inside the box around the shape's
+// polygons of levels zs to ze; Invalid when they do not meet.
+func clipToArea(bounds grid.Extent, shape *area.Shape, zs, ze int) (grid.Extent, error) {
+	b, _ := shape.Bound(zs, ze)
+	out := grid.Extent{
+		MinX: max(bounds.MinX, b.MinX), MinY: max(bounds.MinY, b.MinY),
+		MaxX: min(bounds.MaxX, b.MaxX), MaxY: min(bounds.MaxY, b.MaxY),
+	}
+	if !out.Valid() {
+		return grid.Extent{}, apperr.Invalidf("the geometry (within %v in the grid set's CRS) lies outside the request's bounds %v", b, bounds)
+	}
+	return out, nil
+}
+
+// areaPrefix is the key prefix, under the store's key prefix, of the
+// stored areas. No layer can have the reserved id, so no layer's keys
+// come under it.
+const areaPrefix = layer.ReservedID + "/areas/"
+
+// areaKey returns the key a prepared area is stored under: its content's
+// SHA-256, so that equal areas share one object and a stored area never
+// changes.
+func areaKey(prefix string, data []byte) string {
+	sum := sha256.Sum256(data)
+	p := strings.TrimSuffix(prefix, "/")
+	if p != "" {
+		p += "/"
+	}
+	return p + areaPrefix + hex.EncodeToString(sum[:]) + ".json"
+}
+
+// storeArea writes a request's prepared area where its workers read it.
+func (e *Engine) storeArea(ctx context.Context, key string, data []byte) error {
+	if err := e.tiles.Put(ctx, key, data, tilestore.Meta{ContentType: "application/json"}); err != nil {
+		return fmt.Errorf("store the request's area: %w", err)
+	}
+	return nil
+}
+
+// areaCache keeps the areas read by this process, by key. Stored areas
+// never change, so an entry is never stale; the cache is emptied when it
+// grows past areaCacheMax entries.
+type areaCache struct {
+	mu     sync.Mutex
+	shapes map[string]*area.Shape
+}
+
+const areaCacheMax = 64
+
+// area returns the area stored under key for grid set g.
+func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (*area.Shape, error) {
+	c := &e.areas
+	c.mu.Lock()
+	s, ok := c.shapes[key+"\x00"+g.ID]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	data, _, found, err := e.tiles.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("read the request's area %s: %w", key, err)
+	}
+	if !found {
+		return nil, apperr.Invalidf("the request's area %s is missing from the store", key)
+	}
+	if s, err = area.Unmarshal(data, g); err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "read the request's area %s", key)
+	}
+	c.mu.Lock()
+	if c.shapes == nil || len(c.shapes) >= areaCacheMax {
+		c.shapes = map[string]*area.Shape{}
+	}
+	c.shapes[key+"\x00"+g.ID] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// allOf is the tiles in every one of its areas (a request's geometry and
+// its layer's coverage, say).
+type allOf []grid.Area
+
+// Lines implements grid.Area.
+func (a allOf) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, error) {
+	out, err := a[0].Lines(z, order, r)
+	if err != nil {
+		return grid.Lines{}, err
+	}
+	for _, o := range a[1:] {
+		l, err := o.Lines(z, order, r)
+		if err != nil {
+			return grid.Lines{}, err
+		}
+		out = grid.Intersect(out, l)
+	}
+	return out, nil
+}
