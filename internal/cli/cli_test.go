@@ -92,9 +92,10 @@ func TestCredentialsAndErrors(t *testing.T) {
 func TestDryRunAndEstimate(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})
 	r := runCLI(t, cli.Env{}, append([]string{"seed", "demo:world", "--gridset", "EPSG:4326", "--zoom", "0-3", "--dry-run"}, auth(a)...)...)
-	if r.code != 0 || !strings.Contains(r.stdout, "total") || !strings.Contains(r.stdout, "170") || !strings.Contains(r.stdout, "AWS cost about $") {
+	if r.code != 0 || !strings.Contains(r.stdout, "total") || !strings.Contains(r.stdout, "170") || !strings.Contains(r.stdout, "\nAWS cost under $0.01 ") {
 		t.Fatalf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	checkArtefacts(t, "dry run", r.stdout)
 	if got := a.TileKeys(t, "demo:world/"); len(got) != 0 {
 		t.Errorf("a dry run stored %d tiles", len(got))
 	}
