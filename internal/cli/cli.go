@@ -292,45 +292,8 @@ func printEstimate(ctx context.Context, c *Client, layer string, req SeedRequest
 	if err != nil {
 		return ExitError, err
 	}
-	num := func(k string) float64 { v, _ := est[k].(float64); return v }
-	w := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(env.Stdout, "%s %s, grid set %v, %v: %d tasks\n", est["type"], layer, est["gridSetId"], est["format"], int(num("tasks")))
-	fmt.Fprintln(w, "zoom\ttiles\tmetatiles\t")
-	levels, _ := est["levels"].([]any)
-	for _, l := range levels {
-		m := l.(map[string]any)
-		fmt.Fprintf(w, "%d\t%d\t%d\t\n", int(m["zoom"].(float64)), int64(m["tiles"].(float64)), int64(m["metatiles"].(float64)))
-	}
-	fmt.Fprintf(w, "total\t%d\t%d\t\n", int64(num("tiles")), int64(num("metatiles")))
-	w.Flush()
-	fmt.Fprintf(env.Stdout, "upstream requests %d, S3 PUTs %d, S3 reads %d, S3 listings %d, S3 deletes %d, DynamoDB writes %d, SQS messages %d\n",
-		int64(num("upstreamRequests")), int64(num("s3Puts")), int64(num("s3Reads")), int64(num("s3Lists")), int64(num("s3Deletes")), int64(num("dynamoDBWrites")), int64(num("sqsMessages")))
-	if b := num("bytes"); b > 0 {
-		fmt.Fprintf(env.Stdout, "bytes about %s (%d per tile on average)\n", humanBytes(b), int64(num("avgTileBytes")))
-	}
-	if s := num("seconds"); s > 0 {
-		fmt.Fprintf(env.Stdout, "time about %s at %.0f tiles/s\n", (time.Duration(s) * time.Second).String(), num("tilesPerSecond"))
-	}
-	if cost, ok := est["costUSD"].(map[string]any); ok {
-		fmt.Fprintf(env.Stdout, "AWS cost about $%.2f at list prices of %v (S3 $%.2f, DynamoDB $%.2f, SQS $%.2f, Lambda $%.2f)\n",
-			cost["total"], est["pricesAsOf"], cost["s3"], cost["dynamodb"], cost["sqs"], cost["lambda"])
-	}
-	if notes, ok := est["notes"].([]any); ok {
-		for _, n := range notes {
-			fmt.Fprintf(env.Stdout, "note: %v\n", n)
-		}
-	}
+	writeEstimate(env.Stdout, layer, req.Type, est)
 	return ExitDone, nil
-}
-
-func humanBytes(b float64) string {
-	units := []string{"B", "KB", "MB", "GB", "TB", "PB"}
-	i := 0
-	for b >= 1000 && i < len(units)-1 {
-		b /= 1000
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
 }
 
 func (t TasksCmd) run(ctx context.Context, c *Client, env Env) (int, error) {

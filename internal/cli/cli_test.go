@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,15 +93,59 @@ func TestCredentialsAndErrors(t *testing.T) {
 func TestDryRunAndEstimate(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})
 	r := runCLI(t, cli.Env{}, append([]string{"seed", "demo:world", "--gridset", "EPSG:4326", "--zoom", "0-3", "--dry-run"}, auth(a)...)...)
-	if r.code != 0 || !strings.Contains(r.stdout, "total") || !strings.Contains(r.stdout, "170") || !strings.Contains(r.stdout, "AWS cost about $") {
+	if r.code != 0 || !strings.Contains(r.stdout, "total") || !strings.Contains(r.stdout, "170") || !strings.Contains(r.stdout, "\nAWS cost under $0.01 ") {
 		t.Fatalf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	checkArtefacts(t, "dry run", r.stdout)
 	if got := a.TileKeys(t, "demo:world/"); len(got) != 0 {
 		t.Errorf("a dry run stored %d tiles", len(got))
 	}
 	r = runCLI(t, cli.Env{}, append([]string{"estimate", "demo:world", "--gridset", "EPSG:4326", "--zoom", "2", "--type", "truncate"}, auth(a)...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "TRUNCATE") || !strings.Contains(r.stdout, "S3 deletes 32") {
 		t.Errorf("estimate truncate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestFreshServiceDryRun is a new user's first estimate: the tilecache
+// binary asks a fresh `tilecache serve` of the bundled demo on the
+// embedded backends (what `make run` starts) for z0-9 of the demo layer.
+// No seed has measured the layer's render rate nor stored tiles, and the
+// estimate says what that leaves unknown.
+func TestFreshServiceDryRun(t *testing.T) {
+	bin := apptest.PlainBinary(t)
+	p := apptest.StartLocalProcess(t, bin, t.TempDir(), "", map[string]string{"TILECACHE_LAYERS": ""}) // the bundled demo
+	cmd := exec.Command(bin, "seed", "demo:world", "--gridset", "EPSG:900913", "--zoom", "0-9", "--dry-run")
+	cmd.Env = append(os.Environ(), "TILECACHE_URL="+p.URL, "TILECACHE_USER="+apptest.User, "TILECACHE_PASSWORD="+apptest.Password)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("tilecache seed --dry-run: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	want := lines(
+		"SEED demo:world, grid set EPSG:900913, image/png: 1 task",
+		"   zoom   tiles  metatiles",
+		"      0       1          1",
+		"      1       4          1",
+		"      2      16          1",
+		"      3      64          4",
+		"      4     256         16",
+		"      5    1024         64",
+		"      6    4096        256",
+		"      7   16384       1024",
+		"      8   65536       4096",
+		"      9  262144      16384",
+		"  total  349525      21847",
+		"upstream requests 0, S3 PUTs 349525, S3 reads 21847, S3 listings 0, S3 deletes 0, DynamoDB writes 1058, SQS messages 1",
+		bytesUnknown,
+		timeUnknown,
+		"AWS cost about $1.76 at list prices of 2026-11 without Lambda (S3 $1.76, DynamoDB under $0.01, SQS under $0.01)",
+		lambdaUnknown,
+		noteNoUpstream,
+		noteUpperBounds,
+		noteNoRate)
+	checkArtefacts(t, "dry run", stdout.String())
+	if stdout.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", stdout.String(), want)
 	}
 }
 

@@ -117,7 +117,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		out.TilesPerSecond = rate * lanes
 		out.Seconds = float64(out.Tiles) / out.TilesPerSecond
 	} else {
-		out.Notes = append(out.Notes, "no recent rate of the layer measured here: time and Lambda cost unknown")
+		out.Notes = append(out.Notes, "no render rate of the layer measured by this server in the last hour: time and Lambda cost unknown, and left out of the total")
 	}
 	out.DynamoDBWrites = int64(math.Ceil(float64(out.Tiles)*dynamoWritesPer1000Tiles/1000 + float64(len(p.Lanes))*dynamoWritesPerLane))
 	slicesPerLane := int64(1)
