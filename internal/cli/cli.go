@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,8 @@ type RequestFlags struct {
 	Retries     *int              `help:"tileFailureRetryCount (-1: abort on the first failure)."`
 	RetryWait   *int              `help:"tileFailureRetryWaitTime in ms."`
 	MaxFailures *int              `help:"totalFailuresBeforeAborting."`
+	Geometry    string            `help:"File holding the area to work: GeoJSON (a geometry, Feature or FeatureCollection, in EPSG:4326) or WKT (EWKT's SRID=n; gives its CRS); '-' reads standard input. Only the tiles it meets are worked."`
+	Buffer      float64           `help:"Buffer around the geometry in metres (lines and points need one)."`
 }
 
 func (f RequestFlags) request(typ string) (SeedRequest, error) {
@@ -77,6 +80,18 @@ func (f RequestFlags) request(typ string) (SeedRequest, error) {
 		r.Bounds = &bounds{}
 		copy(r.Bounds.Coords.Double[:], f.Bbox)
 	}
+	if f.Geometry != "" {
+		g, err := readGeometry(f.Geometry)
+		if err != nil {
+			return r, err
+		}
+		r.Geometry = g
+		if f.Buffer != 0 {
+			r.Buffer = &f.Buffer
+		}
+	} else if f.Buffer != 0 {
+		return r, fmt.Errorf("--buffer needs --geometry")
+	}
 	if len(f.Param) > 0 {
 		r.Parameters = &parameters{}
 		keys := make([]string, 0, len(f.Param))
@@ -90,6 +105,39 @@ func (f RequestFlags) request(typ string) (SeedRequest, error) {
 	}
 	return r, nil
 }
+
+// readGeometry reads a geometry file ('-': standard input) as the
+// request's geometry field: a GeoJSON object as it is, WKT as a string.
+func readGeometry(path string) (json.RawMessage, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxGeometryBytes+1))
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--geometry: %w", err)
+	}
+	if len(data) > maxGeometryBytes {
+		return nil, fmt.Errorf("--geometry: %s is larger than %d bytes, the most a request can carry; simplify the geometry", path, maxGeometryBytes)
+	}
+	text := strings.TrimSpace(string(data))
+	if text == "" {
+		return nil, fmt.Errorf("--geometry: %s is empty", path)
+	}
+	if strings.HasPrefix(text, "{") {
+		if !json.Valid([]byte(text)) {
+			return nil, fmt.Errorf("--geometry: %s is not valid JSON", path)
+		}
+		return json.RawMessage(text), nil
+	}
+	return json.Marshal(text)
+}
+
+// maxGeometryBytes keeps a request with its geometry under the server's
+// 1 MiB body limit.
+const maxGeometryBytes = 1000 << 10
 
 // SeedCmd submits a request and follows it.
 type SeedCmd struct {

@@ -106,6 +106,33 @@ func TestDryRunAndEstimate(t *testing.T) {
 	}
 }
 
+// TestEstimateGeometry: --geometry restricts the request to the tiles the
+// area meets, and the estimate says what that saves against its bounding
+// box. A GeoJSON file and a WKT file of the same square say the same.
+func TestEstimateGeometry(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	dir := t.TempDir()
+	// A diamond inside the box 0..90, 0..90: at z2 (45° tiles) it meets
+	// the 4 tiles of the box; at z3 (22.5°) 12 of the box's 16. The box
+	// alone works whole 4×4 metatiles: 16 tiles at each level.
+	geojson := filepath.Join(dir, "diamond.geojson")
+	wkt := filepath.Join(dir, "diamond.wkt")
+	os.WriteFile(geojson, []byte(`{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[[[45,0],[90,45],[45,90],[0,45],[45,0]]]}}`), 0o600)
+	os.WriteFile(wkt, []byte("POLYGON((45 0,90 45,45 90,0 45,45 0))\n"), 0o600)
+	for _, file := range []string{geojson, wkt} {
+		r := runCLI(t, cli.Env{}, append([]string{"estimate", "demo:world", "--gridset", "EPSG:4326", "--zoom", "2-3", "--geometry", file}, auth(a)...)...)
+		checkArtefacts(t, "estimate --geometry", r.stdout)
+		if r.code != 0 || !strings.Contains(r.stdout, "2      4          1\n") || !strings.Contains(r.stdout, "3     12          1\n") ||
+			!strings.Contains(r.stdout, "the geometry takes 16 tiles, 50.0% of the 32 of its bounding box") {
+			t.Errorf("estimate --geometry %s: exit %d\n%s%s", filepath.Base(file), r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runCLI(t, cli.Env{}, append([]string{"estimate", "demo:world", "--geometry", filepath.Join(dir, "missing.wkt")}, auth(a)...)...)
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "missing.wkt") {
+		t.Errorf("missing geometry file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // TestFreshServiceDryRun is a new user's first estimate: the tilecache
 // binary asks a fresh `tilecache serve` of the bundled demo on the
 // embedded backends (what `make run` starts) for z0-9 of the demo layer.

@@ -216,6 +216,9 @@ type SeedRequest struct {
 	Retries     *int        `json:"tileFailureRetryCount,omitempty"`
 	RetryWait   *int        `json:"tileFailureRetryWaitTime,omitempty"`
 	MaxFailures *int        `json:"totalFailuresBeforeAborting,omitempty"`
+	// Geometry is the area: a GeoJSON object, or WKT as a JSON string.
+	Geometry json.RawMessage `json:"geometry,omitempty"`
+	Buffer   *float64        `json:"buffer,omitempty"`
 }
 
 type bounds struct {

@@ -4,6 +4,7 @@ package seed
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -40,13 +41,16 @@ type LevelEstimate struct {
 // Bytes and Seconds are 0 when unknown (the layer holds no tiles yet, or
 // no lane of it ran in this process recently).
 type Estimate struct {
-	Layer            string             `json:"layer"`
-	GridSetID        string             `json:"gridSetId"`
-	Format           string             `json:"format"`
-	Type             string             `json:"type"`
-	Tasks            int                `json:"tasks"`
-	Tiles            int64              `json:"tiles"`
-	Metatiles        int64              `json:"metatiles"`
+	Layer     string `json:"layer"`
+	GridSetID string `json:"gridSetId"`
+	Format    string `json:"format"`
+	Type      string `json:"type"`
+	Tasks     int    `json:"tasks"`
+	Tiles     int64  `json:"tiles"`
+	Metatiles int64  `json:"metatiles"`
+	// BoxTiles is, for a request restricted to a geometry, the tiles its
+	// bounding box alone would have planned.
+	BoxTiles         int64              `json:"boxTiles,omitempty"`
 	Levels           []LevelEstimate    `json:"levels"`
 	UpstreamRequests int64              `json:"upstreamRequests"`
 	S3Puts           int64              `json:"s3Puts"`
@@ -77,8 +81,13 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		Tiles: p.Plan.Tiles(), Metatiles: p.Plan.Metatiles(), PricesAsOf: Prices.Date}
 	for z := j.ZoomStart; z <= j.ZoomStop; z++ {
 		if lv, ok := p.Plan.Level(z); ok {
-			out.Levels = append(out.Levels, LevelEstimate{Zoom: z, Tiles: lv.Tiles.Count(), Metatiles: lv.Cols * lv.Rows})
+			out.Levels = append(out.Levels, LevelEstimate{Zoom: z, Tiles: lv.Count, Metatiles: lv.Metatiles})
 		}
+	}
+	if p.BoxTiles > 0 {
+		out.BoxTiles = p.BoxTiles
+		out.Notes = append(out.Notes, fmt.Sprintf("the geometry takes %d tiles, %.1f%% of the %d of its bounding box",
+			out.Tiles, 100*float64(out.Tiles)/float64(p.BoxTiles), p.BoxTiles))
 	}
 	l, _ := e.layers.Layer(j.Layer)
 	c, capped := e.sources[l.Name].(Capped)
