@@ -67,6 +67,14 @@ metric "$out/accesslog.txt" BenchmarkScanner lines/s >"$out/scanlines"
 metric "$out/accesslog1g.txt" BenchmarkIngest1GB peak-rss-MiB >"$out/logrss"
 "$GO" test -run '^$' -bench '^BenchmarkReadLogWrites$' -benchtime 1x -count "$RUNS" ./internal/task/dynamostore/ | tee "$out/readlog.txt" >&2
 metric "$out/readlog.txt" BenchmarkReadLogWrites writes/1000lines >"$out/logwrites"
+echo "== geometry: planning a 10,000-vertex country outline at z0-16, and one level against orb's tilecover ($RUNS runs)" >&2
+"$GO" test -run '^$' -bench '^Benchmark(PlanCountry/z0-16/|CoverReference)' -benchtime 3x -count "$RUNS" ./internal/area/ | tee "$out/area.txt" >&2
+metric "$out/area.txt" 'BenchmarkPlanCountry/z0-16/order0' Mtiles/s >"$out/planrows"
+metric "$out/area.txt" 'BenchmarkPlanCountry/z0-16/order0' B/op >"$out/planbytes"
+metric "$out/area.txt" 'BenchmarkCoverReference/sweep' Mtiles/s >"$out/sweep"
+metric "$out/area.txt" 'BenchmarkCoverReference/orb-tilecover' Mtiles/s >"$out/orbcover"
+planrows=$(median "$out/planrows"); planbytes=$(median "$out/planbytes"); sweep=$(median "$out/sweep"); orbcover=$(median "$out/orbcover")
+
 cflines=$(median "$out/cflines"); scanlines=$(median "$out/scanlines"); logrss=$(median "$out/logrss"); logwrites=$(median "$out/logwrites")
 
 seed=$(median "$out/seed"); put=$(median "$out/put"); putraw=$(median "$out/putraw")
@@ -90,4 +98,6 @@ bench: medians of $RUNS runs on one local AWS stack; ratio = ours / reference (t
   access log lines/s (CloudFront, one core)  $cflines  vs bufio.Scanner lines/s $scanlines   ratio $(ratio "$cflines" "$scanlines")   (target >= 500000 lines/s)
   access log of 1 GiB streamed: peak RSS $logrss MiB   (target <= 128)
   access log DynamoDB writes per 1,000 lines (200,000 reads, most on 50 of 1,000 pages): $logwrites   (target <= 20)
+  geometry plan, 10,756-vertex outline z0-16 (13.4 M tiles): $planrows M tiles/s, $planbytes bytes   (target >= 5 M tiles/s)
+  geometry cover of one level (z12) M tiles/s  $sweep  vs orb tilecover $orbcover   ratio $(ratio "$sweep" "$orbcover")
 EOF

@@ -1,9 +1,10 @@
 package area
 
 import (
+	"cmp"
 	"math"
 	"slices"
-	"sort"
+	"sync"
 
 	"tilecache/internal/grid"
 )
@@ -32,18 +33,26 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 	if p == nil || last < first {
 		return out, nil
 	}
-	edges := s.edges(p, z, order, float64(first), float64(last+1))
-	sort.Slice(edges, func(i, j int) bool { return edges[i].l0 < edges[j].l0 })
-	var (
-		active    []edge
-		next      int
-		intervals []interval
-		crossings []crossing
-	)
+	// Edges stay in the CRS's units; a line's band and the tiles along it
+	// are mapped there and back: l = ol + k·hl across, pos = op + j·wp.
+	edges := p.sorted(order)
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
+	op, ol, wp, hl := o.MinX, o.MinY, w, h
+	if order == grid.ByColumns {
+		op, ol, wp, hl = o.MinY, o.MinX, h, w
+	}
+	buf := sweepBufs.Get().(*sweepBuf)
+	defer sweepBufs.Put(buf)
+	active, intervals, crossings, spans := buf.active[:0], buf.intervals[:0], buf.crossings[:0], buf.spans[:0]
+	defer func() { buf.active, buf.intervals, buf.crossings, buf.spans = active, intervals, crossings, spans }()
+	next := 0
 	for k := first; k <= last; k++ {
-		bandLo, bandHi := float64(k)+bandMargin, float64(k+1)-bandMargin
+		bandLo, bandHi := ol+(float64(k)+bandMargin)*hl, ol+(float64(k+1)-bandMargin)*hl
 		for next < len(edges) && edges[next].l0 <= bandHi {
-			active = append(active, edges[next])
+			if edges[next].l1 >= bandLo {
+				active = append(active, edges[next])
+			}
 			next++
 		}
 		// Drop the edges that end below this band.
@@ -77,13 +86,7 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 				if a.poly != b.poly {
 					return a.poly - b.poly
 				}
-				switch {
-				case a.pos < b.pos:
-					return -1
-				case a.pos > b.pos:
-					return 1
-				}
-				return 0
+				return cmp.Compare(a.pos, b.pos)
 			})
 			// Even-odd within each polygon: inside between pairs.
 			for i := 0; i+1 < len(crossings); i += 2 {
@@ -94,18 +97,29 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 				}
 			}
 		}
-		var spans []grid.Span
+		spans = spans[:0]
 		for _, iv := range intervals {
-			a, b := tileIndex(iv.lo, math.Floor), tileIndex(iv.hi, math.Ceil)-1
+			a, b := tileIndex((iv.lo-op)/wp, math.Floor), tileIndex((iv.hi-op)/wp, math.Ceil)-1
 			a, b = max(a, lo), min(b, hi)
 			if a <= b {
 				spans = append(spans, grid.Span{Lo: a, Hi: b})
 			}
 		}
-		out.Spans[k-first] = grid.MergeSpans(spans)
+		out.Spans[k-first] = slices.Clone(grid.MergeSpans(spans))
 	}
 	return out, nil
 }
+
+// sweepBuf is the scratch space of a sweep, kept between sweeps: at low
+// levels every edge of a detailed outline crosses the few bands.
+type sweepBuf struct {
+	active    []edge
+	intervals []interval
+	crossings []crossing
+	spans     []grid.Span
+}
+
+var sweepBufs = sync.Pool{New: func() any { return new(sweepBuf) }}
 
 // edge is a polygon edge in a level's tile space, seen in a plan's frame:
 // l is the coordinate across the lines (row or column number), pos the
@@ -146,34 +160,43 @@ type crossing struct {
 	pos  float64
 }
 
-// edges returns the edges of p's polygons at level z that reach lines
-// from to to, in tile units of the level and the frame of order. Each
-// polygon of p (its outer ring and holes) has its own number, so that
-// crossings pair within one polygon and overlapping polygons add up.
-func (s *Shape) edges(p *part, z int, order grid.Order, from, to float64) []edge {
-	w, h := s.grid.Span(z)
-	o := s.grid.TileExtent(z, 0, 0)
-	var out []edge
-	for pi, poly := range p.polys {
-		for _, ring := range poly {
-			for i := 0; i+1 < len(ring); i++ {
-				ax, ay := (ring[i][0]-o.MinX)/w, (ring[i][1]-o.MinY)/h
-				bx, by := (ring[i+1][0]-o.MinX)/w, (ring[i+1][1]-o.MinY)/h
-				e := edge{pos0: ax, l0: ay, pos1: bx, l1: by, poly: pi}
-				if order == grid.ByColumns {
-					e = edge{pos0: ay, l0: ax, pos1: by, l1: bx, poly: pi}
-				}
-				if e.l0 > e.l1 {
-					e.pos0, e.l0, e.pos1, e.l1 = e.pos1, e.l1, e.pos0, e.l0
-				}
-				if e.l1 < from || e.l0 > to {
-					continue
-				}
-				out = append(out, e)
+// sorted returns the edges of p's polygons in the frame of order, in
+// the CRS's units, sorted by their low end across the lines; built once
+// per order. Each polygon of p (its outer ring and holes) has its own
+// number, so that crossings pair within one polygon and overlapping
+// polygons add up.
+func (p *part) sorted(order grid.Order) []edge {
+	i := 0
+	if order == grid.ByColumns {
+		i = 1
+	}
+	p.once[i].Do(func() {
+		n := 0
+		for _, poly := range p.polys {
+			for _, ring := range poly {
+				n += len(ring)
 			}
 		}
-	}
-	return out
+		out := make([]edge, 0, n)
+		for pi, poly := range p.polys {
+			for _, ring := range poly {
+				for j := 0; j+1 < len(ring); j++ {
+					a, b := ring[j], ring[j+1]
+					e := edge{pos0: a[0], l0: a[1], pos1: b[0], l1: b[1], poly: pi}
+					if order == grid.ByColumns {
+						e = edge{pos0: a[1], l0: a[0], pos1: b[1], l1: b[0], poly: pi}
+					}
+					if e.l0 > e.l1 {
+						e.pos0, e.l0, e.pos1, e.l1 = e.pos1, e.l1, e.pos0, e.l0
+					}
+					out = append(out, e)
+				}
+			}
+		}
+		slices.SortFunc(out, func(a, b edge) int { return cmp.Compare(a.l0, b.l0) })
+		p.edges[i] = out
+	})
+	return p.edges[i]
 }
 
 // tileIndex rounds a position in tiles to a tile index with round (floor

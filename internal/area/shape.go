@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/encoding/wkb"
@@ -32,7 +33,7 @@ func (s Spec) AllZooms() bool { return s.ZoomStart < 0 }
 // level. It is immutable and safe for concurrent use.
 type Shape struct {
 	grid  *grid.GridSet
-	parts []part
+	parts []*part
 }
 
 // part holds the polygons of levels zs to ze (zs < 0: of every level no
@@ -41,6 +42,8 @@ type part struct {
 	zs, ze int
 	polys  orb.MultiPolygon
 	bound  orb.Bound
+	once   [2]sync.Once // edges by order: rows, columns
+	edges  [2][]edge
 }
 
 // Prepare transforms each spec into g's CRS and buffers it into polygons.
@@ -74,7 +77,7 @@ func Prepare(g *grid.GridSet, specs []Spec) (*Shape, error) {
 			return nil, err
 		}
 		polys := buffer(geom, s.Buffer, g)
-		p := part{zs: s.ZoomStart, ze: s.ZoomStop, polys: polys, bound: polys.Bound()}
+		p := &part{zs: s.ZoomStart, ze: s.ZoomStop, polys: polys, bound: polys.Bound()}
 		if s.AllZooms() {
 			p.zs, p.ze = -1, -1
 		}
@@ -89,8 +92,7 @@ func (s *Shape) Covers(z int) bool { return s.part(z) != nil }
 // part returns the polygons of level z, nil when no spec names it.
 func (s *Shape) part(z int) *part {
 	var all *part
-	for i := range s.parts {
-		p := &s.parts[i]
+	for _, p := range s.parts {
 		if p.zs < 0 {
 			all = p
 		} else if p.zs <= z && z <= p.ze {
@@ -182,7 +184,7 @@ func Unmarshal(data []byte, g *grid.GridSet) (*Shape, error) {
 		if !ok {
 			return nil, fmt.Errorf("decode area: %s, not a MultiPolygon", geom.GeoJSONType())
 		}
-		s.parts = append(s.parts, part{zs: sp.ZoomStart, ze: sp.ZoomStop, polys: mp, bound: mp.Bound()})
+		s.parts = append(s.parts, &part{zs: sp.ZoomStart, ze: sp.ZoomStop, polys: mp, bound: mp.Bound()})
 	}
 	return s, nil
 }
