@@ -183,3 +183,54 @@ func TestGeometryErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLayerCoverageGeometry: a layer's coverage geometry restricts every
+// seed to the tiles it meets, and a miss outside it is a 404 that never
+// reaches the WMS, while a miss inside renders and stores only the
+// covered tiles of its metatile.
+func TestLayerCoverageGeometry(t *testing.T) {
+	wms := newCountingWMS(t)
+	layers := apptest.Layers + fmt.Sprintf(`
+  - name: cov:world
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [4, 4]
+    renderOnMiss: {enabled: true}
+    coverage: {geometry: "%s"}
+    source: {type: wms, url: "%s", layers: "hillshade,polygons,lines,points"}
+`, triangleWKT(), wms.URL)
+	a := apptest.Start(t, apptest.Options{Layers: layers})
+	const prefix = "cov:world/EPSG:4326/png/default/"
+	rows := seedReq(t, a, "cov:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3}}`)
+	want := expectTriangleKeys(prefix, 0, 3)
+	if got := sumTotals(rows); got != int64(len(want)) {
+		t.Fatalf("totals %d, want the coverage's %d tiles", got, len(want))
+	}
+	waitFinished(t, a, ids(rows), 60*time.Second)
+	if got := keys(t, a, "cov:world/"); !slices.Equal(got, want) {
+		t.Fatalf("stored %d tiles, want the %d of the coverage", len(got), len(want))
+	}
+	before := wms.getMaps.Load()
+	// z5: tiles are 5.625° wide; (0, 0) is at -180, -90, far outside.
+	if status, _, body := getTile(t, a.URL, "/tiles/cov:world/EPSG:4326/png/5/0/0.png"); status != 404 {
+		t.Fatalf("miss outside the coverage: %d %.200q, want 404", status, body)
+	}
+	if n := wms.getMaps.Load(); n != before {
+		t.Fatalf("a miss outside the coverage made %d GetMaps", n-before)
+	}
+	// Inside: the tile holding (-20, 10) at z5 is column 28, row 17.
+	if status, _, body := getTile(t, a.URL, "/tiles/cov:world/EPSG:4326/png/5/28/17.png"); status != 200 {
+		t.Fatalf("miss inside the coverage: %d %.200q", status, body)
+	}
+	var inMeta []string
+	for _, k := range expectTriangleKeys(prefix, 5, 5) {
+		var x, y int
+		fmt.Sscanf(strings.TrimPrefix(k, prefix+"5/"), "%d/%d.png", &x, &y)
+		if x/4 == 28/4 && y/4 == 17/4 {
+			inMeta = append(inMeta, k)
+		}
+	}
+	if got := keys(t, a, prefix+"5/"); !slices.Equal(got, inMeta) {
+		t.Fatalf("the miss stored %v, want the covered tiles of its metatile %v", keys(t, a, prefix+"5/"), inMeta)
+	}
+}

@@ -215,3 +215,10 @@ func tileIndex(q float64, round func(float64) float64) int64 {
 	}
 	return int64(f)
 }
+
+// HasTile reports whether tile (x, y) of level z meets the shape's
+// polygons of that level.
+func (s *Shape) HasTile(z int, x, y int64) bool {
+	l, _ := s.Lines(z, grid.ByRows, grid.TileRange{Z: z, MinX: x, MinY: y, MaxX: x, MaxY: y})
+	return l.Has(y, x)
+}

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"tilecache/internal/area"
 	"tilecache/internal/grid"
 	"tilecache/internal/imaging"
 	"tilecache/internal/tilestore"
@@ -79,24 +80,33 @@ type gridSetDoc struct {
 }
 
 type layerDoc struct {
-	Name             string      `yaml:"name"`
-	ID               string      `yaml:"id"`
-	Title            string      `yaml:"title"`
-	Attribution      string      `yaml:"attribution"`
-	GridSubsets      []subsetDoc `yaml:"gridSubsets"`
-	Formats          []string    `yaml:"formats"`
-	Metatiling       []int       `yaml:"metatiling"`
-	Gutter           int         `yaml:"gutter"`
-	ParameterFilters []filterDoc `yaml:"parameterFilters"`
-	CacheControl     string      `yaml:"cacheControl"`
-	RenderOnMiss     *missDoc    `yaml:"renderOnMiss"`
-	Source           yaml.Node   `yaml:"source"`
+	Name             string       `yaml:"name"`
+	ID               string       `yaml:"id"`
+	Title            string       `yaml:"title"`
+	Attribution      string       `yaml:"attribution"`
+	GridSubsets      []subsetDoc  `yaml:"gridSubsets"`
+	Formats          []string     `yaml:"formats"`
+	Metatiling       []int        `yaml:"metatiling"`
+	Gutter           int          `yaml:"gutter"`
+	ParameterFilters []filterDoc  `yaml:"parameterFilters"`
+	CacheControl     string       `yaml:"cacheControl"`
+	RenderOnMiss     *missDoc     `yaml:"renderOnMiss"`
+	Coverage         *coverageDoc `yaml:"coverage"`
+	Source           yaml.Node    `yaml:"source"`
 }
 
 type missDoc struct {
 	Enabled   bool `yaml:"enabled"`
 	ZoomStart *int `yaml:"zoomStart"`
 	ZoomStop  *int `yaml:"zoomStop"`
+}
+
+// coverageDoc is a layer's coverage geometry: GeoJSON or WKT text, in
+// EPSG:srs (default EPSG:4326, or an EWKT SRID), buffered by buffer metres.
+type coverageDoc struct {
+	Geometry string  `yaml:"geometry"`
+	SRS      int     `yaml:"srs"`
+	Buffer   float64 `yaml:"buffer"`
 }
 
 type subsetDoc struct {
@@ -267,6 +277,25 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 			continue
 		}
 		l.Subsets = append(l.Subsets, s)
+	}
+	if cd := ld.Coverage; cd != nil {
+		geom, srs, err := area.Parse(cd.Geometry)
+		if err != nil {
+			fail("coverage: %v", err)
+		} else {
+			if cd.SRS != 0 {
+				srs = cd.SRS
+			}
+			l.Areas = map[string]*area.Shape{}
+			for _, sub := range l.Subsets {
+				shape, err := area.Prepare(sub.GridSet, []area.Spec{{Geometry: geom, SRS: srs, Buffer: cd.Buffer, ZoomStart: -1, ZoomStop: -1}})
+				if err != nil {
+					fail("coverage for grid set %s: %v", sub.GridSet.ID, err)
+					continue
+				}
+				l.Areas[sub.GridSet.ID] = shape
+			}
+		}
 	}
 	for j, fd := range ld.ParameterFilters {
 		f := ParameterFilter{Key: strings.ToUpper(strings.TrimSpace(fd.Key)), Default: fd.Default, Values: fd.Values}

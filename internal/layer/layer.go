@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/area"
 	"tilecache/internal/grid"
 )
 
@@ -45,11 +46,19 @@ type Layer struct {
 	CacheControl string
 	// RenderOnMiss, if set, lets clients' misses render tiles.
 	RenderOnMiss *OnMiss
+	// Areas are the layer's coverage geometry prepared for each grid set
+	// (nil: no coverage geometry): every request works only tiles it
+	// meets, and a miss outside it is not rendered.
+	Areas map[string]*area.Shape
 	// SourceType names the source implementation (e.g. "testpattern").
 	SourceType string
 	// Source is the whole `source:` mapping, decoded by the source package.
 	Source yaml.Node
 }
+
+// Area returns the layer's coverage geometry in grid set gridSetID, nil
+// when the layer has none.
+func (l *Layer) Area(gridSetID string) *area.Shape { return l.Areas[gridSetID] }
 
 // OnMiss is a layer's render-on-miss setting: a tile missing from the
 // store is rendered (its whole metatile, stored) when a client asks for it

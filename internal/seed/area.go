@@ -137,6 +137,22 @@ func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (*area.S
 	return s, nil
 }
 
+// jobArea returns the area a request of layer l in sub works: the tiles
+// that both the request's geometry (shape, nil when it has none) and the
+// layer's coverage geometry meet; nil when there is neither.
+func jobArea(l *layer.Layer, sub *grid.Subset, shape *area.Shape) grid.Area {
+	cov := l.Area(sub.GridSet.ID)
+	switch {
+	case shape != nil && cov != nil:
+		return allOf{shape, cov}
+	case shape != nil:
+		return shape
+	case cov != nil:
+		return cov
+	}
+	return nil
+}
+
 // allOf is the tiles in every one of its areas (a request's geometry and
 // its layer's coverage, say).
 type allOf []grid.Area

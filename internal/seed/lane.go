@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/area"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
@@ -94,13 +95,13 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if !ok {
 		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, job.GridSetID)
 	}
-	var a grid.Area
+	var shape *area.Shape
 	if job.Area != "" {
-		if a, err = e.area(ctx, job.Area, sub.GridSet); err != nil {
+		if shape, err = e.area(ctx, job.Area, sub.GridSet); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := planJob(sub, job, a)
+	plan, err := planJob(sub, job, jobArea(l, sub, shape))
 	if err != nil {
 		return nil, err
 	}

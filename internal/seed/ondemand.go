@@ -110,6 +110,9 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	if !sub.CoverageRange(m.Z).Contains(m.X, m.Y) {
 		return Rendered{}, apperr.New(apperr.NotFound, "tile %d/%d/%d is outside layer %s's coverage", m.Z, m.X, m.Y, m.Layer)
 	}
+	if cov := l.Area(sub.GridSet.ID); cov != nil && !cov.HasTile(m.Z, m.X, m.Y) {
+		return Rendered{}, apperr.New(apperr.NotFound, "tile %d/%d/%d is outside layer %s's coverage geometry", m.Z, m.X, m.Y, m.Layer)
+	}
 	src, ok := e.sources[l.Name]
 	if !ok {
 		return Rendered{}, apperr.New(apperr.NotFound, "layer %s has no source", l.Name)
@@ -187,7 +190,14 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 // metatile's tiles may be stored already). Its plan is the one metatile,
 // and its task (never stored) holds it from cursor 0.
 func (e *Engine) missLane(l *layer.Layer, sub *grid.Subset, src source.Source, set tilestore.TileSet, m Miss, meta grid.TileRange) (*lane, error) {
-	plan, err := grid.NewPlan(sub, sub.GridSet.RangeExtent(meta), meta.Z, meta.Z, l.MetaWidth, l.MetaHeight)
+	var plan *grid.Plan
+	var err error
+	if a := jobArea(l, sub, nil); a != nil {
+		// Only the tiles of the layer's coverage geometry are stored.
+		plan, err = grid.NewPlanArea(sub, sub.GridSet.RangeExtent(meta), meta.Z, meta.Z, l.MetaWidth, l.MetaHeight, grid.ByRows, a)
+	} else {
+		plan, err = grid.NewPlan(sub, sub.GridSet.RangeExtent(meta), meta.Z, meta.Z, l.MetaWidth, l.MetaHeight)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plan metatile %d/%d/%d: %w", meta.Z, meta.MinX, meta.MinY, err)
 	}

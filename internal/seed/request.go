@@ -102,6 +102,11 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 			return Prepared{}, err
 		}
 	}
+	if cov := l.Area(sub.GridSet.ID); cov != nil {
+		if bounds, err = clipToArea(bounds, cov, zs, zstop); err != nil {
+			return Prepared{}, apperr.Invalidf("the request lies outside layer %s's coverage geometry", l.Name)
+		}
+	}
 	params, err := l.NormaliseParameters(r.Parameters)
 	if err != nil {
 		return Prepared{}, err
@@ -148,13 +153,14 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		job.MaxFailures = *r.MaxFailures
 	}
 	var p Prepared
-	var a grid.Area
 	if shape != nil {
 		if p.AreaData, err = shape.Marshal(); err != nil {
 			return Prepared{}, err
 		}
 		job.Area = areaKey(e.opts.KeyPrefix, p.AreaData)
-		a = shape
+	}
+	a := jobArea(l, sub, shape)
+	if a != nil {
 		box, err := planJob(sub, job, nil)
 		if err != nil {
 			return Prepared{}, err
