@@ -199,15 +199,12 @@ func splitScheduledRequest(raw json.RawMessage) (string, json.RawMessage, error)
 	if _, ok := fields["seedRequest"]; !ok {
 		return "", nil, apperr.Invalidf("The request of a schedule needs its seedRequest: %s", shape)
 	}
-	// The rest is the seed request body, for its own decoder to judge,
-	// kept as it was written.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(fields); err != nil {
+	// The rest is the seed request body, for its own decoder to judge.
+	body, err := json.Marshal(fields)
+	if err != nil {
 		return "", nil, fmt.Errorf("encode seed request: %w", err)
 	}
-	return layer, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return layer, body, nil
 }
 
 // listSchedules answers GET /rest/schedules.json.
