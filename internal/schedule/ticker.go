@@ -33,6 +33,10 @@ type TaskReader interface {
 // process.
 const ClaimTimeout = 10 * time.Minute
 
+// recordTimeout bounds the write of a run's outcome, which outlives the
+// tick's context.
+const recordTimeout = 10 * time.Second
+
 // Ticker fires due schedules. It is safe for concurrent use, also by
 // several processes sharing the store: each due time is fired once.
 type Ticker struct {
@@ -105,7 +109,12 @@ func (tk *Ticker) fire(ctx context.Context, s Schedule, now time.Time) (run Run,
 	} else {
 		run = tk.run(ctx, s, run, log)
 	}
-	recorded, err := tk.store.RecordRun(ctx, s.Name, run)
+	// The outcome is recorded even when ctx ended meanwhile (a shutdown, a
+	// Lambda deadline): a job started and not recorded as such would not
+	// hold back the next run.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	recorded, err := tk.store.RecordRun(rctx, s.Name, run)
 	switch {
 	case err != nil:
 		err = fmt.Errorf("record run due %s: %w", run.Due.Format(time.RFC3339), err)

@@ -208,7 +208,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 type starter struct {
 	tasks task.Store
 	calls atomic.Int64
-	fail  error // returned instead when set
+	fail  error  // returned instead when set
+	after func() // called after the job is recorded, when set
 }
 
 func (st *starter) Start(ctx context.Context, layer string, body json.RawMessage) ([]task.Task, error) {
@@ -222,6 +223,9 @@ func (st *starter) Start(ctx context.Context, layer string, body json.RawMessage
 	_, ts, err := st.tasks.Create(ctx, task.Job{Layer: layer, Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png",
 		ParametersID: "default", ZoomStop: 2, MetaWidth: 4, MetaHeight: 4, Metatiles: 2, Tiles: 10, RetryCount: -1},
 		[]task.Lane{{Start: 0, End: 2, Tiles: 10}}, time.Now())
+	if st.after != nil {
+		st.after()
+	}
 	return ts, err
 }
 
@@ -377,6 +381,26 @@ func runTicker(t *testing.T, newStore func(t *testing.T) Stores, hourly func(*te
 		runs = tick(t, tk, sc.Next.Add(time.Hour))
 		if len(runs) != 1 || runs[0].Outcome != schedule.Failed || strings.Contains(runs[0].Reason, "secret") {
 			t.Fatalf("got %+v, want a failed run without the error's words", runs)
+		}
+	})
+	t.Run("TickerRecordsAStartWhenItsContextEnds", func(t *testing.T) {
+		s := newStore(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		st := &starter{tasks: s, after: cancel} // a shutdown just after the submission
+		tk := schedule.NewTicker(s, s, st, quiet)
+		sc := hourly(t, "h")
+		mustCreate(t, s, sc)
+		runs, _ := tk.Tick(ctx, sc.Next)
+		if len(runs) != 1 || runs[0].Outcome != schedule.Started {
+			t.Fatalf("got %+v, want a started run", runs)
+		}
+		got := mustGet(t, s, "h")
+		if got.LastStarted == nil || got.LastStarted.Job != runs[0].Job {
+			t.Fatalf("last started %+v, want job %d recorded: its next run must wait for it", got.LastStarted, runs[0].Job)
+		}
+		tk = schedule.NewTicker(s, s, &starter{tasks: s}, quiet)
+		if runs := tick(t, tk, got.Next); len(runs) != 1 || runs[0].Outcome != schedule.Skipped {
+			t.Fatalf("next run: got %+v, want it skipped", runs)
 		}
 	})
 	t.Run("ConcurrentTickersFireOnce", func(t *testing.T) {
