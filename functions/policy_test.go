@@ -15,6 +15,7 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/schedule"
 	"tilecache/internal/task"
 	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
@@ -325,6 +326,10 @@ func exerciseAPI(t *testing.T, r lambdatest.Resources, env map[string]string, ap
 	do("POST", "/rest/seed", "kill_all=all", 200, "content-type", "application/x-www-form-urlencoded")
 	do("GET", "/rest/diskquota.json", "", 200)
 	do("PUT", "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"globalQuota":{"value":"100","units":"MiB"}}}`, 200, json...)
+	do("POST", "/rest/schedules.json", `{"name":"nightly","cron":"0 3 * * *","request":{"layer":"demo:world","seedRequest":{"zoomStart":0,"zoomStop":2}}}`, 201, json...)
+	do("GET", "/rest/schedules.json", "", 200)
+	do("GET", "/rest/schedules/nightly.json", "", 200)
+	do("DELETE", "/rest/schedules/nightly.json", "", 204)
 	do("GET", "/rest/masstruncate", "", 200)
 	do("POST", "/rest/masstruncate", "<truncateLayer><layerName>demo:world</layerName></truncateLayer>", 200, "content-type", "text/xml")
 	var left []string
@@ -418,7 +423,7 @@ func scheduledEvent(t *testing.T) events.EventBridgeEvent {
 
 // exerciseCleaner sweeps a stale lane and a pending task, then, with
 // tiles stored and the disk quota exceeded, runs the quota's recount and
-// clean-up.
+// clean-up; last, it submits a scheduled request that is due.
 func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *app.Program) {
 	api := lambdatest.API(t, env)       // not recorded
 	worker := lambdatest.Worker(t, env) // not recorded
@@ -461,5 +466,21 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 	}
 	if after := count(); after >= before {
 		t.Errorf("the quota clean-up left %d of %d objects: want pages expired", after, before)
+	}
+
+	// A schedule whose time came while nothing ran (saved by the API).
+	due, err := schedule.New("nightly", "0 3 * * *", "", "topp:states",
+		[]byte(`{"seedRequest":{"zoomStart":0,"zoomStop":1,"parameters":{"entry":[{"string":["STYLES","polygon"]}]}}}`), time.Now().Add(-48*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Tasks.CreateSchedule(t.Context(), due); err != nil {
+		t.Fatal(err)
+	}
+	if err := cleaner.HandleSchedule(t.Context(), scheduledEvent(t)); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := api.Tasks.Schedule(t.Context(), "nightly"); err != nil || s.Last == nil || s.Last.Outcome != schedule.Started {
+		t.Errorf("the cleaner did not start the due schedule: %+v, %v", s.Last, err)
 	}
 }

@@ -5,12 +5,15 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/lambdatest"
+	"tilecache/internal/schedule"
 	"tilecache/internal/task"
 )
 
@@ -81,5 +84,72 @@ func TestRecordedEvents(t *testing.T) {
 	sweep()
 	if got := lambdatest.Drain(t, sqsClient, r.QueueURL); len(got) != 0 {
 		t.Errorf("second sweep sent %q, want nothing", got)
+	}
+}
+
+// TestScheduledRequestOnce: two execution environments of this function
+// woken by the same minute's event, with a schedule whose time came while
+// none ran, submit its request once (each due time is claimed by a
+// conditional write in the task table); the other invocation finds it
+// claimed and does nothing more.
+func TestScheduledRequestOnce(t *testing.T) {
+	r := lambdatest.NewResources(t)
+	env := lambdatest.Env(t, r, nil)
+	store := lambdatest.Worker(t, env) // saves the schedule, reads the outcome; never invoked
+	fnEnv := maps.Clone(env)
+	delete(fnEnv, "TILECACHE_ACCOUNTS") // CleanerFunction has none
+	bootstrap := lambdatest.Bootstrap(t, "cleaner")
+	fns := []*lambdatest.RIE{
+		lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: bootstrap, Name: "tilecache-CleanerFunction", Env: fnEnv}),
+		lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: bootstrap, Name: "tilecache-CleanerFunction", Env: fnEnv}),
+	}
+	s, err := schedule.New("nightly", "0 3 * * *", "", "demo:world",
+		[]byte(`{"seedRequest":{"zoomStart":0,"zoomStop":2,"threadCount":2}}`), time.Now().Add(-48*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Tasks.CreateSchedule(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	var ev events.EventBridgeEvent
+	event := lambdatest.ReadEvent(t, filepath.Join("testdata", "scheduled-event.json"), &ev)
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Go(func() {
+			if inv := fn.Invoke(t, event); inv.Error != nil || string(inv.Body) != "null" {
+				t.Errorf("invocation answered %s (%v), want null", inv.Body, inv.Error)
+			}
+		})
+	}
+	wg.Wait()
+
+	got, err := store.Tasks.Schedule(t.Context(), "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Last == nil || got.Last.Outcome != schedule.Started || !got.Last.Due.Equal(s.Next) || len(got.Last.Tasks) != 2 || !got.Next.After(time.Now()) {
+		t.Fatalf("after the invocations: last run %+v, next %v; want the run due %v started, the next in the future", got.Last, got.Next, s.Next)
+	}
+	tasks, err := store.Tasks.List(t.Context(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, tk := range tasks {
+		ids = append(ids, tk.ID)
+	}
+	if !slices.Equal(ids, got.Last.Tasks) {
+		t.Errorf("tasks in the table %v, want only the run's %v", ids, got.Last.Tasks)
+	}
+	started := 0
+	for _, fn := range fns {
+		for _, line := range fn.Log() {
+			if strings.Contains(line, `"msg":"scheduled request started"`) {
+				started++
+			}
+		}
+	}
+	if started != 1 {
+		t.Errorf("%d invocations logged a start, want 1", started)
 	}
 }

@@ -104,11 +104,12 @@ const flushBudget = 10 * time.Second
 
 // HandleSchedule is the cleaner function's handler, run every minute by an
 // EventBridge schedule: it re-enqueues lanes whose heartbeat is stale,
-// starts pending tasks whose threads freed, keeps disk usage right
-// (recounts) and runs the disk-quota clean-up when it is due
-// (quota.Cleaner.RunDue: at most one clean-up per cacheCleanUpFrequency
-// among all processes; a frequency under a minute is in effect a minute
-// here).
+// starts pending tasks whose threads freed, submits the saved requests
+// whose schedule is due (schedule.Ticker: each due time once among all
+// invocations and processes), keeps disk usage right (recounts) and runs
+// the disk-quota clean-up when it is due (quota.Cleaner.RunDue: at most one
+// clean-up per cacheCleanUpFrequency among all processes; a frequency under
+// a minute is in effect a minute here).
 //
 // An event whose detail is {"recount": true} (or {"recount": ["layer", …]})
 // — e.g. `aws lambda invoke --payload '{"detail":{"recount":true}}'` — also
@@ -125,6 +126,9 @@ func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent
 	var errs []error
 	if err := p.Engine.Sweep(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("scheduled sweep: %w", err))
+	}
+	if _, err := p.Schedules.Tick(ctx, time.Now()); err != nil {
+		errs = append(errs, fmt.Errorf("fire schedules: %w", err))
 	}
 	if layers, ok := recountRequest(ev.Detail); ok {
 		done, err := p.Cleaner.Recount(ctx, layers)

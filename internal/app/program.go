@@ -1,7 +1,8 @@
 // Package app wires tilecache together: it is the only package that knows
 // every adapter. New builds the program of `tilecache serve` — the REST
-// handler, the tile handler, the lane workers, the sweeper and the
-// disk-quota cleaner — on the embedded backends or on S3, DynamoDB and SQS.
+// handler, the tile handler, the lane workers, the sweeper, the disk-quota
+// cleaner and the schedules' ticker — on the embedded backends or on S3,
+// DynamoDB and SQS.
 package app
 
 import (
@@ -29,6 +30,7 @@ import (
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/quota"
 	"tilecache/internal/rest"
+	"tilecache/internal/schedule"
 	"tilecache/internal/seed"
 	"tilecache/internal/site"
 	"tilecache/internal/source"
@@ -43,8 +45,8 @@ import (
 	"tilecache/internal/web"
 )
 
-// Backends are the three ports' adapters plus the quota configuration and
-// usage stores (implemented by the task store adapters).
+// Backends are the three ports' adapters plus the quota configuration,
+// usage and schedule stores (implemented by the task store adapters).
 type Backends struct {
 	Tiles tilestore.Store
 	Tasks interface {
@@ -52,6 +54,7 @@ type Backends struct {
 		rest.QuotaConfigStore
 		quota.UsageStore
 		seed.Claims
+		schedule.Store
 	}
 	Queue queue.Queue
 	// RecoverAll says the queue does not survive the process (embedded):
@@ -69,6 +72,9 @@ type Program struct {
 	Engine *seed.Engine
 	// Cleaner enforces the disk quota and keeps usage right.
 	Cleaner *quota.Cleaner
+	// Schedules fires the saved requests that are due: every
+	// ScheduleEvery in Run, at every invocation of HandleSchedule.
+	Schedules *schedule.Ticker
 	// Recorder counts client reads of tiles (nil without the REST handler).
 	Recorder *quota.Recorder
 	// Prometheus serves the metrics at {base}/metrics (nil without the
@@ -105,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}
 	api := users.Middleware(rest.New(rest.Services{
 		Submitter: p.Engine, Estimator: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
-		Layers: p.Engine.Layers(), Quota: p.Tasks,
+		Layers: p.Engine.Layers(), Quota: p.Tasks, Schedules: p.Tasks, Preparer: p.Engine,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
@@ -168,8 +174,13 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
-	return &Program{Engine: engine, Cleaner: cleaner, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log}, nil
+	schedules := schedule.NewTicker(b.Tasks, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
+	return &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log}, nil
 }
+
+// ScheduleEvery is how often `tilecache serve` looks for due schedules: a
+// run starts at most this late (cron's unit is the minute).
+const ScheduleEvery = 20 * time.Second
 
 // taskActivity answers quota.Activity from the task store.
 type taskActivity struct{ tasks task.Store }
@@ -290,8 +301,8 @@ func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]sourc
 }
 
 // Run works lane messages with the pool's threads, sweeps stale lanes,
-// runs the disk-quota schedule (clean-ups and recounts) and flushes tile
-// reads until ctx ends. On the embedded backend it first re-enqueues the
+// runs the disk-quota schedule (clean-ups and recounts), fires the due
+// schedules of saved requests and flushes tile reads until ctx ends. On the embedded backend it first re-enqueues the
 // lanes the previous process left RUNNING.
 func (p *Program) Run(ctx context.Context) error {
 	if p.RecoverAll {
@@ -309,6 +320,7 @@ func (p *Program) Run(ctx context.Context) error {
 	wg.Go(func() { p.Engine.RunWorkers(ctx, p.cfg.Workers) })
 	wg.Go(func() { p.Cleaner.RunSchedule(ctx) })
 	wg.Go(func() { p.Purger.Run(ctx) })
+	wg.Go(func() { p.Schedules.Run(ctx, ScheduleEvery) })
 	if p.Recorder != nil {
 		wg.Go(func() { p.Recorder.Run(ctx) })
 	}

@@ -72,6 +72,10 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		// An extension of this project (GeoWebCache has no such path).
 		return route{map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
 	}
+	if rt, ok := h.scheduleRoute(path); ok {
+		// An extension of this project (handle_schedules.go).
+		return rt, true
+	}
 	if raw, ok := strings.CutPrefix(path, "/rest/estimate/"); ok {
 		// An extension of this project: a dry run of a seed request
 		// (GeoWebCache has no such path and answers 404).

@@ -1,8 +1,9 @@
 // Package rest serves tilecache's administration interface: GeoWebCache's
 // /rest seed, mass-truncate and disk-quota endpoints, as specified by the
-// REST contract, plus the read-only disk usage report. One http.Handler
-// serves the whole contract; it does not know whether net/http or a Lambda
-// adapter drives it. Tiles serves stored tiles to clients, outside the
+// REST contract, plus the read-only disk usage report and the schedules of
+// saved seed requests (handle_schedules.go). One http.Handler serves the
+// whole contract; it does not know whether net/http or a Lambda adapter
+// drives it. Tiles serves stored tiles to clients, outside the
 // administration interface.
 //
 // Errors: handlers return errors classified by apperr, and every failure

@@ -76,4 +76,6 @@ type Services struct {
 	Truncater MassTruncater    // POST /rest/masstruncate
 	Layers    LayerFinder      // which layers a seed path may name
 	Quota     QuotaConfigStore // /rest/diskquota
+	Schedules ScheduleStore    // /rest/schedules
+	Preparer  Preparer         // POST /rest/schedules (its request's dry run)
 }

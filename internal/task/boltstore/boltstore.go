@@ -1,7 +1,7 @@
 // Package boltstore is the embedded task store: tasks, jobs, the id
 // sequence, the thread pool, the disk-quota configuration and the disk
-// usage (tile pages and layer totals, see usage.go) in one bbolt file that
-// survives restarts.
+// usage (tile pages and layer totals, see usage.go) and the schedules of
+// saved requests (schedules.go) in one bbolt file that survives restarts.
 //
 // The number of RUNNING tasks is derived (active minus pending index entries)
 // rather than counted, so it cannot drift. Every operation is one bbolt
@@ -36,7 +36,8 @@ var (
 	bucketPending  = []byte("pending")  // ids of PENDING tasks, oldest first
 	bucketFinished = []byte("finished") // id -> finish time, for recent listing
 	bucketQuota    = []byte("quota")
-	bucketClaims   = []byte("claims") // key -> owner NUL expiry (Unix nanoseconds)
+	bucketClaims   = []byte("claims")    // key -> owner NUL expiry (Unix nanoseconds)
+	bucketSched    = []byte("schedules") // name -> schedule.Schedule as JSON (schedules.go)
 	keySeq         = []byte("seq")
 )
 
@@ -59,7 +60,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims, bucketSched} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

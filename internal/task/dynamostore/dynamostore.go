@@ -1,6 +1,7 @@
 // Package dynamostore is the DynamoDB task store: tasks, jobs, the id
-// sequence, the thread pool, the disk-quota configuration and the disk
-// usage (tile pages and layer totals) in one table.
+// sequence, the thread pool, the disk-quota configuration, the disk usage
+// (tile pages and layer totals) and the schedules of saved requests in one
+// table.
 //
 // # Table
 //
@@ -22,6 +23,9 @@
 //	pk=pages#<layer>  sk=<page id>   one tile page of the layer
 //	pk=claim#<key>    sk=claim       owner or note, until, expires: a claim
 //	                        of render on miss (see claims.go)
+//	pk=schedules      sk=<name>      def, next, [last, lastDue, started,
+//	                        failed]: a schedule of a saved request (see
+//	                        schedules.go)
 //
 // With WithNamespace, every pk and gsi1pk value is prefixed by the namespace.
 //
@@ -142,7 +146,8 @@ type Option func(*Store)
 // empty store without creating a table, and deployments may use it to keep
 // two environments in one table. Give each store a distinct ns that is not a
 // prefix of another's followed by "meta", "job#", "task#", "active", "usage",
-// "pages#" or "claim#"; a trailing separator such as "t1/" guarantees that.
+// "pages#", "claim#" or "schedules"; a trailing separator such as "t1/"
+// guarantees that.
 func WithNamespace(ns string) Option { return func(s *Store) { s.ns = ns } }
 
 // WithFinishedKeep sets how long finished tasks stay in the index (default

@@ -1,0 +1,235 @@
+// The schedules of saved requests (schedule.Store): one item per
+// schedule in one partition, pk=schedules sk=<name>, so that listing them
+// is one Query. A claim is one conditional UpdateItem on the schedule's
+// next due time.
+
+package dynamostore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/schedule"
+)
+
+var _ schedule.Store = (*Store)(nil)
+
+// The schedule item's attributes (besides pk and sk).
+const (
+	pkSchedules   = "schedules"
+	aSchedDef     = "def"     // the definition (name … created) as JSON
+	aSchedNext    = "next"    // the next due time, Unix nanoseconds (0: none)
+	aSchedLast    = "last"    // the last run as JSON
+	aSchedLastDue = "lastDue" // the last run's due time, for RecordRun's condition
+	aSchedStarted = "started" // the last run that started a job, as JSON
+	aSchedFailed  = "failed"  // the last run that failed, as JSON
+)
+
+// schedDef is the part of a schedule that never changes after it is saved.
+type schedDef struct {
+	Name     string          `json:"name"`
+	Cron     string          `json:"cron"`
+	Timezone string          `json:"timezone,omitempty"`
+	Layer    string          `json:"layer"`
+	Request  json.RawMessage `json:"request"`
+	Created  time.Time       `json:"created"`
+}
+
+func (s *Store) scheduleKey(name string) map[string]types.AttributeValue {
+	return s.key(pkSchedules, name)
+}
+
+// runValue encodes a run as a JSON string attribute.
+func runValue(r schedule.Run) (types.AttributeValue, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode run due %s: %w", r.Due, err)
+	}
+	return str(string(b)), nil
+}
+
+// decodeSchedule decodes a schedule item.
+func decodeSchedule(item map[string]types.AttributeValue) (schedule.Schedule, error) {
+	data, _ := strAttr(item, aSchedDef)
+	var d schedDef
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		return schedule.Schedule{}, fmt.Errorf("decode schedule item: %w", err)
+	}
+	next, _ := numAttr(item, aSchedNext)
+	sc := schedule.Schedule{Name: d.Name, Cron: d.Cron, Timezone: d.Timezone, Layer: d.Layer, Request: d.Request,
+		Created: d.Created.UTC(), Next: fromNanos(next)}
+	for attr, dst := range map[string]**schedule.Run{aSchedLast: &sc.Last, aSchedStarted: &sc.LastStarted, aSchedFailed: &sc.LastFailed} {
+		v, ok := strAttr(item, attr)
+		if !ok {
+			continue
+		}
+		var r schedule.Run
+		if err := json.Unmarshal([]byte(v), &r); err != nil {
+			return schedule.Schedule{}, fmt.Errorf("decode schedule %q, attribute %s: %w", d.Name, attr, err)
+		}
+		r.Due, r.At = r.Due.UTC(), r.At.UTC()
+		*dst = &r
+	}
+	return sc, nil
+}
+
+// CreateSchedule implements schedule.Store: one PutItem, conditional on
+// the name being free.
+func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
+	def, err := json.Marshal(schedDef{Name: sc.Name, Cron: sc.Cron, Timezone: sc.Timezone, Layer: sc.Layer, Request: sc.Request, Created: sc.Created})
+	if err != nil {
+		return fmt.Errorf("encode schedule %q: %w", sc.Name, err)
+	}
+	item := s.scheduleKey(sc.Name)
+	item[aSchedDef] = str(string(def))
+	item[aSchedNext] = num(nanos(sc.Next))
+	e := newExpr()
+	s.wrote("CreateSchedule", 1)
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                &s.table,
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.n(attrPK) + ")"),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return apperr.New(apperr.Conflict, "Schedule %s exists", apperr.Show(sc.Name))
+	}
+	if err != nil {
+		return s.fail(ctx, err, "create schedule %q", sc.Name)
+	}
+	return nil
+}
+
+// Schedule implements schedule.Store: one consistent GetItem.
+func (s *Store) Schedule(ctx context.Context, name string) (schedule.Schedule, error) {
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &s.table,
+		Key:            s.scheduleKey(name),
+		ConsistentRead: aws.Bool(true),
+	}, s.callOpts...)
+	if err != nil {
+		return schedule.Schedule{}, s.fail(ctx, err, "read schedule %q", name)
+	}
+	if len(out.Item) == 0 {
+		return schedule.Schedule{}, apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
+	}
+	return decodeSchedule(out.Item)
+}
+
+// Schedules implements schedule.Store: a consistent Query of the schedules'
+// partition, whose sort key is the name.
+func (s *Store) Schedules(ctx context.Context) ([]schedule.Schedule, error) {
+	out := []schedule.Schedule{}
+	e := newExpr()
+	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+		TableName:                 &s.table,
+		KeyConditionExpression:    aws.String(e.n(attrPK) + " = " + e.v(str(s.ns+pkSchedules))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+		ConsistentRead:            aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx, s.callOpts...)
+		if err != nil {
+			return nil, s.fail(ctx, err, "list schedules")
+		}
+		for _, item := range page.Items {
+			sc, err := decodeSchedule(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// DeleteSchedule implements schedule.Store: one DeleteItem, conditional on
+// the schedule existing.
+func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
+	e := newExpr()
+	s.wrote("DeleteSchedule", 1)
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                &s.table,
+		Key:                      s.scheduleKey(name),
+		ConditionExpression:      aws.String("attribute_exists(" + e.n(attrPK) + ")"),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
+	}
+	if err != nil {
+		return s.fail(ctx, err, "delete schedule %q", name)
+	}
+	return nil
+}
+
+// ClaimRun implements schedule.Store: one UpdateItem of next, last and
+// lastDue, conditional on next being due. The condition also fails on a
+// deleted schedule (no next attribute), which it does not recreate.
+func (s *Store) ClaimRun(ctx context.Context, name string, due, next time.Time, run schedule.Run) (bool, error) {
+	run.Due = due
+	rv, err := runValue(run)
+	if err != nil {
+		return false, err
+	}
+	e := newExpr()
+	s.wrote("ClaimRun", 1)
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table,
+		Key:       s.scheduleKey(name),
+		UpdateExpression: aws.String("SET " + e.n(aSchedNext) + " = " + e.v(num(nanos(next))) + ", " +
+			e.n(aSchedLast) + " = " + e.v(rv) + ", " + e.n(aSchedLastDue) + " = " + e.v(num(nanos(due)))),
+		ConditionExpression:       aws.String(e.n(aSchedNext) + " = " + e.v(num(nanos(due)))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail(ctx, err, "claim run of schedule %q due %s", name, due.Format(time.RFC3339))
+	}
+	return true, nil
+}
+
+// RecordRun implements schedule.Store: one UpdateItem of last (and started
+// or failed), conditional on lastDue being the run's.
+func (s *Store) RecordRun(ctx context.Context, name string, run schedule.Run) (bool, error) {
+	rv, err := runValue(run)
+	if err != nil {
+		return false, err
+	}
+	e := newExpr()
+	v := e.v(rv)
+	set := "SET " + e.n(aSchedLast) + " = " + v
+	switch run.Outcome {
+	case schedule.Started:
+		set += ", " + e.n(aSchedStarted) + " = " + v
+	case schedule.Failed:
+		set += ", " + e.n(aSchedFailed) + " = " + v
+	}
+	s.wrote("RecordRun", 1)
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       s.scheduleKey(name),
+		UpdateExpression:          aws.String(set),
+		ConditionExpression:       aws.String(e.n(aSchedLastDue) + " = " + e.v(num(nanos(run.Due)))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail(ctx, err, "record run of schedule %q due %s", name, run.Due.Format(time.RFC3339))
+	}
+	return true, nil
+}
