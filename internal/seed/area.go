@@ -5,6 +5,7 @@ package seed
 
 import (
 	"context"
+	"io"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -62,14 +63,16 @@ func prepareArea(sub *grid.Subset, r Request, zs, ze int) (*area.Shape, error) {
 
 // clipToArea returns the part of bounds inside the box around the shape's
 // polygons of levels zs to ze; Invalid when they do not meet.
-func clipToArea(bounds grid.Extent, shape *area.Shape, zs, ze int) (grid.Extent, error) {
+func clipToArea(bounds grid.Extent, shape interface {
+	Bound(zs, ze int) (grid.Extent, bool)
+}, zs, ze int) (grid.Extent, error) {
 	b, _ := shape.Bound(zs, ze)
 	out := grid.Extent{
 		MinX: max(bounds.MinX, b.MinX), MinY: max(bounds.MinY, b.MinY),
 		MaxX: min(bounds.MaxX, b.MaxX), MaxY: min(bounds.MaxY, b.MaxY),
 	}
 	if !out.Valid() {
-		return grid.Extent{}, apperr.Invalidf("the geometry (within %v in the grid set's CRS) lies outside the request's bounds %v", b, bounds)
+		return grid.Extent{}, apperr.Invalidf("the request's area (within %v in the grid set's CRS) lies outside the request's bounds %v", b, bounds)
 	}
 	return out, nil
 }
@@ -104,13 +107,13 @@ func (e *Engine) storeArea(ctx context.Context, key string, data []byte) error {
 // grows past areaCacheMax entries.
 type areaCache struct {
 	mu     sync.Mutex
-	shapes map[string]*area.Shape
+	shapes map[string]grid.Area
 }
 
 const areaCacheMax = 64
 
 // area returns the area stored under key for grid set g.
-func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (*area.Shape, error) {
+func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (grid.Area, error) {
 	c := &e.areas
 	c.mu.Lock()
 	s, ok := c.shapes[key+"\x00"+g.ID]
@@ -125,12 +128,17 @@ func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (*area.S
 	if !found {
 		return nil, apperr.Invalidf("the request's area %s is missing from the store", key)
 	}
-	if s, err = area.Unmarshal(data, g); err != nil {
+	if area.IsTileList(data) {
+		s, err = area.UnmarshalTileList(data, g)
+	} else {
+		s, err = area.Unmarshal(data, g)
+	}
+	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err, "read the request's area %s", key)
 	}
 	c.mu.Lock()
 	if c.shapes == nil || len(c.shapes) >= areaCacheMax {
-		c.shapes = map[string]*area.Shape{}
+		c.shapes = map[string]grid.Area{}
 	}
 	c.shapes[key+"\x00"+g.ID] = s
 	c.mu.Unlock()
@@ -140,17 +148,33 @@ func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (*area.S
 // jobArea returns the area a request of layer l in sub works: the tiles
 // that both the request's geometry (shape, nil when it has none) and the
 // layer's coverage geometry meet; nil when there is neither.
-func jobArea(l *layer.Layer, sub *grid.Subset, shape *area.Shape) grid.Area {
+func jobArea(l *layer.Layer, sub *grid.Subset, given grid.Area) grid.Area {
 	cov := l.Area(sub.GridSet.ID)
 	switch {
-	case shape != nil && cov != nil:
-		return allOf{shape, cov}
-	case shape != nil:
-		return shape
+	case given != nil && cov != nil:
+		return allOf{given, cov}
+	case given != nil:
+		return given
 	case cov != nil:
 		return cov
 	}
 	return nil
+}
+
+// ReadTileList reads a list of tiles for a request r of a layer (its
+// grid set as Prepare resolves it), naming the metatiles of the layer's
+// size that hold them.
+func (e *Engine) ReadTileList(r Request, list io.Reader, o area.ListOptions) (*area.TileList, error) {
+	l, ok := e.layers.Layer(r.Layer)
+	if !ok {
+		return nil, apperr.Invalidf("Unknown layer: %s", r.Layer)
+	}
+	sub, err := resolveGridSet(l, r)
+	if err != nil {
+		return nil, err
+	}
+	o.MetaW, o.MetaH = l.MetaWidth, l.MetaHeight
+	return area.ReadTileList(list, sub.GridSet, o)
 }
 
 // allOf is the tiles in every one of its areas (a request's geometry and

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/area"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
@@ -95,13 +94,13 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if !ok {
 		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, job.GridSetID)
 	}
-	var shape *area.Shape
+	var given grid.Area
 	if job.Area != "" {
-		if shape, err = e.area(ctx, job.Area, sub.GridSet); err != nil {
+		if given, err = e.area(ctx, job.Area, sub.GridSet); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := planJob(sub, job, jobArea(l, sub, shape))
+	plan, err := planJob(sub, job, jobArea(l, sub, given))
 	if err != nil {
 		return nil, err
 	}

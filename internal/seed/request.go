@@ -44,6 +44,9 @@ type Request struct {
 	MaxFailures  *int
 	// Geometries restrict the request to areas (see Geometry).
 	Geometries []Geometry
+	// TileList restricts the request to the metatiles of a list of tiles
+	// (see Engine.ReadTileList).
+	TileList *area.TileList
 }
 
 // Prepared is a validated request: the job to record and its lanes.
@@ -74,6 +77,21 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 	if err != nil {
 		return Prepared{}, err
 	}
+	if r.TileList != nil {
+		if r.Geometries != nil {
+			return Prepared{}, apperr.Invalidf("give either a geometry or a tile list, not both")
+		}
+		if r.TileList.GridSetID() != sub.GridSet.ID {
+			return Prepared{}, apperr.Invalidf("the tile list is of grid set %s, the request of %s", r.TileList.GridSetID(), sub.GridSet.ID)
+		}
+		lo, hi := r.TileList.Zooms()
+		if r.ZoomStart == nil {
+			r.ZoomStart = &lo
+		}
+		if r.ZoomStop == nil {
+			r.ZoomStop = &hi
+		}
+	}
 	zs, zstop, err := zoomRange(sub, r.ZoomStart, r.ZoomStop)
 	if err != nil {
 		return Prepared{}, err
@@ -93,12 +111,29 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		}
 		bounds = b
 	}
-	var shape *area.Shape
-	if len(r.Geometries) > 0 {
-		if shape, err = prepareArea(sub, r, zs, zstop); err != nil {
+	var given interface {
+		grid.Area
+		Bound(zs, ze int) (grid.Extent, bool)
+	} // the request's area, if any
+	var areaData []byte
+	switch {
+	case len(r.Geometries) > 0:
+		shape, err := prepareArea(sub, r, zs, zstop)
+		if err != nil {
 			return Prepared{}, err
 		}
-		if bounds, err = clipToArea(bounds, shape, zs, zstop); err != nil {
+		if areaData, err = shape.Marshal(); err != nil {
+			return Prepared{}, err
+		}
+		given = shape
+	case r.TileList != nil:
+		areaData, given = r.TileList.Marshal(), r.TileList
+		if _, ok := r.TileList.Bound(zs, zstop); !ok {
+			return Prepared{}, apperr.Invalidf("the tile list has no tile at zoom levels %d to %d", zs, zstop)
+		}
+	}
+	if given != nil {
+		if bounds, err = clipToArea(bounds, given, zs, zstop); err != nil {
 			return Prepared{}, err
 		}
 	}
@@ -152,14 +187,16 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		}
 		job.MaxFailures = *r.MaxFailures
 	}
-	var p Prepared
-	if shape != nil {
-		if p.AreaData, err = shape.Marshal(); err != nil {
-			return Prepared{}, err
-		}
-		job.Area = areaKey(e.opts.KeyPrefix, p.AreaData)
+	p := Prepared{AreaData: areaData}
+	if areaData != nil {
+		job.Area = areaKey(e.opts.KeyPrefix, areaData)
 	}
-	a := jobArea(l, sub, shape)
+	var a grid.Area
+	if given != nil {
+		a = jobArea(l, sub, given)
+	} else {
+		a = jobArea(l, sub, nil)
+	}
 	if a != nil {
 		box, err := planJob(sub, job, nil)
 		if err != nil {
@@ -172,7 +209,7 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		return Prepared{}, err
 	}
 	if plan.Metatiles() == 0 {
-		return Prepared{}, apperr.Invalidf("the geometry covers no tile of layer %s's grid set %s at zoom levels %d to %d within the bounds", l.Name, sub.GridSet.ID, zs, zstop)
+		return Prepared{}, apperr.Invalidf("the request's area covers no tile of layer %s's grid set %s at zoom levels %d to %d within the bounds", l.Name, sub.GridSet.ID, zs, zstop)
 	}
 	job.Metatiles, job.Tiles = plan.Metatiles(), plan.Tiles()
 	split := plan.Split(threads)
