@@ -28,7 +28,7 @@ func newStore(tb testing.TB) *filestore.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) tilestore.Store { return newStore(t) })
+	storetest.Run(t, func(t *testing.T) tilestore.Store { return newStore(t) }, storetest.NoMD5)
 }
 
 // TestSync covers the fsync path, which the conformance suite (run without
