@@ -6,7 +6,9 @@
 // implementation must pass the conformance suite in storetest.
 //
 // A missing object is not an error: Stat and Get report found=false, and
-// Delete ignores keys that do not exist.
+// Delete ignores keys that do not exist. Errors are wrapped with context and,
+// where the cause is a dependency being unreachable, classified as
+// apperr.Unavailable.
 //
 // # Checksums
 //
@@ -15,10 +17,8 @@
 // upload, the file store from what it recorded at Put. A caller that holds
 // new content for a key can then tell, from a listing, whether storing it
 // would change anything (a reseed skips unchanged tiles this way). An
-// empty MD5 means unknown, never "different": compare only when both are
-// known. Errors are wrapped with context and,
-// where the cause is a dependency being unreachable, classified as
-// apperr.Unavailable.
+// empty MD5 means unknown: the caller cannot tell, and must take the
+// content as possibly different.
 package tilestore
 
 import (
@@ -36,8 +36,9 @@ type Object struct {
 	// MD5 is the content's MD5 digest in lower-case hex (ContentMD5), or
 	// "" when the backend does not know it cheaply (an object uploaded in
 	// parts, a file put into the tree by hand). A value that is not the
-	// content's digest (an ETag of server-side encryption) costs a caller
-	// only the skip it could have made: it never equals a real digest.
+	// content's digest (the ETag of an object encrypted with SSE-KMS) costs
+	// a caller only the skip it could have made: short of an MD5 collision
+	// it matches no content.
 	MD5 string
 }
 
