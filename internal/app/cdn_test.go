@@ -105,13 +105,16 @@ func TestCDNInvalidatesWhatChanged(t *testing.T) {
 	all := keys(t, a, set)
 
 	t.Run("reseed", func(t *testing.T) {
-		var changed []string
-		for _, k := range all {
-			if strings.HasPrefix(k, set+"3/") || strings.HasPrefix(k, set+"4/") {
-				changed = append(changed, k)
-			}
-		}
+		// Tiles rendered as they are stored are not written again.
 		paths := cdnStep(t, a, c, func() { submit(`"zoomStart":3,"zoomStop":4,"type":"reseed","threadCount":2`) })
+		if got := tilePaths(paths); len(got) != 0 {
+			t.Errorf("unchanged reseed: got tile paths %q, want none (nothing was replaced)", got)
+		}
+		changed := []string{set + "3/1/2.png", set + "3/9/5.png", set + "4/20/7.png"}
+		for _, k := range changed {
+			tamper(t, a, k)
+		}
+		paths = cdnStep(t, a, c, func() { submit(`"zoomStart":3,"zoomStop":4,"type":"reseed","threadCount":2`) })
 		wantCovered(t, "reseed", tilePaths(paths), changed, all)
 	})
 
@@ -158,6 +161,18 @@ func TestCDNInvalidatesWhatChanged(t *testing.T) {
 	})
 }
 
+// tamper changes a stored tile behind the cache's back, keeping its size
+// (so that the usage stays exact): what a reseed then finds changed.
+func tamper(t *testing.T, a *apptest.App, key string) {
+	t.Helper()
+	data, meta, found := a.Get(t, key)
+	if !found || len(data) == 0 {
+		t.Fatalf("tamper: %s is not stored", key)
+	}
+	data[len(data)-1] ^= 0xff
+	a.Put(t, key, data, meta)
+}
+
 // missing returns the keys of before that are not in after.
 func missing(before, after []string) []string {
 	var out []string
@@ -179,6 +194,13 @@ func TestCDNRefusingInvalidationsLosesNoTask(t *testing.T) {
 		Env: map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": "ENOSUCHDISTRIBUTION"}})
 	const set = "quota:world/EPSG:4326/png/default/"
 	for _, typ := range []string{"seed", "reseed"} {
+		if typ == "reseed" {
+			// Two tiles of level 3 in two columns differ from what the
+			// source renders: the reseed replaces them, invalidating the
+			// level.
+			tamper(t, a, set+"3/1/2.png")
+			tamper(t, a, set+"3/9/5.png")
+		}
 		ids := ids(seedReq(t, a, "quota:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"type":"`+typ+`","threadCount":2}}`))
 		for _, tk := range waitFinished(t, a, ids, 60*time.Second) {
 			if tk.Status.String() != "DONE" {

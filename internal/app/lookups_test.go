@@ -20,8 +20,8 @@ layers:
 
 // TestSizeLookupsAsEstimated reseeds and truncates tiles on S3 (MinIO)
 // with usage counted and checks the requests they make against what the
-// dry-run estimate promises: the sizes of the tiles they replace and
-// delete are learnt from listings (of whole small levels, of the columns
+// dry-run estimate promises: the sizes (and MD5s) of the tiles they
+// replace and delete are learnt from listings (of whole small levels, of the columns
 // of larger ones, each lane its own columns once), not from one HEAD per
 // tile, and the usage stays exact.
 func TestSizeLookupsAsEstimated(t *testing.T) {
@@ -78,8 +78,11 @@ func TestSizeLookupsAsEstimated(t *testing.T) {
 		if got.Head > est.Reads+4 {
 			t.Errorf("%s: %d HEAD requests, estimated %d", step.name, got.Head, est.Reads)
 		}
-		if step.name == "reseed" && (got.Put < est.Puts || got.Put > est.Puts+4) {
-			t.Errorf("reseed: %d PUT requests, estimated %d", got.Put, est.Puts)
+		// The reseed renders every tile as it is stored: it writes none
+		// of them (at most the documents), within the estimate's upper
+		// bound of one PUT per tile.
+		if step.name == "reseed" && (got.Put > 4 || est.Puts != est.Tiles) {
+			t.Errorf("reseed of unchanged tiles: %d PUT requests, want at most 4; estimated %d, want the upper bound %d", got.Put, est.Puts, est.Tiles)
 		}
 		wantNoDrift(t, a, step.name, "lookup:world", bs)
 	}

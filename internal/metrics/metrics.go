@@ -42,6 +42,8 @@ var (
 		Help: "Tiles written to the tile store by seeds, reseeds and renders on miss.", Labels: []string{"layer"}}
 	TilesSkipped = &Metric{Name: "tilecache_tiles_skipped_total", EMFName: "TilesSkipped", Unit: "Count", Kind: Counter,
 		Help: "Tiles a seed did not render because they were stored already, or blank tiles the layer does not store.", Labels: []string{"layer"}}
+	TilesUnchanged = &Metric{Name: "tilecache_tiles_unchanged_total", EMFName: "TilesUnchanged", Unit: "Count", Kind: Counter,
+		Help: "Tiles a reseed (or a render on miss) rendered exactly as they were stored, and so did not store again.", Labels: []string{"layer"}}
 	TilesFailed = &Metric{Name: "tilecache_tiles_failed_total", EMFName: "TilesFailed", Unit: "Count", Kind: Counter,
 		Help: "Tiles of metatiles that failed after their retries (tile failures).", Labels: []string{"layer"}}
 	TilesDeleted = &Metric{Name: "tilecache_tiles_deleted_total", EMFName: "TilesDeleted", Unit: "Count", Kind: Counter,
@@ -73,7 +75,7 @@ var (
 )
 
 // All lists every metric, for exporters that declare them up front.
-var All = []*Metric{TilesStored, TilesSkipped, TilesFailed, TilesDeleted, MetatilesRendered, UpstreamSeconds, UpstreamErrors,
+var All = []*Metric{TilesStored, TilesSkipped, TilesUnchanged, TilesFailed, TilesDeleted, MetatilesRendered, UpstreamSeconds, UpstreamErrors,
 	StoreErrors, LaneLag, Misses, CleanUps, CleanUpTiles, AWSThrottled, AWSRetries}
 
 // Exporter receives recorded values.

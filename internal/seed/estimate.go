@@ -55,7 +55,7 @@ type Estimate struct {
 	UpstreamRequests int64              `json:"upstreamRequests"`
 	S3Puts           int64              `json:"s3Puts"`
 	S3Reads          int64              `json:"s3Reads"` // existence checks and size lookups (HEAD)
-	S3Lists          int64              `json:"s3Lists"` // column listings that learn stored sizes (billed like PUTs)
+	S3Lists          int64              `json:"s3Lists"` // listings that learn stored sizes and MD5s (billed like PUTs)
 	S3Deletes        int64              `json:"s3Deletes"`
 	DynamoDBWrites   int64              `json:"dynamoDBWrites"`
 	SQSMessages      int64              `json:"sqsMessages"`
@@ -70,7 +70,8 @@ type Estimate struct {
 
 // Estimate plans r as Submit would (the same validation and errors) and
 // returns what it would cost. A seed's PUTs and upstream requests are
-// upper bounds: metatiles already stored are skipped.
+// upper bounds: metatiles already stored are skipped. So are a reseed's
+// PUTs: tiles rendered as they are stored are not stored again.
 func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	p, err := e.Prepare(r)
 	if err != nil {
@@ -112,8 +113,10 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		if j.Type == task.Seed {
 			out.S3Reads = out.Metatiles // one existence check per metatile
 			out.Notes = append(out.Notes, "a seed skips metatiles already stored: requests and PUTs are upper bounds")
-		} else if e.opts.Usage != nil {
-			out.S3Lists, out.S3Reads = e.sizeLookups(p) // the size of each replaced tile
+		} else {
+			out.S3Lists, out.S3Reads = e.sizeLookups(p) // the size and MD5 of each replaced tile
+			out.Notes = append(out.Notes, "a reseed stores only tiles whose content changed: PUTs are an upper bound, "+
+				"and a reseed of unchanged tiles makes the listings and lookups only")
 		}
 	}
 	if avg := e.averageTileBytes(ctx, j.Layer); avg > 0 && j.Type != task.Truncate {
@@ -154,8 +157,8 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 }
 
 // sizeLookups estimates the requests a reseed or truncate makes to learn
-// the sizes of the tiles it replaces or deletes, as its lanes do (see
-// lane.sizes): per lane and level, one listing of the whole level when it
+// what is stored of the tiles it replaces or deletes, as its lanes do (see
+// lane.lookup): per lane and level, one listing of the whole level when it
 // is small and that is cheaper, else one of each column of at most
 // listColumnMax rows it works in, else one lookup per tile.
 func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {

@@ -58,10 +58,13 @@ type lane struct {
 	// ("seed" for a task's lane, "miss" for a render on miss).
 	rendered atomic.Int64
 	by       string
+	// unchanged counts the tiles of this run a reseed rendered as they
+	// were stored, and so did not store again.
+	unchanged atomic.Int64
 	// tally holds the usage changes since the last checkpoint.
 	tally *tally
-	// listed caches the sizes of the tiles of columns a truncate or
-	// reseed listed (see sizes); listedKeys counts its entries. levels
+	// listed caches what is stored of the tiles of columns a truncate or
+	// reseed listed (see lookup); listedKeys counts its entries. levels
 	// holds the levels it listed whole, from the lowest of its current
 	// batch up.
 	listed     map[column]*listedColumn
@@ -137,7 +140,7 @@ func (ln *lane) run(ctx context.Context) (err error) {
 			// once rather than wait for this lease to lapse.
 			ln.release(writeContext(ctx))
 		}
-		env.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered.Load())
+		env.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered.Load(), "unchanged", ln.unchanged.Load())
 	}()
 	deadline := time.Now().Add(env.opts.Slice)
 	if d, ok := ctx.Deadline(); ok {

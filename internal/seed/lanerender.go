@@ -113,10 +113,11 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 		// Only the area's tiles are the request's.
 		tiles = slices.DeleteFunc(tiles, func(t source.Tile) bool { return !m.Has(t.X, t.Y) })
 	}
-	err = ln.store(ctx, z, inside, tiles)
-	if ln.job.Type == task.Reseed {
-		// Replaced (or, where blank now, deleted), even if only in part.
-		ln.env.host.tilesChanged(ln.set, z, inside.MinX, inside.MaxX)
+	changed, err := ln.store(ctx, z, inside, tiles)
+	if ln.job.Type == task.Reseed && changed.ok {
+		// Written (or, where blank now, deleted), even if only in part;
+		// tiles rendered as they were stored did not change.
+		ln.env.host.tilesChanged(ln.set, z, changed.minX, changed.maxX)
 	}
 	return err
 }

@@ -1,12 +1,14 @@
 // What a reseed or truncate lane learns of the tiles it replaces or
-// deletes: their stored sizes, from listings of whole levels or columns
-// (kept for the lane's later batches) or one Stat per tile. Nearly free of
-// side effects: it reads the store and the lane's plan and cursor.
+// deletes: their stored sizes and MD5s, from listings of whole levels or
+// columns (kept for the lane's later batches) or one Stat per tile. Nearly
+// free of side effects: it reads the store and the lane's plan and cursor.
 
 package seed
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"maps"
 	"strconv"
 	"sync"
@@ -24,33 +26,61 @@ type column struct {
 	x int64
 }
 
-// listedColumn holds the stored sizes of a column's tiles in rows lo..hi,
-// as a listing found them.
-type listedColumn struct {
-	lo, hi int64
-	sizes  map[int64]int64 // by row
+// storedTile is what a lane learns of a stored tile: its size (-1: none
+// is stored) and, when the store reports it, the MD5 of its content.
+type storedTile struct {
+	size   int64
+	sum    [md5.Size]byte
+	summed bool // sum is known
 }
 
-// listedLevel holds the stored sizes of a level's tiles inside ahead,
-// as one listing of the whole level found them.
+// absent is a tile that is not stored.
+var absent = storedTile{size: -1}
+
+// storedOf returns what o says of its tile.
+func storedOf(o tilestore.Object) storedTile {
+	st := storedTile{size: o.Size}
+	if len(o.MD5) == hex.EncodedLen(md5.Size) {
+		_, err := hex.Decode(st.sum[:], []byte(o.MD5))
+		st.summed = err == nil
+	}
+	return st
+}
+
+// holds reports whether the stored tile's content is data: a tile is
+// stored, its MD5 is known, and size and MD5 are data's. An unknown MD5
+// never matches, so the tile is stored again.
+func (st storedTile) holds(data []byte) bool {
+	return st.summed && st.size == int64(len(data)) && md5.Sum(data) == st.sum
+}
+
+// listedColumn holds the stored tiles of a column in rows lo..hi, as a
+// listing found them.
+type listedColumn struct {
+	lo, hi int64
+	tiles  map[int64]storedTile // by row
+}
+
+// listedLevel holds the stored tiles of a level inside ahead, as one
+// listing of the whole level found them.
 type listedLevel struct {
 	ahead grid.TileRange
-	sizes map[[2]int64]int64 // by column and row
+	tiles map[[2]int64]storedTile // by column and row
 }
 
 // listColumnMax is the most rows a column may have in the layer's
-// coverage for sizes to learn its tiles' sizes from a listing of the
+// coverage for lookup to learn of its tiles from a listing of the
 // column (one LIST request per 1,000 stored tiles) rather than one Stat
 // per tile.
 const listColumnMax = 1000
 
 // listLevelMax is the most tiles a level may have in the layer's coverage
-// for sizes to list the whole level (one LIST per 1,000 stored tiles, at
-// most 66) when that takes fewer requests than listing its columns; the
-// sizes kept are those of the tiles the lane still visits (≤ 3 MB).
+// for lookup to list the whole level (one LIST per 1,000 stored tiles, at
+// most 66) when that takes fewer requests than listing its columns; what
+// is kept is of the tiles the lane still visits (≤ 5 MB).
 const listLevelMax = 1 << 16
 
-// listCacheMax bounds the listed tiles a lane keeps (about 40 bytes
+// listCacheMax bounds the listed tiles a lane keeps (about 70 bytes
 // each): past it the cache starts again, at the cost of listing columns
 // again.
 const listCacheMax = 32_000
@@ -93,21 +123,22 @@ func aheadRange(plan *grid.Plan, z int, from, to int64) (grid.TileRange, bool) {
 	return r, true
 }
 
-// sizes returns the stored size of each tile of refs (-1 when absent),
-// learnt with as few requests as it can: from one listing of the whole
-// level when the level is small enough and that takes fewer requests than
-// listing the columns the lane still visits in it; else from a listing of
-// each column the batch touches when the column is short enough; else
-// from one Stat per tile. Listings are kept for the lane's later batches
-// (a truncate or reseed visits each tile once; numbered by columns, a
-// lane's batches go down a column before the next).
-func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
+// lookup returns what is stored of each tile of refs (its size, -1 when
+// absent, and its MD5 where the store knows it), learnt with as few
+// requests as it can: from one listing of the whole level when the level
+// is small enough and that takes fewer requests than listing the columns
+// the lane still visits in it; else from a listing of each column the
+// batch touches when the column is short enough; else from one Stat per
+// tile. Listings are kept for the lane's later batches (a truncate or
+// reseed visits each tile once; numbered by columns, a lane's batches go
+// down a column before the next).
+func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error) {
 	byCol := map[column][]int{}
 	for i, r := range refs {
 		c := column{r.z, r.x}
 		byCol[c] = append(byCol[c], i)
 	}
-	out := make([]int64, len(refs))
+	out := make([]storedTile, len(refs))
 	var stat []int // refs to Stat one by one
 	if len(refs) > 0 {
 		// The lane goes up level by level: levels below this batch are done.
@@ -126,10 +157,10 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 			return nil, err
 		} else if lv != nil && lv.ahead.Contains(c.x, refs[idx[0]].y) {
 			for _, i := range idx {
-				if size, ok := lv.sizes[[2]int64{refs[i].x, refs[i].y}]; ok && lv.ahead.Contains(refs[i].x, refs[i].y) {
-					out[i] = size
+				if st, ok := lv.tiles[[2]int64{refs[i].x, refs[i].y}]; ok && lv.ahead.Contains(refs[i].x, refs[i].y) {
+					out[i] = st
 				} else if lv.ahead.Contains(refs[i].x, refs[i].y) {
-					out[i] = -1
+					out[i] = absent
 				} else {
 					stat = append(stat, i)
 				}
@@ -154,11 +185,11 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 		}
 		if !cached {
 			// Keep the rows the lane may still visit in this column.
-			band = &listedColumn{lo: lo, hi: max(hi, lo+rowsAhead-1), sizes: map[int64]int64{}}
+			band = &listedColumn{lo: lo, hi: max(hi, lo+rowsAhead-1), tiles: map[int64]storedTile{}}
 			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
 			if err := ln.env.tiles.List(ctx, prefix, func(o tilestore.Object) error {
 				if _, _, y, ok := ln.set.ParseKey(o.Key); ok && y >= band.lo && y <= band.hi {
-					band.sizes[y] = o.Size
+					band.tiles[y] = storedOf(o)
 				}
 				return nil
 			}); err != nil {
@@ -169,13 +200,13 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 				ln.listed, ln.listedKeys = map[column]*listedColumn{}, 0
 			}
 			ln.listed[c] = band
-			ln.listedKeys += len(band.sizes) + 1
+			ln.listedKeys += len(band.tiles) + 1
 		}
 		for _, i := range idx {
-			if size, ok := band.sizes[refs[i].y]; ok {
-				out[i] = size
+			if st, ok := band.tiles[refs[i].y]; ok {
+				out[i] = st
 			} else {
-				out[i] = -1
+				out[i] = absent
 			}
 		}
 	}
@@ -184,19 +215,19 @@ func (ln *lane) sizes(ctx context.Context, refs []tileRef) ([]int64, error) {
 		for j, i := range stat {
 			keys[j] = refs[i].key
 		}
-		sizes, err := ln.statSizes(ctx, keys)
+		tiles, err := ln.statTiles(ctx, keys)
 		if err != nil {
 			return nil, err
 		}
 		for j, i := range stat {
-			out[i] = sizes[j]
+			out[i] = tiles[j]
 		}
 	}
 	return out, nil
 }
 
 // listLevel returns the lane's listing of the whole of level z, listing it
-// now when that is worth it (see sizes), or nil.
+// now when that is worth it (see lookup), or nil.
 func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	if lv, ok := ln.levels[z]; ok {
 		return lv, nil
@@ -209,7 +240,7 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	if !whole {
 		return nil, nil
 	}
-	lv := &listedLevel{ahead: cov, sizes: make(map[[2]int64]int64, min(cov.Count(), listLevelMax))}
+	lv := &listedLevel{ahead: cov, tiles: make(map[[2]int64]storedTile, min(cov.Count(), listLevelMax))}
 	// The level's keys in groups by the first digit of their column, each
 	// group a listing of its own, listConcurrency at a time: the groups
 	// without a column the lane visits are not listed at all.
@@ -223,16 +254,16 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	eg.SetLimit(listConcurrency)
 	for _, g := range digitGroups(ln.subset.CoverageRange(z), cov) {
 		eg.Go(func() error {
-			found := map[[2]int64]int64{}
+			found := map[[2]int64]storedTile{}
 			err := ln.env.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
 				if _, x, y, ok := ln.set.ParseKey(o.Key); ok && cov.Contains(x, y) {
-					found[[2]int64{x, y}] = o.Size
+					found[[2]int64{x, y}] = storedOf(o)
 				}
 				return nil
 			})
 			mu.Lock()
 			defer mu.Unlock()
-			maps.Copy(lv.sizes, found)
+			maps.Copy(lv.tiles, found)
 			return err
 		})
 	}
@@ -248,7 +279,7 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 }
 
 // levelListing decides how a lane that still visits the tiles of level z
-// in ahead learns their sizes: by listing the whole level (whole, in lists
+// in ahead learns of them: by listing the whole level (whole, in lists
 // requests), or else by listing each column of cov, the part of ahead in
 // the coverage (one request per column; columns taller than listColumnMax
 // are looked up tile by tile instead). ok is false when ahead holds no
@@ -316,11 +347,11 @@ func digitGroups(full, cov grid.TileRange) []keyGroup {
 	return out
 }
 
-// statSizes learns the sizes of keys (-1 for absent ones), PutConcurrency
-// at a time. Every Stat runs (a plain group: one failure cancels none of
-// the others) and the first failure is the one reported.
-func (ln *lane) statSizes(ctx context.Context, keys []string) ([]int64, error) {
-	sizes := make([]int64, len(keys))
+// statTiles learns what is stored of keys, PutConcurrency at a time.
+// Every Stat runs (a plain group: one failure cancels none of the others)
+// and the first failure is the one reported.
+func (ln *lane) statTiles(ctx context.Context, keys []string) ([]storedTile, error) {
+	tiles := make([]storedTile, len(keys))
 	var g errgroup.Group
 	g.SetLimit(ln.env.opts.PutConcurrency)
 	for i, k := range keys {
@@ -330,12 +361,12 @@ func (ln *lane) statSizes(ctx context.Context, keys []string) ([]int64, error) {
 			case err != nil:
 				return storageErr("check tile %s: %w", k, err)
 			case found:
-				sizes[i] = o.Size
+				tiles[i] = storedOf(o)
 			default:
-				sizes[i] = -1
+				tiles[i] = absent
 			}
 			return nil
 		})
 	}
-	return sizes, g.Wait()
+	return tiles, g.Wait()
 }

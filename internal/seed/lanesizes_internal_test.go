@@ -20,11 +20,13 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// memTiles is a tile store of sizes in memory that counts the requests
-// made of it; failList makes every listing fail.
+// memTiles is a tile store of sizes (and MD5s, where sums has one) in
+// memory that counts the requests made of it; failList makes every
+// listing fail.
 type memTiles struct {
 	mu       sync.Mutex
 	sizes    map[string]int64
+	sums     map[string]string
 	lists    []string // prefixes listed
 	stats    int
 	failList error
@@ -43,14 +45,14 @@ func (m *memTiles) Stat(_ context.Context, key string) (tilestore.Object, bool, 
 	defer m.mu.Unlock()
 	m.stats++
 	size, ok := m.sizes[key]
-	return tilestore.Object{Key: key, Size: size}, ok, nil
+	return tilestore.Object{Key: key, Size: size, MD5: m.sums[key]}, ok, nil
 }
 
 func (m *memTiles) List(_ context.Context, prefix string, fn func(tilestore.Object) error) error {
 	m.mu.Lock()
 	m.lists = append(m.lists, prefix)
 	keys := slices.Sorted(maps.Keys(m.sizes))
-	sizes := maps.Clone(m.sizes)
+	sizes, sums := maps.Clone(m.sizes), maps.Clone(m.sums)
 	fail := m.failList
 	m.mu.Unlock()
 	if fail != nil {
@@ -58,7 +60,7 @@ func (m *memTiles) List(_ context.Context, prefix string, fn func(tilestore.Obje
 	}
 	for _, k := range keys {
 		if strings.HasPrefix(k, prefix) {
-			if err := fn(tilestore.Object{Key: k, Size: sizes[k]}); err != nil {
+			if err := fn(tilestore.Object{Key: k, Size: sizes[k], MD5: sums[k]}); err != nil {
 				return err
 			}
 		}
@@ -120,7 +122,7 @@ func refsOf(set tilestore.TileSet, r grid.TileRange) []tileRef {
 // checkSizes asks ln for the sizes of refs and compares them with store.
 func checkSizes(t *testing.T, ln *lane, store *memTiles, refs []tileRef) {
 	t.Helper()
-	got, err := ln.sizes(t.Context(), refs)
+	got, err := ln.lookup(t.Context(), refs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +131,8 @@ func checkSizes(t *testing.T, ln *lane, store *memTiles, refs []tileRef) {
 		if !ok {
 			want = -1
 		}
-		if got[i] != want {
-			t.Fatalf("size of %s: got %d, want %d", r.key, got[i], want)
+		if got[i].size != want {
+			t.Fatalf("size of %s: got %d, want %d", r.key, got[i].size, want)
 		}
 	}
 }
@@ -208,8 +210,65 @@ func TestSizesListingFailureIsAStorageError(t *testing.T) {
 	ln := sizesLane(t, store, 8)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	_, err := ln.sizes(ctx, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 9}))
+	_, err := ln.lookup(ctx, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 9}))
 	if _, ok := errors.AsType[*storageError](err); !ok || !strings.Contains(err.Error(), "connection reset") {
 		t.Fatalf("got %v, want a storage error naming the cause", err)
+	}
+}
+
+// TestLookupCarriesMD5s: what a reseed compares its tiles with comes from
+// the same requests as the sizes, whichever way they are learnt (a listing
+// of the level or of a column, or a Stat): a tile's MD5 where the store
+// reports one, unknown (never matching) where it does not.
+func TestLookupCarriesMD5s(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		z      int
+		r      grid.TileRange
+		lists  int
+		stats  int
+		cursor int64
+	}{
+		{"level listing", 4, grid.TileRange{Z: 4, MinX: 0, MaxX: 0, MinY: 0, MaxY: 15}, 10, 0, 0},
+		{"column listing", 8, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 255}, 1, 0, 256},
+		{"one Stat per tile", 11, grid.TileRange{Z: 11, MinX: 7, MaxX: 8, MinY: 40, MaxY: 49}, 0, 20, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &memTiles{sizes: map[string]int64{}, sums: map[string]string{}}
+			ln := sizesLane(t, store, tt.z)
+			ln.t.Cursor = tt.cursor
+			contents := map[string][]byte{}
+			i := 0
+			for x, y := range tt.r.All() {
+				k := ln.set.Key(tt.z, x, y)
+				data := []byte(k)
+				switch i % 3 {
+				case 0: // stored, MD5 known
+					store.sizes[k], store.sums[k] = int64(len(data)), tilestore.ContentMD5(data)
+				case 1: // stored, MD5 unknown
+					store.sizes[k] = int64(len(data))
+				}
+				contents[k] = data
+				i++
+			}
+			refs := refsOf(ln.set, tt.r)
+			got, err := ln.lookup(t.Context(), refs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range refs {
+				_, stored := store.sizes[r.key]
+				_, summed := store.sums[r.key]
+				if st := got[i]; st.summed != summed || (st.size >= 0) != stored || st.holds(contents[r.key]) != summed {
+					t.Errorf("%s: got %+v, want stored %v, MD5 known %v", r.key, st, stored, summed)
+				}
+				if got[i].holds([]byte("other content")) {
+					t.Errorf("%s: holds other content", r.key)
+				}
+			}
+			if lists, stats := store.counts(); lists != tt.lists || stats != tt.stats {
+				t.Errorf("%d listings and %d Stats, want %d and %d", lists, stats, tt.lists, tt.stats)
+			}
+		})
 	}
 }

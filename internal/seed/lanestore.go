@@ -6,6 +6,7 @@ package seed
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"tilecache/internal/grid"
@@ -40,7 +41,7 @@ func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
 }
 
 // truncate deletes a batch of tiles. When usage is counted, each tile's
-// size is learnt first (absent tiles count nothing): see sizes.
+// size is learnt first (absent tiles count nothing): see lookup.
 func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 	ctx = writeContext(ctx)
 	keys := make([]string, len(refs))
@@ -48,13 +49,13 @@ func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
 		keys[i] = r.key
 	}
 	if ln.tally.on {
-		sizes, err := ln.sizes(ctx, refs)
+		stored, err := ln.lookup(ctx, refs)
 		if err != nil {
 			return err
 		}
 		for i, r := range refs {
-			if sizes[i] >= 0 {
-				ln.tally.deleted(r.z, r.x, r.y, sizes[i])
+			if stored[i].size >= 0 {
+				ln.tally.deleted(r.z, r.x, r.y, stored[i].size)
 			}
 		}
 	}
@@ -95,28 +96,39 @@ func columns(refs []tileRef) map[int][2]int64 {
 // store writes the tiles inside the grid subset, PutConcurrency at a time,
 // and counts them. A seed stores only metatiles whose existence check found
 // nothing (or in levels empty at submission), so it counts every tile as
-// new; a reseed learns the size of the tile it replaces with a Stat before
-// its Put (one more request per tile, only when usage is counted).
-func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile) error {
+// new. A reseed first learns what is stored of the tiles it replaces, from
+// the listings of lookup (sizes, for the usage, and MD5s): a tile whose
+// new content is the stored one (same size and MD5) is not stored again,
+// changes no usage and is not reported as changed; it is processed all the
+// same. It returns the columns of the tiles it wrote or deleted, or tried
+// to (a failed write may have been applied), for the CDN's purge.
+func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile) (columnSpan, error) {
 	ctx = writeContext(ctx)
-	// A reseed that counts usage learns the sizes of the tiles it replaces
-	// (from column listings, see sizes) before writing.
-	var known map[[2]int64]int64
-	if ln.tally.on && ln.job.Type == task.Reseed {
+	var known map[[2]int64]storedTile
+	if ln.job.Type == task.Reseed {
 		var refs []tileRef
 		for _, tl := range tiles {
 			if inside.Contains(tl.X, tl.Y) {
 				refs = append(refs, tileRef{z: z, x: tl.X, y: tl.Y, key: ln.set.Key(z, tl.X, tl.Y)})
 			}
 		}
-		sizes, err := ln.sizes(ctx, refs)
+		stored, err := ln.lookup(ctx, refs)
 		if err != nil {
-			return err
+			return columnSpan{}, err
 		}
-		known = make(map[[2]int64]int64, len(refs))
+		known = make(map[[2]int64]storedTile, len(refs))
 		for i, r := range refs {
-			known[[2]int64{r.x, r.y}] = sizes[i]
+			known[[2]int64{r.x, r.y}] = stored[i]
 		}
+	}
+	var (
+		mu      sync.Mutex
+		changed columnSpan
+	)
+	change := func(x int64) {
+		mu.Lock()
+		changed.add(x)
+		mu.Unlock()
 	}
 	// Every write started finishes (a plain group: no cancellation), and
 	// the first failure is the one reported.
@@ -129,7 +141,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 		g.Go(func() error {
 			key := ln.set.Key(z, tl.X, tl.Y)
 			fail := func(err error) error { return storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err) }
-			old := int64(-1) // seed stores only where its check found nothing
+			old := absent // seed stores only where its check found nothing
 			if known != nil {
 				old = known[[2]int64{tl.X, tl.Y}]
 			}
@@ -137,30 +149,47 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 				// A blank tile the layer does not store; a reseed removes
 				// the tile it would otherwise have replaced.
 				metrics.TilesSkipped.Add(1, ln.layer.Name)
-				if ln.job.Type != task.Reseed {
+				if ln.job.Type != task.Reseed || old.size < 0 {
 					return nil
 				}
-				var err error
-				if known != nil {
-					err = ln.deleteTile(ctx, z, tl.X, tl.Y, key, old)
-				} else {
-					err = ln.dropTile(ctx, z, tl.X, tl.Y, key)
-				}
-				if err != nil {
+				change(tl.X)
+				if err := ln.deleteTile(ctx, z, tl.X, tl.Y, key, old.size); err != nil {
 					return fail(err)
 				}
 				return nil
 			}
+			if old.holds(tl.Data) {
+				metrics.TilesUnchanged.Add(1, ln.layer.Name)
+				ln.unchanged.Add(1)
+				return nil
+			}
+			change(tl.X)
 			ln.tally.markTouched()
 			if err := ln.retryWrite(ctx, "put", func() error { return ln.env.tiles.Put(ctx, key, tl.Data, ln.meta) }); err != nil {
 				return fail(err)
 			}
 			metrics.TilesStored.Add(1, ln.layer.Name)
-			ln.tally.stored(z, tl.X, tl.Y, old, int64(len(tl.Data)))
+			ln.tally.stored(z, tl.X, tl.Y, old.size, int64(len(tl.Data)))
 			return nil
 		})
 	}
-	return g.Wait()
+	return changed, g.Wait()
+}
+
+// columnSpan is the first and last of some columns of a level (none when
+// !ok).
+type columnSpan struct {
+	minX, maxX int64
+	ok         bool
+}
+
+// add widens the span to column x.
+func (c *columnSpan) add(x int64) {
+	if !c.ok {
+		c.minX, c.maxX, c.ok = x, x, true
+		return
+	}
+	c.minX, c.maxX = min(c.minX, x), max(c.maxX, x)
 }
 
 // deleteTile deletes one tile whose stored size is known (−1: absent,

@@ -162,7 +162,7 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 	}
 	if typ != task.Seed {
 		// A reseed or truncate learns the sizes of the tiles it replaces
-		// or deletes by listing columns (see lane.sizes): numbered by
+		// or deletes by listing columns (see lane.lookup): numbered by
 		// columns, each lane lists only its own columns, once.
 		job.Order = OrderColumns
 	}

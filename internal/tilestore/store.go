@@ -9,10 +9,22 @@
 // Delete ignores keys that do not exist. Errors are wrapped with context and,
 // where the cause is a dependency being unreachable, classified as
 // apperr.Unavailable.
+//
+// # Checksums
+//
+// List and Stat report an object's MD5 where the backend knows it without
+// reading the content (Object.MD5): S3 from the ETag of a single-part
+// upload, the file store from what it recorded at Put. A caller that holds
+// new content for a key can then tell, from a listing, whether storing it
+// would change anything (a reseed skips unchanged tiles this way). An
+// empty MD5 means unknown: the caller cannot tell, and must take the
+// content as possibly different.
 package tilestore
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"time"
 )
 
@@ -21,6 +33,20 @@ type Object struct {
 	Key      string
 	Size     int64
 	Modified time.Time
+	// MD5 is the content's MD5 digest in lower-case hex (ContentMD5), or
+	// "" when the backend does not know it cheaply (an object uploaded in
+	// parts, a file put into the tree by hand). A value that is not the
+	// content's digest (the ETag of an object encrypted with SSE-KMS) costs
+	// a caller only the skip it could have made: short of an MD5 collision
+	// it matches no content.
+	MD5 string
+}
+
+// ContentMD5 returns data's MD5 digest in lower-case hex, the form of
+// Object.MD5.
+func ContentMD5(data []byte) string {
+	sum := md5.Sum(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // Meta is what a CDN needs to serve an object straight from the store.
@@ -36,14 +62,15 @@ type Store interface {
 	Put(ctx context.Context, key string, data []byte, meta Meta) error
 	// Get returns the object's content and meta; found is false when absent.
 	Get(ctx context.Context, key string) (data []byte, meta Meta, found bool, err error)
-	// Stat reports whether key exists and its size, without reading content.
+	// Stat reports whether key exists, its size and (where known) its MD5,
+	// without reading content.
 	Stat(ctx context.Context, key string) (obj Object, found bool, err error)
 	// Delete removes the given keys; absent keys are ignored. It returns how
 	// many of the keys existed and were removed where the backend can tell
 	// (a backend that cannot tell returns len(keys)).
 	Delete(ctx context.Context, keys []string) (int, error)
 	// List calls fn for every object whose key starts with prefix, in
-	// lexical key order. Returning an error from fn stops the listing and is
+	// lexical key order, with its size and (where known) its MD5. Returning an error from fn stops the listing and is
 	// returned (wrapped) by List.
 	List(ctx context.Context, prefix string, fn func(Object) error) error
 }

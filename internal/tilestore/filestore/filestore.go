@@ -50,6 +50,19 @@
 // lexical byte order (which is not the order of a plain directory walk:
 // "a.png" sorts before "a/b.png"). It reports regular files only: symbolic
 // links and other special files put into the tree by hand are not listed.
+//
+// # Checksums
+//
+// Put records the object's MD5 in an extended attribute of its file
+// (user.tilecache.md5), set on the temporary file before the rename, so it
+// moves into place with the content; beside the digest it keeps the file's
+// size and modification time. List and Stat report the digest (Object.MD5)
+// while size and time still match, and "" (unknown) otherwise: for a file
+// put into the tree by hand, one rewritten in place by another program
+// (which keeps the attribute), or a filesystem without user extended
+// attributes. A copy that keeps attributes and times (cp -a, rsync -aX)
+// keeps the digest, which is still that of its content. Reading it costs
+// one getxattr per object listed.
 package filestore
 
 import (
@@ -157,7 +170,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 	dir, name := splitKey(key)
 	dirPath := s.dirPath(dir)
 
-	tmp, err := s.writeTemp(dirPath, name, data, true)
+	tmp, err := s.writeTemp(dirPath, name, data, true, true)
 	if err != nil {
 		return s.fsErr("put", key, err)
 	}
@@ -165,7 +178,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 	if !isDefaultMeta(name, meta) {
 		b, err := json.Marshal(sidecar(meta))
 		if err == nil {
-			metaTmp, err = s.writeTemp(dirPath, name, b, false)
+			metaTmp, err = s.writeTemp(dirPath, name, b, false, false)
 		}
 		if err != nil {
 			_ = os.Remove(tmp)
@@ -211,7 +224,8 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 // writeTemp writes b to a new hidden file in dirPath and returns its path.
 // With mkdir, missing directories are created; the loop also covers a
 // concurrent Delete pruning a directory between MkdirAll and the create.
-func (s *Store) writeTemp(dirPath, name string, b []byte, mkdir bool) (string, error) {
+// With sum, b's MD5 is recorded on the file (setSum).
+func (s *Store) writeTemp(dirPath, name string, b []byte, mkdir, sum bool) (string, error) {
 	if mkdir {
 		s.dirs.RLock()
 		defer s.dirs.RUnlock()
@@ -236,6 +250,9 @@ func (s *Store) writeTemp(dirPath, name string, b []byte, mkdir bool) (string, e
 			return "", err
 		}
 		_, err = f.Write(b)
+		if err == nil && sum {
+			setSum(f, b)
+		}
 		if err == nil && s.sync {
 			err = f.Sync()
 		}
@@ -339,7 +356,8 @@ func (s *Store) Open(ctx context.Context, key string) (*os.File, int64, tilestor
 	return f, fi.Size(), meta, true, nil
 }
 
-// Stat reports whether key exists and its size, without reading content.
+// Stat reports whether key exists, its size and its MD5 when Put recorded
+// it, without reading content.
 func (s *Store) Stat(ctx context.Context, key string) (tilestore.Object, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return tilestore.Object{}, false, fmt.Errorf("stat %q: %w", key, err)
@@ -357,7 +375,7 @@ func (s *Store) Stat(ctx context.Context, key string) (tilestore.Object, bool, e
 	if !fi.Mode().IsRegular() {
 		return tilestore.Object{}, false, nil
 	}
-	return tilestore.Object{Key: key, Size: fi.Size(), Modified: fi.ModTime()}, true, nil
+	return tilestore.Object{Key: key, Size: fi.Size(), Modified: fi.ModTime(), MD5: readSum(s.path(key), fi)}, true, nil
 }
 
 func (s *Store) dirPath(dir string) string {

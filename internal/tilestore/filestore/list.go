@@ -95,7 +95,8 @@ func (s *Store) walk(ctx context.Context, rel, namePrefix string, fn func(tilest
 			}
 			return err
 		}
-		if err := fn(tilestore.Object{Key: keyPrefix + name, Size: fi.Size(), Modified: fi.ModTime()}); err != nil {
+		o := tilestore.Object{Key: keyPrefix + name, Size: fi.Size(), Modified: fi.ModTime(), MD5: readSum(dirPath+sep+name, fi)}
+		if err := fn(o); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,8 @@ import (
 
 // List calls fn for every object whose key starts with prefix, in the
 // lexical (UTF-8 byte) order S3 guarantees, fetching pages of 1,000 keys
-// as fn consumes them. Keys are reported without the store's prefix.
+// as fn consumes them. Keys are reported without the store's prefix, with
+// the MD5 each ETag stands for (see etagMD5).
 //
 // It uses minio-go's iterator rather than its channel API: the iterator runs
 // on this goroutine and stops when the loop stops, so returning early (fn
@@ -81,7 +82,7 @@ func (s *Store) list(ctx context.Context, action, from, full string, fn func(til
 			continue // the prefix itself, as a "directory" object
 		}
 		called = true
-		if err := fn(tilestore.Object{Key: key, Size: obj.Size, Modified: obj.LastModified}); err != nil {
+		if err := fn(tilestore.Object{Key: key, Size: obj.Size, Modified: obj.LastModified, MD5: etagMD5(obj.ETag)}); err != nil {
 			return fmt.Errorf("%s: %w", action, err)
 		}
 	}

@@ -32,6 +32,16 @@
 // both from the same GET response as the content, so they always belong
 // together.
 //
+// # Checksums
+//
+// List and Stat report an object's MD5 from its ETag, which S3 and MinIO
+// set to the hex MD5 of the body of a single-part upload (every Put of a
+// tile is one). The ETag of an upload in parts ("…-N") is not a digest:
+// MD5 is then "" (unknown). A bucket whose ETags are not digests (AWS
+// SSE-KMS or SSE-C, MinIO's encryption or compression) reports 32-hex
+// values that match no content: a reseed then stores every tile again, as
+// it would without checksums.
+//
 // # Errors
 //
 // Errors are wrapped with the operation and key, and classified at this
@@ -70,6 +80,7 @@ package s3store
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -358,7 +369,8 @@ func readBody(r io.Reader, size int64) ([]byte, error) {
 	return data, nil
 }
 
-// Stat reports whether key exists and its size, with one HEAD request.
+// Stat reports whether key exists, its size and its MD5 (from the ETag),
+// with one HEAD request.
 func (s *Store) Stat(ctx context.Context, key string) (tilestore.Object, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return tilestore.Object{}, false, fmt.Errorf("stat %q: %w", key, err)
@@ -374,7 +386,24 @@ func (s *Store) Stat(ctx context.Context, key string) (tilestore.Object, bool, e
 		}
 		return tilestore.Object{}, false, s.fail(ctx, "stat "+strconv.Quote(key), err)
 	}
-	return tilestore.Object{Key: key, Size: info.Size, Modified: info.LastModified}, true, nil
+	return tilestore.Object{Key: key, Size: info.Size, Modified: info.LastModified, MD5: etagMD5(info.ETag)}, true, nil
+}
+
+// etagMD5 returns the MD5 an ETag stands for, in lower-case hex: the ETag
+// without its quotes when that is 32 hex digits, else "" (an upload in
+// parts, whose ETag ends in "-N", or no ETag).
+func etagMD5(etag string) string {
+	etag = strings.TrimSuffix(strings.TrimPrefix(etag, `"`), `"`)
+	if len(etag) != 2*md5.Size {
+		return ""
+	}
+	for i := range len(etag) {
+		c := etag[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return ""
+		}
+	}
+	return strings.ToLower(etag)
 }
 
 // objectName validates key and returns the object's name in the bucket.

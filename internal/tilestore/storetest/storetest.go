@@ -15,6 +15,9 @@
 //     errors.Is(err, context.Canceled) for a cancelled context, List
 //     included (adapters must wrap with %w).
 //
+// What a backend cannot do it declares with an Option (NoMD5), and the
+// suite then checks that it says so, rather than skipping the test.
+//
 // Subtests run one after another, and each gets a fresh, empty store from
 // newStore, called with the subtest's *testing.T (use t.TempDir, or a
 // unique key prefix plus t.Cleanup).
@@ -35,9 +38,20 @@ import (
 	"tilecache/internal/tilestore"
 )
 
+// Option declares a documented limit of a backend (or of where its test
+// runs).
+type Option int
+
+const (
+	// NoMD5: List and Stat report no MD5 (Object.MD5 is "" for every
+	// object), which the port allows; the suite checks exactly that.
+	NoMD5 Option = iota + 1
+)
+
 // Run runs the conformance suite against the stores newStore makes.
-func Run(t *testing.T, newStore func(t *testing.T) tilestore.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) tilestore.Store, opts ...Option) {
 	t.Helper()
+	md5Known := !slices.Contains(opts, NoMD5)
 	tests := []struct {
 		name string
 		run  func(t *testing.T, newStore func(t *testing.T) tilestore.Store)
@@ -52,6 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) tilestore.Store) {
 		{"ListStops", testListStops},
 		{"ContextCanceled", testContextCanceled},
 		{"ConcurrentPutGet", testConcurrentPutGet},
+		{"Checksum", func(t *testing.T, newStore func(t *testing.T) tilestore.Store) { testChecksum(t, newStore, md5Known) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore) })
