@@ -110,7 +110,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		return nil, err
 	}
 	api := users.Middleware(rest.New(rest.Services{
-		Submitter: p.Engine, Estimator: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
+		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
 		Layers: p.Engine.Layers(), Quota: p.Tasks, Schedules: p.Tasks, Preparer: p.Engine,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,

@@ -165,6 +165,8 @@ func (h *Handler) postLayer(name string) handlerFunc {
 			return h.seed(name, formatJSON)(w, r)
 		case "application/xml", "text/xml":
 			return h.seed(name, formatXML)(w, r)
+		case TileListType:
+			return h.seedTileList(name, formatJSON)(w, r)
 		}
 		if _, ok := h.svc.Layers.Layer(name); !ok {
 			return apperr.Invalidf("Unknown layer: %s", name)

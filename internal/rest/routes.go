@@ -98,5 +98,5 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 	if f == formatNone {
 		return route{map[string]handlerFunc{http.MethodPost: h.postLayer(name)}}, true
 	}
-	return route{map[string]handlerFunc{http.MethodGet: h.listLayer(name, f), http.MethodPost: h.seed(name, f)}}, true
+	return route{map[string]handlerFunc{http.MethodGet: h.listLayer(name, f), http.MethodPost: h.postSeed(name, f)}}, true
 }

@@ -2,9 +2,11 @@ package rest
 
 import (
 	"context"
+	"io"
 
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
+	"tilecache/internal/area"
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
 )
@@ -29,6 +31,13 @@ type Submitter interface {
 	// returns the created tasks as they are after that first dispatch. A
 	// rejected request records nothing.
 	Submit(ctx context.Context, r seed.Request) ([]task.Task, error)
+}
+
+// TileListReader reads the tile list of a seed request.
+type TileListReader interface {
+	// ReadTileList reads list as the tiles of request r (its layer and
+	// grid set), naming the metatiles that hold them.
+	ReadTileList(r seed.Request, list io.Reader, o area.ListOptions) (*area.TileList, error)
 }
 
 // Estimator plans a seed request without submitting it.
@@ -78,4 +87,5 @@ type Services struct {
 	Quota     QuotaConfigStore // /rest/diskquota
 	Schedules ScheduleStore    // /rest/schedules
 	Preparer  Preparer         // POST /rest/schedules (its request's dry run)
+	Lists     TileListReader   // POST /rest/seed/{layer} with a tile list
 }
