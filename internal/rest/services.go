@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 
+	"tilecache/internal/area"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
-	"tilecache/internal/area"
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
 )

@@ -5,10 +5,10 @@ package seed
 
 import (
 	"context"
-	"io"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
