@@ -54,6 +54,10 @@ type RequestFlags struct {
 	MaxFailures *int              `help:"totalFailuresBeforeAborting."`
 	Geometry    string            `help:"File holding the area to work: GeoJSON (a geometry, Feature or FeatureCollection, in EPSG:4326) or WKT (EWKT's SRID=n; gives its CRS); '-' reads standard input. Only the tiles it meets are worked."`
 	Buffer      float64           `help:"Buffer around the geometry in metres (lines and points need one)."`
+	Tiles       string            `help:"File of tiles to work, one z/x/y per line as osm2pgsql and imposm write expiry lists ('-' reads standard input): exactly the metatiles holding them are worked."`
+	XYZ         bool              `help:"The --tiles rows count from the top (XYZ, as osm2pgsql and imposm write them), not from the bottom (TMS)." name:"xyz"`
+	ParentsTo   *int              `help:"With --tiles: also the tiles holding each listed tile at every level from this one up to its own." name:"parents-to"`
+	ChildrenTo  *int              `help:"With --tiles: also the tiles each listed tile holds at every level below its own down to this one." name:"children-to"`
 }
 
 func (f RequestFlags) request(typ string) (SeedRequest, error) {
@@ -79,6 +83,14 @@ func (f RequestFlags) request(typ string) (SeedRequest, error) {
 		}
 		r.Bounds = &bounds{}
 		copy(r.Bounds.Coords.Double[:], f.Bbox)
+	}
+	if f.Tiles != "" {
+		if f.Geometry != "" {
+			return r, fmt.Errorf("give --tiles or --geometry, not both")
+		}
+		r.Tiles, r.XYZ, r.ParentsTo, r.ChildrenTo = f.Tiles, f.XYZ, f.ParentsTo, f.ChildrenTo
+	} else if f.XYZ || f.ParentsTo != nil || f.ChildrenTo != nil {
+		return r, fmt.Errorf("--xyz, --parents-to and --children-to need --tiles")
 	}
 	if f.Geometry != "" {
 		g, err := readGeometry(f.Geometry)

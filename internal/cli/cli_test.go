@@ -208,3 +208,31 @@ func TestInterrupt(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 }
+
+// TestTileListFlag: --tiles sends an expiry list (gzipped) as a tile
+// list; the estimate and the request work exactly the metatiles holding
+// the listed tiles.
+func TestTileListFlag(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	list := filepath.Join(t.TempDir(), "expire.list")
+	// Two z5 tiles in two 4×4 metatiles, XYZ rows; parents at z4 add
+	// two more metatiles.
+	os.WriteFile(list, []byte("5/3/2\n5/30/30\n5/30/30\n"), 0o600)
+	r := runCLI(t, cli.Env{}, append([]string{"estimate", "demo:world", "--gridset", "EPSG:900913", "--type", "truncate",
+		"--tiles", list, "--xyz", "--parents-to", "4"}, auth(a)...)...)
+	checkArtefacts(t, "estimate --tiles", r.stdout)
+	if r.code != 0 || !strings.Contains(r.stdout, "4     32          2\n") || !strings.Contains(r.stdout, "5     32          2\n") {
+		t.Fatalf("estimate --tiles: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, cli.Env{}, append([]string{"reseed", "demo:world", "--gridset", "EPSG:900913", "--tiles", list, "--xyz", "--progress", "lines"}, auth(a)...)...)
+	if r.code != cli.ExitDone {
+		t.Fatalf("reseed --tiles: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := len(a.TileKeys(t, "demo:world/EPSG:900913/png/default/5/")); got != 32 {
+		t.Fatalf("reseed --tiles stored %d tiles, want the 32 of two metatiles", got)
+	}
+	r = runCLI(t, cli.Env{}, append([]string{"estimate", "demo:world", "--xyz"}, auth(a)...)...)
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "need --tiles") {
+		t.Fatalf("--xyz alone: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -62,13 +65,16 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("the server answered %d: %s", e.Status, msg)
 }
 
-func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
+func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte, headers ...string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Base, "/")+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	if c.User != "" {
 		req.SetBasicAuth(c.User, c.Password)
@@ -108,6 +114,13 @@ func rowsOf(b []byte) ([]Row, error) {
 // Submit posts a seed request and returns the rows of the tasks it
 // created (none from a server that answers without them).
 func (c *Client) Submit(ctx context.Context, layer string, req SeedRequest) ([]Row, error) {
+	if req.Tiles != "" {
+		b, err := c.postList(ctx, "/rest/seed/"+layerPath(layer)+".json", req)
+		if err != nil {
+			return nil, err
+		}
+		return rowsOf(b)
+	}
 	body, err := json.Marshal(map[string]any{"seedRequest": req})
 	if err != nil {
 		return nil, err
@@ -163,7 +176,12 @@ func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (E
 	if err != nil {
 		return Estimate{}, err
 	}
-	b, err := c.do(ctx, http.MethodPost, "/rest/estimate/"+layerPath(layer)+".json", "application/json", body)
+	var b []byte
+	if req.Tiles != "" {
+		b, err = c.postList(ctx, "/rest/estimate/"+layerPath(layer)+".json", req)
+	} else {
+		b, err = c.do(ctx, http.MethodPost, "/rest/estimate/"+layerPath(layer)+".json", "application/json", body)
+	}
 	var se *statusError
 	if errors.As(err, &se) && se.Status == http.StatusNotFound {
 		return Estimate{}, errors.New("the server offers no estimates (POST /rest/estimate is an extension of tilecache; GeoWebCache lacks it)")
@@ -219,6 +237,64 @@ type SeedRequest struct {
 	// Geometry is the area: a GeoJSON object, or WKT as a JSON string.
 	Geometry json.RawMessage `json:"geometry,omitempty"`
 	Buffer   *float64        `json:"buffer,omitempty"`
+	// Tiles names a file of z/x/y lines ("-": standard input): the
+	// request is then sent as a tile list, its other fields in the query.
+	Tiles      string `json:"-"`
+	XYZ        bool   `json:"-"`
+	ParentsTo  *int   `json:"-"`
+	ChildrenTo *int   `json:"-"`
+}
+
+// postList posts req as a tile list (Content-Type text/x-tile-list), the
+// file gzipped, to path.
+func (c *Client) postList(ctx context.Context, path string, req SeedRequest) ([]byte, error) {
+	if req.Parameters != nil || req.Bounds != nil || req.Geometry != nil {
+		return nil, errors.New("--tiles takes no --param, --bbox or --geometry: a tile list names its tiles")
+	}
+	q := url.Values{}
+	set := func(k string, v *int) {
+		if v != nil {
+			q.Set(k, strconv.Itoa(*v))
+		}
+	}
+	if req.Type != "" {
+		q.Set("type", req.Type)
+	}
+	if req.GridSetID != "" {
+		q.Set("gridSetId", req.GridSetID)
+	}
+	if req.Format != "" {
+		q.Set("format", req.Format)
+	}
+	set("zoomStart", req.ZoomStart)
+	set("zoomStop", req.ZoomStop)
+	set("threadCount", req.ThreadCount)
+	set("tileFailureRetryCount", req.Retries)
+	set("tileFailureRetryWaitTime", req.RetryWait)
+	set("totalFailuresBeforeAborting", req.MaxFailures)
+	set("parentsTo", req.ParentsTo)
+	set("childrenTo", req.ChildrenTo)
+	if req.XYZ {
+		q.Set("xyz", "true")
+	}
+	var in io.Reader = os.Stdin
+	if req.Tiles != "-" {
+		f, err := os.Open(req.Tiles)
+		if err != nil {
+			return nil, fmt.Errorf("--tiles: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := io.Copy(zw, in); err != nil {
+		return nil, fmt.Errorf("--tiles: read %s: %w", req.Tiles, err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return c.do(ctx, http.MethodPost, path+"?"+q.Encode(), "text/x-tile-list", gz.Bytes(), "Content-Encoding", "gzip")
 }
 
 type bounds struct {

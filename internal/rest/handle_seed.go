@@ -117,7 +117,13 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 // submitting anything.
 func (h *Handler) estimate(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := readSeedRequest(w, r, name, f)
+		var req seed.Request
+		var err error
+		if mediaType(r.Header.Get("Content-Type")) == TileListType {
+			req, err = h.readTileListRequest(w, r, name)
+		} else {
+			req, err = readSeedRequest(w, r, name, f)
+		}
 		if err != nil {
 			return err
 		}

@@ -45,81 +45,10 @@ func (h *Handler) postSeed(name string, f format) handlerFunc {
 // answered like a seed request in format f.
 func (h *Handler) seedTileList(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if h.svc.Lists == nil {
-			return apperr.New(apperr.Unsupported, "this server does not take tile lists")
-		}
-		q := r.URL.Query()
-		for k := range q {
-			known := false
-			for _, p := range tileListQuery {
-				known = known || k == p
-			}
-			if !known {
-				return apperr.Invalidf("Unknown query parameter %s of a tile list request; known: %s", apperr.Show(k), strings.Join(tileListQuery, ", "))
-			}
-		}
-		req := seed.Request{Layer: name, Type: q.Get("type"), Format: q.Get("format")}
-		if q.Has("gridSetId") {
-			req.GridSetID, req.HasGridSetID = q.Get("gridSetId"), true
-		}
-		ints := []struct {
-			name string
-			to   **int
-		}{{"zoomStart", &req.ZoomStart}, {"zoomStop", &req.ZoomStop}, {"threadCount", &req.ThreadCount},
-			{"tileFailureRetryCount", &req.RetryCount}, {"tileFailureRetryWaitTime", &req.RetryWaitMS},
-			{"totalFailuresBeforeAborting", &req.MaxFailures}}
-		for _, p := range ints {
-			if !q.Has(p.name) {
-				continue
-			}
-			v, err := strconv.Atoi(q.Get(p.name))
-			if err != nil {
-				return apperr.Invalidf("Invalid value for %s: expected an integer, got %s", p.name, apperr.Show(q.Get(p.name)))
-			}
-			*p.to = &v
-		}
-		o := area.ListOptions{ParentsTo: -1, ChildrenTo: -1}
-		for _, p := range []struct {
-			name string
-			to   *int
-		}{{"parentsTo", &o.ParentsTo}, {"childrenTo", &o.ChildrenTo}} {
-			if !q.Has(p.name) {
-				continue
-			}
-			v, err := strconv.Atoi(q.Get(p.name))
-			if err != nil || v < 0 {
-				return apperr.Invalidf("Invalid value for %s: expected a zoom level, got %s", p.name, apperr.Show(q.Get(p.name)))
-			}
-			*p.to = v
-		}
-		if q.Has("xyz") {
-			v, err := strconv.ParseBool(q.Get("xyz"))
-			if err != nil {
-				return apperr.Invalidf("Invalid value for xyz: expected true or false, got %s", apperr.Show(q.Get("xyz")))
-			}
-			o.XYZ = v
-		}
-		if _, ok := h.svc.Layers.Layer(name); !ok {
-			return apperr.Invalidf("Unknown layer: %s", name)
-		}
-		body := io.Reader(http.MaxBytesReader(w, r.Body, MaxTileListBody))
-		switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
-		case "", "identity":
-		case "gzip":
-			zr, err := gzip.NewReader(body)
-			if err != nil {
-				return bodyError(err, "the gzip tile list")
-			}
-			defer zr.Close()
-			body = &limitedReader{r: zr, left: MaxTileListBody}
-		default:
-			return apperr.New(apperr.Unsupported, "Unsupported Content-Encoding %s: send the tile list as it is or gzip", apperr.Show(enc))
-		}
-		list, err := h.svc.Lists.ReadTileList(req, body, o)
+		req, err := h.readTileListRequest(w, r, name)
 		if err != nil {
-			return bodyError(err, "the tile list")
+			return err
 		}
-		req.TileList = list
 		tasks, err := h.svc.Submitter.Submit(r.Context(), req)
 		if err != nil {
 			return err
@@ -127,6 +56,87 @@ func (h *Handler) seedTileList(name string, f format) handlerFunc {
 		writeTasks(w, f, tasks)
 		return nil
 	}
+}
+
+// readTileListRequest reads a seed request given as a tile list: its
+// fields from the query, its tiles from the body.
+func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, name string) (seed.Request, error) {
+	if h.svc.Lists == nil {
+		return seed.Request{}, apperr.New(apperr.Unsupported, "this server does not take tile lists")
+	}
+	q := r.URL.Query()
+	for k := range q {
+		known := false
+		for _, p := range tileListQuery {
+			known = known || k == p
+		}
+		if !known {
+			return seed.Request{}, apperr.Invalidf("Unknown query parameter %s of a tile list request; known: %s", apperr.Show(k), strings.Join(tileListQuery, ", "))
+		}
+	}
+	req := seed.Request{Layer: name, Type: q.Get("type"), Format: q.Get("format")}
+	if q.Has("gridSetId") {
+		req.GridSetID, req.HasGridSetID = q.Get("gridSetId"), true
+	}
+	ints := []struct {
+		name string
+		to   **int
+	}{{"zoomStart", &req.ZoomStart}, {"zoomStop", &req.ZoomStop}, {"threadCount", &req.ThreadCount},
+		{"tileFailureRetryCount", &req.RetryCount}, {"tileFailureRetryWaitTime", &req.RetryWaitMS},
+		{"totalFailuresBeforeAborting", &req.MaxFailures}}
+	for _, p := range ints {
+		if !q.Has(p.name) {
+			continue
+		}
+		v, err := strconv.Atoi(q.Get(p.name))
+		if err != nil {
+			return seed.Request{}, apperr.Invalidf("Invalid value for %s: expected an integer, got %s", p.name, apperr.Show(q.Get(p.name)))
+		}
+		*p.to = &v
+	}
+	o := area.ListOptions{ParentsTo: -1, ChildrenTo: -1}
+	for _, p := range []struct {
+		name string
+		to   *int
+	}{{"parentsTo", &o.ParentsTo}, {"childrenTo", &o.ChildrenTo}} {
+		if !q.Has(p.name) {
+			continue
+		}
+		v, err := strconv.Atoi(q.Get(p.name))
+		if err != nil || v < 0 {
+			return seed.Request{}, apperr.Invalidf("Invalid value for %s: expected a zoom level, got %s", p.name, apperr.Show(q.Get(p.name)))
+		}
+		*p.to = v
+	}
+	if q.Has("xyz") {
+		v, err := strconv.ParseBool(q.Get("xyz"))
+		if err != nil {
+			return seed.Request{}, apperr.Invalidf("Invalid value for xyz: expected true or false, got %s", apperr.Show(q.Get("xyz")))
+		}
+		o.XYZ = v
+	}
+	if _, ok := h.svc.Layers.Layer(name); !ok {
+		return seed.Request{}, apperr.Invalidf("Unknown layer: %s", name)
+	}
+	body := io.Reader(http.MaxBytesReader(w, r.Body, MaxTileListBody))
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			return seed.Request{}, bodyError(err, "the gzip tile list")
+		}
+		defer zr.Close()
+		body = &limitedReader{r: zr, left: MaxTileListBody}
+	default:
+		return seed.Request{}, apperr.New(apperr.Unsupported, "Unsupported Content-Encoding %s: send the tile list as it is or gzip", apperr.Show(enc))
+	}
+	list, err := h.svc.Lists.ReadTileList(req, body, o)
+	if err != nil {
+		return seed.Request{}, bodyError(err, "the tile list")
+	}
+	req.TileList = list
+	return req, nil
 }
 
 // errListTooLarge is a decompressed tile list past MaxTileListBody.
