@@ -296,6 +296,7 @@ const (
 	noteNoRate      = "note: no render rate of the layer measured by this server in the last hour: time and Lambda cost unknown, and left out of the total"
 	noteNoUpstream  = "note: the layer's source makes no upstream requests"
 	noteUpperBounds = "note: a seed skips metatiles already stored: requests and PUTs are upper bounds"
+	noteReseed      = "note: a reseed stores only tiles whose content changed: PUTs are an upper bound, and a reseed of unchanged tiles makes the listings and lookups only"
 )
 
 // table10 is the table of levels of z10 of EPSG:4326.
@@ -330,6 +331,7 @@ var wantEstimates = map[estimateKey]string{
 		"AWS cost about $11.33 at list prices of 2026-11 without Lambda (S3 $11.32, DynamoDB under $0.01, SQS under $0.01)",
 		lambdaUnknown,
 		noteNoUpstream,
+		noteReseed,
 		noteNoRate),
 	{fresh, "pattern:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE pattern:world, grid set EPSG:4326, image/png: 1 task",
@@ -358,6 +360,7 @@ var wantEstimates = map[estimateKey]string{
 		timeUnknown,
 		"AWS cost about $11.33 at list prices of 2026-11 without Lambda (S3 $11.32, DynamoDB under $0.01, SQS under $0.01)",
 		lambdaUnknown,
+		noteReseed,
 		noteNoRate),
 	{fresh, "wms:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE wms:world, grid set EPSG:4326, image/png: 1 task",
@@ -385,6 +388,7 @@ var wantEstimates = map[estimateKey]string{
 		timeUnknown,
 		"AWS cost about $11.33 at list prices of 2026-11 without Lambda (S3 $11.32, DynamoDB under $0.01, SQS under $0.01)",
 		lambdaUnknown,
+		noteReseed,
 		noteNoRate),
 	{fresh, "xyz:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE xyz:world, grid set EPSG:4326, image/png: 1 task",
@@ -410,7 +414,8 @@ var wantEstimates = map[estimateKey]string{
 		"bytes about 8.6 GB (4096 bytes per tile on average)",
 		"time about 5h33m at 105 tiles/s",
 		"AWS cost about $13.17 at list prices of 2026-11 (S3 $11.32, DynamoDB under $0.01, SQS under $0.01, Lambda $1.84)",
-		noteNoUpstream),
+		noteNoUpstream,
+		noteReseed),
 	{measured, "pattern:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE pattern:world, grid set EPSG:4326, image/png: 1 task",
 		table10,
@@ -432,7 +437,8 @@ var wantEstimates = map[estimateKey]string{
 		"upstream requests 131072, S3 PUTs 2097152, S3 reads 2097152, S3 listings 0, S3 deletes 0, DynamoDB writes 6328, SQS messages 68",
 		"bytes about 8.6 GB (4096 bytes per tile on average)",
 		"time about 5h33m at 105 tiles/s",
-		"AWS cost about $13.17 at list prices of 2026-11 (S3 $11.32, DynamoDB under $0.01, SQS under $0.01, Lambda $1.84)"),
+		"AWS cost about $13.17 at list prices of 2026-11 (S3 $11.32, DynamoDB under $0.01, SQS under $0.01, Lambda $1.84)",
+		noteReseed),
 	{measured, "wms:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE wms:world, grid set EPSG:4326, image/png: 1 task",
 		table10,
@@ -453,7 +459,8 @@ var wantEstimates = map[estimateKey]string{
 		"upstream requests 2097152, S3 PUTs 2097152, S3 reads 2097152, S3 listings 0, S3 deletes 0, DynamoDB writes 6328, SQS messages 68",
 		"bytes about 8.6 GB (4096 bytes per tile on average)",
 		"time about 5h33m at 105 tiles/s",
-		"AWS cost about $13.17 at list prices of 2026-11 (S3 $11.32, DynamoDB under $0.01, SQS under $0.01, Lambda $1.84)"),
+		"AWS cost about $13.17 at list prices of 2026-11 (S3 $11.32, DynamoDB under $0.01, SQS under $0.01, Lambda $1.84)",
+		noteReseed),
 	{measured, "xyz:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE xyz:world, grid set EPSG:4326, image/png: 1 task",
 		table10,
@@ -480,6 +487,7 @@ var wantEstimates = map[estimateKey]string{
 		"AWS cost about $11.33 at list prices of 2026-11 without Lambda (S3 $11.32, DynamoDB under $0.01, SQS under $0.01)",
 		lambdaUnknown,
 		noteNoUpstream,
+		noteReseed,
 		noteNoRate),
 	{stale, "pattern:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE pattern:world, grid set EPSG:4326, image/png: 1 task",
@@ -508,6 +516,7 @@ var wantEstimates = map[estimateKey]string{
 		timeUnknown,
 		"AWS cost about $11.33 at list prices of 2026-11 without Lambda (S3 $11.32, DynamoDB under $0.01, SQS under $0.01)",
 		lambdaUnknown,
+		noteReseed,
 		noteNoRate),
 	{stale, "wms:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE wms:world, grid set EPSG:4326, image/png: 1 task",
@@ -535,6 +544,7 @@ var wantEstimates = map[estimateKey]string{
 		timeUnknown,
 		"AWS cost about $11.33 at list prices of 2026-11 without Lambda (S3 $11.32, DynamoDB under $0.01, SQS under $0.01)",
 		lambdaUnknown,
+		noteReseed,
 		noteNoRate),
 	{stale, "xyz:world", "truncate", [2]int{10, 10}}: lines(
 		"TRUNCATE xyz:world, grid set EPSG:4326, image/png: 1 task",
