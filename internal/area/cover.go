@@ -28,16 +28,26 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 	if order == grid.ByColumns {
 		first, last, lo, hi = r.MinX, r.MaxX, r.MinY, r.MaxY
 	}
-	out := grid.Lines{First: first, Spans: make([][]grid.Span, max(0, last-first+1))}
 	p := s.part(z)
-	if p == nil || last < first {
+	if p == nil {
+		return grid.Lines{First: first}, nil
+	}
+	// Lines are made only across the polygons' own box at this level.
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
+	bMin, bMax, oAcross, across := p.bound.Min[1], p.bound.Max[1], o.MinY, h
+	if order == grid.ByColumns {
+		bMin, bMax, oAcross, across = p.bound.Min[0], p.bound.Max[0], o.MinX, w
+	}
+	first = max(first, tileIndex((bMin-oAcross)/across, math.Floor))
+	last = min(last, tileIndex((bMax-oAcross)/across, math.Floor))
+	out := grid.Lines{First: first, Spans: make([][]grid.Span, max(0, last-first+1))}
+	if last < first {
 		return out, nil
 	}
 	// Edges stay in the CRS's units; a line's band and the tiles along it
 	// are mapped there and back: l = ol + k·hl across, pos = op + j·wp.
 	edges := p.sorted(order)
-	w, h := s.grid.Span(z)
-	o := s.grid.TileExtent(z, 0, 0)
 	op, ol, wp, hl := o.MinX, o.MinY, w, h
 	if order == grid.ByColumns {
 		op, ol, wp, hl = o.MinY, o.MinX, h, w

@@ -188,6 +188,23 @@ func (l *TileList) Zooms() (lo, hi int) {
 	return lo, hi
 }
 
+// Range returns the smallest range of tiles of level z holding the
+// list's metatiles there; ok is false when it has none.
+func (l *TileList) Range(z int) (r grid.TileRange, ok bool) {
+	keys := l.levels[z]
+	if len(keys) == 0 {
+		return grid.TileRange{}, false
+	}
+	cols, rows := l.grid.Size(z)
+	r = grid.TileRange{Z: z, MinX: cols, MinY: rows, MaxX: -1, MaxY: -1}
+	for _, k := range keys {
+		mx, my := int64(k>>32), int64(k&0xffffffff)
+		r.MinX, r.MaxX = min(r.MinX, mx*l.mw), max(r.MaxX, min(mx*l.mw+l.mw-1, cols-1))
+		r.MinY, r.MaxY = min(r.MinY, my*l.mh), max(r.MaxY, min(my*l.mh+l.mh-1, rows-1))
+	}
+	return r, true
+}
+
 // Metatiles returns the number of metatiles the list names.
 func (l *TileList) Metatiles() int {
 	n := 0
@@ -200,16 +217,10 @@ func (l *TileList) Metatiles() int {
 // Bound returns the box around the list's metatiles at levels zs to ze,
 // in the grid set's CRS; ok is false when it has none there.
 func (l *TileList) Bound(zs, ze int) (b grid.Extent, ok bool) {
-	for z, keys := range l.levels {
-		if z < zs || z > ze || len(keys) == 0 {
+	for z := range l.levels {
+		r, has := l.Range(z)
+		if z < zs || z > ze || !has {
 			continue
-		}
-		cols, rows := l.grid.Size(z)
-		r := grid.TileRange{Z: z, MinX: cols, MinY: rows, MaxX: -1, MaxY: -1}
-		for _, k := range keys {
-			mx, my := int64(k>>32), int64(k&0xffffffff)
-			r.MinX, r.MaxX = min(r.MinX, mx*l.mw), max(r.MaxX, min(mx*l.mw+l.mw-1, cols-1))
-			r.MinY, r.MaxY = min(r.MinY, my*l.mh), max(r.MaxY, min(my*l.mh+l.mh-1, rows-1))
 		}
 		e := l.grid.RangeExtent(r)
 		if !ok {
@@ -232,6 +243,16 @@ func (l *TileList) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines,
 		first, last, lo, hi = r.MinX, r.MaxX, r.MinY, r.MaxY
 		mu, mv = l.mw, l.mh
 		line = func(k uint64) (int64, int64) { return int64(k >> 32), int64(k & 0xffffffff) }
+	}
+	// Lines are made only for the list's own range of the level.
+	if lr, ok := l.Range(z); ok {
+		lf, ll := lr.MinY, lr.MaxY
+		if order == grid.ByColumns {
+			lf, ll = lr.MinX, lr.MaxX
+		}
+		first, last = max(first, lf), min(last, ll)
+	} else {
+		last = first - 1
 	}
 	out := grid.Lines{First: first, Spans: make([][]grid.Span, max(0, last-first+1))}
 	keys := slices.Clone(l.levels[z])
@@ -351,14 +372,21 @@ func UnmarshalTileList(data []byte, g *grid.GridSet) (*TileList, error) {
 		if !ok1 || !ok2 || z > 64 || n > uint64(len(b)) {
 			return nil, bad
 		}
+		if int(z) >= g.Levels() {
+			return nil, bad
+		}
+		cols, rows := g.Size(int(z))
 		keys := make([]uint64, n)
 		prev := uint64(0)
 		for j := range keys {
 			d, ok := next()
-			if !ok {
+			if !ok || (j > 0 && d == 0) {
 				return nil, bad
 			}
 			prev += d
+			if mx, my := int64(prev>>32), int64(prev&0xffffffff); mx*l.mw >= cols || my*l.mh >= rows {
+				return nil, bad
+			}
 			keys[j] = prev
 		}
 		l.levels[int(z)] = keys

@@ -19,6 +19,9 @@ func FuzzDecodeSeedRequestJSON(f *testing.F) {
 		`{'seedRequest':{'bounds':{'coords':{'double':[1,2,3,4]}}}}`,
 		`{"seedRequest":{"zoomStart":"1e3","bounds":{"coords":{"double":[1,2,1e999,4]}}}}`,
 		`{"seedRequest":""}`, `[]`, ``,
+		`{"seedRequest":{"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]},"buffer":10}}`,
+		`{"seedRequest":{"geometries":[{"zoomStart":0,"zoomStop":3,"geometry":"POINT(1 2)","buffer":5}]}}`,
+		`{"seedRequest":{"buffer":1}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -37,6 +40,7 @@ func FuzzDecodeSeedRequestXML(f *testing.F) {
 		contractSeedXML,
 		`<seedRequest><srs><number>4326</number></srs><filterUpdate>true</filterUpdate></seedRequest>`,
 		`<seedRequest><bounds><coords><double>1</double><double>2</double><double>3</double><double>4</double></coords></bounds></seedRequest>`,
+		`<seedRequest><geometry>POLYGON((0 0,1 0,1 1,0 0))</geometry><buffer>3</buffer><geometries><zoomGeometry><zoomStart>0</zoomStart><zoomStop>1</zoomStop><geometry>POINT(0 0)</geometry></zoomGeometry></geometries></seedRequest>`,
 		`<!DOCTYPE x><seedRequest/>`, `<seedRequest><a>&amp;<![CDATA[x]]></a></seedRequest>`, `<seedRequest>`, ``,
 	} {
 		f.Add([]byte(s))
