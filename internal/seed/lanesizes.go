@@ -107,18 +107,19 @@ func aheadRange(plan *grid.Plan, z int, from, to int64) (grid.TileRange, bool) {
 	if !ok {
 		return grid.TileRange{}, false
 	}
-	from, to = max(from, l.First), min(to, l.First+l.Cols*l.Rows)
+	from, to = max(from, l.First), min(to, l.First+l.Metatiles)
 	if to <= from {
 		return grid.TileRange{}, false
 	}
-	mw, mh := plan.MetaSize()
+	// The metatiles of a level go up column by column (or row by row),
+	// in a plan restricted to an area too: the first and the last name
+	// the range.
+	first, last := plan.Meta(from).Tiles, plan.Meta(to-1).Tiles
 	r := l.Tiles
 	if plan.Order() == grid.ByColumns {
-		r.MinX = l.Tiles.MinX + (from-l.First)/l.Rows*int64(mw)
-		r.MaxX = min(l.Tiles.MinX+((to-1-l.First)/l.Rows+1)*int64(mw)-1, l.Tiles.MaxX)
+		r.MinX, r.MaxX = first.MinX, last.MaxX
 	} else {
-		r.MinY = l.Tiles.MinY + (from-l.First)/l.Cols*int64(mh)
-		r.MaxY = min(l.Tiles.MinY+((to-1-l.First)/l.Cols+1)*int64(mh)-1, l.Tiles.MaxY)
+		r.MinY, r.MaxY = first.MinY, last.MaxY
 	}
 	return r, true
 }
