@@ -24,6 +24,7 @@ import (
 	"tilecache/internal/auth"
 	"tilecache/internal/cdn"
 	"tilecache/internal/config"
+	"tilecache/internal/edgepath"
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
@@ -121,7 +122,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
 	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
-	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
+	var objects http.Handler = rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
+	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
+	// function maps them.
+	var all []*layer.Layer
+	for _, name := range p.Engine.Layers().Names() {
+		l, _ := p.Engine.Layers().Layer(name)
+		all = append(all, l)
+	}
+	objects = edgepath.Handler(edgepath.NewTable(edgepath.GridSets(all)), objects)
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: an administrator's on the main
 	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
