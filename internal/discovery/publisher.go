@@ -262,14 +262,43 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", tmsName, err)
 	}
-	var changed []string
-	for _, doc := range []struct {
+	docs := []struct {
 		document
 		same func(stored, fresh []byte) bool
 	}{
 		{document{p.rootKey(indexName), idx, jsonMeta}, sameIndex},
 		{document{p.rootKey(tmsName), tms, xmlMeta}, nil},
-	} {
+	}
+	// WMTS capabilities: every tile set at the root, each layer's under
+	// its id.
+	wmts, err := wmtsCapabilities(ds, p.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", wmtsName, err)
+	}
+	docs = append(docs, struct {
+		document
+		same func(stored, fresh []byte) bool
+	}{document{p.rootKey(wmtsName), wmts, xmlMeta}, nil})
+	byLayer := map[string][]*description{}
+	var layerIDs []string
+	for _, d := range ds {
+		if _, ok := byLayer[d.set.LayerID]; !ok {
+			layerIDs = append(layerIDs, d.set.LayerID)
+		}
+		byLayer[d.set.LayerID] = append(byLayer[d.set.LayerID], d)
+	}
+	for _, id := range layerIDs {
+		data, err := wmtsCapabilities(byLayer[id], p.baseURL)
+		if err != nil {
+			return nil, fmt.Errorf("render %s of layer %s: %w", wmtsName, id, err)
+		}
+		docs = append(docs, struct {
+			document
+			same func(stored, fresh []byte) bool
+		}{document{tilestore.LayerPrefix(p.prefix, id) + wmtsName, data, xmlMeta}, nil})
+	}
+	var changed []string
+	for _, doc := range docs {
 		ch, err := p.write(ctx, doc.document, doc.same)
 		if err != nil {
 			return changed, err
@@ -278,7 +307,15 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 			changed = append(changed, doc.key)
 		}
 	}
-	return changed, nil
+	// A configured layer without tile sets any more has no capabilities.
+	var stale []string
+	for _, name := range p.layers.Names() {
+		if l, _ := p.layers.Layer(name); byLayer[l.ID] == nil {
+			stale = append(stale, tilestore.LayerPrefix(p.prefix, l.ID)+wmtsName)
+		}
+	}
+	removed, err := p.removeIfPresent(ctx, stale...)
+	return append(changed, removed...), err
 }
 
 // write stores doc unless the stored copy has the same meta and content
@@ -341,7 +378,11 @@ func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
 		}
 		dir := tilestore.TileSet{SetName: tilestore.SetName{Layer: e.Layer, GridSetID: e.GridSet, FormatID: e.FormatID,
 			ParametersID: e.ParametersID}, Prefix: p.prefix, LayerID: e.LayerID}.Dir()
-		keys, err := p.removeIfPresent(ctx, dir+tileMapName, dir+tileJSONName)
+		docs := []string{dir + tileMapName, dir + tileJSONName}
+		if !p.layerConfigured(e.LayerID) {
+			docs = append(docs, tilestore.LayerPrefix(p.prefix, e.LayerID)+wmtsName)
+		}
+		keys, err := p.removeIfPresent(ctx, docs...)
 		changed = append(changed, keys...)
 		if err != nil {
 			return changed, err
@@ -352,6 +393,16 @@ func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
 		}
 	}
 	return changed, nil
+}
+
+// layerConfigured reports whether the layer file has a layer of id.
+func (p *Publisher) layerConfigured(id string) bool {
+	for _, name := range p.layers.Names() {
+		if l, _ := p.layers.Layer(name); l.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // configured reports whether the layer file has e's layer id, grid set and

@@ -57,7 +57,8 @@ func TestEnsureIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := append(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName), prefix+"/"+indexName, prefix+"/"+tmsName)
+		want := append(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName), prefix+"/"+indexName, prefix+"/"+tmsName,
+			prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName)
 		checkKeys(t, "first Ensure", got, want)
 		for _, k := range want {
 			_, meta := mustGet(t, s, k)
@@ -98,9 +99,11 @@ func TestEnsureRewritesWhenTheLayerChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// tms.xml has no attribution: unchanged.
+		// tms.xml has no attribution: unchanged; the WMTS capabilities
+		// give it as the layer's abstract.
 		checkKeys(t, "Ensure after the attribution changed", got,
-			append(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName), prefix+"/"+indexName))
+			append(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName), prefix+"/"+indexName,
+				prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName))
 		data, _ := mustGet(t, s, prefix+"/demo:world/EPSG:900913/png/default/"+tileJSONName)
 		var tj struct{ Attribution string }
 		if err := json.Unmarshal(data, &tj); err != nil || tj.Attribution != "&copy; tilecache" {
@@ -165,7 +168,7 @@ func TestRefresh(t *testing.T) {
 			before: [][3]string{{"demo:world", "EPSG:900913", "image/png"}, {"demo:world", "EPSG:900913", "image/jpeg"}},
 			layers: withoutJPEG,
 			wantChanged: append(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName),
-				prefix+"/"+indexName, prefix+"/"+tmsName),
+				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName),
 			wantIndex: []string{"demo:world/EPSG:900913/png/default"},
 		},
 		{
@@ -173,7 +176,7 @@ func TestRefresh(t *testing.T) {
 			before: [][3]string{{"demo:world", "EPSG:4326", "image/png"}, {"topo", "LAEA", "image/png8"}},
 			layers: withoutTopo,
 			wantChanged: append(docKeys("topo 50", "LAEA", "png8", tileMapName),
-				prefix+"/"+indexName, prefix+"/"+tmsName),
+				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/topo 50/"+wmtsName),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default"},
 		},
 		{
@@ -183,7 +186,7 @@ func TestRefresh(t *testing.T) {
 			tiles:  []string{prefix + "/topo 50/TopLeftWhole/png8/default/0/0/0.png"},
 			layers: partial,
 			wantChanged: append(docKeys("topo 50", "TopLeftWhole", "png8", tileMapName),
-				prefix+"/"+indexName, prefix+"/"+tmsName),
+				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/topo 50/"+wmtsName),
 			wantIndex: []string{"topo 50/LAEA/png8/default"},
 		},
 		{
@@ -193,7 +196,7 @@ func TestRefresh(t *testing.T) {
 			wantChanged: slices.Concat(
 				docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName),
 				docKeys("demo:world", "EPSG:4326", "png", tileMapName),
-				[]string{prefix + "/" + indexName, prefix + "/" + tmsName}),
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName}),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default", "demo:world/EPSG:900913/png/default"},
 		},
 		{
@@ -202,7 +205,7 @@ func TestRefresh(t *testing.T) {
 			tiles:  []string{prefix + "/demo:world/EPSG:900913/jpeg/default/3/1/2.jpeg"},
 			layers: testLayers,
 			wantChanged: append(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName),
-				prefix+"/"+indexName, prefix+"/"+tmsName),
+				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default", "demo:world/EPSG:900913/jpeg/default"},
 		},
 	}
@@ -225,7 +228,7 @@ func TestRefresh(t *testing.T) {
 				}
 				checkKeys(t, "Refresh", got, tt.wantChanged)
 				for _, k := range got {
-					if strings.HasSuffix(k, tmsName) || strings.HasSuffix(k, indexName) {
+					if strings.HasSuffix(k, tmsName) || strings.HasSuffix(k, indexName) || strings.HasSuffix(k, wmtsName) {
 						continue
 					}
 					// A removed document is gone, a rewritten one is there.
@@ -269,7 +272,7 @@ func TestRebuildIndexAfterMassTruncate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkKeys(t, "RebuildIndex", got, []string{prefix + "/" + indexName, prefix + "/" + tmsName})
+		checkKeys(t, "RebuildIndex", got, []string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName})
 		if got, want := storedIndex(t, s), []string{"topo 50/LAEA/png8/default"}; !slices.Equal(got, want) {
 			t.Errorf("index: got %q, want %q", got, want)
 		}
