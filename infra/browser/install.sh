@@ -5,6 +5,8 @@
 #              (internal/app/gdal_test.go; infra/wms/install.sh installs it too)
 #   tmux       a real terminal for the seeding command's progress bars
 #              (internal/cli/tty_test.go reads the screen with capture-pane)
+#   python3-owslib  OWSLib, a real WMTS client reading the capabilities
+#              (internal/app/wmts_test.go)
 # Idempotent: does nothing when all are present. Otherwise, as root, runs
 # apt-get install (after apt-get update when the package lists lack a
 # package), under a lock so that parallel runs do not collide. Without root
@@ -23,6 +25,7 @@ missing_packages() {
   [[ -x /usr/bin/chromium ]] || echo chromium
   command -v gdal_translate >/dev/null 2>&1 && command -v gdalinfo >/dev/null 2>&1 || echo gdal-bin
   command -v tmux >/dev/null 2>&1 || echo tmux
+  /usr/bin/python3 -c 'import owslib.wmts' >/dev/null 2>&1 || echo python3-owslib
 }
 
 mapfile -t missing < <(missing_packages)

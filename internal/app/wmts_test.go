@@ -1,8 +1,10 @@
 package app_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -71,5 +73,62 @@ func TestGDALReadsSeededTilesThroughWMTS(t *testing.T) {
 				reqs.want(t, fmt.Sprintf("gdal_translate of z%d through WMTS", w.Z), wantPaths...)
 			}
 		})
+	}
+}
+
+// owslibGetTile is a Python program: OWSLib's WebMapTileService reads the
+// capabilities at argv[1], checks what they say of the layer, and writes
+// gettile's answer for argv[2..] (tile matrix set, matrix, row, column)
+// to standard output.
+const owslibGetTile = `
+import sys
+from owslib.wmts import WebMapTileService
+url, tms, matrix, row, col = sys.argv[1:6]
+wmts = WebMapTileService(url)
+layer = wmts.contents["demo:world"]
+assert layer.title == "demo:world", layer.title
+assert tms in layer.tilematrixsetlinks, list(layer.tilematrixsetlinks)
+assert "image/png" in layer.formats, layer.formats
+assert "default" in layer.styles, layer.styles
+m = wmts.tilematrixsets[tms].tilematrix[matrix]
+assert int(row) < m.matrixheight and int(col) < m.matrixwidth
+tile = wmts.gettile(layer="demo:world", tilematrixset=tms, tilematrix=matrix, row=int(row), column=int(col), format="image/png", style="default")
+sys.stdout.buffer.write(tile.read())
+`
+
+// TestOWSLibReadsTheWMTSCapabilities: OWSLib, a real WMTS client, parses
+// the capabilities and its gettile (rows from the top) returns the stored
+// tile (rows from the bottom), for each grid set.
+func TestOWSLibReadsTheWMTSCapabilities(t *testing.T) {
+	python := testenv.RequireOWSLib(t)
+	front := httptest.NewUnstartedServer(nil)
+	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})
+	front.Config.Handler = a.Local.Handler
+	front.Start()
+	t.Cleanup(front.Close)
+	for _, gs := range []string{"EPSG:900913", "EPSG:4326", "TopLeft4326"} {
+		wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"`+gs+`","zoomStart":0,"zoomStop":2,"format":"image/png"}}`))
+	}
+	for _, tt := range []struct {
+		gridSet        string
+		z              int
+		col, row, rows int64
+	}{{"EPSG:900913", 2, 1, 0, 4}, {"EPSG:4326", 2, 6, 1, 4}, {"TopLeft4326", 2, 5, 3, 4}} {
+		key := fmt.Sprintf("demo:world/%s/png/default/%d/%d/%d.png", tt.gridSet, tt.z, tt.col, tt.rows-1-tt.row)
+		want, _, found := a.Get(t, key)
+		if !found {
+			t.Fatalf("%s not stored", key)
+		}
+		cmd := exec.Command(python, "-c", owslibGetTile, front.URL+"/WMTSCapabilities.xml", tt.gridSet,
+			strconv.Itoa(tt.z), strconv.FormatInt(tt.row, 10), strconv.FormatInt(tt.col, 10))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: OWSLib: %v\n%s", tt.gridSet, err, stderr.String())
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: gettile row %d column %d answered %d bytes, not the %d of %s", tt.gridSet, tt.row, tt.col, len(got), len(want), key)
+		}
 	}
 }

@@ -173,3 +173,21 @@ func RequireTmux(t testing.TB) string {
 	t.Skip("tmux is missing: install it with infra/browser/install.sh to run the terminal tests")
 	return ""
 }
+
+// RequireOWSLib returns the Python that imports OWSLib (a real WMTS and
+// OGC API client) or skips, like RequireChromium.
+func RequireOWSLib(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping map client test under -short")
+	}
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import owslib.wmts").Run(); err == nil {
+		return python
+	}
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf("OWSLib is missing but TILECACHE_REQUIRE_DEVSTACK=1: run infra/browser/install.sh")
+	}
+	t.Skip("OWSLib is missing: install it with infra/browser/install.sh to run the WMTS client test")
+	return ""
+}
