@@ -20,9 +20,11 @@ func cdnWorld(tp *template, params map[string]string) *world {
 			"TileOriginAccessControl.Id": "oac-1", "TileDistribution.DomainName": "d111.cloudfront.net",
 			"CdnLogBucket.DomainName": "logs.s3.amazonaws.com", "TaskTable.Arn": "arn:aws:dynamodb:us-east-1:000000000000:table/table",
 			"LaneQueue.Arn": "arn:aws:sqs:us-east-1:000000000000:lanes", "TileFunctionAccessControl.Id": "oac-2", "TileRole.Arn": "arn:aws:iam::000000000000:role/tile",
-			"TileFunctionUrl.FunctionUrl": "https://abcdefghijklmnopqrstuvwxyz123456.lambda-url.us-east-1.on.aws/",
-			"CdnWebAcl.Arn":               "arn:aws:wafv2:us-east-1:000000000000:global/webacl/tilecache-tiles/ffffffff-0000-4000-8000-0123456789ab",
-			"LogsFunction.Arn":            "arn:aws:lambda:us-east-1:000000000000:function:tc-logs"}}
+			"TileFunctionUrl.FunctionUrl":                   "https://abcdefghijklmnopqrstuvwxyz123456.lambda-url.us-east-1.on.aws/",
+			"CdnWebAcl.Arn":                                 "arn:aws:wafv2:us-east-1:000000000000:global/webacl/tilecache-tiles/ffffffff-0000-4000-8000-0123456789ab",
+			"LogsFunction.Arn":                              "arn:aws:lambda:us-east-1:000000000000:function:tc-logs",
+			"EdgeGridSets.Arn":                              "arn:aws:cloudfront::000000000000:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab",
+			"EdgePathFunction.FunctionMetadata.FunctionARN": "arn:aws:cloudfront::000000000000:function/tc-paths"}}
 	for _, id := range tp.resourcesOfType("AWS::Logs::LogGroup") {
 		w.atts[id+".Arn"] = "arn:aws:logs:us-east-1:000000000000:log-group:" + id + ":*"
 	}

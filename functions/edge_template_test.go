@@ -3,8 +3,10 @@ package functions_test
 import (
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,6 +254,54 @@ func TestTemplateTileFunctionEnvironment(t *testing.T) {
 		}
 		if cfg.MissRemember < time.Duration(ttl404)*time.Second {
 			t.Errorf("%v: outcomes remembered %v (TILECACHE_MISS_REMEMBER %q), want at least CdnNotFoundTtl %d s", c, cfg.MissRemember, vals["TILECACHE_MISS_REMEMBER"], ttl404)
+		}
+	}
+}
+
+// TestTemplateEdgePathFunction: with the CDN, the edge path function is
+// the repository's functions/edge/tilepath.js exactly (within CloudFront
+// Functions' 10 KB), runs on cloudfront-js-2.0 with the grid sets'
+// key-value store, and maps every viewer request of the distribution's
+// default behaviour; without the CDN neither exists.
+func TestTemplateEdgePathFunction(t *testing.T) {
+	tp := loadTemplate(t)
+	src, err := os.ReadFile("edge/tilepath.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cdnWorld(tp, map[string]string{"EnableCdn": "true"})
+	fn, ok := resource(t, w, "EdgePathFunction")
+	if !ok {
+		t.Fatal("EdgePathFunction missing with the CDN enabled")
+	}
+	code, _ := fn["FunctionCode"].(string)
+	if code != string(src) {
+		t.Errorf("EdgePathFunction's code differs from functions/edge/tilepath.js (%d bytes against %d): copy the file into the template", len(code), len(src))
+	}
+	if len(code) > 10*1024 {
+		t.Errorf("EdgePathFunction's code is %d bytes, CloudFront Functions take 10 KB", len(code))
+	}
+	cfg, _ := fn["FunctionConfig"].(map[string]any)
+	if cfg["Runtime"] != "cloudfront-js-2.0" || fmt.Sprint(fn["AutoPublish"]) != "true" {
+		t.Errorf("EdgePathFunction: runtime %v, AutoPublish %v; want cloudfront-js-2.0, published", cfg["Runtime"], fn["AutoPublish"])
+	}
+	kvsArn := w.atts["EdgeGridSets.Arn"]
+	if assoc := fmt.Sprint(cfg["KeyValueStoreAssociations"]); !strings.Contains(assoc, kvsArn) {
+		t.Errorf("EdgePathFunction's key-value stores %s, want EdgeGridSets", assoc)
+	}
+	if _, ok := resource(t, w, "EdgeGridSets"); !ok {
+		t.Error("EdgeGridSets missing with the CDN enabled")
+	}
+	dist, _ := resource(t, w, "TileDistribution")
+	behaviour := dist["DistributionConfig"].(map[string]any)["DefaultCacheBehavior"].(map[string]any)
+	assocs := fmt.Sprint(behaviour["FunctionAssociations"])
+	if !strings.Contains(assocs, "viewer-request") || !strings.Contains(assocs, w.atts["EdgePathFunction.FunctionMetadata.FunctionARN"]) {
+		t.Errorf("the default behaviour's functions %s, want the edge path function on viewer-request", assocs)
+	}
+	off := cdnWorld(tp, map[string]string{"EnableCdn": "false"})
+	for _, id := range []string{"EdgePathFunction", "EdgeGridSets"} {
+		if _, ok := resource(t, off, id); ok {
+			t.Errorf("%s exists without the CDN", id)
 		}
 	}
 }
