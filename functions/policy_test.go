@@ -30,7 +30,10 @@ var unrecorded = map[string][]struct {
 	why              string
 }{
 	"CleanerFunction": {{"dynamodb:BatchWriteItem", "TaskTable", "",
-		"dynamostore List (Sweep) deletes a staged request whose Create crashed more than the stage timeout ago (dynamostore.abandon)"}},
+		"dynamostore List (Sweep) deletes a staged request whose Create crashed more than the stage timeout ago (dynamostore.abandon)"},
+		{"cloudfront-keyvaluestore:DescribeKeyValueStore", "EdgeGridSets", "", edgeSyncWhy},
+		{"cloudfront-keyvaluestore:ListKeys", "EdgeGridSets", "", edgeSyncWhy},
+		{"cloudfront-keyvaluestore:UpdateKeys", "EdgeGridSets", "", edgeSyncWhy}},
 	"WorkerFunction": {{"dynamodb:BatchGetItem", "TaskTable", "",
 		"the kill watch reads the tasks of more than one lane working in the process with one BatchGetItem (seed.readTasks, dynamostore.GetMany); an invocation works one lane message"}},
 	"LogsFunction": {{"dynamodb:DeleteItem", "TaskTable", "",
@@ -40,6 +43,11 @@ var unrecorded = map[string][]struct {
 		{"dynamodb:DeleteItem", "TaskTable", "",
 			"the release of a render slot (seed.missSlot: layers with maxConcurrent; od:test's testpattern has none), or of a metatile claim whose outcome could not be settled (seed.renderClaimed); TestTemplateTileWritesLeadingKeys makes the first"}},
 }
+
+// edgeSyncWhy: no emulator here serves the CloudFront KeyValueStore API,
+// so the recording runs set no store; the calls are checked against a
+// fake of its wire format (cloudfront.TestSyncEdgeGridSets).
+const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (app.Program.syncEdge, edgepath.Sync)"
 
 // TestPoliciesMatchRecordedCalls runs each function's handler against the
 // local AWS stack through recording proxies, then checks that the
@@ -175,6 +183,8 @@ func deployment(tp *template, r lambdatest.Resources, distribution string) *worl
 		w.atts[id+".Arn"] = "arn:aws:iam::" + lambdatest.Account + ":role/" + id
 	}
 	w.atts["LogsDeadLetterQueue.Arn"] = lambdatest.SQSARN("tilecache-logs-dlq")
+	w.atts["EdgeGridSets.Arn"] = "arn:aws:cloudfront::" + lambdatest.Account + ":key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab"
+	w.atts["EdgePathFunction.FunctionMetadata.FunctionARN"] = "arn:aws:cloudfront::" + lambdatest.Account + ":function/tilecache-paths"
 	return w
 }
 

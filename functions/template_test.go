@@ -176,12 +176,12 @@ var tileFunctionOnly = map[string]bool{
 
 // logsFunctionOnly are variables only LogsFunction gets (how to read the
 // access logs), and notOnLogsFunction those it does without: it serves no
-// URLs and invalidates nothing.
+// URLs, invalidates nothing and leaves the edge's grid sets to the cleaner.
 var (
 	logsFunctionOnly = map[string]bool{
 		"TILECACHE_ACCESS_LOG_FORMAT": true, "TILECACHE_ACCESS_LOG_PATH_PREFIX": true, "TILECACHE_ACCESS_LOG_ORIGIN_PATH": true,
 	}
-	notOnLogsFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true}
+	notOnLogsFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true, "TILECACHE_EDGE_KVS_ARN": true}
 )
 
 func TestTemplateEnvironment(t *testing.T) {
@@ -241,7 +241,8 @@ func TestTemplateEnvironment(t *testing.T) {
 				t.Errorf("%s: the template sets %s: %s", id, name, why)
 			}
 		}
-		w := &world{tp: tp, refs: map[string]string{"TileBucket": "bucket", "TaskTable": "table", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"}}
+		w := &world{tp: tp, refs: map[string]string{"TileBucket": "bucket", "TaskTable": "table", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"},
+			atts: map[string]string{"EdgeGridSets.Arn": "arn:aws:cloudfront::000000000000:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab"}}
 		vals := map[string]string{}
 		for name, n := range env {
 			v, err := w.eval(n)

@@ -123,6 +123,10 @@ func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent
 		// failed attempt is repeated by the next invocation.
 		p.published = p.publish(ctx)
 	}
+	if !p.edgeSynced {
+		// Likewise the grid sets the CDN's edge path function maps with.
+		p.edgeSynced = p.syncEdge(ctx)
+	}
 	var errs []error
 	if err := p.Engine.Sweep(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("scheduled sweep: %w", err))

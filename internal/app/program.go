@@ -22,7 +22,9 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tilecache/internal/auth"
+	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
+	"tilecache/internal/cdn/cloudfront"
 	"tilecache/internal/config"
 	"tilecache/internal/edgepath"
 	"tilecache/internal/layer"
@@ -97,6 +99,12 @@ type Program struct {
 	// published: HandleSchedule ran Publish in this process (Lambda
 	// invokes one event at a time).
 	published bool
+	// edge is the key-value store of the CDN's edge path function (nil:
+	// none), edgeTable the grid sets it must hold, edgeSynced whether
+	// HandleSchedule wrote them in this process.
+	edge       edgepath.KeyValues
+	edgeTable  edgepath.Table
+	edgeSynced bool
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -184,7 +192,39 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
 	schedules := schedule.NewTicker(b.Tasks, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
-	return &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log}, nil
+	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log}
+	if cfg.EdgeGridSets != "" {
+		awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
+		if err != nil {
+			return nil, err
+		}
+		var all []*layer.Layer
+		for _, name := range layers.Names() {
+			l, _ := layers.Layer(name)
+			all = append(all, l)
+		}
+		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets)
+		p.edgeTable = edgepath.NewTable(edgepath.GridSets(all))
+	}
+	return p, nil
+}
+
+// syncEdge writes the grid sets of the layer file to the edge path
+// function's key-value store where they differ; it reports whether the
+// store is right (or there is none).
+func (p *Program) syncEdge(ctx context.Context) bool {
+	if p.edge == nil {
+		return true
+	}
+	changed, err := edgepath.Sync(ctx, p.edge, p.edgeTable)
+	if err != nil {
+		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
+		return false
+	}
+	if len(changed) > 0 {
+		p.log.Info("edge path function's grid sets written", "kvs", p.cfg.EdgeGridSets, "grid_sets", changed)
+	}
+	return true
 }
 
 // ScheduleEvery is how often `tilecache serve` looks for due schedules: a

@@ -40,6 +40,10 @@ type Config struct {
 	// bucket (TILECACHE_CDN_DISTRIBUTION_ID); "" for none: nothing is
 	// invalidated.
 	CDNDistribution string
+	// EdgeGridSets is the ARN of the CloudFront KeyValueStore the edge
+	// path function reads the grid sets from (TILECACHE_EDGE_KVS_ARN); ""
+	// for none. The cleaner writes it after a cold start.
+	EdgeGridSets string
 	// DecodeMemory bounds the bytes of decoded upstream images in flight
 	// in the process (TILECACHE_DECODE_MEMORY, MiB; 0: no bound).
 	DecodeMemory int64
@@ -148,6 +152,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	c.Table = get("TILECACHE_DYNAMODB_TABLE", "tilecache")
 	c.QueueURL = get("TILECACHE_SQS_QUEUE_URL", "")
 	c.CDNDistribution = get("TILECACHE_CDN_DISTRIBUTION_ID", "")
+	c.EdgeGridSets = get("TILECACHE_EDGE_KVS_ARN", "")
 	if n, err := strconv.Atoi(get("TILECACHE_AWS_MAX_ATTEMPTS", "10")); err != nil || n < 1 || n > 100 {
 		errs = append(errs, fmt.Errorf("TILECACHE_AWS_MAX_ATTEMPTS must be an integer from 1 (no retries) to 100, got %q", get("TILECACHE_AWS_MAX_ATTEMPTS", "")))
 	} else {
