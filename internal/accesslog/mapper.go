@@ -93,6 +93,13 @@ type MapperConfig struct {
 	// set of a log (for its first 4,096 sets), not per line. It must not
 	// be nil.
 	LayerName func(layerID string) (name string, ok bool)
+	// EdgePath, when set, maps the paths the CDN's edge rewrites (WMTS
+	// and XYZ, rows from the top: see edgepath.Map) to the key's path,
+	// so that their reads count; ok false is not a tile. Only paths
+	// starting with one of EdgePrefixes go through it.
+	EdgePath func(path string) (key string, ok bool)
+	// EdgePrefixes are the first segments of those paths ("/wmts/", …).
+	EdgePrefixes []string
 }
 
 // Mapper maps the records of a log to the tile pages they read. It is
@@ -102,6 +109,8 @@ type Mapper struct {
 	pathPrefix []byte // "/…/"
 	originPath []byte // "origin/" or empty
 	layerName  func(string) (string, bool)
+	edgePath   func(string) (string, bool)
+	edgePrefix [][]byte
 }
 
 // NewMapper returns a mapper configured by cfg.
@@ -109,7 +118,12 @@ func NewMapper(cfg MapperConfig) (*Mapper, error) {
 	if cfg.LayerName == nil {
 		return nil, errors.New("new log mapper: LayerName is nil")
 	}
-	m := &Mapper{layerName: cfg.LayerName}
+	m := &Mapper{layerName: cfg.LayerName, edgePath: cfg.EdgePath}
+	if cfg.EdgePath != nil {
+		for _, p := range cfg.EdgePrefixes {
+			m.edgePrefix = append(m.edgePrefix, []byte(p))
+		}
+	}
 	if p := strings.TrimSuffix(cfg.Prefix, "/"); p != "" {
 		m.prefix = []byte(p + "/")
 	}
@@ -142,10 +156,11 @@ const maxCachedSets = 4096
 // sets met (their directory in the key → their names), so that most lines
 // map without allocating.
 type mapState struct {
-	m      *Mapper
-	buf    []byte
-	keyBuf []byte
-	sets   map[string]setEntry
+	m       *Mapper
+	buf     []byte
+	keyBuf  []byte
+	edgeBuf []byte
+	sets    map[string]setEntry
 }
 
 type setEntry struct {
@@ -202,6 +217,19 @@ func (s *mapState) key(rec *Record) ([]byte, bool) {
 			return nil, false
 		}
 		key = s.buf
+	}
+	if rec.Path && s.m.edgePath != nil {
+		for _, p := range s.m.edgePrefix {
+			if bytes.HasPrefix(key, p) {
+				mapped, ok := s.m.edgePath(string(key))
+				if !ok {
+					return nil, false
+				}
+				s.edgeBuf = append(s.edgeBuf[:0], mapped...)
+				key = s.edgeBuf
+				break
+			}
+		}
 	}
 	if rec.Path {
 		rest, ok := bytes.CutPrefix(key, s.m.pathPrefix)

@@ -2,6 +2,8 @@ package accesslog_test
 
 import (
 	"testing"
+	"tilecache/internal/edgepath"
+	"tilecache/internal/grid"
 	"time"
 
 	"tilecache/internal/accesslog"
@@ -55,6 +57,18 @@ func TestMapper(t *testing.T) {
 		{"redirect", accesslog.MapperConfig{},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 301},
 			accesslog.Page{}, accesslog.NotSuccessful},
+		{"edge path, rows from the top", edgeConfig(),
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/xyz/topp:states/EPSG:4326/png/default/3/1/5.png"), Path: true, Status: 200},
+			pg(3, 0, 0), accesslog.Kept},
+		{"edge path, WMTS", edgeConfig(),
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/wmts/topp%3Astates/EPSG:4326/png/default/3/1/5.png"), Path: true, Status: 200},
+			pg(3, 0, 0), accesslog.Kept},
+		{"edge path outside the grid", edgeConfig(),
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/xyz/topp:states/EPSG:4326/png/default/3/1/8.png"), Path: true, Status: 200},
+			accesslog.Page{}, accesslog.NotTile},
+		{"edge path without a mapping", accesslog.MapperConfig{},
+			accesslog.Record{Method: []byte("GET"), Key: []byte("/xyz/topp:states/EPSG:4326/png/default/3/1/5.png"), Path: true, Status: 200},
+			accesslog.Page{}, accesslog.NotTile},
 		{"unknown layer", accesslog.MapperConfig{},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("ghost/EPSG:4326/png/default/3/1/2.png"), Status: 200},
 			accesslog.Page{}, accesslog.UnknownLayer},
@@ -111,4 +125,11 @@ func TestNewMapperNeedsResolver(t *testing.T) {
 	if _, err := accesslog.NewMapper(accesslog.MapperConfig{}); err == nil {
 		t.Error("NewMapper without LayerName succeeded")
 	}
+}
+
+// edgeConfig maps the edge's WMTS and XYZ paths with the grid sets' table.
+func edgeConfig() accesslog.MapperConfig {
+	table := edgepath.NewTable(grid.Builtins())
+	return accesslog.MapperConfig{EdgePrefixes: edgepath.Prefixes,
+		EdgePath: func(p string) (string, bool) { return edgepath.Map(p, table) }}
 }

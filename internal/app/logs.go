@@ -18,6 +18,7 @@ import (
 	"tilecache/internal/accesslog"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
+	"tilecache/internal/edgepath"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
 	"tilecache/internal/task/dynamostore"
@@ -48,8 +49,12 @@ func NewLogIngester(cfg config.Config, layers *layer.Catalogue, reads *quota.Rea
 	if err != nil {
 		return nil, err
 	}
+	table := edgepath.TableOf(layers)
 	m, err := accesslog.NewMapper(accesslog.MapperConfig{
 		Prefix: cfg.KeyPrefix, PathPrefix: cfg.AccessLogPathPrefix, OriginPath: cfg.AccessLogOriginPath,
+		// Reads through the edge's WMTS and XYZ paths count like others.
+		EdgePrefixes: edgepath.Prefixes,
+		EdgePath:     func(p string) (string, bool) { return edgepath.Map(p, table) },
 		LayerName: func(id string) (string, bool) {
 			l, ok := layers.ByID(id)
 			if !ok {

@@ -133,12 +133,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	var objects http.Handler = rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	var all []*layer.Layer
-	for _, name := range p.Engine.Layers().Names() {
-		l, _ := p.Engine.Layers().Layer(name)
-		all = append(all, l)
-	}
-	objects = edgepath.Handler(edgepath.NewTable(edgepath.GridSets(all)), objects)
+	objects = edgepath.Handler(edgepath.TableOf(p.Engine.Layers()), objects)
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: an administrator's on the main
 	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
@@ -198,13 +193,8 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		if err != nil {
 			return nil, err
 		}
-		var all []*layer.Layer
-		for _, name := range layers.Names() {
-			l, _ := layers.Layer(name)
-			all = append(all, l)
-		}
 		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets)
-		p.edgeTable = edgepath.NewTable(edgepath.GridSets(all))
+		p.edgeTable = edgepath.TableOf(layers)
 	}
 	return p, nil
 }

@@ -172,17 +172,19 @@ func Handler(t Table, next http.Handler) http.Handler {
 	})
 }
 
-// GridSets returns the grid sets of layers, each once.
-func GridSets(layers []*layer.Layer) []*grid.GridSet {
+// TableOf returns the table of the grid sets of a layer catalogue's
+// layers.
+func TableOf(c *layer.Catalogue) Table {
 	seen := map[string]bool{}
-	var out []*grid.GridSet
-	for _, l := range layers {
+	var sets []*grid.GridSet
+	for _, name := range c.Names() {
+		l, _ := c.Layer(name)
 		for _, s := range l.Subsets {
 			if !seen[s.GridSet.ID] {
 				seen[s.GridSet.ID] = true
-				out = append(out, s.GridSet)
+				sets = append(sets, s.GridSet)
 			}
 		}
 	}
-	return out
+	return NewTable(sets)
 }
