@@ -279,14 +279,7 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 		document
 		same func(stored, fresh []byte) bool
 	}{document{p.rootKey(wmtsName), wmts, xmlMeta}, nil})
-	byLayer := map[string][]*description{}
-	var layerIDs []string
-	for _, d := range ds {
-		if _, ok := byLayer[d.set.LayerID]; !ok {
-			layerIDs = append(layerIDs, d.set.LayerID)
-		}
-		byLayer[d.set.LayerID] = append(byLayer[d.set.LayerID], d)
-	}
+	layerIDs, byLayer := byLayerID(ds)
 	for _, id := range layerIDs {
 		data, err := wmtsCapabilities(byLayer[id], p.baseURL)
 		if err != nil {

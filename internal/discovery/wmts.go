@@ -117,15 +117,7 @@ func wmtsCapabilities(ds []*description, baseURL string) ([]byte, error) {
 		Service: wmtsServiceXML{Title: "tilecache", ServiceType: "OGC WMTS", ServiceTypeVersion: "1.0.0"},
 	}
 	sets := map[string]bool{}
-	var order []string // layer ids in order of first appearance
-	byLayer := map[string][]*description{}
-	for _, d := range ds {
-		id := d.set.LayerID
-		if _, ok := byLayer[id]; !ok {
-			order = append(order, id)
-		}
-		byLayer[id] = append(byLayer[id], d)
-	}
+	order, byLayer := byLayerID(ds)
 	for _, id := range order {
 		group := byLayer[id]
 		first := group[0]
@@ -234,4 +226,18 @@ func wmtsMatrixSet(g *grid.GridSet) wmtsMatrixSetXML {
 		})
 	}
 	return set
+}
+
+// byLayerID groups tile sets by layer id, the ids in order of first
+// appearance.
+func byLayerID(ds []*description) (order []string, by map[string][]*description) {
+	by = map[string][]*description{}
+	for _, d := range ds {
+		id := d.set.LayerID
+		if _, ok := by[id]; !ok {
+			order = append(order, id)
+		}
+		by[id] = append(by[id], d)
+	}
+	return order, by
 }
