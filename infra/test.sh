@@ -30,7 +30,7 @@ if ! wms_env="$(bash infra/wms/up.sh)"; then
 fi
 eval "$wms_env"
 # Headless Chromium (demo page test) and GDAL (map-client test), once.
-bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux or OWSLib could not be installed; failing" >&2; exit 1; }
+bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib or OpenLayers could not be installed; failing" >&2; exit 1; }
 export TILECACHE_REQUIRE_DEVSTACK=1
 
 GO="${GO:-go}"

@@ -1,24 +1,30 @@
 // tilecache edge path function: a CloudFront Function (runtime
-// cloudfront-js-2.0, viewer request) that maps the tile paths map clients
-// ask for — WMTS RESTful and XYZ, rows counted from the top — to the keys
-// the tiles are stored under (rows from the bottom):
+// cloudfront-js-2.0, viewer request) that maps the paths map clients ask
+// for — WMTS RESTful, XYZ and OGC API - Tiles, rows counted from the top —
+// to the keys the tiles are stored under (rows from the bottom):
 //
 //   /wmts/{layer}/{gridSet}/{format}/{parametersId}/{TileMatrix}/{TileCol}/{TileRow}.{ext}
 //   /xyz/{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{y}.{ext}
+//   /ogcapi/collections/{layer}/map/tiles/{tileMatrixSetId}/{z}/{y}/{x}.{format}
 //     -> /{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{rows(z)-1-y}.{ext}
 //
 // The columns and rows of each grid set's levels come from the
-// distribution's KeyValueStore (key: the grid set id, value:
-// "c0,c1,...;r0,r1,...", written by the service). A path with a number not
-// written canonically, a level, column or row outside the grid set, or an
-// unknown grid set is answered 404 here and never reaches the bucket.
-// Every other path passes unchanged. The same mapping, in Go, is
-// internal/edgepath; both pass internal/edgepath/testdata/cases.json.
+// distribution's KeyValueStore (key: the grid set id, or the registered
+// tile matrix set id it is published as, value: "c0,c1,...;r0,r1,..."
+// and, for the latter, ";{gridSetId}"; written by the service). A path
+// with a number not written canonically, a level, column or row outside
+// the grid set, or an unknown grid set is answered 404 here and never
+// reaches the bucket. The other /ogcapi paths are the OGC API documents,
+// stored as /ogcapi.json and /ogcapi/{path}.json. Every other path passes
+// unchanged. The same mapping, in Go, is internal/edgepath; both pass
+// internal/edgepath/testdata/cases.json.
 import cf from 'cloudfront';
 
 var kvs = cf.kvs();
-var PREFIXES = ['/wmts/', '/xyz/'];
 var CANONICAL = /^(0|[1-9][0-9]{0,14})$/;
+var OGC_TILES = '/ogcapi/collections/';
+// EXT: the file extension of each format short name (tilestore.formats).
+var EXT = { png: 'png', jpeg: 'jpeg', gif: 'gif', png8: 'png', png24: 'png', png_24: 'png', tiff: 'tiff' };
 
 function notFound() {
     return {
@@ -44,62 +50,91 @@ function numbers(s) {
     return out;
 }
 
-// levels reads "c0,c1,...;r0,r1,..." (null when malformed).
+// levels reads "c0,c1,...;r0,r1,...[;gridSetId]" (null when malformed).
 function levels(value) {
-    var halves = String(value).split(';');
-    if (halves.length !== 2) {
+    var parts = String(value).split(';');
+    if (parts.length !== 2 && !(parts.length === 3 && parts[2] !== '')) {
         return null;
     }
-    var cols = numbers(halves[0]);
-    var rows = numbers(halves[1]);
+    var cols = numbers(parts[0]);
+    var rows = numbers(parts[1]);
     if (cols === null || rows === null || cols.length !== rows.length) {
         return null;
     }
-    return { cols: cols, rows: rows };
+    return { cols: cols, rows: rows, gridSet: parts[2] };
+}
+
+function bad(s) {
+    return s === '' || s === '.' || s === '..';
+}
+
+// tile maps a tile whose row counts from the top to its stored key's
+// path, or answers 404.
+async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
+    if (bad(layer) || bad(gridSet) || bad(format) || bad(params) || !ext ||
+        !CANONICAL.test(zs) || !CANONICAL.test(xs) || !CANONICAL.test(ys)) {
+        return notFound();
+    }
+    var grid;
+    try {
+        grid = levels(await kvs.get(gridSet));
+    } catch (e) {
+        return notFound(); // no such grid set
+    }
+    var z = Number(zs);
+    var x = Number(xs);
+    var y = Number(ys);
+    if (grid === null || z >= grid.rows.length || x >= grid.cols[z] || y >= grid.rows[z]) {
+        return notFound();
+    }
+    request.uri = '/' + layer + '/' + (grid.gridSet || gridSet) + '/' + format + '/' + params + '/' +
+        zs + '/' + xs + '/' + (grid.rows[z] - 1 - y) + '.' + ext;
+    return request;
+}
+
+// name splits "{name}.{ext}" at its first dot (null without one).
+function name(s) {
+    var dot = s.indexOf('.');
+    return dot < 0 ? null : [s.slice(0, dot), s.slice(dot + 1)];
 }
 
 async function handler(event) {
     var request = event.request;
     var uri = request.uri;
-    var rest = null;
-    for (var i = 0; i < PREFIXES.length; i++) {
-        if (uri.startsWith(PREFIXES[i])) {
-            rest = uri.slice(PREFIXES[i].length);
-        }
-    }
-    if (rest === null) {
+    var seg, n;
+    if (uri === '/ogcapi' || uri === '/ogcapi/') {
+        request.uri = '/ogcapi.json';
         return request;
     }
-    var seg = rest.split('/');
-    if (seg.length !== 7) {
-        return notFound();
+    if (uri.startsWith('/wmts/') || uri.startsWith('/xyz/')) {
+        seg = uri.slice(uri.indexOf('/', 1) + 1).split('/');
+        n = seg.length === 7 ? name(seg[6]) : null;
+        if (n === null) {
+            return notFound();
+        }
+        return tile(request, seg[0], seg[1], seg[2], seg[3], seg[4], seg[5], n[0], n[1]);
     }
-    for (i = 0; i < 4; i++) {
-        if (seg[i] === '' || seg[i] === '.' || seg[i] === '..') {
+    if (!uri.startsWith('/ogcapi/')) {
+        return request;
+    }
+    seg = uri.slice(OGC_TILES.length).split('/');
+    if (uri.startsWith(OGC_TILES) && seg.length === 7 && seg[1] === 'map' && seg[2] === 'tiles') {
+        n = name(seg[6]);
+        if (n === null || !Object.prototype.hasOwnProperty.call(EXT, n[1])) {
+            return notFound();
+        }
+        return tile(request, seg[0], seg[3], n[1], 'default', seg[4], n[0], seg[5], EXT[n[1]]);
+    }
+    var rest = uri.slice('/ogcapi/'.length);
+    if (rest.endsWith('/')) {
+        rest = rest.slice(0, -1);
+    }
+    seg = rest.split('/');
+    for (var i = 0; i < seg.length; i++) {
+        if (bad(seg[i])) {
             return notFound();
         }
     }
-    var dot = seg[6].indexOf('.');
-    if (dot < 0) {
-        return notFound();
-    }
-    var name = seg[6].slice(0, dot);
-    var ext = seg[6].slice(dot + 1);
-    if (ext === '' || !CANONICAL.test(seg[4]) || !CANONICAL.test(seg[5]) || !CANONICAL.test(name)) {
-        return notFound();
-    }
-    var grid;
-    try {
-        grid = levels(await kvs.get(seg[1]));
-    } catch (e) {
-        return notFound(); // no such grid set
-    }
-    var z = Number(seg[4]);
-    var x = Number(seg[5]);
-    var y = Number(name);
-    if (grid === null || z >= grid.rows.length || x >= grid.cols[z] || y >= grid.rows[z]) {
-        return notFound();
-    }
-    request.uri = '/' + seg.slice(0, 4).join('/') + '/' + seg[4] + '/' + seg[5] + '/' + (grid.rows[z] - 1 - y) + '.' + ext;
+    request.uri = '/ogcapi/' + rest + (rest.endsWith('.json') ? '' : '.json');
     return request;
 }

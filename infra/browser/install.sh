@@ -7,11 +7,17 @@
 #              (internal/cli/tty_test.go reads the screen with capture-pane)
 #   python3-owslib  OWSLib, a real WMTS client reading the capabilities
 #              (internal/app/wmts_test.go)
+# and, from npm, OpenLayers' full build (the package ol, dist/ol.js and
+# ol.css) into ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/
+# for the WMTS map page test (internal/app/openlayers_test.go).
 # Idempotent: does nothing when all are present. Otherwise, as root, runs
 # apt-get install (after apt-get update when the package lists lack a
 # package), under a lock so that parallel runs do not collide. Without root
 # it fails and prints the command. Prints nothing on stdout.
 set -euo pipefail
+
+OL_VERSION=10.11.0
+OL_DIR="${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/$OL_VERSION"
 
 LOCK_FILE="${TILECACHE_BROWSER_INSTALL_LOCK:-/run/lock/tilecache-browser-install.lock}"
 
@@ -27,6 +33,26 @@ missing_packages() {
   command -v tmux >/dev/null 2>&1 || echo tmux
   /usr/bin/python3 -c 'import owslib.wmts' >/dev/null 2>&1 || echo python3-owslib
 }
+
+# install_openlayers fetches the ol package with npm pack (one tarball, no
+# dependencies: dist/ol.js is the self-contained full build) and keeps
+# dist/ol.js and ol.css.
+install_openlayers() {
+  [[ -s "$OL_DIR/ol.js" && -s "$OL_DIR/ol.css" ]] && return 0
+  command -v npm >/dev/null 2>&1 || die "npm is needed to fetch OpenLayers (ol@$OL_VERSION)"
+  local tmp start=$SECONDS
+  mkdir -p "$(dirname "$OL_DIR")"
+  tmp="$(mktemp -d "$(dirname "$OL_DIR")/.ol.XXXXXX")"
+  log "fetching OpenLayers $OL_VERSION with npm pack (once)"
+  if ! (cd "$tmp" && npm pack --loglevel=error "ol@$OL_VERSION" >/dev/null && tar xzf "ol-$OL_VERSION.tgz" package/dist/ol.js package/ol.css); then
+    rm -rf -- "$tmp"
+    die "npm pack ol@$OL_VERSION failed"
+  fi
+  mkdir -p "$tmp/out" && mv "$tmp/package/dist/ol.js" "$tmp/package/ol.css" "$tmp/out/" && chmod 755 "$tmp/out"
+  rm -rf -- "$OL_DIR" && mv "$tmp/out" "$OL_DIR" && rm -rf -- "$tmp"
+  log "OpenLayers $OL_VERSION in $OL_DIR in $((SECONDS - start))s"
+}
+install_openlayers
 
 mapfile -t missing < <(missing_packages)
 ((${#missing[@]} == 0)) && exit 0

@@ -93,10 +93,10 @@ type MapperConfig struct {
 	// set of a log (for its first 4,096 sets), not per line. It must not
 	// be nil.
 	LayerName func(layerID string) (name string, ok bool)
-	// EdgePath, when set, maps the paths the CDN's edge rewrites (WMTS
-	// and XYZ, rows from the top: see edgepath.Map) to the key's path,
-	// so that their reads count; ok false is not a tile. Only paths
-	// starting with one of EdgePrefixes go through it.
+	// EdgePath, when set, maps the paths the CDN's edge rewrites (WMTS,
+	// XYZ and OGC API – Tiles, rows from the top: see edgepath.Map) to
+	// the key's path, so that their reads count; ok false is not a tile.
+	// Only paths starting with one of EdgePrefixes go through it.
 	EdgePath func(path string) (key string, ok bool)
 	// EdgePrefixes are the first segments of those paths ("/wmts/", …).
 	EdgePrefixes []string

@@ -95,6 +95,30 @@ func TestDemoPageShowsTheStoredTiles(t *testing.T) {
 		}
 	}
 
+	// The same view through the edge's paths, rows counted from the top:
+	// XYZ from index.json's template, WMTS from the layer's capabilities.
+	for _, source := range []string{"xyz", "wmts"} {
+		page.Eval(t, fmt.Sprintf(`document.body.removeAttribute("data-ready"); location.hash = "set=%d&z=1&source=%s"; ""`, merc, source))
+		page.WaitFor(t, fmt.Sprintf(`body[data-ready="%d"]`, merc))
+		if got := page.Eval(t, `document.getElementById("source").value`); got != source {
+			t.Errorf("source selector shows %q, want %q", got, source)
+		}
+		shot := screenshot(t, page)
+		edge := wantEdgeTiles(t, page, a.URL+"/"+source+"/demo:world/EPSG:900913/png/default/1/", 2)
+		if len(edge) != len(tiles) {
+			t.Errorf("%s: the page shows %d tiles, the TMS source %d", source, len(edge), len(tiles))
+		}
+		for _, tl := range edge {
+			// rows(1) - 1 - row from the top is the key's row.
+			key := "demo:world/EPSG:900913/png/default/1/" + tl.key
+			if !slices.Contains(stored, key) {
+				t.Errorf("%s: the page shows %s, which maps to %s, not a stored key", source, tl.Src, key)
+				continue
+			}
+			wantPixels(t, a, shot, placedTile{Src: a.URL + "/" + key, Left: tl.Left, Top: tl.Top, Width: tl.Width, Height: tl.Height})
+		}
+	}
+
 	// The EPSG:4326 grid: level 0 is two columns, one row.
 	geo := set("EPSG:4326")
 	page.Eval(t, fmt.Sprintf(`location.hash = "set=%d&z=0"; ""`, geo))
@@ -117,6 +141,55 @@ func TestDemoPageShowsTheStoredTiles(t *testing.T) {
 			t.Errorf("request to another host: %s", r.URL)
 		}
 	}
+}
+
+// edgeTile is a tile the page shows from an edge path (rows from the
+// top) and the "x/y.png" of its stored key (rows from the bottom).
+type edgeTile struct {
+	placedTile
+	key string
+}
+
+// wantEdgeTiles returns the tiles the page shows from the edge paths of
+// level dir (rows from the top), with the key each maps to given the
+// level's rows, after checking each loaded at 256×256 and that every
+// such request was answered 200.
+func wantEdgeTiles(t *testing.T, page *browsertest.Page, dir string, rows int64) []edgeTile {
+	t.Helper()
+	js := `JSON.stringify(Array.from(document.querySelectorAll("#map img.leaflet-tile")).map(function (img) {
+		var r = img.getBoundingClientRect();
+		return {Src: img.src, Left: r.left, Top: r.top, Width: r.width, Height: r.height,
+			Loaded: img.classList.contains("leaflet-tile-loaded")};
+	}))`
+	var all []placedTile
+	if err := json.Unmarshal([]byte(page.Eval(t, js)), &all); err != nil {
+		t.Fatal(err)
+	}
+	var out []edgeTile
+	for _, tl := range all {
+		rest, ok := strings.CutPrefix(tl.Src, dir)
+		if !ok {
+			continue
+		}
+		var x, top int64
+		if _, err := fmt.Sscanf(rest, "%d/%d.png", &x, &top); err != nil || top >= rows {
+			t.Errorf("the page shows %s: not a tile of %s", tl.Src, dir)
+			continue
+		}
+		if !tl.Loaded || tl.Width != 256 || tl.Height != 256 {
+			t.Errorf("tile %s: loaded %v, %v×%v px; want loaded at 256×256", tl.Src, tl.Loaded, tl.Width, tl.Height)
+		}
+		out = append(out, edgeTile{tl, fmt.Sprintf("%d/%d.png", x, rows-1-top)})
+	}
+	if len(out) == 0 {
+		t.Fatalf("the page shows no tile of %s: %+v", dir, all)
+	}
+	for _, r := range page.Requests() {
+		if strings.HasPrefix(r.URL, dir) && r.Status != 200 {
+			t.Errorf("tile request %s answered %d, want only stored tiles requested", r.URL, r.Status)
+		}
+	}
+	return out
 }
 
 // screenshot decodes a screenshot of the page's viewport.
@@ -180,6 +253,13 @@ func wantPixels(t *testing.T, a *apptest.App, shot image.Image, tl placedTile) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	comparePixels(t, shot, tile, key, tl)
+}
+
+// comparePixels compares the screenshot with a tile where the page draws
+// it (tl's rectangle), on a grid of sample points inside the visible part.
+func comparePixels(t *testing.T, shot, tile image.Image, key string, tl placedTile) {
+	t.Helper()
 	b := shot.Bounds()
 	compared, differ := 0, 0
 	for sy := 8; sy < 256; sy += 16 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"tilecache/internal/edgepath"
 	"tilecache/internal/grid"
 	"tilecache/internal/tilestore"
 )
@@ -74,6 +75,17 @@ func TestDocumentsAddressStoredTiles(t *testing.T) {
 			}
 			return prefix + "/" + unescape(t, rest)
 		}
+		// An edge path (XYZ, rows from the top) names the key the edge
+		// maps it to.
+		table := edgepath.TableOf(c)
+		edgeKey := func(path string) string {
+			t.Helper()
+			k, ok := edgepath.Map(path, table)
+			if !ok {
+				t.Fatalf("%s: the edge refuses it", path)
+			}
+			return prefix + unescape(t, k)
+		}
 		for _, tc := range cases {
 			l := testLayer(t, c, tc.layer)
 			set := tileSetOf(t, prefix, l.ID, tc.gridSet, tc.format, tc.params)
@@ -93,6 +105,18 @@ func TestDocumentsAddressStoredTiles(t *testing.T) {
 				}
 				tileJSONTemplate = tj.Tiles[0]
 			}
+			var tileJSONXYZTemplate string
+			if e.TileJSONXYZ != "" {
+				data, _ := mustGet(t, s, relKey(e.TileJSONXYZ))
+				var tj struct {
+					Tiles  []string
+					Scheme string
+				}
+				if err := json.Unmarshal(data, &tj); err != nil || len(tj.Tiles) != 1 || tj.Scheme != "xyz" {
+					t.Fatalf("%s: got tiles %v, scheme %s, err %v; want one template, xyz", e.TileJSONXYZ, tj.Tiles, tj.Scheme, err)
+				}
+				tileJSONXYZTemplate = tj.Tiles[0]
+			}
 			for _, tile := range tc.tiles {
 				z, x, y := int(tile[0]), tile[1], tile[2]
 				want := set.Key(z, x, y)
@@ -101,6 +125,16 @@ func TestDocumentsAddressStoredTiles(t *testing.T) {
 				}
 				if got := relKey(expand(e.Tiles, z, x, y)); got != want {
 					t.Errorf("index tiles %s at %d/%d/%d: got key %s, want %s", e.Tiles, z, x, y, got, want)
+				}
+				// Rows from the top for the XYZ forms.
+				top := e.Rows[z] - 1 - y
+				if got := edgeKey(expand(e.XYZ, z, x, top)[1:]); got != want {
+					t.Errorf("index xyz %s at %d/%d/%d: got key %s, want %s", e.XYZ, z, x, y, got, want)
+				}
+				if tileJSONXYZTemplate != "" {
+					if got := edgeKey(strings.TrimPrefix(expand(tileJSONXYZTemplate, z, x, top), baseURL)); got != want {
+						t.Errorf("TileJSON xyz tiles %s at %d/%d/%d: got key %s, want %s", tileJSONXYZTemplate, z, x, y, got, want)
+					}
 				}
 				if tileJSONTemplate != "" {
 					if got := absKey(expand(tileJSONTemplate, z, x, y)); got != want {

@@ -265,6 +265,13 @@ func escapeSegment(s string) string {
 	return strings.ReplaceAll(url.PathEscape(s), "+", "%2B")
 }
 
+// xyzPath returns the template of the tile set's tiles on the edge's XYZ
+// paths (rows from the top), without the key prefix:
+// "xyz/demo:world/EPSG:900913/png/default/{z}/{x}/{y}.png".
+func (d *description) xyzPath() string {
+	return "xyz/" + d.path() + "/" + d.tileTemplate()
+}
+
 // tileTemplate returns the path of the tiles below the tile set's path.
 func (d *description) tileTemplate() string {
 	return "{z}/{x}/{y}." + escapeSegment(d.set.Ext)

@@ -16,6 +16,12 @@
 // At the root of the store (under the key prefix), index.json lists every
 // tile set that has documents, with what a map page needs to show it, and
 // tms.xml is a TMS TileMapService listing the TileMap resources.
+// WMTSCapabilities.xml, at the root and under each layer's id, is the
+// WMTS 1.0.0 capabilities (RESTful, rows from the top on the CDN's /wmts/
+// paths), and ogcapi.json with the documents under ogcapi/ is the OGC API –
+// Tiles landing page, conformance, collections, tile sets and tile matrix
+// sets (see ogcapi.go; the edge maps their extensionless paths to these
+// keys).
 //
 // The documents are pure functions of the layer file (see describe), so a
 // [Publisher] can tell whether a stored document is current by reading it

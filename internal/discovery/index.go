@@ -47,7 +47,17 @@ type indexEntry struct {
 	MaxZoom     int       `json:"maxZoom"`
 	TileMap     string    `json:"tileMap"`
 	TileJSON    string    `json:"tileJSON,omitempty"`
-	Tiles       string    `json:"tiles"`
+	// TileJSONXYZ is the TileJSON document of the XYZ paths.
+	TileJSONXYZ string `json:"tileJSONXYZ,omitempty"`
+	// Tiles is the template of the stored keys (rows from the bottom).
+	Tiles string `json:"tiles"`
+	// XYZ is the template of the edge's XYZ paths (rows from the top).
+	XYZ string `json:"xyz"`
+	// Rows are the rows of every level of the grid set, from 0: a tile's
+	// row from the top is Rows[z]-1-y.
+	Rows []int64 `json:"rows"`
+	// WMTS is the layer's WMTS capabilities.
+	WMTS string `json:"wmts"`
 }
 
 // newIndexEntry describes d for index.json.
@@ -76,12 +86,19 @@ func newIndexEntry(d *description) indexEntry {
 		MaxZoom:      d.subset.MaxZoom,
 		TileMap:      rel + tileMapName,
 		Tiles:        rel + d.tileTemplate(),
+		XYZ:          "./" + d.xyzPath(),
+		WMTS:         "./" + escapeSegment(d.layer.ID) + "/" + wmtsName,
+	}
+	for z := range g.Levels() {
+		_, rows := g.Size(z)
+		e.Rows = append(e.Rows, rows)
 	}
 	if b, ok := d.wgs84Bounds(); ok {
 		e.Bounds = &b
 	}
 	if d.mercator {
 		e.TileJSON = rel + tileJSONName
+		e.TileJSONXYZ = rel + tileJSONXYZName
 	}
 	return e
 }

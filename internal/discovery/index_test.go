@@ -15,7 +15,7 @@ func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 // entryKeys are the members of an index.json entry, in order.
 var entryKeys = []string{"layer", "layerId", "title", "attribution", "gridSet", "srs", "format", "formatId", "ext",
 	"parametersId", "parameters", "tileWidth", "tileHeight", "origin", "extent", "bounds", "resolutions",
-	"minZoom", "maxZoom", "tileMap", "tileJSON", "tiles"}
+	"minZoom", "maxZoom", "tileMap", "tileJSON", "tileJSONXYZ", "tiles", "xyz", "rows", "wmts"}
 
 // objectKeys returns the member names of the JSON object in data, in order.
 func objectKeys(t testing.TB, data []byte) []string {
@@ -48,6 +48,8 @@ func TestIndex(t *testing.T) {
 	type want struct {
 		keys                     []string
 		tileMap, tileJSON, tiles string
+		xyz, wmts                string
+		rows0, rowsLast          int64
 		parameters               map[string]string
 		origin                   [2]float64
 		extent                   [4]float64
@@ -63,15 +65,21 @@ func TestIndex(t *testing.T) {
 	}{
 		{"web mercator", "demo:world", "EPSG:900913", "image/png", "default", nil, want{entryKeys,
 			"./demo:world/EPSG:900913/png/default/tilemapresource.xml", "./demo:world/EPSG:900913/png/default/tilejson.json",
-			"./demo:world/EPSG:900913/png/default/{z}/{x}/{y}.png", map[string]string{},
+			"./demo:world/EPSG:900913/png/default/{z}/{x}/{y}.png",
+			"./xyz/demo:world/EPSG:900913/png/default/{z}/{x}/{y}.png", "./demo:world/WMTSCapabilities.xml", 1, 1 << 30,
+			map[string]string{},
 			[2]float64{-20037508.34, -20037508.34}, [4]float64{-20037508.34, -20037508.34, 20037508.34, 20037508.34}, 31}},
 		{"EPSG:4326 with parameters: no TileJSON", "demo:world", "EPSG:4326", "image/jpeg", "0123abcd", map[string]string{"STYLES": "grid"},
-			want{without("tileJSON"),
+			want{without("tileJSON", "tileJSONXYZ"),
 				"./demo:world/EPSG:4326/jpeg/0123abcd/tilemapresource.xml", "",
-				"./demo:world/EPSG:4326/jpeg/0123abcd/{z}/{x}/{y}.jpeg", map[string]string{"STYLES": "grid"},
+				"./demo:world/EPSG:4326/jpeg/0123abcd/{z}/{x}/{y}.jpeg",
+				"./xyz/demo:world/EPSG:4326/jpeg/0123abcd/{z}/{x}/{y}.jpeg", "./demo:world/WMTSCapabilities.xml", 1, 1 << 21,
+				map[string]string{"STYLES": "grid"},
 				[2]float64{-180, -90}, [4]float64{-180, -90, 180, 90}, 22}},
-		{"custom CRS: no bounds, no TileJSON", "topo", "LAEA", "image/png8", "default", nil, want{without("bounds", "tileJSON"),
-			"./topo%2050/LAEA/png8/default/tilemapresource.xml", "", "./topo%2050/LAEA/png8/default/{z}/{x}/{y}.png", map[string]string{},
+		{"custom CRS: no bounds, no TileJSON", "topo", "LAEA", "image/png8", "default", nil, want{without("bounds", "tileJSON", "tileJSONXYZ"),
+			"./topo%2050/LAEA/png8/default/tilemapresource.xml", "", "./topo%2050/LAEA/png8/default/{z}/{x}/{y}.png",
+			"./xyz/topo%2050/LAEA/png8/default/{z}/{x}/{y}.png", "./topo%2050/WMTSCapabilities.xml", 5, 39,
+			map[string]string{},
 			[2]float64{2e6, 1e6}, [4]float64{2e6, 1e6, 7e6, 6e6}, 4}},
 	}
 	for _, tt := range tests {
@@ -110,6 +118,11 @@ func TestIndex(t *testing.T) {
 				t.Errorf("got tileMap %s, tileJSON %s, tiles %s; want %s, %s, %s",
 					e.TileMap, e.TileJSON, e.Tiles, tt.want.tileMap, tt.want.tileJSON, tt.want.tiles)
 			}
+			if e.XYZ != tt.want.xyz || e.WMTS != tt.want.wmts || len(e.Rows) != tt.want.levels || e.Rows[0] != tt.want.rows0 ||
+				e.Rows[len(e.Rows)-1] != tt.want.rowsLast {
+				t.Errorf("got xyz %s, wmts %s, rows %v; want %s, %s, %d levels from %d to %d rows",
+					e.XYZ, e.WMTS, e.Rows, tt.want.xyz, tt.want.wmts, tt.want.levels, tt.want.rows0, tt.want.rowsLast)
+			}
 			if e.ParametersID != tt.parametersID || len(e.Parameters) != len(tt.want.parameters) || e.Parameters["STYLES"] != tt.want.parameters["STYLES"] {
 				t.Errorf("got parameters %s %v, want %s %v", e.ParametersID, e.Parameters, tt.parametersID, tt.want.parameters)
 			}
@@ -120,7 +133,7 @@ func TestIndex(t *testing.T) {
 			// Resolved against index.json's URL, the relative paths stay
 			// below it: "./" keeps "demo:world" from reading as a scheme.
 			base, _ := url.Parse("https://cdn.example/index.json")
-			for _, ref := range []string{e.TileMap, e.Tiles} {
+			for _, ref := range []string{e.TileMap, e.Tiles, e.XYZ, e.WMTS} {
 				u, err := url.Parse(ref)
 				if err != nil || u.Scheme != "" {
 					t.Errorf("%s: got scheme %q, err %v; want a relative reference", ref, u.Scheme, err)

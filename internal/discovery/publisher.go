@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/tilestore"
 )
@@ -20,8 +23,10 @@ import (
 const (
 	tileMapName  = "tilemapresource.xml"
 	tileJSONName = "tilejson.json"
-	indexName    = "index.json"
-	tmsName      = "tms.xml"
+	// tileJSONXYZName is the TileJSON of the XYZ paths.
+	tileJSONXYZName = "tilejson-xyz.json"
+	indexName       = "index.json"
+	tmsName         = "tms.xml"
 )
 
 // The documents change when the layer file does, so CDNs keep them briefly.
@@ -61,7 +66,11 @@ type Store interface {
 //     objects ("{layerPrefix}parameters-", never its tiles) and one GET per
 //     parameters id in use; per configured layer × grid set × format ×
 //     parameters id one HEAD of its tilemapresource.xml; then a GET of
-//     index.json and of tms.xml and a PUT of each that changed.
+//     each root document (index.json, tms.xml, the WMTS capabilities at
+//     the root and per layer, the OGC API – Tiles documents: four, plus
+//     three per layer, one per layer and grid set and one per grid set)
+//     and a PUT of each that changed, and one LIST of ogcapi/ to delete
+//     the OGC API documents no longer rendered.
 //   - Refresh: a GET of index.json (to find tile sets no longer configured),
 //     RebuildIndex's LISTs and HEADs, then for each tile set with documents
 //     its Ensure GETs (and a HEAD of tilejson.json where none belongs), and
@@ -188,7 +197,7 @@ func (p *Publisher) Refresh(ctx context.Context) ([]string, error) {
 		if errors.Is(err, ErrUndescribable) {
 			p.log.Warn("no discovery documents for tile set", "layer", c.layer.Name, "grid_set", c.set.GridSetID,
 				"format", c.mime, "error", err)
-			keys, err := p.removeIfPresent(ctx, tileMapKey, c.set.Dir()+tileJSONName)
+			keys, err := p.removeIfPresent(ctx, tileMapKey, c.set.Dir()+tileJSONName, c.set.Dir()+tileJSONXYZName)
 			changed = append(changed, keys...)
 			return err
 		}
@@ -201,7 +210,7 @@ func (p *Publisher) Refresh(ctx context.Context) ([]string, error) {
 			return err
 		}
 		if !d.mercator { // the grid set may have been one
-			keys, err := p.removeIfPresent(ctx, c.set.Dir()+tileJSONName)
+			keys, err := p.removeIfPresent(ctx, c.set.Dir()+tileJSONName, c.set.Dir()+tileJSONXYZName)
 			changed = append(changed, keys...)
 			if err != nil {
 				return err
@@ -228,12 +237,14 @@ func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string,
 		return nil, fmt.Errorf("render %s of %s: %w", tileMapName, d.set.Dir(), err)
 	}
 	docs := []document{{d.set.Dir() + tileMapName, tm, xmlMeta}}
-	tj, ok, err := tileJSON(d, p.baseURL)
-	if err != nil {
-		return nil, fmt.Errorf("render %s of %s: %w", tileJSONName, d.set.Dir(), err)
-	}
-	if ok {
-		docs = append(docs, document{d.set.Dir() + tileJSONName, tj, jsonMeta})
+	for _, name := range [...]string{tileJSONName, tileJSONXYZName} {
+		tj, ok, err := tileJSON(d, p.baseURL, name == tileJSONXYZName)
+		if err != nil {
+			return nil, fmt.Errorf("render %s of %s: %w", name, d.set.Dir(), err)
+		}
+		if ok {
+			docs = append(docs, document{d.set.Dir() + name, tj, jsonMeta})
+		}
 	}
 	var changed []string
 	for _, doc := range docs {
@@ -290,6 +301,17 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 			same func(stored, fresh []byte) bool
 		}{document{tilestore.LayerPrefix(p.prefix, id) + wmtsName, data, xmlMeta}, nil})
 	}
+	// OGC API – Tiles: the landing page and everything under ogcapi/.
+	ogc, err := ogcAPIDocuments(ds, p.baseURL, grid.TileMatrixSetIDs(p.layers.GridSets()))
+	if err != nil {
+		return nil, fmt.Errorf("render the OGC API documents: %w", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(ogc)) {
+		docs = append(docs, struct {
+			document
+			same func(stored, fresh []byte) bool
+		}{document{p.rootKey(k), ogc[k], jsonMeta}, nil})
+	}
 	var changed []string
 	for _, doc := range docs {
 		ch, err := p.write(ctx, doc.document, doc.same)
@@ -299,6 +321,23 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 		if ch {
 			changed = append(changed, doc.key)
 		}
+	}
+	// OGC API documents no longer rendered (a layer or grid set gone).
+	var gone []string
+	err = p.tiles.List(ctx, p.rootKey(ogcDir), func(o tilestore.Object) error {
+		if _, ok := ogc[strings.TrimPrefix(o.Key, p.rootKey(""))]; !ok {
+			gone = append(gone, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return changed, fmt.Errorf("list the OGC API documents: %w", err)
+	}
+	if len(gone) > 0 {
+		if _, err := p.tiles.Delete(ctx, gone); err != nil {
+			return changed, fmt.Errorf("delete stale OGC API documents: %w", err)
+		}
+		changed = append(changed, gone...)
 	}
 	// A configured layer without tile sets any more has no capabilities.
 	var stale []string
@@ -371,7 +410,7 @@ func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
 		}
 		dir := tilestore.TileSet{SetName: tilestore.SetName{Layer: e.Layer, GridSetID: e.GridSet, FormatID: e.FormatID,
 			ParametersID: e.ParametersID}, Prefix: p.prefix, LayerID: e.LayerID}.Dir()
-		docs := []string{dir + tileMapName, dir + tileJSONName}
+		docs := []string{dir + tileMapName, dir + tileJSONName, dir + tileJSONXYZName}
 		if !p.layerConfigured(e.LayerID) {
 			docs = append(docs, tilestore.LayerPrefix(p.prefix, e.LayerID)+wmtsName)
 		}

@@ -26,6 +26,65 @@ func docKeys(layerID, gridSetID, formatID string, names ...string) []string {
 
 func sorted(keys []string) []string { return slices.Sorted(slices.Values(keys)) }
 
+// ogcKeys returns the keys of OGC API documents: "" is the landing page,
+// any other name a document under ogcapi/ (".json" added).
+func ogcKeys(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if n == "" {
+			out = append(out, prefix+"/"+ogcLandingName)
+		} else {
+			out = append(out, prefix+"/"+ogcDir+n+".json")
+		}
+	}
+	return out
+}
+
+// storedOGC lists the stored OGC API documents (under ogcapi/).
+func storedOGC(t testing.TB, s tilestore.Store) []string {
+	t.Helper()
+	var out []string
+	if err := s.List(t.Context(), prefix+"/"+ogcDir, func(o tilestore.Object) error {
+		out = append(out, o.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return sorted(out)
+}
+
+// wantOGC returns the OGC API documents of the default-parameter tile sets
+// "layerID/gridSet/format/parametersId" of an index: the root's four, a
+// collection, its list and a tile set per grid set for each layer, and a
+// tile matrix set per grid set (the built-in ones under their registered
+// ids).
+func wantOGC(index []string) []string {
+	tms := map[string]string{"EPSG:900913": "WebMercatorQuad", "EPSG:4326": "WorldCRS84Quad"}
+	seen := map[string]bool{}
+	out := ogcKeys("collections", "conformance", "tileMatrixSets")
+	add := func(k string) {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, ogcKeys(k)...)
+		}
+	}
+	for _, e := range index {
+		seg := strings.Split(e, "/")
+		if seg[3] != "default" {
+			continue
+		}
+		id := tms[seg[1]]
+		if id == "" {
+			id = seg[1]
+		}
+		add("collections/" + seg[0])
+		add("collections/" + seg[0] + "/map/tiles")
+		add("collections/" + seg[0] + "/map/tiles/" + id)
+		add("tileMatrixSets/" + id)
+	}
+	return sorted(out)
+}
+
 func checkKeys(t testing.TB, what string, got, want []string) {
 	t.Helper()
 	if !slices.Equal(sorted(got), sorted(want)) {
@@ -57,8 +116,10 @@ func TestEnsureIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := append(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName), prefix+"/"+indexName, prefix+"/"+tmsName,
-			prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName)
+		want := slices.Concat(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName, tileJSONXYZName),
+			[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+			ogcKeys("", "collections", "collections/demo:world", "collections/demo:world/map/tiles",
+				"collections/demo:world/map/tiles/WebMercatorQuad", "conformance", "tileMatrixSets", "tileMatrixSets/WebMercatorQuad"))
 		checkKeys(t, "first Ensure", got, want)
 		for _, k := range want {
 			_, meta := mustGet(t, s, k)
@@ -100,10 +161,12 @@ func TestEnsureRewritesWhenTheLayerChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		// tms.xml has no attribution: unchanged; the WMTS capabilities
-		// give it as the layer's abstract.
+		// give it as the layer's abstract, OGC API as the collection's
+		// description.
 		checkKeys(t, "Ensure after the attribution changed", got,
-			append(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName), prefix+"/"+indexName,
-				prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName))
+			slices.Concat(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName, tileJSONXYZName),
+				[]string{prefix + "/" + indexName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				ogcKeys("collections", "collections/demo:world")))
 		data, _ := mustGet(t, s, prefix+"/demo:world/EPSG:900913/png/default/"+tileJSONName)
 		var tj struct{ Attribution string }
 		if err := json.Unmarshal(data, &tj); err != nil || tj.Attribution != "&copy; tilecache" {
@@ -167,16 +230,20 @@ func TestRefresh(t *testing.T) {
 			name:   "removes the documents of a format no longer configured",
 			before: [][3]string{{"demo:world", "EPSG:900913", "image/png"}, {"demo:world", "EPSG:900913", "image/jpeg"}},
 			layers: withoutJPEG,
-			wantChanged: append(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName),
-				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName),
+			wantChanged: slices.Concat(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName, tileJSONXYZName),
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				// The tile set no longer links JPEG tiles, nor the API claims them.
+				ogcKeys("collections/demo:world/map/tiles/WebMercatorQuad", "conformance")),
 			wantIndex: []string{"demo:world/EPSG:900913/png/default"},
 		},
 		{
 			name:   "removes the documents of a layer no longer configured",
 			before: [][3]string{{"demo:world", "EPSG:4326", "image/png"}, {"topo", "LAEA", "image/png8"}},
 			layers: withoutTopo,
-			wantChanged: append(docKeys("topo 50", "LAEA", "png8", tileMapName),
-				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/topo 50/"+wmtsName),
+			wantChanged: slices.Concat(docKeys("topo 50", "LAEA", "png8", tileMapName),
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/topo 50/" + wmtsName},
+				ogcKeys("collections", "collections/topo 50", "collections/topo 50/map/tiles",
+					"collections/topo 50/map/tiles/LAEA", "tileMatrixSets", "tileMatrixSets/LAEA")),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default"},
 		},
 		{
@@ -185,8 +252,10 @@ func TestRefresh(t *testing.T) {
 			// The tiles keep the tile set found even without documents.
 			tiles:  []string{prefix + "/topo 50/TopLeftWhole/png8/default/0/0/0.png"},
 			layers: partial,
-			wantChanged: append(docKeys("topo 50", "TopLeftWhole", "png8", tileMapName),
-				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/topo 50/"+wmtsName),
+			wantChanged: slices.Concat(docKeys("topo 50", "TopLeftWhole", "png8", tileMapName),
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/topo 50/" + wmtsName},
+				ogcKeys("collections/topo 50/map/tiles", "collections/topo 50/map/tiles/TopLeftWhole",
+					"tileMatrixSets", "tileMatrixSets/TopLeftWhole")),
 			wantIndex: []string{"topo 50/LAEA/png8/default"},
 		},
 		{
@@ -194,9 +263,11 @@ func TestRefresh(t *testing.T) {
 			before: [][3]string{{"demo:world", "EPSG:900913", "image/png"}, {"demo:world", "EPSG:4326", "image/png"}},
 			layers: strings.Replace(testLayers, "title: Demo world", "title: The demo world", 1),
 			wantChanged: slices.Concat(
-				docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName),
+				docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName, tileJSONXYZName),
 				docKeys("demo:world", "EPSG:4326", "png", tileMapName),
-				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName}),
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				ogcKeys("collections", "collections/demo:world", "collections/demo:world/map/tiles",
+					"collections/demo:world/map/tiles/WebMercatorQuad", "collections/demo:world/map/tiles/WorldCRS84Quad")),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default", "demo:world/EPSG:900913/png/default"},
 		},
 		{
@@ -204,8 +275,10 @@ func TestRefresh(t *testing.T) {
 			before: [][3]string{{"demo:world", "EPSG:4326", "image/png"}},
 			tiles:  []string{prefix + "/demo:world/EPSG:900913/jpeg/default/3/1/2.jpeg"},
 			layers: testLayers,
-			wantChanged: append(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName),
-				prefix+"/"+indexName, prefix+"/"+tmsName, prefix+"/"+wmtsName, prefix+"/demo:world/"+wmtsName),
+			wantChanged: slices.Concat(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName, tileJSONXYZName),
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				ogcKeys("collections/demo:world/map/tiles", "collections/demo:world/map/tiles/WebMercatorQuad",
+					"conformance", "tileMatrixSets", "tileMatrixSets/WebMercatorQuad")),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default", "demo:world/EPSG:900913/jpeg/default"},
 		},
 	}
@@ -228,7 +301,8 @@ func TestRefresh(t *testing.T) {
 				}
 				checkKeys(t, "Refresh", got, tt.wantChanged)
 				for _, k := range got {
-					if strings.HasSuffix(k, tmsName) || strings.HasSuffix(k, indexName) || strings.HasSuffix(k, wmtsName) {
+					if strings.HasSuffix(k, tmsName) || strings.HasSuffix(k, indexName) || strings.HasSuffix(k, wmtsName) ||
+						strings.HasPrefix(k, prefix+"/"+ogcDir) {
 						continue
 					}
 					// A removed document is gone, a rewritten one is there.
@@ -239,6 +313,9 @@ func TestRefresh(t *testing.T) {
 				}
 				if got := storedIndex(t, s); !slices.Equal(sorted(got), tt.wantIndex) {
 					t.Errorf("index: got %q, want %q", got, tt.wantIndex)
+				}
+				if got, want := storedOGC(t, s), wantOGC(tt.wantIndex); !slices.Equal(got, want) {
+					t.Errorf("OGC API documents: got %q, want %q", got, want)
 				}
 				if again, err := p2.Refresh(t.Context()); err != nil || len(again) != 0 {
 					t.Errorf("second Refresh: got %q, %v; want no change", again, err)
@@ -272,7 +349,12 @@ func TestRebuildIndexAfterMassTruncate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkKeys(t, "RebuildIndex", got, []string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName})
+		checkKeys(t, "RebuildIndex", got, append([]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName},
+			ogcKeys("collections", "collections/demo:world", "collections/demo:world/map/tiles",
+				"collections/demo:world/map/tiles/WebMercatorQuad", "tileMatrixSets", "tileMatrixSets/WebMercatorQuad")...))
+		if got, want := storedOGC(t, s), wantOGC([]string{"topo 50/LAEA/png8/default"}); !slices.Equal(got, want) {
+			t.Errorf("OGC API documents: got %q, want %q", got, want)
+		}
 		if got, want := storedIndex(t, s), []string{"topo 50/LAEA/png8/default"}; !slices.Equal(got, want) {
 			t.Errorf("index: got %q, want %q", got, want)
 		}

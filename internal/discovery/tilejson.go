@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // tileJSONDoc is a TileJSON 3.0.0 document; field order is output order.
@@ -28,8 +29,11 @@ type tileJSONDoc struct {
 
 // tileJSON renders the tile set's TileJSON document; ok is false when the
 // tile set is not the usual Web Mercator pyramid, which is all TileJSON
-// can describe. scheme is "tms": y counts rows from the bottom.
-func tileJSON(d *description, baseURL string) (data []byte, ok bool, err error) {
+// can describe. With xyz false the tiles are the stored keys and scheme is
+// "tms" (y counts rows from the bottom); with xyz true they are the edge's
+// /xyz/ paths and scheme is "xyz" (rows from the top), which every
+// TileJSON reader takes, those that ignore scheme included.
+func tileJSON(d *description, baseURL string, xyz bool) (data []byte, ok bool, err error) {
 	if !d.mercator {
 		return nil, false, nil
 	}
@@ -52,6 +56,11 @@ func tileJSON(d *description, baseURL string) (data []byte, ok bool, err error) 
 		},
 		Format:   d.set.Ext,
 		TileSize: d.subset.GridSet.TileWidth,
+	}
+	if xyz {
+		doc.Scheme = "xyz"
+		doc.Tiles = []string{baseURL + "/" + d.xyzPath()}
+		doc.Description = strings.Replace(doc.Description, "from the bottom (TMS)", "from the top (XYZ)", 1)
 	}
 	data, err = marshalJSON(doc)
 	return data, err == nil, err

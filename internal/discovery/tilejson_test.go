@@ -2,9 +2,13 @@ package discovery
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
+
+	"tilecache/internal/layer"
 )
 
 func TestTileJSON(t *testing.T) {
@@ -28,57 +32,71 @@ func TestTileJSON(t *testing.T) {
 		{"custom grid: none", "topo", "LAEA", "image/png8", "", false, "", [2]int{}, [4]float64{}, [3]float64{}, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l := testLayer(t, c, tt.layer)
-			d, err := describe(l, tt.gridSet, tt.format, "default", nil, "prefix")
-			if err != nil {
-				t.Fatal(err)
+		for _, xyz := range []bool{false, true} {
+			// The XYZ form: the edge's /xyz/ paths, rows from the top.
+			wantScheme, wantTiles, wantNote := "tms", tt.wantTiles, "(TMS)"
+			if xyz {
+				wantScheme, wantNote = "xyz", "(XYZ)"
+				wantTiles = strings.Replace(wantTiles, tt.baseURL+"/", tt.baseURL+"/xyz/", 1)
 			}
-			data, ok, err := tileJSON(d, tt.baseURL)
-			if err != nil || ok != tt.wantOK {
-				t.Fatalf("got ok=%v, err=%v; want ok=%v", ok, err, tt.wantOK)
-			}
-			if !ok {
-				return
-			}
-			var doc struct {
-				TileJSON    string     `json:"tilejson"`
-				Name        string     `json:"name"`
-				Description string     `json:"description"`
-				Version     string     `json:"version"`
-				Attribution string     `json:"attribution"`
-				Scheme      string     `json:"scheme"`
-				Tiles       []string   `json:"tiles"`
-				MinZoom     int        `json:"minzoom"`
-				MaxZoom     int        `json:"maxzoom"`
-				Bounds      [4]float64 `json:"bounds"`
-				Center      [3]float64 `json:"center"`
-				Format      string     `json:"format"`
-				TileSize    int        `json:"tileSize"`
-			}
-			dec := json.NewDecoder(bytesReader(data))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&doc); err != nil {
-				t.Fatalf("TileJSON does not decode: %v\n%s", err, data)
-			}
-			if doc.TileJSON != "3.0.0" || doc.Scheme != "tms" || doc.Version != "1.0.0" || doc.Format != "png" || doc.TileSize != 256 {
-				t.Errorf("got tilejson %s, scheme %s, version %s, format %s, tileSize %d; want 3.0.0, tms, 1.0.0, png, 256",
-					doc.TileJSON, doc.Scheme, doc.Version, doc.Format, doc.TileSize)
-			}
-			if doc.Name != l.Title || doc.Attribution != tt.wantAttribution || doc.Description == "" {
-				t.Errorf("got name %q, attribution %q, description %q; want %q, %q, a description",
-					doc.Name, doc.Attribution, doc.Description, l.Title, tt.wantAttribution)
-			}
-			if !slices.Equal(doc.Tiles, []string{tt.wantTiles}) {
-				t.Errorf("tiles: got %q, want [%q]", doc.Tiles, tt.wantTiles)
-			}
-			if doc.MinZoom != tt.wantZooms[0] || doc.MaxZoom != tt.wantZooms[1] {
-				t.Errorf("zooms: got %d..%d, want %d..%d", doc.MinZoom, doc.MaxZoom, tt.wantZooms[0], tt.wantZooms[1])
-			}
-			if !approx(doc.Bounds[:], tt.wantBounds[:]) || !approx(doc.Center[:], tt.wantCenter[:]) {
-				t.Errorf("got bounds %v, center %v; want %v, %v", doc.Bounds, doc.Center, tt.wantBounds, tt.wantCenter)
-			}
-		})
+			t.Run(fmt.Sprintf("%s/%s", tt.name, wantScheme), func(t *testing.T) {
+				testTileJSON(t, testLayer(t, c, tt.layer), tt.gridSet, tt.format, tt.baseURL, xyz, tt.wantOK, wantScheme,
+					wantTiles, wantNote, tt.wantZooms, tt.wantBounds, tt.wantCenter, tt.wantAttribution)
+			})
+		}
+	}
+}
+
+func testTileJSON(t *testing.T, l *layer.Layer, gridSet, format, baseURL string, xyz, wantOK bool, wantScheme, wantTiles,
+	wantNote string, wantZooms [2]int, wantBounds [4]float64, wantCenter [3]float64, wantAttribution string) {
+	t.Helper()
+	d, err := describe(l, gridSet, format, "default", nil, "prefix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, ok, err := tileJSON(d, baseURL, xyz)
+	if err != nil || ok != wantOK {
+		t.Fatalf("got ok=%v, err=%v; want ok=%v", ok, err, wantOK)
+	}
+	if !ok {
+		return
+	}
+	var doc struct {
+		TileJSON    string     `json:"tilejson"`
+		Name        string     `json:"name"`
+		Description string     `json:"description"`
+		Version     string     `json:"version"`
+		Attribution string     `json:"attribution"`
+		Scheme      string     `json:"scheme"`
+		Tiles       []string   `json:"tiles"`
+		MinZoom     int        `json:"minzoom"`
+		MaxZoom     int        `json:"maxzoom"`
+		Bounds      [4]float64 `json:"bounds"`
+		Center      [3]float64 `json:"center"`
+		Format      string     `json:"format"`
+		TileSize    int        `json:"tileSize"`
+	}
+	dec := json.NewDecoder(bytesReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("TileJSON does not decode: %v\n%s", err, data)
+	}
+	if doc.TileJSON != "3.0.0" || doc.Scheme != wantScheme || doc.Version != "1.0.0" || doc.Format != "png" || doc.TileSize != 256 {
+		t.Errorf("got tilejson %s, scheme %s, version %s, format %s, tileSize %d; want 3.0.0, %s, 1.0.0, png, 256",
+			doc.TileJSON, doc.Scheme, doc.Version, doc.Format, doc.TileSize, wantScheme)
+	}
+	if doc.Name != l.Title || doc.Attribution != wantAttribution || !strings.Contains(doc.Description, wantNote) {
+		t.Errorf("got name %q, attribution %q, description %q; want %q, %q, a description",
+			doc.Name, doc.Attribution, doc.Description, l.Title, wantAttribution)
+	}
+	if !slices.Equal(doc.Tiles, []string{wantTiles}) {
+		t.Errorf("tiles: got %q, want [%q]", doc.Tiles, wantTiles)
+	}
+	if doc.MinZoom != wantZooms[0] || doc.MaxZoom != wantZooms[1] {
+		t.Errorf("zooms: got %d..%d, want %d..%d", doc.MinZoom, doc.MaxZoom, wantZooms[0], wantZooms[1])
+	}
+	if !approx(doc.Bounds[:], wantBounds[:]) || !approx(doc.Center[:], wantCenter[:]) {
+		t.Errorf("got bounds %v, center %v; want %v, %v", doc.Bounds, doc.Center, wantBounds, wantCenter)
 	}
 }
 

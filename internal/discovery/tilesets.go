@@ -109,7 +109,7 @@ var errStop = errors.New("stop listing")
 func (p *Publisher) hasTiles(ctx context.Context, set tilestore.TileSet) (bool, error) {
 	found := false
 	err := p.tiles.List(ctx, set.Dir(), func(o tilestore.Object) error {
-		if name := path.Base(o.Key); name == tileMapName || name == tileJSONName {
+		if name := path.Base(o.Key); name == tileMapName || name == tileJSONName || name == tileJSONXYZName {
 			return nil
 		}
 		found = true

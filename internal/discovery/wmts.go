@@ -206,23 +206,17 @@ func wmtsMatrixSet(g *grid.GridSet) wmtsMatrixSetXML {
 		code = 3857
 	}
 	set := wmtsMatrixSetXML{Identifier: g.ID, CRS: fmt.Sprintf("urn:ogc:def:crs:EPSG::%d", code)}
-	perUnit := 1.0
-	if g.EPSG == 4326 {
-		perUnit = metresPerDegree
-	}
-	for z := range g.Levels() {
-		cols, rows := g.Size(z)
-		top := g.TileExtent(z, 0, rows-1) // the top-left tile
-		corner := formatFloat(top.MinX) + " " + formatFloat(top.MaxY)
+	for _, m := range matrices(g) {
+		corner := formatFloat(m.left) + " " + formatFloat(m.top)
 		if g.EPSG == 4326 {
-			corner = formatFloat(top.MaxY) + " " + formatFloat(top.MinX)
+			corner = formatFloat(m.top) + " " + formatFloat(m.left)
 		}
 		set.Matrices = append(set.Matrices, wmtsMatrixXML{
-			Identifier: strconv.Itoa(z),
-			Scale:      strconv.FormatFloat(g.Resolutions[z]*perUnit/pixelSize, 'g', 17, 64),
+			Identifier: m.id,
+			Scale:      strconv.FormatFloat(m.scale, 'g', 17, 64),
 			TopLeft:    corner,
 			TileWidth:  g.TileWidth, TileHeight: g.TileHeight,
-			Width: cols, Height: rows,
+			Width: m.cols, Height: m.rows,
 		})
 	}
 	return set

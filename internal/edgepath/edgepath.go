@@ -1,17 +1,27 @@
-// Package edgepath maps the tile paths map clients ask a CDN for — WMTS
-// RESTful and XYZ, rows counted from the top — to the keys the tiles are
-// stored under (rows from the bottom, GeoWebCache's layout). The same
-// mapping runs at the edge, as a CloudFront Function (functions/edge),
-// and in `tilecache serve`; both pass one table of cases
+// Package edgepath maps the paths map clients ask a CDN for — WMTS
+// RESTful, XYZ and OGC API – Tiles, rows counted from the top — to the
+// keys the tiles are stored under (rows from the bottom, GeoWebCache's
+// layout). The same mapping runs at the edge, as a CloudFront Function
+// (functions/edge), and in `tilecache serve`; both pass one table of cases
 // (testdata/cases.json).
 //
 //	/wmts/{layer}/{gridSet}/{format}/{parametersId}/{TileMatrix}/{TileCol}/{TileRow}.{ext}
 //	/xyz/{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{y}.{ext}
+//	/ogcapi/collections/{layer}/map/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}.{format}
 //
-// both become /{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{rows(z)−1−y}.{ext}.
-// A path whose numbers are not written canonically (digits only, no
-// leading zero) or lie outside the grid set's level, columns or rows is
-// refused, so that it never reaches the store.
+// all become /{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{rows(z)−1−y}.{ext}
+// (OGC API – Tiles paths name the format by its short name, png8 say, and
+// have the default parameters). The grid set segment may also be the id of
+// the OGC registered tile matrix set a grid set is published as
+// ([grid.TileMatrixSetIDs]), WebMercatorQuad say. A path whose numbers are
+// not written canonically (digits only, no leading zero) or lie outside
+// the grid set's level, columns or rows is refused, so that it never
+// reaches the store.
+//
+// The other paths under /ogcapi are the OGC API – Tiles documents, stored
+// as JSON: /ogcapi and /ogcapi/ are /ogcapi.json, and any other path
+// /ogcapi/{p} (a trailing slash dropped) is /ogcapi/{p}.json unless it
+// ends in .json already.
 package edgepath
 
 import (
@@ -23,19 +33,26 @@ import (
 
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
+	"tilecache/internal/tilestore"
 )
 
 // Levels are the columns and rows of each level of a grid set.
 type Levels struct {
 	Cols, Rows []int64
+	// GridSet is the grid set's id when the table holds it under another
+	// id (a registered tile matrix set's), else "".
+	GridSet string
 }
 
 // Table holds the levels of each grid set by id.
 type Table map[string]Levels
 
-// NewTable returns the levels of grid sets.
+// NewTable returns the levels of grid sets, under their ids and under the
+// registered tile matrix set ids they are published as
+// ([grid.TileMatrixSetIDs]).
 func NewTable(sets []*grid.GridSet) Table {
 	t := Table{}
+	ids := grid.TileMatrixSetIDs(sets)
 	for _, g := range sets {
 		var l Levels
 		for z := range g.Levels() {
@@ -43,12 +60,17 @@ func NewTable(sets []*grid.GridSet) Table {
 			l.Cols, l.Rows = append(l.Cols, c), append(l.Rows, r)
 		}
 		t[g.ID] = l
+		if id := ids[g.ID]; id != g.ID {
+			l.GridSet = g.ID
+			t[id] = l
+		}
 	}
 	return t
 }
 
 // Encode writes a grid set's levels as the edge function reads them from
-// its key-value store: "c0,c1,…;r0,r1,…".
+// its key-value store: "c0,c1,…;r0,r1,…", and ";{gridSet}" after them for
+// an entry under another id.
 func (l Levels) Encode() string {
 	join := func(v []int64) string {
 		s := make([]string, len(v))
@@ -57,14 +79,25 @@ func (l Levels) Encode() string {
 		}
 		return strings.Join(s, ",")
 	}
-	return join(l.Cols) + ";" + join(l.Rows)
+	s := join(l.Cols) + ";" + join(l.Rows)
+	if l.GridSet != "" {
+		s += ";" + l.GridSet
+	}
+	return s
 }
 
 // Decode reads what Encode wrote.
 func Decode(s string) (Levels, bool) {
-	cols, rows, ok := strings.Cut(s, ";")
-	if !ok {
+	parts := strings.Split(s, ";")
+	if len(parts) != 2 && len(parts) != 3 {
 		return Levels{}, false
+	}
+	cols, rows := parts[0], parts[1]
+	gridSet := ""
+	if len(parts) == 3 {
+		if gridSet = parts[2]; gridSet == "" {
+			return Levels{}, false
+		}
 	}
 	split := func(s string) ([]int64, bool) {
 		var out []int64
@@ -82,50 +115,92 @@ func Decode(s string) (Levels, bool) {
 	if !ok1 || !ok2 || len(c) != len(r) {
 		return Levels{}, false
 	}
-	return Levels{Cols: c, Rows: r}, true
+	return Levels{Cols: c, Rows: r, GridSet: gridSet}, true
 }
 
 // Prefixes are the first segments of the paths Map takes.
-var Prefixes = []string{"/wmts/", "/xyz/"}
+var Prefixes = []string{"/wmts/", "/xyz/", "/ogcapi/"}
 
-// Map returns the stored key's path of a WMTS or XYZ tile path; ok is
-// false for any other path and for a tile that cannot exist. Segments
-// are kept as they are written (percent-encoding included), so that the
-// key is the one the store would be asked for by its own path.
+// ogcPrefix starts the OGC API – Tiles paths, the documents' and the
+// tiles'; ogcTiles starts a tile's path after ogcPrefix.
+const (
+	ogcPrefix = "/ogcapi"
+	ogcTiles  = "/ogcapi/collections/"
+)
+
+// Map returns the stored key's path of an edge path (see the package
+// documentation); ok is false for any other path and for a tile that
+// cannot exist. Segments are kept as they are written (percent-encoding
+// included), so that the key is the one the store would be asked for by
+// its own path.
 func Map(path string, t Table) (key string, ok bool) {
-	var rest string
-	for _, p := range Prefixes {
-		if r, found := strings.CutPrefix(path, p); found {
-			rest, ok = r, true
+	if path == ogcPrefix || path == ogcPrefix+"/" {
+		return ogcPrefix + ".json", true
+	}
+	for _, p := range Prefixes[:2] {
+		if rest, found := strings.CutPrefix(path, p); found {
+			seg := strings.Split(rest, "/")
+			if len(seg) != 7 {
+				return "", false
+			}
+			name, ext, found := strings.Cut(seg[6], ".")
+			if !found {
+				return "", false
+			}
+			return tileKey(t, seg[0], seg[1], seg[2], seg[3], seg[4], seg[5], name, ext)
 		}
 	}
-	if !ok {
+	rest, found := strings.CutPrefix(path, ogcPrefix+"/")
+	if !found {
 		return "", false
 	}
-	seg := strings.Split(rest, "/")
-	if len(seg) != 7 {
-		return "", false
+	if seg := strings.Split(strings.TrimPrefix(path, ogcTiles), "/"); strings.HasPrefix(path, ogcTiles) &&
+		len(seg) == 7 && seg[1] == "map" && seg[2] == "tiles" {
+		name, format, found := strings.Cut(seg[6], ".")
+		ext, known := tilestore.FormatExt(format)
+		if !found || !known {
+			return "", false
+		}
+		return tileKey(t, seg[0], seg[3], format, tilestore.DefaultParametersID, seg[4], name, seg[5], ext)
 	}
-	for _, s := range seg[:4] {
+	rest = strings.TrimSuffix(rest, "/")
+	for _, s := range strings.Split(rest, "/") {
 		if s == "" || s == "." || s == ".." {
 			return "", false
 		}
 	}
-	name, ext, found := strings.Cut(seg[6], ".")
-	if !found || ext == "" || !canonical(seg[4]) || !canonical(seg[5]) || !canonical(name) {
+	if !strings.HasSuffix(rest, ".json") {
+		rest += ".json"
+	}
+	return ogcPrefix + "/" + rest, true
+}
+
+// tileKey returns the stored key's path of a tile whose row counts from
+// the top, or false when the numbers are not canonical or out of the grid
+// set (looked up in t by gridSet, which may be an alias).
+func tileKey(t Table, layerID, gridSet, format, parametersID, zs, xs, ys, ext string) (string, bool) {
+	for _, s := range []string{layerID, gridSet, format, parametersID} {
+		if s == "" || s == "." || s == ".." {
+			return "", false
+		}
+	}
+	if ext == "" || !canonical(zs) || !canonical(xs) || !canonical(ys) {
 		return "", false
 	}
-	levels, known := t[seg[1]]
+	levels, known := t[gridSet]
 	if !known {
 		return "", false
 	}
-	z, err1 := strconv.Atoi(seg[4])
-	x, err2 := strconv.ParseInt(seg[5], 10, 64)
-	y, err3 := strconv.ParseInt(name, 10, 64)
+	if levels.GridSet != "" {
+		gridSet = levels.GridSet
+	}
+	z, err1 := strconv.Atoi(zs)
+	x, err2 := strconv.ParseInt(xs, 10, 64)
+	y, err3 := strconv.ParseInt(ys, 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil || z >= len(levels.Rows) || x >= levels.Cols[z] || y >= levels.Rows[z] {
 		return "", false
 	}
-	return "/" + strings.Join(seg[:4], "/") + "/" + seg[4] + "/" + seg[5] + "/" +
+	return "/" + layerID + "/" + gridSet + "/" + format + "/" + parametersID + "/" + zs + "/" + xs + "/" +
 		strconv.FormatInt(levels.Rows[z]-1-y, 10) + "." + ext, true
 }
 
@@ -149,7 +224,7 @@ func canonical(s string) bool {
 func Handler(t Table, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
-		edge := false
+		edge := p == ogcPrefix
 		for _, pre := range Prefixes {
 			edge = edge || strings.HasPrefix(p, pre)
 		}
@@ -175,16 +250,5 @@ func Handler(t Table, next http.Handler) http.Handler {
 // TableOf returns the table of the grid sets of a layer catalogue's
 // layers.
 func TableOf(c *layer.Catalogue) Table {
-	seen := map[string]bool{}
-	var sets []*grid.GridSet
-	for _, name := range c.Names() {
-		l, _ := c.Layer(name)
-		for _, s := range l.Subsets {
-			if !seen[s.GridSet.ID] {
-				seen[s.GridSet.ID] = true
-				sets = append(sets, s.GridSet)
-			}
-		}
-	}
-	return NewTable(sets)
+	return NewTable(c.GridSets())
 }

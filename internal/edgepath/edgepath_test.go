@@ -55,23 +55,28 @@ func TestMapCases(t *testing.T) {
 	}
 }
 
-// TestTableOfBuiltins: the case table's built-in grid sets are those the
-// service writes for the edge.
+// TestTableOfBuiltins: the case table's entries for the built-in grid sets,
+// and for the registered tile matrix sets they are published as, are those
+// the service writes for the edge.
 func TestTableOfBuiltins(t *testing.T) {
 	_, ct := loadCases(t)
-	for _, g := range grid.Builtins() {
-		got := NewTable([]*grid.GridSet{g})[g.ID].Encode()
-		if want, ok := ct.Table[g.ID]; ok && got != want {
-			t.Errorf("%s: NewTable encodes %q, the case table has %q", g.ID, got, want)
+	table := NewTable(grid.Builtins())
+	if len(table) != 4 {
+		t.Errorf("the built-in grid sets give %d entries, want 4 (two grid sets, two registered ids)", len(table))
+	}
+	for id, l := range table {
+		got := l.Encode()
+		if want, ok := ct.Table[id]; !ok || got != want {
+			t.Errorf("%s: NewTable encodes %q, the case table has %q", id, got, want)
 		}
 		if len(got) > 1024 {
-			t.Errorf("%s: %d bytes, more than a CloudFront KeyValueStore value holds (1 KB)", g.ID, len(got))
+			t.Errorf("%s: %d bytes, more than a CloudFront KeyValueStore value holds (1 KB)", id, len(got))
 		}
 	}
 }
 
 func TestDecodeRefusesMalformed(t *testing.T) {
-	for _, s := range []string{"", "1,2", "1,2;1", "1,x;1,2", "0;1", "1;-1", ";"} {
+	for _, s := range []string{"", "1,2", "1,2;1", "1,x;1,2", "0;1", "1;-1", ";", "1;1;", "1;1;a;b"} {
 		if _, ok := Decode(s); ok {
 			t.Errorf("Decode(%q) accepted", s)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -25,11 +26,17 @@ type Catalogue struct {
 	names  []string
 }
 
-// Layer returns the named layer.
 // ReservedID is the first key segment of the service's own objects in the
 // tile store (the areas of requests, say); no layer may have it as its id.
 const ReservedID = "_tilecache"
 
+// edgeIDs are the first path segments the CDN's edge function maps to
+// other keys (WMTS, XYZ and OGC API – Tiles paths, see
+// internal/edgepath), and the OGC API landing page's key: a layer with one
+// of them as its id could not be served.
+var edgeIDs = []string{"wmts", "xyz", "ogcapi", "ogcapi.json"}
+
+// Layer returns the named layer.
 func (c *Catalogue) Layer(name string) (*Layer, bool) {
 	l, ok := c.layers[name]
 	return l, ok
@@ -48,6 +55,22 @@ func (c *Catalogue) ByID(id string) (*Layer, bool) {
 
 // Names returns the layer names in configuration order.
 func (c *Catalogue) Names() []string { return append([]string(nil), c.names...) }
+
+// GridSets returns the grid sets the layers use, each once, in the order of
+// the layers and their subsets.
+func (c *Catalogue) GridSets() []*grid.GridSet {
+	seen := map[string]bool{}
+	var sets []*grid.GridSet
+	for _, name := range c.names {
+		for _, s := range c.layers[name].Subsets {
+			if !seen[s.GridSet.ID] {
+				seen[s.GridSet.ID] = true
+				sets = append(sets, s.GridSet)
+			}
+		}
+	}
+	return sets
+}
 
 // Demo returns the bundled demo catalogue.
 func Demo() (*Catalogue, error) { return Parse(demoConfig, "bundled demo config") }
@@ -227,6 +250,9 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	}
 	if l.ID == ReservedID {
 		fail("id %q is reserved for the service's own objects in the store; give the layer another id", l.ID)
+	}
+	if slices.Contains(edgeIDs, l.ID) {
+		fail("id %q is a path the CDN maps to other keys (%s); give the layer another id", l.ID, strings.Join(edgeIDs, ", "))
 	}
 	switch len(ld.Metatiling) {
 	case 0:

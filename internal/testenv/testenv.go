@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -189,5 +190,39 @@ func RequireOWSLib(t testing.TB) string {
 		t.Fatalf("OWSLib is missing but TILECACHE_REQUIRE_DEVSTACK=1: run infra/browser/install.sh")
 	}
 	t.Skip("OWSLib is missing: install it with infra/browser/install.sh to run the WMTS client test")
+	return ""
+}
+
+// RequireOpenLayers returns the directory holding OpenLayers' full build
+// (ol.js and ol.css, from the npm package ol): $TILECACHE_OPENLAYERS, else
+// the newest version infra/browser/install.sh put under
+// ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/. It skips
+// like RequireChromium when there is none.
+func RequireOpenLayers(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping browser test under -short")
+	}
+	dir := os.Getenv("TILECACHE_OPENLAYERS")
+	if dir == "" {
+		cache := os.Getenv("TILECACHE_CACHE")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache", "tilecache")
+		}
+		found, _ := filepath.Glob(filepath.Join(cache, "tools", "openlayers", "*", "ol.js"))
+		if len(found) > 0 {
+			dir = filepath.Dir(found[len(found)-1])
+		}
+	}
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "ol.js")); err == nil {
+			return dir
+		}
+	}
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf("OpenLayers (ol.js) is missing but TILECACHE_REQUIRE_DEVSTACK=1: run infra/browser/install.sh")
+	}
+	t.Skip("OpenLayers (ol.js) is missing: install it with infra/browser/install.sh to run the WMTS map page test")
 	return ""
 }

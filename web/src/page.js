@@ -2,11 +2,15 @@
 // tiles) and shows one on a Leaflet map. Every grid is described to Leaflet
 // by the index alone: resolutions per level and the bottom-left origin of
 // tile (0, 0); tile rows are counted from the bottom, as in the keys.
-// URL hash: #set=N&z=Z&lat=..&lon=.. selects a tile set, a level and a
-// centre. <body data-ready="N"> is set once tile set N's tiles loaded.
+// URL hash: #set=N&z=Z&lat=..&lon=..&source=S selects a tile set, a
+// level, a centre and how tiles are asked for: S is tms (the stored keys,
+// the default), xyz (the CDN's /xyz/ paths, rows counted from the top) or
+// wmts (the ResourceURL of the layer's WMTS capabilities, rows from the
+// top). <body data-ready="N"> is set once tile set N's tiles loaded.
 (function () {
   'use strict';
   var select = document.getElementById('tileset');
+  var sourceSelect = document.getElementById('source');
   var info = document.getElementById('info');
   var cursor = document.getElementById('cursor');
   var base = location.href.replace(/[#?].*$/, '').replace(/[^/]*$/, '');
@@ -62,15 +66,19 @@
       crs.projection.unproject(L.point(ts.extent[2], ts.extent[3])));
   }
 
-  // KeyTiles asks for the keys of the tile set's coverage only: Leaflet's
-  // row r is the key's row -r - 1.
+  // KeyTiles asks for the tiles of the tile set's coverage only: Leaflet's
+  // row r is the key's row -r - 1; with flip, the URL counts rows from the
+  // top (XYZ and WMTS paths): rows(z) - 1 - key's row.
   var KeyTiles = L.TileLayer.extend({
-    initialize: function (url, ts, options) {
+    initialize: function (url, ts, flip, options) {
       this._ts = ts;
+      this._flip = flip;
       L.TileLayer.prototype.initialize.call(this, url, options);
     },
     getTileUrl: function (c) {
-      return this._url.replace('{z}', c.z).replace('{x}', c.x).replace('{y}', -c.y - 1);
+      var y = -c.y - 1;
+      if (this._flip) y = this._ts.rows[c.z] - 1 - y;
+      return this._url.replace('{z}', c.z).replace('{x}', c.x).replace('{y}', y);
     },
     _isValidTile: function (c) {
       var ts = this._ts, r = ts.resolutions[c.z];
@@ -83,6 +91,40 @@
     }
   });
 
+  // wmtsTemplate reads the layer's WMTS capabilities and returns its
+  // ResourceURL for the tile set's format, with the tile matrix set and
+  // style filled in and {z}/{x}/{y} for the tile.
+  function wmtsTemplate(ts) {
+    return fetch(rel(ts.wmts), { cache: 'no-cache' }).then(function (r) {
+      if (!r.ok) throw new Error(ts.wmts + ': HTTP ' + r.status);
+      return r.text();
+    }).then(function (text) {
+      var doc = new DOMParser().parseFromString(text, 'application/xml');
+      var OWS = 'http://www.opengis.net/ows/1.1', WMTS = 'http://www.opengis.net/wmts/1.0';
+      var layers = doc.getElementsByTagNameNS(WMTS, 'Layer');
+      for (var i = 0; i < layers.length; i++) {
+        var id = layers[i].getElementsByTagNameNS(OWS, 'Identifier')[0];
+        if (!id || id.textContent !== ts.layerId) continue;
+        var urls = layers[i].getElementsByTagNameNS(WMTS, 'ResourceURL');
+        for (var j = 0; j < urls.length; j++) {
+          if (urls[j].getAttribute('format') === ts.format && urls[j].getAttribute('resourceType') === 'tile') {
+            return urls[j].getAttribute('template')
+              .replace('{TileMatrixSet}', encodeURIComponent(ts.gridSet)).replace('{Style}', encodeURIComponent(ts.parametersId))
+              .replace('{TileMatrix}', '{z}').replace('{TileCol}', '{x}').replace('{TileRow}', '{y}');
+          }
+        }
+      }
+      throw new Error(ts.wmts + ' has no ' + ts.format + ' tiles of layer ' + ts.layerId);
+    });
+  }
+
+  // tileURL returns (a promise of) the tile URL template of a source.
+  function tileURL(ts, source) {
+    if (source === 'xyz') return Promise.resolve(rel(ts.xyz));
+    if (source === 'wmts') return wmtsTemplate(ts);
+    return Promise.resolve(rel(ts.tiles));
+  }
+
   function label(ts) {
     var p = Object.keys(ts.parameters || {}).map(function (k) { return k + '=' + ts.parameters[k]; }).join('&');
     return (ts.title || ts.layer) + ' · ' + ts.gridSet + ' · ' + ts.format + (p ? ' · ' + p : '');
@@ -90,6 +132,8 @@
 
   function show(i, h) {
     var ts = sets[i];
+    var source = ['tms', 'xyz', 'wmts'].indexOf(h.source) >= 0 ? h.source : sourceSelect.value;
+    sourceSelect.value = source;
     document.body.removeAttribute('data-ready');
     if (map) { map.remove(); map = null; }
     var crs = crsOf(ts);
@@ -98,14 +142,6 @@
     // means what is shown is final).
     map = L.map('map', { crs: crs, minZoom: 0, maxZoom: ts.maxZoom, zoomSnap: 1, fadeAnimation: false });
     map.attributionControl.setPrefix(false);
-    layer = new KeyTiles(rel(ts.tiles), ts, {
-      tileSize: L.point(ts.tileWidth, ts.tileHeight), minZoom: 0, maxZoom: ts.maxZoom,
-      minNativeZoom: ts.minZoom, maxNativeZoom: ts.maxZoom, bounds: bounds, noWrap: true,
-      attribution: ts.attribution ? ts.attribution.replace(/[<>&]/g, '') : '', errorTileUrl: transparent
-    });
-    layer.on('tileerror', function () { /* not seeded yet: normal */ });
-    layer.on('load', function () { document.body.setAttribute('data-ready', String(i)); });
-    layer.addTo(map);
     if (h.z !== undefined && h.lat !== undefined && h.lon !== undefined) {
       map.setView([+h.lat, +h.lon], +h.z);
     } else if (h.z !== undefined) {
@@ -113,22 +149,38 @@
     } else {
       map.fitBounds(bounds);
     }
+    var shown = map;
+    tileURL(ts, source).then(function (url) {
+      if (map !== shown) return; // another tile set or source was chosen meanwhile
+      layer = new KeyTiles(url, ts, source !== 'tms', {
+        tileSize: L.point(ts.tileWidth, ts.tileHeight), minZoom: 0, maxZoom: ts.maxZoom,
+        minNativeZoom: ts.minZoom, maxNativeZoom: ts.maxZoom, bounds: bounds, noWrap: true,
+        attribution: ts.attribution ? ts.attribution.replace(/[<>&]/g, '') : '', errorTileUrl: transparent
+      });
+      layer.on('tileerror', function () { /* not seeded yet: normal */ });
+      layer.on('load', function () { document.body.setAttribute('data-ready', String(i)); });
+      layer.addTo(map);
+      info.textContent = '';
+      var links = [['tiles', url], ['TMS', ts.tileMap && rel(ts.tileMap)], ['TileJSON', ts.tileJSON && rel(ts.tileJSON)],
+        ['TileJSON (XYZ)', ts.tileJSONXYZ && rel(ts.tileJSONXYZ)], ['WMTS', ts.wmts && rel(ts.wmts)]];
+      links.forEach(function (l) {
+        if (!l[1]) return;
+        var a = document.createElement('a');
+        a.href = l[0] === 'tiles' ? '#' : l[1];
+        a.textContent = l[0] === 'tiles' ? l[1] : l[0];
+        if (l[0] === 'tiles') a.removeAttribute('href');
+        info.appendChild(a);
+        info.appendChild(document.createTextNode('  '));
+      });
+    }).catch(function (err) {
+      info.textContent = 'cannot show the ' + source + ' source: ' + err.message;
+      console.error(err);
+    });
     map.on('mousemove', function (e) {
       var z = map.getZoom(), r = ts.resolutions[z], p = crs.projection.project(e.latlng);
       var x = Math.floor((p.x - ts.origin[0]) / (ts.tileWidth * r));
       var y = Math.floor((p.y - ts.origin[1]) / (ts.tileHeight * r));
       cursor.textContent = z + '/' + x + '/' + y + '  (' + p.x.toFixed(2) + ', ' + p.y.toFixed(2) + ')';
-    });
-    info.textContent = '';
-    var links = [['tiles', rel(ts.tiles)], ['TMS', ts.tileMap && rel(ts.tileMap)], ['TileJSON', ts.tileJSON && rel(ts.tileJSON)]];
-    links.forEach(function (l) {
-      if (!l[1]) return;
-      var a = document.createElement('a');
-      a.href = l[0] === 'tiles' ? '#' : l[1];
-      a.textContent = l[0] === 'tiles' ? l[1] : l[0];
-      if (l[0] === 'tiles') a.removeAttribute('href');
-      info.appendChild(a);
-      info.appendChild(document.createTextNode('  '));
     });
   }
 
@@ -147,6 +199,7 @@
     var h = hash(), i = Math.max(0, Math.min(sets.length - 1, parseInt(h.set || '0', 10) || 0));
     select.value = String(i);
     select.addEventListener('change', function () { show(+select.value, {}); });
+    sourceSelect.addEventListener('change', function () { show(+select.value, { source: sourceSelect.value }); });
     window.addEventListener('hashchange', function () {
       var h = hash(), j = parseInt(h.set || '0', 10) || 0;
       select.value = String(j);
