@@ -77,9 +77,11 @@ async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
     }
     var grid;
     try {
-        grid = levels(await kvs.get(gridSet));
+        // The store knows grid sets by their ids; a client may have
+        // escaped one (EPSG%3A4326).
+        grid = levels(await kvs.get(decodeURIComponent(gridSet)));
     } catch (e) {
-        return notFound(); // no such grid set
+        return notFound(); // no such grid set, or a malformed escape
     }
     var z = Number(zs);
     var x = Number(xs);

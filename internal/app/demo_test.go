@@ -121,7 +121,7 @@ func TestDemoPageShowsTheStoredTiles(t *testing.T) {
 
 	// The EPSG:4326 grid: level 0 is two columns, one row.
 	geo := set("EPSG:4326")
-	page.Eval(t, fmt.Sprintf(`location.hash = "set=%d&z=0"; ""`, geo))
+	page.Eval(t, fmt.Sprintf(`location.hash = "set=%d&z=0&source=tms"; ""`, geo))
 	page.WaitFor(t, fmt.Sprintf(`body[data-ready="%d"]`, geo))
 	tiles = wantTiles(t, a, page, stored, "demo:world/EPSG:4326/png/default/0/")
 	var srcs []string

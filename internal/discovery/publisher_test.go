@@ -277,8 +277,9 @@ func TestRefresh(t *testing.T) {
 			layers: testLayers,
 			wantChanged: slices.Concat(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName, tileJSONXYZName),
 				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
-				ogcKeys("collections/demo:world/map/tiles", "collections/demo:world/map/tiles/WebMercatorQuad",
-					"conformance", "tileMatrixSets", "tileMatrixSets/WebMercatorQuad")),
+				ogcKeys("collections/demo:world/map/tiles",
+					"collections/demo:world/map/tiles/WebMercatorQuad", "conformance", "tileMatrixSets",
+					"tileMatrixSets/WebMercatorQuad")),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default", "demo:world/EPSG:900913/jpeg/default"},
 		},
 	}

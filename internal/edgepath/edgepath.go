@@ -187,7 +187,13 @@ func tileKey(t Table, layerID, gridSet, format, parametersID, zs, xs, ys, ext st
 	if ext == "" || !canonical(zs) || !canonical(xs) || !canonical(ys) {
 		return "", false
 	}
-	levels, known := t[gridSet]
+	// The table knows grid sets by their ids; a client may have escaped
+	// one (EPSG%3A4326).
+	id, err := url.PathUnescape(gridSet)
+	if err != nil {
+		return "", false
+	}
+	levels, known := t[id]
 	if !known {
 		return "", false
 	}

@@ -91,6 +91,9 @@
     }
   });
 
+  // segment escapes a path segment as the documents do (':' kept).
+  function segment(s) { return encodeURIComponent(s).replace(/%3A/gi, ':'); }
+
   // wmtsTemplate reads the layer's WMTS capabilities and returns its
   // ResourceURL for the tile set's format, with the tile matrix set and
   // style filled in and {z}/{x}/{y} for the tile.
@@ -109,7 +112,7 @@
         for (var j = 0; j < urls.length; j++) {
           if (urls[j].getAttribute('format') === ts.format && urls[j].getAttribute('resourceType') === 'tile') {
             return urls[j].getAttribute('template')
-              .replace('{TileMatrixSet}', encodeURIComponent(ts.gridSet)).replace('{Style}', encodeURIComponent(ts.parametersId))
+              .replace('{TileMatrixSet}', segment(ts.gridSet)).replace('{Style}', segment(ts.parametersId))
               .replace('{TileMatrix}', '{z}').replace('{TileCol}', '{x}').replace('{TileRow}', '{y}');
           }
         }
