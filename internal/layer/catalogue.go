@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -22,8 +21,10 @@ var demoConfig []byte
 
 // Catalogue is the set of configured layers. It is immutable once loaded.
 type Catalogue struct {
-	layers map[string]*Layer
-	names  []string
+	layers   map[string]*Layer
+	names    []string
+	gridSets map[string]*grid.GridSet // built in and custom, by id
+	gridInfo map[string]GridSetInfo   // custom grid sets' entries
 }
 
 // ReservedID is the first key segment of the service's own objects in the
@@ -72,6 +73,14 @@ func (c *Catalogue) GridSets() []*grid.GridSet {
 	return sets
 }
 
+// GridSet returns the grid set with the given id, built in or defined in
+// the layer file (whether a layer uses it or not), and what its entry says
+// beyond the grid (the zero GridSetInfo for a built-in one).
+func (c *Catalogue) GridSet(id string) (*grid.GridSet, GridSetInfo, bool) {
+	g, ok := c.gridSets[id]
+	return g, c.gridInfo[id], ok
+}
+
 // Demo returns the bundled demo catalogue.
 func Demo() (*Catalogue, error) { return Parse(demoConfig, "bundled demo config") }
 
@@ -93,29 +102,41 @@ type fileDoc struct {
 }
 
 type gridSetDoc struct {
-	ID          string    `yaml:"id"`
-	EPSG        int       `yaml:"epsg"`
-	Extent      []float64 `yaml:"extent"`
-	TileWidth   int       `yaml:"tileWidth"`
-	TileHeight  int       `yaml:"tileHeight"`
-	Resolutions []float64 `yaml:"resolutions"`
-	TopLeft     bool      `yaml:"alignTopLeft"`
+	ID                string    `yaml:"id"`
+	Description       string    `yaml:"description"`
+	EPSG              int       `yaml:"epsg"`
+	Extent            []float64 `yaml:"extent"`
+	TileWidth         int       `yaml:"tileWidth"`
+	TileHeight        int       `yaml:"tileHeight"`
+	Resolutions       []float64 `yaml:"resolutions"`
+	ScaleDenominators []float64 `yaml:"scaleDenominators"`
+	MetersPerUnit     *float64  `yaml:"metersPerUnit"`
+	PixelSize         *float64  `yaml:"pixelSize"`
+	ScaleNames        []string  `yaml:"scaleNames"`
+	TopLeft           bool      `yaml:"alignTopLeft"`
+	YCoordinateFirst  bool      `yaml:"yCoordinateFirst"`
 }
 
 type layerDoc struct {
-	Name             string       `yaml:"name"`
-	ID               string       `yaml:"id"`
-	Title            string       `yaml:"title"`
-	Attribution      string       `yaml:"attribution"`
-	GridSubsets      []subsetDoc  `yaml:"gridSubsets"`
-	Formats          []string     `yaml:"formats"`
-	Metatiling       []int        `yaml:"metatiling"`
-	Gutter           int          `yaml:"gutter"`
-	ParameterFilters []filterDoc  `yaml:"parameterFilters"`
-	CacheControl     string       `yaml:"cacheControl"`
-	RenderOnMiss     *missDoc     `yaml:"renderOnMiss"`
-	Coverage         *coverageDoc `yaml:"coverage"`
-	Source           yaml.Node    `yaml:"source"`
+	Name              string       `yaml:"name"`
+	ID                string       `yaml:"id"`
+	Title             string       `yaml:"title"`
+	Attribution       string       `yaml:"attribution"`
+	Description       string       `yaml:"description"`
+	Enabled           *bool        `yaml:"enabled"`
+	GridSubsets       []subsetDoc  `yaml:"gridSubsets"`
+	Formats           []string     `yaml:"formats"`
+	Metatiling        []int        `yaml:"metatiling"`
+	Gutter            int          `yaml:"gutter"`
+	ParameterFilters  []filterDoc  `yaml:"parameterFilters"`
+	CacheControl      string       `yaml:"cacheControl"`
+	ExpireClients     *int         `yaml:"expireClients"`
+	ExpireClientsList []ruleDoc    `yaml:"expireClientsList"`
+	ExpireCache       *int         `yaml:"expireCache"`
+	ExpireCacheList   []ruleDoc    `yaml:"expireCacheList"`
+	RenderOnMiss      *missDoc     `yaml:"renderOnMiss"`
+	Coverage          *coverageDoc `yaml:"coverage"`
+	Source            yaml.Node    `yaml:"source"`
 }
 
 type missDoc struct {
@@ -133,17 +154,21 @@ type coverageDoc struct {
 }
 
 type subsetDoc struct {
-	GridSet   string    `yaml:"gridSet"`
-	Extent    []float64 `yaml:"extent"`
-	ZoomStart *int      `yaml:"zoomStart"`
-	ZoomStop  *int      `yaml:"zoomStop"`
+	GridSet        string    `yaml:"gridSet"`
+	Extent         []float64 `yaml:"extent"`
+	ZoomStart      *int      `yaml:"zoomStart"`
+	ZoomStop       *int      `yaml:"zoomStop"`
+	MinCachedLevel *int      `yaml:"minCachedLevel"`
+	MaxCachedLevel *int      `yaml:"maxCachedLevel"`
 }
 
 type filterDoc struct {
-	Key     string   `yaml:"key"`
-	Default string   `yaml:"default"`
-	Values  []string `yaml:"values"`
-	Regex   *string  `yaml:"regex"`
+	Key       string   `yaml:"key"`
+	Default   string   `yaml:"default"`
+	Values    []string `yaml:"values"`
+	Regex     *string  `yaml:"regex"`
+	Type      string   `yaml:"type"`
+	Threshold *float64 `yaml:"threshold"`
 }
 
 func extent(v []float64) (grid.Extent, error) {
@@ -173,21 +198,10 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 	for _, g := range grid.Builtins() {
 		gridSets[g.ID] = g
 	}
+	gridInfo := map[string]GridSetInfo{}
 	for i, gd := range doc.GridSets {
-		e, err := extent(gd.Extent)
+		g, info, err := buildGridSet(gd)
 		if err != nil {
-			fail("gridSets[%d] %q: %v", i, gd.ID, err)
-			continue
-		}
-		g := &grid.GridSet{ID: gd.ID, EPSG: gd.EPSG, Extent: e, TileWidth: gd.TileWidth, TileHeight: gd.TileHeight,
-			Resolutions: gd.Resolutions, TopLeft: gd.TopLeft}
-		if g.TileWidth == 0 {
-			g.TileWidth = 256
-		}
-		if g.TileHeight == 0 {
-			g.TileHeight = 256
-		}
-		if err := g.Validate(); err != nil {
 			fail("gridSets[%d] %q: %v", i, gd.ID, err)
 			continue
 		}
@@ -196,9 +210,10 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 			continue
 		}
 		gridSets[g.ID] = g
+		gridInfo[g.ID] = info
 	}
 
-	c := &Catalogue{layers: map[string]*Layer{}}
+	c := &Catalogue{layers: map[string]*Layer{}, gridSets: gridSets, gridInfo: gridInfo}
 	ids := map[string]string{} // id → the layer that has it
 	for i, ld := range doc.Layers {
 		l, lerrs := buildLayer(ld, gridSets)
@@ -237,7 +252,8 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	if strings.TrimSpace(ld.Name) == "" || strings.ContainsAny(ld.Name, "/\\") {
 		fail("name must be non-empty and must not contain / or \\")
 	}
-	l := &Layer{Name: ld.Name, ID: ld.ID, Title: ld.Title, Attribution: ld.Attribution, Formats: ld.Formats,
+	l := &Layer{Name: ld.Name, ID: ld.ID, Title: ld.Title, Attribution: ld.Attribution, Description: ld.Description,
+		Enabled: ld.Enabled == nil || *ld.Enabled, Formats: ld.Formats,
 		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Source: ld.Source, MetaWidth: 4, MetaHeight: 4}
 	if l.ID == "" {
 		l.ID = l.Name
@@ -303,6 +319,16 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 			continue
 		}
 		l.Subsets = append(l.Subsets, s)
+		if err := l.setCachedLevels(s, sd.MinCachedLevel, sd.MaxCachedLevel); err != nil {
+			fail("gridSubsets[%d] %s: %v", j, sd.GridSet, err)
+		}
+	}
+	var err error
+	if l.ClientExpiry, err = buildExpiry("expireClients", ld.ExpireClients, ld.ExpireClientsList); err != nil {
+		fail("%v", err)
+	}
+	if l.CacheExpiryRules, err = buildExpiry("expireCache", ld.ExpireCache, ld.ExpireCacheList); err != nil {
+		fail("%v", err)
 	}
 	if cd := ld.Coverage; cd != nil {
 		geom, srs, err := area.Parse(cd.Geometry)
@@ -312,6 +338,7 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 			if cd.SRS != 0 {
 				srs = cd.SRS
 			}
+			l.Coverage = &Coverage{Geometry: cd.Geometry, SRS: cd.SRS, Buffer: cd.Buffer}
 			l.Areas = map[string]*area.Shape{}
 			for _, sub := range l.Subsets {
 				shape, err := area.Prepare(sub.GridSet, []area.Spec{{Geometry: geom, SRS: srs, Buffer: cd.Buffer, ZoomStart: -1, ZoomStop: -1}})
@@ -324,23 +351,10 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 		}
 	}
 	for j, fd := range ld.ParameterFilters {
-		f := ParameterFilter{Key: strings.ToUpper(strings.TrimSpace(fd.Key)), Default: fd.Default, Values: fd.Values}
-		if f.Key == "" {
-			fail("parameterFilters[%d]: key is required", j)
+		f, err := buildFilter(fd)
+		if err != nil {
+			fail("parameterFilters[%d]: %v", j, err)
 			continue
-		}
-		switch {
-		case fd.Regex != nil && fd.Values != nil:
-			fail("parameterFilters[%d] %s: give either values or regex, not both", j, f.Key)
-		case fd.Regex != nil:
-			re, err := regexp.Compile("^(?:" + *fd.Regex + ")$")
-			if err != nil {
-				fail("parameterFilters[%d] %s: %v", j, f.Key, err)
-				continue
-			}
-			f.Regex = re
-		case fd.Values == nil:
-			fail("parameterFilters[%d] %s: values or regex is required", j, f.Key)
 		}
 		l.Filters = append(l.Filters, f)
 	}

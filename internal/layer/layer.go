@@ -9,6 +9,7 @@
 package layer
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -32,6 +33,13 @@ type Layer struct {
 	// (plain text or a short HTML fragment, as map clients expect). Empty:
 	// none.
 	Attribution string
+	// Description is free text about the layer for people (GeoWebCache's
+	// description, an abstract). Empty: none.
+	Description string
+	// Enabled is false when the layer file says `enabled: false`
+	// (GeoWebCache's switch for taking a layer out of service while
+	// keeping its definition); default true.
+	Enabled bool
 	// Subsets are the grid subsets in configuration order; the first is the
 	// default grid set of a seed request.
 	Subsets []*grid.Subset
@@ -44,16 +52,90 @@ type Layer struct {
 	// CacheControl is stored as each tile's Cache-Control so a CDN serving the
 	// bucket directly honours it. Empty: none.
 	CacheControl string
+	// ClientExpiry are the layer's expireClients rules: the max-age, in
+	// seconds, clients may keep a tile of each zoom (see ClientMaxAge);
+	// nil when not configured.
+	ClientExpiry []ExpirationRule
+	// CacheExpiryRules are the layer's expireCache rules: after how many
+	// seconds a stored tile of each zoom is stale, 0 never (see
+	// CacheExpiry); nil when not configured.
+	CacheExpiryRules []ExpirationRule
+	// CachedLevels holds, by grid set id, the levels whose tiles are
+	// cached when a subset's minCachedLevel or maxCachedLevel is set (see
+	// Cached); a subset without them has no entry.
+	CachedLevels map[string]LevelRange
 	// RenderOnMiss, if set, lets clients' misses render tiles.
 	RenderOnMiss *OnMiss
 	// Areas are the layer's coverage geometry prepared for each grid set
 	// (nil: no coverage geometry): every request works only tiles it
 	// meets, and a miss outside it is not rendered.
 	Areas map[string]*area.Shape
+	// Coverage is the coverage geometry as configured (nil: none).
+	Coverage *Coverage
 	// SourceType names the source implementation (e.g. "testpattern").
 	SourceType string
 	// Source is the whole `source:` mapping, decoded by the source package.
 	Source yaml.Node
+}
+
+// Coverage is a layer's coverage geometry as the layer file gives it.
+type Coverage struct {
+	Geometry string  // GeoJSON or WKT text
+	SRS      int     // its EPSG code; 0: EPSG:4326 or the EWKT SRID
+	Buffer   float64 // metres
+}
+
+// LevelRange is a subset's minCachedLevel and maxCachedLevel; −1 stands
+// for one not given (the subset's first or last level).
+type LevelRange struct {
+	Min, Max int
+}
+
+// Cached reports whether tiles of level z in subset sub are cached: z lies
+// within the subset's minCachedLevel and maxCachedLevel (by default its
+// zoom range). Requests outside them pass through to the source, in
+// GeoWebCache's words.
+func (l *Layer) Cached(sub *grid.Subset, z int) bool {
+	lo, hi := sub.MinZoom, sub.MaxZoom
+	if r, ok := l.CachedLevels[sub.GridSet.ID]; ok {
+		if r.Min >= 0 {
+			lo = r.Min
+		}
+		if r.Max >= 0 {
+			hi = r.Max
+		}
+	}
+	return z >= lo && z <= hi
+}
+
+// setCachedLevels checks and records a subset's minCachedLevel and
+// maxCachedLevel: levels of the grid set, min ≤ max.
+func (l *Layer) setCachedLevels(s *grid.Subset, lo, hi *int) error {
+	if lo == nil && hi == nil {
+		return nil
+	}
+	r := LevelRange{Min: -1, Max: -1}
+	last := s.GridSet.Levels() - 1
+	if lo != nil {
+		if *lo < 0 || *lo > last {
+			return fmt.Errorf("minCachedLevel %d is outside the levels 0 to %d", *lo, last)
+		}
+		r.Min = *lo
+	}
+	if hi != nil {
+		if *hi < 0 || *hi > last {
+			return fmt.Errorf("maxCachedLevel %d is outside the levels 0 to %d", *hi, last)
+		}
+		r.Max = *hi
+	}
+	if r.Min >= 0 && r.Max >= 0 && r.Min > r.Max {
+		return fmt.Errorf("minCachedLevel %d is greater than maxCachedLevel %d", r.Min, r.Max)
+	}
+	if l.CachedLevels == nil {
+		l.CachedLevels = map[string]LevelRange{}
+	}
+	l.CachedLevels[s.GridSet.ID] = r
+	return nil
 }
 
 // Area returns the layer's coverage geometry in grid set gridSetID, nil
@@ -97,14 +179,31 @@ type ParameterFilter struct {
 	Default string
 	Values  []string       // list filter: the allowed values (nil for a regex filter)
 	Regex   *regexp.Regexp // regex filter: values must match it entirely
+	// Type is "" for a list or regex filter, or "float" or "integer" for a
+	// numeric filter: a value is taken as the nearest of Values when it
+	// lies less than Threshold from it.
+	Type      string
+	Threshold float64
 }
 
 // Allows reports whether v is an acceptable non-default value.
 func (f ParameterFilter) Allows(v string) bool {
-	if f.Regex != nil {
-		return f.Regex.MatchString(v)
+	_, ok := f.Apply(v)
+	return ok
+}
+
+// Apply returns the value v stands for and whether it is acceptable: v
+// itself for a list or regex filter, the nearest of Values (as written in
+// the layer file) for a numeric filter.
+func (f ParameterFilter) Apply(v string) (string, bool) {
+	switch {
+	case f.Type != "":
+		return f.nearest(v)
+	case f.Regex != nil:
+		return v, f.Regex.MatchString(v)
+	default:
+		return v, slices.Contains(f.Values, v)
 	}
-	return slices.Contains(f.Values, v)
 }
 
 // NormaliseParameters applies the layer's filters to request parameters
@@ -134,10 +233,11 @@ func (l *Layer) NormaliseParameters(pairs [][2]string) (map[string]string, error
 			values[key] = f.Default
 			continue
 		}
-		if !f.Allows(v) {
+		applied, ok := f.Apply(v)
+		if !ok {
 			return nil, apperr.Invalidf("Invalid value for parameter %s: %s", key, v)
 		}
-		values[key] = v
+		values[key] = applied
 	}
 	for _, f := range l.Filters {
 		if values[f.Key] != f.Default {
