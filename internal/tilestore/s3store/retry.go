@@ -87,8 +87,13 @@ func (t *retryTransport) CloseIdleConnections() {
 	}
 }
 
+// putBodyKey is the context key under which Put hands its bytes to
+// rewindable.
+type putBodyKey struct{}
+
 // rewindable returns a function giving req's body afresh for each attempt:
-// req.GetBody, or a buffered copy of a body of known length up to
+// req.GetBody, the bytes Put left in the request's context when they are
+// the body (as long), or a buffered copy of a body of known length up to
 // maxRetryBody (req.Body is then read and closed). once is set for a body
 // that cannot be sent twice; both are zero for a request without a body.
 func rewindable(req *http.Request) (getBody func() (io.ReadCloser, error), once bool, err error) {
@@ -99,6 +104,13 @@ func rewindable(req *http.Request) (getBody func() (io.ReadCloser, error), once 
 		return req.GetBody, false, nil
 	case req.ContentLength < 0 || req.ContentLength > maxRetryBody:
 		return nil, true, nil
+	}
+	if data, ok := req.Context().Value(putBodyKey{}).([]byte); ok && int64(len(data)) == req.ContentLength {
+		// A tile's PUT: its bytes, as Put was given them, are the body
+		// (the checksum travels in a header, the payload unsigned), and
+		// are sent again without a copy.
+		req.Body.Close()
+		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, false, nil
 	}
 	defer req.Body.Close()
 	buf := bytes.NewBuffer(make([]byte, 0, req.ContentLength))

@@ -316,6 +316,8 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 	}
 	var crc [4]byte
 	binary.BigEndian.PutUint32(crc[:], crc32.Checksum(data, castagnoli))
+	// The retry transport sends data again without copying it (rewindable).
+	ctx = context.WithValue(ctx, putBodyKey{}, data)
 	_, err = s.client.PutObject(ctx, s.bucket, name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
 		ContentType:          meta.ContentType,
 		CacheControl:         meta.CacheControl,
