@@ -17,6 +17,7 @@ layers:
   - name: plain
     gridSubsets: [{gridSet: EPSG:900913}]
     formats: [image/png]
+    cacheControl: no-store
     source: {type: wms, url: "http://h/wms", layers: roads}
   - name: tuned
     title: Tuned
@@ -26,7 +27,6 @@ layers:
     formats: [image/jpeg, image/png8]
     metatiling: [8, 2]
     gutter: 4
-    cacheControl: no-store
     expireClients: 20
     expireCacheList: [{minZoom: 0, expiration: 0}, {minZoom: 5, expiration: 86400}]
     renderOnMiss: {enabled: true}

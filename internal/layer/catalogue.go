@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -79,6 +80,12 @@ func (c *Catalogue) GridSets() []*grid.GridSet {
 func (c *Catalogue) GridSet(id string) (*grid.GridSet, GridSetInfo, bool) {
 	g, ok := c.gridSets[id]
 	return g, c.gridInfo[id], ok
+}
+
+// GridSetIDs returns the ids of every grid set, built in or defined in the
+// layer file, sorted.
+func (c *Catalogue) GridSetIDs() []string {
+	return slices.Sorted(maps.Keys(c.gridSets))
 }
 
 // Demo returns the bundled demo catalogue.
@@ -329,6 +336,9 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	}
 	if l.CacheExpiryRules, err = buildExpiry("expireCache", ld.ExpireCache, ld.ExpireCacheList); err != nil {
 		fail("%v", err)
+	}
+	if l.ClientExpiry != nil && l.CacheControl != "" {
+		fail("give either cacheControl or expireClients/expireClientsList, not both (both set the tiles' Cache-Control)")
 	}
 	if cd := ld.Coverage; cd != nil {
 		geom, srs, err := area.Parse(cd.Geometry)

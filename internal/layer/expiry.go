@@ -27,6 +27,22 @@ func (l *Layer) ClientMaxAge(z int) (seconds int, ok bool) {
 	return ruleFor(l.ClientExpiry, z)
 }
 
+// TileCacheControl returns the Cache-Control stored with a tile of zoom
+// level z, which a CDN serving the bucket and browsers honour: with
+// expireClients rules, "public, max-age=N" for the rule's N seconds, and
+// none for 0 (GeoWebCache's "disable the header"); else the layer's
+// cacheControl.
+func (l *Layer) TileCacheControl(z int) string {
+	s, ok := l.ClientMaxAge(z)
+	switch {
+	case !ok:
+		return l.CacheControl
+	case s == 0:
+		return ""
+	}
+	return fmt.Sprintf("public, max-age=%d", s)
+}
+
 // CacheExpiry returns how long a stored tile of zoom level z stays fresh,
 // from the layer's expireCache or expireCacheList; ok is false when the
 // layer sets neither or the rule for z is 0 (never stale).

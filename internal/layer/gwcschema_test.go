@@ -125,6 +125,7 @@ func TestGWCSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ name, entry, want string }{
 		{"both expiry forms", "expireClients: 5\n    expireClientsList: [{minZoom: 0, expiration: 5}]", "either expireClients or expireClientsList"},
 		{"negative expiry", "expireCache: -2", "special values"},
+		{"cacheControl and expireClients", "cacheControl: no-cache\n    expireClients: 60", "either cacheControl or expireClients"},
 		{"unordered rules", "expireCacheList: [{minZoom: 3, expiration: 5}, {minZoom: 3, expiration: 6}]", "must increase"},
 		{"empty rule list", "expireCacheList: []", "at least one rule"},
 		{"float filter without values", "parameterFilters: [{key: e, type: float}]", "needs values"},

@@ -46,7 +46,9 @@ type lane struct {
 	plan   *grid.Plan
 	src    source.Source
 	set    tilestore.TileSet
-	meta   tilestore.Meta
+	// meta is what is stored with every tile but its Cache-Control,
+	// which depends on the level (metaAt).
+	meta tilestore.Meta
 	// t is the task as this lane last wrote or read it.
 	t task.Task
 	// owner is this run's lease token.
@@ -117,9 +119,18 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
 	return &lane{
 		env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner, by: "seed",
-		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format), CacheControl: l.CacheControl},
+		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format)},
 		tally: newTally(set, job.MetaWidth, job.MetaHeight),
 	}, nil
+}
+
+// metaAt is what is stored with a tile of level z: its content type and
+// the layer's Cache-Control for z (expireClients rules, else
+// cacheControl).
+func (ln *lane) metaAt(z int) tilestore.Meta {
+	m := ln.meta
+	m.CacheControl = ln.layer.TileCacheControl(z)
+	return m
 }
 
 // run works the lane from its task's cursor until the lane ends, the slice

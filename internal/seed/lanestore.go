@@ -165,7 +165,8 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 			}
 			change(tl.X)
 			ln.tally.markTouched()
-			if err := ln.retryWrite(ctx, "put", func() error { return ln.env.tiles.Put(ctx, key, tl.Data, ln.meta) }); err != nil {
+			meta := ln.metaAt(z)
+			if err := ln.retryWrite(ctx, "put", func() error { return ln.env.tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
 				return fail(err)
 			}
 			metrics.TilesStored.Add(1, ln.layer.Name)

@@ -104,6 +104,9 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	if !ok || !l.HasFormat(m.Format) {
 		return Rendered{}, apperr.New(apperr.NotFound, "layer %s has no grid set %s or format %s", m.Layer, m.GridSetID, m.Format)
 	}
+	if !l.Enabled {
+		return Rendered{}, apperr.New(apperr.NotFound, "layer %s is disabled", m.Layer)
+	}
 	if !l.RendersOnMiss(sub, m.Z) {
 		return Rendered{}, apperr.New(apperr.NotFound, "layer %s does not render missing tiles at level %d", m.Layer, m.Z)
 	}
@@ -174,7 +177,7 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 			case tl.Skip:
 				return Rendered{}, ErrBlank
 			}
-			return Rendered{Data: tl.Data, Meta: ln.meta}, nil
+			return Rendered{Data: tl.Data, Meta: ln.metaAt(m.Z)}, nil
 		}
 		if rd, err, done := e.answerOutcome(ctx, res.o, bit, set, m); done {
 			count(outcomeLabel(res.o, bit))
@@ -209,7 +212,7 @@ func (e *Engine) missLane(l *layer.Layer, sub *grid.Subset, src source.Source, s
 		t: task.Task{Layer: l.Name, Type: task.Reseed, End: 1, Total: plan.Tiles()},
 		job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
 			ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},
-		meta:  tilestore.Meta{ContentType: source.ContentType(m.Format), CacheControl: l.CacheControl},
+		meta:  tilestore.Meta{ContentType: source.ContentType(m.Format)},
 		tally: newTally(set, l.MetaWidth, l.MetaHeight),
 	}, nil
 }

@@ -73,6 +73,11 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 	if !ok {
 		return Prepared{}, apperr.Invalidf("Unknown type: %s", r.Type)
 	}
+	if !l.Enabled && typ != task.Truncate {
+		// GeoWebCache's switch: the definition stays, the layer is out of
+		// service; its tiles may still be truncated.
+		return Prepared{}, apperr.Invalidf("Layer %s is disabled (enabled: false in the layer file): it is not seeded", r.Layer)
+	}
 	sub, err := resolveGridSet(l, r)
 	if err != nil {
 		return Prepared{}, err
