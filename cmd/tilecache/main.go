@@ -44,6 +44,9 @@ const usage = `usage:
   tilecache tasks [LAYER] | kill [LAYER]       list or kill tasks; tilecache seed --help for flags
   tilecache quota ingest-logs --format F FILE… count the tile reads of access logs (cloudfront,
                                                s3 or combined; - for stdin) in a server's disk quota
+  tilecache layers list | get LAYER            a server's layers, a layer's wmsLayer document
+  tilecache layers from-capabilities URL       propose layers from a WMS's capabilities (a layer file)
+  tilecache layers import geowebcache.xml      a GeoWebCache configuration as a layer file
 `
 
 func main() {

@@ -120,7 +120,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}
 	api := users.Middleware(rest.New(rest.Services{
 		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
-		Layers: p.Engine.Layers(), Quota: p.Tasks, Schedules: p.Tasks, Preparer: p.Engine,
+		Layers: p.Engine.Layers(), Quota: p.Tasks, Schedules: p.Tasks, Preparer: p.Engine, Catalogue: p.Engine.Layers(),
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },

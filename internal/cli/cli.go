@@ -186,6 +186,7 @@ type root struct {
 	Tasks    TasksCmd    `cmd:"" help:"List the tasks: processed, total, remaining, id, status."`
 	Kill     KillCmd     `cmd:"" help:"Kill the tasks of a layer (or all)."`
 	Quota    QuotaCmd    `cmd:"" help:"Disk quota: count the tile reads of access logs."`
+	Layers   LayersCmd   `cmd:"" help:"Layers: list or read the server's, propose some from a WMS's capabilities, import a GeoWebCache configuration."`
 }
 
 // Env is what a command runs with; tests give their own.
@@ -202,7 +203,7 @@ type Env struct {
 }
 
 // Commands are the subcommands Run handles.
-var Commands = []string{"seed", "reseed", "truncate", "estimate", "tasks", "kill", "quota"}
+var Commands = []string{"seed", "reseed", "truncate", "estimate", "tasks", "kill", "quota", "layers"}
 
 // Main runs a command with the process's streams and returns the exit code.
 func Main(ctx context.Context, args []string) int {
@@ -230,12 +231,21 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "tilecache:", err)
 		return ExitError
 	}
+	var code int
+	// The commands that read files or a WMS, not the server.
+	switch cmd := kctx.Command(); {
+	case strings.HasPrefix(cmd, "layers from-capabilities"):
+		code, err = cli.Layers.FromCapabilities.run(ctx, env)
+		return finish(env, code, err)
+	case strings.HasPrefix(cmd, "layers import"):
+		code, err = cli.Layers.Import.run(env)
+		return finish(env, code, err)
+	}
 	c, err := cli.client(env)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "tilecache:", err)
 		return ExitError
 	}
-	var code int
 	switch cmd := kctx.Command(); {
 	case strings.HasPrefix(cmd, "seed"):
 		code, err = cli.Seed.run(ctx, c, "seed", env)
@@ -251,7 +261,16 @@ func Run(ctx context.Context, args []string, env Env) int {
 		code, err = cli.Kill.run(ctx, c, env)
 	case strings.HasPrefix(cmd, "quota ingest-logs"):
 		code, err = cli.Quota.IngestLogs.run(ctx, c, env)
+	case strings.HasPrefix(cmd, "layers list"):
+		code, err = cli.Layers.List.run(ctx, c, env)
+	case strings.HasPrefix(cmd, "layers get"):
+		code, err = cli.Layers.Get.run(ctx, c, env)
 	}
+	return finish(env, code, err)
+}
+
+// finish prints a command's error and returns its exit code.
+func finish(env Env, code int, err error) int {
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "tilecache:", err)
 		if code == 0 {

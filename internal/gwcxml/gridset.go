@@ -169,17 +169,29 @@ func Check(gridSets []GridSet, layers []Layer) error {
 
 // catalogue parses the layer file of gridSets and layers.
 func catalogue(gridSets []GridSet, layers []Layer) (*layer.Catalogue, error) {
+	_, c, err := layerFile(gridSets, layers)
+	return c, err
+}
+
+// LayerFile writes gridSets and layers as a layer file (YAML), after
+// checking it parses; a problem is an apperr.Invalid error naming it.
+func LayerFile(gridSets []GridSet, layers []Layer) ([]byte, error) {
+	data, _, err := layerFile(gridSets, layers)
+	return data, err
+}
+
+func layerFile(gridSets []GridSet, layers []Layer) ([]byte, *layer.Catalogue, error) {
 	doc := struct {
 		GridSets []GridSet `yaml:"gridSets,omitempty"`
 		Layers   []Layer   `yaml:"layers"`
 	}{slices.Clip(gridSets), layers}
 	data, err := yaml.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("write layer file: %w", err)
+		return nil, nil, fmt.Errorf("write layer file: %w", err)
 	}
 	c, err := layer.Parse(data, "(from XML)")
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
+		return nil, nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
 	}
-	return c, nil
+	return data, c, nil
 }

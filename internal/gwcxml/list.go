@@ -41,15 +41,16 @@ func encodeList(root, item string, names []string, baseURL string) []byte {
 
 // escapePathSegment percent-encodes a name as GeoWebCache's links do
 // (Spring's URI encoding of a path): letters, digits, -._~, the
-// sub-delimiters !$&'()*+,;= and : and @ stay; every other byte of the
+// sub-delimiters !$&'()*,;= and : and @ stay; every other byte of the
 // UTF-8 text becomes %XX. So topp:states stays topp:states and a space is
-// %20. (The layers page of GeoWebCache's documentation shows an older form,
-// topp%3Astates and img+states.)
+// %20. A '+' becomes %2B: the REST paths read '+' as a space, as
+// GeoWebCache's layer paths do. (The layers page of GeoWebCache's
+// documentation shows an older form, topp%3Astates and img+states.)
 func escapePathSegment(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0 {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*,;=:@", c) >= 0 {
 			b.WriteByte(c)
 			continue
 		}

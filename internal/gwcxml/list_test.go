@@ -1,6 +1,7 @@
 package gwcxml_test
 
 import (
+	"strings"
 	"testing"
 
 	"tilecache/internal/gwcxml"
@@ -40,6 +41,10 @@ func TestEncodeLists(t *testing.T) {
 `
 	if got != want {
 		t.Errorf("grid sets:\ngot\n%s\nwant\n%s", got, want)
+	}
+	// The REST paths read '+' as a space: a '+' in a name is escaped.
+	if got := string(gwcxml.EncodeLayerList([]string{"a+b"}, "http://h")); !strings.Contains(got, `href="http://h/rest/layers/a%2Bb.xml"`) {
+		t.Errorf("a+b: got %s", got)
 	}
 	if got := string(gwcxml.EncodeLayerList(nil, "http://h")); got != "<layers/>\n" {
 		t.Errorf("empty list: got %q", got)

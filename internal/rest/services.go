@@ -88,4 +88,5 @@ type Services struct {
 	Schedules ScheduleStore    // /rest/schedules
 	Preparer  Preparer         // POST /rest/schedules (its request's dry run)
 	Lists     TileListReader   // POST /rest/seed/{layer} with a tile list
+	Catalogue LayerCatalogue   // GET /rest/layers, /rest/gridsets
 }

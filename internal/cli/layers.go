@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"tilecache/internal/gwcxml"
+	"tilecache/internal/layer"
+	"tilecache/internal/wmscaps"
+)
+
+// LayersCmd groups the layer commands.
+type LayersCmd struct {
+	List             LayersListCmd        `cmd:"" help:"List the server's layers (GET /rest/layers)."`
+	Get              LayersGetCmd         `cmd:"" help:"Print a layer's wmsLayer document (GET /rest/layers/{name}.xml)."`
+	FromCapabilities FromCapabilitiesCmd  `cmd:"" name:"from-capabilities" help:"Read a WMS GetCapabilities and propose cached layers: a layer file to review (or wmsLayer documents)."`
+	Import           ImportGeoWebCacheCmd `cmd:"" help:"Read a GeoWebCache configuration (geowebcache.xml) and print its grid sets and WMS layers as a layer file; what cannot be mapped is listed on stderr."`
+}
+
+// LayersListCmd lists the layers of the server.
+type LayersListCmd struct{}
+
+func (LayersListCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
+	b, err := c.do(ctx, http.MethodGet, "/rest/layers.xml", "", nil)
+	if err != nil {
+		return ExitError, err
+	}
+	_, err = env.Stdout.Write(b)
+	return 0, err
+}
+
+// LayersGetCmd prints one layer's document.
+type LayersGetCmd struct {
+	Layer string `arg:"" help:"Layer name."`
+}
+
+func (g LayersGetCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
+	b, err := c.do(ctx, http.MethodGet, "/rest/layers/"+layerPath(g.Layer)+".xml", "", nil)
+	if err != nil {
+		return ExitError, err
+	}
+	_, err = env.Stdout.Write(b)
+	return 0, err
+}
+
+// FromCapabilitiesCmd proposes layers from a WMS's capabilities.
+type FromCapabilitiesCmd struct {
+	URL     string   `arg:"" help:"The WMS's address (its GetCapabilities request is added when the URL has no REQUEST), or - for a capabilities document on stdin."`
+	Layers  []string `help:"The WMS layers to propose (default: every named layer)." sep:","`
+	Version string   `help:"WMS version to ask for." enum:"1.1.1,1.3.0" default:"1.3.0"`
+	Near    bool     `help:"The WMS runs next to the seeder (same host or region): ask it for uncompressed TIFF when it offers it, else PNG."`
+	Format  string   `help:"Output: a layer file (yaml) or wmsLayer documents (xml)." enum:"yaml,xml" default:"yaml"`
+	Out     string   `help:"With --format xml: write one {layer}.xml per layer into this directory (required for more than one layer)." type:"path"`
+}
+
+// capsTimeout bounds the GetCapabilities request.
+const capsTimeout = time.Minute
+
+func (f FromCapabilitiesCmd) run(ctx context.Context, env Env) (int, error) {
+	data, base, err := f.fetch(ctx, env)
+	if err != nil {
+		return ExitError, err
+	}
+	caps, err := wmscaps.Parse(data)
+	if err != nil {
+		return ExitError, err
+	}
+	// The address of GetMap: the capabilities' own, else the URL asked.
+	proposals, err := wmscaps.Propose(caps, f.Layers, wmscaps.Options{URL: orDefault(caps.GetMapURL, base), Near: f.Near})
+	if err != nil {
+		return ExitError, err
+	}
+	if f.Format == "yaml" {
+		file, err := gwcxml.LayerFile(nil, proposals)
+		if err != nil {
+			return ExitError, err
+		}
+		fmt.Fprintf(env.Stdout, "# Proposed from the capabilities of %s (WMS %s, %s): review, then add to the layer file.\n",
+			orDefault(base, "stdin"), caps.Version, orDefault(caps.Title, "untitled"))
+		_, err = env.Stdout.Write(file)
+		return 0, err
+	}
+	if len(proposals) > 1 && f.Out == "" {
+		return ExitError, fmt.Errorf("%d layers proposed: give --out DIR for their documents, or --layers one of them", len(proposals))
+	}
+	for _, p := range proposals {
+		doc, err := wmsLayerDocument(p)
+		if err != nil {
+			return ExitError, err
+		}
+		if f.Out == "" {
+			_, err = env.Stdout.Write(doc)
+			return 0, err
+		}
+		path := filepath.Join(f.Out, url.PathEscape(p.Name)+".xml")
+		if err := os.WriteFile(path, doc, 0o644); err != nil {
+			return ExitError, fmt.Errorf("write %s: %w", path, err)
+		}
+		fmt.Fprintln(env.Stderr, "wrote", path)
+	}
+	return 0, nil
+}
+
+// fetch reads the capabilities document and returns the server's address
+// (the URL without its query; "" for stdin).
+func (f FromCapabilitiesCmd) fetch(ctx context.Context, env Env) ([]byte, string, error) {
+	if f.URL == "-" {
+		data, err := io.ReadAll(io.LimitReader(env.Stdin, 32<<20))
+		return data, "", err
+	}
+	u, err := url.Parse(f.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", fmt.Errorf("%q is not an http or https URL", f.URL)
+	}
+	q := u.Query()
+	if !hasKey(q, "REQUEST") {
+		q.Set("SERVICE", "WMS")
+		q.Set("REQUEST", "GetCapabilities")
+		q.Set("VERSION", f.Version)
+	}
+	asked := *u
+	asked.RawQuery = q.Encode()
+	base := *u
+	base.RawQuery = ""
+	ctx, cancel := context.WithTimeout(ctx, capsTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, asked.String(), nil)
+	if err != nil {
+		return nil, "", err
+	}
+	client := env.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("GetCapabilities: %w", err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 32<<20))
+	if err != nil {
+		return nil, "", fmt.Errorf("GetCapabilities: %w", err)
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, "", fmt.Errorf("GetCapabilities: the server answered %d", res.StatusCode)
+	}
+	return data, base.String(), nil
+}
+
+// hasKey reports whether q has key, in any case (WMS parameter names are
+// case-insensitive).
+func hasKey(q url.Values, key string) bool {
+	for k := range q {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// wmsLayerDocument renders a proposed layer as its wmsLayer document,
+// after the layer file's checks.
+func wmsLayerDocument(p gwcxml.Layer) ([]byte, error) {
+	file, err := gwcxml.LayerFile(nil, []gwcxml.Layer{p})
+	if err != nil {
+		return nil, err
+	}
+	c, err := layer.Parse(file, "proposal")
+	if err != nil {
+		return nil, err
+	}
+	l, _ := c.Layer(p.Name)
+	return gwcxml.EncodeLayer(l)
+}
+
+// ImportGeoWebCacheCmd converts a geowebcache.xml.
+type ImportGeoWebCacheCmd struct {
+	File string `arg:"" help:"GeoWebCache's configuration file (geowebcache.xml), or - for stdin." type:"path"`
+}
+
+// errNotAllImported makes the exit status 1 when some items could not be
+// mapped (the others are still printed).
+var errNotAllImported = errors.New("some items could not be imported (listed above)")
+
+func (i ImportGeoWebCacheCmd) run(env Env) (int, error) {
+	var data []byte
+	var err error
+	if i.File == "-" {
+		data, err = io.ReadAll(io.LimitReader(env.Stdin, 32<<20))
+	} else {
+		data, err = os.ReadFile(i.File)
+	}
+	if err != nil {
+		return ExitError, fmt.Errorf("read the configuration: %w", err)
+	}
+	conf, err := gwcxml.DecodeConfiguration(data)
+	if err != nil {
+		return ExitError, err
+	}
+	for _, n := range conf.NotMapped {
+		fmt.Fprintf(env.Stderr, "not mapped (no counterpart in tilecache): %s\n", n)
+	}
+	for _, p := range conf.Problems {
+		fmt.Fprintf(env.Stderr, "not imported: %s: %s\n", p.Item, p.Message)
+	}
+	if len(conf.Layers) == 0 {
+		return ExitError, fmt.Errorf("no layer could be imported from %s", i.File)
+	}
+	file, err := gwcxml.LayerFile(conf.GridSets, conf.Layers)
+	if err != nil {
+		return ExitError, err
+	}
+	fmt.Fprintf(env.Stdout, "# Imported from %s: %d grid sets, %d layers.\n", i.File, len(conf.GridSets), len(conf.Layers))
+	if _, err := env.Stdout.Write(file); err != nil {
+		return ExitError, err
+	}
+	for _, l := range conf.Layers {
+		fmt.Fprintf(env.Stderr, "imported layer %s\n", l.Name)
+	}
+	if len(conf.Problems) > 0 {
+		return ExitError, errNotAllImported
+	}
+	return 0, nil
+}
