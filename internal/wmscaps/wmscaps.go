@@ -190,6 +190,9 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 	if url == "" {
 		url = c.GetMapURL
 	}
+	// Servers often name it with an empty query ("…/wms?"): the source
+	// adds its own.
+	url = strings.TrimRight(url, "?&")
 	if url == "" {
 		return nil, apperr.Invalidf("the capabilities name no GetMap address: give the server's URL")
 	}

@@ -1,0 +1,102 @@
+package wmscaps_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"tilecache/internal/wmscaps"
+)
+
+const caps111 = `<?xml version="1.0"?>
+<WMT_MS_Capabilities version="1.1.1">
+  <Service><Title> Roads </Title></Service>
+  <Capability>
+    <Request><GetMap>
+      <Format>image/png</Format><Format>image/jpeg</Format><Format>image/tiff</Format>
+      <DCPType><HTTP><Get><OnlineResource xmlns:xlink="http://www.w3.org/1999/xlink" xlink:href="http://wms.example/cgi?map=roads&amp;"/></Get></HTTP></DCPType>
+    </GetMap></Request>
+    <Layer>
+      <Title>group without a name</Title>
+      <LatLonBoundingBox minx="-10" miny="40" maxx="20" maxy="60"/>
+      <Layer><Name>roads</Name><Title>Roads</Title><Style><Name>day</Name></Style></Layer>
+      <Layer><Name>rivers</Name><Title>rivers</Title><LatLonBoundingBox minx="0" miny="45" maxx="5" maxy="50"/></Layer>
+    </Layer>
+  </Capability>
+</WMT_MS_Capabilities>`
+
+const caps130 = `<?xml version="1.0"?>
+<WMS_Capabilities version="1.3.0" xmlns="http://www.opengis.net/wms" xmlns:xlink="http://www.w3.org/1999/xlink">
+  <Service><Title>World</Title></Service>
+  <Capability>
+    <Request><GetMap><Format>image/jpeg</Format><Format>image/png; mode=8bit</Format>
+      <DCPType><HTTP><Get><OnlineResource xlink:href="http://wms.example/world?"/></Get></HTTP></DCPType>
+    </GetMap></Request>
+    <Layer><Name>world</Name><Title>The world</Title>
+      <EX_GeographicBoundingBox><westBoundLongitude>-180</westBoundLongitude><eastBoundLongitude>180</eastBoundLongitude>
+        <southBoundLatitude>-90</southBoundLatitude><northBoundLatitude>90</northBoundLatitude></EX_GeographicBoundingBox>
+    </Layer>
+  </Capability>
+</WMS_Capabilities>`
+
+func TestParseAndPropose(t *testing.T) {
+	c, err := wmscaps.Parse([]byte(caps111))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version != "1.1.1" || c.Title != "Roads" || c.GetMapURL != "http://wms.example/cgi?map=roads&" || len(c.Layers) != 2 {
+		t.Fatalf("parsed %+v", c)
+	}
+	roads, _ := c.Layer("roads")
+	if !roads.HasBBox || roads.BBox != [4]float64{-10, 40, 20, 60} || !slices.Equal(roads.Styles, []string{"day"}) {
+		t.Errorf("roads (the group's box): %+v", roads)
+	}
+	for _, tc := range []struct {
+		near bool
+		want string
+	}{{false, "image/png"}, {true, "image/tiff"}} {
+		ps, err := wmscaps.Propose(c, []string{"rivers"}, wmscaps.Options{Near: tc.near})
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("Propose: %v %v", ps, err)
+		}
+		p := ps[0]
+		if p.Source.Format != tc.want || p.Source.URL != "http://wms.example/cgi?map=roads" || p.Source.Layers != "rivers" ||
+			!p.Source.Transparent || p.Title != "" || !slices.Equal(p.GridSubsets[0].Extent, []float64{0, 45, 5, 50}) {
+			t.Errorf("near %v: %+v", tc.near, p)
+		}
+		if e := p.GridSubsets[1].Extent; len(e) != 4 || e[0] != 0 || e[2] != 556597.45 || e[1] < 5621521 || e[1] > 5621522 {
+			t.Errorf("near %v: Web Mercator extent %v", tc.near, e)
+		}
+	}
+	c, err = wmscaps.Parse([]byte(caps130))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := wmscaps.Propose(c, nil, wmscaps.Options{})
+	if err != nil || len(ps) != 1 || ps[0].Source.Format != "image/png; mode=8bit" || ps[0].Source.URL != "http://wms.example/world" ||
+		ps[0].GridSubsets[0].Extent != nil || ps[0].Title != "The world" {
+		t.Errorf("1.3.0, the whole world: %+v %v", ps, err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{`<ServiceExceptionReport><ServiceException>bad map</ServiceException></ServiceExceptionReport>`, "exception report: <ServiceExceptionReport>"},
+		{`<html><body>proxy error</body></html>`, "the root element is html"},
+		{`<WMS_Capabilities><Capability>`, "read WMS capabilities"},
+	} {
+		if _, err := wmscaps.Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.doc, err, tc.want)
+		}
+	}
+	c, _ := wmscaps.Parse([]byte(caps111))
+	if _, err := wmscaps.Propose(c, []string{"roads", "nope", "none"}, wmscaps.Options{}); err == nil ||
+		!strings.Contains(err.Error(), "no layer named nope, none (named layers: roads, rivers)") {
+		t.Errorf("unknown layers: %v", err)
+	}
+	jpeg := strings.ReplaceAll(strings.ReplaceAll(caps111, "<Format>image/png</Format>", ""), "<Format>image/tiff</Format>", "")
+	c, _ = wmscaps.Parse([]byte(jpeg))
+	if _, err := wmscaps.Propose(c, nil, wmscaps.Options{}); err == nil || !strings.Contains(err.Error(), "no lossless GetMap format") {
+		t.Errorf("JPEG only: %v", err)
+	}
+}
