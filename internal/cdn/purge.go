@@ -28,10 +28,16 @@ type PurgerOptions struct {
 	// keeps changing (a long reseed) is invalidated once per period, each
 	// time a path CloudFront bills beyond its free monthly 1,000.
 	Every time.Duration
-	// MaxPaths bounds the paths of one invalidation; beyond it, changes are
-	// described more coarsely (a tile set, a layer, everything). Default 15:
-	// CloudFront works on at most 15 wildcard paths at a time.
+	// MaxPaths bounds the wildcard paths of one invalidation; beyond it,
+	// changes are described more coarsely (a tile set, a layer,
+	// everything). Default 15: CloudFront works on at most 15 wildcard
+	// paths at a time. Single objects (documents) are exact paths, which
+	// CloudFront takes by the thousand: they do not count, and are
+	// coarsened only beyond MaxExact.
 	MaxPaths int
+	// MaxExact bounds the exact paths of one invalidation. Default 1,000
+	// (CloudFront works on at most 3,000 at a time).
+	MaxExact int
 	// Attempts is how often a batch is tried while the CDN answers
 	// Unavailable (throttling). Default 5.
 	Attempts int
@@ -46,6 +52,9 @@ func (o PurgerOptions) withDefaults() PurgerOptions {
 	}
 	if o.MaxPaths <= 0 {
 		o.MaxPaths = 15
+	}
+	if o.MaxExact <= 0 {
+		o.MaxExact = 1000
 	}
 	if o.Attempts <= 0 {
 		o.Attempts = 5
@@ -228,7 +237,7 @@ func (p *Purger) Flush(ctx context.Context) {
 	if batch.empty() {
 		return
 	}
-	ps := paths(batch, p.opts.MaxPaths)
+	ps := paths(batch, p.opts.MaxPaths, p.opts.MaxExact)
 	if err := p.send(ctx, ps); err != nil {
 		if apperr.Is(err, apperr.Unavailable) || ctx.Err() != nil {
 			p.log.Warn("cdn invalidation not sent; kept for the next attempt", "paths", len(ps), "err", err)
@@ -275,12 +284,22 @@ func callerRef() string {
 	return "tilecache-" + strconv.FormatInt(time.Now().UnixMilli(), 10) + "-" + hex.EncodeToString(b)
 }
 
-// paths turns changes into at most limit CDN paths (limit ≥ 1), sorted:
-// one path per changed tile set and level if they fit, else one per tile
-// set, else one per layer, else everything.
-func paths(c changes, limit int) []string {
+// paths turns changes into at most limit wildcard paths (limit ≥ 1) and
+// exact ones of single objects, at most maxExact, sorted: one wildcard per
+// changed tile set and level if they fit, else one per tile set, else one
+// per layer (the single objects under a layer too), else everything. A
+// document that changed is never widened to its tile set or layer while
+// the exact paths fit: that would evict every tile under it.
+func paths(c changes, limit, maxExact int) []string {
 	for _, level := range []func(changes) []string{fine, perSet, perLayer} {
-		if ps := level(c); len(ps) <= limit {
+		ps := level(c)
+		wild := 0
+		for _, p := range ps {
+			if strings.HasSuffix(p, "*") {
+				wild++
+			}
+		}
+		if wild <= limit && len(ps)-wild <= maxExact {
 			return ps
 		}
 	}

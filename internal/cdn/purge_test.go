@@ -86,7 +86,16 @@ func TestPaths(t *testing.T) {
 			p.TilesChanged(states, 1, 0, 1)
 			p.TilesChanged(other, 2, 0, 0)
 			p.KeysChanged("tiles/index.json")
-		}, 2, []string{"/index.json", "/topp:states/*"}},
+		}, 1, []string{"/index.json", "/topp:states/*"}},
+		{"documents stay exact paths beyond the wildcard limit", func(p *Purger) {
+			p.TilesChanged(states, 3, 0, 5)
+			for _, name := range []string{"tilemapresource.xml", "tilejson.json", "tilejson-xyz.json"} {
+				p.KeysChanged("tiles/topp:states/EPSG:4326/png/default/" + name)
+			}
+			p.KeysChanged("tiles/topp:states/WMTSCapabilities.xml", "tiles/index.json", "tiles/ogcapi.json")
+		}, 1, []string{"/index.json", "/ogcapi.json", "/topp:states/EPSG:4326/png/default/3/*",
+			"/topp:states/EPSG:4326/png/default/tilejson-xyz.json", "/topp:states/EPSG:4326/png/default/tilejson.json",
+			"/topp:states/EPSG:4326/png/default/tilemapresource.xml", "/topp:states/WMTSCapabilities.xml"}},
 		{"too many layers: everything", func(p *Purger) {
 			p.TilesChanged(states, 1, 0, 1)
 			p.TilesChanged(spaced, 1, 0, 1)
@@ -209,4 +218,16 @@ func TestRunSendsPeriodically(t *testing.T) {
 			t.Errorf("got %d calls after stop, want 2 (the rest sent on the way out)", rec.count())
 		}
 	})
+}
+
+// TestPathsMaxExact: beyond MaxExact single objects, they are described
+// per layer like tiles.
+func TestPathsMaxExact(t *testing.T) {
+	rec := &recorder{}
+	p := NewPurger(rec, PurgerOptions{KeyPrefix: "tiles", MaxExact: 2}, quiet())
+	p.KeysChanged("tiles/topp:states/a.xml", "tiles/topp:states/b.xml", "tiles/topp:states/c.xml")
+	p.Flush(t.Context())
+	if len(rec.calls) != 1 || !slices.Equal(rec.calls[0].paths, []string{"/topp:states/*"}) {
+		t.Errorf("got %+v, want one call with /topp:states/*", rec.calls)
+	}
 }
