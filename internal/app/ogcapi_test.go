@@ -41,8 +41,6 @@ func TestGDALReadsSeededTilesThroughOGCAPI(t *testing.T) {
 		t.Errorf("gdalinfo of the landing page: no %s in\n%s", want, out)
 	}
 
-	topLeft := &grid.GridSet{ID: "TopLeft4326", EPSG: 4326, Extent: grid.Extent{MinX: -180, MinY: -90, MaxX: 180, MaxY: 90},
-		TileWidth: 256, TileHeight: 256, Resolutions: []float64{0.703125, 0.3515625, 0.17578125, 0.087890625}, TopLeft: true}
 	for _, tt := range []struct {
 		gridSet, tms string
 		windows      []grid.TileRange // y from the bottom
@@ -57,10 +55,7 @@ func TestGDALReadsSeededTilesThroughOGCAPI(t *testing.T) {
 		{"TopLeft4326", "TopLeft4326", []grid.TileRange{{Z: 2, MinX: 3, MinY: 0, MaxX: 6, MaxY: 2}}, nil},
 	} {
 		t.Run(tt.gridSet, func(t *testing.T) {
-			g, ok := grid.Builtin(tt.gridSet)
-			if !ok {
-				g = topLeft
-			}
+			g := testGridSet(t, tt.gridSet)
 			src := "OGCAPI:" + front.URL + collection
 			for _, w := range tt.windows {
 				box := g.RangeExtent(w)

@@ -86,8 +86,6 @@ func TestOpenLayersShowsTheWMTSTiles(t *testing.T) {
 	for _, gs := range []string{"EPSG:900913", "EPSG:4326", "TopLeft4326"} {
 		wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"`+gs+`","zoomStart":0,"zoomStop":2,"format":"image/png"}}`))
 	}
-	topLeft := &grid.GridSet{ID: "TopLeft4326", EPSG: 4326, Extent: grid.Extent{MinX: -180, MinY: -90, MaxX: 180, MaxY: 90},
-		TileWidth: 256, TileHeight: 256, Resolutions: []float64{0.703125, 0.3515625, 0.17578125, 0.087890625}, TopLeft: true}
 	for _, tt := range []struct {
 		gridSet string
 		z       int
@@ -98,10 +96,7 @@ func TestOpenLayersShowsTheWMTSTiles(t *testing.T) {
 		{"TopLeft4326", 2, grid.TileRange{Z: 2, MinX: 3, MinY: 1, MaxX: 4, MaxY: 2}},
 	} {
 		t.Run(tt.gridSet, func(t *testing.T) {
-			g, ok := grid.Builtin(tt.gridSet)
-			if !ok {
-				g = topLeft
-			}
+			g := testGridSet(t, tt.gridSet)
 			page := browsertest.Open(t, fmt.Sprintf("%s/_ol/page.html?caps=/demo:world/WMTSCapabilities.xml&layer=demo:world&set=%s&z=%d&x=0&y=0",
 				front.URL, tt.gridSet, tt.z), 60*time.Second)
 			page.WaitFor(t, `body[data-ready="1"]`)

@@ -32,8 +32,6 @@ func TestGDALReadsSeededTilesThroughWMTS(t *testing.T) {
 		wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"`+gs+`","zoomStart":0,"zoomStop":2,"format":"image/png"}}`))
 	}
 	gdal := gdalRunner{env: gdalEnv(t)}
-	topLeft := &grid.GridSet{ID: "TopLeft4326", EPSG: 4326, Extent: grid.Extent{MinX: -180, MinY: -90, MaxX: 180, MaxY: 90},
-		TileWidth: 256, TileHeight: 256, Resolutions: []float64{0.703125, 0.3515625, 0.17578125, 0.087890625}, TopLeft: true}
 	for _, tt := range []struct {
 		gridSet string
 		windows []grid.TileRange // y from the bottom
@@ -43,10 +41,7 @@ func TestGDALReadsSeededTilesThroughWMTS(t *testing.T) {
 		{"TopLeft4326", []grid.TileRange{{Z: 2, MinX: 3, MinY: 0, MaxX: 6, MaxY: 2}}},
 	} {
 		t.Run(tt.gridSet, func(t *testing.T) {
-			g, ok := grid.Builtin(tt.gridSet)
-			if !ok {
-				g = topLeft
-			}
+			g := testGridSet(t, tt.gridSet)
 			src := "WMTS:" + front.URL + "/demo:world/WMTSCapabilities.xml,layer=demo:world,tilematrixset=" + tt.gridSet
 			for _, w := range tt.windows {
 				box := g.RangeExtent(w)
@@ -74,6 +69,20 @@ func TestGDALReadsSeededTilesThroughWMTS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testGridSet returns a grid set of apptest.Layers: a built-in one, or
+// TopLeft4326 (EPSG:4326, top-left aligned, four levels).
+func testGridSet(t *testing.T, id string) *grid.GridSet {
+	t.Helper()
+	if g, ok := grid.Builtin(id); ok {
+		return g
+	}
+	if id != "TopLeft4326" {
+		t.Fatalf("no grid set %s in apptest.Layers", id)
+	}
+	return &grid.GridSet{ID: "TopLeft4326", EPSG: 4326, Extent: grid.Extent{MinX: -180, MinY: -90, MaxX: 180, MaxY: 90},
+		TileWidth: 256, TileHeight: 256, Resolutions: []float64{0.703125, 0.3515625, 0.17578125, 0.087890625}, TopLeft: true}
 }
 
 // owslibGetTile is a Python program: OWSLib's WebMapTileService reads the

@@ -219,6 +219,24 @@ func (d *description) wgs84Bounds() ([4]float64, bool) {
 	return [4]float64{}, false
 }
 
+// unionWGS84 returns the box, in WGS84 degrees, around the coverages of
+// the tile sets ds that have one (see wgs84Bounds); nil when none has.
+func unionWGS84(ds []*description) *[4]float64 {
+	var u *[4]float64
+	for _, d := range ds {
+		b, ok := d.wgs84Bounds()
+		switch {
+		case !ok:
+		case u == nil:
+			u = &b
+		default:
+			u[0], u[1] = min(u[0], b[0]), min(u[1], b[1])
+			u[2], u[3] = max(u[2], b[2]), max(u[3], b[3])
+		}
+	}
+	return u
+}
+
 // mercatorToLonLat converts spherical Mercator metres to degrees, clamping
 // the longitude to ±180 and the latitude to ±maxLatitude.
 func mercatorToLonLat(x, y float64) (lon, lat float64) {

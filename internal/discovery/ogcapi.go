@@ -151,6 +151,13 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 	docs := map[string]any{}
 	self := func(href string) ogcLink { return ogcLink{Rel: "self", Type: "application/json", Href: href} }
 	matrixSetHref := func(id string) string { return api + "/tileMatrixSets/" + escapeSegment(id) }
+	// tmsID is the id a grid set is published under.
+	tmsID := func(g *grid.GridSet) string {
+		if id := tmsIDs[g.ID]; id != "" {
+			return id
+		}
+		return g.ID
+	}
 
 	var collections []ogcCollection
 	var sets []*grid.GridSet
@@ -171,18 +178,9 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 		tilesHref := collHref + "/map/tiles"
 		c := ogcCollection{ID: id, Title: first.layer.Title, Description: first.layer.Attribution, DataType: "map",
 			Links: []ogcLink{self(collHref), {Rel: relTilesetsMap, Type: "application/json", Title: "Map tile sets", Href: tilesHref}}}
-		var bbox *[4]float64
 		list := ogcTilesets{Links: []ogcLink{self(tilesHref)}}
 		var grids []string
 		for _, d := range group {
-			if b, ok := d.wgs84Bounds(); ok {
-				if bbox == nil {
-					bbox = &b
-				} else {
-					bbox[0], bbox[1] = min(bbox[0], b[0]), min(bbox[1], b[1])
-					bbox[2], bbox[3] = max(bbox[2], b[2]), max(bbox[3], b[3])
-				}
-			}
 			if slices.Contains(grids, d.set.GridSetID) {
 				continue
 			}
@@ -191,10 +189,7 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 			if !slices.ContainsFunc(sets, func(s *grid.GridSet) bool { return s.ID == g.ID }) {
 				sets = append(sets, g)
 			}
-			tms := tmsIDs[g.ID]
-			if tms == "" {
-				tms = g.ID
-			}
+			tms := tmsID(g)
 			setHref := tilesHref + "/" + escapeSegment(tms)
 			// tileMatrixSetURI: the registered set's URI, else the document's
 			// own URL (GDAL selects a tile set by it).
@@ -226,7 +221,7 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 			}
 			docs[ogcDir+"collections/"+id+"/map/tiles/"+tms+".json"] = ts
 		}
-		if bbox != nil {
+		if bbox := unionWGS84(group); bbox != nil {
 			c.Extent = &ogcExtent{}
 			c.Extent.Spatial.BBox, c.Extent.Spatial.CRS = [][4]float64{*bbox}, crs84
 		}
@@ -237,10 +232,7 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 
 	refs := ogcMatrixSets{Links: []ogcLink{self(api + "/tileMatrixSets")}, Sets: []ogcMatrixSetRef{}}
 	for _, g := range sets {
-		tms := tmsIDs[g.ID]
-		if tms == "" {
-			tms = g.ID
-		}
+		tms := tmsID(g)
 		refs.Sets = append(refs.Sets, ogcMatrixSetRef{ID: tms, Title: "Grid set " + g.ID, URI: registeredURI(tms, g),
 			Links: []ogcLink{self(matrixSetHref(tms))}})
 		docs[ogcDir+"tileMatrixSets/"+tms+".json"] = ogcMatrixSetOf(tms, g)

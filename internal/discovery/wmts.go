@@ -126,7 +126,6 @@ func wmtsCapabilities(ds []*description, baseURL string) ([]byte, error) {
 			l.Abstract = first.layer.Attribution
 		}
 		var styles, formats, grids []string
-		var wgs84 *[4]float64
 		for _, d := range group {
 			if !slices.Contains(styles, d.set.ParametersID) {
 				styles = append(styles, d.set.ParametersID)
@@ -145,16 +144,8 @@ func wmtsCapabilities(ds []*description, baseURL string) ([]byte, error) {
 					doc.Contents.Sets = append(doc.Contents.Sets, wmtsMatrixSet(d.subset.GridSet))
 				}
 			}
-			if b, ok := d.wgs84Bounds(); ok {
-				if wgs84 == nil {
-					wgs84 = &b
-				} else {
-					wgs84[0], wgs84[1] = min(wgs84[0], b[0]), min(wgs84[1], b[1])
-					wgs84[2], wgs84[3] = max(wgs84[2], b[2]), max(wgs84[3], b[3])
-				}
-			}
 		}
-		if wgs84 != nil {
+		if wgs84 := unionWGS84(group); wgs84 != nil {
 			l.WGS84 = &wmtsBBoxXML{Lower: formatFloat(wgs84[0]) + " " + formatFloat(wgs84[1]),
 				Upper: formatFloat(wgs84[2]) + " " + formatFloat(wgs84[3])}
 		}
