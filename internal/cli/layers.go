@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"tilecache/internal/gwcxml"
-	"tilecache/internal/layer"
 	"tilecache/internal/wmscaps"
 )
 
@@ -176,11 +175,7 @@ func orDefault(s, def string) string {
 // wmsLayerDocument renders a proposed layer as its wmsLayer document,
 // after the layer file's checks.
 func wmsLayerDocument(p gwcxml.Layer) ([]byte, error) {
-	file, err := gwcxml.LayerFile(nil, []gwcxml.Layer{p})
-	if err != nil {
-		return nil, err
-	}
-	c, err := layer.Parse(file, "proposal")
+	c, err := gwcxml.Catalogue(nil, []gwcxml.Layer{p})
 	if err != nil {
 		return nil, err
 	}

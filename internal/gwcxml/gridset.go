@@ -163,12 +163,13 @@ func Check(gridSets []GridSet, layers []Layer) error {
 		layers = []Layer{{Name: "grid-set-check", GridSubsets: []Subset{{GridSet: grid.EPSG4326}}, Formats: []string{"image/png"},
 			Source: WMSSource{Type: "wms", URL: "http://localhost/", Layers: "x"}}}
 	}
-	_, err := catalogue(gridSets, layers)
+	_, err := Catalogue(gridSets, layers)
 	return err
 }
 
-// catalogue parses the layer file of gridSets and layers.
-func catalogue(gridSets []GridSet, layers []Layer) (*layer.Catalogue, error) {
+// Catalogue parses the layer file of gridSets and layers; a problem is an
+// apperr.Invalid error naming it.
+func Catalogue(gridSets []GridSet, layers []Layer) (*layer.Catalogue, error) {
 	_, c, err := layerFile(gridSets, layers)
 	return c, err
 }
