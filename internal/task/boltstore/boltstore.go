@@ -1,7 +1,8 @@
 // Package boltstore is the embedded task store: tasks, jobs, the id
 // sequence, the thread pool, the disk-quota configuration and the disk
-// usage (tile pages and layer totals, see usage.go) and the schedules of
-// saved requests (schedules.go) in one bbolt file that survives restarts.
+// usage (tile pages and layer totals, see usage.go), the schedules of
+// saved requests (schedules.go) and the configuration managed at run time
+// (config.go) in one bbolt file that survives restarts.
 //
 // The number of RUNNING tasks is derived (active minus pending index entries)
 // rather than counted, so it cannot drift. Every operation is one bbolt
@@ -38,6 +39,7 @@ var (
 	bucketQuota    = []byte("quota")
 	bucketClaims   = []byte("claims")    // key -> owner NUL expiry (Unix nanoseconds)
 	bucketSched    = []byte("schedules") // name -> schedule.Schedule as JSON (schedules.go)
+	bucketConfig   = []byte("config")    // the configuration managed at run time (config.go)
 	keySeq         = []byte("seq")
 )
 
@@ -60,7 +62,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims, bucketSched} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims, bucketSched, bucketConfig} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -1,0 +1,13 @@
+package boltstore_test
+
+import (
+	"testing"
+
+	"tilecache/internal/layer"
+	"tilecache/internal/layer/configtest"
+	"tilecache/internal/task/boltstore"
+)
+
+func TestConfigConformance(t *testing.T) {
+	configtest.Run(t, func(t *testing.T) layer.ConfigStore { return newStore(t).(*boltstore.Store) })
+}
