@@ -1,7 +1,7 @@
 // Package dynamostore is the DynamoDB task store: tasks, jobs, the id
 // sequence, the thread pool, the disk-quota configuration, the disk usage
-// (tile pages and layer totals) and the schedules of saved requests in one
-// table.
+// (tile pages and layer totals), the schedules of saved requests and the
+// configuration managed at run time in one table.
 //
 // # Table
 //
@@ -26,6 +26,10 @@
 //	pk=schedules      sk=<name>      def, next, [last, lastDue, started,
 //	                        failed]: a schedule of a saved request (see
 //	                        schedules.go)
+//	pk=config     sk=version     version, wt: the version of the
+//	                        configuration managed at run time (see config.go)
+//	pk=config     sk=doc         version, doc, size: its document,
+//	                        gzip-compressed
 //
 // With WithNamespace, every pk and gsi1pk value is prefixed by the namespace.
 //
@@ -146,7 +150,7 @@ type Option func(*Store)
 // empty store without creating a table, and deployments may use it to keep
 // two environments in one table. Give each store a distinct ns that is not a
 // prefix of another's followed by "meta", "job#", "task#", "active", "usage",
-// "pages#", "claim#" or "schedules"; a trailing separator such as "t1/"
+// "pages#", "claim#", "schedules" or "config"; a trailing separator such as "t1/"
 // guarantees that.
 func WithNamespace(ns string) Option { return func(s *Store) { s.ns = ns } }
 
