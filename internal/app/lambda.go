@@ -31,6 +31,7 @@ import (
 func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
+	p.refreshLayers(ctx)
 	var resp events.SQSEventResponse
 	fail := func(id string) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
@@ -59,6 +60,7 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 func (p *Program) HandleAPI(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
+	p.refreshLayers(ctx)
 	return p.proxy.ProxyWithContext(ctx, ev)
 }
 
@@ -117,13 +119,14 @@ const flushBudget = 10 * time.Second
 func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) error {
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
+	p.refreshLayers(ctx)
 	if !p.published {
 		// The first invocation after a cold start (a deployment may have
 		// brought a new layer file) brings the documents up to date; a
 		// failed attempt is repeated by the next invocation.
 		p.published = p.publish(ctx)
 	}
-	if !p.edgeSynced {
+	if !p.edgeSynced || p.edgeVersion != p.Engine.Layers().Version() {
 		// Likewise the grid sets the CDN's edge path function maps with.
 		p.edgeSynced = p.syncEdge(ctx)
 	}
@@ -195,6 +198,7 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 // stored Content-Type and Cache-Control, which CloudFront caches.
 func (p *Program) HandleTile(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	defer p.flushMetrics()
+	p.refreshLayers(ctx)
 	rc := ev.RequestContext
 	res, err := p.proxy.ProxyWithContext(ctx, events.APIGatewayV2HTTPRequest{
 		Version: ev.Version, RawPath: ev.RawPath, RawQueryString: ev.RawQueryString, Cookies: ev.Cookies,

@@ -40,6 +40,9 @@ type LogIngester struct {
 	format accesslog.Format
 	open   Opener
 	log    *slog.Logger
+	// registry, when set, is refreshed at each invocation (the layers the
+	// logs name may have changed).
+	registry *layer.Registry
 }
 
 // NewLogIngester returns an ingester of logs in cfg's format, whose reads
@@ -49,12 +52,12 @@ func NewLogIngester(cfg config.Config, layers *layer.Catalogue, reads *quota.Rea
 	if err != nil {
 		return nil, err
 	}
-	table := edgepath.TableOf(layers)
+	table := edgepath.NewLive(layers)
 	m, err := accesslog.NewMapper(accesslog.MapperConfig{
 		Prefix: cfg.KeyPrefix, PathPrefix: cfg.AccessLogPathPrefix, OriginPath: cfg.AccessLogOriginPath,
 		// Reads through the edge's WMTS and XYZ paths count like others.
 		EdgePrefixes: edgepath.Prefixes,
-		EdgePath:     func(p string) (string, bool) { return edgepath.Map(p, table) },
+		EdgePath:     func(p string) (string, bool) { return edgepath.Map(p, table.Table()) },
 		LayerName: func(id string) (string, bool) {
 			l, ok := layers.ByID(id)
 			if !ok {
@@ -97,6 +100,11 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 // dead-letter queue; objects of the event ingested before it are not
 // counted again on the retry.
 func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
+	if li.registry != nil {
+		if _, err := li.registry.Refresh(ctx); err != nil {
+			li.log.Error("refresh the layer configuration", "err", err)
+		}
+	}
 	var errs []error
 	for _, rec := range ev.Records {
 		bucket := rec.S3.Bucket.Name
@@ -133,7 +141,7 @@ func (li *LogIngester) ingestObject(ctx context.Context, id, bucket, key string)
 // to the task table's usage pages, log objects are read from whichever
 // bucket an event names.
 func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogIngester, error) {
-	layers, err := layer.Load(cfg.LayersFile)
+	file, fileName, err := layer.ReadFile(cfg.LayersFile)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +152,16 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 		return nil, err
 	}
 	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
-	return NewLogIngester(cfg, layers, quota.NewReadLog(tasks, tasks), newBucketOpener(cfg), log)
+	reg, err := layer.OpenRegistry(ctx, file, fileName, tasks, cfg.LayersRefresh, log)
+	if err != nil {
+		return nil, err
+	}
+	li, err := NewLogIngester(cfg, reg.Catalogue(), quota.NewReadLog(tasks, tasks), newBucketOpener(cfg), log)
+	if err != nil {
+		return nil, err
+	}
+	li.registry = reg
+	return li, nil
 }
 
 // newBucketOpener returns an opener with the S3 settings the environment

@@ -58,6 +58,7 @@ type Backends struct {
 		quota.UsageStore
 		seed.Claims
 		schedule.Store
+		layer.ConfigStore
 	}
 	Queue queue.Queue
 	// RecoverAll says the queue does not survive the process (embedded):
@@ -100,11 +101,14 @@ type Program struct {
 	// invokes one event at a time).
 	published bool
 	// edge is the key-value store of the CDN's edge path function (nil:
-	// none), edgeTable the grid sets it must hold, edgeSynced whether
-	// HandleSchedule wrote them in this process.
-	edge       edgepath.KeyValues
-	edgeTable  edgepath.Table
-	edgeSynced bool
+	// none); edgeSynced says that HandleSchedule wrote the grid sets of
+	// the layers in this process, edgeVersion of which layer configuration.
+	edge        edgepath.KeyValues
+	edgeSynced  bool
+	edgeVersion int64
+	// Registry keeps the layer catalogue current: the layer file and the
+	// configuration changed at run time.
+	Registry *layer.Registry
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -121,6 +125,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	api := users.Middleware(rest.New(rest.Services{
 		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
 		Layers: p.Engine.Layers(), Quota: p.Tasks, Schedules: p.Tasks, Preparer: p.Engine, Catalogue: p.Engine.Layers(),
+		Editor: p.Registry, Orphans: p.Engine,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
@@ -133,7 +138,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	var objects http.Handler = rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	objects = edgepath.Handler(edgepath.TableOf(p.Engine.Layers()), objects)
+	objects = edgepath.Handler(edgepath.NewLive(p.Engine.Layers()).Table, objects)
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: an administrator's on the main
 	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
@@ -153,11 +158,7 @@ const AccessFlushEvery = 5 * time.Second
 // NewWorker builds the program without the REST handler (and without
 // accounts): what the worker and cleaner functions need.
 func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
-	layers, err := layer.Load(cfg.LayersFile)
-	if err != nil {
-		return nil, err
-	}
-	sources, err := Sources(layers, upstream.NewBudget(cfg.DecodeMemory))
+	file, fileName, err := layer.ReadFile(cfg.LayersFile)
 	if err != nil {
 		return nil, err
 	}
@@ -171,14 +172,24 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
+	reg, err := layer.OpenRegistry(ctx, file, fileName, b.Tasks, cfg.LayersRefresh, log)
+	if err != nil {
+		return nil, err
+	}
+	layers := reg.Catalogue()
+	sources := newSourceCache(upstream.NewBudget(cfg.DecodeMemory))
+	if err := sources.check(layers.Snapshot()); err != nil {
+		return nil, err
+	}
+	reg.Validate(sources.check)
 	inv, err := Invalidator(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix}, log)
 	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
-	engine := seed.New(layers, sources, b.Tasks, b.Queue, b.Tiles, seed.Options{
-		PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
+	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
+		SourceOf: sources.of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: docs, Claims: b.Tasks,
 		ClaimTTL: cfg.ClaimTTL, MissWait: cfg.MissWait, MissQueue: cfg.MissQueue, MissTimeout: cfg.MissTimeout,
 		MissRemember: cfg.MissRemember, MissFailureBackoff: cfg.MissFailureBackoff,
@@ -187,14 +198,14 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
 	schedules := schedule.NewTicker(b.Tasks, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
-	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log}
+	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg}
+	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
 		awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
 		if err != nil {
 			return nil, err
 		}
 		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets)
-		p.edgeTable = edgepath.TableOf(layers)
 	}
 	return p, nil
 }
@@ -206,7 +217,9 @@ func (p *Program) syncEdge(ctx context.Context) bool {
 	if p.edge == nil {
 		return true
 	}
-	changed, err := edgepath.Sync(ctx, p.edge, p.edgeTable)
+	snap := p.Engine.Layers().Snapshot()
+	p.edgeVersion = snap.Version()
+	changed, err := edgepath.Sync(ctx, p.edge, edgepath.TableOf(snap))
 	if err != nil {
 		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
 		return false
@@ -314,22 +327,10 @@ func mount(base string, api, tiles, objects, metricsH http.Handler) http.Handler
 func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]source.Source, error) {
 	out := map[string]source.Source{}
 	var errs []error
-	for _, name := range layers.Names() {
-		l, _ := layers.Layer(name)
-		var (
-			s   source.Source
-			err error
-		)
-		switch l.SourceType {
-		case "testpattern":
-			s, err = testpattern.New(&l.Source)
-		case "wms":
-			s, err = wms.New(l, budget)
-		case "xyz":
-			s, err = xyz.New(l, budget)
-		default:
-			err = fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
-		}
+	snap := layers.Snapshot()
+	for _, name := range snap.Names() {
+		l, _ := snap.Layer(name)
+		s, err := newSource(l, budget)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
 			continue
@@ -337,6 +338,67 @@ func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]sourc
 		out[name] = s
 	}
 	return out, errors.Join(errs...)
+}
+
+// newSource builds the source of layer l.
+func newSource(l *layer.Layer, budget *upstream.Budget) (source.Source, error) {
+	switch l.SourceType {
+	case "testpattern":
+		return testpattern.New(&l.Source)
+	case "wms":
+		return wms.New(l, budget)
+	case "xyz":
+		return xyz.New(l, budget)
+	}
+	return nil, fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
+}
+
+// sourceCache holds the sources of layers by definition (layer.Version):
+// a layer changed at run time gets a new source, and a seed that keeps
+// its old definition keeps its old source.
+type sourceCache struct {
+	budget *upstream.Budget
+	mu     sync.Mutex
+	byDef  map[string]source.Source
+}
+
+// maxCachedSources bounds the sources kept: past it the cache starts over
+// (sources are cheap to build; what they share, the budget, stays).
+const maxCachedSources = 1024
+
+func newSourceCache(budget *upstream.Budget) *sourceCache {
+	return &sourceCache{budget: budget, byDef: map[string]source.Source{}}
+}
+
+// of returns l's source, built once per definition.
+func (c *sourceCache) of(l *layer.Layer) (source.Source, error) {
+	key := l.Name + "\x00" + l.Version
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.byDef[key]; ok {
+		return s, nil
+	}
+	s, err := newSource(l, c.budget)
+	if err != nil {
+		return nil, fmt.Errorf("layer %s: %w", l.Name, err)
+	}
+	if len(c.byDef) >= maxCachedSources {
+		clear(c.byDef)
+	}
+	c.byDef[key] = s
+	return s, nil
+}
+
+// check builds the source of every layer of cat, reporting every failure.
+func (c *sourceCache) check(cat *layer.Catalogue) error {
+	var errs []error
+	for _, name := range cat.Names() {
+		l, _ := cat.Layer(name)
+		if _, err := c.of(l); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Run works lane messages with the pool's threads, sweeps stale lanes,
@@ -365,11 +427,15 @@ func (p *Program) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(max(p.cfg.StaleAfter/4, time.Second))
 	defer tick.Stop()
+	refresh := time.NewTicker(max(p.cfg.LayersRefresh, 100*time.Millisecond))
+	defer refresh.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
 			return nil
+		case <-refresh.C:
+			p.refreshLayers(ctx)
 		case <-tick.C:
 			if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
 				p.log.Error("sweep", "err", err)
@@ -462,4 +528,22 @@ func NewLogger(level string) *slog.Logger {
 	var l slog.Level
 	l.UnmarshalText([]byte(level))
 	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
+}
+
+// layersChanged brings the documents of the tile store up to date after
+// this process changed the layers (written, the CDN's copies
+// invalidated). Other processes only read the new configuration
+// (Registry.Refresh); the grid sets of the edge path function are written
+// by HandleSchedule, which holds the right to, when it sees a new
+// configuration.
+func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue) {
+	p.publish(ctx)
+}
+
+// refreshLayers reads the stored layer configuration's version when it
+// is due (Registry.Refresh); a failure is logged and the catalogue kept.
+func (p *Program) refreshLayers(ctx context.Context) {
+	if _, err := p.Registry.Refresh(ctx); err != nil && ctx.Err() == nil {
+		p.log.Error("refresh the layer configuration", "err", err)
+	}
 }

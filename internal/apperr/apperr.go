@@ -26,6 +26,7 @@ const (
 	Unavailable             // a dependency cannot be reached; retrying may help
 	TooLarge                // the request body exceeds the limit
 	Unsupported             // the request body's media type is not one the endpoint takes
+	Precondition            // a conditional request's precondition (If-Match) does not hold
 )
 
 func (k Kind) String() string {
@@ -36,6 +37,8 @@ func (k Kind) String() string {
 		return "not found"
 	case Conflict:
 		return "conflict"
+	case Precondition:
+		return "precondition failed"
 	case Unavailable:
 		return "unavailable"
 	case TooLarge:

@@ -18,6 +18,11 @@ type Config struct {
 	Addr        string        // TILECACHE_ADDR, listen address
 	DataDir     string        // TILECACHE_DATA, data directory of the embedded backends
 	LayersFile  string        // TILECACHE_LAYERS, layer file; "" = bundled demo config
+	// LayersRefresh is how often, at most, a process reads the stored
+	// layer configuration's version (TILECACHE_LAYERS_REFRESH, default
+	// 5s): a layer changed through the REST interface is seen everywhere
+	// within it.
+	LayersRefresh time.Duration
 	UsersFile   string        // TILECACHE_USERS, accounts file (name:bcrypt-hash per line)
 	Accounts    string        // TILECACHE_ACCOUNTS, the same entries inline (wins over the file)
 	SeedThreads int           // TILECACHE_SEED_THREADS, global pool of seed threads
@@ -130,6 +135,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		return d
 	}
 	c.Checkpoint = dur("TILECACHE_CHECKPOINT_INTERVAL", "8s")
+	c.LayersRefresh = dur("TILECACHE_LAYERS_REFRESH", "5s")
 	c.KillCheck = dur("TILECACHE_KILL_CHECK_INTERVAL", "1s")
 	c.Slice = dur("TILECACHE_LANE_SLICE", "5m")
 	c.StaleAfter = dur("TILECACHE_STALE_AFTER", "2m")

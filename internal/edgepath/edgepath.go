@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
@@ -227,8 +228,9 @@ func canonical(s string) bool {
 // Handler serves the edge paths as the CDN does: a path Map takes is
 // served by next as the stored key's path, one it refuses is a 404, and
 // any other path goes to next unchanged.
-func Handler(t Table, next http.Handler) http.Handler {
+func Handler(tables func() Table, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := tables()
 		p := r.URL.EscapedPath()
 		edge := p == ogcPrefix
 		for _, pre := range Prefixes {
@@ -257,4 +259,30 @@ func Handler(t Table, next http.Handler) http.Handler {
 // layers.
 func TableOf(c *layer.Catalogue) Table {
 	return NewTable(c.GridSets())
+}
+
+// Live keeps the table of a live catalogue (see layer.Registry), built
+// again when the catalogue's version changes.
+type Live struct {
+	c       *layer.Catalogue
+	mu      sync.Mutex
+	version int64
+	t       Table
+}
+
+// NewLive returns the live table of c.
+func NewLive(c *layer.Catalogue) *Live {
+	snap := c.Snapshot()
+	return &Live{c: c, version: snap.Version(), t: TableOf(snap)}
+}
+
+// Table returns the table of the catalogue's current contents.
+func (l *Live) Table() Table {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v := l.c.Version(); v != l.version {
+		snap := l.c.Snapshot()
+		l.version, l.t = snap.Version(), TableOf(snap)
+	}
+	return l.t
 }

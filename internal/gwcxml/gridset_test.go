@@ -66,7 +66,7 @@ func TestScaleDenominatorsDegrees(t *testing.T) {
 func TestGridSetRoundTrip(t *testing.T) {
 	src := &grid.GridSet{ID: "G", EPSG: 3035, Extent: grid.Extent{MinX: 0, MinY: 0, MaxX: 4096, MaxY: 2048}, TileWidth: 256, TileHeight: 512,
 		Resolutions: []float64{8, 4, 1.5}, TopLeft: true}
-	info := layer.GridSetInfo{Description: "d & <e>", ScaleNames: []string{"a", "b", "c"}, YCoordinateFirst: true}
+	info := layer.GridSetInfo{Description: "d & <e>", ScaleNames: []string{"a", "b", "c"}, YCoordinateFirst: true, Managed: layer.ManagedByFile}
 	doc, err := gwcxml.EncodeGridSet(src, info)
 	if err != nil {
 		t.Fatal(err)

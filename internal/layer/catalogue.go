@@ -4,10 +4,12 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 
@@ -20,13 +22,44 @@ import (
 //go:embed demo.yaml
 var demoConfig []byte
 
-// Catalogue is the set of configured layers. It is immutable once loaded.
+// Catalogue is the set of configured layers and grid sets. What one holds
+// is immutable, but a live catalogue (see Registry) is replaced as a whole
+// when the configuration changes: every method reads the contents current
+// at its call. Code that needs several answers from one configuration
+// takes a Snapshot first.
 type Catalogue struct {
+	cur atomic.Pointer[contents]
+}
+
+// contents is one configuration, immutable once built.
+type contents struct {
 	layers   map[string]*Layer
 	names    []string
 	gridSets map[string]*grid.GridSet // built in and custom, by id
 	gridInfo map[string]GridSetInfo   // custom grid sets' entries
+	// entries are the layer file entries the configuration was built
+	// from, for the documents of single layers (see Document).
+	layerEntries map[string]*yaml.Node // by layer name
+	gridEntries  map[string]*yaml.Node // custom grid sets', by id
+	// version is the stored configuration's version it holds (0: none).
+	version int64
 }
+
+func (c *Catalogue) get() *contents { return c.cur.Load() }
+
+// Snapshot returns a catalogue that keeps the current contents for good.
+func (c *Catalogue) Snapshot() *Catalogue {
+	s := &Catalogue{}
+	s.cur.Store(c.get())
+	return s
+}
+
+// replace makes next's contents the current ones.
+func (c *Catalogue) replace(next *Catalogue) { c.cur.Store(next.get()) }
+
+// Version is the version of the stored configuration the contents hold
+// (0: the layer file alone).
+func (c *Catalogue) Version() int64 { return c.get().version }
 
 // ReservedID is the first key segment of the service's own objects in the
 // tile store (the areas of requests, say); no layer may have it as its id.
@@ -40,15 +73,16 @@ var edgeIDs = []string{"wmts", "xyz", "ogcapi", "ogcapi.json"}
 
 // Layer returns the named layer.
 func (c *Catalogue) Layer(name string) (*Layer, bool) {
-	l, ok := c.layers[name]
+	l, ok := c.get().layers[name]
 	return l, ok
 }
 
 // ByID returns the layer whose store id (the first segment of its tile
 // keys) is id.
 func (c *Catalogue) ByID(id string) (*Layer, bool) {
-	for _, n := range c.names {
-		if l := c.layers[n]; l.ID == id {
+	k := c.get()
+	for _, n := range k.names {
+		if l := k.layers[n]; l.ID == id {
 			return l, true
 		}
 	}
@@ -56,15 +90,16 @@ func (c *Catalogue) ByID(id string) (*Layer, bool) {
 }
 
 // Names returns the layer names in configuration order.
-func (c *Catalogue) Names() []string { return append([]string(nil), c.names...) }
+func (c *Catalogue) Names() []string { return append([]string(nil), c.get().names...) }
 
 // GridSets returns the grid sets the layers use, each once, in the order of
 // the layers and their subsets.
 func (c *Catalogue) GridSets() []*grid.GridSet {
+	k := c.get()
 	seen := map[string]bool{}
 	var sets []*grid.GridSet
-	for _, name := range c.names {
-		for _, s := range c.layers[name].Subsets {
+	for _, name := range k.names {
+		for _, s := range k.layers[name].Subsets {
 			if !seen[s.GridSet.ID] {
 				seen[s.GridSet.ID] = true
 				sets = append(sets, s.GridSet)
@@ -78,18 +113,32 @@ func (c *Catalogue) GridSets() []*grid.GridSet {
 // the layer file (whether a layer uses it or not), and what its entry says
 // beyond the grid (the zero GridSetInfo for a built-in one).
 func (c *Catalogue) GridSet(id string) (*grid.GridSet, GridSetInfo, bool) {
-	g, ok := c.gridSets[id]
-	return g, c.gridInfo[id], ok
+	k := c.get()
+	g, ok := k.gridSets[id]
+	return g, k.gridInfo[id], ok
 }
 
 // GridSetIDs returns the ids of every grid set, built in or defined in the
 // layer file, sorted.
 func (c *Catalogue) GridSetIDs() []string {
-	return slices.Sorted(maps.Keys(c.gridSets))
+	return slices.Sorted(maps.Keys(c.get().gridSets))
 }
 
 // Demo returns the bundled demo catalogue.
 func Demo() (*Catalogue, error) { return Parse(demoConfig, "bundled demo config") }
+
+// ReadFile returns a layer file's content and its name for messages; an
+// empty path means the bundled demo config.
+func ReadFile(path string) ([]byte, string, error) {
+	if path == "" {
+		return demoConfig, "bundled demo config", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("read layer file: %w", err)
+	}
+	return data, path, nil
+}
 
 // Load reads a layer file; an empty path means the bundled demo config.
 func Load(path string) (*Catalogue, error) {
@@ -122,6 +171,7 @@ type gridSetDoc struct {
 	ScaleNames        []string  `yaml:"scaleNames"`
 	TopLeft           bool      `yaml:"alignTopLeft"`
 	YCoordinateFirst  bool      `yaml:"yCoordinateFirst"`
+	ManagedBy         Managed   `yaml:"managedBy"`
 }
 
 type layerDoc struct {
@@ -144,6 +194,7 @@ type layerDoc struct {
 	RenderOnMiss      *missDoc     `yaml:"renderOnMiss"`
 	Coverage          *coverageDoc `yaml:"coverage"`
 	Source            yaml.Node    `yaml:"source"`
+	ManagedBy         Managed      `yaml:"managedBy"`
 }
 
 type missDoc struct {
@@ -192,10 +243,35 @@ func extent(v []float64) (grid.Extent, error) {
 // Parse reads a layer file's content; name is used in error messages. Every
 // problem found is reported, joined.
 func Parse(data []byte, name string) (*Catalogue, error) {
+	return parse(data, name, parseOptions{})
+}
+
+type parseOptions struct {
+	// allowEmpty accepts a configuration without layers (layers may all
+	// be managed at run time).
+	allowEmpty bool
+	// stored names the layers and grid sets that come from the stored
+	// configuration: they are managed by the store whatever their entry
+	// says.
+	storedLayers, storedGridSets map[string]bool
+	version                      int64
+}
+
+// rawDoc is a layer file's entries as YAML nodes, in the order of fileDoc's.
+type rawDoc struct {
+	GridSets []yaml.Node `yaml:"gridSets"`
+	Layers   []yaml.Node `yaml:"layers"`
+}
+
+func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 	var doc fileDoc
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil {
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("parse %s: %w", name, err)
+	}
+	var raw rawDoc
+	if err := yaml.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
 	var errs []error
@@ -205,7 +281,8 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 	for _, g := range grid.Builtins() {
 		gridSets[g.ID] = g
 	}
-	gridInfo := map[string]GridSetInfo{}
+	k := &contents{layers: map[string]*Layer{}, gridSets: gridSets, gridInfo: map[string]GridSetInfo{},
+		layerEntries: map[string]*yaml.Node{}, gridEntries: map[string]*yaml.Node{}, version: opts.version}
 	for i, gd := range doc.GridSets {
 		g, info, err := buildGridSet(gd)
 		if err != nil {
@@ -216,11 +293,14 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 			fail("gridSets[%d]: grid set %q is defined twice", i, g.ID)
 			continue
 		}
+		if opts.storedGridSets[g.ID] {
+			info.Managed = ManagedByStore
+		}
 		gridSets[g.ID] = g
-		gridInfo[g.ID] = info
+		k.gridInfo[g.ID] = info
+		k.gridEntries[g.ID] = &raw.GridSets[i]
 	}
 
-	c := &Catalogue{layers: map[string]*Layer{}, gridSets: gridSets, gridInfo: gridInfo}
 	ids := map[string]string{} // id → the layer that has it
 	for i, ld := range doc.Layers {
 		l, lerrs := buildLayer(ld, gridSets)
@@ -230,7 +310,7 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 		if l == nil {
 			continue
 		}
-		if _, dup := c.layers[l.Name]; dup {
+		if _, dup := k.layers[l.Name]; dup {
 			fail("layers[%d]: layer %q is defined twice", i, l.Name)
 			continue
 		}
@@ -240,16 +320,23 @@ func Parse(data []byte, name string) (*Catalogue, error) {
 			fail("layers[%d] %q: id %q is already the id of layer %q (ids name the layers' keys and must differ)", i, l.Name, l.ID, other)
 			continue
 		}
+		if opts.storedLayers[l.Name] {
+			l.Managed = ManagedByStore
+		}
 		ids[l.ID] = l.Name
-		c.layers[l.Name] = l
-		c.names = append(c.names, l.Name)
+		k.layers[l.Name] = l
+		k.names = append(k.names, l.Name)
+		k.layerEntries[l.Name] = &raw.Layers[i]
+		l.Version = k.fingerprint(l)
 	}
-	if len(doc.Layers) == 0 {
+	if len(doc.Layers) == 0 && !opts.allowEmpty {
 		fail("no layers defined")
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid layer file %s: %w", name, errors.Join(errs...))
 	}
+	c := &Catalogue{}
+	c.cur.Store(k)
 	return c, nil
 }
 
@@ -261,7 +348,15 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	}
 	l := &Layer{Name: ld.Name, ID: ld.ID, Title: ld.Title, Attribution: ld.Attribution, Description: ld.Description,
 		Enabled: ld.Enabled == nil || *ld.Enabled, Formats: ld.Formats,
-		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Source: ld.Source, MetaWidth: 4, MetaHeight: 4}
+		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Source: ld.Source, MetaWidth: 4, MetaHeight: 4,
+		Managed: ManagedByFile}
+	switch {
+	case ld.ManagedBy == "":
+	case ld.ManagedBy.valid():
+		l.Managed = ld.ManagedBy
+	default:
+		fail("managedBy %q: give file or store", ld.ManagedBy)
+	}
 	if l.ID == "" {
 		l.ID = l.Name
 	}

@@ -32,13 +32,23 @@ type GridSetInfo struct {
 	ScaleDenominators []float64
 	// MetersPerUnit and PixelSize are the values given (0: not given).
 	MetersPerUnit, PixelSize float64
+	// Managed says where the grid set is changed: in the layer file
+	// (ManagedByFile) or at run time (ManagedByStore); "" for a built-in
+	// grid set.
+	Managed Managed
 }
 
 // buildGridSet checks a custom grid set's entry and returns the grid set
 // and what else the entry says.
 func buildGridSet(gd gridSetDoc) (*grid.GridSet, GridSetInfo, error) {
 	info := GridSetInfo{Description: gd.Description, ScaleNames: gd.ScaleNames, YCoordinateFirst: gd.YCoordinateFirst,
-		ScaleDenominators: gd.ScaleDenominators}
+		ScaleDenominators: gd.ScaleDenominators, Managed: ManagedByFile}
+	if gd.ManagedBy != "" {
+		if !gd.ManagedBy.valid() {
+			return nil, info, fmt.Errorf("managedBy %q: give file or store", gd.ManagedBy)
+		}
+		info.Managed = gd.ManagedBy
+	}
 	e, err := extent(gd.Extent)
 	if err != nil {
 		return nil, info, err

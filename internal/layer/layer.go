@@ -76,6 +76,14 @@ type Layer struct {
 	SourceType string
 	// Source is the whole `source:` mapping, decoded by the source package.
 	Source yaml.Node
+	// Managed says where the layer is changed: in the layer file
+	// (ManagedByFile, the default) or at run time, through the REST
+	// interface (ManagedByStore).
+	Managed Managed
+	// Version fingerprints the layer's definition: its entry and the
+	// entries of the custom grid sets it uses. It changes whenever the
+	// definition does (the ETag of its document).
+	Version string
 }
 
 // Coverage is a layer's coverage geometry as the layer file gives it.

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -22,6 +23,8 @@ type LayerCatalogue interface {
 	GridSetIDs() []string
 	// GridSet returns a grid set and what its entry says beyond the grid.
 	GridSet(id string) (*grid.GridSet, layer.GridSetInfo, bool)
+	// GridSetVersion fingerprints a custom grid set ("" for a built-in).
+	GridSetVersion(id string) string
 }
 
 // xmlOnly refuses the JSON form of the layer and grid set documents:
@@ -35,16 +38,29 @@ func xmlOnly(resource string) handlerFunc {
 
 // layerRoute routes /rest/layers and /rest/layers/{name}.xml (GET).
 func (h *Handler) layerRoute(path string) (route, bool) {
+	whole := func(what string) handlerFunc {
+		return func(http.ResponseWriter, *http.Request) error {
+			return apperr.Invalidf("Give the %s to delete: DELETE /rest/%s/{name}.xml", what, what+"s")
+		}
+	}
 	switch path {
 	case "/rest/layers", "/rest/layers.xml":
-		return route{map[string]handlerFunc{http.MethodGet: h.listLayers}}, true
+		return route{map[string]handlerFunc{http.MethodGet: h.listLayers, http.MethodDelete: whole("layer")}}, true
 	case "/rest/gridsets", "/rest/gridsets.xml":
-		return route{map[string]handlerFunc{http.MethodGet: h.listGridSets}}, true
+		return route{map[string]handlerFunc{http.MethodGet: h.listGridSets, http.MethodDelete: whole("gridset")}}, true
 	}
 	for _, res := range []struct {
 		prefix string
 		get    func(name string) handlerFunc
-	}{{"/rest/layers/", h.getLayer}, {"/rest/gridsets/", h.getGridSet}} {
+		writes func(name string) map[string]handlerFunc
+	}{
+		{"/rest/layers/", h.getLayer, func(name string) map[string]handlerFunc {
+			return map[string]handlerFunc{http.MethodPut: h.putLayer(name, true), http.MethodPost: h.putLayer(name, false), http.MethodDelete: h.deleteLayer(name)}
+		}},
+		{"/rest/gridsets/", h.getGridSet, func(name string) map[string]handlerFunc {
+			return map[string]handlerFunc{http.MethodPut: h.putGridSet(name), http.MethodDelete: h.deleteGridSet(name)}
+		}},
+	} {
 		raw, ok := strings.CutPrefix(path, res.prefix)
 		if !ok {
 			continue
@@ -57,7 +73,13 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 		if f == formatJSON {
 			return route{map[string]handlerFunc{http.MethodGet: xmlOnly(strings.TrimSuffix(res.prefix, "/") + "/" + raw)}}, true
 		}
-		return route{map[string]handlerFunc{http.MethodGet: res.get(name)}}, true
+		methods := map[string]handlerFunc{http.MethodGet: res.get(name)}
+		if h.svc.Editor != nil {
+			// Without a configuration store, the layer file is all there
+			// is: PUT, POST and DELETE answer 405.
+			maps.Copy(methods, res.writes(name))
+		}
+		return route{methods}, true
 	}
 	return route{}, false
 }
@@ -92,6 +114,7 @@ func (h *Handler) getLayer(name string) handlerFunc {
 		if err != nil {
 			return err
 		}
+		w.Header().Set("ETag", etag(l.Version))
 		writeBody(w, "application/xml", doc)
 		return nil
 	}
@@ -107,6 +130,9 @@ func (h *Handler) getGridSet(name string) handlerFunc {
 		doc, err := gwcxml.EncodeGridSet(g, info)
 		if err != nil {
 			return err
+		}
+		if v := h.svc.Catalogue.GridSetVersion(name); v != "" {
+			w.Header().Set("ETag", etag(v))
 		}
 		writeBody(w, "application/xml", doc)
 		return nil

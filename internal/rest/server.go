@@ -99,13 +99,14 @@ var (
 		{seed.ErrBusy, http.StatusServiceUnavailable},
 	}
 	kindStatus = map[apperr.Kind]int{
-		apperr.Invalid:     http.StatusBadRequest,
-		apperr.NotFound:    http.StatusNotFound,
-		apperr.Conflict:    http.StatusConflict,
-		apperr.TooLarge:    http.StatusRequestEntityTooLarge,
-		apperr.Unsupported: http.StatusUnsupportedMediaType,
-		apperr.Unavailable: http.StatusServiceUnavailable,
-		apperr.Internal:    http.StatusInternalServerError,
+		apperr.Invalid:      http.StatusBadRequest,
+		apperr.NotFound:     http.StatusNotFound,
+		apperr.Conflict:     http.StatusConflict,
+		apperr.Precondition: http.StatusPreconditionFailed,
+		apperr.TooLarge:     http.StatusRequestEntityTooLarge,
+		apperr.Unsupported:  http.StatusUnsupportedMediaType,
+		apperr.Unavailable:  http.StatusServiceUnavailable,
+		apperr.Internal:     http.StatusInternalServerError,
 	}
 )
 

@@ -89,4 +89,8 @@ type Services struct {
 	Preparer  Preparer         // POST /rest/schedules (its request's dry run)
 	Lists     TileListReader   // POST /rest/seed/{layer} with a tile list
 	Catalogue LayerCatalogue   // GET /rest/layers, /rest/gridsets
+	// Editor and Orphans serve PUT, POST and DELETE of /rest/layers/… and
+	// /rest/gridsets/… (nil Editor: 405, the layer file is all there is).
+	Editor  LayerEditor
+	Orphans OrphanFinder
 }

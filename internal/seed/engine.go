@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/queue"
 	"tilecache/internal/source"
@@ -34,6 +35,10 @@ import (
 
 // Options tune the engine. Zero values take the defaults documented per field.
 type Options struct {
+	// SourceOf, when set, returns the source a layer's tiles are rendered
+	// from, for layers that change at run time (a layer's Version names
+	// its definition); New's sources map is then unused.
+	SourceOf func(*layer.Layer) (source.Source, error)
 	// PoolSize bounds the number of RUNNING tasks. Default 16.
 	PoolSize int
 	// KeyPrefix is prepended to every tile key. Default none.
@@ -182,12 +187,57 @@ type Engine struct {
 	poll        taskPoll                 // the tasks of the lanes working here, read for kills
 	widths      jobWidths                // lanes worked here per job (see lane.width)
 	areas       areaCache                // the areas of requests read here
+	definitions sync.Map                 // layer Version → *layer.Layer: recorded definitions of jobs' layers
 }
 
 // New returns an engine. sources maps every layer name of layers to the
-// source its tiles are rendered from.
+// source its tiles are rendered from (unless Options.SourceOf is set).
 func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.Store, q queue.Queue, tiles tilestore.Store, opts Options, log *slog.Logger) *Engine {
 	return &Engine{layers: layers, sources: sources, tasks: tasks, queue: q, tiles: tiles, opts: opts.withDefaults(), log: log}
+}
+
+// source returns the source layer l's tiles are rendered from.
+func (e *Engine) source(l *layer.Layer) (source.Source, bool) {
+	if e.opts.SourceOf != nil {
+		s, err := e.opts.SourceOf(l)
+		if err != nil {
+			e.log.Error("build the layer's source", "layer", l.Name, "err", err)
+			return nil, false
+		}
+		return s, true
+	}
+	s, ok := e.sources[l.Name]
+	return s, ok
+}
+
+// sourceOf is source without the flag (nil when there is none).
+func (e *Engine) sourceOf(l *layer.Layer) source.Source {
+	s, _ := e.source(l)
+	return s
+}
+
+// jobLayer returns the definition of job's layer the job started with:
+// the current one when it has not changed, the recorded one otherwise.
+func (e *Engine) jobLayer(job task.Job) (*layer.Layer, error) {
+	l, ok := e.layers.Layer(job.Layer)
+	if ok && (job.LayerVersion == "" || l.Version == job.LayerVersion) {
+		return l, nil
+	}
+	if job.Definition == "" {
+		if !ok {
+			return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
+		}
+		return l, nil
+	}
+	if v, ok := e.definitions.Load(job.LayerVersion); ok {
+		return v.(*layer.Layer), nil
+	}
+	rec, err := layer.ParseDefinition([]byte(job.Definition), job.Layer)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "job %d: %v", job.ID, err)
+	}
+	e.definitions.Store(job.LayerVersion, rec)
+	return rec, nil
 }
 
 // Layers returns the layer catalogue.
@@ -212,11 +262,11 @@ type Capped interface {
 // on miss gives half its cap (at least one request) to misses. Each side
 // gets at least one, so a cap of 1 with render on miss allows 2. 0: no cap.
 func (e *Engine) upstreamShares(layerName string) (lanes, misses int) {
-	c, ok := e.sources[layerName].(Capped)
+	l, ok := e.layers.Layer(layerName)
 	if !ok {
 		return 0, 0
 	}
-	l, ok := e.layers.Layer(layerName)
+	c, ok := e.sourceOf(l).(Capped)
 	if !ok {
 		return 0, 0
 	}

@@ -91,7 +91,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 			out.Tiles, 100*float64(out.Tiles)/float64(p.BoxTiles), p.BoxTiles))
 	}
 	l, _ := e.layers.Layer(j.Layer)
-	c, capped := e.sources[l.Name].(Capped)
+	c, capped := e.sourceOf(l).(Capped)
 	if !capped {
 		out.Notes = append(out.Notes, "the layer's source makes no upstream requests")
 	}

@@ -91,9 +91,9 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if err != nil {
 		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
 	}
-	l, ok := e.layers.Layer(job.Layer)
-	if !ok {
-		return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
+	l, err := e.jobLayer(job)
+	if err != nil {
+		return nil, err
 	}
 	sub, ok := l.Subset(job.GridSetID)
 	if !ok {
@@ -112,7 +112,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
 		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
 	}
-	src, ok := e.sources[l.Name]
+	src, ok := e.source(l)
 	if !ok && job.Type != task.Truncate {
 		return nil, apperr.Invalidf("layer %s has no source", l.Name)
 	}

@@ -116,7 +116,7 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	if cov := l.Area(sub.GridSet.ID); cov != nil && !cov.HasTile(m.Z, m.X, m.Y) {
 		return Rendered{}, apperr.New(apperr.NotFound, "tile %d/%d/%d is outside layer %s's coverage geometry", m.Z, m.X, m.Y, m.Layer)
 	}
-	src, ok := e.sources[l.Name]
+	src, ok := e.source(l)
 	if !ok {
 		return Rendered{}, apperr.New(apperr.NotFound, "layer %s has no source", l.Name)
 	}

@@ -164,6 +164,10 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		Bounds:    [4]float64{bounds.MinX, bounds.MinY, bounds.MaxX, bounds.MaxY},
 		ZoomStart: zs, ZoomStop: zstop, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight,
 		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000,
+		LayerVersion: l.Version,
+	}
+	if doc, ok := e.layers.Document(l.Name); ok && l.Version != "" {
+		job.Definition = string(doc)
 	}
 	if typ != task.Seed {
 		// A reseed or truncate learns the sizes of the tiles it replaces

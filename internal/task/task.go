@@ -120,6 +120,12 @@ type Job struct {
 	RetryWaitMS int       `json:"retryWaitMs"` // between tries
 	MaxFailures int       `json:"maxFailures"` // failures shared by the job's tasks before all abort
 	Created     time.Time `json:"created"`
+	// LayerVersion is the layer's Version when the request was made, and
+	// Definition its definition then (layer.Catalogue.Document): a lane
+	// works with the definition its request started with, whatever
+	// changed since.
+	LayerVersion string `json:"layerVersion,omitempty"`
+	Definition   string `json:"definition,omitempty"`
 }
 
 // Lane is the part of a job one task owns: metatiles [Start, End) holding Tiles tiles.

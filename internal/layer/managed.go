@@ -1,0 +1,310 @@
+package layer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+
+	"tilecache/internal/apperr"
+)
+
+// Managed says where a layer or grid set is changed.
+type Managed string
+
+// The places a layer or grid set is managed in.
+const (
+	// ManagedByFile: the layer file holds it; the REST interface cannot
+	// change it (for configuration kept in git).
+	ManagedByFile Managed = "file"
+	// ManagedByStore: the stored configuration holds it; the REST
+	// interface changes it. In the layer file, an entry marked so is
+	// copied into the store when the store holds no configuration yet
+	// (the first start), and the store's entry is the one used after.
+	ManagedByStore Managed = "store"
+)
+
+func (m Managed) valid() bool { return m == ManagedByFile || m == ManagedByStore }
+
+// fingerprint is a layer's Version: a hash of its entry and of the entries
+// of the custom grid sets it uses.
+func (k *contents) fingerprint(l *Layer) string {
+	h := sha256.New()
+	for _, n := range k.entriesOf(l) {
+		b, _ := yaml.Marshal(n) // a node parsed from YAML always marshals
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// GridSetVersion fingerprints a custom grid set's entry (the ETag of its
+// document); "" for a built-in grid set or none.
+func (c *Catalogue) GridSetVersion(id string) string {
+	n, ok := c.get().gridEntries[id]
+	if !ok {
+		return ""
+	}
+	b, _ := yaml.Marshal(n)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+// UsersOf lists the layers that use grid set id, in configuration order.
+func (c *Catalogue) UsersOf(id string) []string {
+	k := c.get()
+	var out []string
+	for _, n := range k.names {
+		if _, ok := k.layers[n].Subset(id); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// entriesOf returns the layer's entry followed by the entries of the
+// custom grid sets it uses.
+func (k *contents) entriesOf(l *Layer) []*yaml.Node {
+	out := []*yaml.Node{k.layerEntries[l.Name]}
+	for _, s := range l.Subsets {
+		if n, ok := k.gridEntries[s.GridSet.ID]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// entryDoc is a layer file of entries.
+type entryDoc struct {
+	GridSets []*yaml.Node `yaml:"gridSets,omitempty"`
+	Layers   []*yaml.Node `yaml:"layers"`
+}
+
+func marshalEntries(d entryDoc) ([]byte, error) {
+	if d.Layers == nil {
+		d.Layers = []*yaml.Node{}
+	}
+	out, err := yaml.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("write layer file: %w", err)
+	}
+	return out, nil
+}
+
+// Document returns the definition of the named layer as a layer file of
+// its own: its entry and those of the custom grid sets it uses. A seed
+// records it, so that it keeps the definition it started with
+// (ParseDefinition reads it back).
+func (c *Catalogue) Document(name string) ([]byte, bool) {
+	k := c.get()
+	l, ok := k.layers[name]
+	if !ok {
+		return nil, false
+	}
+	entries := k.entriesOf(l)
+	out, err := marshalEntries(entryDoc{GridSets: entries[1:], Layers: entries[:1]})
+	return out, err == nil
+}
+
+// ParseDefinition reads a layer's Document back.
+func ParseDefinition(doc []byte, name string) (*Layer, error) {
+	c, err := Parse(doc, "the recorded definition of layer "+name)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := c.Layer(name)
+	if !ok {
+		return nil, fmt.Errorf("the recorded definition of layer %s does not define it", name)
+	}
+	return l, nil
+}
+
+// Config is the stored configuration's document, open for editing: its
+// grid set and layer entries, each kept as written.
+type Config struct {
+	gridSets, layers []*yaml.Node
+}
+
+// ParseConfig reads a stored configuration's document (empty: none).
+func ParseConfig(doc []byte) (*Config, error) {
+	var raw struct {
+		GridSets []*yaml.Node `yaml:"gridSets"`
+		Layers   []*yaml.Node `yaml:"layers"`
+	}
+	if err := yaml.Unmarshal(doc, &raw); err != nil {
+		return nil, fmt.Errorf("parse the stored configuration: %w", err)
+	}
+	return &Config{gridSets: raw.GridSets, layers: raw.Layers}, nil
+}
+
+// entryKey returns an entry's name (a layer's) or id (a grid set's).
+func entryKey(n *yaml.Node, field string) string {
+	var v map[string]any
+	if n.Decode(&v) != nil {
+		return ""
+	}
+	s, _ := v[field].(string)
+	return s
+}
+
+func indexOf(entries []*yaml.Node, field, key string) int {
+	return slices.IndexFunc(entries, func(n *yaml.Node) bool { return entryKey(n, field) == key })
+}
+
+// entryNode parses one entry (a YAML mapping) and checks its key field.
+func entryNode(entry []byte, field, want string) (*yaml.Node, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(entry, &n); err != nil || len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode {
+		return nil, apperr.Invalidf("an entry must be one YAML mapping")
+	}
+	if got := entryKey(n.Content[0], field); got != want {
+		return nil, apperr.Invalidf("the entry's %s is %q, not %q", field, got, want)
+	}
+	return n.Content[0], nil
+}
+
+// Layers lists the names of the layers the document holds, in order.
+func (d *Config) Layers() []string {
+	out := make([]string, len(d.layers))
+	for i, n := range d.layers {
+		out[i] = entryKey(n, "name")
+	}
+	return out
+}
+
+// GridSets lists the ids of the grid sets the document holds, in order.
+func (d *Config) GridSets() []string {
+	out := make([]string, len(d.gridSets))
+	for i, n := range d.gridSets {
+		out[i] = entryKey(n, "id")
+	}
+	return out
+}
+
+// PutLayer adds the layer entry called name (a YAML mapping) or replaces
+// the entry of that name; it reports whether the layer is new.
+func (d *Config) PutLayer(name string, entry []byte) (bool, error) {
+	return put(&d.layers, "name", name, entry)
+}
+
+// DeleteLayer removes the named layer's entry; it reports whether there
+// was one.
+func (d *Config) DeleteLayer(name string) bool { return remove(&d.layers, "name", name) }
+
+// PutGridSet adds or replaces the grid set entry with id id.
+func (d *Config) PutGridSet(id string, entry []byte) (bool, error) {
+	return put(&d.gridSets, "id", id, entry)
+}
+
+// DeleteGridSet removes the grid set entry with id id.
+func (d *Config) DeleteGridSet(id string) bool { return remove(&d.gridSets, "id", id) }
+
+func put(entries *[]*yaml.Node, field, key string, entry []byte) (bool, error) {
+	n, err := entryNode(entry, field, key)
+	if err != nil {
+		return false, err
+	}
+	if i := indexOf(*entries, field, key); i >= 0 {
+		(*entries)[i] = n
+		return false, nil
+	}
+	*entries = append(*entries, n)
+	return true, nil
+}
+
+func remove(entries *[]*yaml.Node, field, key string) bool {
+	i := indexOf(*entries, field, key)
+	if i < 0 {
+		return false
+	}
+	*entries = slices.Delete(*entries, i, i+1)
+	return true
+}
+
+// Bytes returns the document.
+func (d *Config) Bytes() ([]byte, error) {
+	return marshalEntries(entryDoc{GridSets: d.gridSets, Layers: d.layers})
+}
+
+// Merge builds the catalogue of a layer file and a stored configuration:
+//   - the file's entries managed by the file (the default) are used as
+//     they are; a stored entry of the same name is ignored (and named in
+//     the warnings);
+//   - the stored entries are used, managed by the store;
+//   - the file's entries marked `managedBy: store` are used only while the
+//     store holds no configuration (stored.Version 0): after the first
+//     start copied them (see Registry), the store's are the ones.
+func Merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []string, error) {
+	fileCfg, err := ParseConfig(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse %s: %w", fileName, err)
+	}
+	storedCfg, err := ParseConfig(stored.Doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	opts := parseOptions{allowEmpty: true, storedLayers: map[string]bool{}, storedGridSets: map[string]bool{}, version: stored.Version}
+	merge := func(fileEntries, storedEntries []*yaml.Node, field, what string, isStored map[string]bool) []*yaml.Node {
+		var out []*yaml.Node
+		fromFile := map[string]bool{}
+		for _, n := range fileEntries {
+			key := entryKey(n, field)
+			if Managed(entryKey(n, "managedBy")) == ManagedByStore {
+				if stored.Version == 0 {
+					out = append(out, n)
+					isStored[key] = true
+				}
+				continue
+			}
+			fromFile[key] = true
+			out = append(out, n)
+		}
+		for _, n := range storedEntries {
+			key := entryKey(n, field)
+			if fromFile[key] {
+				warnings = append(warnings, fmt.Sprintf("%s %q is in %s and in the stored configuration: the file's is used", what, key, fileName))
+				continue
+			}
+			isStored[key] = true
+			out = append(out, n)
+		}
+		return out
+	}
+	doc := entryDoc{
+		GridSets: merge(fileCfg.gridSets, storedCfg.gridSets, "id", "grid set", opts.storedGridSets),
+		Layers:   merge(fileCfg.layers, storedCfg.layers, "name", "layer", opts.storedLayers),
+	}
+	data, err := marshalEntries(doc)
+	if err != nil {
+		return nil, warnings, err
+	}
+	c, err := parse(data, fileName+" and the stored configuration", opts)
+	return c, warnings, err
+}
+
+// seedEntries returns the document of the file's entries marked
+// `managedBy: store` (nil when there are none): what the first start
+// copies into the store.
+func seedEntries(file []byte) ([]byte, error) {
+	cfg, err := ParseConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	keep := func(entries []*yaml.Node) []*yaml.Node {
+		var out []*yaml.Node
+		for _, n := range entries {
+			if Managed(entryKey(n, "managedBy")) == ManagedByStore {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	d := entryDoc{GridSets: keep(cfg.gridSets), Layers: keep(cfg.layers)}
+	if len(d.GridSets) == 0 && len(d.Layers) == 0 {
+		return nil, nil
+	}
+	return marshalEntries(d)
+}

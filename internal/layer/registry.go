@@ -1,0 +1,261 @@
+package layer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"tilecache/internal/apperr"
+)
+
+// Registry keeps a live Catalogue of the layer file and the stored
+// configuration: every process holds one, and sees another process's
+// change within RefreshEvery (see Refresh). Its own changes (Update) are
+// seen at once.
+type Registry struct {
+	file     []byte
+	fileName string
+	store    ConfigStore // nil: the layer file alone
+	every    time.Duration
+	live     *Catalogue
+	log      *slog.Logger
+
+	mu       sync.Mutex
+	checked  time.Time // of the last version read
+	onUpdate []func(ctx context.Context, c *Catalogue)
+	validate func(*Catalogue) error
+	now      func() time.Time
+}
+
+// RefreshEvery is how often, at most, a process reads the stored
+// configuration's version: a change made elsewhere is seen within it.
+const RefreshEvery = 5 * time.Second
+
+// maxUpdateTries bounds the read-modify-write rounds of one Update that
+// lose to other writers.
+const maxUpdateTries = 8
+
+// OpenRegistry loads the layer file's content (file, called fileName in
+// messages) and, with a store, the stored configuration. The first start
+// (nothing stored yet) copies the file's entries marked `managedBy:
+// store` into the store. A stored configuration that no longer fits the
+// file (a layer file changed since) is logged and the file alone used, so
+// that a deployment always starts.
+func OpenRegistry(ctx context.Context, file []byte, fileName string, store ConfigStore, every time.Duration, log *slog.Logger) (*Registry, error) {
+	if every <= 0 {
+		every = RefreshEvery
+	}
+	r := &Registry{file: file, fileName: fileName, store: store, every: every, log: log, now: time.Now}
+	if store == nil {
+		c, err := Parse(file, fileName)
+		if err != nil {
+			return nil, err
+		}
+		r.live = c
+		return r, nil
+	}
+	if err := r.seed(ctx); err != nil {
+		return nil, err
+	}
+	st, err := store.Config(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the stored layer configuration: %w", err)
+	}
+	c, err := r.merge(st)
+	if err != nil {
+		log.Error("the stored layer configuration does not fit the layer file: serving the file's layers alone until it is fixed", "err", err)
+		if c, err = Parse(file, fileName); err != nil {
+			return nil, err
+		}
+	}
+	r.live = c
+	r.checked = r.now()
+	return r, nil
+}
+
+// seed copies the file's `managedBy: store` entries into an empty store.
+func (r *Registry) seed(ctx context.Context) error {
+	doc, err := seedEntries(r.file)
+	if err != nil || doc == nil {
+		return err
+	}
+	v, err := r.store.ConfigVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read the stored layer configuration's version: %w", err)
+	}
+	if v != 0 {
+		return nil
+	}
+	if _, err := r.merge(StoredConfig{Version: 1, Doc: doc}); err != nil {
+		return err
+	}
+	_, err = r.store.SaveConfig(ctx, 0, doc)
+	if apperr.Is(err, apperr.Conflict) {
+		return nil // another process seeded it first
+	}
+	if err != nil {
+		return fmt.Errorf("copy the layer file's store-managed entries into the store: %w", err)
+	}
+	r.log.Info("layer file entries copied into the stored configuration", "file", r.fileName)
+	return nil
+}
+
+func (r *Registry) merge(st StoredConfig) (*Catalogue, error) {
+	c, warnings, err := Merge(r.file, r.fileName, st)
+	for _, w := range warnings {
+		r.log.Warn(w)
+	}
+	return c, err
+}
+
+// Catalogue returns the live catalogue: the same value for the registry's
+// life, whose contents follow the configuration.
+func (r *Registry) Catalogue() *Catalogue { return r.live }
+
+// OnUpdate registers f, called with the new catalogue after each change
+// Update saved (in Update's goroutine): the process that makes a change
+// brings what follows from it up to date (documents, the CDN), once.
+func (r *Registry) OnUpdate(f func(ctx context.Context, c *Catalogue)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onUpdate = append(r.onUpdate, f)
+}
+
+// Validate sets a check of a changed catalogue beyond the layer file's
+// rules (that its sources can be built, say), run by Update before it
+// saves; its error is the client's (apperr.Invalid).
+func (r *Registry) Validate(f func(*Catalogue) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.validate = f
+}
+
+// Refresh reads the stored configuration's version when the last read is
+// RefreshEvery old or more, and loads the configuration when it changed.
+// It reports whether the catalogue changed. Cheap to call often: that is
+// what it is for (each Lambda invocation calls it).
+func (r *Registry) Refresh(ctx context.Context) (bool, error) {
+	if r.store == nil {
+		return false, nil
+	}
+	r.mu.Lock()
+	due := r.now().Sub(r.checked) >= r.every
+	if due {
+		r.checked = r.now()
+	}
+	r.mu.Unlock()
+	if !due {
+		return false, nil
+	}
+	v, err := r.store.ConfigVersion(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read the stored layer configuration's version: %w", err)
+	}
+	if v == r.live.Version() {
+		return false, nil
+	}
+	return r.Reload(ctx)
+}
+
+// Reload loads the stored configuration now.
+func (r *Registry) Reload(ctx context.Context) (bool, error) {
+	if r.store == nil {
+		return false, nil
+	}
+	st, err := r.store.Config(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read the stored layer configuration: %w", err)
+	}
+	return r.install(st)
+}
+
+// install makes st's catalogue the live one unless the live one is as new.
+func (r *Registry) install(st StoredConfig) (bool, error) {
+	r.mu.Lock()
+	if st.Version <= r.live.Version() {
+		r.mu.Unlock()
+		return false, nil
+	}
+	c, err := r.merge(st)
+	if err != nil {
+		r.mu.Unlock()
+		return false, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
+	}
+	r.live.replace(c)
+	r.checked = r.now()
+	r.mu.Unlock()
+	r.log.Info("layer configuration changed", "version", st.Version, "layers", len(c.Names()))
+	return true, nil
+}
+
+// Update changes the stored configuration: edit gets its document and
+// the catalogue it makes with the file (the newest, read in the same
+// round) and edits the document, or returns an error (an apperr error
+// for the client). The result must make a valid catalogue with the file
+// (apperr.Invalid otherwise). The save is conditional on the version read;
+// when another writer saved first, the round is run again with its
+// configuration. It returns the new catalogue (a snapshot).
+func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *Catalogue) error) (*Catalogue, error) {
+	if r.store == nil {
+		return nil, apperr.New(apperr.Conflict, "Layers are read from the layer file only: this deployment has no configuration store")
+	}
+	for range maxUpdateTries {
+		st, err := r.store.Config(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the stored layer configuration: %w", err)
+		}
+		current, err := r.merge(st)
+		if err != nil {
+			return nil, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
+		}
+		doc, err := ParseConfig(st.Doc)
+		if err != nil {
+			return nil, err
+		}
+		if err := edit(doc, current); err != nil {
+			return nil, err
+		}
+		data, err := doc.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		next := StoredConfig{Version: st.Version + 1, Doc: data}
+		c, err := r.merge(next)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
+		}
+		r.mu.Lock()
+		validate := r.validate
+		r.mu.Unlock()
+		if validate != nil {
+			if err := validate(c); err != nil {
+				return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
+			}
+		}
+		if len(data) > MaxStoredConfig {
+			return nil, apperr.Invalidf("the stored configuration would be %d bytes, more than the %d it may have", len(data), MaxStoredConfig)
+		}
+		v, err := r.store.SaveConfig(ctx, st.Version, data)
+		if apperr.Is(err, apperr.Conflict) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("save the layer configuration: %w", err)
+		}
+		next.Version = v
+		if _, err := r.install(next); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		hooks := slices.Clone(r.onUpdate)
+		r.mu.Unlock()
+		for _, f := range hooks {
+			f(ctx, c)
+		}
+		return c, nil
+	}
+	return nil, apperr.New(apperr.Conflict, "The layer configuration changed %d times while this change was being made: try again", maxUpdateTries)
+}

@@ -1,0 +1,384 @@
+package rest
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/gwcxml"
+	"tilecache/internal/layer"
+	"tilecache/internal/seed"
+)
+
+// LayerEditor changes the configuration managed at run time
+// (layer.Registry does).
+type LayerEditor interface {
+	// Update runs edit on the stored configuration's document and the
+	// catalogue it makes, saves the result if it is valid, and returns the
+	// new catalogue; see layer.Registry.Update.
+	Update(ctx context.Context, edit func(doc *layer.Config, current *layer.Catalogue) error) (*layer.Catalogue, error)
+}
+
+// OrphanFinder finds (and deletes) the tiles a layer change orphaned
+// (seed.Engine does).
+type OrphanFinder interface {
+	Orphans(ctx context.Context, old, next *layer.Layer, regridded map[string]bool, remove bool) (seed.OrphanReport, error)
+}
+
+// etag quotes a definition's version as an entity tag.
+func etag(version string) string { return `"` + version + `"` }
+
+// preconditions checks a write's If-Match and If-None-Match against the
+// current version of the resource ("" when it does not exist), as RFC 9110
+// says: a stale write is a 412.
+func preconditions(r *http.Request, what, version string) error {
+	if m := r.Header.Get("If-Match"); m != "" {
+		ok := false
+		for _, t := range strings.Split(m, ",") {
+			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+			if version != "" && (t == "*" || t == etag(version)) {
+				ok = true
+			}
+		}
+		if !ok {
+			if version == "" {
+				return apperr.New(apperr.Precondition, "%s does not exist (If-Match: %s)", what, m)
+			}
+			return apperr.New(apperr.Precondition, "%s changed since you read it: its ETag is now %s, not %s; read it again", what, etag(version), m)
+		}
+	}
+	if m := strings.TrimSpace(r.Header.Get("If-None-Match")); m == "*" && version != "" {
+		return apperr.New(apperr.Precondition, "%s exists (If-None-Match: *)", what)
+	}
+	return nil
+}
+
+// truncateParam reads ?truncate=true|false (default false).
+func truncateParam(r *http.Request) (bool, error) {
+	v := r.URL.Query().Get("truncate")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, apperr.Invalidf("truncate must be true or false, got %q", v)
+	}
+	return b, nil
+}
+
+// fileManaged is the 409 of a change to what the layer file manages.
+func fileManaged(what string) error {
+	return apperr.New(apperr.Conflict, "%s is managed by the layer file: change it there (or mark its entry managedBy: store to hand it to the REST interface)", what)
+}
+
+// The answer of a layer change: what was saved and what it implies for
+// the stored tiles.
+type layerChange struct {
+	XMLName  xml.Name      // layerChange or gridSetChange
+	Name     string        `xml:"name"`
+	Action   string        `xml:"action"` // created, modified, deleted
+	Version  string        `xml:"version,omitempty"`
+	Orphaned *orphanReport `xml:"orphaned,omitempty"`
+	Notes    []string      `xml:"note,omitempty"`
+}
+
+type orphanReport struct {
+	Complete  bool           `xml:"complete,attr"`
+	Tiles     int64          `xml:"tiles,attr"`
+	Truncated int64          `xml:"truncated,attr"`
+	Sets      []orphanSetXML `xml:"tileSet"`
+}
+
+type orphanSetXML struct {
+	GridSet      string `xml:"gridSet,attr"`
+	Format       string `xml:"format,attr"`
+	ParametersID string `xml:"parametersId,attr"`
+	Tiles        int64  `xml:"tiles,attr"`
+	Bytes        int64  `xml:"bytes,attr"`
+	Reason       string `xml:"reason,attr"`
+}
+
+func toOrphanXML(r seed.OrphanReport) *orphanReport {
+	out := &orphanReport{Complete: r.Complete, Tiles: r.Tiles(), Truncated: r.Removed, Sets: []orphanSetXML{}}
+	for _, s := range r.Sets {
+		out.Sets = append(out.Sets, orphanSetXML{GridSet: s.GridSetID, Format: s.FormatID, ParametersID: s.ParametersID,
+			Tiles: s.Tiles, Bytes: s.Bytes, Reason: s.Reason})
+	}
+	return out
+}
+
+func writeChange(w http.ResponseWriter, c layerChange) {
+	if c.XMLName.Local == "" {
+		c.XMLName.Local = "layerChange"
+	}
+	body, _ := xml.MarshalIndent(c, "", "  ") // plain strings and numbers always marshal
+	if c.Version != "" {
+		w.Header().Set("ETag", etag(c.Version))
+	}
+	writeBody(w, "application/xml", append(append([]byte(xml.Header), body...), '\n'))
+}
+
+// staleNotes names the changes that leave the stored tiles addressed but
+// drawn by the old definition.
+func staleNotes(old, next *layer.Layer) []string {
+	var notes []string
+	if old.MetaWidth != next.MetaWidth || old.MetaHeight != next.MetaHeight || old.Gutter != next.Gutter {
+		notes = append(notes, "metatiling or gutter changed: stored tiles were cut from other metatiles (a reseed redraws them)")
+	}
+	if !sameNode(old, next) {
+		notes = append(notes, "the source changed: stored tiles were drawn from the old one (a reseed redraws them)")
+	}
+	if len(old.Filters) != len(next.Filters) {
+		notes = append(notes, "parameter filters changed: tile sets of parameter values no longer allowed stay stored until truncated by parameters id")
+	}
+	return notes
+}
+
+func sameNode(a, b *layer.Layer) bool {
+	ea, _ := yaml.Marshal(&a.Source) // a node parsed from YAML always marshals
+	eb, _ := yaml.Marshal(&b.Source)
+	return string(ea) == string(eb)
+}
+
+// putLayer adds or (create false: POST, GeoWebCache's deprecated form)
+// modifies a layer from its wmsLayer document.
+func (h *Handler) putLayer(name string, create bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		truncate, err := truncateParam(r)
+		if err != nil {
+			return err
+		}
+		body, err := readBody(w, r)
+		if err != nil {
+			return err
+		}
+		doc, err := gwcxml.DecodeLayer(body)
+		if err != nil {
+			return err
+		}
+		if doc.Name != name {
+			return apperr.Invalidf("The layer document's <name> is %q but the address names layer %q: they must match", doc.Name, name)
+		}
+		entry, err := doc.YAML()
+		if err != nil {
+			return err
+		}
+		var old *layer.Layer
+		var created bool
+		next, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+			l, exists := cur.Layer(name)
+			version := ""
+			if exists {
+				version = l.Version
+				if l.Managed != layer.ManagedByStore {
+					return fileManaged("Layer " + name)
+				}
+			} else if !create {
+				return apperr.New(apperr.NotFound, "Unknown layer: %s (PUT creates a layer, POST only modifies one)", name)
+			}
+			if err := preconditions(r, "Layer "+name, version); err != nil {
+				return err
+			}
+			old = l
+			created, err = cfg.PutLayer(name, entry)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		nl, _ := next.Layer(name)
+		change := layerChange{Name: name, Action: "modified", Version: nl.Version}
+		if created {
+			change.Action = "created"
+		}
+		if old != nil {
+			rep, err := h.svc.Orphans.Orphans(r.Context(), old, nl, nil, truncate)
+			if err != nil {
+				return fmt.Errorf("layer %s saved, but its orphaned tiles could not be found: %w", name, err)
+			}
+			change.Orphaned = toOrphanXML(rep)
+			change.Notes = staleNotes(old, nl)
+			if rep.Tiles() > 0 && !truncate {
+				change.Notes = append(change.Notes, "orphaned tiles stay stored (and served by the CDN) until removed: repeat the request with ?truncate=true, or truncate them")
+			}
+		}
+		writeChange(w, change)
+		return nil
+	}
+}
+
+// deleteLayer removes a layer; with ?truncate=true its tiles too. A layer
+// with tasks in progress is not removed (409): kill them first.
+func (h *Handler) deleteLayer(name string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		truncate, err := truncateParam(r)
+		if err != nil {
+			return err
+		}
+		cur, ok := h.svc.Catalogue.Layer(name)
+		if !ok {
+			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
+		}
+		if cur.Managed != layer.ManagedByStore {
+			return fileManaged("Layer " + name)
+		}
+		if err := preconditions(r, "Layer "+name, cur.Version); err != nil {
+			return err
+		}
+		tasks, err := h.svc.Tasks.List(r.Context(), name)
+		if err != nil {
+			return err
+		}
+		var active []string
+		for _, t := range tasks {
+			if t.Status.Active() {
+				active = append(active, strconv.FormatInt(t.ID, 10))
+			}
+		}
+		if len(active) > 0 {
+			return apperr.New(apperr.Conflict, "Layer %s has tasks in progress (%s): kill them first (POST /rest/seed/%s with kill_all=all)",
+				name, strings.Join(active, ", "), name)
+		}
+		change := layerChange{Name: name, Action: "deleted"}
+		if truncate {
+			n, err := h.svc.Truncater.MassTruncate(r.Context(), name)
+			if err != nil {
+				return err
+			}
+			change.Notes = append(change.Notes, fmt.Sprintf("%d objects of the layer deleted", n))
+		} else {
+			change.Notes = append(change.Notes, "the layer's tiles stay stored: DELETE with ?truncate=true removes them too")
+		}
+		_, err = h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+			l, ok := cur.Layer(name)
+			if !ok {
+				return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
+			}
+			if l.Managed != layer.ManagedByStore {
+				return fileManaged("Layer " + name)
+			}
+			if err := preconditions(r, "Layer "+name, l.Version); err != nil {
+				return err
+			}
+			cfg.DeleteLayer(name)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		writeChange(w, change)
+		return nil
+	}
+}
+
+// putGridSet adds or modifies a grid set from its gridSet document.
+func (h *Handler) putGridSet(id string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		truncate, err := truncateParam(r)
+		if err != nil {
+			return err
+		}
+		body, err := readBody(w, r)
+		if err != nil {
+			return err
+		}
+		doc, err := gwcxml.DecodeGridSet(body)
+		if err != nil {
+			return err
+		}
+		if doc.ID != id {
+			return apperr.Invalidf("The grid set document's <name> is %q but the address names grid set %q: they must match", doc.ID, id)
+		}
+		entry, err := doc.YAML()
+		if err != nil {
+			return err
+		}
+		var before *layer.Catalogue
+		var created bool
+		next, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+			if err := gridSetWritable(cur, id); err != nil {
+				return err
+			}
+			if err := preconditions(r, "Grid set "+id, cur.GridSetVersion(id)); err != nil {
+				return err
+			}
+			before = cur
+			created, err = cfg.PutGridSet(id, entry)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		change := layerChange{XMLName: xml.Name{Local: "gridSetChange"}, Name: id, Action: "modified", Version: next.GridSetVersion(id)}
+		if created {
+			change.Action = "created"
+		}
+		if !created {
+			// Every tile of the grid set was cut by the old grid.
+			total := seed.OrphanReport{Complete: true}
+			for _, name := range before.UsersOf(id) {
+				old, _ := before.Layer(name)
+				nl, ok := next.Layer(name)
+				if !ok {
+					continue
+				}
+				rep, err := h.svc.Orphans.Orphans(r.Context(), old, nl, map[string]bool{id: true}, truncate)
+				if err != nil {
+					return fmt.Errorf("grid set %s saved, but the tiles it orphaned could not be found: %w", id, err)
+				}
+				total.Sets = append(total.Sets, rep.Sets...)
+				total.Removed += rep.Removed
+				total.Complete = total.Complete && rep.Complete
+				change.Notes = append(change.Notes, "layer "+name+" uses it")
+			}
+			change.Orphaned = toOrphanXML(total)
+		}
+		writeChange(w, change)
+		return nil
+	}
+}
+
+// gridSetWritable refuses changes to built-in and file-managed grid sets.
+func gridSetWritable(cur *layer.Catalogue, id string) error {
+	_, info, ok := cur.GridSet(id)
+	switch {
+	case ok && info.Managed == "":
+		return apperr.New(apperr.Conflict, "Grid set %s is built in: it cannot be changed or deleted (define a grid set of another name)", id)
+	case ok && info.Managed != layer.ManagedByStore:
+		return fileManaged("Grid set " + id)
+	}
+	return nil
+}
+
+// deleteGridSet removes a grid set no layer uses.
+func (h *Handler) deleteGridSet(id string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		_, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+			if _, _, ok := cur.GridSet(id); !ok {
+				return apperr.New(apperr.NotFound, "Unknown grid set: %s", id)
+			}
+			if err := gridSetWritable(cur, id); err != nil {
+				return err
+			}
+			if users := cur.UsersOf(id); len(users) > 0 {
+				return apperr.New(apperr.Conflict, "Grid set %s is used by layers %s: remove it from them first", id, strings.Join(users, ", "))
+			}
+			if err := preconditions(r, "Grid set "+id, cur.GridSetVersion(id)); err != nil {
+				return err
+			}
+			cfg.DeleteGridSet(id)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		writeChange(w, layerChange{XMLName: xml.Name{Local: "gridSetChange"}, Name: id, Action: "deleted"})
+		return nil
+	}
+}
