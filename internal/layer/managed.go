@@ -129,14 +129,18 @@ type Config struct {
 
 // ParseConfig reads a stored configuration's document (empty: none).
 func ParseConfig(doc []byte) (*Config, error) {
-	var raw struct {
-		GridSets []*yaml.Node `yaml:"gridSets"`
-		Layers   []*yaml.Node `yaml:"layers"`
-	}
+	var raw rawDoc // yaml.v3 fills []yaml.Node, not []*yaml.Node
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		return nil, fmt.Errorf("parse the stored configuration: %w", err)
 	}
-	return &Config{gridSets: raw.GridSets, layers: raw.Layers}, nil
+	ptrs := func(ns []yaml.Node) []*yaml.Node {
+		out := make([]*yaml.Node, len(ns))
+		for i := range ns {
+			out[i] = &ns[i]
+		}
+		return out
+	}
+	return &Config{gridSets: ptrs(raw.GridSets), layers: ptrs(raw.Layers)}, nil
 }
 
 // entryKey returns an entry's name (a layer's) or id (a grid set's).

@@ -71,8 +71,10 @@ func TestLayersAndGridSetsRead(t *testing.T) {
 	}
 
 	// The WMS layer, through its link (a space in the name is %20, or +).
+	var roadsDoc string
 	for _, path := range []string{"/rest/layers/roads%20wms.xml", "/rest/layers/roads+wms.xml"} {
 		res = a.Do(t, "GET", path, "")
+		roadsDoc = res.Body
 		if res.Status != http.StatusOK || res.Header.Get("Content-Type") != ctXML {
 			t.Fatalf("GET %s: %d %q", path, res.Status, res.Body)
 		}
@@ -137,13 +139,19 @@ func TestLayersAndGridSetsRead(t *testing.T) {
 		"Layer demo:world has a testpattern source: GeoWebCache's wmsLayer document describes WMS layers only")
 	wantError(t, a.Do(t, "GET", "/rest/layers/demo:world.json", ""), http.StatusBadRequest,
 		"The /rest/layers/demo:world representation is XML only: ask for /rest/layers/demo:world.xml")
-	// Layers and grid sets come from the layer file: no method changes them.
-	for _, path := range []string{"/rest/layers/roads%20wms.xml", "/rest/gridsets/Scaled.xml", "/rest/layers"} {
-		for _, method := range []string{"PUT", "POST", "DELETE"} {
-			res := a.Do(t, method, path, "<x/>", "Content-Type", "text/xml")
-			if res.Status != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET" {
-				t.Errorf("%s %s: %d, Allow %q; want 405, Allow GET", method, path, res.Status, res.Header.Get("Allow"))
-			}
+	// Layers and grid sets of the layer file are changed there, not here.
+	wantError(t, a.Do(t, "PUT", "/rest/layers/roads%20wms.xml", roadsDoc, "Content-Type", "text/xml"), http.StatusConflict,
+		"Layer roads wms is managed by the layer file: change it there (or mark its entry managedBy: store to hand it to the REST interface)")
+	wantError(t, a.Do(t, "DELETE", "/rest/layers/roads%20wms.xml", ""), http.StatusConflict,
+		"Layer roads wms is managed by the layer file: change it there (or mark its entry managedBy: store to hand it to the REST interface)")
+	wantError(t, a.Do(t, "DELETE", "/rest/gridsets/Scaled.xml", ""), http.StatusConflict,
+		"Grid set Scaled is managed by the layer file: change it there (or mark its entry managedBy: store to hand it to the REST interface)")
+	wantError(t, a.Do(t, "DELETE", "/rest/gridsets/EPSG:4326.xml", ""), http.StatusConflict,
+		"Grid set EPSG:4326 is built in: it cannot be changed or deleted (define a grid set of another name)")
+	wantError(t, a.Do(t, "DELETE", "/rest/layers", ""), http.StatusBadRequest, "Give the layer to delete: DELETE /rest/layers/{name}.xml")
+	for _, method := range []string{"PUT", "POST"} {
+		if res := a.Do(t, method, "/rest/layers", "<x/>", "Content-Type", "text/xml"); res.Status != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET, DELETE" {
+			t.Errorf("%s /rest/layers: %d, Allow %q; want 405, Allow GET, DELETE", method, res.Status, res.Header.Get("Allow"))
 		}
 	}
 	if res := a.DoAuth(t, "", "", "GET", "/rest/layers", ""); res.Status != http.StatusUnauthorized {
