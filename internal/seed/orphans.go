@@ -55,9 +55,11 @@ var errScanLimit = errors.New("scan limit reached")
 // and formats it dropped, of the levels it no longer has, outside its
 // grid subsets' extents, every tile of a grid set in regridded (whose
 // definition changed), and every tile when the layer's id (its keys)
-// changed. With remove it deletes them; the layer's usage is then marked
-// for a recount and its tiles invalidated in the CDN. Only the grid sets
-// where something was dropped are listed.
+// changed. Without remove, only the grid sets where next dropped
+// something from old are listed; with remove, every stored tile of the
+// layer is checked against next (so that tiles an earlier change orphaned
+// go too) and the orphans deleted; the layer's usage is then marked for a
+// recount and its tiles invalidated in the CDN.
 func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded map[string]bool, remove bool) (OrphanReport, error) {
 	report := OrphanReport{Complete: true}
 	formats := map[string]bool{}
@@ -80,22 +82,41 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 		batch = batch[:0]
 		return err
 	}
-	for _, sub := range old.Subsets {
-		gs := sub.GridSet.ID
+	// reason says why a stored tile is orphaned ("" when next addresses it).
+	reason := func(set tilestore.TileSet, z int, x, y int64) string {
+		gs := set.GridSetID
 		ns, kept := next.Subset(gs)
-		whole := ""
 		switch {
 		case next.ID != old.ID:
-			whole = "the layer's id changed (its tiles' keys)"
+			return "the layer's id changed (its tiles' keys)"
 		case !kept:
-			whole = "grid set " + gs + " removed from the layer"
+			return "grid set " + gs + " not in the layer"
 		case regridded[gs]:
-			whole = "grid set " + gs + " changed"
+			return "grid set " + gs + " changed"
+		case !formats[set.FormatID]:
+			return "format " + set.FormatID + " not in the layer"
+		case z < ns.MinZoom || z > ns.MaxZoom:
+			return "level " + strconv.Itoa(z) + " no longer in the grid subset"
+		case !ns.CoverageRange(z).Contains(x, y):
+			return "outside the grid subset's new extent"
 		}
-		if whole == "" && !dropsTiles(old, sub, next) {
-			continue
+		return ""
+	}
+	// What is listed: with remove, everything of the layer (tiles a
+	// change before this one orphaned included); otherwise the grid sets
+	// where this change dropped something.
+	var prefixes []string
+	layerPrefix := tilestore.LayerPrefix(e.opts.KeyPrefix, old.ID)
+	if remove {
+		prefixes = []string{layerPrefix}
+	} else {
+		for _, sub := range old.Subsets {
+			if _, kept := next.Subset(sub.GridSet.ID); !kept || next.ID != old.ID || regridded[sub.GridSet.ID] || dropsTiles(old, sub, next) {
+				prefixes = append(prefixes, layerPrefix+sub.GridSet.ID+"/")
+			}
 		}
-		prefix := tilestore.LayerPrefix(e.opts.KeyPrefix, old.ID) + gs + "/"
+	}
+	for _, prefix := range prefixes {
 		err := e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
 			if scanned >= OrphanScanLimit {
 				return errScanLimit
@@ -105,22 +126,14 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 			if !ok {
 				return nil
 			}
-			reason := whole
-			switch {
-			case reason != "":
-			case !formats[set.FormatID]:
-				reason = "format " + set.FormatID + " removed from the layer"
-			case z < ns.MinZoom || z > ns.MaxZoom:
-				reason = "level " + strconv.Itoa(z) + " no longer in the grid subset"
-			case !ns.CoverageRange(z).Contains(x, y):
-				reason = "outside the grid subset's new extent"
-			default:
+			why := reason(set, z, x, y)
+			if why == "" {
 				return nil
 			}
-			k := setKey{gs, set.FormatID, set.ParametersID, reason}
+			k := setKey{set.GridSetID, set.FormatID, set.ParametersID, why}
 			c, ok := counts[k]
 			if !ok {
-				c = &OrphanSet{GridSetID: gs, FormatID: set.FormatID, ParametersID: set.ParametersID, Reason: reason}
+				c = &OrphanSet{GridSetID: set.GridSetID, FormatID: set.FormatID, ParametersID: set.ParametersID, Reason: why}
 				counts[k] = c
 				order = append(order, k)
 			}
@@ -142,7 +155,7 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 			err = flush()
 		}
 		if err != nil {
-			return report, fmt.Errorf("find the orphaned tiles of layer %s in grid set %s: %w", old.Name, gs, err)
+			return report, fmt.Errorf("find the orphaned tiles of layer %s under %s: %w", old.Name, prefix, err)
 		}
 		if !report.Complete {
 			break
