@@ -19,14 +19,14 @@ type Kind int
 // The kinds. Internal is the zero value so that an unclassified error is
 // never mistaken for a client mistake.
 const (
-	Internal    Kind = iota // a fault of ours; logged, answered generically
-	Invalid                 // the client's input is wrong; the message says how
-	NotFound                // the named thing does not exist
-	Conflict                // a conditional update lost a race or met an unexpected state
-	Unavailable             // a dependency cannot be reached; retrying may help
-	TooLarge                // the request body exceeds the limit
-	Unsupported             // the request body's media type is not one the endpoint takes
-	Precondition            // a conditional request's precondition (If-Match) does not hold
+	Internal     Kind = iota // a fault of ours; logged, answered generically
+	Invalid                  // the client's input is wrong; the message says how
+	NotFound                 // the named thing does not exist
+	Conflict                 // a conditional update lost a race or met an unexpected state
+	Unavailable              // a dependency cannot be reached; retrying may help
+	TooLarge                 // the request body exceeds the limit
+	Unsupported              // the request body's media type is not one the endpoint takes
+	Precondition             // a conditional request's precondition (If-Match) does not hold
 )
 
 func (k Kind) String() string {

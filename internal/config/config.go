@@ -15,27 +15,27 @@ import (
 
 // Config is the configuration of `tilecache serve`.
 type Config struct {
-	Addr        string        // TILECACHE_ADDR, listen address
-	DataDir     string        // TILECACHE_DATA, data directory of the embedded backends
-	LayersFile  string        // TILECACHE_LAYERS, layer file; "" = bundled demo config
+	Addr       string // TILECACHE_ADDR, listen address
+	DataDir    string // TILECACHE_DATA, data directory of the embedded backends
+	LayersFile string // TILECACHE_LAYERS, layer file; "" = bundled demo config
 	// LayersRefresh is how often, at most, a process reads the stored
 	// layer configuration's version (TILECACHE_LAYERS_REFRESH, default
 	// 5s): a layer changed through the REST interface is seen everywhere
 	// within it.
 	LayersRefresh time.Duration
-	UsersFile   string        // TILECACHE_USERS, accounts file (name:bcrypt-hash per line)
-	Accounts    string        // TILECACHE_ACCOUNTS, the same entries inline (wins over the file)
-	SeedThreads int           // TILECACHE_SEED_THREADS, global pool of seed threads
-	Workers     int           // TILECACHE_WORKERS, lane workers in this process (default SeedThreads)
-	Backend     string        // TILECACHE_BACKEND: embedded or aws
-	KeyPrefix   string        // TILECACHE_KEY_PREFIX, prefix of every tile key
-	BasePath    string        // TILECACHE_BASE_PATH, mount prefix in front of /rest
-	LogLevel    string        // TILECACHE_LOG_LEVEL: debug, info, warn, error
-	Checkpoint  time.Duration // TILECACHE_CHECKPOINT_INTERVAL, longest time between lane checkpoints
-	KillCheck   time.Duration // TILECACHE_KILL_CHECK_INTERVAL, how often a working lane looks for a kill
-	Slice       time.Duration // TILECACHE_LANE_SLICE, longest time one lane message is worked
-	StaleAfter  time.Duration // TILECACHE_STALE_AFTER, heartbeat age after which a lane is re-enqueued
-	Visibility  time.Duration // TILECACHE_LANE_VISIBILITY, visibility timeout of a received lane message
+	UsersFile     string        // TILECACHE_USERS, accounts file (name:bcrypt-hash per line)
+	Accounts      string        // TILECACHE_ACCOUNTS, the same entries inline (wins over the file)
+	SeedThreads   int           // TILECACHE_SEED_THREADS, global pool of seed threads
+	Workers       int           // TILECACHE_WORKERS, lane workers in this process (default SeedThreads)
+	Backend       string        // TILECACHE_BACKEND: embedded or aws
+	KeyPrefix     string        // TILECACHE_KEY_PREFIX, prefix of every tile key
+	BasePath      string        // TILECACHE_BASE_PATH, mount prefix in front of /rest
+	LogLevel      string        // TILECACHE_LOG_LEVEL: debug, info, warn, error
+	Checkpoint    time.Duration // TILECACHE_CHECKPOINT_INTERVAL, longest time between lane checkpoints
+	KillCheck     time.Duration // TILECACHE_KILL_CHECK_INTERVAL, how often a working lane looks for a kill
+	Slice         time.Duration // TILECACHE_LANE_SLICE, longest time one lane message is worked
+	StaleAfter    time.Duration // TILECACHE_STALE_AFTER, heartbeat age after which a lane is re-enqueued
+	Visibility    time.Duration // TILECACHE_LANE_VISIBILITY, visibility timeout of a received lane message
 
 	// PublicURL is the base URL the tile store's objects are served from
 	// (TILECACHE_PUBLIC_URL): the CDN's domain on AWS; by default the local
