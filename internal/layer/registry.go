@@ -58,7 +58,9 @@ func OpenRegistry(ctx context.Context, file []byte, fileName string, store Confi
 		return r, nil
 	}
 	if err := r.seed(ctx); err != nil {
-		return nil, err
+		// The file's store-managed entries are used as they are while the
+		// store holds nothing (see Merge); the next start tries again.
+		log.Warn("the layer file's store-managed entries were not copied into the store", "err", err)
 	}
 	st, err := store.Config(ctx)
 	if err != nil {
