@@ -237,8 +237,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case strings.HasPrefix(cmd, "layers from-capabilities"):
 		code, err = cli.Layers.FromCapabilities.run(ctx, env)
 		return finish(env, code, err)
-	case strings.HasPrefix(cmd, "layers import"):
-		code, err = cli.Layers.Import.run(env)
+	case strings.HasPrefix(cmd, "layers import") && !cli.Layers.Import.needsServer():
+		code, err = cli.Layers.Import.print(env)
 		return finish(env, code, err)
 	}
 	c, err := cli.client(env)
@@ -265,6 +265,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		code, err = cli.Layers.List.run(ctx, c, env)
 	case strings.HasPrefix(cmd, "layers get"):
 		code, err = cli.Layers.Get.run(ctx, c, env)
+	case strings.HasPrefix(cmd, "layers import"):
+		code, err = cli.Layers.Import.run(ctx, c, env)
 	}
 	return finish(env, code, err)
 }

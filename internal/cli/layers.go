@@ -21,7 +21,7 @@ type LayersCmd struct {
 	List             LayersListCmd        `cmd:"" help:"List the server's layers (GET /rest/layers)."`
 	Get              LayersGetCmd         `cmd:"" help:"Print a layer's wmsLayer document (GET /rest/layers/{name}.xml)."`
 	FromCapabilities FromCapabilitiesCmd  `cmd:"" name:"from-capabilities" help:"Read a WMS GetCapabilities and propose cached layers: a layer file to review (or wmsLayer documents)."`
-	Import           ImportGeoWebCacheCmd `cmd:"" help:"Read a GeoWebCache configuration (geowebcache.xml) and print its grid sets and WMS layers as a layer file; what cannot be mapped is listed on stderr."`
+	Import           ImportGeoWebCacheCmd `cmd:"" help:"Read a GeoWebCache configuration (geowebcache.xml) and create its grid sets and WMS layers on the server (PUT /rest/gridsets, /rest/layers), or with --print print them as a layer file; what cannot be mapped is listed on stderr."`
 }
 
 // LayersListCmd lists the layers of the server.
@@ -185,14 +185,19 @@ func wmsLayerDocument(p gwcxml.Layer) ([]byte, error) {
 
 // ImportGeoWebCacheCmd converts a geowebcache.xml.
 type ImportGeoWebCacheCmd struct {
-	File string `arg:"" help:"GeoWebCache's configuration file (geowebcache.xml), or - for stdin." type:"path"`
+	File    string `arg:"" help:"GeoWebCache's configuration file (geowebcache.xml), or - for stdin." type:"path"`
+	Print   bool   `help:"Print a layer file instead of creating the grid sets and layers on the server (for a layer file kept in git)."`
+	Replace bool   `help:"Replace grid sets and layers the server already has (by default they are left as they are and named)."`
 }
 
 // errNotAllImported makes the exit status 1 when some items could not be
-// mapped (the others are still printed).
+// mapped or created (the others are still printed or created).
 var errNotAllImported = errors.New("some items could not be imported (listed above)")
 
-func (i ImportGeoWebCacheCmd) run(env Env) (int, error) {
+// needsServer reports whether the command talks to the server.
+func (i ImportGeoWebCacheCmd) needsServer() bool { return !i.Print }
+
+func (i ImportGeoWebCacheCmd) read(env Env) (gwcxml.Configuration, error) {
 	var data []byte
 	var err error
 	if i.File == "-" {
@@ -201,11 +206,11 @@ func (i ImportGeoWebCacheCmd) run(env Env) (int, error) {
 		data, err = os.ReadFile(i.File)
 	}
 	if err != nil {
-		return ExitError, fmt.Errorf("read the configuration: %w", err)
+		return gwcxml.Configuration{}, fmt.Errorf("read the configuration: %w", err)
 	}
 	conf, err := gwcxml.DecodeConfiguration(data)
 	if err != nil {
-		return ExitError, err
+		return conf, err
 	}
 	for _, n := range conf.NotMapped {
 		fmt.Fprintf(env.Stderr, "not mapped (no counterpart in tilecache): %s\n", n)
@@ -213,8 +218,16 @@ func (i ImportGeoWebCacheCmd) run(env Env) (int, error) {
 	for _, p := range conf.Problems {
 		fmt.Fprintf(env.Stderr, "not imported: %s: %s\n", p.Item, p.Message)
 	}
-	if len(conf.Layers) == 0 {
-		return ExitError, fmt.Errorf("no layer could be imported from %s", i.File)
+	if len(conf.Layers) == 0 && len(conf.GridSets) == 0 {
+		return conf, fmt.Errorf("nothing could be imported from %s", i.File)
+	}
+	return conf, nil
+}
+
+func (i ImportGeoWebCacheCmd) print(env Env) (int, error) {
+	conf, err := i.read(env)
+	if err != nil {
+		return ExitError, err
 	}
 	file, err := gwcxml.LayerFile(conf.GridSets, conf.Layers)
 	if err != nil {
@@ -228,6 +241,61 @@ func (i ImportGeoWebCacheCmd) run(env Env) (int, error) {
 		fmt.Fprintf(env.Stderr, "imported layer %s\n", l.Name)
 	}
 	if len(conf.Problems) > 0 {
+		return ExitError, errNotAllImported
+	}
+	return 0, nil
+}
+
+// run creates the configuration's grid sets, then its layers, on the
+// server, each with one PUT of its GeoWebCache document (the path of every
+// other client); each item is created whole or not at all. Items the
+// server has are left alone unless --replace.
+func (i ImportGeoWebCacheCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
+	conf, err := i.read(env)
+	if err != nil {
+		return ExitError, err
+	}
+	// The documents, as the server will read them: checked together (a
+	// layer may use a grid set of the file).
+	cat, err := gwcxml.Catalogue(conf.GridSets, conf.Layers)
+	if err != nil {
+		return ExitError, err
+	}
+	failed := len(conf.Problems) > 0
+	put := func(kind, name, path string, doc []byte) {
+		headers := []string{"If-None-Match", "*"}
+		if i.Replace {
+			headers = nil
+		}
+		_, err := c.do(ctx, http.MethodPut, path, "text/xml", doc, headers...)
+		var se *statusError
+		switch {
+		case err == nil:
+			fmt.Fprintf(env.Stdout, "created %s %s\n", kind, name)
+		case errors.As(err, &se) && se.Status == http.StatusPreconditionFailed:
+			fmt.Fprintf(env.Stdout, "exists, left as it is (--replace replaces it): %s %s\n", kind, name)
+		default:
+			failed = true
+			fmt.Fprintf(env.Stderr, "not created: %s %s: %v\n", kind, name, err)
+		}
+	}
+	for _, g := range conf.GridSets {
+		gs, info, _ := cat.GridSet(g.ID)
+		doc, err := gwcxml.EncodeGridSet(gs, info)
+		if err != nil {
+			return ExitError, err
+		}
+		put("grid set", g.ID, "/rest/gridsets/"+layerPath(g.ID)+".xml", doc)
+	}
+	for _, l := range conf.Layers {
+		ll, _ := cat.Layer(l.Name)
+		doc, err := gwcxml.EncodeLayer(ll)
+		if err != nil {
+			return ExitError, err
+		}
+		put("layer", l.Name, "/rest/layers/"+layerPath(l.Name)+".xml", doc)
+	}
+	if failed {
 		return ExitError, errNotAllImported
 	}
 	return 0, nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -113,7 +114,7 @@ func TestLayersFromCapabilities(t *testing.T) {
 // mapped); in the second, the items that cannot be mapped are named on
 // stderr, the others printed, and the exit status says not all were.
 func TestLayersImport(t *testing.T) {
-	r := runCLI(t, cli.Env{}, "layers", "import", "testdata/geowebcache.xml")
+	r := runCLI(t, cli.Env{}, "layers", "import", "--print", "testdata/geowebcache.xml")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -138,7 +139,7 @@ func TestLayersImport(t *testing.T) {
 		}
 	}
 
-	r = runCLI(t, cli.Env{}, "layers", "import", "testdata/geowebcache-partial.xml")
+	r = runCLI(t, cli.Env{}, "layers", "import", "--print", "testdata/geowebcache-partial.xml")
 	if r.code == 0 {
 		t.Errorf("partial import: exit 0, want non-zero")
 	}
@@ -151,6 +152,67 @@ func TestLayersImport(t *testing.T) {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("partial import: stderr lacks %q:\n%s", want, r.stderr)
 		}
+	}
+}
+
+// TestLayersImportThroughREST creates a GeoWebCache configuration using
+// every element tilecache reads on a server, through its REST interface:
+// each layer then reads back as the layer file --print proposes; a second
+// import leaves what exists; a configuration with items that cannot be
+// mapped creates the others whole and none of them in part.
+func TestLayersImportThroughREST(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	r := runCLI(t, cli.Env{}, append([]string{"layers", "import", "testdata/geowebcache-full.xml"}, auth(a)...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"created grid set World512", "created grid set Swiss", "created layer full:world", "created layer full:cache control"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The file's own <version> is all that has no counterpart.
+	if strings.TrimSpace(r.stderr) != "not mapped (no counterpart in tilecache): version" {
+		t.Errorf("every layer and grid set element should be mapped:\n%s", r.stderr)
+	}
+	p := runCLI(t, cli.Env{}, "layers", "import", "--print", "testdata/geowebcache-full.xml")
+	want, err := layer.Parse([]byte(p.stdout), "printed")
+	if err != nil {
+		t.Fatalf("--print: %v\n%s", err, p.stdout)
+	}
+	for _, name := range want.Names() {
+		res := a.Do(t, "GET", "/rest/layers/"+strings.ReplaceAll(name, " ", "%20")+".xml", "")
+		got, err := gwcxml.DecodeLayer([]byte(res.Body))
+		if res.Status != 200 || err != nil {
+			t.Fatalf("GET layer %s: %d %v\n%s", name, res.Status, err, res.Body)
+		}
+		wl, _ := want.Layer(name)
+		doc, err := gwcxml.EncodeLayer(wl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, _ := gwcxml.DecodeLayer(doc)
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("layer %s reads back as\n%+v\nwant\n%+v", name, got, exp)
+		}
+	}
+	res := a.Do(t, "GET", "/rest/gridsets/Swiss.xml", "")
+	if g, err := gwcxml.DecodeGridSet([]byte(res.Body)); err != nil || g.EPSG != 2056 || !slices.Equal(g.ScaleDenominators, []float64{1000000, 500000, 250000}) {
+		t.Errorf("grid set Swiss: %+v %v", g, err)
+	}
+
+	r = runCLI(t, cli.Env{}, append([]string{"layers", "import", "testdata/geowebcache-full.xml"}, auth(a)...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "exists, left as it is (--replace replaces it): layer full:world") {
+		t.Errorf("a second import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = runCLI(t, cli.Env{}, append([]string{"layers", "import", "testdata/geowebcache-partial.xml"}, auth(a)...)...)
+	if r.code == 0 || !strings.Contains(r.stdout, "created layer good") || !strings.Contains(r.stderr, "wmsLayer/blobStoreId") {
+		t.Errorf("partial import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	list := a.Do(t, "GET", "/rest/layers", "").Body
+	if !strings.Contains(list, "<name>good</name>") || strings.Contains(list, "in memory") {
+		t.Errorf("after the partial import the server lists\n%s", list)
 	}
 }
 
