@@ -8,6 +8,9 @@ package seed_test
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
 	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
 )
 
 const storeLayers = `
@@ -115,5 +119,104 @@ func TestSeedKeepsItsDefinition(t *testing.T) {
 	}
 	if tiles != 42 || len(now) >= 42 {
 		t.Errorf("the second request rendered %d tiles in %d metatiles, want 42 tiles in 2×2 metatiles", tiles, len(now))
+	}
+}
+
+// TestSeedRendersStaleTiles: a seed renders again the tiles older than
+// the layer's expireCache for their level, rewrites them (their age
+// starts again, unchanged content or not) and keeps the usage exact; fresh
+// tiles and levels whose rule is 0 are skipped.
+func TestSeedRendersStaleTiles(t *testing.T) {
+	const layers = `
+layers:
+  - name: lane:test
+    gridSubsets:
+      - gridSet: EPSG:4326
+    formats: [image/png]
+    metatiling: [1, 1]
+    expireCacheList:
+      - {minZoom: 0, expiration: 3600}
+      - {minZoom: 1, expiration: 0}
+      - {minZoom: 2, expiration: 3600}
+    source: {type: testpattern}
+`
+	ts, fs, cat := openStores(t, layers)
+	var mu sync.Mutex
+	var rendered []int
+	src := &fakeSource{render: func(_ context.Context, req source.Request) ([]source.Tile, error) {
+		mu.Lock()
+		rendered = append(rendered, req.Z)
+		mu.Unlock()
+		return tilesOf(req), nil
+	}}
+	q := memqueue.New()
+	e := seed.New(cat, map[string]source.Source{"lane:test": src}, ts, q, fs, seed.Options{Usage: ts}, slog.New(slog.DiscardHandler))
+	seedOnce := func() {
+		t.Helper()
+		if _, err := e.Submit(t.Context(), seed.Request{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+			ZoomStart: ptr(0), ZoomStop: ptr(2), Format: "image/png", Type: "seed", ThreadCount: ptr(1)}); err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			ds, err := q.Receive(t.Context(), 1, 50*time.Millisecond, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) == 0 {
+				return
+			}
+			if err := e.Handle(t.Context(), ds[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Fatal("more than 100 lane messages")
+	}
+	usage := func() (int64, int64) {
+		t.Helper()
+		ls, err := ts.Layers(t.Context())
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("usage: %+v, %v", ls, err)
+		}
+		return ls[0].Tiles, ls[0].Bytes
+	}
+	seedOnce()
+	if len(rendered) != 42 {
+		t.Fatalf("first seed rendered %d metatiles, want 42", len(rendered))
+	}
+	tiles0, bytes0 := usage()
+
+	// Every tile two hours old: levels 0 and 2 are stale, level 1 never.
+	old := time.Now().Add(-2 * time.Hour)
+	err := fs.List(t.Context(), "lane:test/", func(o tilestore.Object) error {
+		return os.Chtimes(filepath.Join(fs.Root(), filepath.FromSlash(o.Key)), old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered = nil
+	seedOnce()
+	slices.Sort(rendered)
+	if want := append(slices.Repeat([]int{0}, 2), slices.Repeat([]int{2}, 32)...); !slices.Equal(rendered, want) {
+		t.Errorf("the second seed rendered levels %v, want the 2 tiles of level 0 and the 32 of level 2", rendered)
+	}
+	fresh := 0
+	fs.List(t.Context(), "lane:test/", func(o tilestore.Object) error {
+		if time.Since(o.Modified) < time.Hour {
+			fresh++
+		}
+		return nil
+	})
+	if fresh != 34 {
+		t.Errorf("%d tiles rewritten, want the 34 stale ones", fresh)
+	}
+	if n, b := usage(); n != tiles0 || b != bytes0 {
+		t.Errorf("usage after the refresh: %d tiles, %d bytes; want %d, %d as before", n, b, tiles0, bytes0)
+	}
+
+	// Fresh now: a third seed renders nothing.
+	rendered = nil
+	seedOnce()
+	if len(rendered) != 0 {
+		t.Errorf("a seed of fresh tiles rendered %d metatiles", len(rendered))
 	}
 }

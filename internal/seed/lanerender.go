@@ -73,7 +73,10 @@ func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
 }
 
 // render stores a metatile's tiles inside the grid subset; seed skips the
-// metatile when its first stored tile exists.
+// metatile when its first stored tile exists and is fresh: older than the
+// layer's expireCache for its level, it is stale and the metatile is
+// rendered again (GeoWebCache refreshes a stale tile when a client asks
+// for it; here the CDN serves tiles without asking, so a seed does it).
 func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 	z := m.Tiles.Z
 	inside, ok := m.Tiles.Intersect(ln.subset.CoverageRange(z))
@@ -89,13 +92,16 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 			break
 		}
 	}
+	stale := false
 	if ln.job.Type == task.Seed {
 		if !slices.Contains(ln.job.EmptyLevels, z) {
-			_, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, fx, fy))
+			obj, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, fx, fy))
 			if err != nil {
 				return storageErr("check tile: %w", err)
 			}
-			if found {
+			maxAge, expires := ln.layer.CacheExpiry(z)
+			stale = found && expires && !obj.Modified.IsZero() && time.Since(obj.Modified) > maxAge
+			if found && !stale {
 				metrics.TilesSkipped.Add(float64(inside.Count()), ln.layer.Name)
 				return nil
 			}
@@ -113,8 +119,8 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 		// Only the area's tiles are the request's.
 		tiles = slices.DeleteFunc(tiles, func(t source.Tile) bool { return !m.Has(t.X, t.Y) })
 	}
-	changed, err := ln.store(ctx, z, inside, tiles)
-	if ln.job.Type == task.Reseed && changed.ok {
+	changed, err := ln.store(ctx, z, inside, tiles, stale)
+	if (ln.job.Type == task.Reseed || stale) && changed.ok {
 		// Written (or, where blank now, deleted), even if only in part;
 		// tiles rendered as they were stored did not change.
 		ln.env.host.tilesChanged(ln.set, z, changed.minX, changed.maxX)

@@ -102,9 +102,29 @@ func columns(refs []tileRef) map[int][2]int64 {
 // changes no usage and is not reported as changed; it is processed all the
 // same. It returns the columns of the tiles it wrote or deleted, or tried
 // to (a failed write may have been applied), for the CDN's purge.
-func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile) (columnSpan, error) {
+func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile, stale bool) (columnSpan, error) {
 	ctx = writeContext(ctx)
 	var known map[[2]int64]storedTile
+	if stale {
+		// A seed's stale metatile: what is stored is learnt tile by tile
+		// (for the usage), and every tile is written, unchanged or not, so
+		// that its age starts again.
+		known = map[[2]int64]storedTile{}
+		for _, tl := range tiles {
+			if !inside.Contains(tl.X, tl.Y) {
+				continue
+			}
+			o, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, tl.X, tl.Y))
+			if err != nil {
+				return columnSpan{}, storageErr("check tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
+			}
+			st := absent
+			if found {
+				st = storedTile{size: o.Size}
+			}
+			known[[2]int64{tl.X, tl.Y}] = st
+		}
+	}
 	if ln.job.Type == task.Reseed {
 		var refs []tileRef
 		for _, tl := range tiles {
@@ -149,7 +169,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 				// A blank tile the layer does not store; a reseed removes
 				// the tile it would otherwise have replaced.
 				metrics.TilesSkipped.Add(1, ln.layer.Name)
-				if ln.job.Type != task.Reseed || old.size < 0 {
+				if (ln.job.Type != task.Reseed && !stale) || old.size < 0 {
 					return nil
 				}
 				change(tl.X)
