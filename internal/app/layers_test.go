@@ -111,6 +111,10 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 	if _, meta, _ := a.Get(t, "run:world/EPSG:4326/png/default/0/0/0.png"); meta.CacheControl != "public, max-age=3600" {
 		t.Errorf("a seeded tile's Cache-Control is %q, want the layer's expireClients", meta.CacheControl)
 	}
+	// The discovery documents follow: the tile set is in the index.
+	waitFor(t, 10*time.Second, "index.json to list the new layer", func() bool {
+		return strings.Contains(a.DoAuth(t, "", "", "GET", "/index.json", "").Body, `"run:world"`)
+	})
 	// JPEG is not a format of the layer yet.
 	if res := a.Do(t, "POST", "/rest/seed/run:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":0,"format":"image/jpeg"}}`); res.Status != http.StatusBadRequest {
 		t.Fatalf("a JPEG seed before the change: %d %s", res.Status, res.Body)
@@ -204,6 +208,9 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 		}
 		if n := len(keys(t, a, "run:world/")); n != 0 {
 			t.Errorf("%d tiles left after DELETE ?truncate=true", n)
+		}
+		if body := a.DoAuth(t, "", "", "GET", "/index.json", "").Body; strings.Contains(body, `"run:world"`) {
+			t.Errorf("index.json still lists the deleted layer:\n%s", body)
 		}
 	}
 	if res := a.Do(t, "GET", "/rest/layers/run:world.xml", ""); res.Status != http.StatusNotFound {

@@ -71,7 +71,14 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 			return route{}, false
 		}
 		if f == formatJSON {
-			return route{map[string]handlerFunc{http.MethodGet: xmlOnly(strings.TrimSuffix(res.prefix, "/") + "/" + raw)}}, true
+			refuse := xmlOnly(strings.TrimSuffix(res.prefix, "/") + "/" + raw)
+			methods := map[string]handlerFunc{http.MethodGet: refuse}
+			if h.svc.Editor != nil {
+				for m := range res.writes(name) {
+					methods[m] = refuse
+				}
+			}
+			return route{methods}, true
 		}
 		methods := map[string]handlerFunc{http.MethodGet: res.get(name)}
 		if h.svc.Editor != nil {
