@@ -342,7 +342,7 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 	// A configured layer without tile sets any more has no capabilities.
 	var stale []string
 	for _, name := range p.layers.Names() {
-		if l, _ := p.layers.Layer(name); byLayer[l.ID] == nil {
+		if l, ok := p.layers.Layer(name); ok && byLayer[l.ID] == nil {
 			stale = append(stale, tilestore.LayerPrefix(p.prefix, l.ID)+wmtsName)
 		}
 	}
@@ -430,7 +430,7 @@ func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
 // layerConfigured reports whether the layer file has a layer of id.
 func (p *Publisher) layerConfigured(id string) bool {
 	for _, name := range p.layers.Names() {
-		if l, _ := p.layers.Layer(name); l.ID == id {
+		if l, ok := p.layers.Layer(name); ok && l.ID == id {
 			return true
 		}
 	}
@@ -441,8 +441,8 @@ func (p *Publisher) layerConfigured(id string) bool {
 // format.
 func (p *Publisher) configured(e indexEntry) bool {
 	for _, name := range p.layers.Names() {
-		l, _ := p.layers.Layer(name)
-		if l.ID != e.LayerID {
+		l, ok := p.layers.Layer(name)
+		if !ok || l.ID != e.LayerID {
 			continue
 		}
 		if _, ok := l.Subset(e.GridSet); !ok {

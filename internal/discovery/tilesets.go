@@ -27,7 +27,10 @@ type candidate struct {
 // ids costs one LIST per layer, of its side objects only.
 func (p *Publisher) eachTileSet(ctx context.Context, fn func(candidate) error) error {
 	for _, name := range p.layers.Names() {
-		l, _ := p.layers.Layer(name)
+		l, ok := p.layers.Layer(name)
+		if !ok {
+			continue // removed meanwhile
+		}
 		ids, err := p.parametersIDs(ctx, l)
 		if err != nil {
 			return err

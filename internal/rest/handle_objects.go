@@ -32,7 +32,7 @@ import (
 type Objects struct {
 	tiles  TileReader
 	prefix string
-	byID   map[string]*layer.Layer
+	layers *layer.Catalogue // live: a layer changed at run time is served as it is now
 	rec    AccessRecorder
 	log    *slog.Logger
 	misses MissRenderer
@@ -47,12 +47,7 @@ func (h *Objects) RenderMisses(mr MissRenderer) *Objects { h.misses = mr; return
 // NewObjects returns the object handler; keys carry prefix (the configured
 // key prefix), and rec, if not nil, counts accesses of tiles.
 func NewObjects(layers *layer.Catalogue, tiles TileReader, prefix string, rec AccessRecorder, log *slog.Logger) *Objects {
-	byID := map[string]*layer.Layer{}
-	for _, name := range layers.Names() {
-		l, _ := layers.Layer(name)
-		byID[l.ID] = l
-	}
-	return &Objects{tiles: tiles, prefix: strings.Trim(prefix, "/"), byID: byID, rec: rec, log: log}
+	return &Objects{tiles: tiles, prefix: strings.Trim(prefix, "/"), layers: layers, rec: rec, log: log}
 }
 
 // cors sets the headers the CDN's response headers policy sets.
@@ -160,7 +155,7 @@ func (h *Objects) tileOf(rel string) (set tilestore.SetName, z int, x, y int64, 
 	if len(seg) != 7 {
 		return tilestore.SetName{}, 0, 0, 0, false
 	}
-	l, ok := h.byID[seg[0]]
+	l, ok := h.layers.ByID(seg[0])
 	if !ok {
 		return tilestore.SetName{}, 0, 0, 0, false
 	}
@@ -178,7 +173,7 @@ func (h *Objects) malformedTile(rel string) bool {
 	if len(seg) != 7 {
 		return false
 	}
-	if _, ok := h.byID[seg[0]]; !ok {
+	if _, ok := h.layers.ByID(seg[0]); !ok {
 		return false
 	}
 	_, _, _, _, ok := tilePosition(seg[4], seg[5], seg[6])
@@ -194,7 +189,7 @@ func (h *Objects) missOf(ctx context.Context, rel string) (seed.Miss, bool) {
 	if len(seg) != 7 {
 		return seed.Miss{}, false
 	}
-	l, ok := h.byID[seg[0]]
+	l, ok := h.layers.ByID(seg[0])
 	if !ok {
 		return seed.Miss{}, false
 	}

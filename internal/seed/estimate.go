@@ -90,7 +90,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("the geometry takes %d tiles, %.1f%% of the %d of its bounding box",
 			out.Tiles, 100*float64(out.Tiles)/float64(p.BoxTiles), p.BoxTiles))
 	}
-	l, _ := e.layers.Layer(j.Layer)
+	l := p.Layer
 	c, capped := e.sourceOf(l).(Capped)
 	if !capped {
 		out.Notes = append(out.Notes, "the layer's source makes no upstream requests")
@@ -162,8 +162,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 // is small and that is cheaper, else one of each column of at most
 // listColumnMax rows it works in, else one lookup per tile.
 func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
-	l, _ := e.layers.Layer(p.Job.Layer)
-	sub, _ := l.Subset(p.Job.GridSetID)
+	sub, _ := p.Layer.Subset(p.Job.GridSetID)
 	for _, ln := range p.Lanes {
 		for z := p.Job.ZoomStart; z <= p.Job.ZoomStop; z++ {
 			ahead, ok := aheadRange(p.Plan, z, ln.Start, ln.End)

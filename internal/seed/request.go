@@ -60,12 +60,16 @@ type Prepared struct {
 	// BoxTiles is the tiles a request of the area's bounding box alone
 	// would work; 0 when the request has no area.
 	BoxTiles int64
+	// Layer is the layer's definition the request was planned with.
+	Layer *layer.Layer
 }
 
 // Prepare validates r against the layer catalogue as contract §4.2–§4.4
 // describe and plans it. Errors are apperr.Invalid with the contract's texts.
 func (e *Engine) Prepare(r Request) (Prepared, error) {
-	l, ok := e.layers.Layer(r.Layer)
+	// One configuration throughout (layers change at run time).
+	layers := e.layers.Snapshot()
+	l, ok := layers.Layer(r.Layer)
 	if !ok {
 		return Prepared{}, apperr.Invalidf("Unknown layer: %s", r.Layer)
 	}
@@ -166,7 +170,7 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000,
 		LayerVersion: l.Version,
 	}
-	if doc, ok := e.layers.Document(l.Name); ok && l.Version != "" {
+	if doc, ok := layers.Document(l.Name); ok && l.Version != "" {
 		job.Definition = string(doc)
 	}
 	if typ != task.Seed {
@@ -196,7 +200,7 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		}
 		job.MaxFailures = *r.MaxFailures
 	}
-	p := Prepared{AreaData: areaData}
+	p := Prepared{AreaData: areaData, Layer: l}
 	if areaData != nil {
 		job.Area = areaKey(e.opts.KeyPrefix, areaData)
 	}

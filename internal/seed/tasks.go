@@ -10,6 +10,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcmeta"
+	"tilecache/internal/layer"
 	"tilecache/internal/queue"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
@@ -29,7 +30,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 		}
 	}
 	if len(p.Job.Parameters) > 0 && p.Job.Type != task.Truncate {
-		if err := e.writeParameters(ctx, p.Job); err != nil {
+		if err := e.writeParameters(ctx, p.Layer, p.Job); err != nil {
 			return nil, err
 		}
 	}
@@ -37,7 +38,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 		e.ensureDocuments(ctx, p.Job)
 	}
 	if p.Job.Type == task.Seed {
-		if p.Job.EmptyLevels, err = e.emptyLevels(ctx, p.Job); err != nil {
+		if p.Job.EmptyLevels, err = e.emptyLevels(ctx, p.Layer, p.Job); err != nil {
 			return nil, err
 		}
 	}
@@ -99,8 +100,7 @@ func (e *Engine) checkConcurrentWriters(ctx context.Context, job task.Job) error
 
 // emptyLevels lists the job's zoom levels at which its tile set holds no
 // tile, with one short listing per level.
-func (e *Engine) emptyLevels(ctx context.Context, job task.Job) ([]int, error) {
-	l, _ := e.layers.Layer(job.Layer)
+func (e *Engine) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) ([]int, error) {
 	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
 	var empty []int
 	for z := job.ZoomStart; z <= job.ZoomStop; z++ {
@@ -122,8 +122,7 @@ func (e *Engine) emptyLevels(ctx context.Context, job task.Job) ([]int, error) {
 // writeParameters stores the parameters side object of contract §9 so a
 // bucket reader (GeoWebCache among them) can tell what a parameters id
 // stands for: a java.util.Properties object, one entry per parameter.
-func (e *Engine) writeParameters(ctx context.Context, job task.Job) error {
-	l, _ := e.layers.Layer(job.Layer)
+func (e *Engine) writeParameters(ctx context.Context, l *layer.Layer, job task.Job) error {
 	data, err := gwcmeta.ParametersObject(job.Parameters)
 	if err != nil {
 		return fmt.Errorf("encode parameters of layer %s: %w", l.Name, err)
