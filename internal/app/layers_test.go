@@ -111,6 +111,12 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 	if _, meta, _ := a.Get(t, "run:world/EPSG:4326/png/default/0/0/0.png"); meta.CacheControl != "public, max-age=3600" {
 		t.Errorf("a seeded tile's Cache-Control is %q, want the layer's expireClients", meta.CacheControl)
 	}
+	// Served as the CDN serves the bucket, by key and through the WMTS path.
+	for _, path := range []string{"/run:world/EPSG:4326/png/default/1/3/1.png", "/wmts/run:world/EPSG:4326/png/default/1/3/0.png"} {
+		if res := a.DoAuth(t, "", "", "GET", path, ""); res.Status != http.StatusOK || res.Header.Get("Content-Type") != "image/png" {
+			t.Errorf("GET %s: %d %s", path, res.Status, res.Header.Get("Content-Type"))
+		}
+	}
 	// The discovery documents follow: the tile set is in the index.
 	waitFor(t, 10*time.Second, "index.json to list the new layer", func() bool {
 		return strings.Contains(a.DoAuth(t, "", "", "GET", "/index.json", "").Body, `"run:world"`)
