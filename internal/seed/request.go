@@ -64,6 +64,12 @@ type Prepared struct {
 	Layer *layer.Layer
 }
 
+// MaxRecordedDefinition bounds the layer definition a job records (it
+// shares the job's DynamoDB item, at most 400 KB). A larger one (a big
+// coverage geometry) is not recorded: a lane of the job then works with
+// the layer as it is, as long as the change keeps the job's numbering.
+const MaxRecordedDefinition = 64 << 10
+
 // Prepare validates r against the layer catalogue as contract §4.2–§4.4
 // describe and plans it. Errors are apperr.Invalid with the contract's texts.
 func (e *Engine) Prepare(r Request) (Prepared, error) {
@@ -170,7 +176,7 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000,
 		LayerVersion: l.Version,
 	}
-	if doc, ok := layers.Document(l.Name); ok && l.Version != "" {
+	if doc, ok := layers.Document(l.Name); ok && l.Version != "" && len(doc) <= MaxRecordedDefinition {
 		job.Definition = string(doc)
 	}
 	if typ != task.Seed {

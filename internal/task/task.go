@@ -121,9 +121,9 @@ type Job struct {
 	MaxFailures int       `json:"maxFailures"` // failures shared by the job's tasks before all abort
 	Created     time.Time `json:"created"`
 	// LayerVersion is the layer's Version when the request was made, and
-	// Definition its definition then (layer.Catalogue.Document): a lane
-	// works with the definition its request started with, whatever
-	// changed since.
+	// Definition its definition then (layer.Catalogue.Document; empty when
+	// larger than seed.MaxRecordedDefinition): a lane works with the
+	// definition its request started with, whatever changed since.
 	LayerVersion string `json:"layerVersion,omitempty"`
 	Definition   string `json:"definition,omitempty"`
 }
