@@ -72,6 +72,29 @@ func truncateParam(r *http.Request) (bool, error) {
 	return b, nil
 }
 
+// readEntry reads a PUT's or POST's ?truncate and its document (decoded by
+// decode), which must name the addressed resource (what called name), as
+// the entry of the stored configuration.
+func readEntry[D interface{ YAML() ([]byte, error) }](w http.ResponseWriter, r *http.Request, decode func([]byte) (D, error),
+	nameOf func(D) string, what, name string) (entry []byte, truncate bool, err error) {
+	if truncate, err = truncateParam(r); err != nil {
+		return nil, false, err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return nil, false, err
+	}
+	doc, err := decode(body)
+	if err != nil {
+		return nil, false, err
+	}
+	if got := nameOf(doc); got != name {
+		return nil, false, apperr.Invalidf("The %s document's <name> is %q but the address names %s %q: they must match", what, got, what, name)
+	}
+	entry, err = doc.YAML()
+	return entry, truncate, err
+}
+
 // fileManaged is the 409 of a change to what the layer file manages.
 func fileManaged(what string) error {
 	return apperr.New(apperr.Conflict, "%s is managed by the layer file: change it there (or mark its entry managedBy: store to hand it to the REST interface)", what)
@@ -150,22 +173,7 @@ func sameNode(a, b *layer.Layer) bool {
 // modifies a layer from its wmsLayer document.
 func (h *Handler) putLayer(name string, create bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		truncate, err := truncateParam(r)
-		if err != nil {
-			return err
-		}
-		body, err := readBody(w, r)
-		if err != nil {
-			return err
-		}
-		doc, err := gwcxml.DecodeLayer(body)
-		if err != nil {
-			return err
-		}
-		if doc.Name != name {
-			return apperr.Invalidf("The layer document's <name> is %q but the address names layer %q: they must match", doc.Name, name)
-		}
-		entry, err := doc.YAML()
+		entry, truncate, err := readEntry(w, r, gwcxml.DecodeLayer, func(d gwcxml.Layer) string { return d.Name }, "layer", name)
 		if err != nil {
 			return err
 		}
@@ -280,22 +288,7 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 // putGridSet adds or modifies a grid set from its gridSet document.
 func (h *Handler) putGridSet(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		truncate, err := truncateParam(r)
-		if err != nil {
-			return err
-		}
-		body, err := readBody(w, r)
-		if err != nil {
-			return err
-		}
-		doc, err := gwcxml.DecodeGridSet(body)
-		if err != nil {
-			return err
-		}
-		if doc.ID != id {
-			return apperr.Invalidf("The grid set document's <name> is %q but the address names grid set %q: they must match", doc.ID, id)
-		}
-		entry, err := doc.YAML()
+		entry, truncate, err := readEntry(w, r, gwcxml.DecodeGridSet, func(d gwcxml.GridSet) string { return d.ID }, "grid set", id)
 		if err != nil {
 			return err
 		}
