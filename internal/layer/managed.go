@@ -143,14 +143,15 @@ func ParseConfig(doc []byte) (*Config, error) {
 	return &Config{gridSets: ptrs(raw.GridSets), layers: ptrs(raw.Layers)}, nil
 }
 
-// entryKey returns an entry's name (a layer's) or id (a grid set's).
+// entryKey returns an entry's name (a layer's) or id (a grid set's): the
+// value of field in the entry's mapping ("" when none).
 func entryKey(n *yaml.Node, field string) string {
-	var v map[string]any
-	if n.Decode(&v) != nil {
-		return ""
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == field && v.Kind == yaml.ScalarNode {
+			return v.Value
+		}
 	}
-	s, _ := v[field].(string)
-	return s
+	return ""
 }
 
 func indexOf(entries []*yaml.Node, field, key string) int {

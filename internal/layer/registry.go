@@ -18,7 +18,7 @@ import (
 type Registry struct {
 	file     []byte
 	fileName string
-	store    ConfigStore // nil: the layer file alone
+	store    ConfigStore
 	every    time.Duration
 	live     *Catalogue
 	log      *slog.Logger
@@ -39,7 +39,7 @@ const RefreshEvery = 5 * time.Second
 const maxUpdateTries = 8
 
 // OpenRegistry loads the layer file's content (file, called fileName in
-// messages) and, with a store, the stored configuration. The first start
+// messages) and the stored configuration of store. The first start
 // (nothing stored yet) copies the file's entries marked `managedBy:
 // store` into the store. A stored configuration that no longer fits the
 // file (a layer file changed since) is logged and the file alone used, so
@@ -49,14 +49,6 @@ func OpenRegistry(ctx context.Context, file []byte, fileName string, store Confi
 		every = RefreshEvery
 	}
 	r := &Registry{file: file, fileName: fileName, store: store, every: every, log: log, now: time.Now}
-	if store == nil {
-		c, err := Parse(file, fileName)
-		if err != nil {
-			return nil, err
-		}
-		r.live = c
-		return r, nil
-	}
 	if err := r.seed(ctx); err != nil {
 		// The file's store-managed entries are used as they are while the
 		// store holds nothing (see Merge); the next start tries again.
@@ -140,9 +132,6 @@ func (r *Registry) Validate(f func(*Catalogue) error) {
 // It reports whether the catalogue changed. Cheap to call often: that is
 // what it is for (each Lambda invocation calls it).
 func (r *Registry) Refresh(ctx context.Context) (bool, error) {
-	if r.store == nil {
-		return false, nil
-	}
 	r.mu.Lock()
 	due := r.now().Sub(r.checked) >= r.every
 	if due {
@@ -164,9 +153,6 @@ func (r *Registry) Refresh(ctx context.Context) (bool, error) {
 
 // Reload loads the stored configuration now.
 func (r *Registry) Reload(ctx context.Context) (bool, error) {
-	if r.store == nil {
-		return false, nil
-	}
 	st, err := r.store.Config(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read the stored layer configuration: %w", err)
@@ -201,9 +187,6 @@ func (r *Registry) install(st StoredConfig) (bool, error) {
 // when another writer saved first, the round is run again with its
 // configuration. It returns the new catalogue (a snapshot).
 func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *Catalogue) error) (*Catalogue, error) {
-	if r.store == nil {
-		return nil, apperr.New(apperr.Conflict, "Layers are read from the layer file only: this deployment has no configuration store")
-	}
 	for range maxUpdateTries {
 		st, err := r.store.Config(ctx)
 		if err != nil {
