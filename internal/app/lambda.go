@@ -126,9 +126,10 @@ func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent
 		// failed attempt is repeated by the next invocation.
 		p.published = p.publish(ctx)
 	}
-	if !p.edgeSynced || p.edgeVersion != p.Engine.Layers().Version() {
-		// Likewise the grid sets the CDN's edge path function maps with.
-		p.edgeSynced = p.syncEdge(ctx)
+	if p.edgeVersion != p.Engine.Layers().Version() {
+		// Likewise the grid sets the CDN's edge path function maps with,
+		// and again whenever the layers change.
+		p.syncEdge(ctx)
 	}
 	var errs []error
 	if err := p.Engine.Sweep(ctx); err != nil {

@@ -101,9 +101,7 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 // counted again on the retry.
 func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
 	if li.registry != nil {
-		if _, err := li.registry.Refresh(ctx); err != nil {
-			li.log.Error("refresh the layer configuration", "err", err)
-		}
+		refreshLayers(ctx, li.registry, li.log)
 	}
 	var errs []error
 	for _, rec := range ev.Records {

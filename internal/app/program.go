@@ -101,10 +101,9 @@ type Program struct {
 	// invokes one event at a time).
 	published bool
 	// edge is the key-value store of the CDN's edge path function (nil:
-	// none); edgeSynced says that HandleSchedule wrote the grid sets of
-	// the layers in this process, edgeVersion of which layer configuration.
+	// none); edgeVersion is the layer configuration whose grid sets
+	// HandleSchedule wrote into it in this process (−1: none yet).
 	edge        edgepath.KeyValues
-	edgeSynced  bool
 	edgeVersion int64
 	// Registry keeps the layer catalogue current: the layer file and the
 	// configuration changed at run time.
@@ -198,7 +197,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
 	schedules := schedule.NewTicker(b.Tasks, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
-	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg}
+	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1}
 	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
 		awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
@@ -210,24 +209,25 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	return p, nil
 }
 
-// syncEdge writes the grid sets of the layer file to the edge path
-// function's key-value store where they differ; it reports whether the
-// store is right (or there is none).
-func (p *Program) syncEdge(ctx context.Context) bool {
-	if p.edge == nil {
-		return true
-	}
+// syncEdge writes the grid sets of the layers to the edge path function's
+// key-value store where they differ, and records the configuration it
+// wrote in edgeVersion (a failure is logged and tried again by the next
+// call).
+func (p *Program) syncEdge(ctx context.Context) {
 	snap := p.Engine.Layers().Snapshot()
-	p.edgeVersion = snap.Version()
+	if p.edge == nil {
+		p.edgeVersion = snap.Version()
+		return
+	}
 	changed, err := edgepath.Sync(ctx, p.edge, edgepath.TableOf(snap))
 	if err != nil {
 		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
-		return false
+		return
 	}
+	p.edgeVersion = snap.Version()
 	if len(changed) > 0 {
 		p.log.Info("edge path function's grid sets written", "kvs", p.cfg.EdgeGridSets, "grid_sets", changed)
 	}
-	return true
 }
 
 // ScheduleEvery is how often `tilecache serve` looks for due schedules: a
@@ -542,8 +542,10 @@ func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue) {
 
 // refreshLayers reads the stored layer configuration's version when it
 // is due (Registry.Refresh); a failure is logged and the catalogue kept.
-func (p *Program) refreshLayers(ctx context.Context) {
-	if _, err := p.Registry.Refresh(ctx); err != nil && ctx.Err() == nil {
-		p.log.Error("refresh the layer configuration", "err", err)
+func (p *Program) refreshLayers(ctx context.Context) { refreshLayers(ctx, p.Registry, p.log) }
+
+func refreshLayers(ctx context.Context, reg *layer.Registry, log *slog.Logger) {
+	if _, err := reg.Refresh(ctx); err != nil && ctx.Err() == nil {
+		log.Error("refresh the layer configuration", "err", err)
 	}
 }
