@@ -34,6 +34,25 @@ layers:
     source: {type: testpattern}
 `
 
+// workQueue works the queue's lane messages one by one until none is
+// left (at most 100).
+func workQueue(t *testing.T, e *seed.Engine, q *memqueue.Queue) {
+	t.Helper()
+	for range 100 {
+		ds, err := q.Receive(t.Context(), 1, 50*time.Millisecond, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 0 {
+			return
+		}
+		if err := e.Handle(t.Context(), ds[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("more than 100 lane messages")
+}
+
 func TestSeedKeepsItsDefinition(t *testing.T) {
 	ts, fs, _ := openStores(t, storeLayers)
 	log := slog.New(slog.DiscardHandler)
@@ -65,22 +84,7 @@ func TestSeedKeepsItsDefinition(t *testing.T) {
 		}
 		return tasks
 	}
-	work := func() {
-		t.Helper()
-		for range 100 {
-			ds, err := q.Receive(t.Context(), 1, 50*time.Millisecond, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ds) == 0 {
-				return
-			}
-			if err := e.Handle(t.Context(), ds[0]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Fatal("more than 100 lane messages")
-	}
+	work := func() { t.Helper(); workQueue(t, e, q) }
 	first, _ := reg.Catalogue().Layer("lane:test")
 	firstTasks := submit()
 
@@ -157,19 +161,7 @@ layers:
 			ZoomStart: ptr(0), ZoomStop: ptr(2), Format: "image/png", Type: "seed", ThreadCount: ptr(1)}); err != nil {
 			t.Fatal(err)
 		}
-		for range 100 {
-			ds, err := q.Receive(t.Context(), 1, 50*time.Millisecond, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ds) == 0 {
-				return
-			}
-			if err := e.Handle(t.Context(), ds[0]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Fatal("more than 100 lane messages")
+		workQueue(t, e, q)
 	}
 	usage := func() (int64, int64) {
 		t.Helper()
