@@ -3,15 +3,12 @@ package dynamostore
 import (
 	"bytes"
 	"math/rand/v2"
-	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/awsconf"
 	"tilecache/internal/layer"
 	"tilecache/internal/layer/configtest"
 )
@@ -63,15 +60,7 @@ func TestConfigItems(t *testing.T) {
 		t.Fatalf("after a save in another namespace: version %d, %q, %v; want 1, %q", c.Version, c.Doc, err, doc)
 	}
 
-	cfg, err := awsconf.Load(ctx, os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loser := &answerLoser{next: http.DefaultTransport, ops: map[string]int{}}
-	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: loser}
-		o.DisableValidateResponseChecksum = true
-	})
+	c, loser := losingClient(t)
 	lost := New(c, sh.table, WithNamespace(s.ns))
 	// Without the request token that makes DynamoDB answer the SDK's retry
 	// as it answered the first attempt, the retry fails its condition.

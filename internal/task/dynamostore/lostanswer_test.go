@@ -55,6 +55,20 @@ func (l *answerLoser) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, errors.New("read: connection reset by peer (answer lost by the test)")
 }
 
+// losingClient returns a DynamoDB client whose answers loser can lose.
+func losingClient(t *testing.T) (*dynamodb.Client, *answerLoser) {
+	t.Helper()
+	cfg, err := awsconf.Load(t.Context(), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loser := &answerLoser{next: http.DefaultTransport, ops: map[string]int{}}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: loser}
+		o.DisableValidateResponseChecksum = true
+	}), loser
+}
+
 // TestLostAnswersAreNotConflicts runs each conditional write of a lane's
 // life with its first answer lost: the SDK's retry fails the condition the
 // first attempt made true, and the store must recognise its own write.
@@ -62,15 +76,7 @@ func TestLostAnswersAreNotConflicts(t *testing.T) {
 	testClient(t)
 	sh := newShared(t)
 	ctx := t.Context()
-	cfg, err := awsconf.Load(ctx, os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loser := &answerLoser{next: http.DefaultTransport, ops: map[string]int{}}
-	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: loser}
-		o.DisableValidateResponseChecksum = true
-	})
+	c, loser := losingClient(t)
 	s := New(c, sh.table, WithNamespace("lost/"))
 	now := time.Now()
 	if _, _, err := s.Create(ctx, task.Job{Layer: "a", Tiles: 30}, lanes(2), now); err != nil {
