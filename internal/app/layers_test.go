@@ -310,3 +310,52 @@ func TestLayerChangeSeenByAnotherProcess(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestLayerChangesReachTheCDN: the tiles a layer change truncates, and a
+// deleted layer's tiles and the root documents that listed it, are
+// invalidated in the CDN (a CloudFront-compatible server).
+func TestLayerChangesReachTheCDN(t *testing.T) {
+	wmsURL := testenv.RequireWMS(t)
+	c := apptest.NewCDN(t)
+	a := apptest.Start(t, apptest.Options{SeedThreads: 2, Env: map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": c.ID}})
+	xml := []string{"Content-Type", "text/xml"}
+	if res := a.Do(t, "PUT", "/rest/gridsets/Quarter.xml", quarterDoc(t), xml...); res.Status != http.StatusOK {
+		t.Fatalf("PUT grid set: %d %s", res.Status, res.Body)
+	}
+	if res := a.Do(t, "PUT", "/rest/layers/run:world.xml", runLayerDoc(wmsURL, "image/png", "2"), xml...); res.Status != http.StatusOK {
+		t.Fatalf("PUT layer: %d %s", res.Status, res.Body)
+	}
+	rows := seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2,"format":"image/png"}}`)
+	waitFinished(t, a, ids(rows), 2*time.Minute)
+	const set = "run:world/EPSG:4326/png/default/"
+
+	// Level 2 dropped and truncated: each of its tiles is invalidated.
+	before := keys(t, a, set)
+	paths := cdnStep(t, a, c, func() {
+		if res := a.Do(t, "PUT", "/rest/layers/run:world.xml?truncate=true", runLayerDoc(wmsURL, "image/png", "1"), xml...); res.Status != http.StatusOK {
+			t.Fatalf("PUT the change: %d %s", res.Status, res.Body)
+		}
+	})
+	gone := missing(before, keys(t, a, set))
+	if len(gone) != 32 {
+		t.Fatalf("%d tiles truncated, want the 32 of level 2", len(gone))
+	}
+	for _, k := range gone {
+		if !slices.ContainsFunc(paths, func(p string) bool { return apptest.Covers(p, requestPath(k)) }) {
+			t.Fatalf("truncated tile %s not invalidated (paths %q)", k, paths)
+		}
+	}
+
+	// Deleted with its tiles: they and the index that listed it are invalidated.
+	left := keys(t, a, set)
+	paths = cdnStep(t, a, c, func() {
+		if res := a.Do(t, "DELETE", "/rest/layers/run:world.xml?truncate=true", ""); res.Status != http.StatusOK {
+			t.Fatalf("DELETE: %d %s", res.Status, res.Body)
+		}
+	})
+	for _, k := range append(left, "index.json") {
+		if !slices.ContainsFunc(paths, func(p string) bool { return apptest.Covers(p, requestPath(k)) }) {
+			t.Errorf("%s not invalidated after the layer's deletion (paths %q)", k, paths)
+		}
+	}
+}
