@@ -6,8 +6,16 @@ import (
 	"slices"
 	"sync"
 
+	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
 )
+
+// MaxLines bounds the lines (rows, or columns in a plan numbered by
+// columns) of tiles an area's geometry may span at one level within a
+// request's bounds: the lines of a whole Mercator world at level 19.
+// A geometry's lines are swept one by one and kept for the plan, so
+// this bounds the time and memory a level takes.
+const MaxLines = 1 << 19
 
 // bandMargin narrows each line's band, in tiles, so that a polygon edge
 // lying on a tile boundary does not take the tiles beyond it.
@@ -30,7 +38,7 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 	}
 	p := s.part(z)
 	if p == nil {
-		return grid.Lines{First: first}, nil
+		return grid.Lines{}, nil
 	}
 	// Lines are made only across the polygons' own box at this level.
 	w, h := s.grid.Span(z)
@@ -41,9 +49,18 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 	}
 	first = max(first, tileIndex((bMin-oAcross)/across, math.Floor))
 	last = min(last, tileIndex((bMax-oAcross)/across, math.Floor))
-	out := grid.Lines{First: first, Spans: make([][]grid.Span, max(0, last-first+1))}
+	var out grid.Lines
 	if last < first {
 		return out, nil
+	}
+	// The sweep visits every line between the first and the last: their
+	// number is bounded before it starts.
+	if n := uint64(last - first + 1); n > MaxLines {
+		what := "rows"
+		if order == grid.ByColumns {
+			what = "columns"
+		}
+		return out, apperr.Invalidf("the geometry spans %d %s of tiles at zoom level %d within the request's bounds, more than %d (the limit of one level); give smaller bounds, a smaller geometry or fewer levels", n, what, z, MaxLines)
 	}
 	// Edges stay in the CRS's units; a line's band and the tiles along it
 	// are mapped there and back: l = ol + k·hl across, pos = op + j·wp.
@@ -115,7 +132,7 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 				spans = append(spans, grid.Span{Lo: a, Hi: b})
 			}
 		}
-		out.Spans[k-first] = slices.Clone(grid.MergeSpans(spans))
+		out.Add(k, slices.Clone(grid.MergeSpans(spans)))
 	}
 	return out, nil
 }
