@@ -12,10 +12,10 @@ import (
 
 // MaxLines bounds the lines (rows, or columns in a plan numbered by
 // columns) of tiles an area's geometry may span at one level within a
-// request's bounds: the lines of a whole Mercator world at level 19.
-// A geometry's lines are swept one by one and kept for the plan, so
-// this bounds the time and memory a level takes.
-const MaxLines = 1 << 19
+// request's bounds: the rows of a whole Mercator world at level 17. A
+// geometry's lines are swept one by one and kept for the plan, so this
+// bounds the time and memory a level takes (some tens of bytes a line).
+const MaxLines = 1 << 17
 
 // bandMargin narrows each line's band, in tiles, so that a polygon edge
 // lying on a tile boundary does not take the tiles beyond it.
@@ -32,36 +32,29 @@ const bandMargin = 1e-7
 // borders (a closed region's projection is its boundary's), which a
 // sweep finds in time proportional to the edges crossing each band.
 func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, error) {
-	first, last, lo, hi := r.MinY, r.MaxY, r.MinX, r.MaxX
-	if order == grid.ByColumns {
-		first, last, lo, hi = r.MinX, r.MaxX, r.MinY, r.MaxY
-	}
-	p := s.part(z)
-	if p == nil {
-		return grid.Lines{}, nil
-	}
-	// Lines are made only across the polygons' own box at this level.
-	w, h := s.grid.Span(z)
-	o := s.grid.TileExtent(z, 0, 0)
-	bMin, bMax, oAcross, across := p.bound.Min[1], p.bound.Max[1], o.MinY, h
-	if order == grid.ByColumns {
-		bMin, bMax, oAcross, across = p.bound.Min[0], p.bound.Max[0], o.MinX, w
-	}
-	first = max(first, tileIndex((bMin-oAcross)/across, math.Floor))
-	last = min(last, tileIndex((bMax-oAcross)/across, math.Floor))
 	var out grid.Lines
-	if last < first {
+	p, first, last := s.lineRange(z, order, r)
+	if p == nil || last < first {
 		return out, nil
 	}
-	// The sweep visits every line between the first and the last: their
-	// number is bounded before it starts.
-	if n := uint64(last - first + 1); n > MaxLines {
+	// The sweep visits the lines the polygons' boxes meet: their number
+	// is bounded before it starts.
+	n := s.LinesBound(z, order, r)
+	if n > MaxLines {
 		what := "rows"
 		if order == grid.ByColumns {
 			what = "columns"
 		}
 		return out, apperr.Invalidf("the geometry spans %d %s of tiles at zoom level %d within the request's bounds, more than %d (the limit of one level); give smaller bounds, a smaller geometry or fewer levels", n, what, z, MaxLines)
 	}
+	out.K = make([]int64, 0, n)
+	out.Spans = make([][]grid.Span, 0, n)
+	lo, hi := r.MinX, r.MaxX
+	if order == grid.ByColumns {
+		lo, hi = r.MinY, r.MaxY
+	}
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
 	// Edges stay in the CRS's units; a line's band and the tiles along it
 	// are mapped there and back: l = ol + k·hl across, pos = op + j·wp.
 	edges := p.sorted(order)
@@ -93,6 +86,11 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 		if len(active) == 0 {
 			if next == len(edges) {
 				break
+			}
+			// No polygon meets the lines before the one below the
+			// next edge's low end: skip them.
+			if skip := tileIndex((edges[next].l0-ol)/hl, math.Floor) - 2; skip > k {
+				k = min(skip, last)
 			}
 			continue
 		}
@@ -135,6 +133,55 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 		out.Add(k, slices.Clone(grid.MergeSpans(spans)))
 	}
 	return out, nil
+}
+
+// LinesBound implements grid.LinesBounder: the lines within r that the
+// boxes of the level's polygons meet, which are the lines Lines sweeps.
+func (s *Shape) LinesBound(z int, order grid.Order, r grid.TileRange) int64 {
+	p, first, last := s.lineRange(z, order, r)
+	if p == nil || last < first {
+		return 0
+	}
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
+	axis, oAcross, across := 1, o.MinY, h
+	if order == grid.ByColumns {
+		axis, oAcross, across = 0, o.MinX, w
+	}
+	spans := make([]grid.Span, 0, len(p.boxes))
+	for _, b := range p.boxes {
+		lo := max(first, tileIndex((b.Min[axis]-oAcross)/across, math.Floor))
+		hi := min(last, tileIndex((b.Max[axis]-oAcross)/across, math.Floor))
+		if lo <= hi {
+			spans = append(spans, grid.Span{Lo: lo, Hi: hi})
+		}
+	}
+	var n int64
+	for _, sp := range grid.MergeSpans(spans) {
+		n += sp.Hi - sp.Lo + 1
+	}
+	return n
+}
+
+// lineRange returns the polygons of level z and the first and last line
+// of r, along order, that their box meets.
+func (s *Shape) lineRange(z int, order grid.Order, r grid.TileRange) (p *part, first, last int64) {
+	first, last = r.MinY, r.MaxY
+	if order == grid.ByColumns {
+		first, last = r.MinX, r.MaxX
+	}
+	if p = s.part(z); p == nil {
+		return nil, 0, -1
+	}
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
+	bMin, bMax, oAcross, across := p.bound.Min[1], p.bound.Max[1], o.MinY, h
+	if order == grid.ByColumns {
+		bMin, bMax, oAcross, across = p.bound.Min[0], p.bound.Max[0], o.MinX, w
+	}
+	first = max(first, tileIndex((bMin-oAcross)/across, math.Floor))
+	last = min(last, tileIndex((bMax-oAcross)/across, math.Floor))
+	return p, first, last
 }
 
 // sweepBuf is the scratch space of a sweep, kept between sweeps: at low

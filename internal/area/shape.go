@@ -42,8 +42,17 @@ type part struct {
 	zs, ze int
 	polys  orb.MultiPolygon
 	bound  orb.Bound
+	boxes  []orb.Bound  // of each polygon
 	once   [2]sync.Once // edges by order: rows, columns
 	edges  [2][]edge
+}
+
+func newPart(zs, ze int, polys orb.MultiPolygon) *part {
+	p := &part{zs: zs, ze: ze, polys: polys, bound: polys.Bound(), boxes: make([]orb.Bound, len(polys))}
+	for i, poly := range polys {
+		p.boxes[i] = poly.Bound()
+	}
+	return p
 }
 
 // Prepare transforms each spec into g's CRS and buffers it into polygons.
@@ -80,7 +89,7 @@ func Prepare(g *grid.GridSet, specs []Spec) (*Shape, error) {
 			return nil, apperr.Invalidf("geometry has %d vertices once buffered by %v metres, more than %d (the limit of a geometry); simplify it or buffer less of it", n, s.Buffer, MaxVertices)
 		}
 		polys := buffer(geom, s.Buffer, g)
-		p := &part{zs: s.ZoomStart, ze: s.ZoomStop, polys: polys, bound: polys.Bound()}
+		p := newPart(s.ZoomStart, s.ZoomStop, polys)
 		if s.AllZooms() {
 			p.zs, p.ze = -1, -1
 		}
@@ -187,7 +196,7 @@ func Unmarshal(data []byte, g *grid.GridSet) (*Shape, error) {
 		if !ok {
 			return nil, fmt.Errorf("decode area: %s, not a MultiPolygon", geom.GeoJSONType())
 		}
-		s.parts = append(s.parts, &part{zs: sp.ZoomStart, ze: sp.ZoomStop, polys: mp, bound: mp.Bound()})
+		s.parts = append(s.parts, newPart(sp.ZoomStart, sp.ZoomStop, mp))
 	}
 	return s, nil
 }

@@ -40,6 +40,7 @@ type TileList struct {
 	grid   *grid.GridSet
 	mw, mh int64
 	levels map[int][]uint64 // per level, sorted metatile keys: column<<32 | row
+	lines  map[int][2]int64 // per level, the metatile rows and columns holding keys
 }
 
 // ReadTileList reads lines "z/x/y" (also "z x y"; blank lines and lines
@@ -147,6 +148,7 @@ func ReadTileList(r io.Reader, g *grid.GridSet, o ListOptions) (*TileList, error
 	case n > maxMetas:
 		return nil, apperr.Invalidf("the tile list names %d metatiles, more than %d (the limit of a list); split it", n, maxMetas)
 	}
+	l.countLines()
 	return l, nil
 }
 
@@ -224,6 +226,34 @@ func (l *TileList) compact() int {
 	return n
 }
 
+// countLines counts, per level, the metatile rows and columns holding
+// the list's (sorted) keys.
+func (l *TileList) countLines() {
+	l.lines = make(map[int][2]int64, len(l.levels))
+	var rows []uint32
+	for z, keys := range l.levels {
+		var cols int64
+		rows = rows[:0]
+		for i, k := range keys {
+			if i == 0 || k>>32 != keys[i-1]>>32 {
+				cols++
+			}
+			rows = append(rows, uint32(k))
+		}
+		slices.Sort(rows)
+		l.lines[z] = [2]int64{int64(len(slices.Compact(rows))), cols}
+	}
+}
+
+// LinesBound implements grid.LinesBounder: the tile lines of the list's
+// metatile lines of level z.
+func (l *TileList) LinesBound(z int, order grid.Order, _ grid.TileRange) int64 {
+	if order == grid.ByColumns {
+		return l.lines[z][1] * l.mw
+	}
+	return l.lines[z][0] * l.mh
+}
+
 // Zooms returns the lowest and highest level of the list.
 func (l *TileList) Zooms() (lo, hi int) {
 	lo, hi = 1<<30, -1
@@ -299,7 +329,8 @@ func (l *TileList) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines,
 	} else {
 		last = first - 1
 	}
-	var out grid.Lines
+	n := l.LinesBound(z, order, r)
+	out := grid.Lines{K: make([]int64, 0, n), Spans: make([][]grid.Span, 0, n)}
 	keys := slices.Clone(l.levels[z])
 	if order == grid.ByRows {
 		slices.SortFunc(keys, func(a, b uint64) int {
@@ -436,6 +467,7 @@ func UnmarshalTileList(data []byte, g *grid.GridSet) (*TileList, error) {
 		}
 		l.levels[int(z)] = keys
 	}
+	l.countLines()
 	return l, nil
 }
 

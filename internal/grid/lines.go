@@ -141,6 +141,13 @@ type Area interface {
 	Lines(z int, order Order, r TileRange) (Lines, error)
 }
 
+// A LinesBounder is an [Area] that tells, without making them, at most
+// how many lines holding tiles its Lines(z, order, r) returns, so that a
+// plan refuses an area too large for it before doing the work.
+type LinesBounder interface {
+	LinesBound(z int, order Order, r TileRange) int64
+}
+
 // frame returns the line and the position along it of tile (x, y) in a
 // plan numbered by order.
 func frame(order Order, x, y int64) (line, pos int64) {

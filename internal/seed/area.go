@@ -181,6 +181,18 @@ func (e *Engine) ReadTileList(r Request, list io.Reader, o area.ListOptions) (*a
 // its layer's coverage, say).
 type allOf []grid.Area
 
+// LinesBound implements grid.LinesBounder: Lines holds the lines of
+// every one of its areas at once.
+func (a allOf) LinesBound(z int, order grid.Order, r grid.TileRange) int64 {
+	var n int64
+	for _, o := range a {
+		if b, ok := o.(grid.LinesBounder); ok {
+			n += b.LinesBound(z, order, r)
+		}
+	}
+	return n
+}
+
 // Lines implements grid.Area.
 func (a allOf) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, error) {
 	out, err := a[0].Lines(z, order, r)
