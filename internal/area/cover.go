@@ -130,7 +130,13 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 				spans = append(spans, grid.Span{Lo: a, Hi: b})
 			}
 		}
-		out.Add(k, slices.Clone(grid.MergeSpans(spans)))
+		// A line like the one before shares its spans (a box's lines do).
+		merged := grid.MergeSpans(spans)
+		if n := out.Len(); n > 0 && slices.Equal(out.Spans[n-1], merged) {
+			out.Add(k, out.Spans[n-1])
+		} else {
+			out.Add(k, slices.Clone(merged))
+		}
 	}
 	return out, nil
 }

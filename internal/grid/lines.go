@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 )
@@ -119,7 +120,7 @@ func MergeSpans(spans []Span) []Span {
 	if len(spans) < 2 {
 		return spans
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].Lo < spans[j].Lo })
+	slices.SortFunc(spans, func(a, b Span) int { return cmp.Compare(a.Lo, b.Lo) })
 	out := spans[:1]
 	for _, s := range spans[1:] {
 		last := &out[len(out)-1]
