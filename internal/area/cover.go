@@ -17,6 +17,34 @@ import (
 // bounds the time and memory a level takes (some tens of bytes a line).
 const MaxLines = 1 << 17
 
+// MaxSweep bounds the work of sweeping one level of a geometry: the
+// times its edges cross a line of tiles (each line's sweep takes time in
+// proportion to the edges crossing it), at most about half a second.
+const MaxSweep = 1 << 21
+
+// sweepWork returns the times the edges of p's polygons cross lines first
+// to last of level z, along order, counting each edge at least once.
+func sweepWork(p *part, order grid.Order, g *grid.GridSet, z int, first, last int64) int64 {
+	w, h := g.Span(z)
+	o := g.TileExtent(z, 0, 0)
+	axis, oAcross, across := 1, o.MinY, h
+	if order == grid.ByColumns {
+		axis, oAcross, across = 0, o.MinX, w
+	}
+	var n int64
+	for _, poly := range p.polys {
+		for _, ring := range poly {
+			for j := 0; j+1 < len(ring); j++ {
+				a, b := ring[j][axis], ring[j+1][axis]
+				lo := max(first, tileIndex((min(a, b)-oAcross)/across, math.Floor))
+				hi := min(last, tileIndex((max(a, b)-oAcross)/across, math.Floor))
+				n += max(1, hi-lo+1)
+			}
+		}
+	}
+	return n
+}
+
 // bandMargin narrows each line's band, in tiles, so that a polygon edge
 // lying on a tile boundary does not take the tiles beyond it.
 const bandMargin = 1e-7
@@ -37,15 +65,12 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 	if p == nil || last < first {
 		return out, nil
 	}
-	// The sweep visits the lines the polygons' boxes meet: their number
-	// is bounded before it starts.
-	n := s.LinesBound(z, order, r)
-	if n > MaxLines {
-		what := "rows"
-		if order == grid.ByColumns {
-			what = "columns"
-		}
-		return out, apperr.Invalidf("the geometry spans %d %s of tiles at zoom level %d within the request's bounds, more than %d (the limit of one level); give smaller bounds, a smaller geometry or fewer levels", n, what, z, MaxLines)
+	// The sweep visits the lines the polygons' boxes meet, and its work
+	// grows with the edges crossing each: both are bounded before it
+	// starts.
+	n, err := s.LinesBound(z, order, r)
+	if err != nil {
+		return out, err
 	}
 	out.K = make([]int64, 0, n)
 	out.Spans = make([][]grid.Span, 0, n)
@@ -143,10 +168,12 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 
 // LinesBound implements grid.LinesBounder: the lines within r that the
 // boxes of the level's polygons meet, which are the lines Lines sweeps.
-func (s *Shape) LinesBound(z int, order grid.Order, r grid.TileRange) int64 {
+// It refuses a level whose lines are more than MaxLines, or whose sweep
+// is more work than MaxSweep.
+func (s *Shape) LinesBound(z int, order grid.Order, r grid.TileRange) (int64, error) {
 	p, first, last := s.lineRange(z, order, r)
 	if p == nil || last < first {
-		return 0
+		return 0, nil
 	}
 	w, h := s.grid.Span(z)
 	o := s.grid.TileExtent(z, 0, 0)
@@ -166,7 +193,17 @@ func (s *Shape) LinesBound(z int, order grid.Order, r grid.TileRange) int64 {
 	for _, sp := range grid.MergeSpans(spans) {
 		n += sp.Hi - sp.Lo + 1
 	}
-	return n
+	what := "rows"
+	if order == grid.ByColumns {
+		what = "columns"
+	}
+	if n > MaxLines {
+		return 0, apperr.Invalidf("the geometry spans %d %s of tiles at zoom level %d within the request's bounds, more than %d (the limit of one level); give smaller bounds, a smaller geometry or fewer levels", n, what, z, MaxLines)
+	}
+	if work := sweepWork(p, order, s.grid, z, first, last); work > MaxSweep {
+		return 0, apperr.Invalidf("the geometry's edges cross %s of tiles %d times at zoom level %d within the request's bounds, more than %d (the limit of one level); simplify it, or give smaller bounds or fewer levels", what, work, z, MaxSweep)
+	}
+	return n, nil
 }
 
 // lineRange returns the polygons of level z and the first and last line

@@ -3,7 +3,9 @@ package area
 import (
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,30 +18,65 @@ import (
 // allocated: refused (apperr.Invalid naming the limit) or, when what it
 // asks for is small, planned.
 
-// probeCeiling is the most a probe may allocate.
+// probeCeiling is the most a probe may allocate, and the most a request
+// may hold at once.
 const probeCeiling = 32 << 20
 
+// allocCeiling is the most a request may allocate over its run: levels
+// planned one after the other reuse what the one before freed.
+const allocCeiling = 256 << 20
+
 // cost is what a call allocated (bytes, over its whole run, whatever was
-// freed meanwhile) and how long it took.
+// freed meanwhile), the most it held at once beyond what was held before
+// (the live heap, sampled every 100µs and at its end: a lower bound of
+// the true peak, by at most what is allocated between two samples), and
+// how long it took.
 type cost struct {
-	alloc uint64
-	took  time.Duration
+	alloc, peak uint64
+	took        time.Duration
 }
 
 func (c cost) String() string {
-	return fmt.Sprintf("%.2f MiB allocated, %v", float64(c.alloc)/(1<<20), c.took.Round(10*time.Microsecond))
+	return fmt.Sprintf("%.2f MiB allocated, %.2f MiB held at most, %v", float64(c.alloc)/(1<<20), float64(c.peak)/(1<<20), c.took.Round(10*time.Microsecond))
 }
 
 // measure runs f alone and returns its cost.
 func measure(f func()) cost {
 	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
+	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(heap)
+	base, allocs := heap[0].Value.Uint64(), heap[1].Value.Uint64()
+	var peak atomic.Uint64
+	sample := func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > base && v-base > peak.Load() {
+			peak.Store(v - base)
+		}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	}()
 	start := time.Now()
 	f()
 	took := time.Since(start)
-	runtime.ReadMemStats(&after)
-	return cost{after.TotalAlloc - before.TotalAlloc, took}
+	close(done)
+	<-stopped
+	sample()
+	metrics.Read(heap)
+	return cost{alloc: heap[1].Value.Uint64() - allocs, peak: peak.Load(), took: took}
 }
 
 // deepGrid is a custom grid set whose second level has 10^7 columns and
@@ -139,7 +176,7 @@ func probes(t testing.TB) []probe {
 			}
 			_, err = plan(merc, merc.Extent, 25, 25, s)
 			return err
-		}, "more than 262144 lines (rows or columns) of tiles"},
+		}, "more than 131072 (the limit of one level)"},
 		{"world polygon's lines at z25, EPSG:900913", func() error {
 			s, err := prepareText(merc, "POLYGON((-180 -85,180 -85,180 85,-180 85,-180 -85))", 0)
 			if err != nil {
@@ -179,11 +216,19 @@ func probes(t testing.TB) []probe {
 		{"EPSG:900913 polygon 10^11 m tall on EPSG:4326", func() error {
 			_, err := prepareText(geo, "SRID=900913;POLYGON((0 0,1 1e11,2 0,0 0))", 0)
 			return err
-		}, "more than 1000000 (the limit of a geometry)"},
-		{"line of 40,000 vertices buffered by 10 m on EPSG:4326", func() error {
-			_, err := prepareText(geo, line(40_000), 10)
+		}, "more than 100000 (the limit of a geometry)"},
+		{"line of 4,000 vertices buffered by 10 m on EPSG:4326", func() error {
+			_, err := prepareText(geo, line(4_000), 10)
 			return err
-		}, "once buffered by 10 metres, more than 1000000 (the limit of a geometry)"},
+		}, "once buffered by 10 metres, more than 100000 (the limit of a geometry)"},
+		{"zigzag of 200 vertices between ±80° planned at z0-z16 on EPSG:4326", func() error {
+			s, err := prepareText(geo, zigzag(200), 0)
+			if err != nil {
+				return err
+			}
+			_, err = plan(geo, geo.Extent, 0, 16, s)
+			return err
+		}, "more than 2097152 (the limit of one level)"},
 	}
 }
 

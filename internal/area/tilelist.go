@@ -247,11 +247,11 @@ func (l *TileList) countLines() {
 
 // LinesBound implements grid.LinesBounder: the tile lines of the list's
 // metatile lines of level z.
-func (l *TileList) LinesBound(z int, order grid.Order, _ grid.TileRange) int64 {
+func (l *TileList) LinesBound(z int, order grid.Order, _ grid.TileRange) (int64, error) {
 	if order == grid.ByColumns {
-		return l.lines[z][1] * l.mw
+		return l.lines[z][1] * l.mw, nil
 	}
-	return l.lines[z][0] * l.mh
+	return l.lines[z][0] * l.mh, nil
 }
 
 // Zooms returns the lowest and highest level of the list.
@@ -329,7 +329,7 @@ func (l *TileList) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines,
 	} else {
 		last = first - 1
 	}
-	n := l.LinesBound(z, order, r)
+	n, _ := l.LinesBound(z, order, r)
 	out := grid.Lines{K: make([]int64, 0, n), Spans: make([][]grid.Span, 0, n)}
 	keys := slices.Clone(l.levels[z])
 	if order == grid.ByRows {

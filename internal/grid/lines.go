@@ -143,10 +143,11 @@ type Area interface {
 }
 
 // A LinesBounder is an [Area] that tells, without making them, at most
-// how many lines holding tiles its Lines(z, order, r) returns, so that a
-// plan refuses an area too large for it before doing the work.
+// how many lines holding tiles its Lines(z, order, r) returns, or the
+// error Lines would return for a level too large for it, so that a plan
+// refuses an area too large before doing any of the work.
 type LinesBounder interface {
-	LinesBound(z int, order Order, r TileRange) int64
+	LinesBound(z int, order Order, r TileRange) (int64, error)
 }
 
 // frame returns the line and the position along it of tile (x, y) in a

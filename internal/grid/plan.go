@@ -143,7 +143,11 @@ func newPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Or
 	if b, ok := area.(LinesBounder); ok {
 		var n int64
 		for z := zStart; z <= zStop; z++ {
-			n += min(b.LinesBound(z, order, s.Range(bounds, z)), MaxAreaLines+1)
+			lines, err := b.LinesBound(z, order, s.Range(bounds, z))
+			if err != nil {
+				return nil, fmt.Errorf("level %d: %w", z, err)
+			}
+			n += min(lines, MaxAreaLines+1)
 		}
 		if n > MaxAreaLines {
 			return nil, tooManyLines(zStart, zStop)

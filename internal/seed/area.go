@@ -183,14 +183,18 @@ type allOf []grid.Area
 
 // LinesBound implements grid.LinesBounder: Lines holds the lines of
 // every one of its areas at once.
-func (a allOf) LinesBound(z int, order grid.Order, r grid.TileRange) int64 {
+func (a allOf) LinesBound(z int, order grid.Order, r grid.TileRange) (int64, error) {
 	var n int64
 	for _, o := range a {
 		if b, ok := o.(grid.LinesBounder); ok {
-			n += b.LinesBound(z, order, r)
+			lines, err := b.LinesBound(z, order, r)
+			if err != nil {
+				return 0, err
+			}
+			n += lines
 		}
 	}
-	return n
+	return n, nil
 }
 
 // Lines implements grid.Area.
