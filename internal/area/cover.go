@@ -45,6 +45,10 @@ func sweepWork(p *part, order grid.Order, g *grid.GridSet, z int, first, last in
 	return n
 }
 
+// fewLines is the most lines a sweep visits without first bounding its
+// work: a metatile's on a miss, at most fewLines·MaxVertices crossings.
+const fewLines = 64
+
 // bandMargin narrows each line's band, in tiles, so that a polygon edge
 // lying on a tile boundary does not take the tiles beyond it.
 const bandMargin = 1e-7
@@ -67,10 +71,13 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 	}
 	// The sweep visits the lines the polygons' boxes meet, and its work
 	// grows with the edges crossing each: both are bounded before it
-	// starts.
-	n, err := s.LinesBound(z, order, r)
-	if err != nil {
-		return out, err
+	// starts, unless the lines are a few (a metatile's, on a miss).
+	n := last - first + 1
+	if n > fewLines {
+		var err error
+		if n, err = s.LinesBound(z, order, r); err != nil {
+			return out, err
+		}
 	}
 	out.K = make([]int64, 0, n)
 	out.Spans = make([][]grid.Span, 0, n)
