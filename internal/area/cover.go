@@ -71,13 +71,10 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 	}
 	// The sweep visits the lines the polygons' boxes meet, and its work
 	// grows with the edges crossing each: both are bounded before it
-	// starts, unless the lines are a few (a metatile's, on a miss).
-	n := last - first + 1
-	if n > fewLines {
-		var err error
-		if n, err = s.LinesBound(z, order, r); err != nil {
-			return out, err
-		}
+	// starts.
+	n, err := s.LinesBound(z, order, r)
+	if err != nil {
+		return out, err
 	}
 	out.K = make([]int64, 0, n)
 	out.Spans = make([][]grid.Span, 0, n)
@@ -176,11 +173,15 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 // LinesBound implements grid.LinesBounder: the lines within r that the
 // boxes of the level's polygons meet, which are the lines Lines sweeps.
 // It refuses a level whose lines are more than MaxLines, or whose sweep
-// is more work than MaxSweep.
+// is more work than MaxSweep; a few lines (a metatile's, on a miss) are
+// taken as they are, their sweep bounded by fewLines·MaxVertices.
 func (s *Shape) LinesBound(z int, order grid.Order, r grid.TileRange) (int64, error) {
 	p, first, last := s.lineRange(z, order, r)
-	if p == nil || last < first {
+	switch {
+	case p == nil || last < first:
 		return 0, nil
+	case last-first+1 <= fewLines:
+		return last - first + 1, nil
 	}
 	w, h := s.grid.Span(z)
 	o := s.grid.TileExtent(z, 0, 0)
