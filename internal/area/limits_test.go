@@ -249,8 +249,14 @@ func TestHostileProbes(t *testing.T) {
 			if c.alloc > probeCeiling {
 				t.Errorf("allocated %d bytes, want at most %d", c.alloc, probeCeiling)
 			}
-			if c.took > time.Second {
-				t.Errorf("took %v, want well under a second", c.took)
+			// A refusal does no work; a plan is given room for the race
+			// detector on a busy machine.
+			limit := time.Second
+			if p.want == "" {
+				limit = 5 * time.Second
+			}
+			if c.took > limit {
+				t.Errorf("took %v, want under %v", c.took, limit)
 			}
 		})
 	}
