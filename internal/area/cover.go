@@ -6,8 +6,48 @@ import (
 	"slices"
 	"sync"
 
+	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
 )
+
+// MaxLines bounds the lines (rows, or columns in a plan numbered by
+// columns) of tiles an area's geometry may span at one level within a
+// request's bounds: the rows of a whole Mercator world at level 17. A
+// geometry's lines are swept one by one and kept for the plan, so this
+// bounds the time and memory a level takes (some tens of bytes a line).
+const MaxLines = 1 << 17
+
+// MaxSweep bounds the work of sweeping one level of a geometry: the
+// times its edges cross a line of tiles (each line's sweep takes time in
+// proportion to the edges crossing it), at most about half a second.
+const MaxSweep = 1 << 21
+
+// sweepWork returns the times the edges of p's polygons cross lines first
+// to last of level z, along order, counting each edge at least once.
+func sweepWork(p *part, order grid.Order, g *grid.GridSet, z int, first, last int64) int64 {
+	w, h := g.Span(z)
+	o := g.TileExtent(z, 0, 0)
+	axis, oAcross, across := 1, o.MinY, h
+	if order == grid.ByColumns {
+		axis, oAcross, across = 0, o.MinX, w
+	}
+	var n int64
+	for _, poly := range p.polys {
+		for _, ring := range poly {
+			for j := 0; j+1 < len(ring); j++ {
+				a, b := ring[j][axis], ring[j+1][axis]
+				lo := max(first, tileIndex((min(a, b)-oAcross)/across, math.Floor))
+				hi := min(last, tileIndex((max(a, b)-oAcross)/across, math.Floor))
+				n += max(1, hi-lo+1)
+			}
+		}
+	}
+	return n
+}
+
+// fewLines is the most lines a sweep visits without first bounding its
+// work: a metatile's on a miss, at most fewLines·MaxVertices crossings.
+const fewLines = 64
 
 // bandMargin narrows each line's band, in tiles, so that a polygon edge
 // lying on a tile boundary does not take the tiles beyond it.
@@ -24,27 +64,26 @@ const bandMargin = 1e-7
 // borders (a closed region's projection is its boundary's), which a
 // sweep finds in time proportional to the edges crossing each band.
 func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, error) {
-	first, last, lo, hi := r.MinY, r.MaxY, r.MinX, r.MaxX
-	if order == grid.ByColumns {
-		first, last, lo, hi = r.MinX, r.MaxX, r.MinY, r.MaxY
-	}
-	p := s.part(z)
-	if p == nil {
-		return grid.Lines{First: first}, nil
-	}
-	// Lines are made only across the polygons' own box at this level.
-	w, h := s.grid.Span(z)
-	o := s.grid.TileExtent(z, 0, 0)
-	bMin, bMax, oAcross, across := p.bound.Min[1], p.bound.Max[1], o.MinY, h
-	if order == grid.ByColumns {
-		bMin, bMax, oAcross, across = p.bound.Min[0], p.bound.Max[0], o.MinX, w
-	}
-	first = max(first, tileIndex((bMin-oAcross)/across, math.Floor))
-	last = min(last, tileIndex((bMax-oAcross)/across, math.Floor))
-	out := grid.Lines{First: first, Spans: make([][]grid.Span, max(0, last-first+1))}
-	if last < first {
+	var out grid.Lines
+	p, first, last := s.lineRange(z, order, r)
+	if p == nil || last < first {
 		return out, nil
 	}
+	// The sweep visits the lines the polygons' boxes meet, and its work
+	// grows with the edges crossing each: both are bounded before it
+	// starts.
+	n, err := s.LinesBound(z, order, r)
+	if err != nil {
+		return out, err
+	}
+	out.K = make([]int64, 0, n)
+	out.Spans = make([][]grid.Span, 0, n)
+	lo, hi := r.MinX, r.MaxX
+	if order == grid.ByColumns {
+		lo, hi = r.MinY, r.MaxY
+	}
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
 	// Edges stay in the CRS's units; a line's band and the tiles along it
 	// are mapped there and back: l = ol + k·hl across, pos = op + j·wp.
 	edges := p.sorted(order)
@@ -76,6 +115,11 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 		if len(active) == 0 {
 			if next == len(edges) {
 				break
+			}
+			// No polygon meets the lines before the one below the
+			// next edge's low end: skip them.
+			if skip := tileIndex((edges[next].l0-ol)/hl, math.Floor) - 2; skip > k {
+				k = min(skip, last)
 			}
 			continue
 		}
@@ -115,9 +159,80 @@ func (s *Shape) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, er
 				spans = append(spans, grid.Span{Lo: a, Hi: b})
 			}
 		}
-		out.Spans[k-first] = slices.Clone(grid.MergeSpans(spans))
+		// A line like the one before shares its spans (a box's lines do).
+		merged := grid.MergeSpans(spans)
+		if n := out.Len(); n > 0 && slices.Equal(out.Spans[n-1], merged) {
+			out.Add(k, out.Spans[n-1])
+		} else {
+			out.Add(k, slices.Clone(merged))
+		}
 	}
 	return out, nil
+}
+
+// LinesBound implements grid.LinesBounder: the lines within r that the
+// boxes of the level's polygons meet, which are the lines Lines sweeps.
+// It refuses a level whose lines are more than MaxLines, or whose sweep
+// is more work than MaxSweep; a few lines (a metatile's, on a miss) are
+// taken as they are, their sweep bounded by fewLines·MaxVertices.
+func (s *Shape) LinesBound(z int, order grid.Order, r grid.TileRange) (int64, error) {
+	p, first, last := s.lineRange(z, order, r)
+	switch {
+	case p == nil || last < first:
+		return 0, nil
+	case last-first+1 <= fewLines:
+		return last - first + 1, nil
+	}
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
+	axis, oAcross, across := 1, o.MinY, h
+	if order == grid.ByColumns {
+		axis, oAcross, across = 0, o.MinX, w
+	}
+	spans := make([]grid.Span, 0, len(p.boxes))
+	for _, b := range p.boxes {
+		lo := max(first, tileIndex((b.Min[axis]-oAcross)/across, math.Floor))
+		hi := min(last, tileIndex((b.Max[axis]-oAcross)/across, math.Floor))
+		if lo <= hi {
+			spans = append(spans, grid.Span{Lo: lo, Hi: hi})
+		}
+	}
+	var n int64
+	for _, sp := range grid.MergeSpans(spans) {
+		n += sp.Hi - sp.Lo + 1
+	}
+	what := "rows"
+	if order == grid.ByColumns {
+		what = "columns"
+	}
+	if n > MaxLines {
+		return 0, apperr.Invalidf("the geometry spans %d %s of tiles at zoom level %d within the request's bounds, more than %d (the limit of one level); give smaller bounds, a smaller geometry or fewer levels", n, what, z, MaxLines)
+	}
+	if work := sweepWork(p, order, s.grid, z, first, last); work > MaxSweep {
+		return 0, apperr.Invalidf("the geometry's edges cross %s of tiles %d times at zoom level %d within the request's bounds, more than %d (the limit of one level); simplify it, or give smaller bounds or fewer levels", what, work, z, MaxSweep)
+	}
+	return n, nil
+}
+
+// lineRange returns the polygons of level z and the first and last line
+// of r, along order, that their box meets.
+func (s *Shape) lineRange(z int, order grid.Order, r grid.TileRange) (p *part, first, last int64) {
+	first, last = r.MinY, r.MaxY
+	if order == grid.ByColumns {
+		first, last = r.MinX, r.MaxX
+	}
+	if p = s.part(z); p == nil {
+		return nil, 0, -1
+	}
+	w, h := s.grid.Span(z)
+	o := s.grid.TileExtent(z, 0, 0)
+	bMin, bMax, oAcross, across := p.bound.Min[1], p.bound.Max[1], o.MinY, h
+	if order == grid.ByColumns {
+		bMin, bMax, oAcross, across = p.bound.Min[0], p.bound.Max[0], o.MinX, w
+	}
+	first = max(first, tileIndex((bMin-oAcross)/across, math.Floor))
+	last = min(last, tileIndex((bMax-oAcross)/across, math.Floor))
+	return p, first, last
 }
 
 // sweepBuf is the scratch space of a sweep, kept between sweeps: at low

@@ -119,3 +119,74 @@ func FuzzUnmarshalTileList(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSeedAreaMemory plans seed requests with a geometry and with a tile
+// list, as a submit, an estimate and a schedule's dry run do, and asserts
+// that each holds at most probeCeiling at once and allocates at most
+// allocCeiling, whatever it asks for: the limits are checked before the
+// work they bound. Lists are read with a limit of 100,000 metatiles
+// (their keys are the memory a list may hold).
+func FuzzSeedAreaMemory(f *testing.F) {
+	for _, s := range []struct {
+		geom   string
+		buffer float64
+		list   string
+		pz, cz int8
+		zs, ze uint8
+	}{
+		{"POLYGON((-180 -85,180 -85,180 85,-180 85,-180 -85))", 0, "25/0/0\n25/0/33554431\n", -1, -1, 25, 25},
+		{"POLYGON((-180 -85,180 -85,180 85,-180 85,-180 -85))", 0, "0/0/0\n", -1, 15, 0, 17},
+		{"POLYGON((0 0,1 100000,2 0,0 0))", 0, "10/5/5\n", 0, 12, 3, 9},
+		{zigzag(2000), 0, "3/1/1\n", 1, 5, 5, 6},
+		{zigzag(150), 0, "3/1/1\n", 1, 5, 0, 12},
+		{"SRID=900913;POLYGON((0 0,1 1e11,2 0,0 0))", 0, "1/0/0\n", -1, -1, 1, 1},
+		{line(1000), 10, "2/1/1\n2/2/2\n", -1, 3, 10, 12},
+		{"MULTIPOLYGON(((0 -80,0.0001 -80,0.0001 -79.9999,0 -80)),((0 80,0.0001 80,0.0001 80.0001,0 80)))", 0, "18/0/0\n18/262143/262143\n", -1, 20, 20, 25},
+		{"POINT(5 45)", 100, "5/31/31\n", 0, -1, 0, 5},
+	} {
+		f.Add(s.geom, s.buffer, true, s.list, false, s.pz, s.cz, s.zs, s.ze)
+		f.Add(s.geom, s.buffer, false, s.list, true, s.pz, s.cz, s.zs, s.ze)
+	}
+	merc, geo := builtin(f, "EPSG:900913"), builtin(f, "EPSG:4326")
+	f.Fuzz(func(t *testing.T, geom string, buffer float64, mercator bool, list string, xyz bool, parentsTo, childrenTo int8, zs, ze uint8) {
+		g := geo
+		if mercator {
+			g = merc
+		}
+		zStart := int(zs) % g.Levels()
+		zStop := max(zStart, int(ze)%g.Levels())
+		check := func(what string, err error) {
+			if err != nil && !apperr.Is(err, apperr.Invalid) {
+				t.Fatalf("%s: %v is not Invalid", what, err)
+			}
+		}
+		c := measure(func() {
+			shape, err := prepareText(g, geom, buffer)
+			if check("prepare", err); err != nil {
+				return
+			}
+			b, _ := shape.Bound(zStart, zStop)
+			b = grid.Extent{MinX: max(b.MinX, g.Extent.MinX), MinY: max(b.MinY, g.Extent.MinY), MaxX: min(b.MaxX, g.Extent.MaxX), MaxY: min(b.MaxY, g.Extent.MaxY)}
+			if b.Valid() {
+				_, err = plan(g, b, zStart, zStop, shape)
+				check("plan the geometry", err)
+			}
+		})
+		if c.peak > probeCeiling || c.alloc > allocCeiling {
+			t.Fatalf("geometry %.200q buffered by %v, levels %d-%d: %v, over the ceilings of %d MiB held, %d MiB allocated", geom, buffer, zStart, zStop, c, probeCeiling>>20, allocCeiling>>20)
+		}
+		c = measure(func() {
+			l, err := ReadTileList(strings.NewReader(list), g, ListOptions{XYZ: xyz, ParentsTo: int(parentsTo), ChildrenTo: int(childrenTo), MetaW: 4, MetaH: 4, MaxMetatiles: 100_000})
+			if check("read the list", err); err != nil {
+				return
+			}
+			lo, hi := l.Zooms()
+			b, _ := l.Bound(lo, hi)
+			_, err = plan(g, b, lo, hi, l)
+			check("plan the list", err)
+		})
+		if c.peak > probeCeiling || c.alloc > allocCeiling {
+			t.Fatalf("list %.200q (parentsTo %d, childrenTo %d): %v, over the ceilings of %d MiB held, %d MiB allocated", list, parentsTo, childrenTo, c, probeCeiling>>20, allocCeiling>>20)
+		}
+	})
+}

@@ -23,9 +23,11 @@ import (
 	"tilecache/internal/apperr"
 )
 
-// MaxVertices bounds the vertices of one geometry: enough for a detailed
-// country outline, few enough that preparing it stays well under a second.
-const MaxVertices = 1_000_000
+// MaxVertices bounds the vertices of one geometry, as given and once
+// densified and buffered: enough for a detailed country outline, few
+// enough that preparing and sweeping it stays well under a second and
+// some tens of MiB (a few hundred bytes a vertex at most).
+const MaxVertices = 100_000
 
 // Parse reads a geometry: GeoJSON (a geometry object, a Feature or a
 // FeatureCollection, whose geometries are taken together) or WKT. An EWKT

@@ -42,8 +42,17 @@ type part struct {
 	zs, ze int
 	polys  orb.MultiPolygon
 	bound  orb.Bound
+	boxes  []orb.Bound  // of each polygon
 	once   [2]sync.Once // edges by order: rows, columns
 	edges  [2][]edge
+}
+
+func newPart(zs, ze int, polys orb.MultiPolygon) *part {
+	p := &part{zs: zs, ze: ze, polys: polys, bound: polys.Bound(), boxes: make([]orb.Bound, len(polys))}
+	for i, poly := range polys {
+		p.boxes[i] = poly.Bound()
+	}
+	return p
 }
 
 // Prepare transforms each spec into g's CRS and buffers it into polygons.
@@ -76,8 +85,11 @@ func Prepare(g *grid.GridSet, specs []Spec) (*Shape, error) {
 		if err != nil {
 			return nil, err
 		}
+		if n := buffered(geom, s.Buffer); n > MaxVertices {
+			return nil, apperr.Invalidf("geometry has %d vertices once buffered by %v metres, more than %d (the limit of a geometry); simplify it or buffer less of it", n, s.Buffer, MaxVertices)
+		}
 		polys := buffer(geom, s.Buffer, g)
-		p := &part{zs: s.ZoomStart, ze: s.ZoomStop, polys: polys, bound: polys.Bound()}
+		p := newPart(s.ZoomStart, s.ZoomStop, polys)
 		if s.AllZooms() {
 			p.zs, p.ze = -1, -1
 		}
@@ -184,7 +196,7 @@ func Unmarshal(data []byte, g *grid.GridSet) (*Shape, error) {
 		if !ok {
 			return nil, fmt.Errorf("decode area: %s, not a MultiPolygon", geom.GeoJSONType())
 		}
-		s.parts = append(s.parts, &part{zs: sp.ZoomStart, ze: sp.ZoomStop, polys: mp, bound: mp.Bound()})
+		s.parts = append(s.parts, newPart(sp.ZoomStart, sp.ZoomStop, mp))
 	}
 	return s, nil
 }
@@ -197,15 +209,213 @@ func transform(g orb.Geometry, srs int, gs *grid.GridSet) (orb.Geometry, error) 
 	if srs == 0 {
 		srs = 4326
 	}
+	if srs == 4326 {
+		if err := geographic(g); err != nil {
+			return nil, err
+		}
+	}
+	step := 0.0
 	switch {
 	case grid.SameCRS(srs, gs.EPSG):
 		return g, nil
 	case srs == 4326 && grid.SameCRS(gs.EPSG, 900913):
-		return project.Geometry(densify(orb.Clone(g), densifyDegrees), toMercator), nil
+		step = densifyDegrees
 	case grid.SameCRS(srs, 900913) && gs.EPSG == 4326:
-		return project.Geometry(densify(orb.Clone(g), densifyMetres), project.Mercator.ToWGS84), nil
+		step = densifyMetres
+	default:
+		return nil, apperr.Invalidf("cannot transform a geometry from EPSG:%d to EPSG:%d (grid set %s): give it in EPSG:%d", srs, gs.EPSG, gs.ID, gs.EPSG)
 	}
-	return nil, apperr.Invalidf("cannot transform a geometry from EPSG:%d to EPSG:%d (grid set %s): give it in EPSG:%d", srs, gs.EPSG, gs.ID, gs.EPSG)
+	// Densifying is counted before it is done: an edge's added points
+	// grow with its north-south span, which the coordinates alone bound.
+	if n := densified(g, step); n > MaxVertices {
+		unit := "metres"
+		if srs == 4326 {
+			unit = "degrees"
+		}
+		return nil, apperr.Invalidf("geometry has %.0f vertices once densified for the transformation from EPSG:%d to EPSG:%d (a point every %v %s north-south), more than %d (the limit of a geometry); simplify it", n, srs, gs.EPSG, step, unit, MaxVertices)
+	}
+	if srs == 4326 {
+		return project.Geometry(densify(orb.Clone(g), step), toMercator), nil
+	}
+	return project.Geometry(densify(orb.Clone(g), step), project.Mercator.ToWGS84), nil
+}
+
+// geographic checks that g's coordinates are longitudes within ±180 and
+// latitudes within ±90 degrees.
+func geographic(g orb.Geometry) error {
+	var err error
+	eachPoint(g, func(p orb.Point) bool {
+		if !(p[0] >= -180 && p[0] <= 180 && p[1] >= -90 && p[1] <= 90) {
+			err = apperr.Invalidf("geometry: coordinate %v is not a longitude within ±180 and a latitude within ±90 degrees (EPSG:4326 is longitude, latitude)", [2]float64(p))
+			return false
+		}
+		return true
+	})
+	return err
+}
+
+// eachPoint calls yield with every vertex of g until it returns false.
+func eachPoint(g orb.Geometry, yield func(orb.Point) bool) bool {
+	switch g := g.(type) {
+	case orb.Point:
+		return yield(g)
+	case orb.MultiPoint:
+		for _, p := range g {
+			if !yield(p) {
+				return false
+			}
+		}
+	case orb.LineString:
+		for _, p := range g {
+			if !yield(p) {
+				return false
+			}
+		}
+	case orb.MultiLineString:
+		for _, l := range g {
+			if !eachPoint(l, yield) {
+				return false
+			}
+		}
+	case orb.Polygon:
+		for _, r := range g {
+			for _, p := range r {
+				if !yield(p) {
+					return false
+				}
+			}
+		}
+	case orb.MultiPolygon:
+		for _, p := range g {
+			if !eachPoint(p, yield) {
+				return false
+			}
+		}
+	case orb.Collection:
+		for _, c := range g {
+			if !eachPoint(c, yield) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// densified returns the number of vertices densify(g, step) gives, as a
+// float64 so that no span can overflow it. A ring counts its closing
+// edge, which densify adds when the ring is open.
+func densified(g orb.Geometry, step float64) float64 {
+	line := func(ps []orb.Point, ring bool) float64 {
+		n := float64(len(ps))
+		for i := 0; i+1 < len(ps); i++ {
+			n += added(ps[i], ps[i+1], step)
+		}
+		if ring && len(ps) > 0 && ps[0] != ps[len(ps)-1] {
+			n += 1 + added(ps[len(ps)-1], ps[0], step)
+		}
+		return n
+	}
+	switch g := g.(type) {
+	case orb.Point:
+		return 1
+	case orb.MultiPoint:
+		return float64(len(g))
+	case orb.LineString:
+		return line(g, false)
+	case orb.MultiLineString:
+		n := 0.0
+		for _, l := range g {
+			n += line(l, false)
+		}
+		return n
+	case orb.Polygon:
+		n := 0.0
+		for _, r := range g {
+			n += line(r, true)
+		}
+		return n
+	case orb.MultiPolygon:
+		n := 0.0
+		for _, p := range g {
+			n += densified(p, step)
+		}
+		return n
+	case orb.Collection:
+		n := 0.0
+		for _, c := range g {
+			n += densified(c, step)
+		}
+		return n
+	}
+	return 0
+}
+
+// added returns the points densify inserts between a and b.
+func added(a, b orb.Point, step float64) float64 {
+	if n := math.Ceil(math.Abs(b[1]-a[1]) / step); n > 1 {
+		return n - 1
+	}
+	return 0
+}
+
+// buffered returns the most vertices buffer(g, d, ·) can give: g's
+// polygons, and for d > 0 a closed circle around each point and the hull
+// of two circles around each segment.
+func buffered(g orb.Geometry, d float64) int64 {
+	var n int64
+	circle, hull := int64(circleSides+1), int64(2*circleSides+1)
+	line := func(ps []orb.Point) {
+		if d == 0 {
+			return
+		}
+		if len(ps) == 1 {
+			n += circle
+		}
+		if len(ps) > 1 {
+			n += int64(len(ps)-1) * hull
+		}
+	}
+	var walk func(g orb.Geometry)
+	walk = func(g orb.Geometry) {
+		switch g := g.(type) {
+		case orb.Point:
+			if d > 0 {
+				n += circle
+			}
+		case orb.MultiPoint:
+			if d > 0 {
+				n += int64(len(g)) * circle
+			}
+		case orb.LineString:
+			line(g)
+		case orb.MultiLineString:
+			for _, l := range g {
+				line(l)
+			}
+		case orb.Polygon:
+			for _, r := range g {
+				// The ring, closed, and its edges buffered.
+				edges := int64(len(r))
+				if len(r) > 0 && r[0] == r[len(r)-1] {
+					edges--
+				}
+				n += edges + 1
+				if d > 0 {
+					n += edges * hull
+				}
+			}
+		case orb.MultiPolygon:
+			for _, p := range g {
+				walk(p)
+			}
+		case orb.Collection:
+			for _, c := range g {
+				walk(c)
+			}
+		}
+	}
+	walk(g)
+	return n
 }
 
 // maxMercatorLat is the latitude of the spherical Mercator's edge.

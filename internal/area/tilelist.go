@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,7 @@ type TileList struct {
 	grid   *grid.GridSet
 	mw, mh int64
 	levels map[int][]uint64 // per level, sorted metatile keys: column<<32 | row
+	lines  map[int][2]int64 // per level, the metatile rows and columns holding keys
 }
 
 // ReadTileList reads lines "z/x/y" (also "z x y"; blank lines and lines
@@ -53,23 +55,34 @@ func ReadTileList(r io.Reader, g *grid.GridSet, o ListOptions) (*TileList, error
 		maxMetas = 20_000_000
 	}
 	l := &TileList{grid: g, mw: int64(o.MetaW), mh: int64(o.MetaH), levels: map[int][]uint64{}}
-	count := 0
-	add := func(z int, tr grid.TileRange) error {
-		for my := tr.MinY / l.mh; my <= tr.MaxY/l.mh; my++ {
-			for mx := tr.MinX / l.mw; mx <= tr.MaxX/l.mw; mx++ {
-				l.levels[z] = append(l.levels[z], uint64(mx)<<32|uint64(my))
-				count++
-			}
+	count := 0 // keys held, duplicates included
+	// reserve checks, before any key is appended, that n more keys keep
+	// the list within its cap: duplicates are compacted away first when
+	// they would take the keys held past twice the cap, so that memory
+	// stays bounded by the cap whatever the list's ranges.
+	reserve := func(line int, n int64) error {
+		tooMany := func() error {
+			return apperr.Invalidf("tile list line %d: the list names more than %d metatiles (the limit of a list) with this line's tiles, parents and children; split it", line, maxMetas)
 		}
-		if count > 2*maxMetas {
-			// Compact the duplicates before giving up.
-			count = l.compact()
-			if count > maxMetas {
-				return apperr.Invalidf("the tile list names more than %d metatiles; split it", maxMetas)
+		if n > int64(maxMetas) {
+			return tooMany()
+		}
+		if int64(count)+n > 2*int64(maxMetas) {
+			if count = l.compact(); int64(count)+n > 2*int64(maxMetas) {
+				return tooMany()
 			}
 		}
 		return nil
 	}
+	add := func(z int, tr grid.TileRange) {
+		for my := tr.MinY / l.mh; my <= tr.MaxY/l.mh; my++ {
+			for mx := tr.MinX / l.mw; mx <= tr.MaxX/l.mw; mx++ {
+				l.levels[z] = append(l.levels[z], uint64(mx)<<32|uint64(my))
+			}
+		}
+		count += int(l.metatiles(tr))
+	}
+	ranges := make([]grid.TileRange, 0, 64)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	n := 0
@@ -93,27 +106,34 @@ func ReadTileList(r io.Reader, g *grid.GridSet, o ListOptions) (*TileList, error
 		if o.XYZ {
 			y = rows - 1 - y
 		}
-		if err := add(z, grid.TileRange{Z: z, MinX: x, MinY: y, MaxX: x, MaxY: y}); err != nil {
-			return nil, err
-		}
-		tile := g.TileExtent(z, x, y)
-		// Its parents and children: the tiles of other levels its
-		// square meets (shrunk a hair so that neighbours sharing an
-		// edge are not taken), whatever the grid's resolutions.
-		e := shrink(tile)
+		// The tile, its parents and its children: the tiles of other
+		// levels its square meets (shrunk a hair so that neighbours
+		// sharing an edge are not taken), whatever the grid's
+		// resolutions. Their metatiles are counted before any is kept.
+		ranges = append(ranges[:0], grid.TileRange{Z: z, MinX: x, MinY: y, MaxX: x, MaxY: y})
+		e := shrink(g.TileExtent(z, x, y))
 		if o.ParentsTo >= 0 {
 			for pz := max(o.ParentsTo, 0); pz < z; pz++ {
-				if err := add(pz, levelRange(g, e, pz)); err != nil {
-					return nil, err
-				}
+				ranges = append(ranges, levelRange(g, e, pz))
 			}
 		}
 		if o.ChildrenTo >= 0 {
 			for cz := z + 1; cz <= min(o.ChildrenTo, g.Levels()-1); cz++ {
-				if err := add(cz, levelRange(g, e, cz)); err != nil {
-					return nil, err
-				}
+				ranges = append(ranges, levelRange(g, e, cz))
 			}
+		}
+		var need int64
+		for _, tr := range ranges {
+			if cols, rows := g.Size(tr.Z); (cols-1)/l.mw >= 1<<32 || (rows-1)/l.mh >= 1<<32 {
+				return nil, apperr.Invalidf("tile list line %d: level %d of grid set %s has more than 2^32 metatile columns or rows, more than a tile list can name", n, tr.Z, g.ID)
+			}
+			need = satAdd(need, l.metatiles(tr))
+		}
+		if err := reserve(n, need); err != nil {
+			return nil, err
+		}
+		for _, tr := range ranges {
+			add(tr.Z, tr)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -122,10 +142,37 @@ func ReadTileList(r io.Reader, g *grid.GridSet, o ListOptions) (*TileList, error
 		}
 		return nil, fmt.Errorf("read the tile list: %w", err)
 	}
-	if l.compact() == 0 {
+	switch n := l.compact(); {
+	case n == 0:
 		return nil, apperr.Invalidf("the tile list names no tile")
+	case n > maxMetas:
+		return nil, apperr.Invalidf("the tile list names %d metatiles, more than %d (the limit of a list); split it", n, maxMetas)
 	}
+	l.countLines()
 	return l, nil
+}
+
+// metatiles returns the number of metatiles holding the tiles of tr,
+// saturating at math.MaxInt64.
+func (l *TileList) metatiles(tr grid.TileRange) int64 {
+	cols := tr.MaxX/l.mw - tr.MinX/l.mw + 1
+	rows := tr.MaxY/l.mh - tr.MinY/l.mh + 1
+	if cols <= 0 || rows <= 0 {
+		return 0
+	}
+	if cols > math.MaxInt64/rows {
+		return math.MaxInt64
+	}
+	return cols * rows
+}
+
+// satAdd returns a + b for non-negative a and b, saturating at
+// math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // parseTileLine reads "z/x/y" or "z x y".
@@ -177,6 +224,34 @@ func (l *TileList) compact() int {
 		n += len(keys)
 	}
 	return n
+}
+
+// countLines counts, per level, the metatile rows and columns holding
+// the list's (sorted) keys.
+func (l *TileList) countLines() {
+	l.lines = make(map[int][2]int64, len(l.levels))
+	var rows []uint32
+	for z, keys := range l.levels {
+		var cols int64
+		rows = rows[:0]
+		for i, k := range keys {
+			if i == 0 || k>>32 != keys[i-1]>>32 {
+				cols++
+			}
+			rows = append(rows, uint32(k))
+		}
+		slices.Sort(rows)
+		l.lines[z] = [2]int64{int64(len(slices.Compact(rows))), cols}
+	}
+}
+
+// LinesBound implements grid.LinesBounder: the tile lines of the list's
+// metatile lines of level z.
+func (l *TileList) LinesBound(z int, order grid.Order, _ grid.TileRange) (int64, error) {
+	if order == grid.ByColumns {
+		return l.lines[z][1] * l.mw, nil
+	}
+	return l.lines[z][0] * l.mh, nil
 }
 
 // Zooms returns the lowest and highest level of the list.
@@ -254,7 +329,8 @@ func (l *TileList) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines,
 	} else {
 		last = first - 1
 	}
-	out := grid.Lines{First: first, Spans: make([][]grid.Span, max(0, last-first+1))}
+	n, _ := l.LinesBound(z, order, r)
+	out := grid.Lines{K: make([]int64, 0, n), Spans: make([][]grid.Span, 0, n)}
 	keys := slices.Clone(l.levels[z])
 	if order == grid.ByRows {
 		slices.SortFunc(keys, func(a, b uint64) int {
@@ -283,7 +359,7 @@ func (l *TileList) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines,
 			spans = append(spans, s)
 		}
 		for u := max(ml*mu, first); u <= min(ml*mu+mu-1, last); u++ {
-			out.Spans[u-first] = spans
+			out.Add(u, spans)
 		}
 	}
 	return out, nil
@@ -391,6 +467,7 @@ func UnmarshalTileList(data []byte, g *grid.GridSet) (*TileList, error) {
 		}
 		l.levels[int(z)] = keys
 	}
+	l.countLines()
 	return l, nil
 }
 

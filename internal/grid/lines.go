@@ -1,20 +1,43 @@
 package grid
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
 
 // Span is a run of tiles along a line, both ends inclusive.
 type Span struct{ Lo, Hi int64 }
 
 // Lines are the tiles of an area at one level, line by line along a plan's
-// [Order]: numbered [ByRows], line First+k is tile row First+k and its
-// spans are runs of columns; numbered [ByColumns], line First+k is tile
-// column First+k and its spans are runs of rows. The spans of a line are
-// sorted, disjoint and not adjacent (a run is never split in two). Lines
-// hold a few numbers per line and per run, nothing per tile.
+// [Order]: numbered [ByRows], line K[i] is a tile row and Spans[i] are runs
+// of columns; numbered [ByColumns], line K[i] is a tile column and
+// Spans[i] are runs of rows. Only lines holding tiles are kept, in
+// increasing order, so that an area's lines take memory in proportion to
+// what it holds, not to the distance between its first and last line.
+// The spans of a line are sorted, disjoint and not adjacent (a run is
+// never split in two). Lines hold a few numbers per line and per run,
+// nothing per tile; lines may share their spans.
 type Lines struct {
-	First int64
+	K     []int64
 	Spans [][]Span
 }
+
+// Add appends line k with spans, unless spans is empty. Lines are added
+// in increasing order: k must be greater than every line added before.
+func (l *Lines) Add(k int64, spans []Span) {
+	if len(spans) == 0 {
+		return
+	}
+	if n := len(l.K); n > 0 && l.K[n-1] >= k {
+		panic("grid: Lines.Add out of order")
+	}
+	l.K = append(l.K, k)
+	l.Spans = append(l.Spans, spans)
+}
+
+// Len returns the number of lines holding tiles.
+func (l Lines) Len() int { return len(l.K) }
 
 // Count returns the number of tiles in l.
 func (l Lines) Count() int64 {
@@ -27,10 +50,10 @@ func (l Lines) Count() int64 {
 	return n
 }
 
-// line returns the spans of line k, nil when l has no such line.
+// line returns the spans of line k, nil when l has no tile there.
 func (l Lines) line(k int64) []Span {
-	i := k - l.First
-	if i < 0 || i >= int64(len(l.Spans)) {
+	i, found := slices.BinarySearch(l.K, k)
+	if !found {
 		return nil
 	}
 	return l.Spans[i]
@@ -48,7 +71,11 @@ func (l Lines) countIn(k, lo, hi int64) int64 {
 	if hi < lo {
 		return 0
 	}
-	spans := l.line(k)
+	return countSpans(l.line(k), lo, hi)
+}
+
+// countSpans returns the tiles of spans at positions lo to hi.
+func countSpans(spans []Span, lo, hi int64) int64 {
 	var n int64
 	for i := sort.Search(len(spans), func(i int) bool { return spans[i].Hi >= lo }); i < len(spans) && spans[i].Lo <= hi; i++ {
 		n += min(spans[i].Hi, hi) - max(spans[i].Lo, lo) + 1
@@ -58,27 +85,31 @@ func (l Lines) countIn(k, lo, hi int64) int64 {
 
 // Intersect returns the tiles in both a and b.
 func Intersect(a, b Lines) Lines {
-	first := max(a.First, b.First)
-	last := min(a.First+int64(len(a.Spans)), b.First+int64(len(b.Spans))) - 1
-	if last < first {
-		return Lines{First: first}
-	}
-	out := Lines{First: first, Spans: make([][]Span, last-first+1)}
-	for k := first; k <= last; k++ {
-		as, bs := a.line(k), b.line(k)
+	var out Lines
+	for i, j := 0, 0; i < len(a.K) && j < len(b.K); {
+		switch {
+		case a.K[i] < b.K[j]:
+			i++
+			continue
+		case a.K[i] > b.K[j]:
+			j++
+			continue
+		}
+		as, bs := a.Spans[i], b.Spans[j]
 		var spans []Span
-		for i, j := 0, 0; i < len(as) && j < len(bs); {
-			lo, hi := max(as[i].Lo, bs[j].Lo), min(as[i].Hi, bs[j].Hi)
+		for p, q := 0, 0; p < len(as) && q < len(bs); {
+			lo, hi := max(as[p].Lo, bs[q].Lo), min(as[p].Hi, bs[q].Hi)
 			if lo <= hi {
 				spans = append(spans, Span{lo, hi})
 			}
-			if as[i].Hi < bs[j].Hi {
-				i++
+			if as[p].Hi < bs[q].Hi {
+				p++
 			} else {
-				j++
+				q++
 			}
 		}
-		out.Spans[k-first] = spans
+		out.Add(a.K[i], spans)
+		i, j = i+1, j+1
 	}
 	return out
 }
@@ -89,7 +120,7 @@ func MergeSpans(spans []Span) []Span {
 	if len(spans) < 2 {
 		return spans
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].Lo < spans[j].Lo })
+	slices.SortFunc(spans, func(a, b Span) int { return cmp.Compare(a.Lo, b.Lo) })
 	out := spans[:1]
 	for _, s := range spans[1:] {
 		last := &out[len(out)-1]
@@ -109,6 +140,14 @@ type Area interface {
 	// Lines returns the area's tiles of level z inside r, along the lines
 	// of order.
 	Lines(z int, order Order, r TileRange) (Lines, error)
+}
+
+// A LinesBounder is an [Area] that tells, without making them, at most
+// how many lines holding tiles its Lines(z, order, r) returns, or the
+// error Lines would return for a level too large for it, so that a plan
+// refuses an area too large before doing any of the work.
+type LinesBounder interface {
+	LinesBound(z int, order Order, r TileRange) (int64, error)
 }
 
 // frame returns the line and the position along it of tile (x, y) in a

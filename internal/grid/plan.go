@@ -1,6 +1,10 @@
 package grid
 
-import "fmt"
+import (
+	"fmt"
+
+	"tilecache/internal/apperr"
+)
 
 // A Plan numbers the metatiles of one seed, reseed or truncate request.
 //
@@ -88,10 +92,21 @@ func NewPlanOrdered(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, o
 	return newPlan(s, bounds, zStart, zStop, metaW, metaH, order, nil)
 }
 
+// MaxAreaLines bounds the lines of an area a plan keeps, over all its
+// levels: a plan restricted to an area holds its lines, so that this
+// bounds its memory (some tens of bytes a line). An area that is a
+// [LinesBounder] is refused before any of its lines is made.
+const MaxAreaLines = 1 << 18
+
+func tooManyLines(zStart, zStop int) error {
+	return apperr.Invalidf("the area has tiles on more than %d lines (rows or columns) of tiles at zoom levels %d to %d within the request's bounds (the limit of a request); give smaller bounds or fewer levels", MaxAreaLines, zStart, zStop)
+}
+
 // NewPlanArea is NewPlanOrdered restricted to the tiles of area: only the
 // metatiles holding some of its tiles are planned, and only its tiles are
 // counted. Memory and time grow with the area's lines and runs, not with
-// its tiles.
+// its tiles; an area with more than [MaxAreaLines] lines is refused
+// (apperr.Invalid).
 func NewPlanArea(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Order, area Area) (*Plan, error) {
 	if area == nil {
 		return nil, fmt.Errorf("no area to plan")
@@ -125,6 +140,20 @@ func newPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Or
 		order:  order,
 		levels: make([]planLevel, 0, zStop-zStart+1),
 	}
+	if b, ok := area.(LinesBounder); ok {
+		var n int64
+		for z := zStart; z <= zStop; z++ {
+			lines, err := b.LinesBound(z, order, s.Range(bounds, z))
+			if err != nil {
+				return nil, fmt.Errorf("level %d: %w", z, err)
+			}
+			n += min(lines, MaxAreaLines+1)
+		}
+		if n > MaxAreaLines {
+			return nil, tooManyLines(zStart, zStop)
+		}
+	}
+	held := 0 // lines of the area kept
 	for z := zStart; z <= zStop; z++ {
 		r := widen(s.Range(bounds, z), p.metaW, p.metaH, s.GridSet.GridRange(z))
 		l := planLevel{
@@ -140,6 +169,9 @@ func newPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Or
 			lines, err := area.Lines(z, order, s.Range(bounds, z))
 			if err != nil {
 				return nil, fmt.Errorf("level %d: %w", z, err)
+			}
+			if held += lines.Len(); held > MaxAreaLines {
+				return nil, tooManyLines(zStart, z)
 			}
 			l.area = newAreaLevel(lines, order, r, p.metaW, p.metaH)
 			l.metas, tiles = l.area.metatiles(), l.area.tiles

@@ -39,13 +39,11 @@ func newAreaLevel(lines Lines, order Order, r TileRange, mw, mh int64) *areaLeve
 	}
 	var spans []Span
 	var first, before int64
-	n := int64(len(lines.Spans))
-	for k := int64(0); k < n; {
-		line := (lines.First + k) / a.mu
-		end := min((line+1)*a.mu-lines.First, n) // lines of this metatile line: [k, end)
+	for i := 0; i < lines.Len(); {
+		line := lines.K[i] / a.mu
 		spans = spans[:0]
-		for ; k < end; k++ {
-			for _, s := range lines.Spans[k] {
+		for ; i < lines.Len() && lines.K[i]/a.mu == line; i++ {
+			for _, s := range lines.Spans[i] {
 				spans = append(spans, Span{s.Lo / a.mv, s.Hi / a.mv})
 			}
 		}

@@ -12,7 +12,7 @@ type setArea map[[3]int64]bool
 func (a setArea) Lines(z int, order Order, r TileRange) (Lines, error) {
 	u0, v0 := frame(order, r.MinX, r.MinY)
 	u1, v1 := frame(order, r.MaxX, r.MaxY)
-	out := Lines{First: u0, Spans: make([][]Span, u1-u0+1)}
+	var out Lines
 	for u := u0; u <= u1; u++ {
 		var spans []Span
 		for v := v0; v <= v1; v++ {
@@ -24,7 +24,7 @@ func (a setArea) Lines(z int, order Order, r TileRange) (Lines, error) {
 				spans = append(spans, Span{v, v})
 			}
 		}
-		out.Spans[u-u0] = MergeSpans(spans)
+		out.Add(u, MergeSpans(spans))
 	}
 	return out, nil
 }
@@ -35,9 +35,9 @@ type rangeArea struct{}
 func (rangeArea) Lines(z int, order Order, r TileRange) (Lines, error) {
 	u0, v0 := frame(order, r.MinX, r.MinY)
 	u1, v1 := frame(order, r.MaxX, r.MaxY)
-	out := Lines{First: u0, Spans: make([][]Span, u1-u0+1)}
-	for i := range out.Spans {
-		out.Spans[i] = []Span{{v0, v1}}
+	var out Lines
+	for u := u0; u <= u1; u++ {
+		out.Add(u, []Span{{v0, v1}})
 	}
 	return out, nil
 }
@@ -167,14 +167,14 @@ func testPlanArea(t *testing.T, tt planCase, order Order, area setArea) {
 }
 
 func TestLinesIntersect(t *testing.T) {
-	a := Lines{First: 2, Spans: [][]Span{{{0, 3}, {6, 9}}, {{1, 1}}, nil, {{0, 100}}}}
-	b := Lines{First: 3, Spans: [][]Span{{{0, 5}}, {{2, 3}}, {{5, 7}, {9, 12}}, {{0, 0}}}}
+	a := Lines{K: []int64{2, 3, 5, 1 << 40}, Spans: [][]Span{{{0, 3}, {6, 9}}, {{1, 1}}, {{0, 100}}, {{0, 9}}}}
+	b := Lines{K: []int64{3, 4, 5, 6, 1 << 40}, Spans: [][]Span{{{0, 5}}, {{2, 3}}, {{5, 7}, {9, 12}}, {{0, 0}}, {{9, 20}}}}
 	got := Intersect(a, b)
-	want := Lines{First: 3, Spans: [][]Span{{{1, 1}}, nil, {{5, 7}, {9, 12}}}}
+	want := Lines{K: []int64{3, 5, 1 << 40}, Spans: [][]Span{{{1, 1}}, {{5, 7}, {9, 12}}, {{9, 9}}}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("Intersect = %v, want %v", got, want)
 	}
-	if got.Count() != 1+3+4 {
+	if got.Count() != 1+3+4+1 {
 		t.Fatalf("Count = %d", got.Count())
 	}
 }

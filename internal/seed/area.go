@@ -181,6 +181,22 @@ func (e *Engine) ReadTileList(r Request, list io.Reader, o area.ListOptions) (*a
 // its layer's coverage, say).
 type allOf []grid.Area
 
+// LinesBound implements grid.LinesBounder: Lines holds the lines of
+// every one of its areas at once.
+func (a allOf) LinesBound(z int, order grid.Order, r grid.TileRange) (int64, error) {
+	var n int64
+	for _, o := range a {
+		if b, ok := o.(grid.LinesBounder); ok {
+			lines, err := b.LinesBound(z, order, r)
+			if err != nil {
+				return 0, err
+			}
+			n += lines
+		}
+	}
+	return n, nil
+}
+
 // Lines implements grid.Area.
 func (a allOf) Lines(z int, order grid.Order, r grid.TileRange) (grid.Lines, error) {
 	out, err := a[0].Lines(z, order, r)

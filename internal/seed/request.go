@@ -262,7 +262,10 @@ func planJob(sub *grid.Subset, job task.Job, a grid.Area) (*grid.Plan, error) {
 	} else {
 		plan, err = grid.NewPlanOrdered(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight, order)
 	}
-	if err != nil {
+	switch {
+	case apperr.Is(err, apperr.Invalid):
+		return nil, err // an area's limit, which names itself
+	case err != nil:
 		return nil, apperr.Wrap(apperr.Invalid, err, "cannot plan the request")
 	}
 	return plan, nil
