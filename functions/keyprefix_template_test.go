@@ -70,3 +70,59 @@ func TestTemplateLogOriginPathFollowsKeyPrefix(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplateServiceObjectsNotPublic: the service's own objects under
+// [prefix/]_tilecache/ (the prepared areas of seed requests) are denied to
+// the distribution by the bucket policy, whatever the edge passes, and
+// the stored areas expire, with and without a key prefix.
+func TestTemplateServiceObjectsNotPublic(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, prefix := range []string{"", "cache/tiles"} {
+		t.Run("KeyPrefix "+prefix, func(t *testing.T) {
+			w := cdnWorld(tp, map[string]string{"EnableCdn": "true", "KeyPrefix": prefix})
+			under := ""
+			if prefix != "" {
+				under = prefix + "/"
+			}
+			pol, _ := resource(t, w, "TileBucketPolicy")
+			var deny map[string]any
+			for _, st := range m(pol, "PolicyDocument", "Statement").([]any) {
+				if st := st.(map[string]any); st["Effect"] == "Deny" && m(st, "Principal", "Service") == "cloudfront.amazonaws.com" {
+					deny = st
+				}
+			}
+			if deny == nil {
+				t.Fatal("no Deny for the distribution in the tile bucket's policy")
+			}
+			if got, want := fmt.Sprint(deny["Action"], " on ", deny["Resource"]), "s3:GetObject on arn:aws:s3:::bkt/"+under+"_tilecache/*"; got != want {
+				t.Errorf("the distribution is denied %s, want %s", got, want)
+			}
+			if got := fmt.Sprint(m(deny, "Condition", "StringEquals", "AWS:SourceArn")); got != "arn:aws:cloudfront::000000000000:distribution/E2EXAMPLE" {
+				t.Errorf("the Deny applies to %s, want the distribution", got)
+			}
+			bucket, _ := resource(t, w, "TileBucket")
+			rules := m(bucket, "LifecycleConfiguration", "Rules").([]any)
+			var found bool
+			for _, r := range rules {
+				if m(r, "Prefix") == under+"_tilecache/areas/" {
+					found = true
+					if m(r, "Status") != "Enabled" || m(r, "ExpirationInDays") != "30" {
+						t.Errorf("the stored areas' rule %v: want enabled, 30 days", r)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no lifecycle rule for %s_tilecache/areas/ in %v", under, rules)
+			}
+		})
+	}
+	// Without the CDN nothing reads the bucket from outside; the areas
+	// still expire.
+	w := cdnWorld(tp, map[string]string{"EnableCdn": "false"})
+	pol, _ := resource(t, w, "TileBucketPolicy")
+	for _, st := range m(pol, "PolicyDocument", "Statement").([]any) {
+		if m(st, "Principal", "Service") == "cloudfront.amazonaws.com" {
+			t.Errorf("statement for the distribution without the CDN: %v", st)
+		}
+	}
+}
