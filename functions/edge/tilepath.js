@@ -15,10 +15,10 @@
 // with a number not written canonically, a level, column or row outside
 // the grid set, or an unknown grid set is answered 404 here and never
 // reaches the bucket. Paths under /_tilecache/ (the service's own
-// objects) are answered 404 too. The other /ogcapi paths are the OGC API documents,
-// stored as /ogcapi.json and /ogcapi/{path}.json. Every other path passes
-// unchanged. The same mapping, in Go, is internal/edgepath; both pass
-// internal/edgepath/testdata/cases.json.
+// objects) are answered 404 too. The other /ogcapi paths are the OGC API
+// documents, stored as /ogcapi.json and /ogcapi/{path}.json. Every other
+// path passes unchanged. The same mapping, in Go, is internal/edgepath;
+// both pass internal/edgepath/testdata/cases.json.
 import cf from 'cloudfront';
 
 var kvs = cf.kvs();
