@@ -80,7 +80,7 @@ func TestServeRefusesServiceObjects(t *testing.T) {
 		t.Fatalf("the area %s is not stored", areas[0])
 	}
 	name := strings.TrimPrefix(areas[0], "_tilecache/areas/")
-	for _, path := range []string{"/_tilecache/areas/" + name, "/%5Ftilecache/areas/" + name, "/_tilecache%2Fareas%2F" + name, "//_tilecache/areas/" + name} {
+	for _, path := range []string{"/_tilecache/areas/" + name, "/%5Ftilecache/areas/" + name, "/_tilecache%2Fareas%2F" + name, "//_tilecache/areas/" + name, "/tiles/_tilecache/areas/" + name} {
 		if status, _, body := getTile(t, a.URL, path); status != 404 {
 			t.Errorf("%s: %d %.100q, want 404", path, status, body)
 		}
