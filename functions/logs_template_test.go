@@ -2,8 +2,11 @@ package functions_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"tilecache/internal/metrics"
 )
 
 // TestTemplateLogIngestion: with access logs on (the CDN's, or without a
@@ -79,7 +82,8 @@ func TestTemplateLogIngestion(t *testing.T) {
 			want := []string{
 				"[logs:CreateLogStream logs:PutLogEvents] on arn:aws:logs:us-east-1:000000000000:log-group:tc-logs if <nil>",
 				"s3:GetObject on arn:aws:s3:::tilecache-logs-6a7b8c90-0000-1111-2222-333344445555/* if <nil>",
-				"[dynamodb:PutItem dynamodb:UpdateItem dynamodb:DeleteItem] on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringLike:map[dynamodb:LeadingKeys:[pages#* claim#reads#*]]]",
+				"dynamodb:UpdateItem on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringLike:map[dynamodb:LeadingKeys:[pages#*]]]",
+				"[dynamodb:PutItem dynamodb:DeleteItem] on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringLike:map[dynamodb:LeadingKeys:[claim#reads#*]]]",
 				"dynamodb:GetItem on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringEquals:map[dynamodb:LeadingKeys:[config]]]",
 				"sqs:SendMessage on arn:aws:sqs:us-east-1:000000000000:tc-logs-dlq if <nil>",
 			}
@@ -92,5 +96,60 @@ func TestTemplateLogIngestion(t *testing.T) {
 				t.Errorf("tile bucket logging %v with format %s: want server access logs exactly without the CDN", logging, c.format)
 			}
 		})
+	}
+}
+
+// TestTemplateLogsNoneKeptAlarm: with log ingestion, an alarm fires when
+// for three hours the logs held reads (the log function's AccessLogReads,
+// summed over outcomes) and none was kept as a tile's (outcome kept); it
+// notifies like the other alarms. Without ingestion there is none.
+func TestTemplateLogsNoneKeptAlarm(t *testing.T) {
+	tp := loadTemplate(t)
+	for _, c := range []struct {
+		params map[string]string
+		on     bool
+	}{
+		{map[string]string{"EnableCdn": "true", "CdnAccessLogs": "true", "KeyPrefix": "tiles", "AlarmEmail": "ops@example.org"}, true},
+		{map[string]string{"EnableCdn": "false", "BucketAccessLogs": "true", "AlarmEmail": "ops@example.org"}, true},
+		{map[string]string{"EnableCdn": "true", "CdnAccessLogs": "true", "LogIngestion": "false"}, false},
+	} {
+		w := alarmWorld(tp, c.params)
+		w.refs["LogsFunction"] = "tc-logs"
+		a, ok := resource(t, w, "LogsNoneKeptAlarm")
+		if ok != c.on {
+			t.Fatalf("%v: LogsNoneKeptAlarm present %v, want %v", c.params, ok, c.on)
+		}
+		if !ok {
+			continue
+		}
+		dead, _ := resource(t, w, "WorkerErrorsAlarm")
+		sameActions(t, "LogsNoneKeptAlarm", a, dead)
+		byID := map[string]string{}
+		expr := ""
+		for _, q := range a["Metrics"].([]any) {
+			if ms := m(q, "MetricStat"); ms != nil {
+				var dims []string
+				for _, d := range m(ms, "Metric", "Dimensions").([]any) {
+					dims = append(dims, fmt.Sprintf("%v=%v", m(d, "Name"), m(d, "Value")))
+				}
+				byID[fmt.Sprint(m(q, "Id"))] = fmt.Sprintf("%v/%v %s %v %v", m(ms, "Metric", "Namespace"), m(ms, "Metric", "MetricName"), strings.Join(dims, ","), m(ms, "Stat"), m(ms, "Period"))
+			} else if m(q, "ReturnData") == "true" {
+				expr = fmt.Sprint(m(q, "Expression"))
+			}
+		}
+		name := "tilecache/" + metrics.AccessLogReads.EMFName
+		want := map[string]string{"reads": name + " Function=tc-logs Sum 3600", "kept": name + " Function=tc-logs,outcome=kept Sum 3600"}
+		if fmt.Sprint(byID) != fmt.Sprint(want) {
+			t.Errorf("metrics %v, want %v", byID, want)
+		}
+		if !slices.Contains(metrics.AccessLogReads.Labels, "outcome") {
+			t.Errorf("%s has no outcome label for the kept reads", metrics.AccessLogReads.EMFName)
+		}
+		if expr != "IF(FILL(reads, 0) > 0 AND FILL(kept, 0) == 0, 1, 0)" {
+			t.Errorf("expression %q: want 1 for an hour with reads and none kept", expr)
+		}
+		if a["EvaluationPeriods"] != "3" || a["DatapointsToAlarm"] != "3" || a["Threshold"] != "0" || a["ComparisonOperator"] != "GreaterThanThreshold" || a["TreatMissingData"] != "notBreaching" {
+			t.Errorf("fires on %v of %v periods %v %v (missing %v), want 3 of 3, > 0, missing not breaching", a["DatapointsToAlarm"], a["EvaluationPeriods"], a["ComparisonOperator"], a["Threshold"], a["TreatMissingData"])
+		}
 	}
 }

@@ -14,10 +14,11 @@
 // and, for the latter, ";{gridSetId}"; written by the service). A path
 // with a number not written canonically, a level, column or row outside
 // the grid set, or an unknown grid set is answered 404 here and never
-// reaches the bucket. The other /ogcapi paths are the OGC API documents,
-// stored as /ogcapi.json and /ogcapi/{path}.json. Every other path passes
-// unchanged. The same mapping, in Go, is internal/edgepath; both pass
-// internal/edgepath/testdata/cases.json.
+// reaches the bucket. Paths under /_tilecache/ (the service's own
+// objects) are answered 404 too. The other /ogcapi paths are the OGC API
+// documents, stored as /ogcapi.json and /ogcapi/{path}.json. Every other
+// path passes unchanged. The same mapping, in Go, is internal/edgepath;
+// both pass internal/edgepath/testdata/cases.json.
 import cf from 'cloudfront';
 
 var kvs = cf.kvs();
@@ -100,10 +101,29 @@ function name(s) {
     return dot < 0 ? null : [s.slice(0, dot), s.slice(dot + 1)];
 }
 
+// reserved reports whether a path names one of the service's own objects
+// (_tilecache/: the prepared areas of seed requests), percent-decoded as
+// the bucket decodes it, leading slashes aside (edgepath.Reserved).
+function reserved(uri) {
+    var p = uri;
+    try {
+        p = decodeURIComponent(uri);
+    } catch (e) {
+        // a malformed escape: the path as written
+    }
+    while (p.charAt(0) === '/') {
+        p = p.slice(1);
+    }
+    return p === '_tilecache' || p.startsWith('_tilecache/');
+}
+
 async function handler(event) {
     var request = event.request;
     var uri = request.uri;
     var seg, n;
+    if (reserved(uri)) {
+        return notFound();
+    }
     if (uri === '/ogcapi' || uri === '/ogcapi/') {
         request.uri = '/ogcapi.json';
         return request;

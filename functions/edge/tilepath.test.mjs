@@ -40,7 +40,7 @@ for (const c of doc.cases) {
   }
 }
 // Other paths pass unchanged.
-for (const uri of ['/demo:world/EPSG:900913/png/default/0/0/0.png', '/index.html', '/tiles/x', '/xyzzy']) {
+for (const uri of ['/demo:world/EPSG:900913/png/default/0/0/0.png', '/index.html', '/tiles/x', '/xyzzy', '/_tilecachex/a', '/a/_tilecache/b']) {
   const res = await context.handler({ version: '1.0', request: { method: 'GET', uri, querystring: {}, headers: {}, cookies: {} } });
   if (res.uri !== uri || res.statusCode !== undefined) fail(`${uri}: got ${JSON.stringify(res)}, want it unchanged`);
 }

@@ -27,5 +27,6 @@ func main() {
 		log.Error("start", "err", err)
 		os.Exit(1)
 	}
+	li.EnableEMF(os.Stdout, os.Getenv("AWS_LAMBDA_FUNCTION_NAME")) // metrics in the log, at the end of each invocation
 	lambda.Start(li.HandleS3)
 }

@@ -337,3 +337,40 @@ func TestParseFormat(t *testing.T) {
 		t.Error(`ParseFormat("w3c") succeeded`)
 	}
 }
+
+// TestIngestCloudFrontUnderOriginPath: a distribution whose origin path is
+// the key prefix logs the viewers' paths without it; the sample CloudFront
+// log written that way keeps the same reads with OriginPath "/tiles", and
+// none without it (every line "not a tile").
+func TestIngestCloudFrontUnderOriginPath(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "cloudfront.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The paths as a distribution with origin path /tiles logs them.
+	viewer := strings.ReplaceAll(string(data), "\t/tiles/", "\t/")
+	if viewer == string(data) {
+		t.Fatal("the sample has no path under /tiles/")
+	}
+	ingest := func(cfg accesslog.MapperConfig, log string) (accesslog.Stats, []accesslog.PageHits) {
+		var c collector
+		st, err := accesslog.Ingest(t.Context(), strings.NewReader(log), accesslog.CloudFront, MustMapper(t, cfg), c.flush, accesslog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAccounted(t, st)
+		return st, c.all()
+	}
+	wantSt, wantPages := ingest(accesslog.MapperConfig{Prefix: "tiles"}, string(data))
+	if wantSt.Kept == 0 {
+		t.Fatal("the sample keeps no read")
+	}
+	st, pages := ingest(accesslog.MapperConfig{Prefix: "tiles", OriginPath: "/tiles"}, viewer)
+	if st.Kept != wantSt.Kept || !reflect.DeepEqual(pages, wantPages) {
+		t.Errorf("under origin path /tiles: %d reads kept, pages %+v; want %d, %+v", st.Kept, pages, wantSt.Kept, wantPages)
+	}
+	st, _ = ingest(accesslog.MapperConfig{Prefix: "tiles"}, viewer)
+	if st.Kept != 0 || st.NotTile < wantSt.Kept {
+		t.Errorf("without the origin path: %d kept, %d not tiles; want none kept", st.Kept, st.NotTile)
+	}
+}

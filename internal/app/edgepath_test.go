@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,29 @@ func TestEdgePaths(t *testing.T) {
 		"/ogcapi/collections/demo:world/map/tiles/WebMercatorQuad/3/8/0.png",  // row outside
 		"/ogcapi/collections/demo:world/map/tiles/WebMercatorQuad/3/0/0.webp", // no such format
 	} {
+		if status, _, body := getTile(t, a.URL, path); status != 404 {
+			t.Errorf("%s: %d %.100q, want 404", path, status, body)
+		}
+	}
+}
+
+// TestServeRefusesServiceObjects: the prepared area a seed by geometry
+// stores under _tilecache/areas/ is not served, however its path is
+// written, as at the CDN's edge.
+func TestServeRefusesServiceObjects(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
+	rows := seedReq(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":1,"format":"image/png",
+		"geometry":`+triangleGeoJSON()+`}}`)
+	waitFinished(t, a, ids(rows), 60*time.Second)
+	areas := a.Keys(t, "_tilecache/areas/")
+	if len(areas) != 1 {
+		t.Fatalf("stored areas %v, want one", areas)
+	}
+	if _, _, found := a.Get(t, areas[0]); !found {
+		t.Fatalf("the area %s is not stored", areas[0])
+	}
+	name := strings.TrimPrefix(areas[0], "_tilecache/areas/")
+	for _, path := range []string{"/_tilecache/areas/" + name, "/%5Ftilecache/areas/" + name, "/_tilecache%2Fareas%2F" + name, "//_tilecache/areas/" + name, "/tiles/_tilecache/areas/" + name} {
 		if status, _, body := getTile(t, a.URL, path); status != 404 {
 			t.Errorf("%s: %d %.100q, want 404", path, status, body)
 		}

@@ -20,6 +20,7 @@ import (
 	"tilecache/internal/config"
 	"tilecache/internal/edgepath"
 	"tilecache/internal/layer"
+	"tilecache/internal/metrics"
 	"tilecache/internal/quota"
 	"tilecache/internal/task/dynamostore"
 	"tilecache/internal/tilestore/s3store"
@@ -43,6 +44,29 @@ type LogIngester struct {
 	// registry, when set, is refreshed at each invocation (the layers the
 	// logs name may have changed).
 	registry *layer.Registry
+	// emf, when set, collects the metrics of an invocation, written to
+	// emfOut when it ends (EnableEMF).
+	emf    *metrics.EMF
+	emfOut io.Writer
+}
+
+// EnableEMF makes the ingester record its metrics during each invocation
+// and write them to w (the function's log) as CloudWatch Embedded Metric
+// Format lines when the invocation ends, in namespace "tilecache" with
+// the dimension Function, as Program.EnableEMF does.
+func (li *LogIngester) EnableEMF(w io.Writer, function string) {
+	li.emf = metrics.NewEMF("tilecache", map[string]string{"Function": function})
+	li.emfOut = w
+	metrics.Install(li.emf)
+}
+
+func (li *LogIngester) flushMetrics() {
+	if li.emf == nil {
+		return
+	}
+	if err := li.emf.Flush(li.emfOut, time.Now()); err != nil {
+		li.log.Warn("write metrics", "err", err)
+	}
 }
 
 // NewLogIngester returns an ingester of logs in cfg's format, whose reads
@@ -91,6 +115,16 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 	li.log.Info("access log ingested", "log", id, "lines", st.Lines, "tile_reads", st.Kept, "pages", st.Pages,
 		"batches", st.Batches, "batches_seen_before", dups, "malformed", st.Malformed, "not_tiles", st.NotTile,
 		"not_reads", st.NotRead+st.NotSuccessful, "unknown_layer", st.UnknownLayer)
+	metrics.AccessLogReads.Add(float64(st.Kept), "kept")
+	metrics.AccessLogReads.Add(float64(st.NotTile), "not_tile")
+	metrics.AccessLogReads.Add(float64(st.UnknownLayer), "unknown_layer")
+	if st.Kept == 0 && st.NotTile+st.UnknownLayer > 0 {
+		// Reads, none of them a tile's: the paths may not lead to the
+		// keys (TILECACHE_ACCESS_LOG_ORIGIN_PATH, _PATH_PREFIX).
+		metrics.AccessLogsNoneKept.Add(1)
+		li.log.Warn("access log kept no tile read", "log", id, "reads", st.NotTile+st.UnknownLayer,
+			"not_tiles", st.NotTile, "unknown_layer", st.UnknownLayer)
+	}
 	return st, nil
 }
 
@@ -100,6 +134,7 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 // dead-letter queue; objects of the event ingested before it are not
 // counted again on the retry.
 func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
+	defer li.flushMetrics()
 	if li.registry != nil {
 		refreshLayers(ctx, li.registry, li.log)
 	}

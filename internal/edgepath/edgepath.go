@@ -225,13 +225,34 @@ func canonical(s string) bool {
 	return true
 }
 
+// Reserved reports whether a path names one of the service's own objects
+// (under layer.ReservedID: the prepared areas of seed requests), which the
+// CDN never serves. The path is percent-decoded first (the bucket decodes
+// it, "%2F" included) and leading slashes do not count.
+func Reserved(path string) bool {
+	if d, err := url.PathUnescape(path); err == nil {
+		path = d
+	}
+	path = strings.TrimLeft(path, "/")
+	return path == layer.ReservedID || strings.HasPrefix(path, layer.ReservedID+"/")
+}
+
 // Handler serves the edge paths as the CDN does: a path Map takes is
-// served by next as the stored key's path, one it refuses is a 404, and
-// any other path goes to next unchanged.
+// served by next as the stored key's path, one it refuses is a 404, a
+// Reserved path is a 404, and any other path goes to next unchanged.
 func Handler(tables func() Table, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := tables()
+		notFound := func() {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, "Not found: no such tile\n")
+		}
 		p := r.URL.EscapedPath()
+		if Reserved(p) {
+			notFound()
+			return
+		}
 		edge := p == ogcPrefix
 		for _, pre := range Prefixes {
 			edge = edge || strings.HasPrefix(p, pre)
@@ -240,13 +261,10 @@ func Handler(tables func() Table, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		key, ok := Map(p, t)
+		key, ok := Map(p, tables())
 		plain, err := url.PathUnescape(key)
 		if !ok || err != nil {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.Header().Set("Access-Control-Allow-Origin", "*")
-			w.WriteHeader(http.StatusNotFound)
-			io.WriteString(w, "Not found: no such tile\n")
+			notFound()
 			return
 		}
 		r2 := r.Clone(r.Context())

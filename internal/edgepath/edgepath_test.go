@@ -2,6 +2,9 @@ package edgepath
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"testing"
@@ -88,6 +91,46 @@ func TestMapLeavesOtherPaths(t *testing.T) {
 	for _, p := range []string{"/tms/demo:world/EPSG:900913/png/default/0/0/0.png", "/xyzdemo:world/EPSG:900913/png/default/0/0/0.png", "/demo:world/EPSG:900913/png/default/0/0/0.png", "/"} {
 		if key, ok := Map(p, table); ok {
 			t.Errorf("%s: mapped to %s", p, key)
+		}
+	}
+}
+
+// TestHandlerCases: `tilecache serve`'s CDN emulation answers each case
+// of the table as the edge function does (a 404 for a refused path, the
+// stored key's path otherwise) and passes other paths unchanged.
+func TestHandlerCases(t *testing.T) {
+	table, ct := loadCases(t)
+	var reached string
+	h := Handler(func() Table { return table }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = r.URL.EscapedPath()
+	}))
+	serve := func(uri string) int {
+		reached = ""
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		u, err := url.ParseRequestURI(uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL, req.RequestURI = u, uri
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, c := range ct.Cases {
+		if _, err := url.ParseRequestURI(c.URI); err != nil {
+			continue // the HTTP server answers 400 itself
+		}
+		code := serve(c.URI)
+		switch {
+		case c.Key == nil && (code != http.StatusNotFound || reached != ""):
+			t.Errorf("%s: %d, reached the store as %q; want a 404", c.URI, code, reached)
+		case c.Key != nil && reached != *c.Key:
+			t.Errorf("%s: %d, reached the store as %q; want %s", c.URI, code, reached, *c.Key)
+		}
+	}
+	for _, uri := range []string{"/demo:world/EPSG:900913/png/default/0/0/0.png", "/index.html", "/_tilecachex/a", "/a/_tilecache/b"} {
+		if serve(uri); reached != uri {
+			t.Errorf("%s: reached the store as %q, want it unchanged", uri, reached)
 		}
 	}
 }

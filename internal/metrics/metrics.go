@@ -69,6 +69,11 @@ var (
 	AWSThrottled = &Metric{Name: "tilecache_throttled_total", EMFName: "AwsThrottled", Unit: "Count", Kind: Counter,
 		Help:   "Attempts of requests to AWS answered with throttling (S3 503 SlowDown, DynamoDB ProvisionedThroughputExceeded or ThrottlingException, SQS RequestThrottled, HTTP 429, …), retried or not, by service (s3, dynamodb, sqs, cloudfront).",
 		Labels: []string{"service"}}
+	AccessLogReads = &Metric{Name: "tilecache_access_log_reads_total", EMFName: "AccessLogReads", Unit: "Count", Kind: Counter,
+		Help:   "Successful reads (GET or HEAD answered 2xx or 304) in the access logs ingested, by outcome: kept (a tile's, counted in the disk quota), not_tile (no tile's key or edge path), unknown_layer.",
+		Labels: []string{"outcome"}}
+	AccessLogsNoneKept = &Metric{Name: "tilecache_access_logs_none_kept_total", EMFName: "AccessLogsNoneKept", Unit: "Count", Kind: Counter,
+		Help: "Access-log objects holding successful reads of which none was a tile's (a wrong origin path or path prefix leaves every read uncounted).", Labels: nil}
 	AWSRetries = &Metric{Name: "tilecache_aws_retries_total", EMFName: "AwsRetries", Unit: "Count", Kind: Counter,
 		Help:   "Attempts of requests to AWS made again after a failed attempt (the clients' retries), by service (s3, dynamodb, sqs, cloudfront).",
 		Labels: []string{"service"}}
@@ -76,7 +81,7 @@ var (
 
 // All lists every metric, for exporters that declare them up front.
 var All = []*Metric{TilesStored, TilesSkipped, TilesUnchanged, TilesFailed, TilesDeleted, MetatilesRendered, UpstreamSeconds, UpstreamErrors,
-	StoreErrors, LaneLag, Misses, CleanUps, CleanUpTiles, AWSThrottled, AWSRetries}
+	StoreErrors, LaneLag, Misses, CleanUps, CleanUpTiles, AWSThrottled, AWSRetries, AccessLogReads, AccessLogsNoneKept}
 
 // Exporter receives recorded values.
 type Exporter interface {
