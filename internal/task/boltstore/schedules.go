@@ -23,9 +23,15 @@ func getSchedule(tx *bolt.Tx, name string) (schedule.Schedule, error) {
 	if v == nil {
 		return schedule.Schedule{}, apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
 	}
+	return decodeSchedule(name, v)
+}
+
+// decodeSchedule decodes the schedule stored under name; an error wraps
+// schedule.ErrUnreadable.
+func decodeSchedule(name string, v []byte) (schedule.Schedule, error) {
 	var s schedule.Schedule
 	if err := json.Unmarshal(v, &s); err != nil {
-		return schedule.Schedule{}, fmt.Errorf("decode schedule %q: %w", name, err)
+		return schedule.Schedule{}, fmt.Errorf("schedule %q: %w: %w", name, schedule.ErrUnreadable, err)
 	}
 	return s, nil
 }
@@ -54,8 +60,16 @@ func utc(s schedule.Schedule) schedule.Schedule {
 // CreateSchedule implements schedule.Store.
 func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
 	return s.update(ctx, "create schedule "+sc.Name, func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketSched).Get([]byte(sc.Name)) != nil {
+		b := tx.Bucket(bucketSched)
+		if b.Get([]byte(sc.Name)) != nil {
 			return apperr.New(apperr.Conflict, "Schedule %s exists", apperr.Show(sc.Name))
+		}
+		n, c := 0, b.Cursor()
+		for k, _ := c.First(); k != nil && n < schedule.MaxSchedules; k, _ = c.Next() {
+			n++
+		}
+		if n >= schedule.MaxSchedules {
+			return schedule.TooMany()
 		}
 		return putSchedule(tx, sc)
 	})
@@ -72,19 +86,43 @@ func (s *Store) Schedule(ctx context.Context, name string) (schedule.Schedule, e
 }
 
 // Schedules implements schedule.Store.
-func (s *Store) Schedules(ctx context.Context) ([]schedule.Schedule, error) {
+func (s *Store) Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error) {
 	out := []schedule.Schedule{}
+	var bad []schedule.Unreadable
 	err := s.view(ctx, "list schedules", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSched).ForEach(func(k, v []byte) error { // keys ascend: by name
-			var sc schedule.Schedule
-			if err := json.Unmarshal(v, &sc); err != nil {
-				return fmt.Errorf("decode schedule %q: %w", k, err)
+			sc, err := decodeSchedule(string(k), v)
+			if err != nil {
+				bad = append(bad, schedule.Unreadable{Name: string(k), Err: err})
+				return nil
 			}
 			out = append(out, utc(sc))
 			return nil
 		})
 	})
-	return out, err
+	return out, bad, err
+}
+
+// NextRuns implements schedule.Store: each value is decoded into its
+// name and next due time alone (the request, up to
+// schedule.MaxRequestSize, is skipped over, never copied).
+func (s *Store) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedule.Unreadable, error) {
+	var out []schedule.NextRun
+	var bad []schedule.Unreadable
+	err := s.view(ctx, "list schedules' next runs", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSched).ForEach(func(k, v []byte) error {
+			var n struct {
+				Next time.Time `json:"next"`
+			}
+			if err := json.Unmarshal(v, &n); err != nil {
+				bad = append(bad, schedule.Unreadable{Name: string(k), Err: fmt.Errorf("schedule %q: %w: %w", k, schedule.ErrUnreadable, err)})
+				return nil
+			}
+			out = append(out, schedule.NextRun{Name: string(k), Next: n.Next.UTC()})
+			return nil
+		})
+	})
+	return out, bad, err
 }
 
 // DeleteSchedule implements schedule.Store.
