@@ -3,9 +3,9 @@ package cloudfront_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
