@@ -43,7 +43,7 @@ func tileJSON(d *description, baseURL string, xyz bool) (data []byte, ok bool, e
 		Name:        d.layer.Title,
 		Description: d.abstract(),
 		Version:     "1.0.0",
-		Attribution: d.layer.Attribution,
+		Attribution: safeAttribution(d.layer.Attribution),
 		Scheme:      "tms",
 		Tiles:       []string{baseURL + "/" + d.path() + "/" + d.tileTemplate()},
 		MinZoom:     d.subset.MinZoom,
@@ -69,7 +69,8 @@ func tileJSON(d *description, baseURL string, xyz bool) (data []byte, ok bool, e
 func roundNearest(v float64) float64 { return math.Round(v*decimals) / decimals }
 
 // marshalJSON encodes v indented, without HTML escaping (an attribution
-// may hold a link), with a final newline.
+// may hold a link; safeAttribution keeps only such markup), with a final
+// newline.
 func marshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

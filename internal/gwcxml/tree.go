@@ -27,10 +27,17 @@ type elem struct {
 	attrUsed map[string]bool
 }
 
-// parseTree reads a whole document into a tree of elements.
+// parseTree reads a whole document into a tree of elements. An element's
+// text may come in many pieces (split by comments, CDATA sections,
+// entities): they are gathered in a builder, linear in the document's
+// size.
 func parseTree(data []byte) (*elem, error) {
 	d := xml.NewDecoder(bytes.NewReader(data))
-	var stack []*elem
+	type open struct {
+		e    *elem
+		text strings.Builder
+	}
+	var stack []*open
 	var root *elem
 	for {
 		tok, err := d.Token()
@@ -44,20 +51,22 @@ func parseTree(data []byte) (*elem, error) {
 		case xml.StartElement:
 			e := &elem{name: t.Name, attrs: t.Attr}
 			if len(stack) > 0 {
-				p := stack[len(stack)-1]
+				p := stack[len(stack)-1].e
 				p.kids = append(p.kids, e)
 			} else if root != nil {
 				return nil, fmt.Errorf("malformed XML: more than one root element")
 			} else {
 				root = e
 			}
-			stack = append(stack, e)
+			stack = append(stack, &open{e: e})
 		case xml.EndElement:
+			top := stack[len(stack)-1]
+			top.e.text = top.text.String()
 			stack = stack[:len(stack)-1]
 		case xml.CharData:
 			if len(stack) > 0 {
-				stack[len(stack)-1].text += string(t)
-			} else if strings.TrimSpace(string(t)) != "" {
+				stack[len(stack)-1].text.Write(t)
+			} else if len(bytes.TrimSpace(t)) != 0 {
 				return nil, fmt.Errorf("malformed XML: text outside the root element")
 			}
 		case xml.Directive:

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -70,6 +71,35 @@ const ReservedID = "_tilecache"
 // internal/edgepath), and the OGC API landing page's key: a layer with one
 // of them as its id could not be served.
 var edgeIDs = []string{"wmts", "xyz", "ogcapi", "ogcapi.json"}
+
+// rootIDs are the keys of the documents published at the root of the tile
+// store (the discovery index and TMS root, the WMTS capabilities, the demo
+// page) and the first path segments of `tilecache serve`'s own endpoints:
+// a layer or grid set with one of them as its id would overwrite a
+// document or be shadowed by an endpoint.
+var rootIDs = []string{"index.json", "index.html", "tms.xml", "WMTSCapabilities.xml", "rest", "tiles", "metrics"}
+
+// checkID returns why id cannot be the id of a layer or grid set (what
+// says which), nil when it can: ids are a segment of tile keys and of the
+// CDN's paths, so they hold no / or \, are not . or .., and are none of
+// the keys and paths the service keeps for itself.
+func checkID(what, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%s id is empty", what)
+	case strings.ContainsAny(id, "/\\") || id == "." || id == "..":
+		return fmt.Errorf("id %q must not contain / or \\ and must not be . or ..", id)
+	case strings.ContainsFunc(id, unicode.IsControl):
+		return fmt.Errorf("id %q must not contain control characters", id)
+	case id == ReservedID:
+		return fmt.Errorf("id %q is reserved for the service's own objects in the store; give the %s another id", id, what)
+	case slices.Contains(edgeIDs, id):
+		return fmt.Errorf("id %q is a path the CDN maps to other keys (%s); give the %s another id", id, strings.Join(edgeIDs, ", "), what)
+	case slices.Contains(rootIDs, id):
+		return fmt.Errorf("id %q is a document or endpoint of the service (%s); give the %s another id", id, strings.Join(rootIDs, ", "), what)
+	}
+	return nil
+}
 
 // Layer returns the named layer.
 func (c *Catalogue) Layer(name string) (*Layer, bool) {
@@ -363,14 +393,8 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	if strings.TrimSpace(l.Title) == "" {
 		l.Title = l.Name
 	}
-	if strings.ContainsAny(l.ID, "/\\") || l.ID == "." || l.ID == ".." {
-		fail("id %q must not contain / or \\", l.ID)
-	}
-	if l.ID == ReservedID {
-		fail("id %q is reserved for the service's own objects in the store; give the layer another id", l.ID)
-	}
-	if slices.Contains(edgeIDs, l.ID) {
-		fail("id %q is a path the CDN maps to other keys (%s); give the layer another id", l.ID, strings.Join(edgeIDs, ", "))
+	if err := checkID("layer", l.ID); err != nil {
+		errs = append(errs, err)
 	}
 	switch len(ld.Metatiling) {
 	case 0:

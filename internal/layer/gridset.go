@@ -1,9 +1,12 @@
 package layer
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
+
+	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/grid"
 )
@@ -43,6 +46,9 @@ type GridSetInfo struct {
 func buildGridSet(gd gridSetDoc) (*grid.GridSet, GridSetInfo, error) {
 	info := GridSetInfo{Description: gd.Description, ScaleNames: gd.ScaleNames, YCoordinateFirst: gd.YCoordinateFirst,
 		ScaleDenominators: gd.ScaleDenominators, Managed: ManagedByFile}
+	if err := checkID("grid set", gd.ID); err != nil {
+		return nil, info, err
+	}
 	if gd.ManagedBy != "" {
 		if !gd.ManagedBy.valid() {
 			return nil, info, fmt.Errorf("managedBy %q: give file or store", gd.ManagedBy)
@@ -110,4 +116,18 @@ func Resolutions(scaleDenominators []float64, metersPerUnit, pixelSize float64, 
 		out[i] = pixelSize * (s / metersPerUnit)
 	}
 	return out
+}
+
+// ParseGridSet checks one grid set entry as the layer file holds it (a
+// YAML mapping, as gwcxml.GridSet.YAML writes it) and returns the grid
+// set and what else the entry says, or the error the whole configuration
+// would report for it.
+func ParseGridSet(entry []byte) (*grid.GridSet, GridSetInfo, error) {
+	var gd gridSetDoc
+	dec := yaml.NewDecoder(bytes.NewReader(entry))
+	dec.KnownFields(true)
+	if err := dec.Decode(&gd); err != nil {
+		return nil, GridSetInfo{}, fmt.Errorf("parse grid set entry: %w", err)
+	}
+	return buildGridSet(gd)
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
+	"time"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
-
 	"tilecache/internal/quota"
+	"tilecache/internal/tilestore"
 	"tilecache/internal/wire"
 )
 
@@ -49,8 +51,9 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Reads naming a layer by id (as log lines do) are resolved here; ids
 	// no layer has (a layer removed since) are skipped.
-	unknown := map[int]bool{}
+	unknown, fromLog := map[int]bool{}, map[int]bool{}
 	for _, i := range byID {
+		fromLog[i] = true
 		if h.opts.LayerIDs == nil {
 			unknown[i] = true
 			continue
@@ -66,9 +69,19 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 		if unknown[i] {
 			continue
 		}
-		if _, ok := h.svc.Layers.Layer(a.Page.Set.Layer); !ok {
+		l, ok := h.svc.Layers.Layer(a.Page.Set.Layer)
+		if !ok {
 			writeText(w, http.StatusBadRequest, fmt.Sprintf("reads[%d]: unknown layer %s", i, a.Page.Set.Layer))
 			return nil
+		}
+		if err := checkRead(l, a, time.Now()); err != nil {
+			if fromLog[i] {
+				// A log line of a tile set the layer has no longer: like
+				// a layer removed since, skipped.
+				unknown[i] = true
+				continue
+			}
+			return apperr.Invalidf("reads[%d]: %s", i, err)
 		}
 		kept = append(kept, a)
 	}
@@ -77,5 +90,55 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeBody(w, "application/json", fmt.Appendf(nil, `{"id":%q,"pages":%d,"skipped":%d,"duplicate":%t}`, id, len(kept), len(unknown), dup))
+	return nil
+}
+
+// maxReadAhead is how far after the server's clock a read's last time may
+// be (the clocks of log writers differ a little): a time further ahead
+// would keep its page the most recently read until then.
+const maxReadAhead = 15 * time.Minute
+
+// earliestRead is the earliest last time a read may have: times are kept
+// as Unix nanoseconds, which hold 1678 to 2262.
+var earliestRead = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// parametersIDPattern is GeoWebCache's id of non-default parameters: a
+// lower-case hex SHA-1 (tilestore.ParametersID).
+var parametersIDPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// checkRead returns why a, a read of layer l's page, cannot be recorded
+// (naming the field), nil when it can: its grid set, format and
+// parameters are the layer's, its level one of the grid set's, and its
+// last time between 1970 and a few minutes from now.
+func checkRead(l *layer.Layer, a quota.Access, now time.Time) error {
+	set := a.Page.Set
+	sub, ok := l.Subset(set.GridSetID)
+	if !ok {
+		return fmt.Errorf("gridSetId %s is not a grid set of layer %s", apperr.Show(set.GridSetID), l.Name)
+	}
+	if a.Page.Z >= sub.GridSet.Levels() {
+		return fmt.Errorf("z %d is not a level of grid set %s (0 to %d)", a.Page.Z, set.GridSetID, sub.GridSet.Levels()-1)
+	}
+	format := false
+	for _, f := range l.Formats {
+		if id, _, ok := tilestore.Format(f); ok && id == set.FormatID {
+			format = true
+			break
+		}
+	}
+	if !format {
+		return fmt.Errorf("formatId %s is not a format of layer %s", apperr.Show(set.FormatID), l.Name)
+	}
+	switch {
+	case set.ParametersID == tilestore.DefaultParametersID:
+	case len(l.Filters) == 0:
+		return fmt.Errorf("parametersId %s: layer %s has no parameters, its only parametersId is %s", apperr.Show(set.ParametersID), l.Name, tilestore.DefaultParametersID)
+	case !parametersIDPattern.MatchString(set.ParametersID):
+		return fmt.Errorf("parametersId %s is neither %s nor 40 lower-case hexadecimal digits", apperr.Show(set.ParametersID), tilestore.DefaultParametersID)
+	}
+	if a.Last.Before(earliestRead) || a.Last.After(now.Add(maxReadAhead)) {
+		return fmt.Errorf("last %s must be between %s and %v after the server's clock (%s)", a.Last.UTC().Format(time.RFC3339),
+			earliestRead.Format(time.RFC3339), maxReadAhead, now.UTC().Format(time.RFC3339))
+	}
 	return nil
 }

@@ -67,7 +67,8 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 		}
 		raw, f := splitSuffix(raw)
 		name, ok := layerSegment(raw)
-		if !ok || strings.Contains(raw, "/") || f == formatNone {
+		// A name is one path segment, decoded: "a%2F..%2Fb" is not one.
+		if !ok || strings.Contains(raw, "/") || strings.ContainsAny(name, "/\\") || f == formatNone {
 			return route{}, false
 		}
 		if f == formatJSON {

@@ -292,6 +292,9 @@ func (h *Handler) putGridSet(id string) handlerFunc {
 		if err != nil {
 			return err
 		}
+		if err := checkEdgeEntries(id, entry); err != nil {
+			return err
+		}
 		var before *layer.Catalogue
 		var created bool
 		next, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {

@@ -34,12 +34,15 @@ import (
 
 // ScheduleStore keeps schedules (schedule.Store's calls the handlers make).
 type ScheduleStore interface {
-	// CreateSchedule stores s; apperr.Conflict when the name is taken.
+	// CreateSchedule stores s; apperr.Conflict when the name is taken or
+	// the store holds schedule.MaxSchedules schedules.
 	CreateSchedule(ctx context.Context, s schedule.Schedule) error
-	// Schedule returns the named schedule; apperr.NotFound when none.
+	// Schedule returns the named schedule; apperr.NotFound when none, an
+	// error wrapping schedule.ErrUnreadable when it does not decode.
 	Schedule(ctx context.Context, name string) (schedule.Schedule, error)
-	// Schedules returns every schedule, by name.
-	Schedules(ctx context.Context) ([]schedule.Schedule, error)
+	// Schedules returns every schedule that decodes, by name, and those
+	// that do not.
+	Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error)
 	// DeleteSchedule removes the named schedule; apperr.NotFound when none.
 	DeleteSchedule(ctx context.Context, name string) error
 }
@@ -209,13 +212,20 @@ func splitScheduledRequest(raw json.RawMessage) (string, json.RawMessage, error)
 
 // listSchedules answers GET /rest/schedules.json.
 func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
-	all, err := h.svc.Schedules.Schedules(r.Context())
+	all, bad, err := h.svc.Schedules.Schedules(r.Context())
 	if err != nil {
 		return err
 	}
 	doc := struct {
 		Schedules []scheduleJSON `json:"schedules"`
+		// Unreadable names the stored schedules that do not decode (left
+		// out of the list; DELETE removes them).
+		Unreadable []string `json:"unreadable,omitempty"`
 	}{Schedules: make([]scheduleJSON, len(all))}
+	for _, u := range bad {
+		h.log.Error("stored schedule does not decode: left out of the list", "schedule", u.Name, "err", u.Err)
+		doc.Unreadable = append(doc.Unreadable, u.Name)
+	}
 	for i, s := range all {
 		doc.Schedules[i] = scheduleJSONOf(s)
 	}
@@ -231,6 +241,10 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) getSchedule(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		s, err := h.svc.Schedules.Schedule(r.Context(), name)
+		if errors.Is(err, schedule.ErrUnreadable) {
+			h.log.Error("stored schedule does not decode", "schedule", name, "err", err)
+			return apperr.New(apperr.Conflict, "Schedule %s is stored in a form that does not decode: delete it and create it again", apperr.Show(name))
+		}
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,7 @@ package schedule
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"time"
 
@@ -100,18 +101,29 @@ type Run struct {
 
 // Store persists schedules. Implementations must pass scheduletest.Run.
 //
-// A missing schedule is apperr.NotFound; times are returned in UTC.
+// A missing schedule is apperr.NotFound; times are returned in UTC. A
+// stored schedule that does not decode (damaged by hand, written by
+// another version) is left out of the listings, which report it among
+// their Unreadable, and reading it alone is an error wrapping
+// ErrUnreadable: one such item never hides the others.
 type Store interface {
 	// CreateSchedule stores s; apperr.Conflict when a schedule named
-	// s.Name exists.
+	// s.Name exists, or when the store holds MaxSchedules schedules
+	// already (the message names the limit).
 	CreateSchedule(ctx context.Context, s Schedule) error
 	// Schedule returns the schedule called name.
 	Schedule(ctx context.Context, name string) (Schedule, error)
-	// Schedules returns every schedule, sorted by name; none is an empty
-	// list.
-	Schedules(ctx context.Context) ([]Schedule, error)
-	// DeleteSchedule removes the schedule called name; a run it started
-	// goes on.
+	// Schedules returns every schedule that decodes, sorted by name
+	// (none is an empty list), and those that do not.
+	Schedules(ctx context.Context) ([]Schedule, []Unreadable, error)
+	// NextRuns returns the name and next due time of every schedule,
+	// sorted by name, reading nothing else (not the requests, up to
+	// MaxRequestSize each), and the items it cannot read. It is what the
+	// ticker reads at every tick; it may lag a write by a moment (a due
+	// time is claimed by ClaimRun, conditionally, whatever it read).
+	NextRuns(ctx context.Context) ([]NextRun, []Unreadable, error)
+	// DeleteSchedule removes the schedule called name (one that does not
+	// decode too); a run it started goes on.
 	DeleteSchedule(ctx context.Context, name string) error
 	// ClaimRun claims the due time due of the schedule called name: when
 	// its Next equals due, it sets Next to next and Last to run (whose Due
@@ -125,6 +137,33 @@ type Store interface {
 	// true. It returns false, changing nothing, when a later run was
 	// claimed since or the schedule is gone.
 	RecordRun(ctx context.Context, name string, run Run) (bool, error)
+}
+
+// NextRun is a schedule's name and the time it is next due (zero: none).
+type NextRun struct {
+	Name string
+	Next time.Time
+}
+
+// Unreadable is a stored schedule a listing left out: its name (as its
+// key says) and why it does not decode.
+type Unreadable struct {
+	Name string
+	Err  error
+}
+
+// ErrUnreadable is wrapped by the error of reading a stored schedule that
+// does not decode.
+var ErrUnreadable = errors.New("stored schedule does not decode")
+
+// MaxSchedules is the most schedules a store holds: the ticker reads the
+// next due time of each every minute.
+const MaxSchedules = 1000
+
+// TooMany is the error of a CreateSchedule when the store holds
+// MaxSchedules schedules.
+func TooMany() error {
+	return apperr.New(apperr.Conflict, "There are %d schedules, the most there may be: delete one before creating another", MaxSchedules)
 }
 
 // MaxNameLength is the longest schedule name.

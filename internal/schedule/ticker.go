@@ -55,19 +55,39 @@ func NewTicker(store Store, tasks TaskReader, start Starter, log *slog.Logger) *
 // Tick fires every schedule due at now (Next at or before now) whose due
 // time it claims, and returns the runs it fired, with their outcomes. A
 // run that failed is among them (Outcome Failed); the error reports only
-// what kept the ticker from firing or recording runs.
+// what kept the ticker from firing or recording runs. It lists the
+// schedules' next due times alone and reads the whole schedule of the
+// due ones only; a stored schedule that does not decode is logged and
+// skipped, and the others fire.
 func (tk *Ticker) Tick(ctx context.Context, now time.Time) ([]Run, error) {
-	all, err := tk.store.Schedules(ctx)
+	all, bad, err := tk.store.NextRuns(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", err)
+	}
+	for _, u := range bad {
+		tk.log.Error("stored schedule does not decode: skipped (delete it, or save it again)", "schedule", u.Name, "err", u.Err)
 	}
 	var (
 		runs []Run
 		errs []error
 	)
-	for _, s := range all {
-		if s.Next.IsZero() || s.Next.After(now) {
+	for _, d := range all {
+		if d.Next.IsZero() || d.Next.After(now) {
 			continue
+		}
+		s, err := tk.store.Schedule(ctx, d.Name)
+		switch {
+		case apperr.Is(err, apperr.NotFound):
+			continue // deleted since the listing
+		case errors.Is(err, ErrUnreadable):
+			tk.log.Error("stored schedule does not decode: skipped (delete it, or save it again)", "schedule", d.Name, "err", err)
+			continue
+		case err != nil:
+			errs = append(errs, fmt.Errorf("schedule %s: %w", d.Name, err))
+			continue
+		}
+		if s.Next.IsZero() || s.Next.After(now) {
+			continue // claimed since the listing
 		}
 		run, ok, err := tk.fire(ctx, s, now)
 		if err != nil {

@@ -3,12 +3,16 @@ package cloudfront
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	kvs "github.com/aws/aws-sdk-go-v2/service/cloudfrontkeyvaluestore"
 	"github.com/aws/aws-sdk-go-v2/service/cloudfrontkeyvaluestore/types"
+
+	"tilecache/internal/cdn"
 )
 
 // KeyValueStore is a CloudFront KeyValueStore, read and written whole by
@@ -16,13 +20,27 @@ import (
 type KeyValueStore struct {
 	client *kvs.Client
 	arn    string
+	log    *slog.Logger
+
+	mu sync.Mutex
+	// seen are the keys the last Read found, at version seenAt: Write
+	// deletes the stale value of a key whose new value it cannot store.
+	seen   map[string]bool
+	seenAt string
 }
 
 // NewKeyValueStore returns the store of ARN arn with a client made from
 // cfg; the SDK reads an endpoint of its own from
 // AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE. It makes no calls.
 func NewKeyValueStore(cfg aws.Config, arn string, optFns ...func(*kvs.Options)) *KeyValueStore {
-	return &KeyValueStore{client: kvs.NewFromConfig(cfg, optFns...), arn: arn}
+	return &KeyValueStore{client: kvs.NewFromConfig(cfg, optFns...), arn: arn, log: slog.Default()}
+}
+
+// WithLog makes s log what it skips to log instead of slog's default
+// logger, and returns s.
+func (s *KeyValueStore) WithLog(log *slog.Logger) *KeyValueStore {
+	s.log = log
+	return s
 }
 
 // updateBatch is the most keys one UpdateKeys changes here (CloudFront
@@ -46,13 +64,40 @@ func (s *KeyValueStore) Read(ctx context.Context) (map[string]string, string, er
 			out[aws.ToString(it.Key)] = aws.ToString(it.Value)
 		}
 	}
+	seen := make(map[string]bool, len(out))
+	for k := range out {
+		seen[k] = true
+	}
+	s.mu.Lock()
+	s.seen, s.seenAt = seen, aws.ToString(d.ETag)
+	s.mu.Unlock()
 	return out, aws.ToString(d.ETag), nil
 }
 
 // Write puts and deletes keys, at most updateBatch per UpdateKeys, each
-// conditional on the ETag the previous one returned.
+// conditional on the ETag the previous one returned. A key or value over
+// the store's limits (cdn.EdgeKeyMax, cdn.EdgeValueMax), which CloudFront
+// would refuse with every other key of its batch, is left out and logged;
+// when the last Read at version found that key, its stale value is
+// deleted, so that the edge refuses the grid set's paths instead of
+// mapping them with levels that are no longer its.
 func (s *KeyValueStore) Write(ctx context.Context, version string, put map[string]string, del []string) error {
-	keys := slices.Sorted(maps.Keys(put))
+	var keys []string
+	del = slices.Clone(del)
+	s.mu.Lock()
+	for _, k := range slices.Sorted(maps.Keys(put)) {
+		err := cdn.CheckEdgeEntry(k, put[k])
+		if err == nil {
+			keys = append(keys, k)
+			continue
+		}
+		stale := s.seenAt == version && s.seen[k] && !slices.Contains(del, k)
+		if stale {
+			del = append(del, k)
+		}
+		s.log.Error("edge key-value store: entry left out", "kvs", s.arn, "key", k, "err", err, "stale_value_deleted", stale)
+	}
+	s.mu.Unlock()
 	for len(keys) > 0 || len(del) > 0 {
 		in := &kvs.UpdateKeysInput{KvsARN: &s.arn, IfMatch: aws.String(version)}
 		for len(keys) > 0 && len(in.Puts) < updateBatch {

@@ -3,6 +3,7 @@ package cloudfront_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -74,6 +75,15 @@ func (f *fakeKVS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || len(in.Puts)+len(in.Deletes) > 50 {
 			http.Error(w, `{"message":"bad update"}`, http.StatusBadRequest)
 			return
+		}
+		for _, p := range in.Puts {
+			// CloudFront refuses the whole update for one entry over
+			// its limits.
+			if len(p.Key) > 512 || len(p.Value) > 1024 {
+				w.Header().Set("X-Amzn-Errortype", "ValidationException")
+				http.Error(w, `{"message":"value too large"}`, http.StatusBadRequest)
+				return
+			}
 		}
 		for _, p := range in.Puts {
 			f.values[p.Key] = p.Value
@@ -174,4 +184,51 @@ func (f fixedEndpoint) ResolveEndpoint(ctx context.Context, p kvs.EndpointParame
 	}
 	def.URI = *u
 	return def, nil
+}
+
+// TestSyncSkipsOversizeEntries: a grid set whose levels are over the
+// store's 1,024 characters is left out and logged, and the rest of its
+// batch is written (CloudFront refuses a whole update for one such
+// value); a grid set whose stored levels are stale and whose new ones are
+// too long loses its stale key, so the edge maps none of its paths with
+// the old levels.
+func TestSyncSkipsOversizeEntries(t *testing.T) {
+	arn := "arn:aws:cloudfront::123456789012:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab"
+	fake := &fakeKVS{arn: arn, values: map[string]string{"Grown": "1;1"}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	cfg := aws.Config{Region: "us-east-1", Credentials: aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "secret"}, nil
+	})}
+	var logged strings.Builder
+	store := cloudfront.NewKeyValueStore(cfg, arn, func(o *kvs.Options) { o.EndpointResolverV2 = fixedEndpoint(srv.URL) }).
+		WithLog(slog.New(slog.NewTextHandler(&logged, nil)))
+
+	big := edgepath.Levels{}
+	for z := range 150 {
+		big.Cols, big.Rows = append(big.Cols, 1000000+int64(z)), append(big.Rows, 1000000+int64(z))
+	}
+	table := edgepath.Table{"Big": big, "Grown": big}
+	for i := range 40 {
+		table["Custom"+strconv.Itoa(i)] = edgepath.Levels{Cols: []int64{int64(i + 1)}, Rows: []int64{2}}
+	}
+	if _, err := edgepath.Sync(t.Context(), store, table); err != nil {
+		t.Fatalf("a sync with an oversize entry failed: %v", err)
+	}
+	for id, l := range table {
+		_, stored := fake.values[id]
+		switch {
+		case id == "Big" || id == "Grown":
+			if stored {
+				t.Errorf("%s: stored, want it left out (its value has %d characters)", id, len(l.Encode()))
+			}
+		case fake.values[id] != l.Encode():
+			t.Errorf("%s: stored %q, want %q", id, fake.values[id], l.Encode())
+		}
+	}
+	for _, want := range []string{"key=Big", "key=Grown", "limit of 1,024 characters", "stale_value_deleted=true"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logged.String())
+		}
+	}
 }

@@ -7,6 +7,7 @@ package scheduletest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,8 +32,13 @@ type Stores interface {
 // request is a stored request body, compact as the stores may keep it.
 const request = `{"seedRequest":{"zoomStart":0,"zoomStop":2,"threadCount":2}}`
 
+// Damage makes the stored schedule called name undecodable, as a hand
+// edit or another version's write could: the adapter's own test knows
+// how its items look.
+type Damage func(t *testing.T, s Stores, name string)
+
 // Run runs the suite; newStore must return a fresh, empty store per call.
-func Run(t *testing.T, newStore func(t *testing.T) Stores) {
+func Run(t *testing.T, newStore func(t *testing.T) Stores, damage Damage) {
 	// t0 is a past date: the suite's now is its own, never the clock's.
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	hourly := func(t *testing.T, name string) schedule.Schedule {
@@ -80,7 +86,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("CreateGetList", func(t *testing.T) {
 		s := newStore(t)
-		if all, err := s.Schedules(t.Context()); err != nil || all == nil || len(all) != 0 {
+		if all, bad, err := s.Schedules(t.Context()); err != nil || all == nil || len(all) != 0 || len(bad) != 0 {
 			t.Fatalf("empty store: got %#v, %v; want an empty, non-nil list", all, err)
 		}
 		b := hourly(t, "b-nightly")
@@ -103,7 +109,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 		if want := time.Date(2026, 1, 2, 23, 0, 0, 0, time.UTC); !got.Next.Equal(want) {
 			t.Errorf("next run %v, want %v", got.Next, want)
 		}
-		all, err := s.Schedules(t.Context())
+		all, _, err := s.Schedules(t.Context())
 		if err != nil || len(all) != 2 || all[0].Name != a.Name || all[1].Name != b.Name {
 			t.Fatalf("Schedules: got %+v, %v; want %s then %s", all, err, a.Name, b.Name)
 		}
@@ -124,7 +130,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 		_, err = s.Schedule(t.Context(), "nightly")
 		wantKind(t, err, apperr.NotFound)
 		wantKind(t, s.DeleteSchedule(t.Context(), "nightly"), apperr.NotFound)
-		if all, err := s.Schedules(t.Context()); err != nil || len(all) != 0 {
+		if all, _, err := s.Schedules(t.Context()); err != nil || len(all) != 0 {
 			t.Fatalf("after delete: got %+v, %v; want none", all, err)
 		}
 		// The name is free again.
@@ -199,6 +205,14 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("%d claims won, want 1", wins.Load())
 		}
 	})
+
+	t.Run("NextRunsListsNamesAndTimes", func(t *testing.T) { testNextRuns(t, newStore(t), hourly, claim) })
+	t.Run("CreateRefusedAtMaxSchedules", func(t *testing.T) {
+		t.Parallel() // a thousand creates: beside the rest
+		testMaxSchedules(t, newStore(t), hourly)
+	})
+	t.Run("UnreadableScheduleSkipped", func(t *testing.T) { testUnreadable(t, newStore(t), hourly, damage) })
+	t.Run("TickerReadsOnlyDueSchedules", func(t *testing.T) { testTickerReadsDueOnly(t, newStore(t), hourly) })
 
 	runTicker(t, newStore, hourly, mustCreate, mustGet)
 }
@@ -436,4 +450,149 @@ func runTicker(t *testing.T, newStore func(t *testing.T) Stores, hourly func(*te
 			finish(t, s, got.Last.Tasks)
 		}
 	})
+}
+
+// testNextRuns: NextRuns lists every schedule's name and next due time,
+// by name, and follows a claim.
+func testNextRuns(t *testing.T, s Stores, hourly func(*testing.T, string) schedule.Schedule,
+	claim func(*testing.T, Stores, string, time.Time, time.Time, bool)) {
+	if got, bad, err := s.NextRuns(t.Context()); err != nil || len(got) != 0 || len(bad) != 0 {
+		t.Fatalf("empty store: got %+v, %+v, %v; want nothing", got, bad, err)
+	}
+	b, a := hourly(t, "b"), hourly(t, "a")
+	for _, sc := range []schedule.Schedule{b, a} {
+		if err := s.CreateSchedule(t.Context(), sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim(t, s, "b", b.Next, b.Next.Add(time.Hour), true)
+	got, bad, err := s.NextRuns(t.Context())
+	if err != nil || len(bad) != 0 || len(got) != 2 || got[0].Name != "a" || !got[0].Next.Equal(a.Next) ||
+		got[1].Name != "b" || !got[1].Next.Equal(b.Next.Add(time.Hour)) || got[1].Next.Location() != time.UTC {
+		t.Fatalf("got %+v, %+v, %v; want a due %v, b due %v (UTC)", got, bad, err, a.Next, b.Next.Add(time.Hour))
+	}
+}
+
+// testMaxSchedules: a store holds at most schedule.MaxSchedules
+// schedules; one more is a Conflict naming the limit, and deleting one
+// makes room.
+func testMaxSchedules(t *testing.T, s Stores, hourly func(*testing.T, string) schedule.Schedule) {
+	sc := hourly(t, "s")
+	create := func(i int) error {
+		c := sc
+		c.Name = fmt.Sprintf("s%04d", i)
+		return s.CreateSchedule(t.Context(), c)
+	}
+	// Most of them eight at a time (far below the limit, the counts of
+	// racing creates do not matter), the last ones one by one.
+	const together = schedule.MaxSchedules - 10
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range work {
+				if err := create(i); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range together {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for i := together; i < schedule.MaxSchedules; i++ {
+		if err := create(i); err != nil {
+			t.Fatalf("schedule %d of %d: %v", i+1, schedule.MaxSchedules, err)
+		}
+	}
+	err := create(schedule.MaxSchedules)
+	if !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.Message(err), fmt.Sprint(schedule.MaxSchedules)) {
+		t.Fatalf("schedule %d: got %v, want a conflict naming the limit of %d", schedule.MaxSchedules+1, err, schedule.MaxSchedules)
+	}
+	if err := s.DeleteSchedule(t.Context(), "s0000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := create(schedule.MaxSchedules); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+}
+
+// testUnreadable: a stored schedule that does not decode is left out of
+// the listing and reported by name, reading it is ErrUnreadable, the
+// ticker fires the others without an error, and it can be deleted.
+func testUnreadable(t *testing.T, s Stores, hourly func(*testing.T, string) schedule.Schedule, damage Damage) {
+	for _, name := range []string{"a", "b-bad", "c"} {
+		if err := s.CreateSchedule(t.Context(), hourly(t, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(t, s, "b-bad")
+	all, bad, err := s.Schedules(t.Context())
+	if err != nil || len(all) != 2 || all[0].Name != "a" || all[1].Name != "c" || len(bad) != 1 || bad[0].Name != "b-bad" ||
+		!errors.Is(bad[0].Err, schedule.ErrUnreadable) {
+		t.Fatalf("Schedules: got %d schedules %+v, unreadable %+v, %v; want a and c, and b-bad unreadable", len(all), all, bad, err)
+	}
+	if _, err := s.Schedule(t.Context(), "b-bad"); !errors.Is(err, schedule.ErrUnreadable) {
+		t.Fatalf("Schedule(b-bad): %v, want ErrUnreadable", err)
+	}
+	var logged strings.Builder
+	tk := schedule.NewTicker(s, s, &starter{tasks: s}, slog.New(slog.NewTextHandler(&logged, nil)))
+	runs, err := tk.Tick(t.Context(), hourly(t, "x").Next)
+	if err != nil || len(runs) != 2 || runs[0].Outcome != schedule.Started || runs[1].Outcome != schedule.Started {
+		t.Fatalf("Tick: got %+v, %v; want a and c started, no error", runs, err)
+	}
+	if !strings.Contains(logged.String(), "schedule=b-bad") {
+		t.Errorf("the unreadable schedule was not logged:\n%s", logged.String())
+	}
+	if err := s.DeleteSchedule(t.Context(), "b-bad"); err != nil {
+		t.Fatalf("DeleteSchedule(b-bad): %v", err)
+	}
+	if _, bad, err := s.Schedules(t.Context()); err != nil || len(bad) != 0 {
+		t.Fatalf("after the delete: unreadable %+v, %v", bad, err)
+	}
+}
+
+// readCounter counts the whole-schedule reads of a store and refuses its
+// full listing.
+type readCounter struct {
+	Stores
+	reads atomic.Int64
+}
+
+func (c *readCounter) Schedule(ctx context.Context, name string) (schedule.Schedule, error) {
+	c.reads.Add(1)
+	return c.Stores.Schedule(ctx, name)
+}
+
+func (c *readCounter) Schedules(context.Context) ([]schedule.Schedule, []schedule.Unreadable, error) {
+	return nil, nil, fmt.Errorf("the ticker read every schedule whole")
+}
+
+// testTickerReadsDueOnly: a tick lists the next due times and reads the
+// whole schedule of the due ones alone.
+func testTickerReadsDueOnly(t *testing.T, s Stores, hourly func(*testing.T, string) schedule.Schedule) {
+	h := hourly(t, "hourly")
+	for _, sc := range []schedule.Schedule{h, hourly(t, "later-1"), hourly(t, "later-2")} {
+		if sc.Name != h.Name {
+			sc.Next = h.Next.Add(24 * time.Hour)
+			sc.Cron = "0 0 * * *"
+		}
+		if err := s.CreateSchedule(t.Context(), sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &readCounter{Stores: s}
+	tk := schedule.NewTicker(c, s, &starter{tasks: s}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	runs, err := tk.Tick(t.Context(), h.Next)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("Tick: got %+v, %v; want one run", runs, err)
+	}
+	if n := c.reads.Load(); n != 1 {
+		t.Errorf("a tick with one due schedule of three read %d whole, want 1", n)
+	}
 }

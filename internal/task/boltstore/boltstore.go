@@ -29,18 +29,19 @@ import (
 )
 
 var (
-	bucketMeta     = []byte("meta")
-	bucketJobs     = []byte("jobs")
-	bucketFailures = []byte("failures")
-	bucketTasks    = []byte("tasks")
-	bucketActive   = []byte("active")   // ids of PENDING and RUNNING tasks
-	bucketPending  = []byte("pending")  // ids of PENDING tasks, oldest first
-	bucketFinished = []byte("finished") // id -> finish time, for recent listing
-	bucketQuota    = []byte("quota")
-	bucketClaims   = []byte("claims")    // key -> owner NUL expiry (Unix nanoseconds)
-	bucketSched    = []byte("schedules") // name -> schedule.Schedule as JSON (schedules.go)
-	bucketConfig   = []byte("config")    // the configuration managed at run time (config.go)
-	keySeq         = []byte("seq")
+	bucketMeta      = []byte("meta")
+	bucketJobs      = []byte("jobs")
+	bucketFailures  = []byte("failures")
+	bucketTasks     = []byte("tasks")
+	bucketActive    = []byte("active")   // ids of PENDING and RUNNING tasks
+	bucketPending   = []byte("pending")  // ids of PENDING tasks, oldest first
+	bucketFinished  = []byte("finished") // id -> finish time, for recent listing
+	bucketQuota     = []byte("quota")
+	bucketClaims    = []byte("claims")       // key -> owner NUL expiry (Unix nanoseconds)
+	bucketSched     = []byte("schedules")    // name -> schedule.Schedule as JSON (schedules.go)
+	bucketSchedNext = []byte("scheduleNext") // name -> its next due time, 8 bytes (schedules.go)
+	bucketConfig    = []byte("config")       // the configuration managed at run time (config.go)
+	keySeq          = []byte("seq")
 )
 
 // finishedKeep is how long finished tasks stay in the recent index.
@@ -62,7 +63,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims, bucketSched, bucketConfig} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims, bucketSched, bucketSchedNext, bucketConfig} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

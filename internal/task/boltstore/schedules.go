@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,8 +14,10 @@ import (
 )
 
 // Schedules are stored one per key of their bucket: name → the
-// schedule.Schedule as JSON. Each operation is one transaction, so a
-// claim's compare-and-set of Next is atomic.
+// schedule.Schedule as JSON, and beside it name → Next (Unix nanoseconds,
+// big-endian; 0: none), which NextRuns reads without touching the
+// schedules' values (requests of up to 256 KiB). Each operation is one
+// transaction, so a claim's compare-and-set of Next is atomic.
 
 var _ schedule.Store = (*Store)(nil)
 
@@ -23,9 +26,15 @@ func getSchedule(tx *bolt.Tx, name string) (schedule.Schedule, error) {
 	if v == nil {
 		return schedule.Schedule{}, apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
 	}
+	return decodeSchedule(name, v)
+}
+
+// decodeSchedule decodes the schedule stored under name; an error wraps
+// schedule.ErrUnreadable.
+func decodeSchedule(name string, v []byte) (schedule.Schedule, error) {
 	var s schedule.Schedule
 	if err := json.Unmarshal(v, &s); err != nil {
-		return schedule.Schedule{}, fmt.Errorf("decode schedule %q: %w", name, err)
+		return schedule.Schedule{}, fmt.Errorf("schedule %q: %w: %w", name, schedule.ErrUnreadable, err)
 	}
 	return s, nil
 }
@@ -35,7 +44,14 @@ func putSchedule(tx *bolt.Tx, s schedule.Schedule) error {
 	if err != nil {
 		return fmt.Errorf("encode schedule %q: %w", s.Name, err)
 	}
-	return tx.Bucket(bucketSched).Put([]byte(s.Name), v)
+	if err := tx.Bucket(bucketSched).Put([]byte(s.Name), v); err != nil {
+		return err
+	}
+	next := int64(0)
+	if !s.Next.IsZero() {
+		next = s.Next.UnixNano()
+	}
+	return tx.Bucket(bucketSchedNext).Put([]byte(s.Name), binary.BigEndian.AppendUint64(nil, uint64(next)))
 }
 
 // utc returns s with its times in UTC, as the port promises.
@@ -54,8 +70,16 @@ func utc(s schedule.Schedule) schedule.Schedule {
 // CreateSchedule implements schedule.Store.
 func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
 	return s.update(ctx, "create schedule "+sc.Name, func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketSched).Get([]byte(sc.Name)) != nil {
+		b := tx.Bucket(bucketSched)
+		if b.Get([]byte(sc.Name)) != nil {
 			return apperr.New(apperr.Conflict, "Schedule %s exists", apperr.Show(sc.Name))
+		}
+		n, c := 0, b.Cursor()
+		for k, _ := c.First(); k != nil && n < schedule.MaxSchedules; k, _ = c.Next() {
+			n++
+		}
+		if n >= schedule.MaxSchedules {
+			return schedule.TooMany()
 		}
 		return putSchedule(tx, sc)
 	})
@@ -72,19 +96,53 @@ func (s *Store) Schedule(ctx context.Context, name string) (schedule.Schedule, e
 }
 
 // Schedules implements schedule.Store.
-func (s *Store) Schedules(ctx context.Context) ([]schedule.Schedule, error) {
+func (s *Store) Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error) {
 	out := []schedule.Schedule{}
+	var bad []schedule.Unreadable
 	err := s.view(ctx, "list schedules", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSched).ForEach(func(k, v []byte) error { // keys ascend: by name
-			var sc schedule.Schedule
-			if err := json.Unmarshal(v, &sc); err != nil {
-				return fmt.Errorf("decode schedule %q: %w", k, err)
+			sc, err := decodeSchedule(string(k), v)
+			if err != nil {
+				bad = append(bad, schedule.Unreadable{Name: string(k), Err: err})
+				return nil
 			}
 			out = append(out, utc(sc))
 			return nil
 		})
 	})
-	return out, err
+	return out, bad, err
+}
+
+// NextRuns implements schedule.Store: the next due times are read from
+// their own bucket; a schedule without one there (saved by an earlier
+// version) has its value decoded into its next due time alone.
+func (s *Store) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedule.Unreadable, error) {
+	var out []schedule.NextRun
+	var bad []schedule.Unreadable
+	err := s.view(ctx, "list schedules' next runs", func(tx *bolt.Tx) error {
+		nexts := tx.Bucket(bucketSchedNext)
+		c := tx.Bucket(bucketSched).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if n := nexts.Get(k); len(n) == 8 {
+				next := time.Time{}
+				if ns := int64(binary.BigEndian.Uint64(n)); ns != 0 {
+					next = time.Unix(0, ns).UTC()
+				}
+				out = append(out, schedule.NextRun{Name: string(k), Next: next})
+				continue
+			}
+			var n struct {
+				Next time.Time `json:"next"`
+			}
+			if err := json.Unmarshal(tx.Bucket(bucketSched).Get(k), &n); err != nil {
+				bad = append(bad, schedule.Unreadable{Name: string(k), Err: fmt.Errorf("schedule %q: %w: %w", k, schedule.ErrUnreadable, err)})
+				continue
+			}
+			out = append(out, schedule.NextRun{Name: string(k), Next: n.Next.UTC()})
+		}
+		return nil
+	})
+	return out, bad, err
 }
 
 // DeleteSchedule implements schedule.Store.
@@ -93,6 +151,9 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 		b := tx.Bucket(bucketSched)
 		if b.Get([]byte(name)) == nil {
 			return apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
+		}
+		if err := tx.Bucket(bucketSchedNext).Delete([]byte(name)); err != nil {
+			return err
 		}
 		return b.Delete([]byte(name))
 	})

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,7 +61,8 @@ func decodeSchedule(item map[string]types.AttributeValue) (schedule.Schedule, er
 	data, _ := strAttr(item, aSchedDef)
 	var d schedDef
 	if err := json.Unmarshal([]byte(data), &d); err != nil {
-		return schedule.Schedule{}, fmt.Errorf("decode schedule item: %w", err)
+		name, _ := strAttr(item, attrSK)
+		return schedule.Schedule{}, fmt.Errorf("schedule %q: %w: %w", name, schedule.ErrUnreadable, err)
 	}
 	next, _ := numAttr(item, aSchedNext)
 	sc := schedule.Schedule{Name: d.Name, Cron: d.Cron, Timezone: d.Timezone, Layer: d.Layer, Request: d.Request,
@@ -72,7 +74,7 @@ func decodeSchedule(item map[string]types.AttributeValue) (schedule.Schedule, er
 		}
 		var r schedule.Run
 		if err := json.Unmarshal([]byte(v), &r); err != nil {
-			return schedule.Schedule{}, fmt.Errorf("decode schedule %q, attribute %s: %w", d.Name, attr, err)
+			return schedule.Schedule{}, fmt.Errorf("schedule %q, attribute %s: %w: %w", d.Name, attr, schedule.ErrUnreadable, err)
 		}
 		r.Due, r.At = r.Due.UTC(), r.At.UTC()
 		*dst = &r
@@ -80,9 +82,19 @@ func decodeSchedule(item map[string]types.AttributeValue) (schedule.Schedule, er
 	return sc, nil
 }
 
-// CreateSchedule implements schedule.Store: one PutItem, conditional on
-// the name being free.
+// CreateSchedule implements schedule.Store: a count of the schedules
+// (a Query of their keys, up to schedule.MaxSchedules), then one PutItem,
+// conditional on the name being free. The cap is checked before the
+// write, not with it: creates racing each other may pass it by their
+// number, not more.
 func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
+	n, err := s.countSchedules(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= schedule.MaxSchedules {
+		return schedule.TooMany()
+	}
 	def, err := json.Marshal(schedDef{Name: sc.Name, Cron: sc.Cron, Timezone: sc.Timezone, Layer: sc.Layer, Request: sc.Request, Created: sc.Created})
 	if err != nil {
 		return fmt.Errorf("encode schedule %q: %w", sc.Name, err)
@@ -123,32 +135,95 @@ func (s *Store) Schedule(ctx context.Context, name string) (schedule.Schedule, e
 	return decodeSchedule(out.Item)
 }
 
-// Schedules implements schedule.Store: a consistent Query of the schedules'
-// partition, whose sort key is the name.
-func (s *Store) Schedules(ctx context.Context) ([]schedule.Schedule, error) {
-	out := []schedule.Schedule{}
+// querySchedules calls each for every item of the schedules' partition,
+// in name order, until each returns false, with the attributes of
+// projection only (all when empty).
+func (s *Store) querySchedules(ctx context.Context, what string, consistent bool, projection []string, each func(item map[string]types.AttributeValue) bool) error {
 	e := newExpr()
-	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
-		TableName:                 &s.table,
-		KeyConditionExpression:    aws.String(e.n(attrPK) + " = " + e.v(str(s.ns+pkSchedules))),
-		ExpressionAttributeNames:  e.Names(),
-		ExpressionAttributeValues: e.Values(),
-		ConsistentRead:            aws.Bool(true),
-	})
+	in := &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String(e.n(attrPK) + " = " + e.v(str(s.ns+pkSchedules))),
+		ConsistentRead:         aws.Bool(consistent),
+	}
+	if len(projection) > 0 {
+		names := make([]string, len(projection))
+		for i, a := range projection {
+			names[i] = e.n(a)
+		}
+		in.ProjectionExpression = aws.String(strings.Join(names, ", "))
+	}
+	in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.Names(), e.Values()
+	p := dynamodb.NewQueryPaginator(s.client, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx, s.callOpts...)
 		if err != nil {
-			return nil, s.fail(ctx, err, "list schedules")
+			return s.fail(ctx, err, "%s", what)
 		}
 		for _, item := range page.Items {
-			sc, err := decodeSchedule(item)
-			if err != nil {
-				return nil, err
+			if !each(item) {
+				return nil
 			}
-			out = append(out, sc)
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// countSchedules counts the schedules, up to schedule.MaxSchedules,
+// reading their keys alone.
+func (s *Store) countSchedules(ctx context.Context) (int, error) {
+	n := 0
+	err := s.querySchedules(ctx, "count schedules", false, []string{attrSK}, func(map[string]types.AttributeValue) bool {
+		n++
+		return n < schedule.MaxSchedules
+	})
+	return n, err
+}
+
+// Schedules implements schedule.Store: a consistent Query of the
+// schedules' partition, whose sort key is the name (a listing shows a
+// schedule just created).
+func (s *Store) Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error) {
+	out := []schedule.Schedule{}
+	var bad []schedule.Unreadable
+	err := s.querySchedules(ctx, "list schedules", true, nil, func(item map[string]types.AttributeValue) bool {
+		sc, err := decodeSchedule(item)
+		if err != nil {
+			name, _ := strAttr(item, attrSK)
+			bad = append(bad, schedule.Unreadable{Name: name, Err: err})
+			return true
+		}
+		out = append(out, sc)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, bad, nil
+}
+
+// NextRuns implements schedule.Store: a Query of the schedules'
+// partition projected on the name (the sort key) and the next due time,
+// eventually consistent (half the read capacity of a consistent one; a
+// claim is conditional on the due time it read). DynamoDB charges a Query
+// by the size of the items it reads, projected or not: the projection
+// saves the transfer and the decoding of the requests.
+func (s *Store) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedule.Unreadable, error) {
+	var out []schedule.NextRun
+	var bad []schedule.Unreadable
+	err := s.querySchedules(ctx, "list schedules' next runs", false, []string{attrSK, aSchedNext}, func(item map[string]types.AttributeValue) bool {
+		name, _ := strAttr(item, attrSK)
+		next, ok := numAttr(item, aSchedNext)
+		if !ok {
+			bad = append(bad, schedule.Unreadable{Name: name, Err: fmt.Errorf("schedule %q: %w: no numeric %s attribute", name, schedule.ErrUnreadable, aSchedNext)})
+			return true
+		}
+		out = append(out, schedule.NextRun{Name: name, Next: fromNanos(next)})
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, bad, nil
 }
 
 // DeleteSchedule implements schedule.Store: one DeleteItem, conditional on
