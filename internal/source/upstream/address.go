@@ -151,10 +151,10 @@ type guard struct {
 	proxies  sync.Map // the dial addresses of the proxies proxyFor named
 }
 
-func newGuard(p AddressPolicy, d net.Dialer) *guard {
+func newGuard(p AddressPolicy, d net.Dialer, proxyFor func(*http.Request) (*url.URL, error)) *guard {
 	checked := d
 	checked.ControlContext = p.control
-	return &guard{policy: p, checked: &checked, plain: &d, proxyFor: proxyFromEnvironment}
+	return &guard{policy: p, checked: &checked, plain: &d, proxyFor: proxyFor}
 }
 
 // proxy is the transport's Proxy.

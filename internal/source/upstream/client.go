@@ -109,13 +109,19 @@ func (c *Client) MaxConcurrent() int { return c.opts.MaxConcurrent }
 
 // NewClient returns a client with the options' defaults applied.
 func NewClient(o HTTPOptions) (*Client, error) {
+	return newClient(o, net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}, proxyFromEnvironment)
+}
+
+// newClient is NewClient connecting with dialer d (its resolver, say)
+// through the proxy proxyFor names for a request (nil URL: none).
+func newClient(o HTTPOptions, d net.Dialer, proxyFor func(*http.Request) (*url.URL, error)) (*Client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	o = o.withDefaults()
 	// The addresses are checked by the dialer, after the name is resolved
 	// and at each connection, redirects included.
-	g := newGuard(o.Addresses, net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second})
+	g := newGuard(o.Addresses, d, proxyFor)
 	tr := &http.Transport{
 		Proxy:               g.proxy,
 		DialContext:         g.dial,
