@@ -3,6 +3,8 @@ SHELL := /bin/bash
 GO    ?= go
 DATA  ?= .data
 ADDR  ?= 127.0.0.1:8080
+# networks every layer's upstream may be at, loopback and private ones included (development only)
+UPSTREAM_ALLOW ?= 127.0.0.0/8,::1/128
 
 .PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
 
@@ -57,7 +59,7 @@ run: tilecache
 	  echo "try:       curl -u admin:$$(cat $(DATA)/admin-password) -H 'Content-Type: application/json' \\"; \
 	  echo "             -d '{\"seedRequest\":{\"zoomStart\":0,\"zoomStop\":4,\"threadCount\":2}}' http://$(ADDR)/rest/seed/demo:world.json"; \
 	  echo "           curl -u admin:$$(cat $(DATA)/admin-password) http://$(ADDR)/rest/seed.json"; fi
-	TILECACHE_ADDR=$(ADDR) TILECACHE_DATA=$(DATA) ./bin/tilecache serve
+	TILECACHE_ADDR=$(ADDR) TILECACHE_DATA=$(DATA) TILECACHE_UPSTREAM_ALLOW=$(UPSTREAM_ALLOW) ./bin/tilecache serve
 
 ## test: vet, then every test with the race detector, on both backends (starts and stops a local AWS stack and a test WMS)
 test: vet

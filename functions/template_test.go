@@ -142,6 +142,7 @@ var notOnLambda = map[string]string{
 	"TILECACHE_LANE_VISIBILITY": "visibility of Program.Run's own receives; the event source receives with the queue's VisibilityTimeout",
 	"TILECACHE_BASE_PATH":       "the HTTP API routes /rest at the root of its $default stage",
 	"TILECACHE_METRICS_ADDR":    "listen address of /metrics of `tilecache serve`; a function listens on nothing (its metrics go to its log as EMF)",
+	"TILECACHE_UPSTREAM_ALLOW":  "networks upstreams may be at although private: for development; a function's loopback holds the Runtime API and its link-local network the metadata service",
 }
 
 // readVariables returns the TILECACHE_* variables config.Load reads, by

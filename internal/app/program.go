@@ -131,6 +131,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Usage:         p.Cleaner,
 		Reads:         quota.NewReadLog(p.Tasks, p.Tasks),
 		LayerIDs:      p.Engine.Layers(),
+		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
 	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
@@ -176,7 +177,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		return nil, err
 	}
 	layers := reg.Catalogue()
-	sources := newSourceCache(upstream.NewBudget(cfg.DecodeMemory))
+	sources := newSourceCache(upstream.Shared{Budget: upstream.NewBudget(cfg.DecodeMemory), Allow: cfg.UpstreamAllow})
 	if err := sources.check(layers.Snapshot()); err != nil {
 		return nil, err
 	}
@@ -330,7 +331,7 @@ func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]sourc
 	snap := layers.Snapshot()
 	for _, name := range snap.Names() {
 		l, _ := snap.Layer(name)
-		s, err := newSource(l, budget)
+		s, err := newSource(l, upstream.Shared{Budget: budget})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
 			continue
@@ -341,14 +342,14 @@ func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]sourc
 }
 
 // newSource builds the source of layer l.
-func newSource(l *layer.Layer, budget *upstream.Budget) (source.Source, error) {
+func newSource(l *layer.Layer, sh upstream.Shared) (source.Source, error) {
 	switch l.SourceType {
 	case "testpattern":
 		return testpattern.New(&l.Source)
 	case "wms":
-		return wms.New(l, budget)
+		return wms.New(l, sh)
 	case "xyz":
-		return xyz.New(l, budget)
+		return xyz.New(l, sh)
 	}
 	return nil, fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
 }
@@ -357,7 +358,7 @@ func newSource(l *layer.Layer, budget *upstream.Budget) (source.Source, error) {
 // a layer changed at run time gets a new source, and a seed that keeps
 // its old definition keeps its old source.
 type sourceCache struct {
-	budget *upstream.Budget
+	shared upstream.Shared
 	mu     sync.Mutex
 	byDef  map[string]source.Source
 }
@@ -366,8 +367,8 @@ type sourceCache struct {
 // (sources are cheap to build; what they share, the budget, stays).
 const maxCachedSources = 1024
 
-func newSourceCache(budget *upstream.Budget) *sourceCache {
-	return &sourceCache{budget: budget, byDef: map[string]source.Source{}}
+func newSourceCache(sh upstream.Shared) *sourceCache {
+	return &sourceCache{shared: sh, byDef: map[string]source.Source{}}
 }
 
 // of returns l's source, built once per definition.
@@ -378,7 +379,7 @@ func (c *sourceCache) of(l *layer.Layer) (source.Source, error) {
 	if s, ok := c.byDef[key]; ok {
 		return s, nil
 	}
-	s, err := newSource(l, c.budget)
+	s, err := newSource(l, c.shared)
 	if err != nil {
 		return nil, fmt.Errorf("layer %s: %w", l.Name, err)
 	}

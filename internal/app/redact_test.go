@@ -58,7 +58,7 @@ func startJSONLogged(t *testing.T, layers string, log *apptest.LogBuffer) *appte
 		"TILECACHE_DATA": dir, "TILECACHE_LAYERS": layersFile, "TILECACHE_USERS": users,
 		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": "100ms",
 		"TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": "1s", "TILECACHE_STALE_AFTER": "2m",
-		"TILECACHE_PUBLIC_URL": "http://" + srv.Listener.Addr().String(),
+		"TILECACHE_PUBLIC_URL": "http://" + srv.Listener.Addr().String(), "TILECACHE_UPSTREAM_ALLOW": apptest.UpstreamAllow,
 	}
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -49,6 +50,14 @@ type Config struct {
 	// path function reads the grid sets from (TILECACHE_EDGE_KVS_ARN); ""
 	// for none. The cleaner writes it after a cold start.
 	EdgeGridSets string
+	// UpstreamAllow lists the networks every layer's upstream may be at
+	// although they are loopback, link-local, private, unique-local or
+	// another class upstream.AddressClass names
+	// (TILECACHE_UPSTREAM_ALLOW, CIDR prefixes separated by commas; default
+	// none). For development against a map server on the same host
+	// (127.0.0.0/8), or an upstream in the deployment's own network: a
+	// layer changed through the REST interface may then fetch from it.
+	UpstreamAllow []netip.Prefix
 	// DecodeMemory bounds the bytes of decoded upstream images in flight
 	// in the process (TILECACHE_DECODE_MEMORY, MiB; 0: no bound).
 	DecodeMemory int64
@@ -179,6 +188,17 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 		errs = append(errs, fmt.Errorf("TILECACHE_DECODE_MEMORY must be a number of MiB from 0 (no bound) to 1048576, got %q", get("TILECACHE_DECODE_MEMORY", "")))
 	} else {
 		c.DecodeMemory = mib << 20
+	}
+	for _, f := range strings.Split(get("TILECACHE_UPSTREAM_ALLOW", ""), ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("TILECACHE_UPSTREAM_ALLOW must list CIDR prefixes separated by commas, such as 127.0.0.0/8,::1/128; %q is not one", f))
+			continue
+		}
+		c.UpstreamAllow = append(c.UpstreamAllow, p.Masked())
 	}
 	// Set but empty (a deployment without a CDN): documents carry
 	// root-relative URLs.

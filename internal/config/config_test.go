@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +89,29 @@ func TestAWSRetry(t *testing.T) {
 	} {
 		if _, err := config.Load(lookup(map[string]string{bad.name: bad.value})); err == nil || !strings.Contains(err.Error(), bad.name) {
 			t.Errorf("%s=%q: got error %v, want one naming %s", bad.name, bad.value, err, bad.name)
+		}
+	}
+}
+
+func TestUpstreamAllow(t *testing.T) {
+	c, err := config.Load(lookup(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UpstreamAllow != nil {
+		t.Errorf("default: %v, want none", c.UpstreamAllow)
+	}
+	c, err = config.Load(lookup(map[string]string{"TILECACHE_UPSTREAM_ALLOW": " 127.0.0.1/8, ::1/128,,10.1.2.0/24 "}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(c.UpstreamAllow); got != "[127.0.0.0/8 ::1/128 10.1.2.0/24]" {
+		t.Errorf("got %s, want [127.0.0.0/8 ::1/128 10.1.2.0/24] (prefixes masked)", got)
+	}
+	for _, bad := range []string{"127.0.0.1", "localhost", "10.0.0.0/33"} {
+		_, err = config.Load(lookup(map[string]string{"TILECACHE_UPSTREAM_ALLOW": "::1/128," + bad}))
+		if err == nil || !strings.Contains(err.Error(), "TILECACHE_UPSTREAM_ALLOW") || !strings.Contains(err.Error(), strconv.Quote(bad)) {
+			t.Errorf("%q: got %v, want an error naming TILECACHE_UPSTREAM_ALLOW and %q", bad, err, bad)
 		}
 	}
 }

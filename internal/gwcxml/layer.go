@@ -97,6 +97,10 @@ type WMSSource struct {
 	PNGCompression int               `yaml:"pngCompression,omitempty"`
 	JPEGQuality    int               `yaml:"jpegQuality,omitempty"`
 	SkipBlank      string            `yaml:"skipBlank,omitempty"`
+	// AllowPrivateUpstream is a layer file's setting (see the wms
+	// source): read so that such a layer has a document, never written
+	// to one nor decoded from one.
+	AllowPrivateUpstream bool `yaml:"allowPrivateUpstream,omitempty"`
 }
 
 // YAML returns the layer as one entry of the layer file's `layers:` list:

@@ -11,6 +11,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcxml"
 	"tilecache/internal/layer"
+	"tilecache/internal/source/upstream"
 	"tilecache/internal/source/wms"
 )
 
@@ -114,7 +115,7 @@ func TestDecodeEveryElement(t *testing.T) {
 	if !reflect.DeepEqual(l.Source, want) {
 		t.Errorf("source:\ngot  %+v\nwant %+v", l.Source, want)
 	}
-	if _, err := wms.New(got, nil); err != nil {
+	if _, err := wms.New(got, upstream.Shared{}); err != nil {
 		t.Errorf("the wms source refuses the decoded options: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"tilecache/internal/gwcxml"
 	"tilecache/internal/layer"
+	"tilecache/internal/source/upstream"
 	"tilecache/internal/source/wms"
 )
 
@@ -111,7 +112,7 @@ func roundTrip(t *testing.T, l *layer.Layer) {
 	if err != nil || string(again) != string(doc) {
 		t.Errorf("second encoding differs (%v):\n%s\n---\n%s", err, again, doc)
 	}
-	if _, err := wms.New(back, nil); err != nil {
+	if _, err := wms.New(back, upstream.Shared{}); err != nil {
 		t.Errorf("the wms source refuses %s after a round trip: %v", l.Name, err)
 	}
 }

@@ -504,12 +504,18 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 		fail("source: a mapping with a type is required")
 	} else {
 		var st struct {
-			Type string `yaml:"type"`
+			Type         string `yaml:"type"`
+			AllowPrivate bool   `yaml:"allowPrivateUpstream"`
 		}
 		if err := ld.Source.Decode(&st); err != nil || st.Type == "" {
 			fail("source: type is required")
 		}
 		l.SourceType = st.Type
+		if st.AllowPrivate && l.Managed == ManagedByStore {
+			// What the REST interface changes may not reach the service's
+			// own host and network (the sources ignore it there too).
+			fail("source: allowPrivateUpstream is for layers managed by the layer file, not by the store (TILECACHE_UPSTREAM_ALLOW names networks every layer may reach)")
+		}
 	}
 	if l.SourceType == "wms" {
 		// A WMS answers a metatile in one image, which must decode.

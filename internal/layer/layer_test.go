@@ -159,3 +159,22 @@ func TestTitleAndAttribution(t *testing.T) {
 		t.Errorf("demo:world: got title %q, attribution %q; want both set", l.Title, l.Attribution)
 	}
 }
+
+// TestAllowPrivateUpstreamIsTheFiles: a source's allowPrivateUpstream is
+// a layer file's setting; an entry the file hands to the store may not
+// carry it.
+func TestAllowPrivateUpstreamIsTheFiles(t *testing.T) {
+	entry := func(managed string) string {
+		return "layers:\n  - name: l\n" + managed + "    gridSubsets: [{gridSet: EPSG:4326}]\n    formats: [image/png]\n" +
+			"    source: {type: wms, url: http://127.0.0.1:8081/wms, layers: a, allowPrivateUpstream: true}\n"
+	}
+	for _, m := range []string{"", "    managedBy: file\n"} {
+		if _, err := layer.Parse([]byte(entry(m)), "t.yaml"); err != nil {
+			t.Errorf("managed by the file (%q): %v", m, err)
+		}
+	}
+	_, err := layer.Parse([]byte(entry("    managedBy: store\n")), "t.yaml")
+	if err == nil || !strings.Contains(err.Error(), "allowPrivateUpstream is for layers managed by the layer file") {
+		t.Errorf("managedBy: store: got %v, want allowPrivateUpstream refused", err)
+	}
+}

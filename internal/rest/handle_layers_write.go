@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"tilecache/internal/gwcxml"
 	"tilecache/internal/layer"
 	"tilecache/internal/seed"
+	"tilecache/internal/source/upstream"
 )
 
 // LayerEditor changes the configuration managed at run time
@@ -169,11 +171,26 @@ func sameNode(a, b *layer.Layer) bool {
 	return string(ea) == string(eb)
 }
 
+// decodeLayer reads a wmsLayer document whose WMS URL is not at an
+// address the service's upstreams may not reach, as far as the URL tells:
+// an IP address, or localhost (a name is checked at each connection).
+func (h *Handler) decodeLayer(body []byte) (gwcxml.Layer, error) {
+	d, err := gwcxml.DecodeLayer(body)
+	if err != nil {
+		return d, err
+	}
+	if ae, ok := errors.AsType[*upstream.AddressError](h.opts.Upstream.CheckURL(d.Source.URL)); ok {
+		return d, apperr.Invalidf("wmsUrl %s is at a %s address: a layer changed through the REST interface may reach one only when the service's TILECACHE_UPSTREAM_ALLOW lists its network",
+			upstream.Redact(d.Source.URL), ae.Class)
+	}
+	return d, nil
+}
+
 // putLayer adds or (create false: POST, GeoWebCache's deprecated form)
 // modifies a layer from its wmsLayer document.
 func (h *Handler) putLayer(name string, create bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		entry, truncate, err := readEntry(w, r, gwcxml.DecodeLayer, func(d gwcxml.Layer) string { return d.Name }, "layer", name)
+		entry, truncate, err := readEntry(w, r, h.decodeLayer, func(d gwcxml.Layer) string { return d.Name }, "layer", name)
 		if err != nil {
 			return err
 		}

@@ -25,6 +25,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/quota"
 	"tilecache/internal/seed"
+	"tilecache/internal/source/upstream"
 )
 
 // MaxBody is the largest request body accepted (contract §1).
@@ -45,6 +46,10 @@ type Options struct {
 	Reads ReadRecorder
 	// LayerIDs resolves the layer ids of such reads (required with Reads).
 	LayerIDs LayerIDs
+	// Upstream is where the upstreams of layers changed through the
+	// interface may be: a layer whose WMS URL is an address it refuses
+	// is a 400. The zero value allows only the public Internet.
+	Upstream upstream.AddressPolicy
 }
 
 // Handler is the REST interface. Authentication is a separate middleware

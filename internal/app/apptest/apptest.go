@@ -128,6 +128,12 @@ type App struct {
 	done   chan struct{}
 }
 
+// UpstreamAllow is the TILECACHE_UPSTREAM_ALLOW of the apps and processes
+// tests start: the tests' map servers listen on loopback, and layers
+// changed through the REST interface fetch from them. A test of the
+// refusal sets it to "" in Options.Env.
+const UpstreamAllow = "127.0.0.0/8,::1/128"
+
 // Start starts an app and stops it when the test ends.
 func Start(t testing.TB, o Options) *App {
 	t.Helper()
@@ -151,7 +157,7 @@ func Start(t testing.TB, o Options) *App {
 		"TILECACHE_DATA": o.DataDir, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users,
 		"TILECACHE_SEED_THREADS":        itoa(max(o.SeedThreads, 0), 4),
 		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, "100ms"), "TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
-		"TILECACHE_STALE_AFTER": dur(o.StaleAfter, "2m"),
+		"TILECACHE_STALE_AFTER": dur(o.StaleAfter, "2m"), "TILECACHE_UPSTREAM_ALLOW": UpstreamAllow,
 	}
 	if o.Backend == "" {
 		o.Backend = os.Getenv("TILECACHE_TEST_BACKEND")

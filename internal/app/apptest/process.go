@@ -99,7 +99,8 @@ func StartLocalProcess(t testing.TB, bin, dataDir, layers string, extra map[stri
 }
 
 // processFiles writes the layer file and (once) the accounts file of a
-// process into dataDir and returns the settings naming them.
+// process into dataDir and returns the settings naming them, with
+// UpstreamAllow.
 func processFiles(t testing.TB, dataDir, layers string) map[string]string {
 	t.Helper()
 	lf := filepath.Join(dataDir, "layers.yaml")
@@ -112,7 +113,8 @@ func processFiles(t testing.TB, dataDir, layers string) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	return map[string]string{"TILECACHE_LAYERS": lf, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir}
+	return map[string]string{"TILECACHE_LAYERS": lf, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
+		"TILECACHE_UPSTREAM_ALLOW": UpstreamAllow}
 }
 
 // startProcess runs bin serve on a free loopback port with env added to

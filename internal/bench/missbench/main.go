@@ -113,7 +113,7 @@ func run(wms string, misses, runs, conc int, each time.Duration) error {
     formats: [image/png]
     metatiling: [4, 4]
     renderOnMiss: {enabled: true}
-    source: {type: wms, url: "`+layerURL+`", layers: "hillshade,polygons,lines,points"}
+    source: {type: wms, url: "`+layerURL+`", layers: "hillshade,polygons,lines,points", allowPrivateUpstream: true}
 `), 0o644); err != nil {
 		return err
 	}

@@ -184,6 +184,7 @@ layers:
       layers: hillshade,polygons,lines,points
       maxConcurrent: %d
       format: %s
+      allowPrivateUpstream: true  # the benchmark's WMS runs on this host
 `
 
 func (b bench) once() (result, error) {

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"net/netip"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -40,3 +41,19 @@ func (b *Budget) Acquire(ctx context.Context, n int64) (release func(), err erro
 
 // DecodedSize is the most bytes Decode takes for a w×h image (RGBA).
 func DecodedSize(w, h int) int64 { return int64(w) * int64(h) * 4 }
+
+// Shared is what the sources of one process share.
+type Shared struct {
+	// Budget bounds the decoded images in flight (nil: no bound).
+	Budget *Budget
+	// Allow lists the networks every layer's upstream may be at, whatever
+	// their class (TILECACHE_UPSTREAM_ALLOW; see AddressPolicy).
+	Allow []netip.Prefix
+}
+
+// Addresses returns the policy of a layer's upstream: the networks s
+// allows, or every address when fileOptIn (a layer of the layer file
+// whose source sets allowPrivateUpstream).
+func (s Shared) Addresses(fileOptIn bool) AddressPolicy {
+	return AddressPolicy{Allow: s.Allow, Any: fileOptIn}
+}

@@ -40,8 +40,16 @@ type HTTPOptions struct {
 	MaxConcurrent int `yaml:"maxConcurrent"`
 	// Headers are sent with every request (e.g. an API key or a Referer).
 	Headers map[string]string `yaml:"headers"`
+	// AllowPrivateUpstream lets the upstream be at any address, loopback
+	// and private networks included; only a layer of the layer file may
+	// set it (the source passes it on as Addresses.Any).
+	AllowPrivateUpstream bool `yaml:"allowPrivateUpstream"`
 	// Layer names the layer in metrics (set by the source, not configured).
 	Layer string `yaml:"-"`
+	// Addresses are those the client may connect to (set by the source,
+	// not configured); the zero value refuses every address AddressClass
+	// names.
+	Addresses AddressPolicy `yaml:"-"`
 }
 
 const (
@@ -101,13 +109,22 @@ func (c *Client) MaxConcurrent() int { return c.opts.MaxConcurrent }
 
 // NewClient returns a client with the options' defaults applied.
 func NewClient(o HTTPOptions) (*Client, error) {
+	return newClient(o, net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}, proxyFromEnvironment)
+}
+
+// newClient is NewClient connecting with dialer d (its resolver, say)
+// through the proxy proxyFor names for a request (nil URL: none).
+func newClient(o HTTPOptions, d net.Dialer, proxyFor func(*http.Request) (*url.URL, error)) (*Client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	o = o.withDefaults()
+	// The addresses are checked by the dialer, after the name is resolved
+	// and at each connection, redirects included.
+	g := newGuard(o.Addresses, d, proxyFor)
 	tr := &http.Transport{
-		Proxy:               proxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy:               g.proxy,
+		DialContext:         g.dial,
 		MaxIdleConnsPerHost: o.MaxConcurrent,
 		IdleConnTimeout:     90 * time.Second,
 		// Images are already compressed; asking for gzip only costs CPU.
@@ -250,6 +267,9 @@ func (c *Client) FetchLimited(ctx context.Context, url string, limit int64, use 
 }
 
 func retryable(err error) bool {
+	if refusedAddress(err) {
+		return false // the address will be refused again
+	}
 	var ue *Error
 	if errors.As(err, &ue) {
 		return ue.retry

@@ -25,7 +25,7 @@ func TestFetchRetriesTransientFailures(t *testing.T) {
 		w.Write([]byte("payload"))
 	}))
 	defer srv.Close()
-	c, err := upstream.NewClient(upstream.HTTPOptions{Retries: 2, RetryBackoff: time.Millisecond})
+	c, err := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, Retries: 2, RetryBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestFetchRetriesTransientFailures(t *testing.T) {
 
 	// One retry too few: the upstream's own message comes back.
 	calls.Store(0)
-	c, _ = upstream.NewClient(upstream.HTTPOptions{Retries: 1, RetryBackoff: time.Millisecond})
+	c, _ = upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, Retries: 1, RetryBackoff: time.Millisecond})
 	err = c.Fetch(context.Background(), srv.URL, func([]byte, string) error { return nil })
 	var ue *upstream.Error
 	if !errors.As(err, &ue) || ue.Status != 503 || ue.Msg != "busy" || calls.Load() != 2 {
@@ -60,7 +60,7 @@ msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS 
 </ServiceException></ServiceExceptionReport>`))
 	}))
 	defer srv.Close()
-	c, _ := upstream.NewClient(upstream.HTTPOptions{Retries: 3, RetryBackoff: time.Millisecond})
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, Retries: 3, RetryBackoff: time.Millisecond})
 	err := c.Fetch(context.Background(), srv.URL, func([]byte, string) error { return nil })
 	var ue *upstream.Error
 	if !errors.As(err, &ue) || calls.Load() != 1 {
@@ -84,7 +84,7 @@ func TestFetchTimesOut(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	c, _ := upstream.NewClient(upstream.HTTPOptions{Timeout: 50 * time.Millisecond, Retries: 1, RetryBackoff: time.Millisecond})
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, Timeout: 50 * time.Millisecond, Retries: 1, RetryBackoff: time.Millisecond})
 	start := time.Now()
 	err := c.Fetch(context.Background(), srv.URL, func([]byte, string) error { return nil })
 	if !errors.Is(err, context.DeadlineExceeded) || calls.Load() != 2 {
@@ -110,7 +110,7 @@ func TestFetchCapsConcurrency(t *testing.T) {
 		w.Write([]byte("x"))
 	}))
 	defer srv.Close()
-	c, _ := upstream.NewClient(upstream.HTTPOptions{MaxConcurrent: 3})
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, MaxConcurrent: 3})
 	var wg sync.WaitGroup
 	errs := make(chan error, 12)
 	for range 12 {
@@ -138,7 +138,7 @@ func TestFetchStopsWithContext(t *testing.T) {
 		http.Error(w, "down", http.StatusBadGateway)
 	}))
 	defer srv.Close()
-	c, _ := upstream.NewClient(upstream.HTTPOptions{Retries: 50, RetryBackoff: time.Second})
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, Retries: 50, RetryBackoff: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -191,7 +191,7 @@ func TestFetchFollowsRedirectsOnlyOnItsHost(t *testing.T) {
 		}
 	}))
 	defer origin.Close()
-	c, err := upstream.NewClient(upstream.HTTPOptions{Retries: 2, RetryBackoff: time.Millisecond, Headers: map[string]string{"X-Api-Key": "secret"}})
+	c, err := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, Retries: 2, RetryBackoff: time.Millisecond, Headers: map[string]string{"X-Api-Key": "secret"}})
 	if err != nil {
 		t.Fatal(err)
 	}

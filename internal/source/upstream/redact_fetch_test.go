@@ -105,7 +105,7 @@ func fetch(t *testing.T, o upstream.HTTPOptions, u string) error {
 }
 
 func TestFetchErrorsRedactTheURL(t *testing.T) {
-	fast := upstream.HTTPOptions{Retries: 1, RetryBackoff: time.Millisecond}
+	fast := upstream.HTTPOptions{Addresses: loopback, Retries: 1, RetryBackoff: time.Millisecond}
 
 	t.Run("HTTP 500 with a body", func(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -144,7 +144,7 @@ func TestFetchErrorsRedactTheURL(t *testing.T) {
 			<-r.Context().Done()
 		}))
 		defer srv.Close()
-		err := fetch(t, upstream.HTTPOptions{Retries: -1, Timeout: 50 * time.Millisecond}, secretURL(srv))
+		err := fetch(t, upstream.HTTPOptions{Addresses: loopback, Retries: -1, Timeout: 50 * time.Millisecond}, secretURL(srv))
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("got %v, want it to be context.DeadlineExceeded", err)
 		}

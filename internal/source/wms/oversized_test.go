@@ -46,8 +46,8 @@ func TestOversizedAnswersRefusedBeforeAllocating(t *testing.T) {
 		w.Write(body.Load().([]byte))
 	}))
 	defer srv.Close()
-	l := layerOf(t, strings.Replace(base, "http://127.0.0.1:1/wms?map=/srv/world.map", srv.URL+"/wms", 1)+"      retries: -1\n")
-	s, err := wms.New(l, nil)
+	l := layerOf(t, strings.Replace(base, "http://127.0.0.1:1/wms?map=/srv/world.map", srv.URL+"/wms", 1)+"      retries: -1\n      allowPrivateUpstream: true\n")
+	s, err := wms.New(l, upstream.Shared{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ layers:
     gridSubsets: [{gridSet: EPSG:4326}]
     formats: [image/png]
     metatiling: [1, 1]
-    source: {type: wms, url: "`+u+`", layers: a, retries: -1}
+    source: {type: wms, url: "`+u+`", layers: a, retries: -1, allowPrivateUpstream: true}
 `)
 }
 
@@ -64,7 +64,7 @@ func TestRenderErrorsRedactTheURL(t *testing.T) {
 	}))
 	defer srv.Close()
 	host := srv.Listener.Addr().String()
-	s, err := wms.New(secretLayer(t, "http://wmsuser:"+secretPass+"@"+host+"/wms?apikey="+secretKey), nil)
+	s, err := wms.New(secretLayer(t, "http://wmsuser:"+secretPass+"@"+host+"/wms?apikey="+secretKey), upstream.Shared{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestRenderErrorsRedactTheURL(t *testing.T) {
 }
 
 func TestNewErrorRedactsTheURL(t *testing.T) {
-	_, err := wms.New(secretLayer(t, "ftp://wmsuser:"+secretPass+"@x/wms?apikey="+secretKey), nil)
+	_, err := wms.New(secretLayer(t, "ftp://wmsuser:"+secretPass+"@x/wms?apikey="+secretKey), upstream.Shared{})
 	if err == nil || !strings.Contains(err.Error(), `"ftp://x/wms?apikey=REDACTED" is not an http(s) URL`) ||
 		strings.Contains(err.Error(), secretPass) || strings.Contains(err.Error(), secretKey) {
 		t.Errorf("got %v, want the URL redacted", err)

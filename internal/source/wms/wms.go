@@ -5,7 +5,7 @@
 // Options (the layer's `source:` mapping):
 //
 //	type: wms
-//	url: http://127.0.0.1:8081/wms   # required; may carry its own query (e.g. ?map=/srv/world.map)
+//	url: http://wms.example.org/wms  # required; may carry its own query (e.g. ?map=/srv/world.map)
 //	layers: roads,labels             # required: LAYERS
 //	styles: ""                       # STYLES when the request selects none
 //	version: 1.1.1                   # or 1.3.0 (CRS, EXCEPTIONS=XML and the CRS's axis order)
@@ -20,6 +20,7 @@
 //	retryBackoff: 250ms              # doubles per retry
 //	maxConcurrent: 4                 # this layer's GetMaps in flight at once
 //	headers: {Referer: ...}
+//	allowPrivateUpstream: false      # true: the url may be at a loopback, link-local, private or unique-local address (layer file only)
 //	pngCompression: 1                # zlib level of png/png8 tiles
 //	jpegQuality: 85
 //	skipBlank: none                  # or transparent / uniform: blank tiles are not stored
@@ -33,6 +34,14 @@
 // a 1024² metatile is 3.15 MB as TIFF against 0.9–1.9 MB as a fast
 // PNG of a typical basemap (README: "Choosing the upstream format").
 // The tiles are encoded in the tile format whatever the source format.
+//
+// The upstream may not be at a loopback, link-local, private, unique-local
+// or other non-public address (upstream.AddressClass), checked at each
+// connection after the name is resolved, unless the process allows its
+// network (TILECACHE_UPSTREAM_ALLOW) or the layer is one of the layer
+// file and sets allowPrivateUpstream: a layer changed through the REST
+// interface cannot make the cache fetch from the service's own host or
+// network.
 //
 // The seed request's parameters (the layer's parameter filters: STYLES, a
 // CQL_FILTER, any key) are sent as GetMap parameters, overriding the
@@ -91,10 +100,12 @@ func (s *Source) UpstreamCap(metaW, metaH int) (limit, perLane int) {
 	return s.client.MaxConcurrent(), 1
 }
 
-// New builds the source of layer l from its `source:` mapping; budget
-// (shared by the process's sources, nil for none) bounds the decoded
-// metatiles in flight.
-func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
+// New builds the source of layer l from its `source:` mapping with what
+// the process's sources share: the budget that bounds the decoded metatiles
+// in flight and the networks every upstream may be at. The upstream may
+// be at any address only when l is managed by the layer file and its
+// source sets allowPrivateUpstream.
+func New(l *layer.Layer, sh upstream.Shared) (*Source, error) {
 	var doc struct {
 		Type    string `yaml:"type"`
 		Options `yaml:",inline"`
@@ -127,11 +138,12 @@ func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 		return nil, fmt.Errorf("wms options: url %q is not an http(s) URL", upstream.Redact(o.URL))
 	}
 	o.HTTPOptions.Layer = l.Name // the metrics' label
+	o.HTTPOptions.Addresses = sh.Addresses(o.AllowPrivateUpstream && l.Managed == layer.ManagedByFile)
 	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
 	if err != nil {
 		return nil, fmt.Errorf("wms options: %w", err)
 	}
-	s := &Source{opts: o, base: base, filters: l.Filters, client: client, pipe: pipe, budget: budget}
+	s := &Source{opts: o, base: base, filters: l.Filters, client: client, pipe: pipe, budget: sh.Budget}
 	s.fixed = s.fixedParams()
 	return s, nil
 }

@@ -8,6 +8,7 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/source"
+	"tilecache/internal/source/upstream"
 	"tilecache/internal/source/wms"
 )
 
@@ -130,7 +131,7 @@ func TestGetMapURL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := wms.New(layerOf(t, base+tc.extra), nil)
+			src, err := wms.New(layerOf(t, base+tc.extra), upstream.Shared{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +189,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			l, _ := c.Layer("l")
-			_, err = wms.New(l, nil)
+			_, err = wms.New(l, upstream.Shared{})
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("err = %v, want it to mention %q", err, want)
 			}

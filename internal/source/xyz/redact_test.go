@@ -30,13 +30,13 @@ layers:
     gridSubsets: [{gridSet: EPSG:900913}]
     formats: [image/png]
     metatiling: [1, 1]
-    source: {type: xyz, url: "`+u+`", retries: -1}
+    source: {type: xyz, url: "`+u+`", retries: -1, allowPrivateUpstream: true}
 `), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l, _ := cat.Layer("up")
-	return xyz.New(l, nil)
+	return xyz.New(l, upstream.Shared{})
 }
 
 // TestRenderErrorsRedactTheURL: the error of a tile fetched from a

@@ -4,10 +4,11 @@
 // Options (the layer's `source:` mapping):
 //
 //	type: xyz
-//	url: http://127.0.0.1:8080/tiles/{z}/{x}/{y}.png   # required
+//	url: https://tiles.example.org/{z}/{x}/{y}.png   # required
 //	passThrough: true     # store the upstream's bytes as they are when the upstream format is the tile format
 //	format: image/png     # the upstream's format (for passThrough); default image/png
 //	timeout, retries, retryBackoff, maxConcurrent, headers    # as for the wms source
+//	allowPrivateUpstream                                      # as for the wms source
 //	pngCompression, jpegQuality, skipBlank                    # as for the wms source
 //
 // Placeholders: {z}; {x}; {y}, the row counted from the top (XYZ, "slippy
@@ -64,10 +65,12 @@ func (s *Source) UpstreamCap(metaW, metaH int) (limit, perLane int) {
 	return limit, min(metaW*metaH, limit)
 }
 
-// New builds the source of layer l from its `source:` mapping; budget
-// (shared by the process's sources, nil for none) bounds the decoded tiles
-// in flight.
-func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
+// New builds the source of layer l from its `source:` mapping with what
+// the process's sources share: the budget that bounds the decoded tiles
+// in flight and the networks every upstream may be at. The upstream may
+// be at any address only when l is managed by the layer file and its
+// source sets allowPrivateUpstream.
+func New(l *layer.Layer, sh upstream.Shared) (*Source, error) {
 	var doc struct {
 		Type    string `yaml:"type"`
 		Options `yaml:",inline"`
@@ -91,6 +94,7 @@ func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 		return nil, fmt.Errorf("xyz options: url %q needs {z}, {x} and {y} or {-y}", upstream.Redact(o.URL))
 	}
 	o.HTTPOptions.Layer = l.Name // the metrics' label
+	o.HTTPOptions.Addresses = sh.Addresses(o.AllowPrivateUpstream && l.Managed == layer.ManagedByFile)
 	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
 	if err != nil {
 		return nil, fmt.Errorf("xyz options: %w", err)
@@ -98,7 +102,7 @@ func New(l *layer.Layer, budget *upstream.Budget) (*Source, error) {
 	pass := o.PassThrough == nil || *o.PassThrough
 	// Blank tiles can only be recognised in decoded pixels.
 	pass = pass && (o.SkipBlank == "" || o.SkipBlank == "none")
-	return &Source{opts: o, passThrough: pass, client: client, pipe: pipe, budget: budget}, nil
+	return &Source{opts: o, passThrough: pass, client: client, pipe: pipe, budget: sh.Budget}, nil
 }
 
 // Expand fills the URL template for tile (z, x, y) of a grid with rows

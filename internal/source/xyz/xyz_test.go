@@ -49,13 +49,13 @@ layers:
     gridSubsets: [{gridSet: EPSG:900913}]
     formats: [image/png]
     metatiling: [1, 1]
-    source: {type: xyz, url: "`+srv.URL+`/{z}/{x}/{y}.png", retries: -1}
+    source: {type: xyz, url: "`+srv.URL+`/{z}/{x}/{y}.png", retries: -1, allowPrivateUpstream: true}
 `), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l, _ := cat.Layer("up")
-	src, err := xyz.New(l, nil)
+	src, err := xyz.New(l, upstream.Shared{})
 	if err != nil {
 		t.Fatal(err)
 	}
