@@ -305,38 +305,44 @@ func merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []str
 		return c, warnings, nil, nil
 	}
 	// Something stored does not fit the file: the file alone must, then
-	// each stored entry is tried with the file's (and the stored grid sets
-	// kept), and skipped when it does not fit. The stored entries fitted
-	// each other when they were saved.
+	// the stored entries are tried with the file's (and the stored grid
+	// sets kept), halves of them at a time down to the single entries that
+	// do not fit, which are skipped: a few parses of the document, not one
+	// per entry. The stored entries fitted each other when they were saved.
 	if _, ferr := build(fileGrids, fileLayers); ferr != nil {
 		return nil, warnings, nil, ferr
 	}
 	skipped := map[string]error{}
-	skip := func(what, key string, err error) {
+	// fitting returns the entries of try that fit with fits, skipping the
+	// others (named by field, what they are).
+	var fitting func(try []*yaml.Node, field, what string, isStored map[string]bool, fits func([]*yaml.Node) error) []*yaml.Node
+	fitting = func(try []*yaml.Node, field, what string, isStored map[string]bool, fits func([]*yaml.Node) error) []*yaml.Node {
+		if len(try) == 0 {
+			return nil
+		}
+		err := fits(try)
+		if err == nil {
+			return try
+		}
+		if len(try) > 1 {
+			half := len(try) / 2
+			return slices.Concat(fitting(try[:half], field, what, isStored, fits), fitting(try[half:], field, what, isStored, fits))
+		}
+		key := entryKey(try[0], field)
+		delete(isStored, key)
 		skipped[what+" "+key] = err
 		warnings = append(warnings, fmt.Sprintf("%s %q of the stored configuration (version %d) does not fit %s: it is skipped until one of them is fixed: %v",
 			what, key, stored.Version, fileName, err))
+		return nil
 	}
-	grids := slices.Clone(fileGrids)
-	for _, n := range storedGrids {
-		if _, err := build(append(slices.Clone(grids), n), fileLayers); err != nil {
-			key := entryKey(n, "id")
-			delete(opts.storedGridSets, key)
-			skip("grid set", key, err)
-			continue
-		}
-		grids = append(grids, n)
-	}
-	layers := slices.Clone(fileLayers)
-	for _, n := range storedLayers {
-		if _, err := build(grids, append(slices.Clone(fileLayers), n)); err != nil {
-			key := entryKey(n, "name")
-			delete(opts.storedLayers, key)
-			skip("layer", key, err)
-			continue
-		}
-		layers = append(layers, n)
-	}
+	grids := slices.Concat(fileGrids, fitting(storedGrids, "id", "grid set", opts.storedGridSets, func(try []*yaml.Node) error {
+		_, err := build(slices.Concat(fileGrids, try), fileLayers)
+		return err
+	}))
+	layers := slices.Concat(fileLayers, fitting(storedLayers, "name", "layer", opts.storedLayers, func(try []*yaml.Node) error {
+		_, err := build(grids, slices.Concat(fileLayers, try))
+		return err
+	}))
 	c, err = build(grids, layers)
 	return c, warnings, skipped, err
 }
