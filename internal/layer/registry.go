@@ -162,6 +162,14 @@ func (r *Registry) Refresh(ctx context.Context) (bool, error) {
 	if !due {
 		return false, nil
 	}
+	return r.Sync(ctx)
+}
+
+// Sync reads the stored configuration's version now, whatever the
+// period, and loads the configuration when it changed: what a request that
+// must not act on a layer deleted elsewhere calls first (a seed's submit).
+// It reports whether the catalogue changed.
+func (r *Registry) Sync(ctx context.Context) (bool, error) {
 	v, err := r.store.ConfigVersion(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read the stored layer configuration's version: %w", err)
