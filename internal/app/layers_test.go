@@ -311,6 +311,42 @@ func TestLayerChangeSeenByAnotherProcess(t *testing.T) {
 	}
 }
 
+// TestSeedOfALayerDeletedByAnotherProcess: a process whose catalogue is
+// a whole refresh period behind (1 h here) reads the configuration's
+// version before it records a seed, so a layer another process deleted
+// (truncating its tiles) is refused at once instead of seeded again.
+func TestSeedOfALayerDeletedByAnotherProcess(t *testing.T) {
+	awsPass(t)
+	wmsURL := testenv.RequireWMS(t)
+	dir := t.TempDir()
+	extra := map[string]string{"TILECACHE_LAYERS_REFRESH": "1h"}
+	pa := apptest.StartProcess(t, dir, extra)
+	a := pa.App()
+	xml := []string{"Content-Type", "text/xml"}
+	if res := a.Do(t, "PUT", "/rest/gridsets/Quarter.xml", quarterDoc(t), xml...); res.Status != http.StatusOK {
+		t.Fatalf("PUT grid set: %d %s", res.Status, res.Body)
+	}
+	if res := a.Do(t, "PUT", "/rest/layers/run:world.xml", runLayerDoc(wmsURL, "image/png", "3"), xml...); res.Status != http.StatusOK {
+		t.Fatalf("PUT layer: %d %s", res.Status, res.Body)
+	}
+	// B starts knowing the layer, and would not read the configuration
+	// again for an hour.
+	b := apptest.StartProcess(t, dir, extra).App()
+	if res := b.Do(t, "GET", "/rest/layers/run:world.xml", ""); res.Status != http.StatusOK {
+		t.Fatalf("process B does not know the layer: %d %s", res.Status, res.Body)
+	}
+	if res := a.Do(t, "DELETE", "/rest/layers/run:world.xml?truncate=true", ""); res.Status != http.StatusOK {
+		t.Fatalf("DELETE ?truncate=true: %d %s", res.Status, res.Body)
+	}
+	res := b.Do(t, "POST", "/rest/seed/run:world.json", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":1,"format":"image/png"}}`)
+	if res.Status != http.StatusBadRequest || !strings.Contains(res.Body, "Unknown layer: run:world") {
+		t.Fatalf("process B's seed of the layer A deleted: %d %s, want 400 Unknown layer", res.Status, res.Body)
+	}
+	if res := b.Do(t, "GET", "/rest/layers/run:world.xml", ""); res.Status != http.StatusNotFound {
+		t.Errorf("process B after its refused seed: GET the layer %d, want 404 (its catalogue brought up to date)", res.Status)
+	}
+}
+
 // TestLayerChangesReachTheCDN: the tiles a layer change truncates, and a
 // deleted layer's tiles and the root documents that listed it, are
 // invalidated in the CDN (a CloudFront-compatible server).

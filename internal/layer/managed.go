@@ -241,53 +241,110 @@ func (d *Config) Bytes() ([]byte, error) {
 //   - the file's entries marked `managedBy: store` are used only while the
 //     store holds no configuration (stored.Version 0): after the first
 //     start copied them (see Registry), the store's are the ones.
+//
+// A stored entry that does not fit the file (it uses a grid set the file
+// no longer defines, or has the id of a file layer, say) is skipped and
+// named in the warnings; the rest are kept. The error is the file's own,
+// or a stored document that cannot be read at all.
 func Merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []string, error) {
+	c, warnings, _, err := merge(file, fileName, stored)
+	return c, warnings, err
+}
+
+// merge is Merge that also names the stored entries it skipped ("layer
+// x", "grid set y") with the reason.
+func merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []string, map[string]error, error) {
 	fileCfg, err := ParseConfig(file)
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse %s: %w", fileName, err)
+		return nil, nil, nil, fmt.Errorf("parse %s: %w", fileName, err)
 	}
 	storedCfg, err := ParseConfig(stored.Doc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var warnings []string
 	opts := parseOptions{allowEmpty: true, storedLayers: map[string]bool{}, storedGridSets: map[string]bool{}, version: stored.Version}
-	merge := func(fileEntries, storedEntries []*yaml.Node, field, what string, isStored map[string]bool) []*yaml.Node {
-		var out []*yaml.Node
-		fromFile := map[string]bool{}
+	// split returns the entries used from the file and from the store.
+	split := func(fileEntries, storedEntries []*yaml.Node, field, what string, isStored map[string]bool) (fromFile, fromStore []*yaml.Node) {
+		inFile := map[string]bool{}
 		for _, n := range fileEntries {
 			key := entryKey(n, field)
 			if Managed(entryKey(n, "managedBy")) == ManagedByStore {
 				if stored.Version == 0 {
-					out = append(out, n)
+					fromStore = append(fromStore, n)
 					isStored[key] = true
 				}
 				continue
 			}
-			fromFile[key] = true
-			out = append(out, n)
+			inFile[key] = true
+			fromFile = append(fromFile, n)
 		}
 		for _, n := range storedEntries {
 			key := entryKey(n, field)
-			if fromFile[key] {
+			if inFile[key] {
 				warnings = append(warnings, fmt.Sprintf("%s %q is in %s and in the stored configuration: the file's is used", what, key, fileName))
 				continue
 			}
 			isStored[key] = true
-			out = append(out, n)
+			fromStore = append(fromStore, n)
 		}
-		return out
+		return fromFile, fromStore
 	}
-	doc := entryDoc{
-		GridSets: merge(fileCfg.gridSets, storedCfg.gridSets, "id", "grid set", opts.storedGridSets),
-		Layers:   merge(fileCfg.layers, storedCfg.layers, "name", "layer", opts.storedLayers),
+	fileGrids, storedGrids := split(fileCfg.gridSets, storedCfg.gridSets, "id", "grid set", opts.storedGridSets)
+	fileLayers, storedLayers := split(fileCfg.layers, storedCfg.layers, "name", "layer", opts.storedLayers)
+	name := fileName + " and the stored configuration"
+	build := func(grids, layers []*yaml.Node) (*Catalogue, error) {
+		data, err := marshalEntries(entryDoc{GridSets: grids, Layers: layers})
+		if err != nil {
+			return nil, err
+		}
+		return parse(data, name, opts)
 	}
-	data, err := marshalEntries(doc)
-	if err != nil {
-		return nil, warnings, err
+	c, err := build(slices.Concat(fileGrids, storedGrids), slices.Concat(fileLayers, storedLayers))
+	if err == nil {
+		return c, warnings, nil, nil
 	}
-	c, err := parse(data, fileName+" and the stored configuration", opts)
-	return c, warnings, err
+	// Something stored does not fit the file: the file alone must, then
+	// the stored entries are tried with the file's (and the stored grid
+	// sets kept), halves of them at a time down to the single entries that
+	// do not fit, which are skipped: a few parses of the document, not one
+	// per entry. The stored entries fitted each other when they were saved.
+	if _, ferr := build(fileGrids, fileLayers); ferr != nil {
+		return nil, warnings, nil, ferr
+	}
+	skipped := map[string]error{}
+	// fitting returns the entries of try that fit with fits, skipping the
+	// others (named by field, what they are).
+	var fitting func(try []*yaml.Node, field, what string, isStored map[string]bool, fits func([]*yaml.Node) error) []*yaml.Node
+	fitting = func(try []*yaml.Node, field, what string, isStored map[string]bool, fits func([]*yaml.Node) error) []*yaml.Node {
+		if len(try) == 0 {
+			return nil
+		}
+		err := fits(try)
+		if err == nil {
+			return try
+		}
+		if len(try) > 1 {
+			half := len(try) / 2
+			return slices.Concat(fitting(try[:half], field, what, isStored, fits), fitting(try[half:], field, what, isStored, fits))
+		}
+		key := entryKey(try[0], field)
+		delete(isStored, key)
+		skipped[what+" "+key] = err
+		warnings = append(warnings, fmt.Sprintf("%s %q of the stored configuration (version %d) does not fit %s: it is skipped until one of them is fixed: %v",
+			what, key, stored.Version, fileName, err))
+		return nil
+	}
+	grids := slices.Concat(fileGrids, fitting(storedGrids, "id", "grid set", opts.storedGridSets, func(try []*yaml.Node) error {
+		_, err := build(slices.Concat(fileGrids, try), fileLayers)
+		return err
+	}))
+	layers := slices.Concat(fileLayers, fitting(storedLayers, "name", "layer", opts.storedLayers, func(try []*yaml.Node) error {
+		_, err := build(grids, slices.Concat(fileLayers, try))
+		return err
+	}))
+	c, err = build(grids, layers)
+	return c, warnings, skipped, err
 }
 
 // seedEntries returns the document of the file's entries marked

@@ -2,9 +2,12 @@ package layer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +26,11 @@ type Registry struct {
 	live     *Catalogue
 	log      *slog.Logger
 
-	mu       sync.Mutex
-	checked  time.Time // of the last version read
+	mu      sync.Mutex
+	checked time.Time // of the last version read
+	// failed is the stored version that could not be loaded (0: none):
+	// Refresh does not read it again while the stored version is still it.
+	failed   int64
 	onUpdate []func(ctx context.Context, c *Catalogue)
 	validate func(*Catalogue) error
 	now      func() time.Time
@@ -58,12 +64,13 @@ func OpenRegistry(ctx context.Context, file []byte, fileName string, store Confi
 	if err != nil {
 		return nil, fmt.Errorf("read the stored layer configuration: %w", err)
 	}
-	c, err := r.merge(st)
+	c, _, err := r.merge(st)
 	if err != nil {
-		log.Error("the stored layer configuration does not fit the layer file: serving the file's layers alone until it is fixed", "err", err)
+		log.Error("the stored layer configuration cannot be read: serving the layer file's layers alone until it is fixed", "version", st.Version, "err", err)
 		if c, err = Parse(file, fileName); err != nil {
 			return nil, err
 		}
+		r.failed = st.Version
 	}
 	r.live = c
 	r.checked = r.now()
@@ -83,8 +90,10 @@ func (r *Registry) seed(ctx context.Context) error {
 	if v != 0 {
 		return nil
 	}
-	if _, err := r.merge(StoredConfig{Version: 1, Doc: doc}); err != nil {
+	if _, skipped, err := r.merge(StoredConfig{Version: 1, Doc: doc}); err != nil {
 		return err
+	} else if len(skipped) > 0 {
+		return fmt.Errorf("the layer file's store-managed entries do not fit its other entries: %v", joinSkipped(skipped))
 	}
 	_, err = r.store.SaveConfig(ctx, 0, doc)
 	if apperr.Is(err, apperr.Conflict) {
@@ -97,12 +106,24 @@ func (r *Registry) seed(ctx context.Context) error {
 	return nil
 }
 
-func (r *Registry) merge(st StoredConfig) (*Catalogue, error) {
-	c, warnings, err := Merge(r.file, r.fileName, st)
+// merge builds the catalogue of the file and st, logging each warning,
+// and returns the stored entries it skipped (see Merge).
+func (r *Registry) merge(st StoredConfig) (*Catalogue, map[string]error, error) {
+	c, warnings, skipped, err := merge(r.file, r.fileName, st)
 	for _, w := range warnings {
-		r.log.Warn(w)
+		r.log.Warn(w, "version", st.Version)
 	}
-	return c, err
+	return c, skipped, err
+}
+
+// joinSkipped lists skipped entries and their reasons, in name order.
+func joinSkipped(skipped map[string]error) string {
+	keys := slices.Sorted(maps.Keys(skipped))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %v", k, skipped[k])
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Catalogue returns the live catalogue: the same value for the registry's
@@ -141,11 +162,24 @@ func (r *Registry) Refresh(ctx context.Context) (bool, error) {
 	if !due {
 		return false, nil
 	}
+	return r.Sync(ctx)
+}
+
+// Sync reads the stored configuration's version now, whatever the
+// period, and loads the configuration when it changed: what a request that
+// must not act on a layer deleted elsewhere calls first (a seed's submit).
+// It reports whether the catalogue changed.
+func (r *Registry) Sync(ctx context.Context) (bool, error) {
 	v, err := r.store.ConfigVersion(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read the stored layer configuration's version: %w", err)
 	}
-	if v == r.live.Version() {
+	r.mu.Lock()
+	failed := r.failed
+	r.mu.Unlock()
+	if v == r.live.Version() || v == failed {
+		// A version that failed to load is not read again: it cannot load
+		// until the next save (or a new layer file, a new process).
 		return false, nil
 	}
 	return r.Reload(ctx)
@@ -167,11 +201,13 @@ func (r *Registry) install(st StoredConfig) (bool, error) {
 		r.mu.Unlock()
 		return false, nil
 	}
-	c, err := r.merge(st)
+	c, _, err := r.merge(st)
 	if err != nil {
+		r.failed = st.Version
 		r.mu.Unlock()
 		return false, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
 	}
+	r.failed = 0
 	r.live.replace(c)
 	r.checked = r.now()
 	r.mu.Unlock()
@@ -192,7 +228,7 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 		if err != nil {
 			return nil, fmt.Errorf("read the stored layer configuration: %w", err)
 		}
-		current, err := r.merge(st)
+		current, skippedBefore, err := r.merge(st)
 		if err != nil {
 			return nil, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
 		}
@@ -208,8 +244,17 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 			return nil, err
 		}
 		next := StoredConfig{Version: st.Version + 1, Doc: data}
-		c, err := r.merge(next)
+		c, skipped, err := r.merge(next)
 		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
+		}
+		// An entry skipped before (it does not fit the layer file) may
+		// stay so; the change must not add one.
+		for k := range skippedBefore {
+			delete(skipped, k)
+		}
+		if len(skipped) > 0 {
+			err := errors.New(joinSkipped(skipped))
 			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
 		}
 		r.mu.Lock()

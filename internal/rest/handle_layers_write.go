@@ -194,6 +194,13 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 		if err != nil {
 			return err
 		}
+		if truncate {
+			// A running task would write tiles of the old definition
+			// after their truncation.
+			if err := h.noActiveTasks(r.Context(), name, "its orphaned tiles cannot be truncated (?truncate=true)"); err != nil {
+				return err
+			}
+		}
 		var old *layer.Layer
 		var created bool
 		next, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
@@ -238,8 +245,32 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 	}
 }
 
+// noActiveTasks is the 409 of a change (what it cannot do) to a layer
+// with tasks pending or running.
+func (h *Handler) noActiveTasks(ctx context.Context, name, what string) error {
+	tasks, err := h.svc.Tasks.List(ctx, name)
+	if err != nil {
+		return err
+	}
+	var active []string
+	for _, t := range tasks {
+		if t.Status.Active() {
+			active = append(active, strconv.FormatInt(t.ID, 10))
+		}
+	}
+	if len(active) > 0 {
+		return apperr.New(apperr.Conflict, "Layer %s has tasks in progress (%s): %s; kill them first (POST /rest/seed/%s with kill_all=all) or wait for them to finish",
+			name, strings.Join(active, ", "), what, name)
+	}
+	return nil
+}
+
 // deleteLayer removes a layer; with ?truncate=true its tiles too. A layer
-// with tasks in progress is not removed (409): kill them first.
+// with tasks in progress is not removed (409): kill them first. The entry
+// is deleted first (a save conditional on the version read, checked
+// against the newest configuration), and only then are the tiles of the
+// definition it deleted (its id) truncated: a failed deletion leaves the
+// tiles, and an id changed meanwhile is the one truncated.
 func (h *Handler) deleteLayer(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		truncate, err := truncateParam(r)
@@ -256,30 +287,10 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 		if err := preconditions(r, "Layer "+name, cur.Version); err != nil {
 			return err
 		}
-		tasks, err := h.svc.Tasks.List(r.Context(), name)
-		if err != nil {
+		if err := h.noActiveTasks(r.Context(), name, "it cannot be deleted"); err != nil {
 			return err
 		}
-		var active []string
-		for _, t := range tasks {
-			if t.Status.Active() {
-				active = append(active, strconv.FormatInt(t.ID, 10))
-			}
-		}
-		if len(active) > 0 {
-			return apperr.New(apperr.Conflict, "Layer %s has tasks in progress (%s): kill them first (POST /rest/seed/%s with kill_all=all)",
-				name, strings.Join(active, ", "), name)
-		}
-		change := layerChange{Name: name, Action: "deleted"}
-		if truncate {
-			n, err := h.svc.Truncater.MassTruncate(r.Context(), name)
-			if err != nil {
-				return err
-			}
-			change.Notes = append(change.Notes, fmt.Sprintf("%d objects of the layer deleted", n))
-		} else {
-			change.Notes = append(change.Notes, "the layer's tiles stay stored: DELETE with ?truncate=true removes them too")
-		}
+		var deleted *layer.Layer
 		_, err = h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
 			l, ok := cur.Layer(name)
 			if !ok {
@@ -291,11 +302,22 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 			if err := preconditions(r, "Layer "+name, l.Version); err != nil {
 				return err
 			}
+			deleted = l
 			cfg.DeleteLayer(name)
 			return nil
 		})
 		if err != nil {
 			return err
+		}
+		change := layerChange{Name: name, Action: "deleted"}
+		if truncate {
+			n, err := h.svc.Truncater.TruncateLayer(r.Context(), deleted)
+			if err != nil {
+				return fmt.Errorf("layer %s deleted, but its tiles could not all be truncated (%d objects deleted; POST /rest/masstruncate cannot name a deleted layer: define it again with the same id and truncate it): %w", name, n, err)
+			}
+			change.Notes = append(change.Notes, fmt.Sprintf("%d objects of the layer deleted", n))
+		} else {
+			change.Notes = append(change.Notes, "the layer's tiles stay stored: DELETE with ?truncate=true removes them too")
 		}
 		writeChange(w, change)
 		return nil

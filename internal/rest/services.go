@@ -67,6 +67,9 @@ type MassTruncater interface {
 	// MassTruncate deletes every object of layer before it returns and
 	// reports how many it deleted; an unknown layer is Invalid.
 	MassTruncate(ctx context.Context, layer string) (int64, error)
+	// TruncateLayer deletes every object of the layer defined by l (one
+	// just deleted from the configuration) and reports how many.
+	TruncateLayer(ctx context.Context, l *layer.Layer) (int64, error)
 }
 
 // LayerFinder finds configured layers by name (layer.Catalogue does).

@@ -39,6 +39,12 @@ type Options struct {
 	// from, for layers that change at run time (a layer's Version names
 	// its definition); New's sources map is then unused.
 	SourceOf func(*layer.Layer) (source.Source, error)
+	// Sync, when set, brings the layer catalogue up to the stored
+	// configuration's newest version (layer.Registry.Sync: one small read
+	// when nothing changed). Submit calls it before it reads the layer, so
+	// that a layer another process deleted (or changed) moments ago is not
+	// seeded on a catalogue up to a refresh period old.
+	Sync func(ctx context.Context) error
 	// PoolSize bounds the number of RUNNING tasks. Default 16.
 	PoolSize int
 	// KeyPrefix is prepended to every tile key. Default none.

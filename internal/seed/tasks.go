@@ -20,6 +20,11 @@ import (
 // returns the created tasks as they are after that first dispatch. A
 // rejected request records nothing and consumes no task ids.
 func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
+	if e.opts.Sync != nil {
+		if err := e.opts.Sync(ctx); err != nil {
+			return nil, fmt.Errorf("read the layer configuration before a %s request for layer %s: %w", r.Type, r.Layer, err)
+		}
+	}
 	p, err := e.Prepare(r)
 	if err != nil {
 		return nil, err

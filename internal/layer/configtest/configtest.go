@@ -6,11 +6,14 @@ package configtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,6 +123,9 @@ func Run(t *testing.T, newStore func(t *testing.T) layer.ConfigStore) {
 		wantKind(t, err, apperr.Invalid)
 		want(t, e, 0, nil)
 	})
+	t.Run("RegistrySkipsConflictingEntries", func(t *testing.T) {
+		registrySkipsConflictingEntries(t, newStore(t))
+	})
 	t.Run("ConcurrentSavers", func(t *testing.T) {
 		s := newStore(t)
 		const savers, tries = 8, 50
@@ -209,4 +215,152 @@ func largeDoc(n int) []byte {
 	out := []byte(b.String())[:n]
 	out[n-1] = '\n'
 	return out
+}
+
+// countingStore counts the reads of a store's whole document.
+type countingStore struct {
+	layer.ConfigStore
+	docReads atomic.Int64
+}
+
+func (c *countingStore) Config(ctx context.Context) (layer.StoredConfig, error) {
+	c.docReads.Add(1)
+	return c.ConfigStore.Config(ctx)
+}
+
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// registrySkipsConflictingEntries: a layer file changed so that some
+// stored entries no longer fit it skips those entries one by one (each
+// named in a warning) and keeps the rest; a stored version that cannot be
+// loaded at all is not read again every period.
+func registrySkipsConflictingEntries(t *testing.T, s layer.ConfigStore) {
+	const fileV1 = `gridSets:
+  - id: FileGrid
+    epsg: 4326
+    extent: [-180, -90, 180, 90]
+    resolutions: [0.703125, 0.3515625]
+layers:
+  - name: file:a
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    source: {type: testpattern}
+`
+	// The next layer file drops FileGrid and gives a layer the id x.
+	const fileV2 = `layers:
+  - name: file:a
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    source: {type: testpattern}
+  - name: file:x
+    id: x
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    source: {type: testpattern}
+`
+	entry := func(name, id, gridSet string) []byte {
+		return fmt.Appendf(nil, "name: %s\nid: %s\ngridSubsets: [{gridSet: %s}]\nformats: [image/png]\nsource: {type: testpattern}\n", name, id, gridSet)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	r1, err := layer.OpenRegistry(t.Context(), []byte(fileV1), "layers.yaml", s, time.Hour, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r1.Update(t.Context(), func(doc *layer.Config, _ *layer.Catalogue) error {
+		for _, e := range [][3]string{{"s:ok", "ok", "EPSG:4326"}, {"s:grid", "grid", "FileGrid"}, {"s:id", "x", "EPSG:4326"}} {
+			if _, err := doc.PutLayer(e[0], entry(e[0], e[1], e[2])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	counting := &countingStore{ConfigStore: s}
+	var logs syncBuffer
+	const every = 20 * time.Millisecond
+	r2, err := layer.OpenRegistry(t.Context(), []byte(fileV2), "layers.yaml", counting, every, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r2.Catalogue()
+	if got, want := c.Names(), []string{"file:a", "file:x", "s:ok"}; !slices.Equal(got, want) {
+		t.Fatalf("layers with the changed file: %v, want %v (the entries that fit kept)\n%s", got, want, logs.String())
+	}
+	for _, name := range []string{"s:grid", "s:id"} {
+		if !strings.Contains(logs.String(), "level=WARN msg=\"layer \\\""+name+"\\\" of the stored configuration") {
+			t.Errorf("no warning names the skipped layer %s:\n%s", name, logs.String())
+		}
+	}
+
+	// The skipped entries are the stored configuration's version, loaded:
+	// the periods read the version alone.
+	reads := counting.docReads.Load()
+	for start := time.Now(); time.Since(start) < 10*every; time.Sleep(every / 4) {
+		if _, err := r2.Refresh(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counting.docReads.Load() - reads; n != 0 {
+		t.Errorf("%d whole-document reads in %v of refreshes with nothing changed, want 0", n, 10*every)
+	}
+
+	// A change is refused when it adds a conflict, and made when the
+	// skipped entries stay as they were.
+	_, err = r2.Update(t.Context(), func(doc *layer.Config, _ *layer.Catalogue) error {
+		_, err := doc.PutLayer("s:x2", entry("s:x2", "x", "EPSG:4326"))
+		return err
+	})
+	if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), "s:x2") {
+		t.Errorf("a new layer with a file layer's id: %v, want an Invalid error naming it", err)
+	}
+	if _, err := r2.Update(t.Context(), func(doc *layer.Config, _ *layer.Catalogue) error {
+		_, err := doc.PutLayer("s:new", entry("s:new", "new", "EPSG:4326"))
+		return err
+	}); err != nil {
+		t.Fatalf("a change beside skipped entries: %v", err)
+	}
+	if _, ok := c.Layer("s:new"); !ok {
+		t.Error("s:new not in the catalogue after its save")
+	}
+
+	// A stored document that cannot be read at all: the version that
+	// failed is read once, not every period.
+	v, err := s.ConfigVersion(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SaveConfig(t.Context(), v, []byte("layers: [\n")); err != nil {
+		t.Fatal(err)
+	}
+	reads = counting.docReads.Load()
+	failures := 0
+	for start := time.Now(); time.Since(start) < 10*every; time.Sleep(every / 4) {
+		if _, err := r2.Refresh(t.Context()); err != nil {
+			failures++
+		}
+	}
+	if n := counting.docReads.Load() - reads; n != 1 || failures != 1 {
+		t.Errorf("a version that fails to load: %d whole-document reads and %d failed refreshes in %v, want 1 and 1", n, failures, 10*every)
+	}
+	if _, ok := c.Layer("s:ok"); !ok {
+		t.Error("the catalogue lost s:ok when a later version failed to load")
+	}
 }
