@@ -206,7 +206,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		if err != nil {
 			return nil, err
 		}
-		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets)
+		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets).WithLog(log)
 	}
 	return p, nil
 }
