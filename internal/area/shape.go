@@ -266,11 +266,9 @@ func eachPoint(g orb.Geometry, yield func(orb.Point) bool) bool {
 			}
 		}
 	case orb.LineString:
-		for _, p := range g {
-			if !yield(p) {
-				return false
-			}
-		}
+		return eachPoint(orb.MultiPoint(g), yield)
+	case orb.Ring:
+		return eachPoint(orb.MultiPoint(g), yield)
 	case orb.MultiLineString:
 		for _, l := range g {
 			if !eachPoint(l, yield) {
@@ -279,10 +277,8 @@ func eachPoint(g orb.Geometry, yield func(orb.Point) bool) bool {
 		}
 	case orb.Polygon:
 		for _, r := range g {
-			for _, p := range r {
-				if !yield(p) {
-					return false
-				}
+			if !eachPoint(r, yield) {
+				return false
 			}
 		}
 	case orb.MultiPolygon:
