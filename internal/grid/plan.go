@@ -12,7 +12,10 @@ import (
 // ([Subset.Range]) is widened to whole metatiles of metaW × metaH tiles
 // (x0 −= x0 mod mx; x1 = x1 − x1 mod mx + mx − 1, and likewise for rows) and
 // x1, y1 are then clipped to the last column and row of the grid (not of the
-// coverage). Metatiles are numbered from 0 zoom level by zoom level, then row
+// coverage). The metatiles are the units of work and the plan counts their
+// tiles (the request total of the REST contract), but the request's tiles
+// are those of its range alone ([Metatile.Has]): a truncate deletes exactly
+// them and a seed checks exactly them. Metatiles are numbered from 0 zoom level by zoom level, then row
 // by row from the bottom, then column by column from the left ([ByRows]), or
 // within a level column by column from the left, then row by row from the
 // bottom ([ByColumns]), so that a share of the work is an index range (a
@@ -37,6 +40,7 @@ type Plan struct {
 // planLevel is the bookkeeping of one level of a plan.
 type planLevel struct {
 	r          TileRange  // widened and clipped tile range
+	req        TileRange  // the request's range, within r
 	cols, rows int64      // metatile columns and rows of r
 	metas      int64      // metatiles planned: cols·rows, or the area's
 	metaStart  int64      // index of the level's first metatile
@@ -49,12 +53,18 @@ type planLevel struct {
 // lower-left tile is (Tiles.MinX, Tiles.MinY).
 //
 // In a plan restricted to an area ([NewPlanArea]) only some of those tiles
-// are the plan's: [Metatile.Count], [Metatile.Has] and [Metatile.All] tell
-// which. The whole metatile is rendered all the same.
+// are the plan's: [Metatile.Count] tells how many. Of the tiles counted,
+// those at the edges of the request's range may not be the request's:
+// [Metatile.Has] and [Metatile.All] name the request's tiles (its range's,
+// and its area's). The whole metatile is rendered all the same.
 type Metatile struct {
 	Index int64
 	Tiles TileRange
 	area  *areaLevel
+	// req is the request's range of the level when it leaves out some of
+	// Tiles (clipped), in a plan not restricted to an area.
+	req     TileRange
+	clipped bool
 }
 
 // Lane is a contiguous share of a plan's metatiles: the indices [Start, End)
@@ -155,9 +165,11 @@ func newPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Or
 	}
 	held := 0 // lines of the area kept
 	for z := zStart; z <= zStop; z++ {
-		r := widen(s.Range(bounds, z), p.metaW, p.metaH, s.GridSet.GridRange(z))
+		req := s.Range(bounds, z)
+		r := widen(req, p.metaW, p.metaH, s.GridSet.GridRange(z))
 		l := planLevel{
 			r:         r,
+			req:       req,
 			cols:      (r.MaxX-r.MinX)/p.metaW + 1,
 			rows:      (r.MaxY-r.MinY)/p.metaH + 1,
 			metaStart: p.metatiles,
@@ -275,12 +287,16 @@ func (p *Plan) Meta(i int64) Metatile {
 	}
 	x0 := l.r.MinX + col*p.metaW
 	y0 := l.r.MinY + row*p.metaH
-	return Metatile{Index: i, Tiles: TileRange{
+	m := Metatile{Index: i, Tiles: TileRange{
 		Z:    l.r.Z,
 		MinX: x0, MinY: y0,
 		MaxX: min(x0+p.metaW-1, l.r.MaxX),
 		MaxY: min(y0+p.metaH-1, l.r.MaxY),
 	}}
+	if !l.req.ContainsRange(m.Tiles) {
+		m.req, m.clipped = l.req, true
+	}
+	return m
 }
 
 // TilesBefore returns the number of tiles in metatiles 0 to i−1, so that

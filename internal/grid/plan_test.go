@@ -153,6 +153,23 @@ func testPlanMatchesBruteForce(t *testing.T, tt planCase, order Order) {
 			t.Errorf("Meta(%d) = %+v, want index %d tiles %+v", i, m, i, w)
 		}
 		sum += w.Count()
+		// The request's tiles: its range's, not the widened metatile's.
+		in, _ := w.Intersect(tt.s.Range(tt.bounds, w.Z))
+		n := int64(0)
+		for x, y := range m.All() {
+			if !in.Contains(x, y) {
+				t.Errorf("Meta(%d).All() yields %d,%d outside the request's range %+v", i, x, y, in)
+			}
+			n++
+		}
+		if n != in.Count() {
+			t.Errorf("Meta(%d).All() yields %d tiles, want %d", i, n, in.Count())
+		}
+		for x, y := range w.All() {
+			if m.Has(x, y) != in.Contains(x, y) || !m.InArea(x, y) {
+				t.Errorf("Meta(%d).Has(%d, %d) = %v, InArea %v; want %v, true", i, x, y, m.Has(x, y), m.InArea(x, y), in.Contains(x, y))
+			}
+		}
 	}
 	if got := p.TilesBefore(p.Metatiles()); got != sum || got != p.Tiles() {
 		t.Errorf("TilesBefore(Metatiles()) = %d, want %d = Tiles() %d", got, sum, p.Tiles())

@@ -125,9 +125,25 @@ func (m Metatile) Count() int64 {
 	return n
 }
 
-// Has reports whether tile (x, y) of m's level is one of the plan's tiles
-// in m.
+// Has reports whether tile (x, y) of m's level is one of the request's
+// tiles in m: in its range (not widened), and its area's in a plan
+// restricted to one.
 func (m Metatile) Has(x, y int64) bool {
+	if !m.Tiles.Contains(x, y) {
+		return false
+	}
+	if m.area == nil {
+		return !m.clipped || m.req.Contains(x, y)
+	}
+	u, v := frame(m.area.order, x, y)
+	return m.area.lines.Has(u, v)
+}
+
+// InArea reports whether tile (x, y) of m is in the area of a plan
+// restricted to one (any tile of m in a plan that is not): a seed stores
+// the tiles of its metatiles that are, its request's range widened to
+// whole metatiles, as GeoWebCache does.
+func (m Metatile) InArea(x, y int64) bool {
 	if !m.Tiles.Contains(x, y) {
 		return false
 	}
@@ -138,7 +154,7 @@ func (m Metatile) Has(x, y int64) bool {
 	return m.area.lines.Has(u, v)
 }
 
-// All yields the plan's tiles in m in seeding order: row by row from the
+// All yields the request's tiles in m (see Has) in seeding order: row by row from the
 // bottom, column by column from the left.
 func (m Metatile) All() iter.Seq2[int64, int64] {
 	return func(yield func(int64, int64) bool) {

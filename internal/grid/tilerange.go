@@ -23,6 +23,12 @@ func (r TileRange) Contains(x, y int64) bool {
 	return r.MinX <= x && x <= r.MaxX && r.MinY <= y && y <= r.MaxY
 }
 
+// ContainsRange reports whether every tile of o lies in r (an empty o
+// does).
+func (r TileRange) ContainsRange(o TileRange) bool {
+	return o.Count() == 0 || (r.Z == o.Z && r.MinX <= o.MinX && o.MaxX <= r.MaxX && r.MinY <= o.MinY && o.MaxY <= r.MaxY)
+}
+
 // Intersect returns the tiles common to r and o and whether there are any.
 // Ranges of different levels have nothing in common.
 func (r TileRange) Intersect(o TileRange) (TileRange, bool) {

@@ -159,8 +159,9 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 // sizeLookups estimates the requests a reseed or truncate makes to learn
 // what is stored of the tiles it replaces or deletes, as its lanes do (see
 // lane.lookup): per lane and level, one listing of the whole level when it
-// is small and that is cheaper, else one of each column of at most
-// listColumnMax rows it works in, else one lookup per tile.
+// is small and that is cheaper, else listings of each column it works in
+// where they cost less than one lookup per tile (see listColumn), else one
+// lookup per tile.
 func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
 	sub, _ := p.Layer.Subset(p.Job.GridSetID)
 	for _, ln := range p.Lanes {
@@ -173,7 +174,7 @@ func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
 			switch {
 			case whole:
 				lists += n
-			case cov.MaxY-cov.MinY+1 > listColumnMax || cov.MaxY-cov.MinY+1 < listMinTiles:
+			case !listColumn(cov.MaxY-cov.MinY+1, sub.CoverageRange(z).MaxY-sub.CoverageRange(z).MinY+1):
 				if c, ok := ahead.Intersect(sub.CoverageRange(z)); ok {
 					heads += c.Count()
 				}

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,6 +73,7 @@ type lane struct {
 	listed     map[column]*listedColumn
 	listedKeys int
 	levels     map[int]*listedLevel
+	lookMu     sync.Mutex // held by lookup
 }
 
 // errRenderBudget is the cause of a render cut at the invocation's budget.

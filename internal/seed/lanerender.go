@@ -72,39 +72,34 @@ func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
 	return err
 }
 
-// render stores a metatile's tiles inside the grid subset; seed skips the
-// metatile when its first stored tile exists and is fresh: older than the
-// layer's expireCache for its level, it is stale and the metatile is
-// rendered again (GeoWebCache refreshes a stale tile when a client asks
-// for it; here the CDN serves tiles without asking, so a seed does it).
+// render stores a metatile's tiles inside the grid subset (and the area of
+// a plan restricted to one). A seed renders a metatile only when one of
+// the plan's tiles in it is missing or stale, whatever left the metatile
+// partly stored (an area seed, a truncate by geometry, the quota's
+// expiry); in levels that held no tile when it was submitted it renders
+// without looking. A tile older than the layer's expireCache for its
+// level is stale and stored again (GeoWebCache refreshes a stale tile
+// when a client asks for it; here the CDN serves tiles without asking, so
+// a seed does it).
 func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 	z := m.Tiles.Z
 	inside, ok := m.Tiles.Intersect(ln.subset.CoverageRange(z))
 	if !ok {
 		return nil // nothing of it can be stored
 	}
-	// The first tile of the plan's in the metatile (all of them but in a
-	// request restricted to an area).
-	fx, fy := inside.MinX, inside.MinY
-	for x, y := range m.All() {
-		if inside.Contains(x, y) {
-			fx, fy = x, y
-			break
+	var known map[[2]int64]storedTile // nil: nothing is stored
+	if ln.job.Type == task.Seed && !slices.Contains(ln.job.EmptyLevels, z) {
+		var (
+			need bool
+			err  error
+		)
+		known, need, err = ln.missing(ctx, m, inside)
+		if err != nil {
+			return err
 		}
-	}
-	stale := false
-	if ln.job.Type == task.Seed {
-		if !slices.Contains(ln.job.EmptyLevels, z) {
-			obj, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, fx, fy))
-			if err != nil {
-				return storageErr("check tile: %w", err)
-			}
-			maxAge, expires := ln.layer.CacheExpiry(z)
-			stale = found && expires && !obj.Modified.IsZero() && time.Since(obj.Modified) > maxAge
-			if found && !stale {
-				metrics.TilesSkipped.Add(float64(inside.Count()), ln.layer.Name)
-				return nil
-			}
+		if !need {
+			metrics.TilesSkipped.Add(float64(m.Count()), ln.layer.Name)
+			return nil
 		}
 	}
 	ln.rendered.Add(1)
@@ -115,17 +110,47 @@ func (ln *lane) render(ctx context.Context, m grid.Metatile) error {
 	if err != nil {
 		return err
 	}
-	if m.Count() < m.Tiles.Count() {
-		// Only the area's tiles are the request's.
-		tiles = slices.DeleteFunc(tiles, func(t source.Tile) bool { return !m.Has(t.X, t.Y) })
+	// Only the area's tiles are the request's.
+	tiles = slices.DeleteFunc(tiles, func(t source.Tile) bool { return !m.InArea(t.X, t.Y) })
+	changed, replaced, err := ln.store(ctx, z, inside, tiles, known)
+	if ln.job.Type == task.Reseed {
+		changed, replaced = columnSpan{}, changed
 	}
-	changed, err := ln.store(ctx, z, inside, tiles, stale)
-	if (ln.job.Type == task.Reseed || stale) && changed.ok {
+	if replaced.ok {
 		// Written (or, where blank now, deleted), even if only in part;
-		// tiles rendered as they were stored did not change.
-		ln.env.host.tilesChanged(ln.set, z, changed.minX, changed.maxX)
+		// tiles rendered as they were stored did not change, and a seed
+		// that fills a hole replaces nothing a client may hold.
+		ln.env.host.tilesChanged(ln.set, z, replaced.minX, replaced.maxX)
 	}
 	return err
+}
+
+// missing learns what is stored of the tiles a seed stores of m (those
+// inside the coverage, and the area's) from lookup's listings, and
+// reports whether one of the plan's tiles of m is missing or stale.
+func (ln *lane) missing(ctx context.Context, m grid.Metatile, inside grid.TileRange) (known map[[2]int64]storedTile, need bool, err error) {
+	z := m.Tiles.Z
+	var refs []tileRef
+	for x, y := range inside.All() {
+		if m.InArea(x, y) {
+			refs = append(refs, tileRef{z: z, x: x, y: y, key: ln.set.Key(z, x, y)})
+		}
+	}
+	stored, err := ln.lookup(ctx, refs)
+	if err != nil {
+		return nil, false, err
+	}
+	maxAge, expires := ln.layer.CacheExpiry(z)
+	known = make(map[[2]int64]storedTile, len(refs))
+	for i, r := range refs {
+		st := stored[i]
+		st.stale = st.size >= 0 && expires && !st.modified.IsZero() && time.Since(st.modified) > maxAge
+		known[[2]int64{r.x, r.y}] = st
+		if m.Has(r.x, r.y) && (st.size < 0 || st.stale) {
+			need = true
+		}
+	}
+	return known, need, nil
 }
 
 // renderSource calls the lane's source. A panic in it (a decoder on a

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"strconv"
 	"sync"
+	"time"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/metrics"
@@ -27,11 +28,16 @@ type column struct {
 }
 
 // storedTile is what a lane learns of a stored tile: its size (-1: none
-// is stored) and, when the store reports it, the MD5 of its content.
+// is stored), when it was stored (zero when unknown) and, when the store
+// reports it, the MD5 of its content.
 type storedTile struct {
-	size   int64
-	sum    [md5.Size]byte
-	summed bool // sum is known
+	size     int64
+	modified time.Time
+	sum      [md5.Size]byte
+	summed   bool // sum is known
+	// stale: a seed stores the tile again, unchanged or not, so that its
+	// age starts again (see lane.missing).
+	stale bool
 }
 
 // absent is a tile that is not stored.
@@ -39,7 +45,7 @@ var absent = storedTile{size: -1}
 
 // storedOf returns what o says of its tile.
 func storedOf(o tilestore.Object) storedTile {
-	st := storedTile{size: o.Size}
+	st := storedTile{size: o.Size, modified: o.Modified}
 	if len(o.MD5) == hex.EncodedLen(md5.Size) {
 		_, err := hex.Decode(st.sum[:], []byte(o.MD5))
 		st.summed = err == nil
@@ -68,11 +74,23 @@ type listedLevel struct {
 	tiles map[[2]int64]storedTile // by column and row
 }
 
-// listColumnMax is the most rows a column may have in the layer's
-// coverage for lookup to learn of its tiles from a listing of the
-// column (one LIST request per 1,000 stored tiles) rather than one Stat
-// per tile.
-const listColumnMax = 1000
+// listBandRows is the most rows of a column a lane keeps from one listing
+// of the column: a listing reads the whole column (one LIST request per
+// 1,000 stored tiles), so a lane going up a tall column lists it again
+// every listBandRows rows, and keeps at most that many tiles of each
+// column it listed (≤ listCacheMax in all).
+const listBandRows = 4096
+
+// listColumn reports whether lookup learns of a column's tiles from a
+// listing rather than one Stat per tile, when the lane still visits
+// rowsAhead rows of it (from the lowest of the batch) and the coverage
+// has covRows rows: when the most a listing can cost (all covRows
+// stored) is no more than Stats of the rows it keeps, and at least
+// listMinTiles rows are kept.
+func listColumn(rowsAhead, covRows int64) bool {
+	kept := min(rowsAhead, listBandRows)
+	return kept >= listMinTiles && kept >= (covRows+999)/1000
+}
 
 // listLevelMax is the most tiles a level may have in the layer's coverage
 // for lookup to list the whole level (one LIST per 1,000 stored tiles, at
@@ -83,7 +101,7 @@ const listLevelMax = 1 << 16
 // listCacheMax bounds the listed tiles a lane keeps (about 70 bytes
 // each): past it the cache starts again, at the cost of listing columns
 // again.
-const listCacheMax = 32_000
+const listCacheMax = 4 * listBandRows * 4
 
 // listMinTiles is the fewest tiles of a column the lane must still visit
 // for it to be listed: a listing then saves requests (and time). S3 bills
@@ -134,6 +152,10 @@ func aheadRange(plan *grid.Plan, z int, from, to int64) (grid.TileRange, bool) {
 // reseed visits each tile once; numbered by columns, a lane's batches go
 // down a column before the next).
 func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error) {
+	// A seed lane renders several metatiles at once (renderAll): one
+	// lookup at a time keeps the listings consistent.
+	ln.lookMu.Lock()
+	defer ln.lookMu.Unlock()
 	byCol := map[column][]int{}
 	for i, r := range refs {
 		c := column{r.z, r.x}
@@ -179,14 +201,14 @@ func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error
 		}
 		band, ok := ln.listed[c]
 		cached := ok && lo >= band.lo && hi <= band.hi
-		if cov := ln.subset.CoverageRange(c.z); !cached && (len(idx) < 2 || cov.MaxY-cov.MinY+1 > listColumnMax ||
-			max(int64(len(idx)), rowsAhead) < listMinTiles) {
+		if cov := ln.subset.CoverageRange(c.z); !cached && (len(idx) < 2 || !listColumn(max(int64(len(idx)), rowsAhead), cov.MaxY-cov.MinY+1)) {
 			stat = append(stat, idx...)
 			continue
 		}
 		if !cached {
-			// Keep the rows the lane may still visit in this column.
-			band = &listedColumn{lo: lo, hi: max(hi, lo+rowsAhead-1), tiles: map[int64]storedTile{}}
+			// Keep the rows the lane may still visit in this column, up
+			// to listBandRows of them.
+			band = &listedColumn{lo: lo, hi: max(hi, lo+min(rowsAhead, listBandRows)-1), tiles: map[int64]storedTile{}}
 			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
 			if err := ln.env.tiles.List(ctx, prefix, func(o tilestore.Object) error {
 				if _, _, y, ok := ln.set.ParseKey(o.Key); ok && y >= band.lo && y <= band.hi {
@@ -282,9 +304,9 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 // levelListing decides how a lane that still visits the tiles of level z
 // in ahead learns of them: by listing the whole level (whole, in lists
 // requests), or else by listing each column of cov, the part of ahead in
-// the coverage (one request per column; columns taller than listColumnMax
-// are looked up tile by tile instead). ok is false when ahead holds no
-// tile of the coverage.
+// the coverage (at most one request per column and listBandRows rows per
+// 1,000 rows of the column; columns where that could cost more than a
+// Stat per tile are looked up tile by tile instead, see listColumn).
 func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileRange, whole bool, lists int64) {
 	full := sub.CoverageRange(z)
 	cov, ok := ahead.Intersect(full)
@@ -292,10 +314,7 @@ func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileR
 		return cov, false, 0
 	}
 	levelTiles := full.Count()
-	columns := cov.MaxX - cov.MinX + 1
-	if cov.MaxY-cov.MinY+1 > listColumnMax {
-		columns = levelTiles // column listings are not used: one Stat per tile
-	}
+	columns := columnLists(cov, full)
 	if levelTiles > listLevelMax {
 		return cov, false, columns
 	}
@@ -307,6 +326,18 @@ func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileR
 		return cov, true, levelLists
 	}
 	return cov, false, columns
+}
+
+// columnLists is the most requests a lane makes to learn of the tiles of
+// cov, a part of a level's coverage full, column by column: listings of
+// each column (every listBandRows rows, each reading the whole column),
+// or a Stat per tile where listing is not worth it (see listColumn).
+func columnLists(cov, full grid.TileRange) int64 {
+	rows, fullRows := cov.MaxY-cov.MinY+1, full.MaxY-full.MinY+1
+	if !listColumn(rows, fullRows) {
+		return cov.Count()
+	}
+	return (cov.MaxX - cov.MinX + 1) * ((rows + listBandRows - 1) / listBandRows) * max((fullRows+999)/1000, 1)
 }
 
 // listConcurrency is how many listings of one level's key groups a lane

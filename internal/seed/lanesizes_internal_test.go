@@ -82,11 +82,22 @@ func sizesLane(t *testing.T, store *memTiles, z int) *lane {
 	if !ok {
 		t.Fatal("no EPSG:4326")
 	}
+	return sizesLaneOf(t, store, gs.GridRange(z))
+}
+
+// sizesLaneOf is sizesLane truncating the tiles of r alone.
+func sizesLaneOf(t *testing.T, store *memTiles, r grid.TileRange) *lane {
+	t.Helper()
+	z := r.Z
+	gs, ok := grid.Builtin("EPSG:4326")
+	if !ok {
+		t.Fatal("no EPSG:4326")
+	}
 	sub, err := grid.NewSubset(gs, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := grid.NewPlanOrdered(sub, gs.RangeExtent(gs.GridRange(z)), z, z, 1, 1, grid.ByColumns)
+	plan, err := grid.NewPlanOrdered(sub, gs.RangeExtent(r), z, z, 1, 1, grid.ByColumns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,15 +185,30 @@ func TestSizesListsEachColumnOfABigLevel(t *testing.T) {
 	}
 }
 
-func TestSizesStatsTilesOfTallColumns(t *testing.T) {
-	store := &memTiles{sizes: map[string]int64{}}
-	ln := sizesLane(t, store, 11) // 4096×2048: columns taller than listColumnMax
+// TestSizesTallColumns: a column taller than 1,000 rows is listed when the
+// lane goes up enough of it for a listing to cost no more than a Stat per
+// tile, even with every row stored, and looked up tile by tile when not.
+func TestSizesTallColumns(t *testing.T) {
 	r := grid.TileRange{Z: 11, MinX: 7, MaxX: 8, MinY: 40, MaxY: 49}
-	fill(store, ln.set, r, 4)
-	checkSizes(t, ln, store, refsOf(ln.set, r))
-	if lists, stats := store.counts(); lists != 0 || stats != 20 {
-		t.Fatalf("%d listings and %d Stats, want 0 and 20", lists, stats)
-	}
+	t.Run("whole columns ahead", func(t *testing.T) {
+		store := &memTiles{sizes: map[string]int64{}}
+		ln := sizesLane(t, store, 11) // 4096×2048
+		fill(store, ln.set, r, 4)
+		checkSizes(t, ln, store, refsOf(ln.set, r))
+		if lists, stats := store.counts(); lists != 2 || stats != 0 {
+			t.Fatalf("%d listings and %d Stats, want 2 and 0", lists, stats)
+		}
+	})
+	t.Run("two rows ahead", func(t *testing.T) {
+		store := &memTiles{sizes: map[string]int64{}}
+		few := grid.TileRange{Z: 11, MinX: 7, MaxX: 8, MinY: 40, MaxY: 41}
+		ln := sizesLaneOf(t, store, few)
+		fill(store, ln.set, r, 4)
+		checkSizes(t, ln, store, refsOf(ln.set, few))
+		if lists, stats := store.counts(); lists != 0 || stats != 4 {
+			t.Fatalf("%d listings and %d Stats, want 0 and 4", lists, stats)
+		}
+	})
 }
 
 func TestSizesRandomBatchesMatchTheStore(t *testing.T) {
@@ -231,11 +257,14 @@ func TestLookupCarriesMD5s(t *testing.T) {
 	}{
 		{"level listing", 4, grid.TileRange{Z: 4, MinX: 0, MaxX: 0, MinY: 0, MaxY: 15}, 10, 0, 0},
 		{"column listing", 8, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 255}, 1, 0, 256},
-		{"one Stat per tile", 11, grid.TileRange{Z: 11, MinX: 7, MaxX: 8, MinY: 40, MaxY: 49}, 0, 20, 0},
+		{"one Stat per tile", 11, grid.TileRange{Z: 11, MinX: 7, MaxX: 8, MinY: 40, MaxY: 41}, 0, 4, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			store := &memTiles{sizes: map[string]int64{}, sums: map[string]string{}}
 			ln := sizesLane(t, store, tt.z)
+			if tt.stats > 0 {
+				ln = sizesLaneOf(t, store, tt.r) // the lane visits these rows alone
+			}
 			ln.t.Cursor = tt.cursor
 			contents := map[string][]byte{}
 			i := 0

@@ -94,38 +94,20 @@ func columns(refs []tileRef) map[int][2]int64 {
 }
 
 // store writes the tiles inside the grid subset, PutConcurrency at a time,
-// and counts them. A seed stores only metatiles whose existence check found
-// nothing (or in levels empty at submission), so it counts every tile as
-// new. A reseed first learns what is stored of the tiles it replaces, from
-// the listings of lookup (sizes, for the usage, and MD5s): a tile whose
-// new content is the stored one (same size and MD5) is not stored again,
-// changes no usage and is not reported as changed; it is processed all the
-// same. It returns the columns of the tiles it wrote or deleted, or tried
-// to (a failed write may have been applied), for the CDN's purge.
-func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile, stale bool) (columnSpan, error) {
+// and counts them. known is what is stored of them: a seed's from
+// lane.missing, nil in a level that was empty when the seed was submitted
+// (every tile is new). A reseed first learns it from the listings of
+// lookup (sizes, for the usage, and MD5s). A tile whose new content is the
+// stored one (same size and MD5) is not stored again, changes no usage and
+// is not reported as changed, unless it is stale; it is processed all the
+// same. A seed leaves a stored tile that is blank now where it is (a
+// reseed, or a seed of a stale tile, deletes it). It returns the columns
+// of the tiles it wrote or deleted, or tried to (a failed write may have
+// been applied), for the CDN's purge: all of them, and those that
+// replaced or deleted a stored tile.
+func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile, known map[[2]int64]storedTile) (changed, replaced columnSpan, err error) {
 	ctx = writeContext(ctx)
-	var known map[[2]int64]storedTile
-	if stale {
-		// A seed's stale metatile: what is stored is learnt tile by tile
-		// (for the usage), and every tile is written, unchanged or not, so
-		// that its age starts again.
-		known = map[[2]int64]storedTile{}
-		for _, tl := range tiles {
-			if !inside.Contains(tl.X, tl.Y) {
-				continue
-			}
-			o, found, err := ln.env.tiles.Stat(ctx, ln.set.Key(z, tl.X, tl.Y))
-			if err != nil {
-				return columnSpan{}, storageErr("check tile %d/%d/%d: %w", z, tl.X, tl.Y, err)
-			}
-			st := absent
-			if found {
-				st = storedTile{size: o.Size}
-			}
-			known[[2]int64{tl.X, tl.Y}] = st
-		}
-	}
-	if ln.job.Type == task.Reseed {
+	if ln.job.Type == task.Reseed && known == nil {
 		var refs []tileRef
 		for _, tl := range tiles {
 			if inside.Contains(tl.X, tl.Y) {
@@ -134,20 +116,20 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 		}
 		stored, err := ln.lookup(ctx, refs)
 		if err != nil {
-			return columnSpan{}, err
+			return columnSpan{}, columnSpan{}, err
 		}
 		known = make(map[[2]int64]storedTile, len(refs))
 		for i, r := range refs {
 			known[[2]int64{r.x, r.y}] = stored[i]
 		}
 	}
-	var (
-		mu      sync.Mutex
-		changed columnSpan
-	)
-	change := func(x int64) {
+	var mu sync.Mutex
+	change := func(x int64, old storedTile) {
 		mu.Lock()
 		changed.add(x)
+		if old.size >= 0 {
+			replaced.add(x)
+		}
 		mu.Unlock()
 	}
 	// Every write started finishes (a plain group: no cancellation), and
@@ -161,29 +143,29 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 		g.Go(func() error {
 			key := ln.set.Key(z, tl.X, tl.Y)
 			fail := func(err error) error { return storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err) }
-			old := absent // seed stores only where its check found nothing
-			if known != nil {
-				old = known[[2]int64{tl.X, tl.Y}]
+			old := absent
+			if st, ok := known[[2]int64{tl.X, tl.Y}]; ok {
+				old = st
 			}
 			if tl.Skip {
 				// A blank tile the layer does not store; a reseed removes
 				// the tile it would otherwise have replaced.
 				metrics.TilesSkipped.Add(1, ln.layer.Name)
-				if (ln.job.Type != task.Reseed && !stale) || old.size < 0 {
+				if (ln.job.Type != task.Reseed && !old.stale) || old.size < 0 {
 					return nil
 				}
-				change(tl.X)
+				change(tl.X, old)
 				if err := ln.deleteTile(ctx, z, tl.X, tl.Y, key, old.size); err != nil {
 					return fail(err)
 				}
 				return nil
 			}
-			if old.holds(tl.Data) {
+			if !old.stale && old.holds(tl.Data) {
 				metrics.TilesUnchanged.Add(1, ln.layer.Name)
 				ln.unchanged.Add(1)
 				return nil
 			}
-			change(tl.X)
+			change(tl.X, old)
 			ln.tally.markTouched()
 			meta := ln.metaAt(z)
 			if err := ln.retryWrite(ctx, "put", func() error { return ln.env.tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
@@ -194,7 +176,7 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 			return nil
 		})
 	}
-	return changed, g.Wait()
+	return changed, replaced, g.Wait()
 }
 
 // columnSpan is the first and last of some columns of a level (none when

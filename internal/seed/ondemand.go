@@ -319,7 +319,7 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 		return missResult{}, failure(kind, err)
 	}
 	inside, _ := meta.Intersect(ln.subset.CoverageRange(meta.Z))
-	if _, err := ln.store(ctx, meta.Z, inside, tiles, false); err != nil {
+	if _, _, err := ln.store(ctx, meta.Z, inside, tiles, nil); err != nil {
 		e.settle(ctx, ln, true, "")
 		return missResult{}, err
 	}

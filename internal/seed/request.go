@@ -179,12 +179,11 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 	if doc, ok := layers.Document(l.Name); ok && l.Version != "" && len(doc) <= MaxRecordedDefinition {
 		job.Definition = string(doc)
 	}
-	if typ != task.Seed {
-		// A reseed or truncate learns the sizes of the tiles it replaces
-		// or deletes by listing columns (see lane.lookup): numbered by
-		// columns, each lane lists only its own columns, once.
-		job.Order = OrderColumns
-	}
+	// Every lane learns what is stored of its tiles by listing columns
+	// (see lane.lookup): a seed which of them are missing, a reseed or
+	// truncate their sizes. Numbered by columns, each lane lists only its
+	// own columns, once (every listBandRows rows of a tall one).
+	job.Order = OrderColumns
 	if r.RetryCount != nil {
 		if *r.RetryCount > MaxRetryCount {
 			return Prepared{}, apperr.Invalidf("tileFailureRetryCount %d is above %d", *r.RetryCount, MaxRetryCount)
