@@ -273,7 +273,9 @@ func TestTruncateRemovesExactlyItsRange(t *testing.T) {
 	}
 	tasks := waitFinished(t, a, ids(rows), 10*time.Second)
 	// The expected range, computed here from contract §10.2: tile size at z is
-	// 180/2^z degrees; the range widens to 4×4 metatiles and clips to the grid.
+	// 180/2^z degrees. The task processes the range widened to 4×4
+	// metatiles and clipped to the grid (its total), and deletes the
+	// range's tiles alone.
 	removed := map[string]bool{}
 	var positions int64
 	for z := 3; z <= 4; z++ {
@@ -281,14 +283,14 @@ func TestTruncateRemovesExactlyItsRange(t *testing.T) {
 		cols, rows := int64(2)<<z, int64(1)<<z
 		x0, x1 := int64(math.Floor((10+180)/size)), int64(math.Ceil((100+180)/size))-1
 		y0, y1 := int64(math.Floor((5+90)/size)), int64(math.Ceil((60+90)/size))-1
-		x0, y0 = x0-x0%4, y0-y0%4
-		x1, y1 = min(x1-x1%4+3, cols-1), min(y1-y1%4+3, rows-1)
-		positions += (x1 - x0 + 1) * (y1 - y0 + 1)
 		for x := x0; x <= x1; x++ {
 			for y := y0; y <= y1; y++ {
 				removed[fmt.Sprintf("demo:world/EPSG:4326/png/default/%d/%d/%d.png", z, x, y)] = true
 			}
 		}
+		x0, y0 = x0-x0%4, y0-y0%4
+		x1, y1 = min(x1-x1%4+3, cols-1), min(y1-y1%4+3, rows-1)
+		positions += (x1 - x0 + 1) * (y1 - y0 + 1)
 	}
 	if tasks[0].Total != positions || tasks[0].Done != positions || tasks[0].Status != task.Done {
 		t.Errorf("got task %+v, want DONE with %d positions", tasks[0], positions)
