@@ -18,10 +18,10 @@ layers:
     source: {type: testpattern}
 `
 
-// TestSizeLookupsAsEstimated reseeds and truncates tiles on S3 (MinIO)
+// TestSizeLookupsAsEstimated seeds again, reseeds and truncates tiles on S3 (MinIO)
 // with usage counted and checks the requests they make against what the
-// dry-run estimate promises: the sizes (and MD5s) of the tiles they
-// replace and delete are learnt from listings (of whole small levels, of the columns
+// dry-run estimate promises: which tiles are missing, and the sizes (and
+// MD5s) of the tiles they replace and delete, are learnt from listings (of whole small levels, of the columns
 // of larger ones, each lane its own columns once), not from one HEAD per
 // tile, and the usage stays exact.
 func TestSizeLookupsAsEstimated(t *testing.T) {
@@ -46,6 +46,7 @@ func TestSizeLookupsAsEstimated(t *testing.T) {
 	wantNoDrift(t, a, "seed", "lookup:world", bs)
 
 	for _, step := range []struct{ name, body string }{
+		{"seed of stored tiles", `{"bounds":{"coords":{"double":[-40,-30,40,30]}},"zoomStart":0,"zoomStop":6,"threadCount":2}`},
 		{"reseed", `{"bounds":{"coords":{"double":[-40,-30,40,30]}},"zoomStart":0,"zoomStop":6,"type":"reseed","threadCount":3}`},
 		{"truncate", `{"bounds":{"coords":{"double":[-5,-30,3,30]}},"zoomStart":1,"zoomStop":6,"type":"truncate"}`},
 	} {
@@ -83,6 +84,11 @@ func TestSizeLookupsAsEstimated(t *testing.T) {
 		// bound of one PUT per tile.
 		if step.name == "reseed" && (got.Put > 4 || est.Puts != est.Tiles) {
 			t.Errorf("reseed of unchanged tiles: %d PUT requests, want at most 4; estimated %d, want the upper bound %d", got.Put, est.Puts, est.Tiles)
+		}
+		// A seed of tiles all stored learns so from the same listings and
+		// renders nothing.
+		if step.name == "seed of stored tiles" && got.Put > 4 {
+			t.Errorf("seed of stored tiles: %d PUT requests, want at most 4", got.Put)
 		}
 		wantNoDrift(t, a, step.name, "lookup:world", bs)
 	}

@@ -35,6 +35,7 @@ type Plan struct {
 	levels       []planLevel
 	metatiles    int64
 	tiles        int64
+	requested    int64
 }
 
 // planLevel is the bookkeeping of one level of a plan.
@@ -191,6 +192,11 @@ func newPlan(s *Subset, bounds Extent, zStart, zStop, metaW, metaH int, order Or
 		p.levels = append(p.levels, l)
 		p.metatiles += l.metas
 		p.tiles += tiles
+		if area != nil {
+			p.requested += tiles
+		} else {
+			p.requested += req.Count()
+		}
 	}
 	return p, nil
 }
@@ -267,6 +273,10 @@ func (p *Plan) Metatiles() int64 { return p.metatiles }
 // Tiles returns the number of tiles in the plan: Σ_z (x1−x0+1)(y1−y0+1) over
 // the widened, clipped ranges.
 func (p *Plan) Tiles() int64 { return p.tiles }
+
+// Requested returns the number of the request's tiles ([Metatile.Has]):
+// Tiles() without the widening to whole metatiles.
+func (p *Plan) Requested() int64 { return p.requested }
 
 // Meta returns metatile i. It panics unless 0 ≤ i < Metatiles(), like an
 // out-of-range slice index. It does not allocate.

@@ -171,6 +171,15 @@ func testPlanMatchesBruteForce(t *testing.T, tt planCase, order Order) {
 			}
 		}
 	}
+	var requested int64
+	for i := range p.Metatiles() {
+		for range p.Meta(i).All() {
+			requested++
+		}
+	}
+	if p.Requested() != requested {
+		t.Errorf("Requested() = %d, want the %d tiles the metatiles' All yield", p.Requested(), requested)
+	}
 	if got := p.TilesBefore(p.Metatiles()); got != sum || got != p.Tiles() {
 		t.Errorf("TilesBefore(Metatiles()) = %d, want %d = Tiles() %d", got, sum, p.Tiles())
 	}

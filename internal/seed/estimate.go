@@ -70,7 +70,7 @@ type Estimate struct {
 
 // Estimate plans r as Submit would (the same validation and errors) and
 // returns what it would cost. A seed's PUTs and upstream requests are
-// upper bounds: metatiles already stored are skipped. So are a reseed's
+// upper bounds: metatiles whose tiles are all stored are skipped. So are a reseed's
 // PUTs: tiles rendered as they are stored are not stored again.
 func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	p, err := e.Prepare(r)
@@ -97,7 +97,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	}
 	switch j.Type {
 	case task.Truncate:
-		out.S3Deletes = out.Tiles
+		out.S3Deletes = p.Plan.Requested() // the range's tiles, not its metatiles'
 		if e.opts.Usage != nil {
 			out.S3Lists, out.S3Reads = e.sizeLookups(p) // each tile's size, for the disk usage
 		}
@@ -111,8 +111,11 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		}
 		out.S3Puts = out.Tiles
 		if j.Type == task.Seed {
-			out.S3Reads = out.Metatiles // one existence check per metatile
-			out.Notes = append(out.Notes, "a seed skips metatiles already stored: requests and PUTs are upper bounds")
+			// Which tiles are missing, learnt as a reseed learns their
+			// sizes, in levels that hold tiles (one listing each tells).
+			out.S3Lists, out.S3Reads = e.sizeLookups(p)
+			out.S3Lists += int64(j.ZoomStop - j.ZoomStart + 1)
+			out.Notes = append(out.Notes, "a seed renders only metatiles with missing tiles, and looks for them only in levels that hold tiles: requests and PUTs are upper bounds")
 		} else {
 			out.S3Lists, out.S3Reads = e.sizeLookups(p) // the size and MD5 of each replaced tile
 			out.Notes = append(out.Notes, "a reseed stores only tiles whose content changed: PUTs are an upper bound, "+
