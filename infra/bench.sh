@@ -9,9 +9,10 @@
 #   range truncate tiles/s             vs  raw minio-go RemoveObjects keys/s
 #   tilecache Store.Put / Store.Delete vs  the same raw calls
 #   GET /rest/seed.json req/s          vs  a bare handler serving the same bytes
-#   S3 requests per tile of a reseed of unchanged tiles (z0-7: the test
-#   pattern renders them as stored, so only listings) and a range truncate
-#   (z0-8);
+#   S3 requests per tile of a seed, of a reseed of unchanged tiles (z0-7:
+#   the test pattern renders them as stored, so only listings), of a seed
+#   over levels where every other metatile misses a tile (z0-7) and of a
+#   range truncate (z0-8);
 #   DynamoDB writes per 1,000 tiles of a seed of EPSG:900913 z0-8 (87,381
 #   tiles) at 16 threads
 #
@@ -43,6 +44,9 @@ echo "== status: GET /rest/seed.json against a bare handler ($RUNS runs)" >&2
 
 echo "== seed z0-7 (21,845 tiles, 16 threads), then a reseed of it, every tile unchanged ($RUNS runs)" >&2
 "$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 7 -threads 16 -runs "$RUNS" -then reseed | tee "$out/seed-reseed.txt" >&2
+
+echo "== seed z0-7 (21,845 tiles, 16 threads), then one tile of every other metatile deleted and a seed again ($RUNS runs)" >&2
+"$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 7 -threads 16 -runs "$RUNS" -then seed-holes | tee "$out/seed-holes.txt" >&2
 
 echo "== seed z0-8 (87,381 tiles, 16 threads), then a range truncate over half the world ($RUNS runs)" >&2
 "$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 8 -threads 16 -runs "$RUNS" -then truncate \

@@ -95,6 +95,8 @@ func TestSummaryPrinted(t *testing.T) {
 	for _, want := range []string{
 		"seed tiles/s            1538  vs raw PutObject objects/s 1700   ratio 0.90",
 		"reseed of unchanged tiles, S3 requests per 1,000 tiles: 6.3, of which PUT 0.0",
+		"seed z0-7, S3 requests per 1,000 tiles: 1006.2",
+		"seed z0-7 over every other metatile missing one tile (683 holes), S3 requests per 1,000 tiles: 37.5, of which PUT 31.3",
 		"truncate S3 requests per 1,000 tile positions: 1009.1, of which DELETE 1003.0",
 		"DynamoDB writes per 1,000 tiles: 1.61",
 		"access log of 1 GiB streamed: peak RSS 41.0 MiB",

@@ -40,6 +40,7 @@ import (
 	"tilecache/internal/app"
 	"tilecache/internal/auth"
 	"tilecache/internal/config"
+	"tilecache/internal/tilestore"
 )
 
 // bench is one benchmark's settings.
@@ -52,7 +53,7 @@ type bench struct {
 	wmsPID, storePID    int
 	measure             string // "both", "seed" or "upstream" (with -wms)
 	checkpoint          string // TILECACHE_CHECKPOINT_INTERVAL, "" for the default
-	then                string // "", "truncate" or "reseed": a second request over the seeded bounds, measured alone
+	then                string // "", "truncate", "reseed" or "seed-holes": a second request over the seeded bounds, measured alone
 	thenBbox            string // its bounds (EPSG:900913 metres), or the whole world
 }
 
@@ -69,7 +70,7 @@ func main() {
 	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
 	flag.StringVar(&b.checkpoint, "checkpoint", "", "TILECACHE_CHECKPOINT_INTERVAL of the seeding program (default: the program's)")
-	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate or reseed of the same levels")
+	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate, reseed or seed-holes (a seed after one tile of every other metatile was deleted) of the same levels")
 	flag.StringVar(&b.thenBbox, "then-bbox", "", "bounds of -then, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
@@ -267,7 +268,7 @@ func (b bench) once() (result, error) {
 	r.cpu, r.wmsCPU, r.stCPU = selfCPU()-cpu0, treeCPU(b.wmsPID)-wms0, treeCPU(b.storePID)-st0
 	r.costs = costs(l, total)
 	if b.then != "" {
-		if r.thenRate, r.thenCosts, err = b.followUp(srv.URL, layerName, l); err != nil {
+		if r.thenRate, r.thenCosts, err = b.followUp(srv.URL, layerName, l, env["TILECACHE_KEY_PREFIX"]); err != nil {
 			return result{}, err
 		}
 	}
@@ -278,14 +279,23 @@ func (b bench) once() (result, error) {
 
 // followUp runs the -then request over the seeded levels and prints its
 // rate and its requests per 1,000 tiles (counted from its start).
-func (b bench) followUp(base, layerName string, l *app.Program) (float64, string, error) {
+func (b bench) followUp(base, layerName string, l *app.Program, keyPrefix string) (float64, string, error) {
+	typ := b.then
+	if b.then == "seed-holes" {
+		n, err := punchHoles(l, keyPrefix)
+		if err != nil {
+			return 0, "", err
+		}
+		fmt.Printf("holes: deleted %d tiles, one in every other metatile of levels 2 and up\n", n)
+		typ = "seed"
+	}
 	before := snapshot(l)
 	bounds := ""
 	if b.thenBbox != "" {
 		bounds = `,"bounds":{"coords":{"double":[` + b.thenBbox + `]}}`
 	}
 	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":"image/png","type":%q,"threadCount":%d%s}}`,
-		b.zoom, b.then, b.threads, bounds)
+		b.zoom, typ, b.threads, bounds)
 	start := time.Now()
 	rows, err := call(base+"/rest/seed/"+layerName+".json", body)
 	if err != nil {
@@ -377,4 +387,41 @@ func peakRSS() string {
 		}
 	}
 	return "unknown"
+}
+
+// punchHoles deletes, behind the program's back, one tile (the second of
+// the second row, not the lower-left one) of every other 4×4 metatile of
+// levels 2 and up of the seeded tile set: every other metatile partly
+// stored, as an expiry or a truncate by geometry leaves them.
+func punchHoles(l *app.Program, keyPrefix string) (int, error) {
+	ctx := context.Background()
+	var holes []string
+	if keyPrefix != "" {
+		keyPrefix += "/"
+	}
+	err := l.Tiles.List(ctx, keyPrefix, func(o tilestore.Object) error {
+		parts := strings.Split(o.Key, "/")
+		if len(parts) < 3 {
+			return nil
+		}
+		var z int
+		var x, y int64
+		yname, _, _ := strings.Cut(parts[len(parts)-1], ".")
+		if _, err := fmt.Sscanf(parts[len(parts)-3]+" "+parts[len(parts)-2]+" "+yname, "%d %d %d", &z, &x, &y); err != nil {
+			return nil // not a tile
+		}
+		if z >= 2 && (x/4+y/4)%2 == 0 && x%4 == 1 && y%4 == 1 {
+			holes = append(holes, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list the seeded tiles: %w", err)
+	}
+	for start := 0; start < len(holes); start += 1000 {
+		if _, err := l.Tiles.Delete(ctx, holes[start:min(start+1000, len(holes))]); err != nil {
+			return 0, fmt.Errorf("delete the holes: %w", err)
+		}
+	}
+	return len(holes), nil
 }
