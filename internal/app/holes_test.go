@@ -30,6 +30,12 @@ layers:
     formats: [image/png]
     metatiling: [3, 3]
     source: {type: testpattern}
+  - name: holes:stale
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [4, 4]
+    expireCache: 3
+    source: {type: testpattern}
   - name: holes:miss
     gridSubsets: [{gridSet: EPSG:4326}]
     formats: [image/png]
@@ -219,5 +225,35 @@ func TestRenderOnMissKeepsTheStoredTilesOfItsMetatile(t *testing.T) {
 	}
 	if n := h.stored("holes:miss") - puts; n != 12 {
 		t.Fatalf("%d tiles PUT on the miss, want the 12 that were missing", n)
+	}
+}
+
+// TestSeedRefreshesStaleTilesOnly: with expireCache 3 s, a seed stores
+// again the tiles older than that, unchanged or not (their age starts
+// again), and leaves those stored since alone.
+func TestSeedRefreshesStaleTilesOnly(t *testing.T) {
+	h := startHoles(t)
+	all := tileKeys("holes:stale", 3, 8, 11, 4, 7, nil)
+	h.step("seed", "holes:stale", z3Box, all)
+	time.Sleep(3500 * time.Millisecond) // every tile stale
+	// One tile of the metatile missing, and one stored fresh again by a
+	// polygon seed: the box seed then renders the metatile and PUTs the
+	// 15 others (14 stale and the missing one), not the fresh one.
+	if _, err := h.a.Local.Tiles.Delete(t.Context(), []string{h.a.Prefix + "holes:stale/EPSG:4326/png/default/3/11/7.png"}); err != nil {
+		t.Fatal(err)
+	}
+	puts := h.stored("holes:stale")
+	h.run("holes:stale", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":3,"zoomStop":3,"format":"image/png",
+		"geometry":{"type":"Polygon","coordinates":[[[1,1],[10,1],[10,10],[1,10],[1,1]]]}}}`)
+	if n := h.stored("holes:stale") - puts; n != 1 {
+		t.Fatalf("polygon seed of a stale tile: %d PUT, want 1", n)
+	}
+	puts = h.stored("holes:stale")
+	h.run("holes:stale", z3Box)
+	if got := keys(t, h.a, "holes:stale/"); !slices.Equal(got, all) {
+		t.Fatalf("after the box seed: %d tiles, want %d", len(got), len(all))
+	}
+	if n := h.stored("holes:stale") - puts; n != 15 {
+		t.Fatalf("box seed: %d PUT, want the 14 stale tiles and the missing one", n)
 	}
 }
