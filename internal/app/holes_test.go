@@ -14,6 +14,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/tilestore/s3store"
 )
 
 // holesLayers are layers of their own, so that the stored-tiles counter
@@ -75,8 +76,17 @@ func (h holes) step(name, layer, body string, want []string) {
 	h.t.Helper()
 	before := keys(h.t, h.a, layer+"/")
 	puts := h.stored(layer)
+	s3, onS3 := h.a.Local.Tiles.(*s3store.Store)
+	var reqs s3store.RequestCounts
+	if onS3 {
+		reqs = s3.Requests()
+	}
 	h.run(layer, body)
 	got := keys(h.t, h.a, layer+"/")
+	if onS3 {
+		d := s3.Requests().Sub(reqs)
+		h.t.Logf("%s: %d tiles stored, %d PUT; S3 requests: %d LIST, %d HEAD, %d PUT, %d DELETE", name, len(got), h.stored(layer)-puts, d.List, d.Head, d.Put, d.Delete)
+	}
 	if !slices.Equal(got, want) {
 		h.t.Fatalf("%s: stored %d tiles, want %d:\ngot  %v\nwant %v", name, len(got), len(want), got, want)
 	}
