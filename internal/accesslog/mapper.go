@@ -9,8 +9,9 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// PageShift sets the size of a tile page, as the disk quota counts them:
-// 1<<PageShift tiles on each side.
+// PageShift sets the size of a tile page, as the disk quota counts them
+// (quota.PageShift names this one value): 1<<PageShift tiles on each side
+// (64×64), as GeoWebCache's page pyramids group tiles.
 const PageShift = 6
 
 // Page identifies a tile page: tiles (X<<PageShift … +63, Y<<PageShift …
