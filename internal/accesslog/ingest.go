@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // Stats counts what became of a log's lines. Every record line (not a
@@ -50,6 +51,13 @@ func (s *Stats) count(o Outcome) {
 type Options struct {
 	// MaxPages is the most pages a batch holds (DefaultMaxPages when ≤ 0).
 	MaxPages int
+}
+
+// BatchID names the nth batch (counted from 1) Ingest flushes from the log
+// named logID: "logID#n". The same log always gives the same batches, so
+// the name tells a batch recorded before when the log is read again.
+func BatchID(logID string, n int) string {
+	return logID + "#" + strconv.Itoa(n)
 }
 
 // cancelCheckEvery is how many lines Ingest reads between looks at ctx.

@@ -374,3 +374,20 @@ func TestIngestCloudFrontUnderOriginPath(t *testing.T) {
 		t.Errorf("without the origin path: %d kept, %d not tiles; want none kept", st.Kept, st.NotTile)
 	}
 }
+
+// TestBatchID pins the names of batches: the quota's read marks hold them,
+// so a change would count the logs read before the change again.
+func TestBatchID(t *testing.T) {
+	for _, tt := range []struct {
+		log  string
+		n    int
+		want string
+	}{
+		{"logs/cdn/E1.2026-11-25-12.abc.gz@\"etag\"", 1, "logs/cdn/E1.2026-11-25-12.abc.gz@\"etag\"#1"},
+		{"file:0a1b", 12, "file:0a1b#12"},
+	} {
+		if got := accesslog.BatchID(tt.log, tt.n); got != tt.want {
+			t.Errorf("BatchID(%q, %d) = %q, want %q", tt.log, tt.n, got, tt.want)
+		}
+	}
+}

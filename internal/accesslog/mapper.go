@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
+
+	"tilecache/internal/tilestore"
 )
 
-// PageShift sets the size of a tile page, as the disk quota counts them:
-// 1<<PageShift tiles on each side.
+// PageShift sets the size of a tile page, as the disk quota counts them
+// (quota.PageShift names this one value): 1<<PageShift tiles on each side
+// (64×64), as GeoWebCache's page pyramids group tiles.
 const PageShift = 6
 
 // Page identifies a tile page: tiles (X<<PageShift … +63, Y<<PageShift …
@@ -283,32 +285,13 @@ func parseTile(b []byte) (z, x, y int64, ok bool) {
 	if len(ext) == 0 || bytes.IndexByte(ext, '/') >= 0 {
 		return 0, 0, 0, false
 	}
-	z, okz := canonical(zb)
-	x, okx := canonical(xb)
-	y, oky := canonical(yb)
+	z, okz := tilestore.ParseCanonical(zb)
+	x, okx := tilestore.ParseCanonical(xb)
+	y, oky := tilestore.ParseCanonical(yb)
 	if !okz || !okx || !oky || int64(int(z)) != z {
 		return 0, 0, 0, false
 	}
 	return z, x, y, true
-}
-
-// canonical parses a non-negative int64 written as strconv.FormatInt
-// writes it.
-func canonical(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 19 || (b[0] == '0' && len(b) > 1) {
-		return 0, false
-	}
-	var n uint64 // 19 digits stay below 10¹⁹ < 2⁶⁴
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	if n > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(n), true
 }
 
 // resolve names the tile set of directory dir and caches the answer while

@@ -103,7 +103,7 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 	var dups int
 	st, err := accesslog.Ingest(ctx, r, li.format, li.mapper, func(ctx context.Context, batch []accesslog.PageHits) error {
 		n++
-		dup, err := li.reads.Record(ctx, fmt.Sprintf("%s#%d", id, n), quota.ReadsOf(batch))
+		dup, err := li.reads.Record(ctx, accesslog.BatchID(id, n), quota.ReadsOf(batch))
 		if dup {
 			dups++
 		}

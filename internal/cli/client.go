@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"tilecache/internal/seed"
 	"tilecache/internal/task"
 )
 
@@ -132,49 +133,12 @@ func (c *Client) Submit(ctx context.Context, layer string, req SeedRequest) ([]R
 	return rowsOf(b)
 }
 
-// Estimate is the answer of the dry-run extension (seed.Estimate on the
-// server). A field the server leaves out is zero: Bytes, TilesPerSecond
-// and Seconds are 0 when unknown, and CostUSD has no "lambda" while the
-// layer's render rate is unknown (nil when the server prices nothing).
-type Estimate struct {
-	Layer            string  `json:"layer"`
-	GridSetID        string  `json:"gridSetId"`
-	Format           string  `json:"format"`
-	Type             string  `json:"type"`
-	Tasks            int     `json:"tasks"`
-	Tiles            int64   `json:"tiles"`
-	Metatiles        int64   `json:"metatiles"`
-	Levels           []Level `json:"levels"`
-	UpstreamRequests int64   `json:"upstreamRequests"`
-	S3Puts           int64   `json:"s3Puts"`
-	S3Reads          int64   `json:"s3Reads"`
-	S3Lists          int64   `json:"s3Lists"`
-	S3Deletes        int64   `json:"s3Deletes"`
-	DynamoDBWrites   int64   `json:"dynamoDBWrites"`
-	SQSMessages      int64   `json:"sqsMessages"`
-	AvgTileBytes     int64   `json:"avgTileBytes"`
-	Bytes            int64   `json:"bytes"`
-	TilesPerSecond   float64 `json:"tilesPerSecond"`
-	Seconds          float64 `json:"seconds"`
-	// CostUSD is in US dollars by service ("s3", "dynamodb", "sqs",
-	// "lambda") and in "total".
-	CostUSD    map[string]float64 `json:"costUSD"`
-	PricesAsOf string             `json:"pricesAsOf"`
-	Notes      []string           `json:"notes"`
-}
-
-// Level is one zoom level of an Estimate.
-type Level struct {
-	Zoom      int   `json:"zoom"`
-	Tiles     int64 `json:"tiles"`
-	Metatiles int64 `json:"metatiles"`
-}
-
-// Estimate posts the request to this project's dry-run extension.
-func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (Estimate, error) {
+// Estimate posts the request to this project's dry-run extension and
+// decodes the answer into the type the server encodes it from.
+func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (seed.Estimate, error) {
 	body, err := json.Marshal(map[string]any{"seedRequest": req})
 	if err != nil {
-		return Estimate{}, err
+		return seed.Estimate{}, err
 	}
 	var b []byte
 	if req.Tiles != "" {
@@ -184,14 +148,14 @@ func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (E
 	}
 	var se *statusError
 	if errors.As(err, &se) && se.Status == http.StatusNotFound {
-		return Estimate{}, errors.New("the server offers no estimates (POST /rest/estimate is an extension of tilecache; GeoWebCache lacks it)")
+		return seed.Estimate{}, errors.New("the server offers no estimates (POST /rest/estimate is an extension of tilecache; GeoWebCache lacks it)")
 	}
 	if err != nil {
-		return Estimate{}, err
+		return seed.Estimate{}, err
 	}
-	var est Estimate
+	var est seed.Estimate
 	if err := json.Unmarshal(b, &est); err != nil {
-		return Estimate{}, fmt.Errorf("decode the estimate: %w", err)
+		return seed.Estimate{}, fmt.Errorf("decode the estimate: %w", err)
 	}
 	return est, nil
 }

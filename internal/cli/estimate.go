@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"tilecache/internal/seed"
 )
 
 // rateUnknown says why the time and the Lambda cost of an estimate are
@@ -18,7 +20,7 @@ const rateUnknown = "unknown until a seed on this server measures the layer's re
 // reseed or truncate) of layer. Whatever the server left unknown (the
 // layer's render rate, its stored tiles' sizes, the prices) is said to be
 // unknown, never printed as a number.
-func writeEstimate(out io.Writer, layer, typ string, est Estimate) {
+func writeEstimate(out io.Writer, layer, typ string, est seed.Estimate) {
 	if est.Type != "" {
 		typ = est.Type
 	}
@@ -69,7 +71,7 @@ func writeEstimate(out io.Writer, layer, typ string, est Estimate) {
 
 // writeCost prints the AWS cost line of est, and a line of its own for a
 // Lambda cost the server could not tell.
-func writeCost(out io.Writer, est Estimate) {
+func writeCost(out io.Writer, est seed.Estimate) {
 	var parts []string
 	var sum float64
 	for _, s := range []struct{ key, name string }{{"s3", "S3"}, {"dynamodb", "DynamoDB"}, {"sqs", "SQS"}, {"lambda", "Lambda"}} {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 
 	"tilecache/internal/accesslog"
 	"tilecache/internal/quota"
+	"tilecache/internal/token"
 	"tilecache/internal/wire"
 )
 
@@ -64,9 +64,7 @@ func (c IngestLogsCmd) ingest(ctx context.Context, cl *Client, env Env, f access
 	var id string
 	if name == "-" {
 		r = env.Stdin
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		id = "stdin:" + hex.EncodeToString(b[:])
+		id = "stdin:" + token.New()
 	} else {
 		file, err := os.Open(name)
 		if err != nil {
@@ -87,7 +85,7 @@ func (c IngestLogsCmd) ingest(ctx context.Context, cl *Client, env Env, f access
 	st, err := accesslog.Ingest(ctx, r, f, m, func(ctx context.Context, batch []accesslog.PageHits) error {
 		n++
 		reads := quota.ReadsOf(batch)
-		body, err := cl.do(ctx, "POST", "/rest/diskquota/access.json", "application/json", wire.EncodeAccessBatchByID(fmt.Sprintf("%s#%d", id, n), reads))
+		body, err := cl.do(ctx, "POST", "/rest/diskquota/access.json", "application/json", wire.EncodeAccessBatchByID(accesslog.BatchID(id, n), reads))
 		if err != nil {
 			return err
 		}

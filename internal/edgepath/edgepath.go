@@ -185,7 +185,10 @@ func tileKey(t Table, layerID, gridSet, format, parametersID, zs, xs, ys, ext st
 			return "", false
 		}
 	}
-	if ext == "" || !canonical(zs) || !canonical(xs) || !canonical(ys) {
+	z, okz := number(zs)
+	x, okx := number(xs)
+	y, oky := number(ys)
+	if ext == "" || !okz || !okx || !oky {
 		return "", false
 	}
 	// The table knows grid sets by their ids; a client may have escaped
@@ -201,28 +204,21 @@ func tileKey(t Table, layerID, gridSet, format, parametersID, zs, xs, ys, ext st
 	if levels.GridSet != "" {
 		gridSet = levels.GridSet
 	}
-	z, err1 := strconv.Atoi(zs)
-	x, err2 := strconv.ParseInt(xs, 10, 64)
-	y, err3 := strconv.ParseInt(ys, 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || z >= len(levels.Rows) || x >= levels.Cols[z] || y >= levels.Rows[z] {
+	if z >= int64(len(levels.Rows)) || x >= levels.Cols[z] || y >= levels.Rows[z] {
 		return "", false
 	}
 	return "/" + layerID + "/" + gridSet + "/" + format + "/" + parametersID + "/" + zs + "/" + xs + "/" +
 		strconv.FormatInt(levels.Rows[z]-1-y, 10) + "." + ext, true
 }
 
-// canonical reports whether s is a non-negative integer as strconv.Itoa
-// writes it, at most 15 digits (exact in a JavaScript number).
-func canonical(s string) bool {
-	if s == "" || len(s) > 15 || (len(s) > 1 && s[0] == '0') {
-		return false
+// number parses a tile number of a path: written canonically
+// ([tilestore.ParseCanonical]) in at most 15 digits, exact in a JavaScript
+// number as the edge's twin reads it.
+func number(s string) (int64, bool) {
+	if len(s) > 15 {
+		return 0, false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return tilestore.ParseCanonical(s)
 }
 
 // Reserved reports whether a path names one of the service's own objects

@@ -2,13 +2,12 @@ package quota
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"time"
 
 	"tilecache/internal/accesslog"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/token"
 )
 
 // Marks remember which batches of reads were recorded already, with a
@@ -58,7 +57,7 @@ func (r *ReadLog) Record(ctx context.Context, id string, reads []Access) (dup bo
 	if len(reads) > MaxReadBatch {
 		return false, fmt.Errorf("record reads: %d pages in one batch, more than %d", len(reads), MaxReadBatch)
 	}
-	owner := newOwner()
+	owner := token.New() // this call's mark
 	key := "reads#" + id
 	ok, err := r.marks.Claim(ctx, key, owner, ReadLogKeep, r.now())
 	if err != nil {
@@ -74,13 +73,6 @@ func (r *ReadLog) Record(ctx context.Context, id string, reads []Access) (dup bo
 		return false, fmt.Errorf("record read batch %s: %w", id, err)
 	}
 	return false, nil
-}
-
-// newOwner returns a token for one Record call's mark.
-func newOwner() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
 }
 
 // ReadsOf converts a batch of page reads counted from an access log to

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -214,30 +213,16 @@ func (h *Tiles) parse(path string) (tileRequest, bool) {
 // space), so that one tile has one path and one cache key.
 func tilePosition(zs, xs, file string) (z int, x, y int64, ext string, ok bool) {
 	name, ext, ok := strings.Cut(file, ".")
-	if !ok || !canonical(zs) || !canonical(xs) || !canonical(name) || len(zs) > 2 {
+	if !ok || len(zs) > 2 {
 		return 0, 0, 0, "", false
 	}
-	z, err1 := strconv.Atoi(zs)
-	x, err2 := strconv.ParseInt(xs, 10, 64)
-	y, err3 := strconv.ParseInt(name, 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	zv, okz := tilestore.ParseCanonical(zs)
+	x, okx := tilestore.ParseCanonical(xs)
+	y, oky := tilestore.ParseCanonical(name)
+	if !okz || !okx || !oky {
 		return 0, 0, 0, "", false
 	}
-	return z, x, y, ext, true
-}
-
-// canonical reports whether s is a non-negative integer as strconv.Itoa
-// writes it: digits only, and no leading zero unless it is "0".
-func canonical(s string) bool {
-	if s == "" || len(s) > 19 || (len(s) > 1 && s[0] == '0') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return int(zv), x, y, ext, true
 }
 
 // layerFormat returns the layer's format (MIME type) whose short name is

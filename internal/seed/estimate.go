@@ -36,10 +36,13 @@ type LevelEstimate struct {
 	Metatiles int64 `json:"metatiles"`
 }
 
-// Estimate is what a request would cost, without submitting it. Tile
-// counts are exact: the tasks' totals of the same request add up to Tiles.
-// Bytes and Seconds are 0 when unknown (the layer holds no tiles yet, or
-// no lane of it ran in this process recently).
+// Estimate is what a request would cost, without submitting it: the JSON
+// answer of the dry-run extension (POST /rest/estimate), which the command
+// line decodes into the same type. Tile counts are exact: the tasks'
+// totals of the same request add up to Tiles. Bytes, TilesPerSecond and
+// Seconds are 0 when unknown (the layer holds no tiles yet, or no lane of
+// it ran in this process recently), and CostUSD has no "lambda" while the
+// layer's render rate is unknown.
 type Estimate struct {
 	Layer     string `json:"layer"`
 	GridSetID string `json:"gridSetId"`
@@ -63,7 +66,7 @@ type Estimate struct {
 	Bytes            int64              `json:"bytes"`
 	TilesPerSecond   float64            `json:"tilesPerSecond"`
 	Seconds          float64            `json:"seconds"`
-	CostUSD          map[string]float64 `json:"costUSD"`
+	CostUSD          map[string]float64 `json:"costUSD"` // US dollars by service ("s3", "dynamodb", "sqs", "lambda") and in "total"
 	PricesAsOf       string             `json:"pricesAsOf"`
 	Notes            []string           `json:"notes"`
 }

@@ -5,8 +5,6 @@ package seed
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -21,6 +19,7 @@ import (
 	"tilecache/internal/source"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/token"
 )
 
 // lane is one worker's run of one task's metatiles: the job's plan, the
@@ -81,9 +80,7 @@ var errRenderBudget = errors.New("the render outlived the time left to the invoc
 
 // leaseToken returns a new lease token.
 func leaseToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
+	return token.New()
 }
 
 // lane loads what task t's lane needs; Invalid when the layer changed so

@@ -227,19 +227,22 @@ func parseTilePath(p string) (z int, x, y int64, ext string, ok bool) {
 	if !ok1 || !ok2 || !ok3 || ext == "" || strings.IndexByte(ext, '/') >= 0 {
 		return 0, 0, 0, "", false
 	}
-	zv, okz := canonical(zs)
-	x, okx := canonical(xs)
-	y, oky := canonical(ys)
+	zv, okz := ParseCanonical(zs)
+	x, okx := ParseCanonical(xs)
+	y, oky := ParseCanonical(ys)
 	if !okz || !okx || !oky || int64(int(zv)) != zv {
 		return 0, 0, 0, "", false
 	}
 	return int(zv), x, y, ext, true
 }
 
-// canonical parses a non-negative int64 written as strconv.FormatInt
-// writes it: digits only, no leading zero unless it is "0".
-func canonical(s string) (int64, bool) {
-	if s == "" || len(s) > 19 || (s[0] == '0' && len(s) > 1) {
+// ParseCanonical parses a non-negative int64 written as strconv.FormatInt
+// writes it: digits only, no leading zero unless it is "0", at most
+// math.MaxInt64. It takes a string or bytes, so that a parser of bytes
+// need not copy them; every parser of tile numbers in paths and keys uses
+// it, so that one tile has one path and one key.
+func ParseCanonical[S string | []byte](s S) (int64, bool) {
+	if len(s) == 0 || len(s) > 19 || (s[0] == '0' && len(s) > 1) {
 		return 0, false
 	}
 	var n uint64 // 19 digits stay below 10¹⁹ < 2⁶⁴

@@ -258,3 +258,28 @@ func BenchmarkParseKey(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseCanonical checks ParseCanonical, on a string and on the same
+// bytes, against strconv: ok exactly when s parses as a non-negative int64
+// that FormatInt writes back as s.
+func FuzzParseCanonical(f *testing.F) {
+	for _, s := range []string{"", "0", "00", "01", "7", "42", "-1", "+1", " 1", "1 ", "1.0", "0x10",
+		"9223372036854775807", "9223372036854775808", "18446744073709551616", "99999999999999999999", "٣"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := tilestore.ParseCanonical(s)
+		bn, bok := tilestore.ParseCanonical([]byte(s))
+		if n != bn || ok != bok {
+			t.Fatalf("ParseCanonical(%q) = %d, %t as a string, %d, %t as bytes", s, n, ok, bn, bok)
+		}
+		want, err := strconv.ParseInt(s, 10, 64)
+		wantOK := err == nil && want >= 0 && strconv.FormatInt(want, 10) == s
+		if !wantOK {
+			want = 0
+		}
+		if n != want || ok != wantOK {
+			t.Fatalf("ParseCanonical(%q) = %d, %t, want %d, %t", s, n, ok, want, wantOK)
+		}
+	})
+}

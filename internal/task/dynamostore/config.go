@@ -32,6 +32,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
+	"tilecache/internal/token"
 )
 
 var _ layer.ConfigStore = (*Store)(nil)
@@ -118,7 +119,7 @@ func (s *Store) SaveConfig(ctx context.Context, expect int64, doc []byte) (int64
 		return 0, apperr.New(apperr.Invalid, "Configuration of %d bytes compresses to %d bytes, more than the %d bytes the task store keeps",
 			len(doc), len(z), MaxConfigCompressed)
 	}
-	tok := writeToken()
+	tok := token.New()
 	e := newExpr()
 	var cond string
 	if expect == 0 {

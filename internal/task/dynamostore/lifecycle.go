@@ -6,8 +6,6 @@ package dynamostore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -18,6 +16,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/task"
+	"tilecache/internal/token"
 )
 
 // Running returns the pool count: the number of RUNNING tasks.
@@ -136,7 +135,7 @@ func (s *Store) promote(ctx context.Context, id int64, layerName string, pool, l
 	pe := newExpr()
 	le := newExpr()
 	te := newExpr()
-	tok := writeToken()
+	tok := token.New()
 	layerCount := &types.Update{
 		TableName:        &s.table,
 		Key:              s.metaKey(skLanes + layerName),
@@ -426,7 +425,7 @@ func (s *Store) Kill(ctx context.Context, id int64, expect task.Status, now time
 // finish moves t from its status (PENDING or RUNNING, as read) to status.
 func (s *Store) finish(ctx context.Context, what string, t task.Task, status task.Status, killed bool, now time.Time) error {
 	te := newExpr()
-	tok := writeToken()
+	tok := token.New()
 	update := "SET " + te.n(aStatus) + " = " + te.v(num(int64(status))) +
 		", " + te.n(aFinished) + " = " + te.v(num(nanos(now))) +
 		", " + te.n(attrExpires) + " = " + te.v(num(s.expires(now))) +
@@ -519,19 +518,12 @@ func (s *Store) expireJob(ctx context.Context, jobID int64, now time.Time) {
 	}, s.callOpts...)
 }
 
-// writeToken returns a new token for a write of a task item that the store
-// makes on its own (a promotion, a finish): the SDK sends a write again
-// when its answer is lost, and the retry, failing its condition, finds the
-// token in the item (appliedBefore).
-func writeToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
-}
-
 // appliedBefore reports whether a transaction cancelled on the condition
 // of a task item (r, with the item as it is) was applied earlier with
-// token tok: the retry of a transaction whose answer was lost.
+// token tok: the retry of a transaction whose answer was lost. A write of
+// a task item that the store makes on its own (a promotion, a finish)
+// carries a new token.New: the SDK sends a write again when its answer is
+// lost, and the retry, failing its condition, finds the token in the item.
 func appliedBefore(r types.CancellationReason, tok string) bool {
 	if code(r) != "ConditionalCheckFailed" || len(r.Item) == 0 {
 		return false
