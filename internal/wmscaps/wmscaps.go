@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcxml"
@@ -92,11 +93,10 @@ func Parse(data []byte) (*Capabilities, error) {
 	switch doc.XMLName.Local {
 	case "WMT_MS_Capabilities", "WMS_Capabilities":
 	case "ServiceExceptionReport", "ExceptionReport":
-		return nil, apperr.Invalidf("read WMS capabilities: the server answered an exception report: %s",
-			strings.Join(strings.Fields(string(data)), " "))
+		return nil, apperr.Invalidf("read WMS capabilities: the server answered an exception report: %s", quote(data))
 	default:
 		return nil, apperr.Invalidf("read WMS capabilities: the root element is %s, not WMT_MS_Capabilities (1.1.1) or WMS_Capabilities (1.3.0)",
-			doc.XMLName.Local)
+			apperr.Show(doc.XMLName.Local))
 	}
 	c := &Capabilities{Version: doc.Version, Title: strings.TrimSpace(doc.Service.Title),
 		GetMapURL: strings.TrimSpace(doc.Capability.GetMap.Online.Href)}
@@ -130,6 +130,23 @@ func Parse(data []byte) (*Capabilities, error) {
 	}
 	walk(doc.Capability.Layers, nil)
 	return c, nil
+}
+
+// maxQuote bounds how much of a document an error quotes.
+const maxQuote = 1000
+
+// quote returns a document on one line, cut after maxQuote bytes (at a
+// character's start) with "…".
+func quote(data []byte) string {
+	s := strings.Join(strings.Fields(string(data)), " ")
+	if len(s) <= maxQuote {
+		return s
+	}
+	cut := maxQuote
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Layer returns the named layer.

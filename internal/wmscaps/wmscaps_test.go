@@ -1,6 +1,7 @@
 package wmscaps_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -84,10 +85,16 @@ func TestRefusals(t *testing.T) {
 		{`<ServiceExceptionReport><ServiceException>bad map</ServiceException></ServiceExceptionReport>`, "exception report: <ServiceExceptionReport>"},
 		{`<html><body>proxy error</body></html>`, "the root element is html"},
 		{`<WMS_Capabilities><Capability>`, "read WMS capabilities"},
+		{`<` + strings.Repeat("é", 200) + `/>`, "the root element is " + strings.Repeat("é", 50) + "…, not"},
 	} {
 		if _, err := wmscaps.Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.doc, err, tc.want)
 		}
+	}
+	// A long report is quoted up to 1,000 bytes, cut at a character.
+	long := `<ServiceExceptionReport><ServiceException>` + strings.Repeat("é", 2000) + `</ServiceException></ServiceExceptionReport>`
+	if _, err := wmscaps.Parse([]byte(long)); err == nil || len(err.Error()) > 1200 || !strings.HasSuffix(err.Error(), "é…") {
+		t.Errorf("a long exception report: got %d bytes, %.80q…, want at most 1,200 ending in é…", len(fmt.Sprint(err)), fmt.Sprint(err))
 	}
 	c, _ := wmscaps.Parse([]byte(caps111))
 	if _, err := wmscaps.Propose(c, []string{"roads", "nope", "none"}, wmscaps.Options{}); err == nil ||
