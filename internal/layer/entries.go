@@ -19,8 +19,10 @@ var (
 // standalone makes entries that stand alone: each entry is recorded,
 // stored and written back on its own (Document, Config), so an alias to an
 // anchor of another entry would not parse there. Each alias is replaced
-// by a copy of the node it names and anchors are dropped. The entries
-// share one budget of maxEntryNodes nodes.
+// by a copy of the node it names and anchors are dropped. A null written
+// as nothing ({buffer}) is given its name, null: yaml.v3 writes it back
+// as an empty quoted string in a flow mapping. The entries share one
+// budget of maxEntryNodes nodes.
 type standalone struct {
 	left     int
 	visiting map[*yaml.Node]bool
@@ -43,6 +45,9 @@ func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) {
 	}
 	c := *n
 	c.Anchor, c.Content = "", nil
+	if c.Kind == yaml.ScalarNode && c.Value == "" && c.ShortTag() == "!!null" {
+		c.Value = "null"
+	}
 	if len(n.Content) > 0 {
 		s.visiting[n] = true
 		defer delete(s.visiting, n)

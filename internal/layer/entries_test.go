@@ -54,6 +54,22 @@ func TestEntriesStandAlone(t *testing.T) {
 	}
 }
 
+// TestEntriesNullsWritten: a null written as nothing in a flow mapping
+// ({buffer}) is written back as null, not as an empty quoted string
+// (which a number does not take).
+func TestEntriesNullsWritten(t *testing.T) {
+	const file = "layers:\n  - name: a\n    gridSubsets: [{gridSet: EPSG:4326}]\n    formats: [image/png]\n" +
+		"    coverage: {geometry: \"POLYGON((1 0,0 1,0 0))\", buffer}\n    source: {type: testpattern}\n"
+	c, err := Parse([]byte(file), "nulls.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := c.Document("a")
+	if _, err := ParseDefinition(doc, "a"); err != nil {
+		t.Errorf("the definition of a: %v\n%s", err, doc)
+	}
+}
+
 // TestEntriesAliasBounds: aliases of aliases are expanded up to a budget,
 // and an alias inside the node it names is refused.
 func TestEntriesAliasBounds(t *testing.T) {
