@@ -196,8 +196,8 @@ type Options struct {
 	Formats []string
 }
 
-// Propose returns a cached layer for each of names (every named layer
-// when names is empty): the WMS layer as its source, transparent, in the
+// Propose returns a cached layer for each of names (every named layer,
+// each name once, when names is empty): the WMS layer as its source, transparent, in the
 // built-in grid sets EPSG:4326 and EPSG:900913, each subset's extent the
 // layer's bounding box (in Web Mercator clamped to the map's latitudes).
 // An unknown name, or a server without a lossless format or a GetMap
@@ -222,8 +222,11 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 		formats = []string{"image/png", "image/jpeg"}
 	}
 	if len(names) == 0 {
+		// Each name once: a server may list a layer in several groups.
 		for _, l := range c.Layers {
-			names = append(names, l.Name)
+			if !slices.Contains(names, l.Name) {
+				names = append(names, l.Name)
+			}
 		}
 	}
 	var out []gwcxml.Layer

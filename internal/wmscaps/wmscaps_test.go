@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"tilecache/internal/gwcxml"
 	"tilecache/internal/wmscaps"
 )
 
@@ -77,6 +78,23 @@ func TestParseAndPropose(t *testing.T) {
 	if err != nil || len(ps) != 1 || ps[0].Source.Format != "image/png; mode=8bit" || ps[0].Source.URL != "http://wms.example/world" ||
 		ps[0].GridSubsets[0].Extent != nil || ps[0].Title != "The world" {
 		t.Errorf("1.3.0, the whole world: %+v %v", ps, err)
+	}
+}
+
+// TestProposeNamesOnce: a layer the capabilities list in two groups is
+// proposed once, so that the layer file of the proposals parses.
+func TestProposeNamesOnce(t *testing.T) {
+	twice := strings.Replace(caps111, "</Capability>", "<Layer><Title>again</Title><Layer><Name>roads</Name></Layer></Layer></Capability>", 1)
+	c, err := wmscaps.Parse([]byte(twice))
+	if err != nil || len(c.Layers) != 3 {
+		t.Fatalf("Parse: %d layers, %v; want 3", len(c.Layers), err)
+	}
+	ps, err := wmscaps.Propose(c, nil, wmscaps.Options{})
+	if err != nil || len(ps) != 2 || ps[0].Name != "roads" || ps[1].Name != "rivers" {
+		t.Fatalf("Propose: %+v, %v; want roads and rivers", ps, err)
+	}
+	if _, err := gwcxml.LayerFile(nil, ps); err != nil {
+		t.Errorf("the layer file of the proposals: %v", err)
 	}
 }
 
