@@ -12,9 +12,10 @@ import (
 
 // FuzzParse: a capabilities document is read or refused with an Invalid
 // error, never a panic; what is read is proposed as layers (each name
-// once, in order) or refused with an Invalid error, and the layer
-// file of the proposals is written or refused with an Invalid error, as
-// `tilecache layers from-capabilities` does.
+// once, in order), each with grid subsets and a source the layer file
+// takes, or refused with an Invalid error; and the layer file of the
+// proposals is written or refused with an Invalid error, as `tilecache
+// layers from-capabilities` does.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		caps111, caps130,
@@ -69,6 +70,12 @@ func FuzzParse(f *testing.F) {
 		for i, p := range ps {
 			if p.Name != names[i] || p.Source.Layers != p.Name || len(p.GridSubsets) != 2 {
 				t.Fatalf("proposal %d: %+v for layer %q", i, p, names[i])
+			}
+			// Whatever the server's names and boxes, the grid subsets and
+			// the source are ones the layer file takes.
+			p.Name, p.Title, p.Source.Layers = "x", "", "x"
+			if err := gwcxml.Check(nil, []gwcxml.Layer{p}); err != nil {
+				t.Fatalf("proposal %d (%s, box %v): %v", i, names[i], c.Layers[slices.IndexFunc(c.Layers, func(l wmscaps.Layer) bool { return l.Name == names[i] })].BBox, err)
 			}
 		}
 		if _, err := gwcxml.LayerFile(nil, ps); err != nil && !apperr.Is(err, apperr.Invalid) {

@@ -244,8 +244,7 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 		}
 		geo := gwcxml.Subset{GridSet: "EPSG:4326"}
 		merc := gwcxml.Subset{GridSet: "EPSG:900913"}
-		if l.HasBBox && !whole(l.BBox) {
-			b := l.BBox
+		if b, ok := extent(l); ok {
 			geo.Extent = []float64{max(b[0], -180), max(b[1], -90), min(b[2], 180), min(b[3], 90)}
 			x0, y0 := toMercator(b[0], b[1])
 			x1, y1 := toMercator(b[2], b[3])
@@ -259,6 +258,31 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 			strings.Join(unknown, ", "), strings.Join(layerNames(c), ", "))
 	}
 	return out, nil
+}
+
+// extent returns the box a layer's subsets are cut to; ok is false when
+// they are not cut: no box, the whole world, or a box that is not one
+// once clamped to the map (not finite, or no area in Web Mercator). A box
+// across the antimeridian (west > east) takes every longitude.
+func extent(l Layer) (b [4]float64, ok bool) {
+	if !l.HasBBox || whole(l.BBox) {
+		return b, false
+	}
+	b = l.BBox
+	if b[0] > b[2] {
+		b[0], b[2] = -180, 180
+	}
+	x0, y0 := toMercator(b[0], b[1])
+	x1, y1 := toMercator(b[2], b[3])
+	for _, v := range b {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return b, false
+		}
+	}
+	if !(max(b[0], -180) < min(b[2], 180) && max(b[1], -90) < min(b[3], 90) && x0 < x1 && y0 < y1) {
+		return b, false
+	}
+	return b, !whole(b)
 }
 
 // whole reports whether a bounding box covers the world, which the

@@ -98,6 +98,43 @@ func TestProposeNamesOnce(t *testing.T) {
 	}
 }
 
+// TestProposeBoxes: a box across the antimeridian takes every longitude;
+// a box that is no box on the map (not finite, no area) does not cut the
+// subsets.
+func TestProposeBoxes(t *testing.T) {
+	for _, tc := range []struct {
+		box  string // west east south north
+		want []float64
+	}{
+		{"170 -170 -10 10", []float64{-180, -10, 180, 10}},
+		{"10 20 -10 NaN", nil},
+		{"10 20 5 5", nil},
+		{"10 10 -10 10", nil},
+		{"-200 200 -10 10", []float64{-180, -10, 180, 10}},
+		{"10 20 86 89", nil}, // above the Web Mercator map
+	} {
+		var w, e, s, n string
+		fmt.Sscan(tc.box, &w, &e, &s, &n)
+		doc := `<WMS_Capabilities version="1.3.0"><Capability><Request><GetMap><Format>image/png</Format></GetMap></Request><Layer><Name>a</Name>` +
+			`<EX_GeographicBoundingBox><westBoundLongitude>` + w + `</westBoundLongitude><eastBoundLongitude>` + e + `</eastBoundLongitude>` +
+			`<southBoundLatitude>` + s + `</southBoundLatitude><northBoundLatitude>` + n + `</northBoundLatitude></EX_GeographicBoundingBox></Layer></Capability></WMS_Capabilities>`
+		c, err := wmscaps.Parse([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := wmscaps.Propose(c, nil, wmscaps.Options{URL: "http://127.0.0.1/wms"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ps[0].GridSubsets[0].Extent; !slices.Equal(got, tc.want) {
+			t.Errorf("box %s: EPSG:4326 extent %v, want %v", tc.box, got, tc.want)
+		}
+		if err := gwcxml.Check(nil, ps); err != nil {
+			t.Errorf("box %s: %v", tc.box, err)
+		}
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{`<ServiceExceptionReport><ServiceException>bad map</ServiceException></ServiceExceptionReport>`, "exception report: <ServiceExceptionReport>"},
