@@ -20,9 +20,9 @@ var (
 // stored and written back on its own (Document, Config), so an alias to an
 // anchor of another entry would not parse there. Each alias is replaced
 // by a copy of the node it names and anchors are dropped. A null written
-// as nothing ({buffer}) is given its name, null: yaml.v3 writes it back
-// as an empty quoted string in a flow mapping. The entries share one
-// budget of maxEntryNodes nodes.
+// as nothing in a flow collection ({buffer}) is given its name, null:
+// yaml.v3 writes it back there as an empty quoted string. The entries
+// share one budget of maxEntryNodes nodes.
 type standalone struct {
 	left     int
 	visiting map[*yaml.Node]bool
@@ -33,7 +33,10 @@ func newStandalone() *standalone {
 }
 
 // entry returns a copy of n without aliases or anchors.
-func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) {
+func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) { return s.node(n, false) }
+
+// node copies n, which is inside a flow collection when flow is true.
+func (s *standalone) node(n *yaml.Node, flow bool) (*yaml.Node, error) {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
@@ -45,16 +48,17 @@ func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) {
 	}
 	c := *n
 	c.Anchor, c.Content = "", nil
-	if c.Kind == yaml.ScalarNode && c.Value == "" && c.ShortTag() == "!!null" {
+	if flow && c.Kind == yaml.ScalarNode && c.Value == "" && c.ShortTag() == "!!null" {
 		c.Value = "null"
 	}
+	flow = flow || c.Style&yaml.FlowStyle != 0
 	if len(n.Content) > 0 {
 		s.visiting[n] = true
 		defer delete(s.visiting, n)
 		c.Content = make([]*yaml.Node, len(n.Content))
 		for i, k := range n.Content {
 			var err error
-			if c.Content[i], err = s.entry(k); err != nil {
+			if c.Content[i], err = s.node(k, flow); err != nil {
 				return nil, err
 			}
 		}

@@ -68,6 +68,15 @@ func TestEntriesNullsWritten(t *testing.T) {
 	if _, err := ParseDefinition(doc, "a"); err != nil {
 		t.Errorf("the definition of a: %v\n%s", err, doc)
 	}
+	// In block style an empty value is written back as it was, so that
+	// the layer's version (a hash of its entry) stays what it was.
+	c, err = Parse([]byte(strings.Replace(file, "    formats:", "    description:\n    formats:", 1)), "nulls.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, _ := c.Document("a"); !strings.Contains(string(doc), "description:\n") {
+		t.Errorf("the empty description is not written as it was:\n%s", doc)
+	}
 }
 
 // TestEntriesAliasBounds: aliases of aliases are expanded up to a budget,
