@@ -14,10 +14,12 @@
 // and, for the latter, ";{gridSetId}"; written by the service). A path
 // with a number not written canonically, a level, column or row outside
 // the grid set, or an unknown grid set is answered 404 here and never
-// reaches the bucket. Paths under /_tilecache/ (the service's own
-// objects) are answered 404 too. The other /ogcapi paths are the OGC API
-// documents, stored as /ogcapi.json and /ogcapi/{path}.json. Every other
-// path passes unchanged. The same mapping, in Go, is internal/edgepath;
+// reaches the bucket; so is one with a segment that decodes to nothing,
+// . or .., or holds %2F, a tile of the layer _tilecache, a known format
+// with another extension, or a key longer than MAX_KEY. Paths under
+// /_tilecache/ (the service's own objects) are answered 404 too. The
+// other /ogcapi paths are the OGC API documents, stored as /ogcapi.json
+// and /ogcapi/{path}.json. Every other path passes unchanged. The same mapping, in Go, is internal/edgepath;
 // both pass internal/edgepath/testdata/cases.json.
 import cf from 'cloudfront';
 
@@ -65,14 +67,29 @@ function levels(value) {
     return { cols: cols, rows: rows, gridSet: parts[2] };
 }
 
-function bad(s) {
-    return s === '' || s === '.' || s === '..';
+// MAX_KEY: the longest key path served, escapes included (S3's longest
+// key; edgepath.MaxKey).
+var MAX_KEY = 1024;
+
+// segment returns a path segment percent-decoded as the bucket decodes it,
+// or null when it does not decode or decodes to '', '.', '..' or something
+// with a '/' (%2F): no key has such a segment (edgepath's segment).
+function segment(s) {
+    var d;
+    try {
+        d = decodeURIComponent(s);
+    } catch (e) {
+        return null;
+    }
+    return d === '' || d === '.' || d === '..' || d.indexOf('/') >= 0 ? null : d;
 }
 
 // tile maps a tile whose row counts from the top to its stored key's
 // path, or answers 404.
 async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
-    if (bad(layer) || bad(gridSet) || bad(format) || bad(params) || !ext ||
+    var plain = [layer, gridSet, format, params, ext].map(segment);
+    if (plain.indexOf(null) >= 0 || plain[0] === '_tilecache' ||
+        (Object.prototype.hasOwnProperty.call(EXT, plain[2]) && EXT[plain[2]] !== plain[4]) ||
         !CANONICAL.test(zs) || !CANONICAL.test(xs) || !CANONICAL.test(ys)) {
         return notFound();
     }
@@ -80,9 +97,9 @@ async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
     try {
         // The store knows grid sets by their ids; a client may have
         // escaped one (EPSG%3A4326).
-        grid = levels(await kvs.get(decodeURIComponent(gridSet)));
+        grid = levels(await kvs.get(plain[1]));
     } catch (e) {
-        return notFound(); // no such grid set, or a malformed escape
+        return notFound(); // no such grid set
     }
     var z = Number(zs);
     var x = Number(xs);
@@ -90,8 +107,12 @@ async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
     if (grid === null || z >= grid.rows.length || x >= grid.cols[z] || y >= grid.rows[z]) {
         return notFound();
     }
-    request.uri = '/' + layer + '/' + (grid.gridSet || gridSet) + '/' + format + '/' + params + '/' +
+    var uri = '/' + layer + '/' + (grid.gridSet || gridSet) + '/' + format + '/' + params + '/' +
         zs + '/' + xs + '/' + (grid.rows[z] - 1 - y) + '.' + ext;
+    if (uri.length > MAX_KEY) {
+        return notFound();
+    }
+    request.uri = uri;
     return request;
 }
 
@@ -153,10 +174,14 @@ async function handler(event) {
     }
     seg = rest.split('/');
     for (var i = 0; i < seg.length; i++) {
-        if (bad(seg[i])) {
+        if (segment(seg[i]) === null) {
             return notFound();
         }
     }
-    request.uri = '/ogcapi/' + rest + (rest.endsWith('.json') ? '' : '.json');
+    var doc = '/ogcapi/' + rest + (rest.endsWith('.json') ? '' : '.json');
+    if (doc.length > MAX_KEY) {
+        return notFound();
+    }
+    request.uri = doc;
     return request;
 }

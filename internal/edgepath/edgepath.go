@@ -16,7 +16,10 @@
 // ([grid.TileMatrixSetIDs]), WebMercatorQuad say. A path whose numbers are
 // not written canonically (digits only, no leading zero) or lie outside
 // the grid set's level, columns or rows is refused, so that it never
-// reaches the store.
+// reaches the store; so is a path with a segment that percent-decodes to
+// nothing, . or .., a slash (%2F) or not UTF-8, a tile of the service's
+// own objects' segment (_tilecache), a known format with another
+// extension (…/png/…/0.jpeg), or a key longer than MaxKey.
 //
 // The other paths under /ogcapi are the OGC API – Tiles documents, stored
 // as JSON: /ogcapi and /ogcapi/ are /ogcapi.json, and any other path
@@ -31,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
@@ -119,6 +123,11 @@ func Decode(s string) (Levels, bool) {
 	return Levels{Cols: c, Rows: r, GridSet: gridSet}, true
 }
 
+// MaxKey is the longest key path Map gives, in bytes as written (escapes
+// included): S3's longest key, so that a longer path is refused before
+// any lookup.
+const MaxKey = 1024
+
 // Prefixes are the first segments of the paths Map takes.
 var Prefixes = []string{"/wmts/", "/xyz/", "/ogcapi/"}
 
@@ -166,38 +175,58 @@ func Map(path string, t Table) (key string, ok bool) {
 	}
 	rest = strings.TrimSuffix(rest, "/")
 	for _, s := range strings.Split(rest, "/") {
-		if s == "" || s == "." || s == ".." {
+		if _, ok := segment(s); !ok {
 			return "", false
 		}
 	}
 	if !strings.HasSuffix(rest, ".json") {
 		rest += ".json"
 	}
-	return ogcPrefix + "/" + rest, true
+	if key = ogcPrefix + "/" + rest; len(key) > MaxKey {
+		return "", false
+	}
+	return key, true
+}
+
+// segment returns a path segment percent-decoded, as the bucket decodes
+// it; ok is false when it does not decode to valid UTF-8 or decodes to
+// "", ".", ".." or something with a "/" (written %2F): no key has such a
+// segment, and the key would not be the one its segments name.
+func segment(s string) (string, bool) {
+	d, err := url.PathUnescape(s)
+	if err != nil || d == "" || d == "." || d == ".." || strings.Contains(d, "/") || !utf8.ValidString(d) {
+		return "", false
+	}
+	return d, true
 }
 
 // tileKey returns the stored key's path of a tile whose row counts from
-// the top, or false when the numbers are not canonical or out of the grid
-// set (looked up in t by gridSet, which may be an alias).
+// the top, or false when a segment is not one a key has (see segment),
+// the layer is the service's own (layer.ReservedID), the extension is not
+// the format's, the numbers are not canonical or out of the grid set
+// (looked up in t by gridSet, which may be an alias), or the key would be
+// longer than MaxKey.
 func tileKey(t Table, layerID, gridSet, format, parametersID, zs, xs, ys, ext string) (string, bool) {
-	for _, s := range []string{layerID, gridSet, format, parametersID} {
-		if s == "" || s == "." || s == ".." {
+	var plain [5]string
+	for i, s := range [...]string{layerID, gridSet, format, parametersID, ext} {
+		d, ok := segment(s)
+		if !ok {
 			return "", false
 		}
+		plain[i] = d
 	}
 	z, okz := number(zs)
 	x, okx := number(xs)
 	y, oky := number(ys)
-	if ext == "" || !okz || !okx || !oky {
+	if plain[0] == layer.ReservedID || !okz || !okx || !oky {
+		return "", false
+	}
+	if want, known := tilestore.FormatExt(plain[2]); known && plain[4] != want {
 		return "", false
 	}
 	// The table knows grid sets by their ids; a client may have escaped
 	// one (EPSG%3A4326).
-	id, err := url.PathUnescape(gridSet)
-	if err != nil {
-		return "", false
-	}
-	levels, known := t[id]
+	levels, known := t[plain[1]]
 	if !known {
 		return "", false
 	}
@@ -207,8 +236,9 @@ func tileKey(t Table, layerID, gridSet, format, parametersID, zs, xs, ys, ext st
 	if z >= int64(len(levels.Rows)) || x >= levels.Cols[z] || y >= levels.Rows[z] {
 		return "", false
 	}
-	return "/" + layerID + "/" + gridSet + "/" + format + "/" + parametersID + "/" + zs + "/" + xs + "/" +
-		strconv.FormatInt(levels.Rows[z]-1-y, 10) + "." + ext, true
+	key := "/" + layerID + "/" + gridSet + "/" + format + "/" + parametersID + "/" + zs + "/" + xs + "/" +
+		strconv.FormatInt(levels.Rows[z]-1-y, 10) + "." + ext
+	return key, len(key) <= MaxKey
 }
 
 // number parses a tile number of a path: written canonically

@@ -21,7 +21,7 @@ type caseTable struct {
 	} `json:"cases"`
 }
 
-func loadCases(t *testing.T) (Table, caseTable) {
+func loadCases(t testing.TB) (Table, caseTable) {
 	t.Helper()
 	data, err := os.ReadFile("testdata/cases.json")
 	if err != nil {

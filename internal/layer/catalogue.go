@@ -313,8 +313,14 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 	}
 	k := &contents{layers: map[string]*Layer{}, gridSets: gridSets, gridInfo: map[string]GridSetInfo{},
 		layerEntries: map[string]*yaml.Node{}, gridEntries: map[string]*yaml.Node{}, version: opts.version}
+	alone := newStandalone()
 	for i, gd := range doc.GridSets {
 		g, info, err := buildGridSet(gd)
+		if err != nil {
+			fail("gridSets[%d] %q: %v", i, gd.ID, err)
+			continue
+		}
+		entry, err := alone.entry(&raw.GridSets[i])
 		if err != nil {
 			fail("gridSets[%d] %q: %v", i, gd.ID, err)
 			continue
@@ -328,7 +334,7 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 		}
 		gridSets[g.ID] = g
 		k.gridInfo[g.ID] = info
-		k.gridEntries[g.ID] = &raw.GridSets[i]
+		k.gridEntries[g.ID] = entry
 	}
 
 	ids := map[string]string{} // id → the layer that has it
@@ -338,6 +344,11 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 			fail("layers[%d] %q: %v", i, ld.Name, e)
 		}
 		if l == nil {
+			continue
+		}
+		entry, err := alone.entry(&raw.Layers[i])
+		if err != nil {
+			fail("layers[%d] %q: %v", i, ld.Name, err)
 			continue
 		}
 		if _, dup := k.layers[l.Name]; dup {
@@ -356,7 +367,7 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 		ids[l.ID] = l.Name
 		k.layers[l.Name] = l
 		k.names = append(k.names, l.Name)
-		k.layerEntries[l.Name] = &raw.Layers[i]
+		k.layerEntries[l.Name] = entry
 		l.Version = k.fingerprint(l)
 	}
 	if len(doc.Layers) == 0 && !opts.allowEmpty {

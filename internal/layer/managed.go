@@ -122,7 +122,7 @@ func ParseDefinition(doc []byte, name string) (*Layer, error) {
 }
 
 // Config is the stored configuration's document, open for editing: its
-// grid set and layer entries, each kept as written.
+// grid set and layer entries, each kept as written (aliases expanded).
 type Config struct {
 	gridSets, layers []*yaml.Node
 }
@@ -133,14 +133,27 @@ func ParseConfig(doc []byte) (*Config, error) {
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		return nil, fmt.Errorf("parse the stored configuration: %w", err)
 	}
-	ptrs := func(ns []yaml.Node) []*yaml.Node {
+	alone := newStandalone()
+	entries := func(ns []yaml.Node) ([]*yaml.Node, error) {
 		out := make([]*yaml.Node, len(ns))
 		for i := range ns {
-			out[i] = &ns[i]
+			n, err := alone.entry(&ns[i])
+			if err != nil {
+				return nil, fmt.Errorf("parse the stored configuration: entry %d: %w", i, err)
+			}
+			out[i] = n
 		}
-		return out
+		return out, nil
 	}
-	return &Config{gridSets: ptrs(raw.GridSets), layers: ptrs(raw.Layers)}, nil
+	gridSets, err := entries(raw.GridSets)
+	if err != nil {
+		return nil, err
+	}
+	layers, err := entries(raw.Layers)
+	if err != nil {
+		return nil, err
+	}
+	return &Config{gridSets: gridSets, layers: layers}, nil
 }
 
 // entryKey returns an entry's name (a layer's) or id (a grid set's): the

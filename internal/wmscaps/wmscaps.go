@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcxml"
@@ -92,11 +93,10 @@ func Parse(data []byte) (*Capabilities, error) {
 	switch doc.XMLName.Local {
 	case "WMT_MS_Capabilities", "WMS_Capabilities":
 	case "ServiceExceptionReport", "ExceptionReport":
-		return nil, apperr.Invalidf("read WMS capabilities: the server answered an exception report: %s",
-			strings.Join(strings.Fields(string(data)), " "))
+		return nil, apperr.Invalidf("read WMS capabilities: the server answered an exception report: %s", quote(data))
 	default:
 		return nil, apperr.Invalidf("read WMS capabilities: the root element is %s, not WMT_MS_Capabilities (1.1.1) or WMS_Capabilities (1.3.0)",
-			doc.XMLName.Local)
+			apperr.Show(doc.XMLName.Local))
 	}
 	c := &Capabilities{Version: doc.Version, Title: strings.TrimSpace(doc.Service.Title),
 		GetMapURL: strings.TrimSpace(doc.Capability.GetMap.Online.Href)}
@@ -130,6 +130,23 @@ func Parse(data []byte) (*Capabilities, error) {
 	}
 	walk(doc.Capability.Layers, nil)
 	return c, nil
+}
+
+// maxQuote bounds how much of a document an error quotes.
+const maxQuote = 1000
+
+// quote returns a document on one line, cut after maxQuote bytes (at a
+// character's start) with "…".
+func quote(data []byte) string {
+	s := strings.Join(strings.Fields(string(data)), " ")
+	if len(s) <= maxQuote {
+		return s
+	}
+	cut := maxQuote
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Layer returns the named layer.
@@ -179,8 +196,8 @@ type Options struct {
 	Formats []string
 }
 
-// Propose returns a cached layer for each of names (every named layer
-// when names is empty): the WMS layer as its source, transparent, in the
+// Propose returns a cached layer for each of names (every named layer,
+// each name once, when names is empty): the WMS layer as its source, transparent, in the
 // built-in grid sets EPSG:4326 and EPSG:900913, each subset's extent the
 // layer's bounding box (in Web Mercator clamped to the map's latitudes).
 // An unknown name, or a server without a lossless format or a GetMap
@@ -205,8 +222,11 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 		formats = []string{"image/png", "image/jpeg"}
 	}
 	if len(names) == 0 {
+		// Each name once: a server may list a layer in several groups.
 		for _, l := range c.Layers {
-			names = append(names, l.Name)
+			if !slices.Contains(names, l.Name) {
+				names = append(names, l.Name)
+			}
 		}
 	}
 	var out []gwcxml.Layer
@@ -224,8 +244,7 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 		}
 		geo := gwcxml.Subset{GridSet: "EPSG:4326"}
 		merc := gwcxml.Subset{GridSet: "EPSG:900913"}
-		if l.HasBBox && !whole(l.BBox) {
-			b := l.BBox
+		if b, ok := extent(l); ok {
 			geo.Extent = []float64{max(b[0], -180), max(b[1], -90), min(b[2], 180), min(b[3], 90)}
 			x0, y0 := toMercator(b[0], b[1])
 			x1, y1 := toMercator(b[2], b[3])
@@ -239,6 +258,31 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 			strings.Join(unknown, ", "), strings.Join(layerNames(c), ", "))
 	}
 	return out, nil
+}
+
+// extent returns the box a layer's subsets are cut to; ok is false when
+// they are not cut: no box, the whole world, or a box that is not one
+// once clamped to the map (not finite, or no area in Web Mercator). A box
+// across the antimeridian (west > east) takes every longitude.
+func extent(l Layer) (b [4]float64, ok bool) {
+	if !l.HasBBox || whole(l.BBox) {
+		return b, false
+	}
+	b = l.BBox
+	if b[0] > b[2] {
+		b[0], b[2] = -180, 180
+	}
+	x0, y0 := toMercator(b[0], b[1])
+	x1, y1 := toMercator(b[2], b[3])
+	for _, v := range b {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return b, false
+		}
+	}
+	if !(max(b[0], -180) < min(b[2], 180) && max(b[1], -90) < min(b[3], 90) && x0 < x1 && y0 < y1) {
+		return b, false
+	}
+	return b, !whole(b)
 }
 
 // whole reports whether a bounding box covers the world, which the

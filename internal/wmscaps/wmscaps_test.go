@@ -1,10 +1,12 @@
 package wmscaps_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"tilecache/internal/gwcxml"
 	"tilecache/internal/wmscaps"
 )
 
@@ -79,15 +81,75 @@ func TestParseAndPropose(t *testing.T) {
 	}
 }
 
+// TestProposeNamesOnce: a layer the capabilities list in two groups is
+// proposed once, so that the layer file of the proposals parses.
+func TestProposeNamesOnce(t *testing.T) {
+	twice := strings.Replace(caps111, "</Capability>", "<Layer><Title>again</Title><Layer><Name>roads</Name></Layer></Layer></Capability>", 1)
+	c, err := wmscaps.Parse([]byte(twice))
+	if err != nil || len(c.Layers) != 3 {
+		t.Fatalf("Parse: %d layers, %v; want 3", len(c.Layers), err)
+	}
+	ps, err := wmscaps.Propose(c, nil, wmscaps.Options{})
+	if err != nil || len(ps) != 2 || ps[0].Name != "roads" || ps[1].Name != "rivers" {
+		t.Fatalf("Propose: %+v, %v; want roads and rivers", ps, err)
+	}
+	if _, err := gwcxml.LayerFile(nil, ps); err != nil {
+		t.Errorf("the layer file of the proposals: %v", err)
+	}
+}
+
+// TestProposeBoxes: a box across the antimeridian takes every longitude;
+// a box that is no box on the map (not finite, no area) does not cut the
+// subsets.
+func TestProposeBoxes(t *testing.T) {
+	for _, tc := range []struct {
+		box  string // west east south north
+		want []float64
+	}{
+		{"170 -170 -10 10", []float64{-180, -10, 180, 10}},
+		{"10 20 -10 NaN", nil},
+		{"10 20 5 5", nil},
+		{"10 10 -10 10", nil},
+		{"-200 200 -10 10", []float64{-180, -10, 180, 10}},
+		{"10 20 86 89", nil}, // above the Web Mercator map
+	} {
+		var w, e, s, n string
+		fmt.Sscan(tc.box, &w, &e, &s, &n)
+		doc := `<WMS_Capabilities version="1.3.0"><Capability><Request><GetMap><Format>image/png</Format></GetMap></Request><Layer><Name>a</Name>` +
+			`<EX_GeographicBoundingBox><westBoundLongitude>` + w + `</westBoundLongitude><eastBoundLongitude>` + e + `</eastBoundLongitude>` +
+			`<southBoundLatitude>` + s + `</southBoundLatitude><northBoundLatitude>` + n + `</northBoundLatitude></EX_GeographicBoundingBox></Layer></Capability></WMS_Capabilities>`
+		c, err := wmscaps.Parse([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := wmscaps.Propose(c, nil, wmscaps.Options{URL: "http://127.0.0.1/wms"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ps[0].GridSubsets[0].Extent; !slices.Equal(got, tc.want) {
+			t.Errorf("box %s: EPSG:4326 extent %v, want %v", tc.box, got, tc.want)
+		}
+		if err := gwcxml.Check(nil, ps); err != nil {
+			t.Errorf("box %s: %v", tc.box, err)
+		}
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{`<ServiceExceptionReport><ServiceException>bad map</ServiceException></ServiceExceptionReport>`, "exception report: <ServiceExceptionReport>"},
 		{`<html><body>proxy error</body></html>`, "the root element is html"},
 		{`<WMS_Capabilities><Capability>`, "read WMS capabilities"},
+		{`<` + strings.Repeat("é", 200) + `/>`, "the root element is " + strings.Repeat("é", 50) + "…, not"},
 	} {
 		if _, err := wmscaps.Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.doc, err, tc.want)
 		}
+	}
+	// A long report is quoted up to 1,000 bytes, cut at a character.
+	long := `<ServiceExceptionReport><ServiceException>` + strings.Repeat("é", 2000) + `</ServiceException></ServiceExceptionReport>`
+	if _, err := wmscaps.Parse([]byte(long)); err == nil || len(err.Error()) > 1200 || !strings.HasSuffix(err.Error(), "é…") {
+		t.Errorf("a long exception report: got %d bytes, %.80q…, want at most 1,200 ending in é…", len(fmt.Sprint(err)), fmt.Sprint(err))
 	}
 	c, _ := wmscaps.Parse([]byte(caps111))
 	if _, err := wmscaps.Propose(c, []string{"roads", "nope", "none"}, wmscaps.Options{}); err == nil ||

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/imaging"
@@ -115,23 +116,23 @@ func (p *Pipeline) Cut(img image.Image, r grid.TileRange, origin image.Point, w,
 		}
 		return tiles, nil
 	}
+	// parallel workers take the next tile until none is left; one that
+	// fails stops, the others go on, and the first failure is reported.
 	var (
-		wg    sync.WaitGroup
-		next  atomic.Int64
-		first atomic.Value
+		g    errgroup.Group
+		next atomic.Int64
 	)
 	for range min(parallel, len(tiles)) {
-		wg.Go(func() {
+		g.Go(func() error {
 			for i := int(next.Add(1) - 1); i < len(tiles); i = int(next.Add(1) - 1) {
 				if err := cut(i); err != nil {
-					first.CompareAndSwap(nil, err)
-					return
+					return err
 				}
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	if err, _ := first.Load().(error); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return tiles, nil

@@ -29,7 +29,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"tilecache/internal/imaging"
 	"tilecache/internal/layer"
@@ -127,27 +128,13 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 			tiles = append(tiles, source.Tile{X: x, Y: y})
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
+	// The first failure cancels the other fetches and is the one reported.
+	g, ctx := errgroup.WithContext(ctx)
 	for i := range tiles {
-		wg.Go(func() {
-			t := &tiles[i]
-			if err := s.tile(ctx, req, t, rows); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-				cancel()
-			}
-		})
+		g.Go(func() error { return s.tile(ctx, req, &tiles[i], rows) })
 	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errs[0]
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return tiles, nil
 }

@@ -2,14 +2,15 @@ package s3store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/minio/minio-go/v7"
+	"golang.org/x/sync/errgroup"
 
 	"tilecache/internal/tilestore"
 )
@@ -39,49 +40,57 @@ func (s *Store) Delete(ctx context.Context, keys []string) (int, error) {
 	}
 	batches := slices.Collect(slices.Chunk(names, tilestore.DeleteBatch))
 
+	// Up to deleteConcurrency requests in flight; once one fails, no
+	// further request starts (not even in the slot the failure freed) and
+	// those in flight finish: a plain group, which cancels nothing.
 	var (
-		next, deleted atomic.Int64
-		failed        atomic.Bool
-		mu            sync.Mutex
-		firstErr      error
-		firstKey      string
-		failures      int
-		wg            sync.WaitGroup
+		deleted, failures atomic.Int64
+		failed            atomic.Bool
+		g                 errgroup.Group
 	)
-	for range min(s.deleteConcurrency, len(batches)) {
-		wg.Go(func() {
-			for !failed.Load() && ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(batches) {
-					return
-				}
-				n, errs := s.deleteBatch(ctx, batches[i])
-				deleted.Add(int64(n))
-				if len(errs) == 0 {
-					continue
-				}
-				failed.Store(true)
-				mu.Lock()
-				if firstErr == nil {
-					firstKey, firstErr = errs[0].ObjectName, errs[0].Err
-				}
-				failures += len(errs)
-				mu.Unlock()
+	g.SetLimit(s.deleteConcurrency)
+	for _, batch := range batches {
+		if failed.Load() || ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if failed.Load() || ctx.Err() != nil {
+				return nil
 			}
+			n, errs := s.deleteBatch(ctx, batch)
+			deleted.Add(int64(n))
+			if len(errs) == 0 {
+				return nil
+			}
+			failed.Store(true)
+			failures.Add(int64(len(errs)))
+			return &keyError{name: errs[0].ObjectName, err: errs[0].Err}
 		})
 	}
-	wg.Wait()
+	err := g.Wait()
 
 	n := int(deleted.Load())
-	if firstErr != nil {
-		key := strings.TrimPrefix(firstKey, s.prefix)
-		return n, s.fail(ctx, fmt.Sprintf("delete %s (%d failed, first %q)", what, failures, key), firstErr)
+	var ke *keyError
+	if errors.As(err, &ke) {
+		key := strings.TrimPrefix(ke.name, s.prefix)
+		return n, s.fail(ctx, fmt.Sprintf("delete %s (%d failed, first %q)", what, failures.Load(), key), ke.err)
 	}
 	if err := ctx.Err(); err != nil {
 		return n, fmt.Errorf("delete %s: %w", what, err)
 	}
 	return n, nil
 }
+
+// keyError is the first failure of a DeleteObjects request: the object
+// and S3's error for it.
+type keyError struct {
+	name string
+	err  error
+}
+
+func (e *keyError) Error() string { return e.name + ": " + e.err.Error() }
+
+func (e *keyError) Unwrap() error { return e.err }
 
 // deleteBatch removes up to 1,000 objects with one DeleteObjects request
 // and returns how many S3 confirmed, and the per-key failures.

@@ -1,0 +1,67 @@
+package layer
+
+import (
+	"errors"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxEntryNodes bounds the YAML nodes of a document's entries once their
+// aliases are expanded (a few dozen make a layer), so that aliases of
+// aliases cannot make a small document a huge one.
+const maxEntryNodes = 1 << 18
+
+var (
+	errAliasCycle   = errors.New("an alias refers to a node that holds it")
+	errEntriesLarge = errors.New("the entries hold more than 262144 YAML nodes once their aliases are expanded")
+)
+
+// standalone makes entries that stand alone: each entry is recorded,
+// stored and written back on its own (Document, Config), so an alias to an
+// anchor of another entry would not parse there. Each alias is replaced
+// by a copy of the node it names and anchors are dropped. A null written
+// as nothing in a flow collection ({buffer}) is given its name, null:
+// yaml.v3 writes it back there as an empty quoted string. The entries
+// share one budget of maxEntryNodes nodes.
+type standalone struct {
+	left     int
+	visiting map[*yaml.Node]bool
+}
+
+func newStandalone() *standalone {
+	return &standalone{left: maxEntryNodes, visiting: map[*yaml.Node]bool{}}
+}
+
+// entry returns a copy of n without aliases or anchors.
+func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) { return s.node(n, false) }
+
+// node copies n, which is inside a flow collection when flow is true.
+func (s *standalone) node(n *yaml.Node, flow bool) (*yaml.Node, error) {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if s.visiting[n] {
+		return nil, errAliasCycle
+	}
+	if s.left--; s.left < 0 {
+		return nil, errEntriesLarge
+	}
+	c := *n
+	c.Anchor, c.Content = "", nil
+	if flow && c.Kind == yaml.ScalarNode && c.Value == "" && c.ShortTag() == "!!null" {
+		c.Value = "null"
+	}
+	flow = flow || c.Style&yaml.FlowStyle != 0
+	if len(n.Content) > 0 {
+		s.visiting[n] = true
+		defer delete(s.visiting, n)
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, k := range n.Content {
+			var err error
+			if c.Content[i], err = s.node(k, flow); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &c, nil
+}
