@@ -309,6 +309,32 @@ func (p *Plan) Meta(i int64) Metatile {
 	return m
 }
 
+// Ahead returns the smallest range of whole metatile columns (numbered
+// [ByColumns]) or rows ([ByRows]) of level z holding the metatiles from
+// to to−1; ok is false when none of them is of level z. It bounds what a
+// share of the work still visits.
+func (p *Plan) Ahead(z int, from, to int64) (TileRange, bool) {
+	l, ok := p.Level(z)
+	if !ok {
+		return TileRange{}, false
+	}
+	from, to = max(from, l.First), min(to, l.First+l.Metatiles)
+	if to <= from {
+		return TileRange{}, false
+	}
+	// The metatiles of a level go up column by column (or row by row),
+	// in a plan restricted to an area too: the first and the last name
+	// the range.
+	first, last := p.Meta(from).Tiles, p.Meta(to-1).Tiles
+	r := l.Tiles
+	if p.Order() == ByColumns {
+		r.MinX, r.MaxX = first.MinX, last.MaxX
+	} else {
+		r.MinY, r.MaxY = first.MinY, last.MaxY
+	}
+	return r, true
+}
+
 // TilesBefore returns the number of tiles in metatiles 0 to i−1, so that
 // TilesBefore(Metatiles()) == Tiles() and the tiles of a lane [a, b) are
 // TilesBefore(b) − TilesBefore(a). It panics unless 0 ≤ i ≤ Metatiles(). It

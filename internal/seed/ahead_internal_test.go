@@ -33,12 +33,12 @@ func TestAheadRangeOfAnArea(t *testing.T) {
 		from, to   int64
 		minX, maxX int64
 	}{{0, 3, 0, 31}, {1, 2, 12, 15}, {1, 3, 12, 31}, {2, 3, 28, 31}} {
-		r, ok := aheadRange(plan, 5, tt.from, tt.to)
+		r, ok := plan.Ahead(5, tt.from, tt.to)
 		if !ok || r.MinX != tt.minX || r.MaxX != tt.maxX {
-			t.Errorf("aheadRange(%d, %d) = %+v, %v; want columns %d-%d", tt.from, tt.to, r, ok, tt.minX, tt.maxX)
+			t.Errorf("Ahead(%d, %d) = %+v, %v; want columns %d-%d", tt.from, tt.to, r, ok, tt.minX, tt.maxX)
 		}
 	}
-	if _, ok := aheadRange(plan, 5, 3, 3); ok {
+	if _, ok := plan.Ahead(5, 3, 3); ok {
 		t.Errorf("an empty lane has a range")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"tilecache/internal/metatile"
 	"tilecache/internal/quota"
 	"tilecache/internal/task"
 )
@@ -166,21 +167,21 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 // what is stored of the tiles it replaces or deletes, as its lanes do (see
 // lane.lookup): per lane and level, one listing of the whole level when it
 // is small and that is cheaper, else listings of each column it works in
-// where they cost less than one lookup per tile (see listColumn), else one
+// where they cost less than one lookup per tile (see metatile.ListColumn), else one
 // lookup per tile.
 func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
 	sub, _ := p.Layer.Subset(p.Job.GridSetID)
 	for _, ln := range p.Lanes {
 		for z := p.Job.ZoomStart; z <= p.Job.ZoomStop; z++ {
-			ahead, ok := aheadRange(p.Plan, z, ln.Start, ln.End)
+			ahead, ok := p.Plan.Ahead(z, ln.Start, ln.End)
 			if !ok {
 				continue
 			}
-			cov, whole, n := levelListing(sub, z, ahead)
+			cov, whole, n := metatile.LevelListing(sub, z, ahead)
 			switch {
 			case whole:
 				lists += n
-			case !listColumn(cov.MaxY-cov.MinY+1, sub.CoverageRange(z).MaxY-sub.CoverageRange(z).MinY+1):
+			case !metatile.ListColumn(cov.MaxY-cov.MinY+1, sub.CoverageRange(z).MaxY-sub.CoverageRange(z).MinY+1):
 				if c, ok := ahead.Intersect(sub.CoverageRange(z)); ok {
 					heads += c.Count()
 				}

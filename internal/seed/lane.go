@@ -7,16 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
+	"tilecache/internal/metatile"
 	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
-	"tilecache/internal/source"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/token"
@@ -33,7 +32,7 @@ import (
 //     was revoked (the sweep) cannot advance the task and stops;
 //   - a kill or a lost lease cancels its context, so upstream requests,
 //     retries and backoffs end within KillCheckEvery; store writes already
-//     started finish (writeContext) so usage stays exact;
+//     started finish (metatile.WriteContext) so usage stays exact;
 //   - a render that outlives the invocation's budget (the context deadline
 //     less half the safety margin) is a tile failure, and the lane moves on
 //     by the request's failure rules instead of being redelivered forever;
@@ -44,11 +43,10 @@ type lane struct {
 	layer  *layer.Layer
 	subset *grid.Subset
 	plan   *grid.Plan
-	src    source.Source
-	set    tilestore.TileSet
-	// meta is what is stored with every tile but its Cache-Control,
-	// which depends on the level (metaAt).
-	meta tilestore.Meta
+	// w renders and stores the lane's metatiles (and deletes a
+	// truncate's tiles); its Usage holds the changes since the last
+	// checkpoint.
+	w *metatile.Writer
 	// t is the task as this lane last wrote or read it.
 	t task.Task
 	// owner is this run's lease token.
@@ -56,23 +54,6 @@ type lane struct {
 	// hard is the latest a render may run to (zero: no limit but the
 	// source's own timeouts).
 	hard time.Time
-	// rendered counts the source requests of this run; by says for whom
-	// ("seed" for a task's lane, "miss" for a render on miss).
-	rendered atomic.Int64
-	by       string
-	// unchanged counts the tiles of this run a reseed rendered as they
-	// were stored, and so did not store again.
-	unchanged atomic.Int64
-	// tally holds the usage changes since the last checkpoint.
-	tally *tally
-	// listed caches what is stored of the tiles of columns a truncate or
-	// reseed listed (see lookup); listedKeys counts its entries. levels
-	// holds the levels it listed whole, from the lowest of its current
-	// batch up.
-	listed     map[column]*listedColumn
-	listedKeys int
-	levels     map[int]*listedLevel
-	lookMu     sync.Mutex // held by lookup
 }
 
 // errRenderBudget is the cause of a render cut at the invocation's budget.
@@ -116,20 +97,19 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 		return nil, apperr.Invalidf("layer %s has no source", l.Name)
 	}
 	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
-	return &lane{
-		env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, src: src, set: set, t: t, owner: owner, by: "seed",
-		meta:  tilestore.Meta{ContentType: source.ContentType(job.Format)},
-		tally: newTally(set, job.MetaWidth, job.MetaHeight),
-	}, nil
-}
-
-// metaAt is what is stored with a tile of level z: its content type and
-// the layer's Cache-Control for z (expireClients rules, else
-// cacheControl).
-func (ln *lane) metaAt(z int) tilestore.Meta {
-	m := ln.meta
-	m.CacheControl = ln.layer.TileCacheControl(z)
-	return m
+	ln := &lane{env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
+	mode := metatile.Seed
+	if job.Type == task.Reseed {
+		mode = metatile.Reseed
+	}
+	ln.w = &metatile.Writer{
+		Tiles: e.tiles, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
+		Layer: l, Subset: sub, Set: set, Source: src, Format: job.Format, Parameters: job.Parameters,
+		Mode: mode, EmptyLevels: job.EmptyLevels, By: "seed",
+		Ahead: ln.ahead, Changed: ln.env.host.tilesChanged,
+		Usage: metatile.NewTally(set, job.MetaWidth, job.MetaHeight),
+	}
+	return ln, nil
 }
 
 // run works the lane from its task's cursor until the lane ends, the slice
@@ -148,9 +128,9 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		if err != nil {
 			// The message comes again: its worker can take the lane at
 			// once rather than wait for this lease to lapse.
-			ln.release(writeContext(ctx))
+			ln.release(metatile.WriteContext(ctx))
 		}
-		env.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.rendered.Load(), "unchanged", ln.unchanged.Load())
+		env.log.Debug("lane slice", "task", t.ID, "from", start, "to", t.Cursor, "rendered", ln.w.Rendered(), "unchanged", ln.w.Unchanged())
 	}()
 	deadline := time.Now().Add(env.opts.Slice)
 	if d, ok := ctx.Deadline(); ok {
@@ -176,7 +156,6 @@ func (ln *lane) run(ctx context.Context) (err error) {
 	for t.Cursor < t.End {
 		from, tiles := t.Cursor, int64(0)
 		cursor := from
-		var deletes []tileRef
 		// A batch ends at the next checkpoint or at the slice's deadline,
 		// whichever comes first, so a Lambda never overruns its budget.
 		batchStart := time.Now()
@@ -184,7 +163,7 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		if deadline.Before(batchEnd) {
 			batchEnd = deadline
 		}
-		for cursor < t.End && len(deletes) < truncateBatch && !ln.tally.full() && (cursor == from || time.Now().Before(batchEnd)) {
+		for cursor < t.End && ln.w.PendingDeletes() < truncateBatch && !ln.w.Usage.Full() && (cursor == from || time.Now().Before(batchEnd)) {
 			if err := ctx.Err(); err != nil {
 				if ended() {
 					return nil
@@ -200,7 +179,7 @@ func (ln *lane) run(ctx context.Context) (err error) {
 			}
 			var errs []error
 			if ln.job.Type == task.Truncate {
-				deletes = ln.truncateKeys(metas[0], deletes)
+				ln.w.QueueDeletes(metas[0])
 				errs = make([]error, 1)
 			} else {
 				errs = ln.renderAll(ctx, metas)
@@ -213,7 +192,7 @@ func (ln *lane) run(ctx context.Context) (err error) {
 						}
 						return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
 					}
-					if _, ok := errors.AsType[*storageError](err); ok {
+					if _, ok := errors.AsType[*metatile.StorageError](err); ok {
 						return fmt.Errorf("task %d: %w", t.ID, err)
 					}
 					abort, aerr := ln.tileFailed(ctx, t, m, err)
@@ -229,8 +208,8 @@ func (ln *lane) run(ctx context.Context) (err error) {
 				cursor++
 			}
 		}
-		if len(deletes) > 0 {
-			if err := ln.truncate(ctx, deletes); err != nil {
+		if ln.w.PendingDeletes() > 0 {
+			if err := ln.w.DeletePending(ctx); err != nil {
 				if ended() {
 					return nil
 				}
@@ -250,18 +229,18 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		// is exact all the same: a killed lane applies it (settle), and a
 		// lane that stops any other way has its layer recounted, as for
 		// work not checkpointed at all.
-		withUsage := release || cursor == t.End || ln.tally.full() || time.Since(usageAt) >= env.opts.usageEvery()
+		withUsage := release || cursor == t.End || ln.w.Usage.Full() || time.Since(usageAt) >= env.opts.usageEvery()
 		// The token makes the checkpoint safe to send again: a retry after
 		// a lost answer (the SDK's, or this loop's) finds it applied.
 		cp := task.Checkpoint{ID: t.ID, From: from, To: cursor, Tiles: tiles, Owner: ln.owner, Release: release, Token: leaseToken()}
 		if withUsage {
-			cp.Usage = ln.tally.pending()
+			cp.Usage = ln.w.Usage.Pending()
 		}
 		// The checkpoint is a write like the tiles': a kill does not cut
 		// it (its usage may be applied at the store while the lane saw it
 		// fail), and a conflict is read through. A kill seen meanwhile
 		// then stops the lane at the top of the batch, its usage applied.
-		wctx := writeContext(ctx)
+		wctx := metatile.WriteContext(ctx)
 		var next task.Task
 		var err error
 		for attempt, failures := 1, 0; ; attempt++ {
@@ -294,16 +273,16 @@ func (ln *lane) run(ctx context.Context) (err error) {
 			return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
 		}
 		watch.checkpointed()
-		if ln.job.Type != task.Truncate && ln.rendered.Load() > 0 {
+		if ln.job.Type != task.Truncate && ln.w.Rendered() > 0 {
 			env.host.noteRate(ln.layer.Name, tiles, time.Since(batchStart))
 		}
 		t, ln.t = next, next
 		if withUsage {
-			ln.tally.reset() // counted with the checkpoint
+			ln.w.Usage.Reset() // counted with the checkpoint
 			usageAt = time.Now()
 		}
 		if release {
-			if err := env.host.send(writeContext(ctx), []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
+			if err := env.host.send(metatile.WriteContext(ctx), []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
 				return fmt.Errorf("continue task %d: %w", t.ID, err)
 			}
 			return nil
@@ -324,6 +303,11 @@ func (ln *lane) release(ctx context.Context) {
 		ln.env.log.Warn("give up the lease of a stopping lane", "task", ln.t.ID, "err", err)
 	}
 }
+
+// truncateBatch is the most tiles a truncate deletes between checkpoints:
+// several DeleteBatch requests, which the store sends at once (a lane
+// deleting one request's keys at a time waits on each in turn).
+const truncateBatch = 4 * tilestore.DeleteBatch
 
 // checkpointRetries is how many times a lane sends a checkpoint again
 // after the store failed it (beyond the store client's own retries):
@@ -368,7 +352,7 @@ func (ln *lane) width(left int64) int {
 	if ln.job.Type != task.Seed {
 		return 1
 	}
-	return int(max(1, min(int64(ln.env.host.width(ln.job.ID)), left, ln.tally.room())))
+	return int(max(1, min(int64(ln.env.host.width(ln.job.ID)), left, ln.w.Usage.Room())))
 }
 
 // tileFailed records a failed metatile. It reports abort=true when the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/metatile"
 	"tilecache/internal/task"
 )
 
@@ -19,22 +20,6 @@ import (
 // well inside both the sweep's staleness and a redelivery's takeover age.
 func (e *Engine) heartbeatEvery() time.Duration {
 	return min(e.opts.StaleAfter, e.opts.takeoverAfter()) / 3
-}
-
-// writesKey keys the context a lane's store writes run in.
-type writesKey struct{}
-
-// writeContext returns the context for a lane's store writes: the lane's
-// context without a kill's cancellation (the parent's deadline and
-// cancellation still hold). A kill stops upstream traffic, but a metatile
-// already rendered is stored, or a batch deleted, in full and counted: a
-// write cut in half may have happened at the store while the client saw it
-// fail, and the killed lane's usage, applied directly, would miss it.
-func writeContext(ctx context.Context) context.Context {
-	if p, ok := ctx.Value(writesKey{}).(context.Context); ok {
-		return p
-	}
-	return ctx
 }
 
 // errLaneKilled is the cause of a lane context cancelled by a kill.
@@ -77,7 +62,7 @@ func (w *killWatch) last() task.Task {
 func (e *Engine) watchLane(ctx context.Context, ln *lane) (context.Context, *killWatch) {
 	id, owner := ln.t.ID, ln.owner
 	lctx, cancel := context.WithCancelCause(ctx)
-	lctx = context.WithValue(lctx, writesKey{}, ctx)
+	lctx = metatile.WithWrites(lctx, ctx)
 	done := make(chan struct{})
 	w := &killWatch{}
 	stopped := make(chan struct{})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tilecache/internal/grid"
+	"tilecache/internal/metatile"
 	"tilecache/internal/task"
 )
 
@@ -19,20 +20,20 @@ import (
 // the layer since (seen by its mark, see MassTruncate); a request of the
 // layer still active may count some of the same tiles, so the layer is
 // recounted once its tasks are done.
-func (e *Engine) afterMiss(ctx context.Context, ln *lane, meta, inside grid.TileRange, start time.Time) {
+func (e *Engine) afterMiss(ctx context.Context, w *metatile.Writer, meta, inside grid.TileRange, start time.Time) {
 	ts, err := e.tasks.List(ctx, start)
 	if err != nil {
-		e.markDirty(ctx, ln.layer.Name, "render on miss could not check the layer's tasks")
+		e.markDirty(ctx, w.Layer.Name, "render on miss could not check the layer's tasks")
 		return
 	}
 	var drop []grid.TileRange
-	if e.truncatedSince(ctx, ln.layer.Name, start) {
+	if e.truncatedSince(ctx, w.Layer.Name, start) {
 		drop = append(drop, inside)
 	}
 	overlap := false
 	jobs := map[int64]bool{}
 	for _, t := range ts {
-		if t.Layer != ln.layer.Name {
+		if t.Layer != w.Layer.Name {
 			continue
 		}
 		overlap = overlap || t.Status.Active()
@@ -46,7 +47,7 @@ func (e *Engine) afterMiss(ctx context.Context, ln *lane, meta, inside grid.Tile
 			drop = append(drop, inside) // unknown range: the job wins
 			continue
 		}
-		if r, ok := jobCovers(ln, job, inside); ok {
+		if r, ok := jobCovers(w, job, inside); ok {
 			drop = append(drop, r)
 		}
 	}
@@ -58,28 +59,28 @@ func (e *Engine) afterMiss(ctx context.Context, ln *lane, meta, inside grid.Tile
 					continue
 				}
 				dropped[[2]int64{x, y}] = true
-				if err := ln.dropTile(ctx, meta.Z, x, y, ln.set.Key(meta.Z, x, y)); err != nil {
-					e.log.Warn("remove a tile rendered on a miss before a truncate", "layer", ln.layer.Name, "err", err)
+				if err := w.DropTile(ctx, meta.Z, x, y); err != nil {
+					e.log.Warn("remove a tile rendered on a miss before a truncate", "layer", w.Layer.Name, "err", err)
 				}
 			}
 		}
-		e.settle(ctx, ln, true, "")
+		e.settleUsage(ctx, w.Usage, w.Layer.Name, 0, true, "")
 	}
 	if overlap {
-		e.markDirty(ctx, ln.layer.Name, "tiles rendered on a miss while a request of the layer ran")
+		e.markDirty(ctx, w.Layer.Name, "tiles rendered on a miss while a request of the layer ran")
 	}
 }
 
 // jobCovers returns the tiles of inside (a rendered metatile's stored
 // tiles) that a truncate or reseed job's range holds; ok is false when it
 // holds none of them (another tile set, level or area).
-func jobCovers(ln *lane, job task.Job, inside grid.TileRange) (grid.TileRange, bool) {
-	if job.GridSetID != ln.job.GridSetID || job.Format != ln.job.Format || job.ParametersID != ln.set.ParametersID ||
+func jobCovers(w *metatile.Writer, job task.Job, inside grid.TileRange) (grid.TileRange, bool) {
+	if job.GridSetID != w.Set.GridSetID || job.Format != w.Format || job.ParametersID != w.Set.ParametersID ||
 		inside.Z < job.ZoomStart || inside.Z > job.ZoomStop {
 		return grid.TileRange{}, false
 	}
 	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
-	return inside.Intersect(ln.subset.Range(b, inside.Z))
+	return inside.Intersect(w.Subset.Range(b, inside.Z))
 }
 
 // truncatedKey is the claim key of a layer's last mass truncation mark.

@@ -14,9 +14,9 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
+	"tilecache/internal/metatile"
 	"tilecache/internal/metrics"
 	"tilecache/internal/source"
-	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 )
 
@@ -146,17 +146,14 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	// Twice at most: a remembered render whose tile is gone since (a
 	// truncation) is forgotten and rendered again once.
 	for range 2 {
-		ln, err := e.missLane(l, sub, src, set, m, meta)
-		if err != nil {
-			return Rendered{}, err
-		}
+		w := e.missWriter(l, sub, src, set, m, meta)
 		// The render is shared: it runs on its own context (one client
 		// going away does not cancel it for the others), bounded like the
 		// caller's.
 		v, err, _ := e.misses.Do(key, func() (any, error) {
 			rctx, cancel := e.missContext(ctx)
 			defer cancel()
-			return e.renderClaimed(rctx, ln, key, meta)
+			return e.renderClaimed(rctx, w, key, meta)
 		})
 		if err != nil {
 			switch {
@@ -177,7 +174,7 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 			case tl.Skip:
 				return Rendered{}, ErrBlank
 			}
-			return Rendered{Data: tl.Data, Meta: ln.metaAt(m.Z)}, nil
+			return Rendered{Data: tl.Data, Meta: w.TileMeta(m.Z)}, nil
 		}
 		if rd, err, done := e.answerOutcome(ctx, res.o, bit, set, m); done {
 			count(outcomeLabel(res.o, bit))
@@ -188,33 +185,18 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 	return Rendered{}, ErrBusy
 }
 
-// missLane is the lane of a one-metatile reseed: the lanes' render and
-// store code, with the size of each replaced tile learnt (some of the
-// metatile's tiles may be stored already). Its plan is the one metatile,
-// and its task (never stored) holds it from cursor 0.
-func (e *Engine) missLane(l *layer.Layer, sub *grid.Subset, src source.Source, set tilestore.TileSet, m Miss, meta grid.TileRange) (*lane, error) {
-	var plan *grid.Plan
-	var err error
-	if a := jobArea(l, sub, nil); a != nil {
-		// Only the tiles of the layer's coverage geometry are stored.
-		plan, err = grid.NewPlanArea(sub, sub.GridSet.RangeExtent(meta), meta.Z, meta.Z, l.MetaWidth, l.MetaHeight, grid.ByRows, a)
-	} else {
-		plan, err = grid.NewPlan(sub, sub.GridSet.RangeExtent(meta), meta.Z, meta.Z, l.MetaWidth, l.MetaHeight)
+// missWriter is the writer of a render on miss of metatile meta: a
+// reseed's (some of the metatile's tiles may be stored already: what is
+// stored of them is learnt, and a tile rendered as stored is not written
+// again), counting its usage itself.
+func (e *Engine) missWriter(l *layer.Layer, sub *grid.Subset, src source.Source, set tilestore.TileSet, m Miss, meta grid.TileRange) *metatile.Writer {
+	return &metatile.Writer{
+		Tiles: e.tiles, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
+		Layer: l, Subset: sub, Set: set, Source: src, Format: m.Format, Parameters: m.Parameters,
+		Mode: metatile.Reseed, By: "miss",
+		Ahead: func(z int) (grid.TileRange, bool) { return meta, z == meta.Z },
+		Usage: metatile.NewTally(set, l.MetaWidth, l.MetaHeight),
 	}
-	if err != nil {
-		return nil, fmt.Errorf("plan metatile %d/%d/%d: %w", meta.Z, meta.MinX, meta.MinY, err)
-	}
-	if plan.Metatiles() != 1 {
-		return nil, apperr.New(apperr.Internal, "metatile %d/%d/%d planned as %d", meta.Z, meta.MinX, meta.MinY, plan.Metatiles())
-	}
-	return &lane{
-		env: e.laneEnv(), layer: l, subset: sub, src: src, set: set, plan: plan, by: "miss",
-		t: task.Task{Layer: l.Name, Type: task.Reseed, End: 1, Total: plan.Tiles()},
-		job: task.Job{Layer: l.Name, Type: task.Reseed, GridSetID: m.GridSetID, Format: m.Format,
-			ParametersID: set.ParametersID, Parameters: m.Parameters, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight},
-		meta:  tilestore.Meta{ContentType: source.ContentType(m.Format)},
-		tally: newTally(set, l.MetaWidth, l.MetaHeight),
-	}, nil
 }
 
 // outcomeLabel is the metrics label of a miss answered from how a render
@@ -278,7 +260,7 @@ func (e *Engine) missContext(ctx context.Context) (context.Context, context.Canc
 // renderClaimed renders the metatile under the cross-process claim and
 // returns its tiles by position, or the outcome of a render another
 // process did (or is remembered to have done).
-func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta grid.TileRange) (missResult, error) {
+func (e *Engine) renderClaimed(ctx context.Context, w *metatile.Writer, key string, meta grid.TileRange) (missResult, error) {
 	claims := e.opts.Claims
 	owner := leaseToken()
 	settled := false
@@ -298,43 +280,39 @@ func (e *Engine) renderClaimed(ctx context.Context, ln *lane, key string, meta g
 			}
 		}()
 	}
-	release, err := e.missSlot(ctx, ln.layer.Name)
+	release, err := e.missSlot(ctx, w.Layer.Name)
 	if err != nil {
 		return missResult{}, err
 	}
 	defer release()
 	start := time.Now()
-	if err := e.startUsage(ctx, ln); err != nil {
+	if err := e.startUsage(ctx, w.Usage); err != nil {
 		return missResult{}, fmt.Errorf("read the disk block size: %w", err)
 	}
-	ln.rendered.Add(1)
-	tiles, err := ln.renderSource(ctx, source.Request{
-		Layer: ln.layer.Name, GridSet: ln.subset.GridSet, Z: meta.Z, Tiles: meta,
-		Format: ln.job.Format, Parameters: ln.job.Parameters, Gutter: ln.layer.Gutter, Parallel: runtime.GOMAXPROCS(0),
-	})
+	tiles, err := w.RenderTiles(ctx, meta, runtime.GOMAXPROCS(0))
 	if err != nil {
 		kind := failKind(err)
-		e.log.Warn("render on miss failed", "layer", ln.layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY, "kind", kind, "err", err)
+		e.log.Warn("render on miss failed", "layer", w.Layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY, "kind", kind, "err", err)
 		settled = e.settleRender(ctx, key, owner, outcome{failed: kind}, e.opts.MissFailureBackoff)
 		return missResult{}, failure(kind, err)
 	}
-	inside, _ := meta.Intersect(ln.subset.CoverageRange(meta.Z))
-	if _, _, err := ln.store(ctx, meta.Z, inside, tiles, nil); err != nil {
-		e.settle(ctx, ln, true, "")
+	inside, _ := meta.Intersect(w.Subset.CoverageRange(meta.Z))
+	if err := w.Store(ctx, meta.Z, inside, tiles); err != nil {
+		e.settleUsage(ctx, w.Usage, w.Layer.Name, 0, true, "")
 		return missResult{}, err
 	}
-	e.settle(ctx, ln, true, "") // counted now: nobody redoes these tiles
-	e.afterMiss(ctx, ln, meta, inside, start)
-	blank := make([]byte, (ln.layer.MetaWidth*ln.layer.MetaHeight+7)/8)
+	e.settleUsage(ctx, w.Usage, w.Layer.Name, 0, true, "") // counted now: nobody redoes these tiles
+	e.afterMiss(ctx, w, meta, inside, start)
+	blank := make([]byte, (w.Layer.MetaWidth*w.Layer.MetaHeight+7)/8)
 	byPos := make(map[[2]int64]source.Tile, len(tiles))
 	for _, tl := range tiles {
 		byPos[[2]int64{tl.X, tl.Y}] = tl
 		if tl.Skip {
-			setBit(blank, int((tl.Y-meta.MinY)*int64(ln.layer.MetaWidth)+(tl.X-meta.MinX)))
+			setBit(blank, int((tl.Y-meta.MinY)*int64(w.Layer.MetaWidth)+(tl.X-meta.MinX)))
 		}
 	}
 	settled = e.settleRender(ctx, key, owner, outcome{blank: blank}, e.opts.MissRemember)
-	e.log.Info("metatile rendered on a miss", "layer", ln.layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY,
+	e.log.Info("metatile rendered on a miss", "layer", w.Layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY,
 		"tiles", len(tiles), "took", time.Since(start).Round(time.Millisecond).String())
 	return missResult{tiles: byPos}, nil
 }

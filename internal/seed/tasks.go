@@ -103,6 +103,9 @@ func (e *Engine) checkConcurrentWriters(ctx context.Context, job task.Job) error
 	return nil
 }
 
+// errStop ends a listing early.
+var errStop = errors.New("stop listing")
+
 // emptyLevels lists the job's zoom levels at which its tile set holds no
 // tile, with one short listing per level.
 func (e *Engine) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) ([]int, error) {

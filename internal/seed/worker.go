@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/metatile"
 	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
 	"tilecache/internal/task"
@@ -64,7 +65,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		}
 		return err
 	}
-	if err := e.startUsage(ctx, ln); err != nil {
+	if err := e.startUsage(ctx, ln.w.Usage); err != nil {
 		return fmt.Errorf("task %d: read the disk block size: %w", t.ID, err)
 	}
 	return ln.run(ctx)
@@ -83,7 +84,7 @@ func ownsLane(t task.Task, msg queue.Message) bool {
 // It runs in the lane's write context: the watch cancels the lane as soon
 // as it sees the task finished, and the dispatch must still go out.
 func (e *Engine) finish(ctx context.Context, t task.Task, status task.Status) error {
-	ctx = writeContext(ctx)
+	ctx = metatile.WriteContext(ctx)
 	done, err := e.tasks.Finish(ctx, t.ID, status, time.Now())
 	if apperr.Is(err, apperr.Conflict) {
 		return nil // killed meanwhile, or finished by a duplicate

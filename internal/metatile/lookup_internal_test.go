@@ -1,8 +1,8 @@
-package seed
+package metatile
 
-// The size lookup of reseed and truncate lanes on its own: a lane built on
-// an in-memory tile store that counts its requests, no task store, no
-// engine.
+// The size lookup on its own: a writer built on an in-memory tile store
+// that counts its requests, going through a plan as a truncate lane
+// would.
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"tilecache/internal/grid"
-	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 )
 
@@ -74,8 +73,16 @@ func (m *memTiles) counts() (lists, stats int) {
 	return len(m.lists), m.stats
 }
 
-// sizesLane returns a truncate lane of level z of EPSG:4326 (1×1
-// metatiles, numbered by columns) on store, at its start.
+// lane is a writer and the cursor of its owner in a plan (what it still
+// visits bounds its listings).
+type lane struct {
+	*Writer
+	plan        *grid.Plan
+	cursor, end int64
+}
+
+// sizesLane returns a writer of level z of EPSG:4326 (1×1 metatiles,
+// numbered by columns) on store, its owner at the start of the plan.
 func sizesLane(t *testing.T, store *memTiles, z int) *lane {
 	t.Helper()
 	gs, ok := grid.Builtin("EPSG:4326")
@@ -102,12 +109,10 @@ func sizesLaneOf(t *testing.T, store *memTiles, r grid.TileRange) *lane {
 		t.Fatal(err)
 	}
 	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "L1", Ext: "png"}
-	return &lane{
-		env:    laneEnv{tiles: store, opts: Options{PutConcurrency: 4}},
-		subset: sub, plan: plan, set: set,
-		t:   task.Task{Type: task.Truncate, End: plan.Metatiles()},
-		job: task.Job{Type: task.Truncate},
-	}
+	ln := &lane{plan: plan, end: plan.Metatiles()}
+	ln.Writer = &Writer{Tiles: store, PutConcurrency: 4, Subset: sub, Set: set,
+		Ahead: func(z int) (grid.TileRange, bool) { return ln.plan.Ahead(z, ln.cursor, ln.end) }}
+	return ln
 }
 
 // fill stores every n-th tile of a range of level z (sizes 100 + x + y).
@@ -151,10 +156,10 @@ func checkSizes(t *testing.T, ln *lane, store *memTiles, refs []tileRef) {
 func TestSizesListsASmallLevelOnce(t *testing.T) {
 	store := &memTiles{sizes: map[string]int64{}}
 	ln := sizesLane(t, store, 4) // 32×16 tiles
-	fill(store, ln.set, ln.subset.CoverageRange(4), 3)
+	fill(store, ln.Set, ln.Subset.CoverageRange(4), 3)
 	for c := range int64(32) { // the lane goes down column after column
-		checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 4, MinX: c, MaxX: c, MinY: 0, MaxY: 15}))
-		ln.t.Cursor += 16
+		checkSizes(t, ln, store, refsOf(ln.Set, grid.TileRange{Z: 4, MinX: c, MaxX: c, MinY: 0, MaxY: 15}))
+		ln.cursor += 16
 	}
 	lists, stats := store.counts()
 	// One listing per first digit of the columns: "0/" and 1…9.
@@ -166,20 +171,20 @@ func TestSizesListsASmallLevelOnce(t *testing.T) {
 func TestSizesListsEachColumnOfABigLevel(t *testing.T) {
 	store := &memTiles{sizes: map[string]int64{}}
 	ln := sizesLane(t, store, 8) // 512×256 tiles: too many to list whole
-	fill(store, ln.set, grid.TileRange{Z: 8, MinX: 0, MaxX: 3, MinY: 0, MaxY: 255}, 2)
+	fill(store, ln.Set, grid.TileRange{Z: 8, MinX: 0, MaxX: 3, MinY: 0, MaxY: 255}, 2)
 	// Two batches in column 1, the second within what the first listed.
-	checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 99}))
-	checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 100, MaxY: 255}))
+	checkSizes(t, ln, store, refsOf(ln.Set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 99}))
+	checkSizes(t, ln, store, refsOf(ln.Set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 100, MaxY: 255}))
 	lists, stats := store.counts()
 	if lists != 1 || stats != 0 {
 		t.Fatalf("%d listings and %d Stats, want 1 and 0 (the column listed once, kept for the next batch)", lists, stats)
 	}
-	if store.lists[0] != ln.set.LevelDir(8)+"1/" {
-		t.Fatalf("listed %q, want the column's prefix %q", store.lists[0], ln.set.LevelDir(8)+"1/")
+	if store.lists[0] != ln.Set.LevelDir(8)+"1/" {
+		t.Fatalf("listed %q, want the column's prefix %q", store.lists[0], ln.Set.LevelDir(8)+"1/")
 	}
 	// A lone tile of a column costs one Stat, not a listing.
-	ln.t.Cursor = ln.t.End - 1
-	checkSizes(t, ln, store, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 511, MaxX: 511, MinY: 255, MaxY: 255}))
+	ln.cursor = ln.end - 1
+	checkSizes(t, ln, store, refsOf(ln.Set, grid.TileRange{Z: 8, MinX: 511, MaxX: 511, MinY: 255, MaxY: 255}))
 	if lists, stats := store.counts(); lists != 1 || stats != 1 {
 		t.Fatalf("%d listings and %d Stats, want 1 and 1", lists, stats)
 	}
@@ -193,8 +198,8 @@ func TestSizesTallColumns(t *testing.T) {
 	t.Run("whole columns ahead", func(t *testing.T) {
 		store := &memTiles{sizes: map[string]int64{}}
 		ln := sizesLane(t, store, 11) // 4096×2048
-		fill(store, ln.set, r, 4)
-		checkSizes(t, ln, store, refsOf(ln.set, r))
+		fill(store, ln.Set, r, 4)
+		checkSizes(t, ln, store, refsOf(ln.Set, r))
 		if lists, stats := store.counts(); lists != 2 || stats != 0 {
 			t.Fatalf("%d listings and %d Stats, want 2 and 0", lists, stats)
 		}
@@ -203,8 +208,8 @@ func TestSizesTallColumns(t *testing.T) {
 		store := &memTiles{sizes: map[string]int64{}}
 		few := grid.TileRange{Z: 11, MinX: 7, MaxX: 8, MinY: 40, MaxY: 41}
 		ln := sizesLaneOf(t, store, few)
-		fill(store, ln.set, r, 4)
-		checkSizes(t, ln, store, refsOf(ln.set, few))
+		fill(store, ln.Set, r, 4)
+		checkSizes(t, ln, store, refsOf(ln.Set, few))
 		if lists, stats := store.counts(); lists != 0 || stats != 4 {
 			t.Fatalf("%d listings and %d Stats, want 0 and 4", lists, stats)
 		}
@@ -216,15 +221,15 @@ func TestSizesRandomBatchesMatchTheStore(t *testing.T) {
 	for _, z := range []int{2, 5, 8, 11} {
 		store := &memTiles{sizes: map[string]int64{}}
 		ln := sizesLane(t, store, z)
-		full := ln.subset.CoverageRange(z)
+		full := ln.Subset.CoverageRange(z)
 		full.MaxX = min(full.MaxX, 24) // the first columns: enough for every way
 		full.MaxY = min(full.MaxY, 1100)
-		fill(store, ln.set, full, 1+rng.IntN(5))
+		fill(store, ln.Set, full, 1+rng.IntN(5))
 		for range 20 {
 			var refs []tileRef
 			for range 1 + rng.IntN(30) {
 				x, y := full.MinX+rng.Int64N(full.MaxX-full.MinX+1), full.MinY+rng.Int64N(full.MaxY-full.MinY+1)
-				refs = append(refs, tileRef{z: z, x: x, y: y, key: ln.set.Key(z, x, y)})
+				refs = append(refs, tileRef{z: z, x: x, y: y, key: ln.Set.Key(z, x, y)})
 			}
 			checkSizes(t, ln, store, refs)
 		}
@@ -236,8 +241,8 @@ func TestSizesListingFailureIsAStorageError(t *testing.T) {
 	ln := sizesLane(t, store, 8)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	_, err := ln.lookup(ctx, refsOf(ln.set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 9}))
-	if _, ok := errors.AsType[*storageError](err); !ok || !strings.Contains(err.Error(), "connection reset") {
+	_, err := ln.lookup(ctx, refsOf(ln.Set, grid.TileRange{Z: 8, MinX: 1, MaxX: 1, MinY: 0, MaxY: 9}))
+	if _, ok := errors.AsType[*StorageError](err); !ok || !strings.Contains(err.Error(), "connection reset") {
 		t.Fatalf("got %v, want a storage error naming the cause", err)
 	}
 }
@@ -265,11 +270,11 @@ func TestLookupCarriesMD5s(t *testing.T) {
 			if tt.stats > 0 {
 				ln = sizesLaneOf(t, store, tt.r) // the lane visits these rows alone
 			}
-			ln.t.Cursor = tt.cursor
+			ln.cursor = tt.cursor
 			contents := map[string][]byte{}
 			i := 0
 			for x, y := range tt.r.All() {
-				k := ln.set.Key(tt.z, x, y)
+				k := ln.Set.Key(tt.z, x, y)
 				data := []byte(k)
 				switch i % 3 {
 				case 0: // stored, MD5 known
@@ -280,7 +285,7 @@ func TestLookupCarriesMD5s(t *testing.T) {
 				contents[k] = data
 				i++
 			}
-			refs := refsOf(ln.set, tt.r)
+			refs := refsOf(ln.Set, tt.r)
 			got, err := ln.lookup(t.Context(), refs)
 			if err != nil {
 				t.Fatal(err)

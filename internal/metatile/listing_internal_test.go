@@ -1,4 +1,4 @@
-package seed
+package metatile
 
 import (
 	"math/rand/v2"

@@ -1,9 +1,10 @@
-// What a reseed or truncate lane learns of the tiles it replaces or
-// deletes: their stored sizes and MD5s, from listings of whole levels or
-// columns (kept for the lane's later batches) or one Stat per tile. Nearly
-// free of side effects: it reads the store and the lane's plan and cursor.
+// What a writer learns of the tiles it stores or deletes — which are
+// missing (a seed), their stored sizes and MD5s (a reseed, a truncate) —
+// from listings of whole levels or columns (kept for its later metatiles)
+// or one Stat per tile. Nearly free of side effects: it reads the store,
+// and what its owner still visits (Writer.Ahead).
 
-package seed
+package metatile
 
 import (
 	"context"
@@ -81,13 +82,13 @@ type listedLevel struct {
 // column it listed (≤ listCacheMax in all).
 const listBandRows = 4096
 
-// listColumn reports whether lookup learns of a column's tiles from a
+// ListColumn reports whether lookup learns of a column's tiles from a
 // listing rather than one Stat per tile, when the lane still visits
 // rowsAhead rows of it (from the lowest of the batch) and the coverage
 // has covRows rows: when the most a listing can cost (all covRows
 // stored) is no more than Stats of the rows it keeps, and at least
 // listMinTiles rows are kept.
-func listColumn(rowsAhead, covRows int64) bool {
+func ListColumn(rowsAhead, covRows int64) bool {
 	kept := min(rowsAhead, listBandRows)
 	return kept >= listMinTiles && kept >= (covRows+999)/1000
 }
@@ -110,38 +111,6 @@ const listCacheMax = 4 * listBandRows * 4
 // deletes either way.
 const listMinTiles = 2
 
-// ahead returns the tiles of level z the lane still visits from its
-// cursor on, as the smallest range of whole metatile columns (plans
-// numbered by columns) or rows (by rows) holding them; ok is false when
-// it visits none.
-func (ln *lane) ahead(z int) (grid.TileRange, bool) {
-	return aheadRange(ln.plan, z, ln.t.Cursor, ln.t.End)
-}
-
-// aheadRange is the smallest range of whole metatile columns or rows of
-// level z holding the plan's metatiles from to to (see lane.ahead).
-func aheadRange(plan *grid.Plan, z int, from, to int64) (grid.TileRange, bool) {
-	l, ok := plan.Level(z)
-	if !ok {
-		return grid.TileRange{}, false
-	}
-	from, to = max(from, l.First), min(to, l.First+l.Metatiles)
-	if to <= from {
-		return grid.TileRange{}, false
-	}
-	// The metatiles of a level go up column by column (or row by row),
-	// in a plan restricted to an area too: the first and the last name
-	// the range.
-	first, last := plan.Meta(from).Tiles, plan.Meta(to-1).Tiles
-	r := l.Tiles
-	if plan.Order() == grid.ByColumns {
-		r.MinX, r.MaxX = first.MinX, last.MaxX
-	} else {
-		r.MinY, r.MaxY = first.MinY, last.MaxY
-	}
-	return r, true
-}
-
 // lookup returns what is stored of each tile of refs (its size, -1 when
 // absent, and its MD5 where the store knows it), learnt with as few
 // requests as it can: from one listing of the whole level when the level
@@ -151,11 +120,11 @@ func aheadRange(plan *grid.Plan, z int, from, to int64) (grid.TileRange, bool) {
 // tile. Listings are kept for the lane's later batches (a truncate or
 // reseed visits each tile once; numbered by columns, a lane's batches go
 // down a column before the next).
-func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error) {
+func (w *Writer) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error) {
 	// A seed lane renders several metatiles at once (renderAll): one
 	// lookup at a time keeps the listings consistent.
-	ln.lookMu.Lock()
-	defer ln.lookMu.Unlock()
+	w.lookMu.Lock()
+	defer w.lookMu.Unlock()
 	byCol := map[column][]int{}
 	for i, r := range refs {
 		c := column{r.z, r.x}
@@ -169,14 +138,14 @@ func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error
 		for _, r := range refs {
 			minZ = min(minZ, r.z)
 		}
-		for z := range ln.levels {
+		for z := range w.levels {
 			if z < minZ {
-				delete(ln.levels, z)
+				delete(w.levels, z)
 			}
 		}
 	}
 	for c, idx := range byCol {
-		if lv, err := ln.listLevel(ctx, c.z); err != nil {
+		if lv, err := w.listLevel(ctx, c.z); err != nil {
 			return nil, err
 		} else if lv != nil && lv.ahead.Contains(c.x, refs[idx[0]].y) {
 			for _, i := range idx {
@@ -194,14 +163,14 @@ func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error
 		for _, i := range idx {
 			lo, hi = min(lo, refs[i].y), max(hi, refs[i].y)
 		}
-		ahead, _ := ln.ahead(c.z)
+		ahead, _ := w.Ahead(c.z)
 		rowsAhead := int64(0)
 		if ahead.Contains(c.x, lo) {
 			rowsAhead = ahead.MaxY - lo + 1
 		}
-		band, ok := ln.listed[c]
+		band, ok := w.listed[c]
 		cached := ok && lo >= band.lo && hi <= band.hi
-		if cov := ln.subset.CoverageRange(c.z); !cached && (len(idx) < 2 || !listColumn(max(int64(len(idx)), rowsAhead), cov.MaxY-cov.MinY+1)) {
+		if cov := w.Subset.CoverageRange(c.z); !cached && (len(idx) < 2 || !ListColumn(max(int64(len(idx)), rowsAhead), cov.MaxY-cov.MinY+1)) {
 			stat = append(stat, idx...)
 			continue
 		}
@@ -209,9 +178,9 @@ func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error
 			// Keep the rows the lane may still visit in this column, up
 			// to listBandRows of them.
 			band = &listedColumn{lo: lo, hi: max(hi, lo+min(rowsAhead, listBandRows)-1), tiles: map[int64]storedTile{}}
-			prefix := ln.set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
-			if err := ln.env.tiles.List(ctx, prefix, func(o tilestore.Object) error {
-				if _, _, y, ok := ln.set.ParseKey(o.Key); ok && y >= band.lo && y <= band.hi {
+			prefix := w.Set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
+			if err := w.Tiles.List(ctx, prefix, func(o tilestore.Object) error {
+				if _, _, y, ok := w.Set.ParseKey(o.Key); ok && y >= band.lo && y <= band.hi {
 					band.tiles[y] = storedOf(o)
 				}
 				return nil
@@ -219,11 +188,11 @@ func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error
 				metrics.StoreErrors.Add(1, "list")
 				return nil, storageErr("list column %s: %w", prefix, err)
 			}
-			if ln.listed == nil || ln.listedKeys > listCacheMax {
-				ln.listed, ln.listedKeys = map[column]*listedColumn{}, 0
+			if w.listed == nil || w.listedKeys > listCacheMax {
+				w.listed, w.listedKeys = map[column]*listedColumn{}, 0
 			}
-			ln.listed[c] = band
-			ln.listedKeys += len(band.tiles) + 1
+			w.listed[c] = band
+			w.listedKeys += len(band.tiles) + 1
 		}
 		for _, i := range idx {
 			if st, ok := band.tiles[refs[i].y]; ok {
@@ -238,7 +207,7 @@ func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error
 		for j, i := range stat {
 			keys[j] = refs[i].key
 		}
-		tiles, err := ln.statTiles(ctx, keys)
+		tiles, err := w.statTiles(ctx, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -251,15 +220,15 @@ func (ln *lane) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error
 
 // listLevel returns the lane's listing of the whole of level z, listing it
 // now when that is worth it (see lookup), or nil.
-func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
-	if lv, ok := ln.levels[z]; ok {
+func (w *Writer) listLevel(ctx context.Context, z int) (*listedLevel, error) {
+	if lv, ok := w.levels[z]; ok {
 		return lv, nil
 	}
-	ahead, ok := ln.ahead(z)
+	ahead, ok := w.Ahead(z)
 	if !ok {
 		return nil, nil
 	}
-	cov, whole, _ := levelListing(ln.subset, z, ahead)
+	cov, whole, _ := LevelListing(w.Subset, z, ahead)
 	if !whole {
 		return nil, nil
 	}
@@ -267,7 +236,7 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	// The level's keys in groups by the first digit of their column, each
 	// group a listing of its own, listConcurrency at a time: the groups
 	// without a column the lane visits are not listed at all.
-	dir := ln.set.LevelDir(z)
+	dir := w.Set.LevelDir(z)
 	// Every listing runs to its end (a plain group), the first failure is
 	// the one reported.
 	var (
@@ -275,11 +244,11 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 		eg errgroup.Group
 	)
 	eg.SetLimit(listConcurrency)
-	for _, g := range digitGroups(ln.subset.CoverageRange(z), cov) {
+	for _, g := range digitGroups(w.Subset.CoverageRange(z), cov) {
 		eg.Go(func() error {
 			found := map[[2]int64]storedTile{}
-			err := ln.env.tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
-				if _, x, y, ok := ln.set.ParseKey(o.Key); ok && cov.Contains(x, y) {
+			err := w.Tiles.List(ctx, dir+g.prefix, func(o tilestore.Object) error {
+				if _, x, y, ok := w.Set.ParseKey(o.Key); ok && cov.Contains(x, y) {
 					found[[2]int64{x, y}] = storedOf(o)
 				}
 				return nil
@@ -294,20 +263,20 @@ func (ln *lane) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 		metrics.StoreErrors.Add(1, "list")
 		return nil, storageErr("list level %s: %w", dir, err)
 	}
-	if ln.levels == nil {
-		ln.levels = map[int]*listedLevel{}
+	if w.levels == nil {
+		w.levels = map[int]*listedLevel{}
 	}
-	ln.levels[z] = lv
+	w.levels[z] = lv
 	return lv, nil
 }
 
-// levelListing decides how a lane that still visits the tiles of level z
+// LevelListing decides how a lane that still visits the tiles of level z
 // in ahead learns of them: by listing the whole level (whole, in lists
 // requests), or else by listing each column of cov, the part of ahead in
 // the coverage (at most one request per column and listBandRows rows per
 // 1,000 rows of the column; columns where that could cost more than a
-// Stat per tile are looked up tile by tile instead, see listColumn).
-func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileRange, whole bool, lists int64) {
+// Stat per tile are looked up tile by tile instead, see ListColumn).
+func LevelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileRange, whole bool, lists int64) {
 	full := sub.CoverageRange(z)
 	cov, ok := ahead.Intersect(full)
 	if !ok {
@@ -331,10 +300,10 @@ func levelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileR
 // columnLists is the most requests a lane makes to learn of the tiles of
 // cov, a part of a level's coverage full, column by column: listings of
 // each column (every listBandRows rows, each reading the whole column),
-// or a Stat per tile where listing is not worth it (see listColumn).
+// or a Stat per tile where listing is not worth it (see ListColumn).
 func columnLists(cov, full grid.TileRange) int64 {
 	rows, fullRows := cov.MaxY-cov.MinY+1, full.MaxY-full.MinY+1
-	if !listColumn(rows, fullRows) {
+	if !ListColumn(rows, fullRows) {
 		return cov.Count()
 	}
 	return (cov.MaxX - cov.MinX + 1) * ((rows + listBandRows - 1) / listBandRows) * max((fullRows+999)/1000, 1)
@@ -382,13 +351,13 @@ func digitGroups(full, cov grid.TileRange) []keyGroup {
 // statTiles learns what is stored of keys, PutConcurrency at a time.
 // Every Stat runs (a plain group: one failure cancels none of the others)
 // and the first failure is the one reported.
-func (ln *lane) statTiles(ctx context.Context, keys []string) ([]storedTile, error) {
+func (w *Writer) statTiles(ctx context.Context, keys []string) ([]storedTile, error) {
 	tiles := make([]storedTile, len(keys))
 	var g errgroup.Group
-	g.SetLimit(ln.env.opts.PutConcurrency)
+	g.SetLimit(w.PutConcurrency)
 	for i, k := range keys {
 		g.Go(func() error {
-			o, found, err := ln.env.tiles.Stat(ctx, k)
+			o, found, err := w.Tiles.Stat(ctx, k)
 			switch {
 			case err != nil:
 				return storageErr("check tile %s: %w", k, err)

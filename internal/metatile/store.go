@@ -1,7 +1,7 @@
-// A lane's writes: the rendered tiles stored (usage counted), tiles
-// dropped, and truncate batches deleted.
+// A writer's writes: the rendered tiles stored (usage counted), tiles
+// dropped, and batches of tiles deleted.
 
-package seed
+package metatile
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/metrics"
 	"tilecache/internal/source"
-	"tilecache/internal/task"
-	"tilecache/internal/tilestore"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -25,60 +23,71 @@ type tileRef struct {
 	key  string
 }
 
-// truncateKeys appends the tiles of a metatile that can exist.
-func (ln *lane) truncateKeys(m grid.Metatile, refs []tileRef) []tileRef {
-	r, ok := m.Tiles.Intersect(ln.subset.CoverageRange(m.Tiles.Z))
+// QueueDeletes adds the tiles of metatile m that the request names and
+// that can exist (inside the grid subset) to the batch DeletePending
+// deletes.
+func (w *Writer) QueueDeletes(m grid.Metatile) {
+	r, ok := m.Tiles.Intersect(w.Subset.CoverageRange(m.Tiles.Z))
 	if !ok {
-		return refs
+		return
 	}
 	for x, y := range m.All() {
 		if r.Contains(x, y) {
-			refs = append(refs, tileRef{z: r.Z, x: x, y: y, key: ln.set.Key(r.Z, x, y)})
-			ln.tally.touch(r.Z, x, y)
+			w.deletes = append(w.deletes, tileRef{z: r.Z, x: x, y: y, key: w.Set.Key(r.Z, x, y)})
+			w.Usage.Touch(r.Z, x, y)
 		}
 	}
-	return refs
+}
+
+// PendingDeletes returns how many tiles QueueDeletes queued that were not
+// deleted yet.
+func (w *Writer) PendingDeletes() int { return len(w.deletes) }
+
+// DeletePending deletes the tiles queued (see truncate) and empties the
+// queue, whatever the outcome.
+func (w *Writer) DeletePending(ctx context.Context) error {
+	refs := w.deletes
+	w.deletes = nil
+	if len(refs) == 0 {
+		return nil
+	}
+	return w.truncate(ctx, refs)
 }
 
 // truncate deletes a batch of tiles. When usage is counted, each tile's
 // size is learnt first (absent tiles count nothing): see lookup.
-func (ln *lane) truncate(ctx context.Context, refs []tileRef) error {
-	ctx = writeContext(ctx)
+func (w *Writer) truncate(ctx context.Context, refs []tileRef) error {
+	ctx = WriteContext(ctx)
 	keys := make([]string, len(refs))
 	for i, r := range refs {
 		keys[i] = r.key
 	}
-	if ln.tally.on {
-		stored, err := ln.lookup(ctx, refs)
+	if w.Usage.On() {
+		stored, err := w.lookup(ctx, refs)
 		if err != nil {
 			return err
 		}
 		for i, r := range refs {
 			if stored[i].size >= 0 {
-				ln.tally.deleted(r.z, r.x, r.y, stored[i].size)
+				w.Usage.Deleted(r.z, r.x, r.y, stored[i].size)
 			}
 		}
 	}
-	ln.tally.markTouched()
-	err := ln.retryWrite(ctx, "delete", func() error {
-		_, err := ln.env.tiles.Delete(ctx, keys)
+	w.Usage.MarkTouched()
+	err := w.retryWrite(ctx, "delete", func() error {
+		_, err := w.Tiles.Delete(ctx, keys)
 		return err
 	})
 	// Even a failed batch may have deleted some of its tiles.
 	for z, cols := range columns(refs) {
-		ln.env.host.tilesChanged(ln.set, z, cols[0], cols[1])
+		w.changed(z, cols[0], cols[1])
 	}
 	if err != nil {
 		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
 	}
-	metrics.TilesDeleted.Add(float64(len(keys)), ln.layer.Name)
+	metrics.TilesDeleted.Add(float64(len(keys)), w.Layer.Name)
 	return nil
 }
-
-// truncateBatch is the most tiles a truncate deletes between checkpoints:
-// several DeleteBatch requests, which the store sends at once (a lane
-// deleting one request's keys at a time waits on each in turn).
-const truncateBatch = 4 * tilestore.DeleteBatch
 
 // columns returns, per zoom level of refs, the first and last column.
 func columns(refs []tileRef) map[int][2]int64 {
@@ -105,16 +114,16 @@ func columns(refs []tileRef) map[int][2]int64 {
 // of the tiles it wrote or deleted, or tried to (a failed write may have
 // been applied), for the CDN's purge: all of them, and those that
 // replaced or deleted a stored tile.
-func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile, known map[[2]int64]storedTile) (changed, replaced columnSpan, err error) {
-	ctx = writeContext(ctx)
-	if ln.job.Type == task.Reseed && known == nil {
+func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile, known map[[2]int64]storedTile) (changed, replaced columnSpan, err error) {
+	ctx = WriteContext(ctx)
+	if w.Mode == Reseed && known == nil {
 		var refs []tileRef
 		for _, tl := range tiles {
 			if inside.Contains(tl.X, tl.Y) {
-				refs = append(refs, tileRef{z: z, x: tl.X, y: tl.Y, key: ln.set.Key(z, tl.X, tl.Y)})
+				refs = append(refs, tileRef{z: z, x: tl.X, y: tl.Y, key: w.Set.Key(z, tl.X, tl.Y)})
 			}
 		}
-		stored, err := ln.lookup(ctx, refs)
+		stored, err := w.lookup(ctx, refs)
 		if err != nil {
 			return columnSpan{}, columnSpan{}, err
 		}
@@ -135,13 +144,13 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 	// Every write started finishes (a plain group: no cancellation), and
 	// the first failure is the one reported.
 	var g errgroup.Group
-	g.SetLimit(ln.env.opts.PutConcurrency)
+	g.SetLimit(w.PutConcurrency)
 	for _, tl := range tiles {
 		if !inside.Contains(tl.X, tl.Y) {
 			continue
 		}
 		g.Go(func() error {
-			key := ln.set.Key(z, tl.X, tl.Y)
+			key := w.Set.Key(z, tl.X, tl.Y)
 			fail := func(err error) error { return storageErr("store tile %d/%d/%d: %w", z, tl.X, tl.Y, err) }
 			old := absent
 			if st, ok := known[[2]int64{tl.X, tl.Y}]; ok {
@@ -150,33 +159,41 @@ func (ln *lane) store(ctx context.Context, z int, inside grid.TileRange, tiles [
 			if tl.Skip {
 				// A blank tile the layer does not store; a reseed removes
 				// the tile it would otherwise have replaced.
-				metrics.TilesSkipped.Add(1, ln.layer.Name)
-				if (ln.job.Type != task.Reseed && !old.stale) || old.size < 0 {
+				metrics.TilesSkipped.Add(1, w.Layer.Name)
+				if (w.Mode != Reseed && !old.stale) || old.size < 0 {
 					return nil
 				}
 				change(tl.X, old)
-				if err := ln.deleteTile(ctx, z, tl.X, tl.Y, key, old.size); err != nil {
+				if err := w.deleteTile(ctx, z, tl.X, tl.Y, key, old.size); err != nil {
 					return fail(err)
 				}
 				return nil
 			}
 			if !old.stale && old.holds(tl.Data) {
-				metrics.TilesUnchanged.Add(1, ln.layer.Name)
-				ln.unchanged.Add(1)
+				metrics.TilesUnchanged.Add(1, w.Layer.Name)
+				w.unchanged.Add(1)
 				return nil
 			}
 			change(tl.X, old)
-			ln.tally.markTouched()
-			meta := ln.metaAt(z)
-			if err := ln.retryWrite(ctx, "put", func() error { return ln.env.tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
+			w.Usage.MarkTouched()
+			meta := w.metaAt(z)
+			if err := w.retryWrite(ctx, "put", func() error { return w.Tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
 				return fail(err)
 			}
-			metrics.TilesStored.Add(1, ln.layer.Name)
-			ln.tally.stored(z, tl.X, tl.Y, old.size, int64(len(tl.Data)))
+			metrics.TilesStored.Add(1, w.Layer.Name)
+			w.Usage.Stored(z, tl.X, tl.Y, old.size, int64(len(tl.Data)))
 			return nil
 		})
 	}
 	return changed, replaced, g.Wait()
+}
+
+// Store stores tiles of level z inside the grid subset range inside as
+// Render does, learning first what is stored of them (a reseed's, or a
+// seed's that found some missing).
+func (w *Writer) Store(ctx context.Context, z int, inside grid.TileRange, tiles []source.Tile) error {
+	_, _, err := w.store(ctx, z, inside, tiles, nil)
+	return err
 }
 
 // columnSpan is the first and last of some columns of a level (none when
@@ -197,31 +214,33 @@ func (c *columnSpan) add(x int64) {
 
 // deleteTile deletes one tile whose stored size is known (−1: absent,
 // nothing to do), counting it.
-func (ln *lane) deleteTile(ctx context.Context, z int, x, y int64, key string, size int64) error {
+func (w *Writer) deleteTile(ctx context.Context, z int, x, y int64, key string, size int64) error {
 	if size < 0 {
 		return nil
 	}
-	ln.tally.deleted(z, x, y, size)
-	ln.tally.markTouched()
-	_, err := ln.env.tiles.Delete(ctx, []string{key})
+	w.Usage.Deleted(z, x, y, size)
+	w.Usage.MarkTouched()
+	_, err := w.Tiles.Delete(ctx, []string{key})
 	return err
 }
 
-// dropTile deletes one tile, counting its size when usage is counted.
-func (ln *lane) dropTile(ctx context.Context, z int, x, y int64, key string) error {
-	ctx = writeContext(ctx)
-	if ln.tally.on {
-		o, found, err := ln.env.tiles.Stat(ctx, key)
+// DropTile deletes tile z/x/y of the tile set, counting its size when
+// usage is counted.
+func (w *Writer) DropTile(ctx context.Context, z int, x, y int64) error {
+	ctx = WriteContext(ctx)
+	key := w.Set.Key(z, x, y)
+	if w.Usage.On() {
+		o, found, err := w.Tiles.Stat(ctx, key)
 		if err != nil {
 			return err
 		}
 		if !found {
 			return nil
 		}
-		ln.tally.deleted(z, x, y, o.Size)
+		w.Usage.Deleted(z, x, y, o.Size)
 	}
-	ln.tally.markTouched()
-	if _, err := ln.env.tiles.Delete(ctx, []string{key}); err != nil {
+	w.Usage.MarkTouched()
+	if _, err := w.Tiles.Delete(ctx, []string{key}); err != nil {
 		return err
 	}
 	return nil
@@ -236,7 +255,7 @@ const writeRetries = 3
 
 // retryWrite runs write, again after a failure up to writeRetries times
 // unless ctx ends; op names it in the store-error metric.
-func (ln *lane) retryWrite(ctx context.Context, op string, write func() error) error {
+func (w *Writer) retryWrite(ctx context.Context, op string, write func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := write()
 		if err == nil {
@@ -246,7 +265,10 @@ func (ln *lane) retryWrite(ctx context.Context, op string, write func() error) e
 		if attempt == writeRetries || ctx.Err() != nil {
 			return err
 		}
-		ln.env.log.Warn("tile write failed, trying again", "op", op, "attempt", attempt+1, "err", err)
-		sleep(ctx, time.Duration(1<<attempt)*500*time.Millisecond)
+		w.Log.Warn("tile write failed, trying again", "op", op, "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(1<<attempt) * 500 * time.Millisecond):
+		}
 	}
 }
