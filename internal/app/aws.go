@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,17 +16,16 @@ import (
 )
 
 // AWSBackends connects to the bucket, table and queue of cfg, with
-// endpoints and credentials from the SDK's environment variables. Those
-// (AWS_REGION, AWS_ENDPOINT_URL_*, credentials) are the only ones read
-// here, and on purpose not through config: they are the SDK's conventions,
-// read when the clients are built; tilecache's own come in cfg, the retry
-// policy of all the clients among them (awsRetry).
+// endpoints and credentials from the SDK's environment variables as cfg
+// read them (cfg.AWS.Env: AWS_REGION, AWS_ENDPOINT_URL_S3, credentials;
+// the SDK's clients read their other variables themselves), and the retry
+// policy of all the clients (awsRetry).
 func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
-	awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
+	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
 	if err != nil {
 		return Backends{}, err
 	}
-	tiles, err := s3store.NewFromEnv(os.LookupEnv, cfg.Bucket, "", func(o *s3store.Options) { o.Retry = awsRetry(cfg) })
+	tiles, err := s3store.NewFromEnv(cfg.AWS.Env, cfg.Bucket, "", func(o *s3store.Options) { o.Retry = awsRetry(cfg) })
 	if err != nil {
 		return Backends{}, fmt.Errorf("tile bucket %s: %w", cfg.Bucket, err)
 	}

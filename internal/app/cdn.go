@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"os"
 
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
@@ -17,7 +16,7 @@ func Invalidator(ctx context.Context, cfg config.Config) (cdn.Invalidator, error
 	if cfg.CDNDistribution == "" {
 		return cdn.Nop{}, nil
 	}
-	awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
+	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -180,7 +178,7 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 	}
 	// The task table only: the log function writes page reads and batch
 	// marks, and neither the tile bucket nor the queue is its business.
-	awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
+	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
 	if err != nil {
 		return nil, err
 	}
@@ -197,23 +195,16 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 	return li, nil
 }
 
-// newBucketOpener returns an opener with the S3 settings the environment
-// has now (endpoints, credentials): like the other clients, fixed at start.
+// newBucketOpener returns an opener with cfg's S3 settings (endpoints,
+// credentials, as read at start like those of the other clients).
 func newBucketOpener(cfg config.Config) *bucketOpener {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AWS_") {
-			env[k] = v
-		}
-	}
-	return &bucketOpener{cfg: cfg, env: env, stores: map[string]*s3store.Store{}}
+	return &bucketOpener{cfg: cfg, stores: map[string]*s3store.Store{}}
 }
 
-// bucketOpener opens objects of any bucket with the S3 settings of the
-// environment, one client per bucket.
+// bucketOpener opens objects of any bucket with the S3 settings of cfg,
+// one client per bucket.
 type bucketOpener struct {
 	cfg    config.Config
-	env    map[string]string // the AWS_* variables at start
 	mu     sync.Mutex
 	stores map[string]*s3store.Store
 }
@@ -223,8 +214,7 @@ func (o *bucketOpener) Open(ctx context.Context, bucket, key string) (io.ReadClo
 	st, ok := o.stores[bucket]
 	if !ok {
 		var err error
-		lookup := func(k string) (string, bool) { v, ok := o.env[k]; return v, ok }
-		if st, err = s3store.NewFromEnv(lookup, bucket, "", func(so *s3store.Options) { so.Retry = awsRetry(o.cfg) }); err != nil {
+		if st, err = s3store.NewFromEnv(o.cfg.AWS.Env, bucket, "", func(so *s3store.Options) { so.Retry = awsRetry(o.cfg) }); err != nil {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("log bucket %s: %w", bucket, err)
 		}

@@ -71,7 +71,8 @@ func TestLogFunctionMetricsNoneKept(t *testing.T) {
 		{"/tiles", 2, 1, 0, 2},
 	} {
 		t.Run("origin path "+c.origin, func(t *testing.T) {
-			cfg := config.Config{KeyPrefix: "tiles", AccessLogFormat: "cloudfront", AccessLogPathPrefix: "/", AccessLogOriginPath: c.origin}
+			cfg := config.Config{Storage: config.Storage{KeyPrefix: "tiles"},
+				AccessLogs: config.AccessLogs{AccessLogFormat: "cloudfront", AccessLogPathPrefix: "/", AccessLogOriginPath: c.origin}}
 			sink := &readSink{}
 			li, err := app.NewLogIngester(cfg, layers, quota.NewReadLog(sink, sink), oneLog(log), slog.New(slog.DiscardHandler))
 			if err != nil {

@@ -202,7 +202,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1}
 	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
-		awsCfg, err := awsconf.Load(ctx, os.LookupEnv, awsconf.WithRetry(awsRetry(cfg)))
+		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
 		if err != nil {
 			return nil, err
 		}

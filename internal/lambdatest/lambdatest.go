@@ -204,10 +204,11 @@ func LayersFile(t testing.TB, content string) string {
 }
 
 // Config loads env with config.Load, as the functions' main does with
-// os.LookupEnv.
+// os.LookupEnv; the AWS SDK's variables not in env come from the process
+// environment (testenv.Lookup), as in Lambda.
 func Config(t testing.TB, env map[string]string) config.Config {
 	t.Helper()
-	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	cfg, err := config.Load(testenv.Lookup(env))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,3 +226,19 @@ func RequireOpenLayers(t testing.TB) string {
 	t.Skip("OpenLayers (ol.js) is missing: install it with infra/browser/install.sh to run the WMTS map page test")
 	return ""
 }
+
+// Lookup returns a configuration lookup (config.Load's) that reads env,
+// and for the AWS SDK's variables (AWS_*) not in env the process
+// environment, where the local AWS stack's endpoints and credentials are:
+// a test's program talks to the same stack as the test.
+func Lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if v, ok := env[k]; ok {
+			return v, true
+		}
+		if strings.HasPrefix(k, "AWS_") {
+			return os.LookupEnv(k)
+		}
+		return "", false
+	}
+}

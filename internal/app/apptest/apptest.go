@@ -23,6 +23,7 @@ import (
 	"tilecache/internal/app"
 	"tilecache/internal/auth"
 	"tilecache/internal/config"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -172,7 +173,7 @@ func Start(t testing.TB, o Options) *App {
 	srv := httptest.NewUnstartedServer(nil)
 	env["TILECACHE_PUBLIC_URL"] = "http://" + srv.Listener.Addr().String()
 	maps.Copy(env, o.Env)
-	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	cfg, err := config.Load(testenv.Lookup(env))
 	if err != nil {
 		t.Fatal(err)
 	}

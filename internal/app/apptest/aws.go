@@ -117,7 +117,7 @@ func AWSBackends(t testing.TB, dataDir string, extra map[string]string) (app.Bac
 	t.Helper()
 	vars, r := awsEnv(t, dataDir)
 	maps.Copy(vars, extra)
-	cfg, err := config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	cfg, err := config.Load(testenv.Lookup(vars))
 	if err != nil {
 		t.Fatal(err)
 	}

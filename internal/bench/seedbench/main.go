@@ -217,7 +217,17 @@ func (b bench) once() (result, error) {
 		}
 		defer cleanup()
 	}
-	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	// The AWS SDK's variables (the local stack's endpoints and
+	// credentials) come from the environment, as in a deployment.
+	cfg, err := config.Load(func(k string) (string, bool) {
+		if v, ok := env[k]; ok {
+			return v, true
+		}
+		if strings.HasPrefix(k, "AWS_") {
+			return os.LookupEnv(k)
+		}
+		return "", false
+	})
 	if err != nil {
 		return result{}, err
 	}

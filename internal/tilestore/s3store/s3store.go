@@ -240,7 +240,7 @@ func New(opts Options) (*Store, error) {
 }
 
 // NewFromEnv returns a Store for bucket and prefix configured from the AWS
-// conventions, read through lookup (os.LookupEnv in production):
+// conventions, read through lookup (config.AWS.Env in the programs):
 // AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL; unset means AWS S3, path-style
 // for any host outside amazonaws.com), AWS_REGION (or AWS_DEFAULT_REGION;
 // default us-east-1), and AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
