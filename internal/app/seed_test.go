@@ -129,6 +129,7 @@ func expectKeys(prefix string, z0, z1 int, ext string) []string {
 }
 
 func TestRequestTotals(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 1})
 	tests := []struct {
 		name, body string
@@ -161,6 +162,7 @@ func TestRequestTotals(t *testing.T) {
 }
 
 func TestSmallSeedEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2,"format":"image/png","threadCount":2}}`)
 	if len(rows) != 2 || sumTotals(rows) != 42 {
@@ -224,6 +226,7 @@ func TestSmallSeedEndToEnd(t *testing.T) {
 }
 
 func TestSeedSkipsReseedOverwrites(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	body := func(typ string) string {
 		return `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":1,"zoomStop":1,"type":"` + typ + `"}}`
@@ -254,6 +257,7 @@ func TestSeedSkipsReseedOverwrites(t *testing.T) {
 }
 
 func TestTruncateRemovesExactlyItsRange(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	for _, body := range []string{
 		`{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":2,"zoomStop":4,"format":"image/png","threadCount":2}}`,
@@ -306,6 +310,7 @@ func TestTruncateRemovesExactlyItsRange(t *testing.T) {
 }
 
 func TestPoolOfTwoWithFiveTasks(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	// z0-3 of the slow layer: 170 metatiles of 1 tile, 34 per task, 40 ms each.
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":5}}`)
@@ -412,6 +417,7 @@ func TestKill(t *testing.T) {
 }
 
 func TestRestartMidSeedFinishesWithExactCounts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := apptest.Start(t, apptest.Options{DataDir: dir, SeedThreads: 2})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2}}`)
@@ -444,6 +450,7 @@ func TestRestartMidSeedFinishesWithExactCounts(t *testing.T) {
 }
 
 func TestDuplicateLaneMessageDoesNotDoubleCount(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3}}`)
 	id := rows[0][3]
@@ -466,6 +473,7 @@ func TestDuplicateLaneMessageDoesNotDoubleCount(t *testing.T) {
 }
 
 func TestTileFailures(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	// Default retry count -1: the first failure (z2) aborts the task.
 	rows := seedReq(t, a, "broken:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3}}`)
@@ -498,6 +506,7 @@ func TestTileFailures(t *testing.T) {
 }
 
 func TestMassTruncate(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	for _, body := range []string{
 		`{"seedRequest":{"zoomStart":0,"zoomStop":2}}`,
@@ -534,6 +543,7 @@ func TestMassTruncate(t *testing.T) {
 // on a strange input) fails that metatile like a source error, logged with
 // a stack; the process, the other lanes and the API go on.
 func TestPanickingSourceFailsItsMetatileOnly(t *testing.T) {
+	t.Parallel()
 	var log apptest.LogBuffer
 	a := apptest.Start(t, apptest.Options{Log: &log, Layers: apptest.Layers + `
   - name: panic:world
