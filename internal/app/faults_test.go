@@ -90,8 +90,10 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 		want := ids(rows)
 		// The status list is read through the faults too: a 503 (the task
 		// store unreachable after the client's retries) is an answer a
-		// client retries; anything else but 200 is a failure.
-		waitFor(t, 5*time.Minute, fmt.Sprintf("tasks %v to finish", want), func() bool {
+		// client retries; anything else but 200 is a failure. It is read
+		// every half second, not 50 times a second: each read queries the
+		// task store through the proxies, which the lanes need.
+		waitEvery(t, 5*time.Minute, 500*time.Millisecond, fmt.Sprintf("tasks %v to finish", want), func() bool {
 			res := a.Do(t, "GET", "/rest/seed/"+layer+".json", "")
 			switch res.Status {
 			case 503:

@@ -59,12 +59,20 @@ func listRows(t testing.TB, a *apptest.App, path string) []row {
 
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	waitEvery(t, timeout, 20*time.Millisecond, what, cond)
+}
+
+// waitEvery is waitFor checking cond every interval: a long wait whose
+// checks are not free (a status list read from the task store) checks
+// less often, leaving the stack to the work waited for.
+func waitEvery(t testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
