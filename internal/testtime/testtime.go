@@ -40,8 +40,10 @@ type Package struct {
 type Test struct {
 	Package, Name string
 	Result        string // "ok" or "FAIL"
-	// Elapsed is the wall time from the test's start (or, for a parallel
-	// test, its resumption) to its end, subtests included.
+	// Elapsed is the test's own time as `go test` reports it, or, for a
+	// test with subtests, the wall time from its start (or resumption)
+	// to its end when longer: a parent of parallel subtests reports
+	// about nothing itself.
 	Elapsed time.Duration
 }
 
@@ -63,6 +65,7 @@ type filter struct {
 	first   time.Time
 	last    time.Time
 	started map[string]time.Time // package + "\x00" + test: start or resumption
+	parents map[string]bool      // package + "\x00" + test: has subtests
 	pending map[string][]line    // package: output of tests not finished
 }
 
@@ -74,7 +77,7 @@ type filter struct {
 // that of tests still running when their package fails (a timeout) is
 // written then. It returns the times it saw.
 func Filter(r io.Reader, w io.Writer) (Run, error) {
-	f := &filter{w: w, started: map[string]time.Time{}, pending: map[string][]line{}}
+	f := &filter{w: w, started: map[string]time.Time{}, parents: map[string]bool{}, pending: map[string][]line{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -132,6 +135,9 @@ func (f *filter) event(e event) error {
 	case "run", "cont":
 		if top {
 			f.started[key] = e.Time
+		} else {
+			parent, _, _ := strings.Cut(e.Test, "/")
+			f.parents[e.Package+"\x00"+parent] = true
 		}
 	case "pass", "fail", "skip":
 		if !top {
@@ -149,10 +155,11 @@ func (f *filter) event(e event) error {
 			return nil
 		}
 		elapsed := time.Duration(e.Elapsed * float64(time.Second))
-		if start, ok := f.started[key]; ok && !start.IsZero() && !e.Time.IsZero() {
+		if start, ok := f.started[key]; ok && f.parents[key] && !start.IsZero() && !e.Time.IsZero() {
 			elapsed = max(elapsed, e.Time.Sub(start))
 		}
 		delete(f.started, key)
+		delete(f.parents, key)
 		f.run.Tests = append(f.run.Tests, Test{Package: e.Package, Name: e.Test, Result: result(e.Action), Elapsed: elapsed})
 	}
 	return nil
@@ -238,7 +245,7 @@ func Summary(w io.Writer, title string, run Run, n int) error {
 	if len(tests) > 0 {
 		fmt.Fprintf(&b, "the %d slowest tests:\n", len(tests))
 		for _, t := range tests {
-			fmt.Fprintf(&b, "  %9s  %s  %s %s\n", secs(t.Elapsed), t.Result, t.Package, t.Name)
+			fmt.Fprintf(&b, "  %9s  %-4s  %s %s\n", secs(t.Elapsed), t.Result, t.Package, t.Name)
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

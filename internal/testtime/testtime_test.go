@@ -142,7 +142,7 @@ func TestSummary(t *testing.T) {
 	if !strings.Contains(lines[6], "(4 packages, summed)") || !strings.HasSuffix(lines[6], "0.5s") {
 		t.Errorf("sum line %q", lines[6])
 	}
-	if lines[7] != "the 2 slowest tests:" || !strings.HasSuffix(lines[8], "ok  example.com/sample/good TestSlow") {
+	if lines[7] != "the 2 slowest tests:" || !strings.HasSuffix(lines[8], "ok    example.com/sample/good TestSlow") {
 		t.Errorf("slowest tests:\n%s", strings.Join(lines[7:], "\n"))
 	}
 }
