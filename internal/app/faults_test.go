@@ -77,9 +77,14 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 	logs := &apptest.LogBuffer{}
 	// Checkpoints every 2 s: a lease lapses after 5 of them (10 s), far
 	// beyond a write's retries here, so that only a write mistaken for a
-	// lost race (what this suite looks for) could lose one.
+	// lost race (what this suite looks for) could lose one. Lanes read
+	// their tasks every second, the program's default, not every 100 ms as
+	// in the other tests (which check that kills stop lanes promptly): the
+	// reads compete with the seed for the task store, and at 100 ms they
+	// made it about twice as slow.
 	a := apptest.Start(t, apptest.Options{Layers: faultLayers, Backend: "aws", SeedThreads: 8,
-		Checkpoint: 2 * time.Second, Slice: 20 * time.Second, StaleAfter: 2 * time.Minute, Log: logs})
+		Checkpoint: 2 * time.Second, Slice: 20 * time.Second, StaleAfter: 2 * time.Minute, Log: logs,
+		Env: map[string]string{"TILECACHE_KILL_CHECK_INTERVAL": "1s"}})
 	waitSettled(t, a) // usage counted from the start
 
 	unavailable := 0 // status reads answered 503
