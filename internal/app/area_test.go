@@ -90,6 +90,7 @@ func triangleGeoJSON() string {
 // totals count exactly those, and a truncate by the same geometry removes
 // exactly them.
 func TestSeedByGeometry(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	const prefix = "demo:world/EPSG:4326/png/default/"
 	want := expectTriangleKeys(prefix, 0, 5)
@@ -138,6 +139,7 @@ func TestSeedByGeometry(t *testing.T) {
 // TestSeedByGeometryPerZoom: per-zoom geometries each restrict their own
 // levels.
 func TestSeedByGeometryPerZoom(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	// z0-1: the eastern hemisphere's northern half (4 + ... tiles), z2: a
 	// buffered point.
@@ -163,6 +165,7 @@ func TestSeedByGeometryPerZoom(t *testing.T) {
 
 // TestGeometryErrors: what cannot be an area is a 400 naming the problem.
 func TestGeometryErrors(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	for _, tt := range []struct{ name, extra, want string }{
 		{"line without buffer", `"geometry":"LINESTRING(0 0,10 10)"`, "covers no area without a buffer"},
@@ -189,6 +192,7 @@ func TestGeometryErrors(t *testing.T) {
 // reaches the WMS, while a miss inside renders and stores only the
 // covered tiles of its metatile.
 func TestLayerCoverageGeometry(t *testing.T) {
+	t.Parallel()
 	wms := newCountingWMS(t)
 	layers := apptest.Layers + fmt.Sprintf(`
   - name: cov:world

@@ -34,6 +34,7 @@ const expiringLayers = apptest.Layers + `  - name: expiring
 // serves (as a CDN serving the bucket would); a tile rendered on miss
 // gets its level's too.
 func TestTilesCacheControlPerLevel(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{Layers: expiringLayers})
 	wantDone(t, seedAndWait(t, a, "expiring", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":4,"format":"image/png"}}`))
 	for _, tt := range []struct {
@@ -64,6 +65,7 @@ func TestTilesCacheControlPerLevel(t *testing.T) {
 // keeps its definition but is not seeded (a 400 naming the switch) and
 // does not render on miss; its tiles can still be truncated.
 func TestDisabledLayer(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + `  - name: resting
     enabled: false
     gridSubsets: [{gridSet: EPSG:900913, zoomStop: 3}]

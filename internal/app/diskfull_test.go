@@ -18,6 +18,7 @@ import (
 // that is not stored) and, once space is freed, finishes with every tile
 // stored and usage equal to what is stored.
 func TestSeedOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("TILECACHE_TEST_BACKEND") == "aws" {
 		t.Skip("a test of the embedded backend")
 	}

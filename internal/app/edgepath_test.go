@@ -17,6 +17,7 @@ import (
 // aligned); coordinates outside the grid and numbers not written
 // canonically are 404s.
 func TestEdgePaths(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	for _, gs := range []string{"EPSG:900913", "EPSG:4326", "TopLeft4326"} {
 		waitFinished(t, a, ids(seedReq(t, a, "demo:world", fmt.Sprintf(`{"seedRequest":{"gridSetId":%q,"zoomStart":0,"zoomStop":3}}`, gs))), 60*time.Second)
@@ -68,6 +69,7 @@ func TestEdgePaths(t *testing.T) {
 // stores under _tilecache/areas/ is not served, however its path is
 // written, as at the CDN's edge.
 func TestServeRefusesServiceObjects(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	rows := seedReq(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":1,"format":"image/png",
 		"geometry":`+triangleGeoJSON()+`}}`)

@@ -35,6 +35,7 @@ import (
 // bottom, so a northern tile is the one with the higher y), fetching only
 // the document and the tiles of the window.
 func TestGDALReadsSeededTilesThroughTMS(t *testing.T) {
+	t.Parallel()
 	gdalinfo, gdalTranslate := testenv.RequireGDAL(t)
 	// The documents carry absolute URLs built from the public URL. Making
 	// it a front server that serves the app's own handler shows every

@@ -25,6 +25,7 @@ layers:
 // of larger ones, each lane its own columns once), not from one HEAD per
 // tile, and the usage stays exact.
 func TestSizeLookupsAsEstimated(t *testing.T) {
+	t.Parallel()
 	// Slices as long as the requests: a lane continued in a new slice lists
 	// again what it still visits (its listings live in one invocation).
 	a := apptest.Start(t, apptest.Options{Layers: lookupLayers, Backend: "aws", SeedThreads: 4, StaleAfter: 2 * time.Second, Slice: time.Minute})

@@ -22,6 +22,7 @@ import (
 // at its place, fetched through the OGC API tile paths (rows from the top).
 // The landing page leads GDAL to the collections.
 func TestGDALReadsSeededTilesThroughOGCAPI(t *testing.T) {
+	t.Parallel()
 	gdalinfo, gdalTranslate := testenv.RequireGDAL(t)
 	front := httptest.NewUnstartedServer(nil)
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})

@@ -193,6 +193,7 @@ func wantNoDrift(t testing.TB, a *apptest.App, step, layer string, bs int64) {
 // the last (and after a stale object written behind the cache's back, with
 // one requested).
 func TestUsageHasNoDrift(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startQuota(t, dir)
 	const bs = 96 // a small odd block size: rounding shows and sizes differ
@@ -383,6 +384,7 @@ func layerQuotaJSON(layer, policy string, bytes int64) string {
 }
 
 func TestCleanUpLRUDeletesLeastRecentlyUsedPages(t *testing.T) {
+	t.Parallel()
 	a := startQuota(t, "")
 	waitSettled(t, a)
 	pages, tiles := boxPages(t, a, "quota:world", -90)
@@ -406,6 +408,7 @@ func TestCleanUpLRUDeletesLeastRecentlyUsedPages(t *testing.T) {
 }
 
 func TestCleanUpLFUDeletesLeastFrequentlyUsedPages(t *testing.T) {
+	t.Parallel()
 	a := startQuota(t, "")
 	waitSettled(t, a)
 	pages, tiles := boxPages(t, a, "quota:world", 90)
@@ -436,6 +439,7 @@ func TestCleanUpLFUDeletesLeastFrequentlyUsedPages(t *testing.T) {
 // layers' usage but, as in GeoWebCache, expires only pages of layers
 // without a quota of their own.
 func TestLayerAndGlobalQuotasBothEnforced(t *testing.T) {
+	t.Parallel()
 	a := startQuota(t, "")
 	waitSettled(t, a)
 	qp, qt := boxPages(t, a, "quota:world", -90)
@@ -465,6 +469,7 @@ func TestLayerAndGlobalQuotasBothEnforced(t *testing.T) {
 }
 
 func TestCleanUpDisabledDeletesNothing(t *testing.T) {
+	t.Parallel()
 	a := startQuota(t, "")
 	waitSettled(t, a)
 	boxPages(t, a, "quota:world", -90)
@@ -489,6 +494,7 @@ func TestCleanUpDisabledDeletesNothing(t *testing.T) {
 // TestFrequencyChangeReschedules: a PUT of a new cacheCleanUpFrequency
 // changes when the next clean-up runs, at once.
 func TestFrequencyChangeReschedules(t *testing.T) {
+	t.Parallel()
 	a := startQuota(t, "")
 	last := func() string {
 		r := getUsage(t, a)

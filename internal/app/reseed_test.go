@@ -38,6 +38,7 @@ func objectsOf(t *testing.T, a *apptest.App, prefix string) map[string]tilestore
 // the tile service changes one tile: the next reseed writes exactly that
 // one and invalidates its column.
 func TestReseedStoresOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	up := apptest.Start(t, apptest.Options{Layers: `
 layers:
   - name: src:world

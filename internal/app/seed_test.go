@@ -59,12 +59,20 @@ func listRows(t testing.TB, a *apptest.App, path string) []row {
 
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	waitEvery(t, timeout, 20*time.Millisecond, what, cond)
+}
+
+// waitEvery is waitFor checking cond every interval: a long wait whose
+// checks are not free (a status list read from the task store) checks
+// less often, leaving the stack to the work waited for.
+func waitEvery(t testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
@@ -129,6 +137,7 @@ func expectKeys(prefix string, z0, z1 int, ext string) []string {
 }
 
 func TestRequestTotals(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 1})
 	tests := []struct {
 		name, body string
@@ -161,6 +170,7 @@ func TestRequestTotals(t *testing.T) {
 }
 
 func TestSmallSeedEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2,"format":"image/png","threadCount":2}}`)
 	if len(rows) != 2 || sumTotals(rows) != 42 {
@@ -224,6 +234,7 @@ func TestSmallSeedEndToEnd(t *testing.T) {
 }
 
 func TestSeedSkipsReseedOverwrites(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	body := func(typ string) string {
 		return `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":1,"zoomStop":1,"type":"` + typ + `"}}`
@@ -254,6 +265,7 @@ func TestSeedSkipsReseedOverwrites(t *testing.T) {
 }
 
 func TestTruncateRemovesExactlyItsRange(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	for _, body := range []string{
 		`{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":2,"zoomStop":4,"format":"image/png","threadCount":2}}`,
@@ -308,6 +320,7 @@ func TestTruncateRemovesExactlyItsRange(t *testing.T) {
 }
 
 func TestPoolOfTwoWithFiveTasks(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	// z0-3 of the slow layer: 170 metatiles of 1 tile, 34 per task, 40 ms each.
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":5}}`)
@@ -414,6 +427,7 @@ func TestKill(t *testing.T) {
 }
 
 func TestRestartMidSeedFinishesWithExactCounts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := apptest.Start(t, apptest.Options{DataDir: dir, SeedThreads: 2})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2}}`)
@@ -446,6 +460,7 @@ func TestRestartMidSeedFinishesWithExactCounts(t *testing.T) {
 }
 
 func TestDuplicateLaneMessageDoesNotDoubleCount(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3}}`)
 	id := rows[0][3]
@@ -468,6 +483,7 @@ func TestDuplicateLaneMessageDoesNotDoubleCount(t *testing.T) {
 }
 
 func TestTileFailures(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	// Default retry count -1: the first failure (z2) aborts the task.
 	rows := seedReq(t, a, "broken:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3}}`)
@@ -500,6 +516,7 @@ func TestTileFailures(t *testing.T) {
 }
 
 func TestMassTruncate(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	for _, body := range []string{
 		`{"seedRequest":{"zoomStart":0,"zoomStop":2}}`,
@@ -536,6 +553,7 @@ func TestMassTruncate(t *testing.T) {
 // on a strange input) fails that metatile like a source error, logged with
 // a stack; the process, the other lanes and the API go on.
 func TestPanickingSourceFailsItsMetatileOnly(t *testing.T) {
+	t.Parallel()
 	var log apptest.LogBuffer
 	a := apptest.Start(t, apptest.Options{Log: &log, Layers: apptest.Layers + `
   - name: panic:world

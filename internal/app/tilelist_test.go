@@ -30,6 +30,7 @@ func metatileKeys(prefix string, z int, x, y int64) []string {
 // truncates exactly the metatiles holding its tiles and, with parentsTo,
 // those holding their parents; a gzip list reseeds exactly its metatiles.
 func TestSeedByTileList(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	const prefix = "demo:world/EPSG:900913/png/default/"
 	waitFinished(t, a, ids(seedReq(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":5,"threadCount":2}}`)), 60*time.Second)
@@ -92,6 +93,7 @@ func TestSeedByTileList(t *testing.T) {
 // TestTileListErrors: a list or query the service cannot take is a 400
 // (or 413, 415) naming the problem, and records nothing.
 func TestTileListErrors(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	for _, tt := range []struct {
 		name, query, body string

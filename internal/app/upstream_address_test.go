@@ -21,6 +21,7 @@ import (
 // layer document naming a loopback, link-local or private address (or
 // asking for allowPrivateUpstream) is refused with a 400 at PUT.
 func TestUpstreamAddresses(t *testing.T) {
+	t.Parallel()
 	up := apptest.Start(t, apptest.Options{Layers: `
 layers:
   - name: src:world

@@ -195,6 +195,7 @@ func wantDone(t *testing.T, tasks []task.Task) {
 // WMS and compares them pixel by pixel with a direct GetMap of the same
 // metatile area.
 func TestWMSSeedFormatsMatchUpstream(t *testing.T) {
+	t.Parallel()
 	a, wmsURL := startWMS(t)
 	const layers = "hillshade,polygons,lines,points"
 	for _, f := range []struct {
@@ -246,6 +247,7 @@ func TestWMSSeedFormatsMatchUpstream(t *testing.T) {
 // (decoded without a copy) and wants exactly the pixels of a PNG GetMap of
 // the same area: both are lossless renderings of the same map.
 func TestWMSSeedFromTIFF(t *testing.T) {
+	t.Parallel()
 	a, wmsURL := startWMS(t)
 	wantDone(t, seedAndWait(t, a, "wms:tiff", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
 		"format":"image/png","threadCount":2}}`))
@@ -267,6 +269,7 @@ func TestWMSSeedFromTIFF(t *testing.T) {
 // lon axis order) with a gutter, and compares with 1.1.1 (lon, lat) direct
 // requests of the same area.
 func TestWMS130AxisOrderAndGutter(t *testing.T) {
+	t.Parallel()
 	a, wmsURL := startWMS(t)
 	wantDone(t, seedAndWait(t, a, "wms:world13", `{"seedRequest":{"zoomStart":2,"zoomStop":2}}`))
 	prefix := "wms:world13/EPSG:4326/png/default/"
@@ -290,6 +293,7 @@ func TestWMS130AxisOrderAndGutter(t *testing.T) {
 // TestWMSReseedAndTruncate: reseed overwrites every tile, truncate removes
 // exactly its range.
 func TestWMSReseedAndTruncate(t *testing.T) {
+	t.Parallel()
 	a, _ := startWMS(t)
 	prefix := "wms:world/EPSG:4326/png/default/"
 	wantDone(t, seedAndWait(t, a, "wms:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2}}`))
@@ -333,6 +337,7 @@ func TestWMSReseedAndTruncate(t *testing.T) {
 // TestWMSParametersReachUpstream: STYLES and an arbitrary filter key (CLS)
 // are sent to the WMS and the tiles land under the parameters' id.
 func TestWMSParametersReachUpstream(t *testing.T) {
+	t.Parallel()
 	a, wmsURL := startWMS(t)
 	wantDone(t, seedAndWait(t, a, "wms:styled", `{"seedRequest":{"zoomStart":1,"zoomStop":1}}`))
 	wantDone(t, seedAndWait(t, a, "wms:styled", `{"seedRequest":{"zoomStart":1,"zoomStop":1,
@@ -372,6 +377,7 @@ func TestWMSParametersReachUpstream(t *testing.T) {
 // TestWMSBlankTilesSkipped: fully transparent tiles of a sparse layer are
 // not stored but count as processed; the others match the upstream.
 func TestWMSBlankTilesSkipped(t *testing.T) {
+	t.Parallel()
 	a, wmsURL := startWMS(t)
 	tasks := seedAndWait(t, a, "wms:sparse", `{"seedRequest":{"zoomStart":0,"zoomStop":3}}`)
 	wantDone(t, tasks)
@@ -429,6 +435,7 @@ func uniformColour(img image.Image) (color.NRGBA, bool) {
 // by default, and with a failure budget is counted and skipped; nothing is
 // stored either way, and the upstream's message is in the log.
 func TestWMSUpstreamErrorIsTileFailure(t *testing.T) {
+	t.Parallel()
 	u := testenv.RequireWMS(t)
 	var log apptest.LogBuffer
 	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(wmsLayers, u), SeedThreads: 4, Log: &log})

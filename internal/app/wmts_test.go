@@ -21,6 +21,7 @@ import (
 // one at its place, fetched through the /wmts/ paths (rows from the top)
 // the capabilities' ResourceURL names.
 func TestGDALReadsSeededTilesThroughWMTS(t *testing.T) {
+	t.Parallel()
 	_, gdalTranslate := testenv.RequireGDAL(t)
 	front := httptest.NewUnstartedServer(nil)
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})
@@ -109,6 +110,7 @@ sys.stdout.buffer.write(tile.read())
 // the capabilities and its gettile (rows from the top) returns the stored
 // tile (rows from the bottom), for each grid set.
 func TestOWSLibReadsTheWMTSCapabilities(t *testing.T) {
+	t.Parallel()
 	python := testenv.RequireOWSLib(t)
 	front := httptest.NewUnstartedServer(nil)
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})

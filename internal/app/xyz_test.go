@@ -15,6 +15,7 @@ import (
 // through unchanged, {y} and {-y} count rows from the top and the bottom,
 // png8 is re-encoded, and tiles the service does not have (404) are blank.
 func TestXYZSourceCachesATileService(t *testing.T) {
+	t.Parallel()
 	up := apptest.Start(t, apptest.Options{Layers: `
 layers:
   - name: src:world
