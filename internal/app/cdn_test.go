@@ -126,8 +126,9 @@ func TestCDNInvalidatesWhatChanged(t *testing.T) {
 		})
 		changed := missing(before, keys(t, a, set))
 		wantCovered(t, "truncate", paths, changed, before)
-		// The range widens to whole metatiles (4 columns): one level path.
-		if want := []string{requestPath(set+"4/") + "*"}; !slices.Equal(paths, want) {
+		// The truncate takes the box's tiles alone (not its metatiles'
+		// 4 columns): one column path.
+		if want := []string{requestPath(set+"4/2/") + "*"}; !slices.Equal(paths, want) {
 			t.Errorf("truncate: got %q, want %q", paths, want)
 		}
 	})
