@@ -28,7 +28,7 @@ type column struct {
 	x int64
 }
 
-// storedTile is what a lane learns of a stored tile: its size (-1: none
+// storedTile is what a writer learns of a stored tile: its size (-1: none
 // is stored), when it was stored (zero when unknown) and, when the store
 // reports it, the MD5 of its content.
 type storedTile struct {
@@ -37,7 +37,7 @@ type storedTile struct {
 	sum      [md5.Size]byte
 	summed   bool // sum is known
 	// stale: a seed stores the tile again, unchanged or not, so that its
-	// age starts again (see lane.missing).
+	// age starts again (see Writer.missing).
 	stale bool
 }
 
@@ -75,15 +75,15 @@ type listedLevel struct {
 	tiles map[[2]int64]storedTile // by column and row
 }
 
-// listBandRows is the most rows of a column a lane keeps from one listing
+// listBandRows is the most rows of a column a writer keeps from one listing
 // of the column: a listing reads the whole column (one LIST request per
-// 1,000 stored tiles), so a lane going up a tall column lists it again
+// 1,000 stored tiles), so a writer whose owner goes up a tall column lists it again
 // every listBandRows rows, and keeps at most that many tiles of each
 // column it listed (≤ listCacheMax in all).
 const listBandRows = 4096
 
 // ListColumn reports whether lookup learns of a column's tiles from a
-// listing rather than one Stat per tile, when the lane still visits
+// listing rather than one Stat per tile, when its owner still visits
 // rowsAhead rows of it (from the lowest of the batch) and the coverage
 // has covRows rows: when the most a listing can cost (all covRows
 // stored) is no more than Stats of the rows it keeps, and at least
@@ -96,15 +96,15 @@ func ListColumn(rowsAhead, covRows int64) bool {
 // listLevelMax is the most tiles a level may have in the layer's coverage
 // for lookup to list the whole level (one LIST per 1,000 stored tiles, at
 // most 66) when that takes fewer requests than listing its columns; what
-// is kept is of the tiles the lane still visits (≤ 5 MB).
+// is kept is of the tiles its owner still visits (≤ 5 MB).
 const listLevelMax = 1 << 16
 
-// listCacheMax bounds the listed tiles a lane keeps (about 70 bytes
+// listCacheMax bounds the listed tiles a writer keeps (about 70 bytes
 // each): past it the cache starts again, at the cost of listing columns
 // again.
 const listCacheMax = 4 * listBandRows * 4
 
-// listMinTiles is the fewest tiles of a column the lane must still visit
+// listMinTiles is the fewest tiles of a column the owner must still visit
 // for it to be listed: a listing then saves requests (and time). S3 bills
 // a LIST like a PUT, 12.5 times a HEAD, so in dollars it pays from 13
 // tiles; a reseed's or truncate's cost is dominated by its PUTs or
@@ -115,13 +115,13 @@ const listMinTiles = 2
 // absent, and its MD5 where the store knows it), learnt with as few
 // requests as it can: from one listing of the whole level when the level
 // is small enough and that takes fewer requests than listing the columns
-// the lane still visits in it; else from a listing of each column the
+// the owner still visits in it; else from a listing of each column the
 // batch touches when the column is short enough; else from one Stat per
-// tile. Listings are kept for the lane's later batches (a truncate or
+// tile. Listings are kept for the writer's later metatiles (a truncate or
 // reseed visits each tile once; numbered by columns, a lane's batches go
 // down a column before the next).
 func (w *Writer) lookup(ctx context.Context, refs []tileRef) ([]storedTile, error) {
-	// A seed lane renders several metatiles at once (renderAll): one
+	// An owner may render several metatiles at once (a seed lane): one
 	// lookup at a time keeps the listings consistent.
 	w.lookMu.Lock()
 	defer w.lookMu.Unlock()
@@ -133,7 +133,7 @@ func (w *Writer) lookup(ctx context.Context, refs []tileRef) ([]storedTile, erro
 	out := make([]storedTile, len(refs))
 	var stat []int // refs to Stat one by one
 	if len(refs) > 0 {
-		// The lane goes up level by level: levels below this batch are done.
+		// The owner goes up level by level: levels below this batch are done.
 		minZ := refs[0].z
 		for _, r := range refs {
 			minZ = min(minZ, r.z)
@@ -175,7 +175,7 @@ func (w *Writer) lookup(ctx context.Context, refs []tileRef) ([]storedTile, erro
 			continue
 		}
 		if !cached {
-			// Keep the rows the lane may still visit in this column, up
+			// Keep the rows the owner may still visit in this column, up
 			// to listBandRows of them.
 			band = &listedColumn{lo: lo, hi: max(hi, lo+min(rowsAhead, listBandRows)-1), tiles: map[int64]storedTile{}}
 			prefix := w.Set.LevelDir(c.z) + strconv.FormatInt(c.x, 10) + "/"
@@ -218,7 +218,7 @@ func (w *Writer) lookup(ctx context.Context, refs []tileRef) ([]storedTile, erro
 	return out, nil
 }
 
-// listLevel returns the lane's listing of the whole of level z, listing it
+// listLevel returns the writer's listing of the whole of level z, listing it
 // now when that is worth it (see lookup), or nil.
 func (w *Writer) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	if lv, ok := w.levels[z]; ok {
@@ -235,7 +235,7 @@ func (w *Writer) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 	lv := &listedLevel{ahead: cov, tiles: make(map[[2]int64]storedTile, min(cov.Count(), listLevelMax))}
 	// The level's keys in groups by the first digit of their column, each
 	// group a listing of its own, listConcurrency at a time: the groups
-	// without a column the lane visits are not listed at all.
+	// without a column the owner visits are not listed at all.
 	dir := w.Set.LevelDir(z)
 	// Every listing runs to its end (a plain group), the first failure is
 	// the one reported.
@@ -297,7 +297,7 @@ func LevelListing(sub *grid.Subset, z int, ahead grid.TileRange) (cov grid.TileR
 	return cov, false, columns
 }
 
-// columnLists is the most requests a lane makes to learn of the tiles of
+// columnLists is the most requests a writer makes to learn of the tiles of
 // cov, a part of a level's coverage full, column by column: listings of
 // each column (every listBandRows rows, each reading the whole column),
 // or a Stat per tile where listing is not worth it (see ListColumn).
@@ -309,7 +309,7 @@ func columnLists(cov, full grid.TileRange) int64 {
 	return (cov.MaxX - cov.MinX + 1) * ((rows + listBandRows - 1) / listBandRows) * max((fullRows+999)/1000, 1)
 }
 
-// listConcurrency is how many listings of one level's key groups a lane
+// listConcurrency is how many listings of one level's key groups a writer
 // runs at once.
 const listConcurrency = 4
 

@@ -104,7 +104,7 @@ func columns(refs []tileRef) map[int][2]int64 {
 
 // store writes the tiles inside the grid subset, PutConcurrency at a time,
 // and counts them. known is what is stored of them: a seed's from
-// lane.missing, nil in a level that was empty when the seed was submitted
+// Writer.missing, nil in a level that was empty when the seed was submitted
 // (every tile is new). A reseed first learns it from the listings of
 // lookup (sizes, for the usage, and MD5s). A tile whose new content is the
 // stored one (same size and MD5) is not stored again, changes no usage and
@@ -246,7 +246,7 @@ func (w *Writer) DropTile(ctx context.Context, z int, x, y int64) error {
 	return nil
 }
 
-// writeRetries is how many times a lane sends a tile write again after the
+// writeRetries is how many times a writer sends a tile write again after the
 // store failed it (beyond the store client's own retries), pausing 0.5, 1
 // and 2 s: a PUT of the same bytes or a DELETE is the same write again,
 // and the tile is counted once, when it succeeds. A store down for longer
