@@ -236,41 +236,9 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		if withUsage {
 			cp.Usage = ln.w.Usage.Pending()
 		}
-		// The checkpoint is a write like the tiles': a kill does not cut
-		// it (its usage may be applied at the store while the lane saw it
-		// fail), and a conflict is read through. A kill seen meanwhile
-		// then stops the lane at the top of the batch, its usage applied.
-		wctx := metatile.WriteContext(ctx)
-		var next task.Task
-		var err error
-		for attempt, failures := 1, 0; ; attempt++ {
-			next, err = env.tasks.Checkpoint(wctx, cp, time.Now())
-			if err != nil && transient(err) && failures < checkpointRetries && wctx.Err() == nil {
-				// The store gave up (throttled, unreachable): the same
-				// checkpoint again after a pause, rather than a redelivery
-				// and a recount of the layer.
-				failures++
-				env.log.Warn("checkpoint failed, trying again", "task", t.ID, "attempt", failures, "err", err)
-				sleep(wctx, time.Duration(1<<failures)*250*time.Millisecond)
-				continue
-			}
-			if !apperr.Is(err, apperr.Conflict) {
-				break
-			}
-			if owned, err := ln.owned(wctx, from); !owned {
-				return err
-			}
-			// Not a kill or a takeover: the store gave up on contention
-			// (a transaction touching the same item at once, such as the
-			// watch's heartbeat). Try again briefly, then leave it to a
-			// redelivery.
-			if attempt == 3 {
-				return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
-			}
-			sleep(wctx, time.Duration(attempt)*20*time.Millisecond)
-		}
-		if err != nil {
-			return fmt.Errorf("checkpoint task %d: %w", t.ID, err)
+		next, stopped, err := ln.checkpoint(ctx, cp)
+		if stopped || err != nil {
+			return err
 		}
 		watch.checkpointed()
 		if ln.job.Type != task.Truncate && ln.w.Rendered() > 0 {
@@ -289,6 +257,48 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		}
 	}
 	return env.host.finish(ctx, t, task.Done)
+}
+
+// checkpoint writes cp, the lane's progress from cursor cp.From. The
+// checkpoint is a write like the tiles': a kill does not cut it (its usage
+// may be applied at the store while the lane saw it fail), and a conflict
+// is read through. A kill seen meanwhile then stops the lane at the top of
+// the next batch, its usage applied. It returns the task as written, or
+// stopped when the task is no longer the lane's (killed or taken over: the
+// lane was stopped), or the error that ends the lane (its message is
+// delivered again).
+func (ln *lane) checkpoint(ctx context.Context, cp task.Checkpoint) (next task.Task, stopped bool, err error) {
+	wctx := metatile.WriteContext(ctx)
+	for attempt, failures := 1, 0; ; attempt++ {
+		next, err = ln.env.tasks.Checkpoint(wctx, cp, time.Now())
+		if err != nil && transient(err) && failures < checkpointRetries && wctx.Err() == nil {
+			// The store gave up (throttled, unreachable): the same
+			// checkpoint again after a pause, rather than a redelivery
+			// and a recount of the layer.
+			failures++
+			ln.env.log.Warn("checkpoint failed, trying again", "task", cp.ID, "attempt", failures, "err", err)
+			sleep(wctx, time.Duration(1<<failures)*250*time.Millisecond)
+			continue
+		}
+		if !apperr.Is(err, apperr.Conflict) {
+			break
+		}
+		if owned, err := ln.owned(wctx, cp.From); !owned {
+			return task.Task{}, true, err
+		}
+		// Not a kill or a takeover: the store gave up on contention (a
+		// transaction touching the same item at once, such as the
+		// watch's heartbeat). Try again briefly, then leave it to a
+		// redelivery.
+		if attempt == 3 {
+			return task.Task{}, false, fmt.Errorf("checkpoint task %d: %w", cp.ID, err)
+		}
+		sleep(wctx, time.Duration(attempt)*20*time.Millisecond)
+	}
+	if err != nil {
+		return task.Task{}, false, fmt.Errorf("checkpoint task %d: %w", cp.ID, err)
+	}
+	return next, false, nil
 }
 
 // release gives up the lane's lease without moving its cursor, when the
