@@ -55,14 +55,15 @@ func (w *Writer) Render(ctx context.Context, m grid.Metatile) error {
 	// Only the area's tiles are the request's.
 	tiles = slices.DeleteFunc(tiles, func(t source.Tile) bool { return !m.InArea(t.X, t.Y) })
 	changed, replaced, err := w.store(ctx, z, inside, tiles, known)
+	purge := replaced
 	if w.Mode == Reseed {
-		changed, replaced = columnSpan{}, changed
+		purge = changed
 	}
-	if replaced.ok {
+	if purge.ok {
 		// Written (or, where blank now, deleted), even if only in part;
 		// tiles rendered as they were stored did not change, and a seed
 		// that fills a hole replaces nothing a client may hold.
-		w.changed(z, replaced.minX, replaced.maxX)
+		w.changed(z, purge.minX, purge.maxX)
 	}
 	return err
 }

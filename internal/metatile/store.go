@@ -176,7 +176,7 @@ func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles 
 			}
 			change(tl.X, old)
 			w.Usage.MarkTouched()
-			meta := w.metaAt(z)
+			meta := w.TileMeta(z)
 			if err := w.retryWrite(ctx, "put", func() error { return w.Tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
 				return fail(err)
 			}

@@ -99,13 +99,10 @@ func (w *Writer) changed(z int, minX, maxX int64) {
 	}
 }
 
-// TileMeta is what is stored with a tile of level z (see metaAt).
-func (w *Writer) TileMeta(z int) tilestore.Meta { return w.metaAt(z) }
-
-// metaAt is what is stored with a tile of level z: its content type and
-// the layer's Cache-Control for z (expireClients rules, else
+// TileMeta is what is stored with a tile of level z: its content type
+// and the layer's Cache-Control for z (expireClients rules, else
 // cacheControl).
-func (w *Writer) metaAt(z int) tilestore.Meta {
+func (w *Writer) TileMeta(z int) tilestore.Meta {
 	return tilestore.Meta{ContentType: source.ContentType(w.Format), CacheControl: w.Layer.TileCacheControl(z)}
 }
 

@@ -292,7 +292,7 @@ func (b bench) once() (result, error) {
 func (b bench) followUp(base, layerName string, l *app.Program, keyPrefix string) (float64, string, error) {
 	typ := b.then
 	if b.then == "seed-holes" {
-		n, err := punchHoles(l, keyPrefix)
+		n, err := punchHoles(l, keyPrefix, layerName)
 		if err != nil {
 			return 0, "", err
 		}
@@ -403,24 +403,11 @@ func peakRSS() string {
 // the second row, not the lower-left one) of every other 4×4 metatile of
 // levels 2 and up of the seeded tile set: every other metatile partly
 // stored, as an expiry or a truncate by geometry leaves them.
-func punchHoles(l *app.Program, keyPrefix string) (int, error) {
+func punchHoles(l *app.Program, keyPrefix, layerID string) (int, error) {
 	ctx := context.Background()
 	var holes []string
-	if keyPrefix != "" {
-		keyPrefix += "/"
-	}
-	err := l.Tiles.List(ctx, keyPrefix, func(o tilestore.Object) error {
-		parts := strings.Split(o.Key, "/")
-		if len(parts) < 3 {
-			return nil
-		}
-		var z int
-		var x, y int64
-		yname, _, _ := strings.Cut(parts[len(parts)-1], ".")
-		if _, err := fmt.Sscanf(parts[len(parts)-3]+" "+parts[len(parts)-2]+" "+yname, "%d %d %d", &z, &x, &y); err != nil {
-			return nil // not a tile
-		}
-		if z >= 2 && (x/4+y/4)%2 == 0 && x%4 == 1 && y%4 == 1 {
+	err := l.Tiles.List(ctx, tilestore.LayerPrefix(keyPrefix, layerID), func(o tilestore.Object) error {
+		if _, z, x, y, ok := tilestore.ParseLayerKey(keyPrefix, layerID, o.Key); ok && z >= 2 && (x/4+y/4)%2 == 0 && x%4 == 1 && y%4 == 1 {
 			holes = append(holes, o.Key)
 		}
 		return nil
@@ -428,8 +415,8 @@ func punchHoles(l *app.Program, keyPrefix string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("list the seeded tiles: %w", err)
 	}
-	for start := 0; start < len(holes); start += 1000 {
-		if _, err := l.Tiles.Delete(ctx, holes[start:min(start+1000, len(holes))]); err != nil {
+	for start := 0; start < len(holes); start += tilestore.DeleteBatch {
+		if _, err := l.Tiles.Delete(ctx, holes[start:min(start+tilestore.DeleteBatch, len(holes))]); err != nil {
 			return 0, fmt.Errorf("delete the holes: %w", err)
 		}
 	}
