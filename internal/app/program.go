@@ -186,7 +186,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
-	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix}, log)
+	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix, Every: cfg.CDNPurgeEvery}, log)
 	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
 	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		SourceOf: sources.of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
@@ -410,9 +410,12 @@ func (c *sourceCache) check(cat *layer.Catalogue) error {
 func (p *Program) Run(ctx context.Context) error {
 	if p.RecoverAll {
 		if err := p.Engine.Recover(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while recovering: the next start recovers
+			}
 			return fmt.Errorf("recover tasks: %w", err)
 		}
-	} else if err := p.Engine.Sweep(ctx); err != nil {
+	} else if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
 		p.log.Error("sweep", "err", err)
 	}
 	if p.Prometheus != nil {

@@ -217,11 +217,16 @@ type Edge struct {
 	// path function reads the grid sets from (TILECACHE_EDGE_KVS_ARN); ""
 	// for none. The cleaner writes it after a cold start.
 	EdgeGridSets string
+	// CDNPurgeEvery is how often what changed is sent to the CDN as
+	// invalidations (TILECACHE_CDN_PURGE_INTERVAL, default 30s): a level
+	// that changes throughout is one path per period, not one per tile.
+	CDNPurgeEvery time.Duration
 }
 
 func (e *Edge) read(r *reader) {
 	e.CDNDistribution = r.str("TILECACHE_CDN_DISTRIBUTION_ID", "")
 	e.EdgeGridSets = r.str("TILECACHE_EDGE_KVS_ARN", "")
+	e.CDNPurgeEvery = r.duration("TILECACHE_CDN_PURGE_INTERVAL", "30s")
 }
 
 // AWS is how every AWS client is made.

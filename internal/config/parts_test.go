@@ -39,7 +39,7 @@ func TestPartDefaults(t *testing.T) {
 	u, err := config.Read[config.Upstream](lookup(nil))
 	check("upstream", u, config.Upstream{DecodeMemory: 512 << 20}, err)
 	e, err := config.Read[config.Edge](lookup(nil))
-	check("edge", e, config.Edge{}, err)
+	check("edge", e, config.Edge{CDNPurgeEvery: 30 * time.Second}, err)
 	al, err := config.Read[config.AccessLogs](lookup(nil))
 	check("access logs", al, config.AccessLogs{AccessLogFormat: "cloudfront", AccessLogPathPrefix: "/"}, err)
 	aws, err := config.Read[config.AWS](lookup(nil))
@@ -76,8 +76,8 @@ func TestPartsSet(t *testing.T) {
 	if err != nil || u.DecodeMemory != 0 || fmt.Sprint(u.UpstreamAllow) != fmt.Sprint([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}) {
 		t.Errorf("upstream: got %+v, %v; want no bound, [10.0.0.0/8]", u, err)
 	}
-	e, err := config.Read[config.Edge](lookup(map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": "E1", "TILECACHE_EDGE_KVS_ARN": "arn:kvs"}))
-	if want := (config.Edge{CDNDistribution: "E1", EdgeGridSets: "arn:kvs"}); err != nil || e != want {
+	e, err := config.Read[config.Edge](lookup(map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": "E1", "TILECACHE_EDGE_KVS_ARN": "arn:kvs", "TILECACHE_CDN_PURGE_INTERVAL": "5s"}))
+	if want := (config.Edge{CDNDistribution: "E1", EdgeGridSets: "arn:kvs", CDNPurgeEvery: 5 * time.Second}); err != nil || e != want {
 		t.Errorf("edge: got %+v, %v; want %+v", e, err, want)
 	}
 	al, err := config.Read[config.AccessLogs](lookup(map[string]string{"TILECACHE_ACCESS_LOG_FORMAT": "s3",
