@@ -13,12 +13,11 @@ GO="${GO:-go}"
 
 results="${TILECACHE_TEST_RESULTS_DIR:-$PWD/.devstack/test-results}"
 mkdir -p "$results"
-rm -f "$results/embedded.json" "$results/aws.json"
 "$GO" build -o "$results/testtime" ./infra/testtime
 # test_times: the summary of the passes that ran.
 test_times() {
   local passes=()
-  for p in embedded aws; do [[ -s "$results/$p.json" ]] && passes+=("$p=$results/$p.json"); done
+  for p in embedded aws; do [[ -s "$results/all-$p.json" ]] && passes+=("$p=$results/all-$p.json"); done
   [[ ${#passes[@]} -eq 0 ]] || "$results/testtime" summary -n 15 "${passes[@]}" || true
 }
 
@@ -48,10 +47,52 @@ bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib
 export TILECACHE_REQUIRE_DEVSTACK=1
 
 "${MAKE:-make}" -s --no-print-directory lint-template GO="$GO"
-echo "== every package (embedded backend; adapters against the local AWS stack)" >&2
-# -json for the times; the filter shows build errors, failed tests' whole
-# output and each package's result line, as go test does without -v.
-"$GO" test -json -race -count=1 -timeout 20m ./... | "$results/testtime" filter "$results/embedded.json"
-echo "== end-to-end tests on the AWS backend" >&2
-TILECACHE_TEST_BACKEND=aws "$GO" test -json -race -count=1 -timeout 20m ./internal/app/... ./internal/rest/... |
-  "$results/testtime" filter "$results/aws.json"
+# The end-to-end tests (internal/app) spend most of their time waiting, on
+# lanes, checkpoints and the WMS, so they run in shards, side by side with
+# each other and with the other packages: TILECACHE_TEST_SHARDS processes per
+# backend (default 2; 1 runs each backend's app tests in one process). Every
+# pass is its own process (the metrics registry is per process), and every
+# test names its own tables, queues and key prefixes (testenv.Name), so
+# passes share the stack safely. Each pass's readable output is printed when
+# it ends, whole, so passes do not interleave.
+shards="${TILECACHE_TEST_SHARDS:-2}"
+[[ "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "make test: TILECACHE_TEST_SHARDS must be a positive integer, got '$shards'" >&2; exit 2; }
+rm -f "$results"/*.json "$results"/*.out
+app=./internal/app
+others=()
+while IFS= read -r p; do [[ "$p" == tilecache/internal/app ]] || others+=("$p"); done < <("$GO" list ./...)
+# shard_run I N: the -run pattern of the app tests of shard I of N: every
+# Nth test name in sorted order, so the slow tests of one file spread out.
+"$GO" test -race -count=1 -list '^Test' "$app" > "$results/app-tests.txt"
+shard_run() {
+  grep '^Test' "$results/app-tests.txt" | sort | awk -v i="$1" -v n="$2" 'NR % n == i % n' | paste -sd'|' | sed 's/^/^(/; s/$/)$/'
+}
+pids=() names=()
+# pass NAME [go test args...]: one `go test -json` in the background.
+pass() {
+  local name="$1"; shift
+  ( "$GO" test -json -race -count=1 -timeout 20m "$@" | "$results/testtime" filter "$results/$name.json" > "$results/$name.out" 2>&1 ) &
+  pids+=($!) names+=("$name")
+}
+start=$SECONDS
+pass embedded "${others[@]}"
+for ((i = 1; i <= shards; i++)); do
+  pass "embedded-app-$i" -run "$(shard_run "$i" "$shards")" "$app"
+  TILECACHE_TEST_BACKEND=aws pass "aws-app-$i" -run "$(shard_run "$i" "$shards")" "$app"
+done
+TILECACHE_TEST_BACKEND=aws pass aws-rest ./internal/rest/...
+echo "== ${#pids[@]} passes side by side: every package on the embedded backend (adapters against the local AWS stack), the end-to-end tests in $shards shard(s) per backend, and the REST tests on the AWS backend" >&2
+failed=()
+for k in "${!pids[@]}"; do
+  if wait "${pids[$k]}"; then st=ok; else st=FAIL; failed+=("${names[$k]}"); fi
+  echo "== ${names[$k]}: $st" >&2
+  cat "$results/${names[$k]}.out"
+done
+echo "== every pass ended after $((SECONDS - start)) s" >&2
+# One stream per backend for the summary.
+cat "$results"/embedded*.json > "$results/all-embedded.json"
+cat "$results"/aws-*.json > "$results/all-aws.json"
+if ((${#failed[@]})); then
+  echo "make test: failing passes: ${failed[*]}" >&2
+  exit 1
+fi
