@@ -75,7 +75,8 @@ func scheduledSeedRequest(layer string, body []byte) (seed.Request, error) {
 	if err != nil {
 		return seed.Request{}, err
 	}
-	return seedRequest(layer, req), nil
+	req.Layer = layer
+	return req, nil
 }
 
 // scheduleRoute routes /rest/schedules.json and /rest/schedules/{name}.json.

@@ -61,7 +61,7 @@ func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f form
 	if err != nil {
 		return seed.Request{}, err
 	}
-	var req wire.SeedRequest
+	var req seed.Request
 	if f == formatXML {
 		req, err = wire.DecodeSeedRequestXML(body)
 	} else {
@@ -70,7 +70,8 @@ func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f form
 	if err != nil {
 		return seed.Request{}, err
 	}
-	return seedRequest(name, req), nil
+	req.Layer = name
+	return req, nil
 }
 
 // seedMediaType refuses a seed request body whose Content-Type is not the
@@ -138,28 +139,6 @@ func (h *Handler) estimate(name string, f format) handlerFunc {
 		writeBody(w, "application/json", b)
 		return nil
 	}
-}
-
-func seedRequest(name string, r wire.SeedRequest) seed.Request {
-	return seed.Request{
-		Layer: name, GridSetID: r.GridSetID, HasGridSetID: r.HasGridSetID, SRS: r.SRS, Bounds: r.Bounds,
-		ZoomStart: r.ZoomStart, ZoomStop: r.ZoomStop, Format: r.Format, Type: r.Type, ThreadCount: r.ThreadCount,
-		Parameters: r.Parameters, RetryCount: r.TileFailureRetryCount, RetryWaitMS: r.TileFailureRetryWaitTime,
-		MaxFailures: r.TotalFailuresBeforeAborting, Geometries: geometries(r.Geometries),
-	}
-}
-
-// geometries converts the request's areas.
-func geometries(gs []wire.Geometry) []seed.Geometry {
-	var out []seed.Geometry
-	for _, g := range gs {
-		sg := seed.Geometry{Text: g.Text, ZoomStart: g.ZoomStart, ZoomStop: g.ZoomStop}
-		if g.Buffer != nil {
-			sg.Buffer = *g.Buffer
-		}
-		out = append(out, sg)
-	}
-	return out
 }
 
 // postLayer answers POST /rest/seed/{layer}: a seed request when the body

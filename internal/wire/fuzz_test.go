@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"tilecache/internal/seed"
 
 	"tilecache/internal/quota"
 )
@@ -55,7 +56,7 @@ func FuzzDecodeSeedRequestXML(f *testing.F) {
 	})
 }
 
-func checkSeedRequest(t *testing.T, r SeedRequest) {
+func checkSeedRequest(t *testing.T, r seed.Request) {
 	t.Helper()
 	if b := r.Bounds; b != nil {
 		for _, v := range b {

@@ -5,98 +5,62 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/seed"
 )
 
-// SeedRequest is a decoded seed request body (contract §4.1, §4.2). The
-// decoders only decode: requiredness (zoomStart, zoomStop), ranges, defaults
-// and the meaning of type, format and grid set are the caller's. Pointer
-// fields are nil when the field is absent.
-type SeedRequest struct {
-	// Name is the layer name in the body; the contract ignores it in favour
-	// of the layer in the path.
-	Name string
-	// GridSetID is the gridSetId, and HasGridSetID whether it was given. A
-	// gridSetId that is present but empty is rejected by the decoders.
-	GridSetID    string
-	HasGridSetID bool
-	// SRS is the EPSG code of srs.number.
-	SRS *int
-	// Bounds is minx, miny, maxx, maxy: four finite numbers with minx < maxx
-	// and miny < maxy (the decoders reject anything else).
-	Bounds    *[4]float64
-	ZoomStart *int
-	ZoomStop  *int
-	// Format is the MIME type, "" when absent or empty.
-	Format string
-	// Type is the text as given, trimmed ("" when absent); the caller
-	// matches seed, reseed and truncate case-insensitively.
-	Type        string
-	ThreadCount *int
-	// Parameters are the name/value entries in document order, verbatim.
-	Parameters                  [][2]string
-	TileFailureRetryCount       *int
-	TileFailureRetryWaitTime    *int
-	TotalFailuresBeforeAborting *int
-	FilterUpdate                *bool
-	// Geometries are the request's areas, an extension of the contract
-	// that GeoWebCache clients never send: the geometry field (every zoom
-	// level) and the entries of geometries (some levels each).
-	Geometries []Geometry
-}
-
-// Geometry is an area of a seed request: GeoJSON or WKT text (its
-// meaning is the caller's), with the buffer in metres given beside it,
-// for levels ZoomStart to ZoomStop (both nil: every level).
-type Geometry struct {
-	Text                string
-	Buffer              *float64
-	ZoomStart, ZoomStop *int
-}
+// The seed request body (contract §4.1, §4.2) decodes into seed.Request,
+// the engine's one request type. The decoders only decode: requiredness
+// (zoomStart, zoomStop), ranges, defaults and the meaning of type, format
+// and grid set are the engine's. The layer is the path's (the body's name
+// is checked for its type and otherwise ignored, as the contract says), and
+// filterUpdate is checked and ignored. Pointer fields are nil when the field
+// is absent; a gridSetId present but empty, and bounds that are not four
+// finite numbers with minx < maxx and miny < maxy, are refused here.
 
 // DecodeSeedRequestXML decodes an XML seed request whose root element is
 // seedRequest. Errors are apperr.Invalid.
-func DecodeSeedRequestXML(body []byte) (SeedRequest, error) {
+func DecodeSeedRequestXML(body []byte) (seed.Request, error) {
 	doc, err := parseXML(body, "a seedRequest document")
 	if err != nil {
-		return SeedRequest{}, err
+		return seed.Request{}, err
 	}
 	root, err := xmlRoot(doc, "seedRequest")
 	if err != nil {
-		return SeedRequest{}, err
+		return seed.Request{}, err
 	}
 	return decodeSeedRequest(root)
 }
 
 // DecodeSeedRequestJSON decodes a JSON seed request: an object with the
 // single key seedRequest. Errors are apperr.Invalid.
-func DecodeSeedRequestJSON(body []byte) (SeedRequest, error) {
+func DecodeSeedRequestJSON(body []byte) (seed.Request, error) {
 	doc, err := parseJSON(body, "a JSON object with the single key seedRequest")
 	if err != nil {
-		return SeedRequest{}, err
+		return seed.Request{}, err
 	}
 	root, err := jsonRoot(doc, "seedRequest")
 	if err != nil {
-		return SeedRequest{}, err
+		return seed.Request{}, err
 	}
 	return decodeSeedRequest(root)
 }
 
-func decodeSeedRequest(root *node) (SeedRequest, error) {
+func decodeSeedRequest(root *node) (seed.Request, error) {
 	fields, err := elems(root, "seedRequest")
 	if err != nil {
-		return SeedRequest{}, err
+		return seed.Request{}, err
 	}
-	var r SeedRequest
+	var r seed.Request
 	seen := fieldSet{}
-	var all *Geometry
+	var all *seed.Geometry
 	var buffer *float64
 	for _, f := range fields {
 		if err := seen.add(f.name); err != nil {
-			return SeedRequest{}, err
+			return seed.Request{}, err
 		}
 		switch f.name {
 		case "name":
-			r.Name, err = trimmedText(f, f.name)
+			_, err = trimmedText(f, f.name)
 		case "gridSetId":
 			r.GridSetID, err = trimmedText(f, f.name)
 			if err == nil && r.GridSetID == "" {
@@ -120,15 +84,15 @@ func decodeSeedRequest(root *node) (SeedRequest, error) {
 		case "parameters":
 			r.Parameters, err = decodeParameters(f)
 		case "tileFailureRetryCount":
-			r.TileFailureRetryCount, err = parseInt(f, f.name)
+			r.RetryCount, err = parseInt(f, f.name)
 		case "tileFailureRetryWaitTime":
-			r.TileFailureRetryWaitTime, err = parseInt(f, f.name)
+			r.RetryWaitMS, err = parseInt(f, f.name)
 		case "totalFailuresBeforeAborting":
-			r.TotalFailuresBeforeAborting, err = parseInt(f, f.name)
+			r.MaxFailures, err = parseInt(f, f.name)
 		case "filterUpdate":
-			r.FilterUpdate, err = parseBool(f, f.name)
+			_, err = parseBool(f, f.name)
 		case "geometry":
-			all = &Geometry{}
+			all = &seed.Geometry{}
 			all.Text, err = geometryText(f)
 		case "buffer":
 			buffer, err = parseFloatPtr(f, f.name)
@@ -138,15 +102,17 @@ func decodeSeedRequest(root *node) (SeedRequest, error) {
 			err = unknownField(f.name)
 		}
 		if err != nil {
-			return SeedRequest{}, err
+			return seed.Request{}, err
 		}
 	}
 	if buffer != nil && all == nil {
-		return SeedRequest{}, apperr.Invalidf("buffer is given without a geometry")
+		return seed.Request{}, apperr.Invalidf("buffer is given without a geometry")
 	}
 	if all != nil {
-		all.Buffer = buffer
-		r.Geometries = append([]Geometry{*all}, r.Geometries...)
+		if buffer != nil {
+			all.Buffer = *buffer
+		}
+		r.Geometries = append([]seed.Geometry{*all}, r.Geometries...)
 	}
 	return r, nil
 }
@@ -167,7 +133,7 @@ func geometryText(n *node) (string, error) {
 // decodeGeometries reads the per-zoom geometries: a JSON array of
 // objects, or XML zoomGeometry elements, each with zoomStart, zoomStop,
 // geometry and optionally buffer.
-func decodeGeometries(n *node) ([]Geometry, error) {
+func decodeGeometries(n *node) ([]seed.Geometry, error) {
 	var list []*node
 	if n.kind == arrayNode {
 		list = items(n)
@@ -183,13 +149,13 @@ func decodeGeometries(n *node) ([]Geometry, error) {
 			list = append(list, items(f)...)
 		}
 	}
-	out := make([]Geometry, 0, len(list))
+	out := make([]seed.Geometry, 0, len(list))
 	for _, e := range list {
 		fields, err := elems(e, "geometries entry")
 		if err != nil {
 			return nil, err
 		}
-		var g Geometry
+		var g seed.Geometry
 		seen := fieldSet{}
 		for _, f := range fields {
 			if err := seen.add(f.name); err != nil {
@@ -203,7 +169,7 @@ func decodeGeometries(n *node) ([]Geometry, error) {
 			case "geometry":
 				g.Text, err = geometryText(f)
 			case "buffer":
-				g.Buffer, err = parseFloatPtr(f, "geometries buffer")
+				g.Buffer, err = parseFloat(f, "geometries buffer")
 			default:
 				err = unknownField(f.name)
 			}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"tilecache/internal/seed"
 
 	"tilecache/internal/apperr"
 )
@@ -45,8 +46,7 @@ const (
 	contractSeedCurlJSON = `{"seedRequest":{"zoomStart":0,"zoomStop":5,"type":"seed","threadCount":2}}`
 )
 
-var contractSeed = SeedRequest{
-	Name:         "topp:states",
+var contractSeed = seed.Request{
 	GridSetID:    "EPSG:4326",
 	HasGridSetID: true,
 	Bounds:       &[4]float64{-124, 22, -66, 50},
@@ -77,14 +77,14 @@ func TestDecodeSeedRequestContractExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("curl example: got error %v", err)
 	}
-	want := SeedRequest{ZoomStart: ptr(0), ZoomStop: ptr(5), Type: "seed", ThreadCount: ptr(2)}
+	want := seed.Request{ZoomStart: ptr(0), ZoomStop: ptr(5), Type: "seed", ThreadCount: ptr(2)}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("curl example: got %s, want %s", dump(c), dump(want))
 	}
 }
 
-// dump prints a SeedRequest with its pointers followed.
-func dump(r SeedRequest) string {
+// dump prints a seed.Request with its pointers followed.
+func dump(r seed.Request) string {
 	var b strings.Builder
 	v := reflect.ValueOf(r)
 	for i := range v.NumField() {
@@ -103,25 +103,24 @@ func dump(r SeedRequest) string {
 }
 
 func TestDecodeSeedRequest(t *testing.T) {
-	all := SeedRequest{
-		Name: "topp:states", GridSetID: "My Grid", HasGridSetID: true, SRS: ptr(4326),
+	all := seed.Request{
+		GridSetID: "My Grid", HasGridSetID: true, SRS: ptr(4326),
 		Bounds: &[4]float64{-1.5, -2, 3e2, 4}, ZoomStart: ptr(0), ZoomStop: ptr(21),
 		Format: "image/jpeg", Type: "TRUNCATE", ThreadCount: ptr(-3),
-		Parameters:            [][2]string{{"STYLES", " pop hatch "}, {"", ""}, {"STYLES", "again"}},
-		TileFailureRetryCount: ptr(-1), TileFailureRetryWaitTime: ptr(100), TotalFailuresBeforeAborting: ptr(1000),
-		FilterUpdate: ptr(true),
+		Parameters: [][2]string{{"STYLES", " pop hatch "}, {"", ""}, {"STYLES", "again"}},
+		RetryCount: ptr(-1), RetryWaitMS: ptr(100), MaxFailures: ptr(1000),
 	}
 	tests := []struct {
 		name string
 		xml  string // "" when the case is JSON only
 		json string // "" when the case is XML only
-		want SeedRequest
+		want seed.Request
 	}{
 		{
 			name: "empty request",
 			xml:  `<seedRequest/>`,
 			json: `{"seedRequest":{}}`,
-			want: SeedRequest{},
+			want: seed.Request{},
 		},
 		{
 			name: "every field",
@@ -142,56 +141,56 @@ func TestDecodeSeedRequest(t *testing.T) {
 		{
 			name: "GWC's extra closing brace",
 			json: `{"seedRequest":{"zoomStart":1,"zoomStop":2}}}`,
-			want: SeedRequest{ZoomStart: ptr(1), ZoomStop: ptr(2)},
+			want: seed.Request{ZoomStart: ptr(1), ZoomStop: ptr(2)},
 		},
 		{
 			name: "numbers and booleans as strings",
 			xml:  `<seedRequest><zoomStart>1</zoomStart><zoomStop>2</zoomStop><threadCount>3</threadCount><srs><number>900913</number></srs><filterUpdate>FALSE</filterUpdate></seedRequest>`,
 			json: `{"seedRequest":{"zoomStart":"1","zoomStop":"2","threadCount":"3","srs":{"number":"900913"},"filterUpdate":"FALSE"}}`,
-			want: SeedRequest{ZoomStart: ptr(1), ZoomStop: ptr(2), ThreadCount: ptr(3), SRS: ptr(900913), FilterUpdate: ptr(false)},
+			want: seed.Request{ZoomStart: ptr(1), ZoomStop: ptr(2), ThreadCount: ptr(3), SRS: ptr(900913)},
 		},
 		{
 			name: "single parameters entry object",
 			xml:  `<seedRequest><parameters><entry><string>STYLES</string><string>pophatch</string></entry></parameters></seedRequest>`,
 			json: `{"seedRequest":{"parameters":{"entry":{"string":["STYLES","pophatch"]}}}}`,
-			want: SeedRequest{Parameters: [][2]string{{"STYLES", "pophatch"}}},
+			want: seed.Request{Parameters: [][2]string{{"STYLES", "pophatch"}}},
 		},
 		{
 			name: "empty parameters",
 			xml:  `<seedRequest><parameters/></seedRequest>`,
 			json: `{"seedRequest":{"parameters":{"entry":[]}}}`,
-			want: SeedRequest{},
+			want: seed.Request{},
 		},
 		{
 			name: "empty parameters as Jettison empty string",
 			json: `{"seedRequest":{"parameters":""}}`,
-			want: SeedRequest{},
+			want: seed.Request{},
 		},
 		{
 			name: "numeric parameter value becomes text",
 			json: `{"seedRequest":{"parameters":{"entry":{"string":["ELEVATION",100]}}}}`,
-			want: SeedRequest{Parameters: [][2]string{{"ELEVATION", "100"}}},
+			want: seed.Request{Parameters: [][2]string{{"ELEVATION", "100"}}},
 		},
 		{
 			name: "null members are absent",
 			json: `{"seedRequest":{"zoomStart":null,"gridSetId":null,"bounds":null,"parameters":null}}`,
-			want: SeedRequest{},
+			want: seed.Request{},
 		},
 		{
 			name: "single-quoted strings",
 			json: `{'seedRequest':{'gridSetId':'EPSG:4326','zoomStart':'3'}}`,
-			want: SeedRequest{GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: ptr(3)},
+			want: seed.Request{GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: ptr(3)},
 		},
 		{
 			name: "empty format and type are absent",
 			xml:  `<seedRequest><format/><type></type></seedRequest>`,
 			json: `{"seedRequest":{"format":"","type":""}}`,
-			want: SeedRequest{},
+			want: seed.Request{},
 		},
 		{
 			name: "namespaced and with attributes",
 			xml:  `<seedRequest xmlns="urn:x" class="x"><zoomStart unit="level">4</zoomStart></seedRequest>`,
-			want: SeedRequest{ZoomStart: ptr(4)},
+			want: seed.Request{ZoomStart: ptr(4)},
 		},
 	}
 	for _, tt := range tests {
@@ -341,7 +340,7 @@ func TestDecodeSeedRequestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			check := func(format string, decode func([]byte) (SeedRequest, error), body string) {
+			check := func(format string, decode func([]byte) (seed.Request, error), body string) {
 				got, err := decode([]byte(body))
 				if err == nil {
 					t.Errorf("%s: got %s, want error %q", format, dump(got), tt.want)
@@ -367,7 +366,7 @@ func TestDecodeSeedRequestErrors(t *testing.T) {
 func TestDecodeSeedRequestMessages(t *testing.T) {
 	tests := []struct {
 		name   string
-		decode func([]byte) (SeedRequest, error)
+		decode func([]byte) (seed.Request, error)
 		body   string
 		want   string
 	}{
