@@ -2,58 +2,16 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"tilecache/internal/app"
-	"tilecache/internal/awsconf"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/task/dynamostore"
 	"tilecache/internal/tilestore/s3store"
 )
-
-// awsResources creates a table and a queue for one run and picks a fresh
-// key prefix in the bucket of TILECACHE_S3_BUCKET; it fills env and returns
-// the clean-up.
-func awsResources(env map[string]string) (func(), error) {
-	ctx := context.Background()
-	bucket := os.Getenv("TILECACHE_S3_BUCKET")
-	if bucket == "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
-		return nil, fmt.Errorf(`-backend aws needs the local AWS stack: eval "$(make -s devstack)"`)
-	}
-	cfg, err := awsconf.Load(ctx, os.LookupEnv)
-	if err != nil {
-		return nil, err
-	}
-	name := fmt.Sprintf("seedbench-%d", time.Now().UnixNano())
-	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
-	if err := dynamostore.CreateTable(ctx, ddb, name); err != nil {
-		return nil, err
-	}
-	sq := sqs.NewFromConfig(cfg)
-	url, err := sqsqueue.CreateQueue(ctx, sq, name)
-	if err != nil {
-		return nil, err
-	}
-	env["TILECACHE_BACKEND"], env["TILECACHE_S3_BUCKET"], env["TILECACHE_DYNAMODB_TABLE"] = "aws", bucket, name
-	env["TILECACHE_SQS_QUEUE_URL"], env["TILECACHE_KEY_PREFIX"] = url, name
-	return func() {
-		ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
-		sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
-		if out, err := sq.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name + sqsqueue.DLQSuffix)}); err == nil {
-			sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
-		}
-	}, nil
-}
 
 // counts are the adapters' request counters at one moment.
 type counts struct {

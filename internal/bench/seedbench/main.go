@@ -39,6 +39,7 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/auth"
+	"tilecache/internal/bench/benchenv"
 	"tilecache/internal/config"
 	"tilecache/internal/tilestore"
 )
@@ -149,7 +150,7 @@ func (b bench) run() error {
 	}
 	fmt.Printf("seedbench: %s backend, %s, EPSG:900913 z0-%d, %d tiles, threadCount %d, GOMAXPROCS %d: median %.0f tiles/s, "+
 		"CPU s seeder %.1f / WMS %.1f / store %.1f, peak RSS %s\n",
-		b.backend, src, b.zoom, tiles, b.threads, runtime.GOMAXPROCS(0), median(rates), median(cpus), median(wmsCPUs), median(stCPUs), peakRSS())
+		b.backend, src, b.zoom, tiles, b.threads, runtime.GOMAXPROCS(0), median(rates), median(cpus), median(wmsCPUs), median(stCPUs), benchenv.Status("VmHWM"))
 	if len(thenRates) > 0 {
 		fmt.Printf("seedbench: then %s median %.0f tiles/s%s\n", b.then, median(thenRates), thenCosts)
 	}
@@ -211,7 +212,7 @@ func (b bench) once() (result, error) {
 		env["TILECACHE_LAYERS"], layerName = layers, "bench:wms"
 	}
 	if b.backend == "aws" {
-		cleanup, err := awsResources(env)
+		cleanup, err := benchenv.AWSResources("seedbench", env)
 		if err != nil {
 			return result{}, err
 		}
@@ -383,20 +384,6 @@ func call(url, body string) ([][5]int64, error) {
 		return nil, fmt.Errorf("decode %s: %w", b, err)
 	}
 	return doc.Rows, nil
-}
-
-// peakRSS reads the process's peak resident set size from /proc.
-func peakRSS() string {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "unknown"
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
 }
 
 // punchHoles deletes, behind the program's back, one tile (the second of

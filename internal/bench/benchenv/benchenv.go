@@ -1,0 +1,80 @@
+// Package benchenv holds what the benchmark commands share: the AWS
+// resources of one run on the local stack, and the process's memory figures.
+package benchenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"tilecache/internal/awsconf"
+	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/task/dynamostore"
+)
+
+// AWSResources creates a table and a queue for one run named after name
+// and a timestamp, and picks a fresh key prefix in the bucket of
+// TILECACHE_S3_BUCKET; it fills env with the program's settings for them
+// and returns the clean-up. It needs the local AWS stack of
+// `eval "$(make -s devstack)"`.
+func AWSResources(name string, env map[string]string) (func(), error) {
+	ctx := context.Background()
+	bucket := os.Getenv("TILECACHE_S3_BUCKET")
+	if bucket == "" || os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		return nil, fmt.Errorf(`-backend aws needs the local AWS stack: eval "$(make -s devstack)"`)
+	}
+	cfg, err := awsconf.Load(ctx, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	name = fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
+	if err := dynamostore.CreateTable(ctx, ddb, name); err != nil {
+		return nil, err
+	}
+	sq := sqs.NewFromConfig(cfg)
+	url, err := sqsqueue.CreateQueue(ctx, sq, name)
+	if err != nil {
+		return nil, err
+	}
+	env["TILECACHE_BACKEND"], env["TILECACHE_S3_BUCKET"], env["TILECACHE_DYNAMODB_TABLE"] = "aws", bucket, name
+	env["TILECACHE_SQS_QUEUE_URL"], env["TILECACHE_KEY_PREFIX"] = url, name
+	return func() {
+		ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+		if out, err := sq.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name + sqsqueue.DLQSuffix)}); err == nil {
+			sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+		}
+	}, nil
+}
+
+// Status returns a field of /proc/self/status ("VmHWM", "VmRSS") as
+// written there (e.g. "51236 kB"), or "unknown".
+func Status(field string) string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// StatusMiB returns a field of /proc/self/status in MiB, -1 when unknown.
+func StatusMiB(field string) float64 {
+	kb, err := strconv.ParseFloat(strings.TrimSuffix(Status(field), " kB"), 64)
+	if err != nil {
+		return -1
+	}
+	return kb / 1024
+}
