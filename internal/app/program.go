@@ -147,7 +147,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = mount(cfg.BasePath, api, tiles, objects, metricsH)
+	p.Handler = rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(mount(cfg.BasePath, api, tiles, objects, metricsH))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
