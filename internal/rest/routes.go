@@ -80,6 +80,11 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 	if rt, ok := h.layerRoute(path); ok {
 		// The layers and grid sets, read from the layer file
 		// (handle_layers.go).
+		if path == fromCapabilitiesPath {
+			// An extension of this project: POST proposes layers from a
+			// WMS's capabilities (handle_fromcaps.go).
+			rt = h.withFromCapabilities(rt)
+		}
 		return rt, true
 	}
 	if rt, ok := h.scheduleRoute(path); ok {
