@@ -68,6 +68,10 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatXML)}}, true
 	case "/rest/diskquota/usage.json":
 		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
+	case "/rest/overview.json":
+		// An extension of this project: a console's first page in one
+		// answer (handle_overview.go).
+		return route{map[string]handlerFunc{http.MethodGet: h.overview}}, true
 	case "/rest/diskquota/access.json":
 		// An extension of this project (GeoWebCache has no such path).
 		return route{map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
