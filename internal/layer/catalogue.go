@@ -39,9 +39,11 @@ type contents struct {
 	gridSets map[string]*grid.GridSet // built in and custom, by id
 	gridInfo map[string]GridSetInfo   // custom grid sets' entries
 	// entries are the layer file entries the configuration was built
-	// from, for the documents of single layers (see Document).
-	layerEntries map[string]*yaml.Node // by layer name
-	gridEntries  map[string]*yaml.Node // custom grid sets', by id
+	// from, for the documents of single layers (see Document) and the
+	// fingerprints, each as yaml.Marshal writes it alone: kept as text, a
+	// layer's entry holds a fifteenth of the memory of its node tree.
+	layerEntries map[string][]byte // by layer name
+	gridEntries  map[string][]byte // custom grid sets', by id
 	// version is the stored configuration's version it holds (0: none).
 	version int64
 }
@@ -312,7 +314,7 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 		gridSets[g.ID] = g
 	}
 	k := &contents{layers: map[string]*Layer{}, gridSets: gridSets, gridInfo: map[string]GridSetInfo{},
-		layerEntries: map[string]*yaml.Node{}, gridEntries: map[string]*yaml.Node{}, version: opts.version}
+		layerEntries: map[string][]byte{}, gridEntries: map[string][]byte{}, version: opts.version}
 	alone := newStandalone()
 	for i, gd := range doc.GridSets {
 		g, info, err := buildGridSet(gd)
@@ -320,7 +322,7 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 			fail("gridSets[%d] %q: %v", i, gd.ID, err)
 			continue
 		}
-		entry, err := alone.entry(&raw.GridSets[i])
+		entry, err := alone.text(&raw.GridSets[i])
 		if err != nil {
 			fail("gridSets[%d] %q: %v", i, gd.ID, err)
 			continue
@@ -346,7 +348,7 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 		if l == nil {
 			continue
 		}
-		entry, err := alone.entry(&raw.Layers[i])
+		entry, err := alone.text(&raw.Layers[i])
 		if err != nil {
 			fail("layers[%d] %q: %v", i, ld.Name, err)
 			continue

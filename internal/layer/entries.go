@@ -2,6 +2,7 @@ package layer
 
 import (
 	"errors"
+	"fmt"
 
 	"gopkg.in/yaml.v3"
 )
@@ -34,6 +35,27 @@ func newStandalone() *standalone {
 
 // entry returns a copy of n without aliases or anchors.
 func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) { return s.node(n, false) }
+
+// text returns the entry of n as yaml.Marshal writes it alone.
+func (s *standalone) text(n *yaml.Node) ([]byte, error) {
+	e, err := s.entry(n)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(e) // a node parsed from YAML always marshals
+}
+
+// readEntry reads back an entry that text wrote.
+func readEntry(text []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return nil, fmt.Errorf("read an entry back: %w", err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, errors.New("read an entry back: not one node")
+	}
+	return doc.Content[0], nil
+}
 
 // node copies n, which is inside a flow collection when flow is true.
 func (s *standalone) node(n *yaml.Node, flow bool) (*yaml.Node, error) {

@@ -32,8 +32,7 @@ func (m Managed) valid() bool { return m == ManagedByFile || m == ManagedByStore
 // of the custom grid sets it uses.
 func (k *contents) fingerprint(l *Layer) string {
 	h := sha256.New()
-	for _, n := range k.entriesOf(l) {
-		b, _ := yaml.Marshal(n) // a node parsed from YAML always marshals
+	for _, b := range k.entriesOf(l) {
 		h.Write(b)
 		h.Write([]byte{0})
 	}
@@ -43,11 +42,10 @@ func (k *contents) fingerprint(l *Layer) string {
 // GridSetVersion fingerprints a custom grid set's entry (the ETag of its
 // document); "" for a built-in grid set or none.
 func (c *Catalogue) GridSetVersion(id string) string {
-	n, ok := c.get().gridEntries[id]
+	b, ok := c.get().gridEntries[id]
 	if !ok {
 		return ""
 	}
-	b, _ := yaml.Marshal(n)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])
 }
@@ -66,11 +64,11 @@ func (c *Catalogue) UsersOf(id string) []string {
 
 // entriesOf returns the layer's entry followed by the entries of the
 // custom grid sets it uses.
-func (k *contents) entriesOf(l *Layer) []*yaml.Node {
-	out := []*yaml.Node{k.layerEntries[l.Name]}
+func (k *contents) entriesOf(l *Layer) [][]byte {
+	out := [][]byte{k.layerEntries[l.Name]}
 	for _, s := range l.Subsets {
-		if n, ok := k.gridEntries[s.GridSet.ID]; ok {
-			out = append(out, n)
+		if b, ok := k.gridEntries[s.GridSet.ID]; ok {
+			out = append(out, b)
 		}
 	}
 	return out
@@ -103,7 +101,14 @@ func (c *Catalogue) Document(name string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	entries := k.entriesOf(l)
+	var entries []*yaml.Node
+	for _, b := range k.entriesOf(l) {
+		n, err := readEntry(b)
+		if err != nil {
+			return nil, false
+		}
+		entries = append(entries, n)
+	}
 	out, err := marshalEntries(entryDoc{GridSets: entries[1:], Layers: entries[:1]})
 	return out, err == nil
 }

@@ -151,6 +151,9 @@ func run(layers, runs int, backend string) error {
 			}
 			sz.close()
 			pair[i] = median(got)
+			if want := []int{1, layers}[i]; pair[i].Layers < want {
+				return fmt.Errorf("%s started with %d layers: the stored configuration of %d did not load (see the program's log)", which, pair[i].Layers, want)
+			}
 			fmt.Printf("%-7d %-6s %12.1f %12.1f %12.1f %12.1f\n", pair[i].Layers, which, pair[i].Millis, pair[i].CPUms, pair[i].HeapMiB, pair[i].RSSMiB)
 		}
 		rows = append(rows, pair)
@@ -236,6 +239,7 @@ func refreshOf(ctx context.Context, store layer.ConfigStore, layers, runs int) e
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
+	runtime.KeepAlive(reg) // the heap in use is the registry's
 	fmt.Printf("refresh after one layer changed: %.1f ms median; per refresh %.1f version reads, %.1f configuration reads; heap in use after: %.1f MiB\n",
 		ms(medianDur(changed)), float64(st.versions.Load()-v0)/float64(runs), float64(st.full.Load()-f0)/float64(runs), float64(m.HeapInuse)/(1<<20))
 	return nil
