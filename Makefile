@@ -113,6 +113,12 @@ bench-peers:
 bench-miss:
 	@GO=$(GO) bash infra/bench-miss.sh
 
+## bench-layers: a stored configuration of LAYERS_N layers (default 5000): cold starts of the API and tile programs (time, CPU, heap, RSS) and refreshes; BACKEND=aws on the devstack
+.PHONY: bench-layers
+LAYERS_N ?= 5000
+bench-layers:
+	$(GO) run ./internal/bench/layerbench -layers $(LAYERS_N) -backend $(or $(BACKEND),embedded)
+
 bench-grid:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...
 
