@@ -95,7 +95,20 @@ func (o Options) deletionPage() int {
 // lease) is seen at the next checkpoint, which fails. When the listing
 // ends it removes the layer's usage, has the CDN drop the prefix and the
 // index rebuilt, removes the deletion mark and finishes the task.
-func (e *Engine) runDeletion(ctx context.Context, t task.Task, job task.Job, owner string) error {
+func (e *Engine) runDeletion(ctx context.Context, t task.Task, job task.Job, owner string) (err error) {
+	defer func() {
+		if err == nil {
+			return
+		}
+		// The message comes again: its worker takes the lane at once
+		// rather than wait for this lease to lapse.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		c := t.Cursor
+		if _, rerr := e.tasks.Checkpoint(rctx, task.Checkpoint{ID: t.ID, From: c, To: c, Owner: owner, Release: true, Token: leaseToken()}, time.Now()); rerr != nil && !apperr.Is(rerr, apperr.Conflict) {
+			e.log.Warn("give up the lease of a stopping truncation", "task", t.ID, "err", rerr)
+		}
+	}()
 	deadline := time.Now().Add(e.opts.Slice)
 	if d, ok := ctx.Deadline(); ok {
 		if soft := d.Add(-e.opts.SafetyMargin); soft.Before(deadline) {
