@@ -193,7 +193,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: docs, Claims: b.Tasks,
 		ClaimTTL: cfg.ClaimTTL, MissWait: cfg.MissWait, MissQueue: cfg.MissQueue, MissTimeout: cfg.MissTimeout,
 		MissRemember: cfg.MissRemember, MissFailureBackoff: cfg.MissFailureBackoff,
-		Sync: func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
+		Sync:   func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
 		Unmark: func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
 	}, log)
 	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
