@@ -147,8 +147,8 @@ func TestLayerDeletedInTheBackground(t *testing.T) {
 			env[k] = v
 		}
 		b = apptest.Start(t, apptest.Options{Layers: opts.Layers, DataDir: dir, Backend: "aws", SeedThreads: 2, Env: env})
-		if res := b.Do(t, "GET", "/rest/layers/run:gone.xml", ""); res.Status != http.StatusOK {
-			t.Fatalf("process B does not know the layer: %d", res.Status)
+		if res := b.Do(t, "GET", "/rest/seed/run:gone.json", ""); res.Status != http.StatusOK {
+			t.Fatalf("process B does not know the layer: %d %s", res.Status, res.Body)
 		}
 	}
 
@@ -229,8 +229,11 @@ func TestDeletedLayerTruncationKilled(t *testing.T) {
 		r, ok := rowOf(listRows(t, a, "/rest/seed.json"), id)
 		return !ok || r[4] == -1
 	})
+	// A killed lane stops within about a second (it may finish the page
+	// it was deleting, as a seed lane its metatile).
+	time.Sleep(1500 * time.Millisecond)
 	n1 := len(a.Keys(t, "run:gone/"))
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(time.Second)
 	n2 := len(a.Keys(t, "run:gone/"))
 	if n2 == 0 || n1 != n2 {
 		t.Fatalf("after the kill: %d then %d of %d keys left, want the truncation stopped", n1, n2, len(before))
