@@ -212,6 +212,11 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 		if res.Status != http.StatusOK || !strings.Contains(res.Body, "<action>deleted</action>") {
 			t.Fatalf("DELETE ?truncate=true: %d %s", res.Status, res.Body)
 		}
+		// The tiles go in the background: the truncation's end removes
+		// the deletion mark, and the name is unknown again.
+		waitEvery(t, time.Minute, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
+			return a.Do(t, "GET", "/rest/seed/run:world.json", "").Status == http.StatusBadRequest
+		})
 		if n := len(keys(t, a, "run:world/")); n != 0 {
 			t.Errorf("%d tiles left after DELETE ?truncate=true", n)
 		}
@@ -388,6 +393,11 @@ func TestLayerChangesReachTheCDN(t *testing.T) {
 		if res := a.Do(t, "DELETE", "/rest/layers/run:world.xml?truncate=true", ""); res.Status != http.StatusOK {
 			t.Fatalf("DELETE: %d %s", res.Status, res.Body)
 		}
+		// The tiles go in the background, and the CDN hears of them when
+		// their truncation ends (it removes the deletion mark).
+		waitEvery(t, time.Minute, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
+			return a.Do(t, "GET", "/rest/seed/run:world.json", "").Status == http.StatusBadRequest
+		})
 	})
 	for _, k := range append(left, "index.json") {
 		if !slices.ContainsFunc(paths, func(p string) bool { return apptest.Covers(p, requestPath(k)) }) {

@@ -195,7 +195,8 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: docs, Claims: b.Tasks,
 		ClaimTTL: cfg.ClaimTTL, MissWait: cfg.MissWait, MissQueue: cfg.MissQueue, MissTimeout: cfg.MissTimeout,
 		MissRemember: cfg.MissRemember, MissFailureBackoff: cfg.MissFailureBackoff,
-		Sync: func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
+		Sync:   func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
+		Unmark: func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
 	}, log)
 	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
@@ -555,4 +556,23 @@ func refreshLayers(ctx context.Context, reg *layer.Registry, log *slog.Logger) {
 	if _, err := reg.Refresh(ctx); err != nil && ctx.Err() == nil {
 		log.Error("refresh the layer configuration", "err", err)
 	}
+}
+
+// errNoMark ends an Update that finds no deletion mark to remove.
+var errNoMark = errors.New("no deletion mark")
+
+// unmarkDeleted removes the deletion mark of layer name and id from the
+// stored configuration (nothing when it is gone already): the end of a
+// deleted layer's truncation.
+func unmarkDeleted(ctx context.Context, reg *layer.Registry, name, id string) error {
+	_, err := reg.Update(ctx, func(doc *layer.Config, _ *layer.Catalogue) error {
+		if !doc.Unmark(name, id) {
+			return errNoMark
+		}
+		return nil
+	})
+	if errors.Is(err, errNoMark) {
+		return nil
+	}
+	return err
 }

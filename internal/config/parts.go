@@ -124,6 +124,9 @@ type Lanes struct {
 	Slice       time.Duration // TILECACHE_LANE_SLICE, longest time one lane message is worked
 	StaleAfter  time.Duration // TILECACHE_STALE_AFTER, heartbeat age after which a lane is re-enqueued
 	Visibility  time.Duration // TILECACHE_LANE_VISIBILITY, visibility timeout of a received lane message
+	// TruncatePage is TILECACHE_TRUNCATE_PAGE, the keys a deleted layer's
+	// truncation lists and deletes between checkpoints (1 to 1000).
+	TruncatePage int
 }
 
 func (l *Lanes) read(r *reader) {
@@ -145,6 +148,11 @@ func (l *Lanes) read(r *reader) {
 	l.Slice = r.duration("TILECACHE_LANE_SLICE", "5m")
 	l.StaleAfter = r.duration("TILECACHE_STALE_AFTER", "2m")
 	l.Visibility = r.duration("TILECACHE_LANE_VISIBILITY", "60s")
+	if p, err := strconv.Atoi(r.str("TILECACHE_TRUNCATE_PAGE", "1000")); err != nil || p < 1 || p > 1000 {
+		r.fail(fmt.Errorf("TILECACHE_TRUNCATE_PAGE must be an integer from 1 to 1000, got %q", r.str("TILECACHE_TRUNCATE_PAGE", "")))
+	} else {
+		l.TruncatePage = p
+	}
 }
 
 // Miss is render on miss (see seed.Options for each).

@@ -32,7 +32,7 @@ func TestPartDefaults(t *testing.T) {
 	check("layers", l, config.Layers{LayersRefresh: 5 * time.Second}, err)
 	ln, err := config.Read[config.Lanes](lookup(nil))
 	check("lanes", ln, config.Lanes{SeedThreads: 16, Workers: 16, Checkpoint: 8 * time.Second, KillCheck: time.Second,
-		Slice: 5 * time.Minute, StaleAfter: 2 * time.Minute, Visibility: time.Minute}, err)
+		Slice: 5 * time.Minute, StaleAfter: 2 * time.Minute, Visibility: time.Minute, TruncatePage: 1000}, err)
 	m, err := config.Read[config.Miss](lookup(nil))
 	check("miss", m, config.Miss{ClaimTTL: time.Minute, MissWait: 3 * time.Second, MissQueue: 64, MissTimeout: 20 * time.Second,
 		MissRemember: 5 * time.Minute, MissFailureBackoff: 15 * time.Second}, err)
@@ -113,6 +113,7 @@ func TestPartProblems(t *testing.T) {
 		{"lanes", map[string]string{"TILECACHE_LANE_SLICE": "soon"}, `TILECACHE_LANE_SLICE must be a positive duration`},
 		{"lanes", map[string]string{"TILECACHE_STALE_AFTER": "0"}, `TILECACHE_STALE_AFTER must be a positive duration`},
 		{"lanes", map[string]string{"TILECACHE_LANE_VISIBILITY": "-5s"}, `TILECACHE_LANE_VISIBILITY must be a positive duration`},
+		{"lanes", map[string]string{"TILECACHE_TRUNCATE_PAGE": "1001"}, `TILECACHE_TRUNCATE_PAGE must be an integer from 1 to 1000, got "1001"`},
 		{"miss", map[string]string{"TILECACHE_CLAIM_TTL": "2s"}, `TILECACHE_CLAIM_TTL must be at least 3s (a render stops 2s before it), got 2s`},
 		{"miss", map[string]string{"TILECACHE_CLAIM_TTL": "x"}, `TILECACHE_CLAIM_TTL must be a positive duration`},
 		{"miss", map[string]string{"TILECACHE_MISS_WAIT": "0s"}, `TILECACHE_MISS_WAIT must be a positive duration`},

@@ -46,6 +46,8 @@ type contents struct {
 	gridEntries  map[string][]byte // custom grid sets', by id
 	// version is the stored configuration's version it holds (0: none).
 	version int64
+	// deleting are the stored configuration's deletion marks.
+	deleting []Deletion
 }
 
 func (c *Catalogue) get() *contents { return c.cur.Load() }

@@ -74,10 +74,12 @@ func (k *contents) entriesOf(l *Layer) [][]byte {
 	return out
 }
 
-// entryDoc is a layer file of entries.
+// entryDoc is a layer file of entries (and, in the stored configuration,
+// the deletion marks).
 type entryDoc struct {
 	GridSets []*yaml.Node `yaml:"gridSets,omitempty"`
 	Layers   []*yaml.Node `yaml:"layers"`
+	Deleting []Deletion   `yaml:"deleting,omitempty"`
 }
 
 func marshalEntries(d entryDoc) ([]byte, error) {
@@ -130,6 +132,7 @@ func ParseDefinition(doc []byte, name string) (*Layer, error) {
 // grid set and layer entries, each kept as written (aliases expanded).
 type Config struct {
 	gridSets, layers []*yaml.Node
+	deleting         []Deletion
 }
 
 // ParseConfig reads a stored configuration's document (empty: none).
@@ -158,7 +161,13 @@ func ParseConfig(doc []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{gridSets: gridSets, layers: layers}, nil
+	var marks struct {
+		Deleting []Deletion `yaml:"deleting"`
+	}
+	if err := yaml.Unmarshal(doc, &marks); err != nil {
+		return nil, fmt.Errorf("parse the stored configuration's deletion marks: %w", err)
+	}
+	return &Config{gridSets: gridSets, layers: layers, deleting: marks.Deleting}, nil
 }
 
 // entryKey returns an entry's name (a layer's) or id (a grid set's): the
@@ -248,7 +257,7 @@ func remove(entries *[]*yaml.Node, field, key string) bool {
 
 // Bytes returns the document.
 func (d *Config) Bytes() ([]byte, error) {
-	return marshalEntries(entryDoc{GridSets: d.gridSets, Layers: d.layers})
+	return marshalEntries(entryDoc{GridSets: d.gridSets, Layers: d.layers, Deleting: d.deleting})
 }
 
 // Merge builds the catalogue of a layer file and a stored configuration:
@@ -320,6 +329,7 @@ func merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []str
 	}
 	c, err := build(slices.Concat(fileGrids, storedGrids), slices.Concat(fileLayers, storedLayers))
 	if err == nil {
+		c.get().deleting = storedCfg.deleting
 		return c, warnings, nil, nil
 	}
 	// Something stored does not fit the file: the file alone must, then
@@ -362,6 +372,9 @@ func merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []str
 		return err
 	}))
 	c, err = build(grids, layers)
+	if err == nil {
+		c.get().deleting = storedCfg.deleting
+	}
 	return c, warnings, skipped, err
 }
 

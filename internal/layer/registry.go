@@ -257,6 +257,11 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 			err := errors.New(joinSkipped(skipped))
 			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
 		}
+		// A layer whose tiles would share keys with a deleted layer's
+		// still being truncated would lose them.
+		if err := c.deletionConflict(); err != nil {
+			return nil, err
+		}
 		r.mu.Lock()
 		validate := r.validate
 		r.mu.Unlock()

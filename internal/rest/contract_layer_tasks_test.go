@@ -3,7 +3,8 @@ package rest_test
 // Changes to a layer managed at run time while tasks of it run: a change
 // that truncates orphaned tiles and a deletion are refused (409) while a
 // task could write tiles after the truncation; once the tasks are killed,
-// the deletion removes the entry and then the tiles of the id it removed.
+// the deletion removes the entry, and a background task then the tiles of
+// the id it removed.
 
 import (
 	"net/http"
@@ -65,6 +66,12 @@ func TestLayerChangesWhileTasksRun(t *testing.T) {
 	if res.Status != http.StatusOK || !strings.Contains(res.Body, "<action>deleted</action>") {
 		t.Fatalf("DELETE ?truncate=true after the kill: %d %s", res.Status, res.Body)
 	}
+	// The tiles are truncated in the background, by a TRUNCATE task of the
+	// deleted layer's name.
+	waitFor(t, 30*time.Second, "the deleted layer's truncation to end", func() bool {
+		res := a.Do(t, "GET", "/rest/seed/run:slow.json", "")
+		return res.Status == http.StatusBadRequest // the mark is gone with the truncation
+	})
 	if n := len(a.Keys(t, "run:slow/")); n != 0 {
 		t.Errorf("%d objects of the deleted layer left", n)
 	}

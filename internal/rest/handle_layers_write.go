@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -16,6 +17,7 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/seed"
 	"tilecache/internal/source/upstream"
+	"tilecache/internal/task"
 )
 
 // LayerEditor changes the configuration managed at run time
@@ -217,6 +219,9 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 			if err := preconditions(r, "Layer "+name, version); err != nil {
 				return err
 			}
+			if d, ok := cur.Deleting(name); ok && !exists {
+				return h.deletionConflict(r.Context(), d)
+			}
 			old = l
 			created, err = cfg.PutLayer(name, entry)
 			return err
@@ -265,12 +270,20 @@ func (h *Handler) noActiveTasks(ctx context.Context, name, what string) error {
 	return nil
 }
 
-// deleteLayer removes a layer; with ?truncate=true its tiles too. A layer
-// with tasks in progress is not removed (409): kill them first. The entry
-// is deleted first (a save conditional on the version read, checked
-// against the newest configuration), and only then are the tiles of the
-// definition it deleted (its id) truncated: a failed deletion leaves the
-// tiles, and an id changed meanwhile is the one truncated.
+// deleteLayer removes a layer; with ?truncate=true its tiles too, in the
+// background. A layer with tasks in progress is not removed (409): kill
+// them first. The entry is deleted (a save conditional on the version
+// read, checked against the newest configuration) and, with truncate, a
+// deletion mark naming the deleted definition's id saved in the same
+// write: from then on every process refuses the name (a seed, a render on
+// miss, a layer of that name or id), and a TRUNCATE task of the name
+// deletes every key under the id page by page, then removes the mark
+// (seed.Engine.StartDeletion). The answer comes at once, whatever the
+// number of tiles. A failed deletion leaves every tile.
+//
+// The name of a layer whose truncation was killed (its mark remains)
+// answers DELETE ?truncate=true by starting the truncation again, from
+// where it stopped.
 func (h *Handler) deleteLayer(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		truncate, err := truncateParam(r)
@@ -279,6 +292,9 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 		}
 		cur, ok := h.svc.Catalogue.Layer(name)
 		if !ok {
+			if _, marked := h.deleting(name); marked && truncate {
+				return h.resumeDeletion(w, r, name)
+			}
 			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
 		}
 		if cur.Managed != layer.ManagedByStore {
@@ -290,7 +306,7 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 		if err := h.noActiveTasks(r.Context(), name, "it cannot be deleted"); err != nil {
 			return err
 		}
-		var deleted *layer.Layer
+		var mark layer.Deletion
 		_, err = h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
 			l, ok := cur.Layer(name)
 			if !ok {
@@ -302,8 +318,11 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 			if err := preconditions(r, "Layer "+name, l.Version); err != nil {
 				return err
 			}
-			deleted = l
 			cfg.DeleteLayer(name)
+			if truncate {
+				mark = layer.Deletion{Name: name, ID: l.ID, Since: time.Now().UTC().Truncate(time.Second)}
+				cfg.MarkDeleted(mark)
+			}
 			return nil
 		})
 		if err != nil {
@@ -311,17 +330,79 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 		}
 		change := layerChange{Name: name, Action: "deleted"}
 		if truncate {
-			n, err := h.svc.Truncater.TruncateLayer(r.Context(), deleted)
+			note, err := h.startDeletion(r.Context(), mark)
 			if err != nil {
-				return fmt.Errorf("layer %s deleted, but its tiles could not all be truncated (%d objects deleted; POST /rest/masstruncate cannot name a deleted layer: define it again with the same id and truncate it): %w", name, n, err)
+				return err
 			}
-			change.Notes = append(change.Notes, fmt.Sprintf("%d objects of the layer deleted", n))
+			change.Notes = append(change.Notes, note)
 		} else {
 			change.Notes = append(change.Notes, "the layer's tiles stay stored: DELETE with ?truncate=true removes them too")
 		}
 		writeChange(w, change)
 		return nil
 	}
+}
+
+// startDeletion starts the truncation of a deleted layer's tiles and
+// returns the answer's note naming its task.
+func (h *Handler) startDeletion(ctx context.Context, d layer.Deletion) (string, error) {
+	t, err := h.svc.Truncater.StartDeletion(ctx, d)
+	if err != nil {
+		return "", fmt.Errorf("layer %s deleted, but the truncation of its tiles could not be started (DELETE /rest/layers/%s.xml?truncate=true starts it): %w", d.Name, d.Name, err)
+	}
+	return fmt.Sprintf("the layer's tiles (every key under its id %s) are being truncated by task %d, listed by GET /rest/seed/%s.json until it ends; the name and the id cannot be used again before then",
+		d.ID, t.ID, d.Name), nil
+}
+
+// resumeDeletion starts again the truncation of a layer deleted with its
+// tiles whose truncation is not running (killed, or never started): the
+// mark is read (and saved again) through the newest configuration, so a
+// mark removed meanwhile is not acted on.
+func (h *Handler) resumeDeletion(w http.ResponseWriter, r *http.Request, name string) error {
+	if err := h.noActiveTasks(r.Context(), name, "the truncation of its tiles is in progress already"); err != nil {
+		return err
+	}
+	var mark layer.Deletion
+	_, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+		d, ok := cur.Deleting(name)
+		if !ok {
+			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
+		}
+		mark = d
+		cfg.MarkDeleted(d)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	note, err := h.startDeletion(r.Context(), mark)
+	if err != nil {
+		return err
+	}
+	writeChange(w, layerChange{Name: name, Action: "deleted", Notes: []string{note}})
+	return nil
+}
+
+// deletionConflict is the 409 of a layer created on the name of a layer
+// deleted with its tiles whose truncation has not ended, naming the
+// truncation's task.
+func (h *Handler) deletionConflict(ctx context.Context, d layer.Deletion) error {
+	tasks, err := h.svc.Tasks.List(ctx, d.Name)
+	if err != nil {
+		return err
+	}
+	var active []string
+	for _, t := range tasks {
+		if t.Status.Active() && t.Type == task.Truncate {
+			active = append(active, fmt.Sprintf("%d (%s)", t.ID, t.Status))
+		}
+	}
+	if len(active) == 0 {
+		return apperr.New(apperr.Conflict, "Layer %s was deleted with its tiles on %s and their truncation has not ended but is not running (killed?): DELETE /rest/layers/%s.xml?truncate=true starts it again; the layer can be created when it has ended",
+			d.Name, d.Since.UTC().Format(time.RFC3339), d.Name)
+	}
+	return apperr.New(apperr.Conflict, "Layer %s was deleted with its tiles on %s and they are still being truncated by task %s (GET /rest/seed/%s.json): the layer can be created again when that task has ended",
+		d.Name, d.Since.UTC().Format(time.RFC3339), strings.Join(active, ", "), d.Name)
 }
 
 // putGridSet adds or modifies a grid set from its gridSet document.

@@ -28,7 +28,9 @@ func (h *Handler) listAll(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) listLayer(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if _, ok := h.svc.Layers.Layer(name); !ok {
-			return apperr.Invalidf("Unknown layer: %s", name)
+			if _, deleting := h.deleting(name); !deleting {
+				return apperr.Invalidf("Unknown layer: %s", name)
+			}
 		}
 		tasks, err := h.svc.Tasks.List(r.Context(), name)
 		if err != nil {
@@ -154,7 +156,9 @@ func (h *Handler) postLayer(name string) handlerFunc {
 			return h.seedTileList(name, formatJSON)(w, r)
 		}
 		if _, ok := h.svc.Layers.Layer(name); !ok {
-			return apperr.Invalidf("Unknown layer: %s", name)
+			if _, deleting := h.deleting(name); !deleting {
+				return apperr.Invalidf("Unknown layer: %s", name)
+			}
 		}
 		return h.kill(w, r, name)
 	}

@@ -67,9 +67,26 @@ type MassTruncater interface {
 	// MassTruncate deletes every object of layer before it returns and
 	// reports how many it deleted; an unknown layer is Invalid.
 	MassTruncate(ctx context.Context, layer string) (int64, error)
-	// TruncateLayer deletes every object of the layer defined by l (one
-	// just deleted from the configuration) and reports how many.
-	TruncateLayer(ctx context.Context, l *layer.Layer) (int64, error)
+	// StartDeletion records (and starts when the pool allows) the
+	// background truncation of the tiles of a layer just deleted with the
+	// deletion mark d, and returns its task.
+	StartDeletion(ctx context.Context, d layer.Deletion) (task.Task, error)
+}
+
+// deletionMarks tells the layers deleted with their tiles whose
+// truncation has not ended (layer.Catalogue does): their names are still
+// listed and killed on /rest/seed/{layer}, and cannot be created again.
+type deletionMarks interface {
+	Deleting(name string) (layer.Deletion, bool)
+}
+
+// deleting returns the deletion mark of layer name, if the layer finder
+// keeps them.
+func (h *Handler) deleting(name string) (layer.Deletion, bool) {
+	if m, ok := h.svc.Layers.(deletionMarks); ok {
+		return m.Deleting(name)
+	}
+	return layer.Deletion{}, false
 }
 
 // LayerFinder finds configured layers by name (layer.Catalogue does).

@@ -45,6 +45,15 @@ type Options struct {
 	// that a layer another process deleted (or changed) moments ago is not
 	// seeded on a catalogue up to a refresh period old.
 	Sync func(ctx context.Context) error
+	// Unmark, when set, removes the deletion mark of layer name with id
+	// from the stored configuration (layer.Config.Unmark through
+	// layer.Registry.Update): a deleted layer's truncation calls it when
+	// every key under the id is gone (see StartDeletion).
+	Unmark func(ctx context.Context, name, id string) error
+	// TruncatePage is how many keys a deleted layer's truncation lists
+	// and deletes between checkpoints. Default (and most)
+	// tilestore.DeleteBatch.
+	TruncatePage int
 	// PoolSize bounds the number of RUNNING tasks. Default 16.
 	PoolSize int
 	// KeyPrefix is prepended to every tile key. Default none.

@@ -95,7 +95,20 @@ type missResult struct {
 // ErrUpstreamTimeout when the upstream failed (now or within the backoff),
 // each with its fixed message; ErrBusy when no render slot was free in
 // time.
+//
+// A layer managed at run time is looked up again after a read of the
+// stored configuration's version (Options.Sync) before its metatile is
+// rendered: a layer another process deleted moments ago is refused at
+// once (NotFound), never written under its id while its old tiles are
+// truncated. That is one small read per render on miss of such a layer;
+// a miss answered from a remembered outcome makes none.
 func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
+	return e.renderMiss(ctx, m, false)
+}
+
+// renderMiss is RenderMiss, synced when the stored configuration's version
+// was read for it already.
+func (e *Engine) renderMiss(ctx context.Context, m Miss, synced bool) (Rendered, error) {
 	l, ok := e.layers.Layer(m.Layer)
 	if !ok {
 		return Rendered{}, apperr.New(apperr.NotFound, "unknown layer %s", m.Layer)
@@ -136,6 +149,15 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 			return rd, err
 		}
 		e.memo.forget(key) // rendered, and the tile is gone since: render again
+	}
+	if !synced && l.Managed == layer.ManagedByStore && e.opts.Sync != nil {
+		if err := e.opts.Sync(ctx); err != nil {
+			return Rendered{}, fmt.Errorf("read the layer configuration before a render on miss of layer %s: %w", m.Layer, err)
+		}
+		if cur, _ := e.layers.Layer(m.Layer); cur != l {
+			// Deleted (NotFound) or changed since this process last read it.
+			return e.renderMiss(ctx, m, true)
+		}
 	}
 	if e.missWaiting.Add(1) > int64(e.opts.MissQueue) {
 		e.missWaiting.Add(-1)

@@ -57,6 +57,15 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		// holder; a redelivery of such a lane loses nothing.)
 		e.markDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d taken over from a stopped worker", t.ID))
 	}
+	if t.Type == task.Truncate {
+		job, err := e.tasks.Job(ctx, t.JobID)
+		if err != nil {
+			return fmt.Errorf("load job %d: %w", t.JobID, err)
+		}
+		if job.Prefix != "" {
+			return e.runDeletion(ctx, t, job, owner)
+		}
+	}
 	ln, err := e.lane(ctx, t, owner)
 	if err != nil {
 		if apperr.Is(err, apperr.Invalid) {

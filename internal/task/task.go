@@ -126,6 +126,13 @@ type Job struct {
 	// definition its request started with, whatever changed since.
 	LayerVersion string `json:"layerVersion,omitempty"`
 	Definition   string `json:"definition,omitempty"`
+	// Prefix, when set, makes the job the truncation of a deleted layer:
+	// every object under this key prefix (the layer's id, as in the tile
+	// key layout) is deleted, whatever the catalogue says (the layer is no
+	// longer in it). Its one lane is worked by listing the prefix page by
+	// page from the task's key cursor (Task.After); Tiles is an estimate
+	// (the layer's counted tiles when it was deleted, at least 1).
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // Lane is the part of a job one task owns: metatiles [Start, End) holding Tiles tiles.
@@ -161,6 +168,10 @@ type Task struct {
 	// a checkpoint retried after its answer was lost recognises itself by
 	// it (see Store.Checkpoint).
 	WriteToken string `json:"writeToken,omitempty"`
+	// After is the key cursor of a deleted layer's truncation (see
+	// Job.Prefix): the last key it deleted, from which its listing
+	// resumes. Empty for other tasks, and before the first page.
+	After string `json:"after,omitempty"`
 }
 
 // Row is the task's status row of contract §5.2:
@@ -195,6 +206,9 @@ type Checkpoint struct {
 	// nothing more, instead of failing its condition. The caller makes a
 	// new token for each checkpoint and keeps it across its retries.
 	Token string
+	// After, when set, becomes the task's key cursor (Task.After) with
+	// the checkpoint.
+	After string
 }
 
 // MaxCheckpointPages is the most page deltas one checkpoint carries: with

@@ -75,6 +75,16 @@ type Store interface {
 	List(ctx context.Context, prefix string, fn func(Object) error) error
 }
 
+// AfterLister is a Store that lists from a key on (both adapters are):
+// a listing that deletes what it lists resumes from the last key it
+// deleted instead of from the start (on a versioned bucket the start is
+// a run of delete markers).
+type AfterLister interface {
+	// ListAfter is List of the keys greater than after alone (every key
+	// with prefix when after is "").
+	ListAfter(ctx context.Context, prefix, after string, fn func(Object) error) error
+}
+
 // DeleteBatch is the largest number of keys a caller passes to one Delete;
 // it matches S3's DeleteObjects limit.
 const DeleteBatch = 1000

@@ -352,6 +352,9 @@ func (s *Store) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Tim
 			return apperr.New(apperr.Invalid, "checkpoint of task %d out of its lane", t.ID)
 		}
 		t.Cursor, t.Done, t.Heartbeat = cp.To, t.Done+cp.Tiles, now
+		if cp.After != "" {
+			t.After = cp.After
+		}
 		if cp.Token != "" {
 			t.WriteToken = cp.Token
 		}

@@ -39,6 +39,7 @@ const (
 	aData     = "data"
 	aSeq      = "n"
 	aVersion  = "version"
+	aAfter    = "after"
 )
 
 // taskItem is a task as stored. Times are Unix nanoseconds (0 = zero time).
@@ -70,6 +71,8 @@ type taskItem struct {
 	// promotion or finish. A write retried after its answer was lost finds
 	// its own token here when its condition fails.
 	WriteToken string `dynamodbav:"wt,omitempty"`
+	// After is the key cursor of a deleted layer's truncation (task.Task.After).
+	After string `dynamodbav:"after,omitempty"`
 }
 
 // nanos encodes a time as Unix nanoseconds, the zero time as 0.
@@ -94,7 +97,7 @@ func (it taskItem) task() task.Task {
 		ID: it.ID, JobID: it.JobID, Layer: it.Layer, Type: task.Type(it.Type), Status: task.Status(it.Status),
 		Start: it.Start, End: it.End, Cursor: it.Cursor, Total: it.Total, Done: it.Done,
 		Heartbeat: fromNanos(it.Heartbeat), Created: fromNanos(it.Created), Finished: fromNanos(it.Finished),
-		Killed: it.Killed, Owner: it.Owner, WriteToken: it.WriteToken,
+		Killed: it.Killed, Owner: it.Owner, WriteToken: it.WriteToken, After: it.After,
 	}
 }
 

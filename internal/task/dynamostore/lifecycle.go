@@ -280,6 +280,9 @@ func checkpointExpr(e *expr, cp task.Checkpoint, now time.Time) (update, cond st
 	if cp.Token != "" {
 		update += ", " + e.n(aWT) + " = " + e.v(str(cp.Token))
 	}
+	if cp.After != "" {
+		update += ", " + e.n(aAfter) + " = " + e.v(str(cp.After))
+	}
 	if cp.Owner == "" || cp.Release {
 		update += " REMOVE " + e.n(aOwner)
 	}
@@ -366,6 +369,9 @@ func (s *Store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now
 		return task.Task{}, apperr.New(apperr.Conflict, "checkpoint of task %d: the task changed meanwhile", cp.ID)
 	}
 	it.Cursor, it.Done, it.Left, it.Heartbeat = cp.To, it.Done+cp.Tiles, it.Left-cp.Tiles, nanos(now)
+	if cp.After != "" {
+		it.After = cp.After
+	}
 	if cp.Token != "" {
 		it.WriteToken = cp.Token
 	}

@@ -322,6 +322,36 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 			t.Fatalf("heartbeat: got %+v, %v", got, err)
 		}
 	})
+	t.Run("KeyCursorOfADeletedLayersTruncation", func(t *testing.T) {
+		s := newStore(t)
+		j := job()
+		j.Type, j.Prefix, j.Layer = task.Truncate, "tiles/gone:layer/", "gone:layer"
+		created, _, err := s.Create(t.Context(), j, []task.Lane{{Start: 0, End: 100, Tiles: 100}}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Job(t.Context(), created.ID); err != nil || got.Prefix != j.Prefix {
+			t.Fatalf("job: got prefix %q, %v; want %q", got.Prefix, err, j.Prefix)
+		}
+		mustPromote(t, s, 1)
+		got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: created.ID, From: 0, To: 10, Tiles: 10, After: "tiles/gone:layer/a/9.png"}, t0)
+		if err != nil || got.After != "tiles/gone:layer/a/9.png" {
+			t.Fatalf("got %+v, %v; want the key cursor set", got, err)
+		}
+		// A checkpoint without After (a heartbeat, the sweep's) keeps it.
+		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: created.ID, From: 10, To: 10}, t0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Get(t.Context(), created.ID); err != nil || got.After != "tiles/gone:layer/a/9.png" || got.Cursor != 10 {
+			t.Fatalf("after a heartbeat: got %+v, %v", got, err)
+		}
+		// A refused checkpoint moves neither cursor.
+		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: created.ID, From: 0, To: 20, Tiles: 10, After: "tiles/gone:layer/b"}, t0)
+		wantKind(t, err, apperr.Conflict)
+		if got, _ := s.Get(t.Context(), created.ID); got.After != "tiles/gone:layer/a/9.png" {
+			t.Fatalf("after a refused checkpoint: key cursor %q", got.After)
+		}
+	})
 	t.Run("LeaseFencesCheckpoints", func(t *testing.T) {
 		s := newStore(t)
 		mustCreate(t, s, 2)

@@ -14,6 +14,12 @@ import (
 // List calls fn for every object whose key starts with prefix, in lexical
 // key order.
 func (s *Store) List(ctx context.Context, prefix string, fn func(tilestore.Object) error) error {
+	return s.ListAfter(ctx, prefix, "", fn)
+}
+
+// ListAfter implements tilestore.AfterLister: List of the keys after
+// after, skipping whole directories whose keys all come before it.
+func (s *Store) ListAfter(ctx context.Context, prefix, after string, fn func(tilestore.Object) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("list %q: %w", prefix, err)
 	}
@@ -26,7 +32,7 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(tilestore.Objec
 			return nil // no valid key starts with this prefix
 		}
 	}
-	if err := s.walk(ctx, dir, namePrefix, fn); err != nil {
+	if err := s.walk(ctx, dir, namePrefix, after, fn); err != nil {
 		return fmt.Errorf("list %q: %w", prefix, err)
 	}
 	return nil
@@ -38,8 +44,9 @@ type listEntry struct {
 }
 
 // walk lists the objects below the directory named by key prefix rel whose
-// first segment below rel starts with namePrefix.
-func (s *Store) walk(ctx context.Context, rel, namePrefix string, fn func(tilestore.Object) error) error {
+// first segment below rel starts with namePrefix, and whose keys come
+// after after (when set).
+func (s *Store) walk(ctx context.Context, rel, namePrefix, after string, fn func(tilestore.Object) error) error {
 	dirPath := s.dirPath(rel)
 	f, err := os.Open(dirPath)
 	if err != nil {
@@ -83,9 +90,17 @@ func (s *Store) walk(ctx context.Context, rel, namePrefix string, fn func(tilest
 		}
 		name := e.entry.Name()
 		if e.entry.IsDir() {
-			if err := s.walk(ctx, keyPrefix+name, "", fn); err != nil {
+			// Every key below starts with dir; when after does not, they
+			// all come before it or all after it.
+			if dir := keyPrefix + name + "/"; after != "" && !strings.HasPrefix(after, dir) && dir < after {
+				continue
+			}
+			if err := s.walk(ctx, keyPrefix+name, "", after, fn); err != nil {
 				return err
 			}
+			continue
+		}
+		if after != "" && keyPrefix+name <= after {
 			continue
 		}
 		fi, err := e.entry.Info()

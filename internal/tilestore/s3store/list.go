@@ -29,7 +29,17 @@ import (
 // ("a//", "a/../"), names it never stores. List then lists from the last
 // "/" before that segment and filters, so such prefixes behave as on AWS.
 func (s *Store) List(ctx context.Context, prefix string, fn func(tilestore.Object) error) error {
+	return s.ListAfter(ctx, prefix, "", fn)
+}
+
+// ListAfter implements tilestore.AfterLister: List from the first key
+// after after on (S3's StartAfter), so the keys before it are not listed
+// again.
+func (s *Store) ListAfter(ctx context.Context, prefix, after string, fn func(tilestore.Object) error) error {
 	action := "list " + strconv.Quote(prefix)
+	if after != "" {
+		action += " after " + strconv.Quote(after)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", action, err)
 	}
@@ -40,10 +50,14 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(tilestore.Objec
 	if !utf8.ValidString(full) {
 		return apperr.Invalidf("list prefix %q is not valid UTF-8", prefix)
 	}
-	err := s.list(ctx, action, full, full, fn)
+	start := ""
+	if after != "" {
+		start = s.prefix + after
+	}
+	err := s.list(ctx, action, full, full, start, fn)
 	if errors.Is(err, errNameRejected) {
 		if from := beforeBadSegment(full); from != full {
-			return s.list(ctx, action, from, full, fn)
+			return s.list(ctx, action, from, full, start, fn)
 		}
 	}
 	return err
@@ -53,12 +67,13 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(tilestore.Objec
 // prefix as an object name, before fn was called.
 var errNameRejected = errors.New("listing prefix rejected")
 
-// list lists the objects whose names start with from, and calls fn for
-// those whose names start with full.
-func (s *Store) list(ctx context.Context, action, from, full string, fn func(tilestore.Object) error) error {
+// list lists the objects whose names start with from (and come after
+// start, when set), and calls fn for those whose names start with full.
+func (s *Store) list(ctx context.Context, action, from, full, start string, fn func(tilestore.Object) error) error {
 	fetchOwner := false
 	objects := s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{
 		Prefix:     from,
+		StartAfter: start,
 		Recursive:  true,
 		FetchOwner: &fetchOwner,
 	})
@@ -74,7 +89,7 @@ func (s *Store) list(ctx context.Context, action, from, full string, fn func(til
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", action, err)
 		}
-		if !strings.HasPrefix(obj.Key, full) {
+		if !strings.HasPrefix(obj.Key, full) || start != "" && obj.Key <= start {
 			continue
 		}
 		key := obj.Key[len(s.prefix):]

@@ -115,3 +115,38 @@ func testListStops(t *testing.T, newStore func(t *testing.T) tilestore.Store) {
 		})
 	}
 }
+
+// testListAfter: a store that lists from a key on (tilestore.AfterLister)
+// lists exactly the keys of List after it, in the same order.
+func testListAfter(t *testing.T, newStore func(t *testing.T) tilestore.Store) {
+	s := newStore(t)
+	al, ok := s.(tilestore.AfterLister)
+	if !ok {
+		t.Skip("the store does not list from a key on")
+	}
+	for i, k := range listKeys {
+		mustPut(t, s, k, randomBytes(i+1, uint64(i)), tilestore.Meta{ContentType: "image/png"})
+	}
+	for _, prefix := range []string{"", "a", "a/", "topp:states/", "x"} {
+		all := keysOf(mustList(t, s, prefix))
+		afters := append([]string{"", "a/b", "a/b/", "a/b/1.png", "a/bc/1.png", "topp:states/EPSG:4326/png/default/3/5/10.png", "zz", "0"}, all...)
+		for _, after := range afters {
+			var want []string
+			for _, k := range all {
+				if after == "" || k > after {
+					want = append(want, k)
+				}
+			}
+			var got []string
+			if err := al.ListAfter(t.Context(), prefix, after, func(o tilestore.Object) error {
+				got = append(got, o.Key)
+				return nil
+			}); err != nil {
+				t.Fatalf("ListAfter(%q, %q): %v", prefix, after, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("ListAfter(%q, %q) = %v, want %v", prefix, after, got, want)
+			}
+		}
+	}
+}

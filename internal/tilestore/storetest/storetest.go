@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) tilestore.Store, opts ...Opti
 		{"DeleteBatch", testDeleteBatch},
 		{"List", testList},
 		{"ListStops", testListStops},
+		{"ListAfter", testListAfter},
 		{"ContextCanceled", testContextCanceled},
 		{"ConcurrentPutGet", testConcurrentPutGet},
 		{"Checksum", func(t *testing.T, newStore func(t *testing.T) tilestore.Store) { testChecksum(t, newStore, md5Known) }},
