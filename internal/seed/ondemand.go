@@ -174,7 +174,9 @@ func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
 			case tl.Skip:
 				return Rendered{}, ErrBlank
 			}
-			return Rendered{Data: tl.Data, Meta: w.TileMeta(m.Z)}, nil
+			meta := w.TileMeta(m.Z)
+			meta.ContentEncoding = tl.Encoding
+			return Rendered{Data: tl.Data, Meta: meta}, nil
 		}
 		if rd, err, done := e.answerOutcome(ctx, res.o, bit, set, m); done {
 			count(outcomeLabel(res.o, bit))
