@@ -42,7 +42,14 @@ type Layer struct {
 	// Geometry counts the features of each geometry type (1 point,
 	// 2 line string, 3 polygon; 0 unknown).
 	Geometry [4]int
+	// KeyTypes is, for each of Keys, the type of the values features give
+	// it: "String", "Number" or "Boolean" (TileJSON's vector_layers
+	// fields), the first a feature gives; "" when none does.
+	KeyTypes []string
 }
+
+// valueTypes are the TileJSON field types of Value's fields 1..7.
+var valueTypes = [8]string{"", "String", "Number", "Number", "Number", "Number", "Number", "Boolean"}
 
 // Tile is what a vector tile holds.
 type Tile struct {
@@ -131,6 +138,7 @@ func parseLayer(data []byte) (Layer, error) {
 		l                Layer
 		version          uint64 = 1
 		values           int
+		types            []uint8 // per value, its typed field
 		features         [][]byte
 		hasName, hasVers bool
 	)
@@ -156,9 +164,11 @@ func parseLayer(data []byte) (Layer, error) {
 		case 3:
 			l.Keys = append(l.Keys, string(b))
 		case 4:
-			if err := checkValue(b); err != nil {
+			typ, err := checkValue(b)
+			if err != nil {
 				return fmt.Errorf("value %d: %w", values, err)
 			}
+			types = append(types, typ)
 			values++
 		case 5:
 			if v == 0 || v > 1<<31 {
@@ -176,20 +186,26 @@ func parseLayer(data []byte) (Layer, error) {
 	case hasVers && version != 1 && version != 2:
 		return Layer{}, invalid("layer %q of version %d", l.Name, version)
 	}
+	keyTypes := make([]uint8, len(l.Keys))
 	for i, f := range features {
-		typ, err := checkFeature(f, len(l.Keys), values)
+		typ, err := checkFeature(f, types, keyTypes)
 		if err != nil {
 			return Layer{}, fmt.Errorf("layer %q feature %d: %w", l.Name, i, err)
 		}
 		l.Geometry[typ]++
 	}
 	l.Features = len(features)
+	l.KeyTypes = make([]string, len(l.Keys))
+	for i, t := range keyTypes {
+		l.KeyTypes[i] = valueTypes[t]
+	}
 	return l, nil
 }
 
-// checkValue checks a Value message: exactly one of its typed fields.
-func checkValue(data []byte) error {
-	n := 0
+// checkValue checks a Value message: exactly one of its typed fields,
+// whose number it returns.
+func checkValue(data []byte) (uint8, error) {
+	n, typ := 0, uint8(0)
 	err := fields(data, func(num int, wt int, v uint64, b []byte) error {
 		want := -1
 		switch num {
@@ -207,21 +223,22 @@ func checkValue(data []byte) error {
 		if wt != want {
 			return invalid("value field %d of wire type %d", num, wt)
 		}
-		n++
+		n, typ = n+1, uint8(num)
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n != 1 {
-		return invalid("a value with %d typed fields", n)
+		return 0, invalid("a value with %d typed fields", n)
 	}
-	return nil
+	return typ, nil
 }
 
-// checkFeature checks a Feature message against its layer's keys and
-// values, and returns its geometry type.
-func checkFeature(data []byte, keys, values int) (int, error) {
+// checkFeature checks a Feature message against its layer's values (the
+// type of each) and keys (the type of each, set where still 0), and
+// returns its geometry type.
+func checkFeature(data []byte, values, keys []uint8) (int, error) {
 	typ := 0
 	var geometry []byte
 	err := fields(data, func(num int, wt int, v uint64, b []byte) error {
@@ -234,14 +251,19 @@ func checkFeature(data []byte, keys, values int) (int, error) {
 			if wt != wireBytes {
 				return invalid("tags of wire type %d", wt)
 			}
-			n := 0
+			n, key := 0, uint64(0)
 			err := varints(b, func(tag uint64) error {
-				limit := keys
+				limit := len(keys)
 				if n%2 == 1 {
-					limit = values
+					limit = len(values)
 				}
 				if tag >= uint64(limit) {
 					return invalid("tag %d names entry %d of %d", n, tag, limit)
+				}
+				if n%2 == 0 {
+					key = tag
+				} else if keys[key] == 0 {
+					keys[key] = values[tag]
 				}
 				n++
 				return nil
