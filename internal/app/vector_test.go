@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -270,12 +271,19 @@ func gzipWMS(t *testing.T, wmsURL string) *httptest.Server {
 // are stored compressed with Content-Encoding: gzip and served so by
 // every path a client takes (the /tiles path, the stored key's path, the
 // XYZ, WMTS and OGC API – Tiles edge paths, and a render on miss): the
-// stored bytes, which decompress to the upstream's tile.
+// stored bytes, which decompress to the upstream's tile. TileJSON lists
+// the tiles' layers and fields; OWSLib finds the format in the WMTS
+// capabilities and gets MapServer's tile through them.
 func TestVectorServedWithEncoding(t *testing.T) {
 	t.Parallel()
 	wmsURL := testenv.RequireWMS(t)
 	up := gzipWMS(t, wmsURL)
-	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, wmsURL, up.URL), SeedThreads: 2})
+	front := httptest.NewUnstartedServer(nil)
+	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, wmsURL, up.URL), SeedThreads: 2,
+		Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})
+	front.Config.Handler = a.Local.Handler
+	front.Start()
+	t.Cleanup(front.Close)
 	wantDone(t, waitFinished(t, a, ids(seedReq(t, a, "xyz:vector", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":2,
 		"format":"application/vnd.mapbox-vector-tile","threadCount":1}}`)), 120*time.Second))
 	prefix := "xyz:vector/EPSG:900913/mapbox-vectortile/default/"
@@ -323,6 +331,37 @@ func TestVectorServedWithEncoding(t *testing.T) {
 		check(fmt.Sprintf("/wmts/xyz:vector/EPSG:900913/mapbox-vectortile/default/%d/%d/%d.pbf", z, x, top), data)
 		check(fmt.Sprintf("/ogcapi/collections/xyz:vector/tiles/WebMercatorQuad/%d/%d/%d.mapbox-vectortile", z, top, x), data)
 	}
+	// TileJSON lists the layers of the stored tiles with their fields, and
+	// its tiles are the XYZ edge paths. A seed writes the documents before
+	// its tiles, so vector_layers come from the tiles a previous request
+	// stored: the next request of the tile set (this one stores nothing)
+	// writes them.
+	wantDone(t, waitFinished(t, a, ids(seedReq(t, a, "xyz:vector", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,
+		"format":"application/vnd.mapbox-vector-tile","threadCount":1}}`)), 60*time.Second))
+	status, _, doc := get("/" + prefix + "tilejson-xyz.json")
+	var tj struct {
+		TileJSON     string   `json:"tilejson"`
+		Format       string   `json:"format"`
+		Tiles        []string `json:"tiles"`
+		VectorLayers []struct {
+			ID     string            `json:"id"`
+			Fields map[string]string `json:"fields"`
+		} `json:"vector_layers"`
+	}
+	if err := json.Unmarshal(doc, &tj); status != 200 || err != nil {
+		t.Fatalf("tilejson-xyz.json: %d %v %.300s", status, err, doc)
+	}
+	var ids []string
+	for _, l := range tj.VectorLayers {
+		ids = append(ids, l.ID)
+		if l.Fields["cls"] != "String" || l.Fields["id"] != "String" {
+			t.Errorf("vector layer %s fields %v, want cls and id (MapServer writes them as strings)", l.ID, l.Fields)
+		}
+	}
+	if tj.TileJSON != "3.0.0" || tj.Format != "pbf" || strings.Join(ids, ",") != "polygons,lines,points" ||
+		len(tj.Tiles) != 1 || !strings.HasSuffix(tj.Tiles[0], "/xyz/xyz:vector/EPSG:900913/mapbox-vectortile/default/{z}/{x}/{y}.pbf") {
+		t.Errorf("TileJSON: %s", doc)
+	}
 	// A render on miss stores and answers the compressed tile too.
 	path := "/tiles/xyz:vector/EPSG:900913/mapbox-vectortile/4/9/9.pbf"
 	status, h, body := get(path)
@@ -330,7 +369,38 @@ func TestVectorServedWithEncoding(t *testing.T) {
 		t.Fatalf("render on miss %s: %d %q %.100q", path, status, h.Get("Content-Encoding"), body)
 	}
 	check(path, body)
+	// OWSLib finds the vector format in the WMTS capabilities, and its
+	// gettile (which decompresses, as browsers do) gives MapServer's tile.
+	{
+		python := testenv.RequireOWSLib(t)
+		cmd := exec.Command(python, "-c", owslibVector, front.URL+"/WMTSCapabilities.xml")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("OWSLib: %v\n%s", err, stderr.String())
+		}
+		direct, _ := mvtGetMap(wmsURL, 2, 1, 2)
+		if !bytes.Equal(got, direct) {
+			t.Errorf("OWSLib gettile 2/1/1: %d bytes, MapServer's tile is %d", len(got), len(direct))
+		}
+	}
 }
+
+// owslibVector is a Python program: OWSLib's WebMapTileService reads the
+// capabilities at argv[1], checks that layer xyz:vector offers the MVT
+// format, and writes its gettile of EPSG:900913 2/1/1 (row 1 from the
+// top) to standard output.
+const owslibVector = `
+import sys
+from owslib.wmts import WebMapTileService
+wmts = WebMapTileService(sys.argv[1])
+layer = wmts.contents["xyz:vector"]
+assert "application/vnd.mapbox-vector-tile" in layer.formats, layer.formats
+tile = wmts.gettile(layer="xyz:vector", tilematrixset="EPSG:900913", tilematrix="2", row=1, column=1,
+    format="application/vnd.mapbox-vector-tile", style="default")
+sys.stdout.buffer.write(tile.read())
+`
 
 // TestVectorHostileUpstream: an upstream answering an HTML page, a
 // truncated protobuf or a 50 MB body for a vector tile fails the tile as
