@@ -41,9 +41,11 @@ echo "bench-vector: WMS $wms_url (pid $wms_pid), MinIO $AWS_ENDPOINT_URL_S3 (pid
 out="$(mktemp)"
 for ((i = 1; i <= ${RUNS:-3}; i++)); do
   for format in image/png application/vnd.mapbox-vector-tile; do
-    "$bin" -backend aws -wms "$wms_url" -wms-layers polygons,lines,points -format "$format" -measure seed \
+    run="$("$bin" -backend aws -wms "$wms_url" -wms-layers polygons,lines,points -format "$format" -measure seed \
       -zoom "${ZOOM:-8}" -runs 1 -threads "${THREADS:-4}" -upstream "${UPSTREAM:-4}" \
-      -wms-pid "$wms_pid" -store-pid "$minio_pid" | tee /dev/stderr | grep '^run 1:' | sed "s|^run 1:|$format|" >>"$out"
+      -wms-pid "$wms_pid" -store-pid "$minio_pid")"
+    printf '%s\n' "$run" >&2
+    printf '%s\n' "$run" | grep '^run 1:' | sed "s|^run 1:|$format|" >>"$out"
   done
 done
 # Lines: "<format> N tiles in D (R tiles/s), CPU s: seeder C (M ms a tile), WMS W, store S, B bytes stored…"
