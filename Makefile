@@ -6,7 +6,7 @@ ADDR  ?= 127.0.0.1:8080
 # networks every layer's upstream may be at, loopback and private ones included (development only)
 UPSTREAM_ALLOW ?= 127.0.0.0/8,::1/128
 
-.PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
+.PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile,logs}/bootstrap (linux/arm64)
 build: tilecache
@@ -104,6 +104,10 @@ bench-quick: bench-grid
 ## bench-seed: seed EPSG:900913 z0-6 (5,461 tiles, 4x4 metatiles, PNG) from the test WMS into MinIO; prints tiles/s, CPU s of seeder / WMS / MinIO, peak RSS and the upstream-alone rate
 bench-seed:
 	@GO=$(GO) bash infra/bench-seed.sh
+
+## bench-vector: seed z0-8 of the test WMS's vector layers as PNG and as Mapbox Vector Tiles, alternating, into MinIO; medians of tiles/s, seeder CPU a tile and bytes stored (RUNS, ZOOM)
+bench-vector:
+	@GO=$(GO) bash infra/bench-vector.sh
 
 ## bench-peers: the bench-seed job side by side with MapCache (and MapProxy: PEERS="mapcache mapproxy") from one WMS into one MinIO; PEERS_DIR is the peers kit (default ../shared/peers)
 bench-peers:

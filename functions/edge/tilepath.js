@@ -6,6 +6,7 @@
 //   /wmts/{layer}/{gridSet}/{format}/{parametersId}/{TileMatrix}/{TileCol}/{TileRow}.{ext}
 //   /xyz/{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{y}.{ext}
 //   /ogcapi/collections/{layer}/map/tiles/{tileMatrixSetId}/{z}/{y}/{x}.{format}
+//   /ogcapi/collections/{layer}/tiles/{tileMatrixSetId}/{z}/{y}/{x}.{vector format}
 //     -> /{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{rows(z)-1-y}.{ext}
 //
 // The columns and rows of each grid set's levels come from the
@@ -27,7 +28,9 @@ var kvs = cf.kvs();
 var CANONICAL = /^(0|[1-9][0-9]{0,14})$/;
 var OGC_TILES = '/ogcapi/collections/';
 // EXT: the file extension of each format short name (tilestore.formats).
-var EXT = { png: 'png', jpeg: 'jpeg', gif: 'gif', png8: 'png', png24: 'png', png_24: 'png', tiff: 'tiff' };
+var EXT = { png: 'png', jpeg: 'jpeg', gif: 'gif', png8: 'png', png24: 'png', png_24: 'png', tiff: 'tiff', 'mapbox-vectortile': 'pbf' };
+// VECTOR: the vector formats, the only ones of the OGC vector tiles path.
+var VECTOR = { 'mapbox-vectortile': 'pbf' };
 
 function notFound() {
     return {
@@ -167,6 +170,13 @@ async function handler(event) {
             return notFound();
         }
         return tile(request, seg[0], seg[3], n[1], 'default', seg[4], n[0], seg[5], EXT[n[1]]);
+    }
+    if (uri.startsWith(OGC_TILES) && seg.length === 6 && seg[1] === 'tiles') {
+        n = name(seg[5]);
+        if (n === null || !Object.prototype.hasOwnProperty.call(VECTOR, n[1])) {
+            return notFound();
+        }
+        return tile(request, seg[0], seg[2], n[1], 'default', seg[3], n[0], seg[4], VECTOR[n[1]]);
     }
     var rest = uri.slice('/ogcapi/'.length);
     if (rest.endsWith('/')) {

@@ -14,6 +14,7 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/vectortile"
 )
 
 // ErrUndescribable is wrapped by the error returned for a tile set whose
@@ -62,6 +63,9 @@ type description struct {
 	// mercator: the tile set is the usual Web Mercator pyramid (level z has
 	// 2^z × 2^z square tiles over the whole world), so TileJSON applies.
 	mercator bool
+	// vectorLayers are the layers of a vector tile set's first stored
+	// tile (see Publisher.vectorLayers); none for images.
+	vectorLayers []vectortile.Layer
 }
 
 // describe builds the description of one tile set. It fails with NotFound

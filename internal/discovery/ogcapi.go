@@ -7,6 +7,7 @@ import (
 
 	"tilecache/internal/grid"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/vectortile"
 )
 
 // OGC API – Tiles (OGC 20-057) as static JSON documents beside the tiles.
@@ -23,10 +24,11 @@ const (
 
 // The relation types of OGC API – Tiles.
 const (
-	relTilesetsMap   = "http://www.opengis.net/def/rel/ogc/1.0/tilesets-map"
-	relTilingScheme  = "http://www.opengis.net/def/rel/ogc/1.0/tiling-scheme"
-	relTilingSchemes = "http://www.opengis.net/def/rel/ogc/1.0/tiling-schemes"
-	crs84            = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+	relTilesetsMap    = "http://www.opengis.net/def/rel/ogc/1.0/tilesets-map"
+	relTilesetsVector = "http://www.opengis.net/def/rel/ogc/1.0/tilesets-vector"
+	relTilingScheme   = "http://www.opengis.net/def/rel/ogc/1.0/tiling-scheme"
+	relTilingSchemes  = "http://www.opengis.net/def/rel/ogc/1.0/tiling-schemes"
+	crs84             = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
 )
 
 type ogcLink struct {
@@ -175,58 +177,84 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 		}
 		first := group[0]
 		collHref := api + "/collections/" + escapeSegment(id)
-		tilesHref := collHref + "/map/tiles"
 		c := ogcCollection{ID: id, Title: first.layer.Title, Description: first.layer.Attribution, DataType: "map",
-			Links: []ogcLink{self(collHref), {Rel: relTilesetsMap, Type: "application/json", Title: "Map tile sets", Href: tilesHref}}}
-		list := ogcTilesets{Links: []ogcLink{self(tilesHref)}}
-		var grids []string
+			Links: []ogcLink{self(collHref)}}
+		// Images are map tiles (/map/tiles), vector tiles the vector
+		// tiles path (/tiles).
+		var maps, vectors []*description
 		for _, d := range group {
-			if slices.Contains(grids, d.set.GridSetID) {
+			if vectortile.Is(d.mime) {
+				vectors = append(vectors, d)
+			} else {
+				maps = append(maps, d)
+			}
+		}
+		if len(maps) == 0 {
+			c.DataType = "vector"
+		}
+		for _, kind := range [...]struct {
+			group             []*description
+			path, dataType    string
+			rel, title, descr string
+		}{
+			{maps, "/map/tiles", "map", relTilesetsMap, "Map tile sets", "map"},
+			{vectors, "/tiles", "vector", relTilesetsVector, "Vector tile sets", "vector"},
+		} {
+			if len(kind.group) == 0 {
 				continue
 			}
-			grids = append(grids, d.set.GridSetID)
-			g := d.subset.GridSet
-			if !slices.ContainsFunc(sets, func(s *grid.GridSet) bool { return s.ID == g.ID }) {
-				sets = append(sets, g)
-			}
-			tms := tmsID(g)
-			setHref := tilesHref + "/" + escapeSegment(tms)
-			// tileMatrixSetURI: the registered set's URI, else the document's
-			// own URL (GDAL selects a tile set by it).
-			setURI := registeredURI(tms, g)
-			if setURI == "" {
-				setURI = matrixSetHref(tms)
-			}
-			ts := ogcTileset{Title: first.layer.Title + " in " + tms, DataType: "map", CRS: crsURI(g),
-				TileMatrixSetURI: setURI,
-				Links: []ogcLink{self(setHref),
-					{Rel: relTilingScheme, Type: "application/json", Title: "Tile matrix set " + tms, Href: matrixSetHref(tms)}}}
-			entry := ts // the list's entry: no tiles, no limits
-			entry.Links = slices.Clone(ts.Links)
-			list.Tilesets = append(list.Tilesets, entry)
-			for _, f := range group {
-				if f.set.GridSetID != g.ID {
+			tilesHref := collHref + kind.path
+			c.Links = append(c.Links, ogcLink{Rel: kind.rel, Type: "application/json", Title: kind.title, Href: tilesHref})
+			list := ogcTilesets{Links: []ogcLink{self(tilesHref)}}
+			var grids []string
+			for _, d := range kind.group {
+				if slices.Contains(grids, d.set.GridSetID) {
 					continue
 				}
-				m := mediaType(f.mime)
-				media[m] = true
-				ts.Links = append(ts.Links, ogcLink{Rel: "item", Type: m, Title: f.mime + " tiles", Templated: true,
-					Href: setHref + "/{tileMatrix}/{tileRow}/{tileCol}." + escapeSegment(f.set.FormatID)})
+				grids = append(grids, d.set.GridSetID)
+				g := d.subset.GridSet
+				if !slices.ContainsFunc(sets, func(s *grid.GridSet) bool { return s.ID == g.ID }) {
+					sets = append(sets, g)
+				}
+				tms := tmsID(g)
+				setHref := tilesHref + "/" + escapeSegment(tms)
+				// tileMatrixSetURI: the registered set's URI, else the document's
+				// own URL (GDAL selects a tile set by it).
+				setURI := registeredURI(tms, g)
+				if setURI == "" {
+					setURI = matrixSetHref(tms)
+				}
+				ts := ogcTileset{Title: first.layer.Title + " in " + tms, DataType: kind.dataType, CRS: crsURI(g),
+					TileMatrixSetURI: setURI,
+					Links: []ogcLink{self(setHref),
+						{Rel: relTilingScheme, Type: "application/json", Title: "Tile matrix set " + tms, Href: matrixSetHref(tms)}}}
+				entry := ts // the list's entry: no tiles, no limits
+				entry.Links = slices.Clone(ts.Links)
+				list.Tilesets = append(list.Tilesets, entry)
+				for _, f := range kind.group {
+					if f.set.GridSetID != g.ID {
+						continue
+					}
+					m := mediaType(f.mime)
+					media[m] = true
+					ts.Links = append(ts.Links, ogcLink{Rel: "item", Type: m, Title: f.mime + " tiles", Templated: true,
+						Href: setHref + "/{tileMatrix}/{tileRow}/{tileCol}." + escapeSegment(f.set.FormatID)})
+				}
+				for z := d.subset.MinZoom; z <= d.subset.MaxZoom; z++ {
+					r := d.subset.CoverageRange(z)
+					_, rows := g.Size(z)
+					ts.Limits = append(ts.Limits, ogcLimits{TileMatrix: strconv.Itoa(z),
+						MinRow: rows - 1 - r.MaxY, MaxRow: rows - 1 - r.MinY, MinCol: r.MinX, MaxCol: r.MaxX})
+				}
+				docs[ogcDir+"collections/"+id+kind.path+"/"+tms+".json"] = ts
 			}
-			for z := d.subset.MinZoom; z <= d.subset.MaxZoom; z++ {
-				r := d.subset.CoverageRange(z)
-				_, rows := g.Size(z)
-				ts.Limits = append(ts.Limits, ogcLimits{TileMatrix: strconv.Itoa(z),
-					MinRow: rows - 1 - r.MaxY, MaxRow: rows - 1 - r.MinY, MinCol: r.MinX, MaxCol: r.MaxX})
-			}
-			docs[ogcDir+"collections/"+id+"/map/tiles/"+tms+".json"] = ts
+			docs[ogcDir+"collections/"+id+kind.path+".json"] = list
 		}
 		if bbox := unionWGS84(group); bbox != nil {
 			c.Extent = &ogcExtent{}
 			c.Extent.Spatial.BBox, c.Extent.Spatial.CRS = [][4]float64{*bbox}, crs84
 		}
 		docs[ogcDir+"collections/"+id+".json"] = c
-		docs[ogcDir+"collections/"+id+"/map/tiles.json"] = list
 		collections = append(collections, c)
 	}
 
@@ -249,7 +277,7 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 		"http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/tilesets-list",
 		"http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/geodata-tilesets",
 	}
-	for _, m := range [...]struct{ media, class string }{{"image/png", "png"}, {"image/jpeg", "jpeg"}, {"image/tiff", "tiff"}} {
+	for _, m := range [...]struct{ media, class string }{{"image/png", "png"}, {"image/jpeg", "jpeg"}, {"image/tiff", "tiff"}, {vectortile.MVT, "mvt"}} {
 		if media[m.media] {
 			conf = append(conf, "http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/"+m.class)
 		}

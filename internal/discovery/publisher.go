@@ -16,6 +16,7 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/vectortile"
 )
 
 // Document names: tileMapName and tileJSONName in a tile set's directory,
@@ -232,6 +233,13 @@ func (p *Publisher) Refresh(ctx context.Context) ([]string, error) {
 
 // writeTileSet writes the documents of d that differ from the stored ones.
 func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string, error) {
+	if vectortile.Is(d.mime) {
+		layers, err := p.vectorLayers(ctx, d.set)
+		if err != nil {
+			return nil, err
+		}
+		d.vectorLayers = layers
+	}
 	tm, err := tileMap(d, p.baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("render %s of %s: %w", tileMapName, d.set.Dir(), err)
@@ -474,4 +482,38 @@ func (p *Publisher) rootKey(name string) string {
 		return name
 	}
 	return strings.TrimSuffix(p.prefix, "/") + "/" + name
+}
+
+// vectorLayers returns the layers of the first tile stored of a vector
+// tile set (in key order: the lowest level's first, which at level 0
+// covers the whole grid and so holds every layer the upstream draws
+// anywhere), for TileJSON's vector_layers: one LIST that stops at the
+// first tile and one GET. None when no tile is stored yet, or when the
+// stored tile is not a valid vector tile (it was checked when stored: it
+// was replaced by hand), which is logged.
+func (p *Publisher) vectorLayers(ctx context.Context, set tilestore.TileSet) ([]vectortile.Layer, error) {
+	first := ""
+	err := p.tiles.List(ctx, set.Dir(), func(o tilestore.Object) error {
+		if _, _, _, ok := set.ParseKey(o.Key); ok {
+			first = o.Key
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, fmt.Errorf("find a tile of %s: %w", set.Dir(), err)
+	}
+	if first == "" {
+		return nil, nil
+	}
+	data, _, found, err := p.tiles.Get(ctx, first)
+	if err != nil || !found {
+		return nil, err
+	}
+	vt, err := vectortile.Parse(data, vectortile.MaxSize)
+	if err != nil {
+		p.log.Warn("stored vector tile does not parse: no vector_layers", "key", first, "error", err)
+		return nil, nil
+	}
+	return vt.Layers, nil
 }

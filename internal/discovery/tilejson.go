@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"tilecache/internal/vectortile"
 )
 
 // tileJSONDoc is a TileJSON 3.0.0 document; field order is output order.
@@ -25,6 +27,18 @@ type tileJSONDoc struct {
 	Center      [3]float64 `json:"center"`
 	Format      string     `json:"format"`
 	TileSize    int        `json:"tileSize"`
+	// VectorLayers describe a vector tile set's layers (nil for images:
+	// omitted).
+	VectorLayers *[]vectorLayer `json:"vector_layers,omitempty"`
+}
+
+// vectorLayer is an entry of TileJSON's vector_layers: a layer of the
+// tiles, its attributes and their types (String, Number, Boolean).
+type vectorLayer struct {
+	ID      string            `json:"id"`
+	Fields  map[string]string `json:"fields"`
+	MinZoom int               `json:"minzoom"`
+	MaxZoom int               `json:"maxzoom"`
 }
 
 // tileJSON renders the tile set's TileJSON document; ok is false when the
@@ -56,6 +70,19 @@ func tileJSON(d *description, baseURL string, xyz bool) (data []byte, ok bool, e
 		},
 		Format:   d.set.Ext,
 		TileSize: d.subset.GridSet.TileWidth,
+	}
+	if vectortile.Is(d.mime) {
+		layers := make([]vectorLayer, 0, len(d.vectorLayers))
+		for _, l := range d.vectorLayers {
+			fields := make(map[string]string, len(l.Keys))
+			for i, k := range l.Keys {
+				if t := l.KeyTypes[i]; t != "" {
+					fields[k] = t
+				}
+			}
+			layers = append(layers, vectorLayer{ID: l.Name, Fields: fields, MinZoom: doc.MinZoom, MaxZoom: doc.MaxZoom})
+		}
+		doc.VectorLayers = &layers
 	}
 	if xyz {
 		doc.Scheme = "xyz"

@@ -8,10 +8,12 @@
 //	/wmts/{layer}/{gridSet}/{format}/{parametersId}/{TileMatrix}/{TileCol}/{TileRow}.{ext}
 //	/xyz/{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{y}.{ext}
 //	/ogcapi/collections/{layer}/map/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}.{format}
+//	/ogcapi/collections/{layer}/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}.{format}
 //
 // all become /{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{rows(z)−1−y}.{ext}
 // (OGC API – Tiles paths name the format by its short name, png8 say, and
-// have the default parameters). The grid set segment may also be the id of
+// have the default parameters; the vector tiles path, without /map, takes
+// only a vector format, mapbox-vectortile). The grid set segment may also be the id of
 // the OGC registered tile matrix set a grid set is published as
 // ([grid.TileMatrixSetIDs]), WebMercatorQuad say. A path whose numbers are
 // not written canonically (digits only, no leading zero) or lie outside
@@ -131,6 +133,10 @@ const MaxKey = 1024
 // Prefixes are the first segments of the paths Map takes.
 var Prefixes = []string{"/wmts/", "/xyz/", "/ogcapi/"}
 
+// vectorFormats are the extensions of the vector formats' short names, the
+// formats of OGC API – Tiles' vector tiles path (tilestore.formats).
+var vectorFormats = map[string]string{"mapbox-vectortile": "pbf"}
+
 // ogcPrefix starts the OGC API – Tiles paths, the documents' and the
 // tiles'; ogcTiles starts a tile's path after ogcPrefix.
 const (
@@ -172,6 +178,15 @@ func Map(path string, t Table) (key string, ok bool) {
 			return "", false
 		}
 		return tileKey(t, seg[0], seg[3], format, tilestore.DefaultParametersID, seg[4], name, seg[5], ext)
+	}
+	if seg := strings.Split(strings.TrimPrefix(path, ogcTiles), "/"); strings.HasPrefix(path, ogcTiles) &&
+		len(seg) == 6 && seg[1] == "tiles" {
+		name, format, found := strings.Cut(seg[5], ".")
+		ext, vector := vectorFormats[format]
+		if !found || !vector {
+			return "", false
+		}
+		return tileKey(t, seg[0], seg[2], format, tilestore.DefaultParametersID, seg[3], name, seg[4], ext)
 	}
 	rest = strings.TrimSuffix(rest, "/")
 	for _, s := range strings.Split(rest, "/") {

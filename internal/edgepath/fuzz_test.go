@@ -81,6 +81,9 @@ func FuzzMap(f *testing.F) {
 		seg := strings.Split(path, "/")
 		var zs, xs, ys, gridSet string
 		switch {
+		case strings.HasPrefix(path, ogcTiles) && len(seg) == 9: // /ogcapi/collections/{layer}/tiles/{tms}/{z}/{row}/{col}.{f}
+			gridSet, zs, ys = seg[5], seg[6], seg[7]
+			xs, _, _ = strings.Cut(seg[8], ".")
 		case strings.HasPrefix(path, ogcTiles): // /ogcapi/collections/{layer}/map/tiles/{tms}/{z}/{row}/{col}.{f}
 			gridSet, zs, ys = seg[6], seg[7], seg[8]
 			xs, _, _ = strings.Cut(seg[9], ".")

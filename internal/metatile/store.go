@@ -177,6 +177,7 @@ func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles 
 			change(tl.X, old)
 			w.Usage.MarkTouched()
 			meta := w.TileMeta(z)
+			meta.ContentEncoding = tl.Encoding
 			if err := w.retryWrite(ctx, "put", func() error { return w.Tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
 				return fail(err)
 			}

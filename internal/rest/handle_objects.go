@@ -133,8 +133,8 @@ func writeObject(w http.ResponseWriter, r *http.Request, data []byte, meta tiles
 }
 
 // objectHeaders writes the status and headers of an object of size bytes:
-// its stored Content-Type (contentType when none is stored) and
-// Cache-Control.
+// its stored Content-Type (contentType when none is stored),
+// Cache-Control and Content-Encoding.
 func objectHeaders(w http.ResponseWriter, meta tilestore.Meta, contentType string, size int64) {
 	if meta.ContentType != "" {
 		contentType = meta.ContentType
@@ -142,6 +142,11 @@ func objectHeaders(w http.ResponseWriter, meta tilestore.Meta, contentType strin
 	w.Header().Set("Content-Type", contentType)
 	if meta.CacheControl != "" {
 		w.Header().Set("Cache-Control", meta.CacheControl)
+	}
+	if meta.ContentEncoding != "" {
+		// A gzip-compressed vector tile is served as stored, as the CDN
+		// serves it from the bucket: the client decompresses it.
+		w.Header().Set("Content-Encoding", meta.ContentEncoding)
 	}
 	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	w.WriteHeader(http.StatusOK)

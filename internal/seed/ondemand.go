@@ -196,7 +196,9 @@ func (e *Engine) renderMiss(ctx context.Context, m Miss, synced bool) (Rendered,
 			case tl.Skip:
 				return Rendered{}, ErrBlank
 			}
-			return Rendered{Data: tl.Data, Meta: w.TileMeta(m.Z)}, nil
+			meta := w.TileMeta(m.Z)
+			meta.ContentEncoding = tl.Encoding
+			return Rendered{Data: tl.Data, Meta: meta}, nil
 		}
 		if rd, err, done := e.answerOutcome(ctx, res.o, bit, set, m); done {
 			count(outcomeLabel(res.o, bit))

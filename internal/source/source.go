@@ -32,6 +32,9 @@ type Tile struct {
 	// it counts as processed, a seed stores nothing for it and a reseed
 	// deletes the tile it would have replaced.
 	Skip bool
+	// Encoding is the Content-Encoding Data is stored and served with:
+	// "gzip" for a vector tile the upstream sent compressed, else "".
+	Encoding string
 }
 
 // Source renders metatiles. Render returns one Tile per position of

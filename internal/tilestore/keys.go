@@ -20,6 +20,9 @@ var formats = map[string][2]string{
 	"image/png24":           {"png24", "png"},
 	"image/png; mode=24bit": {"png_24", "png"},
 	"image/tiff":            {"tiff", "tiff"},
+	// GeoWebCache's ApplicationMime.mapboxVector: short name
+	// mapbox-vectortile, extension pbf.
+	"application/vnd.mapbox-vector-tile": {"mapbox-vectortile", "pbf"},
 }
 
 // Format returns the short name and extension of a MIME type; ok is false

@@ -53,6 +53,10 @@ func ContentMD5(data []byte) string {
 type Meta struct {
 	ContentType  string
 	CacheControl string // empty: no Cache-Control stored
+	// ContentEncoding is the content's Content-Encoding ("gzip" for a
+	// compressed vector tile), served with it so that a client
+	// decompresses it; empty: none.
+	ContentEncoding string
 }
 
 // Store is the tile store port.

@@ -51,6 +51,8 @@ type bench struct {
 	wms                 string // WMS URL, or "" for the test pattern
 	upstream            int    // the WMS layer's maxConcurrent
 	upstreamFormat      string // the WMS layer's source format (GetMap FORMAT)
+	format              string // the tile format seeded (with -wms)
+	wmsLayers           string // LAYERS of the GetMaps
 	wmsPID, storePID    int
 	measure             string // "both", "seed" or "upstream" (with -wms)
 	checkpoint          string // TILECACHE_CHECKPOINT_INTERVAL, "" for the default
@@ -67,6 +69,8 @@ func main() {
 	flag.StringVar(&b.wms, "wms", "", "seed from this WMS instead of the test pattern")
 	flag.IntVar(&b.upstream, "upstream", 4, "with -wms: requests in flight to the WMS at most (the layer's maxConcurrent)")
 	flag.StringVar(&b.upstreamFormat, "upstream-format", "image/png", "with -wms: the FORMAT of the GetMaps (image/png, or e.g. image/tiff); the tiles stay PNG")
+	flag.StringVar(&b.format, "format", "image/png", "with -wms: the tile format, image/png or application/vnd.mapbox-vector-tile (one GetMap per tile in that format)")
+	flag.StringVar(&b.wmsLayers, "wms-layers", "hillshade,polygons,lines,points", "with -wms: LAYERS of the GetMaps")
 	flag.IntVar(&b.wmsPID, "wms-pid", 0, "count the CPU of this process and its children as the WMS's")
 	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
@@ -104,6 +108,7 @@ func main() {
 // result is one run's figures.
 type result struct {
 	tiles              int64
+	bytes              int64 // stored, listed after the seed
 	wall               time.Duration
 	cpu, wmsCPU, stCPU float64 // seconds
 	costs              string
@@ -114,7 +119,7 @@ type result struct {
 func (b bench) run() error {
 	var rates, cpus, wmsCPUs, stCPUs, upRates, thenRates []float64
 	var thenCosts string
-	var tiles int64
+	var tiles, stored int64
 	for i := range b.runs {
 		if b.wms != "" && b.measure != "seed" {
 			up, err := b.upstreamRate()
@@ -131,14 +136,14 @@ func (b bench) run() error {
 		if err != nil {
 			return err
 		}
-		tiles = r.tiles
+		tiles, stored = r.tiles, r.bytes
 		rates = append(rates, float64(r.tiles)/r.wall.Seconds())
 		if b.then != "" {
 			thenRates, thenCosts = append(thenRates, r.thenRate), r.thenCosts
 		}
 		cpus, wmsCPUs, stCPUs = append(cpus, r.cpu), append(wmsCPUs, r.wmsCPU), append(stCPUs, r.stCPU)
-		fmt.Printf("run %d: %d tiles in %v (%.0f tiles/s), CPU s: seeder %.1f, WMS %.1f, store %.1f%s\n",
-			i+1, r.tiles, r.wall.Round(time.Millisecond), rates[i], r.cpu, r.wmsCPU, r.stCPU, r.costs)
+		fmt.Printf("run %d: %d tiles in %v (%.0f tiles/s), CPU s: seeder %.1f (%.2f ms a tile), WMS %.1f, store %.1f, %d bytes stored%s\n",
+			i+1, r.tiles, r.wall.Round(time.Millisecond), rates[i], r.cpu, r.cpu*1000/float64(max(r.tiles, 1)), r.wmsCPU, r.stCPU, r.bytes, r.costs)
 	}
 	if b.measure == "upstream" {
 		fmt.Printf("seedbench: upstream alone median %.1f GetMaps/s (≙ %.0f tiles/s)\n", median(upRates), median(upRates)*16)
@@ -147,10 +152,14 @@ func (b bench) run() error {
 	src := "test pattern"
 	if b.wms != "" {
 		src = "WMS " + b.wms + " (" + b.upstreamFormat + ")"
+		if b.format != "image/png" {
+			src = "WMS " + b.wms + " (" + b.format + ")"
+		}
 	}
 	fmt.Printf("seedbench: %s backend, %s, EPSG:900913 z0-%d, %d tiles, threadCount %d, GOMAXPROCS %d: median %.0f tiles/s, "+
-		"CPU s seeder %.1f / WMS %.1f / store %.1f, peak RSS %s\n",
-		b.backend, src, b.zoom, tiles, b.threads, runtime.GOMAXPROCS(0), median(rates), median(cpus), median(wmsCPUs), median(stCPUs), benchenv.Status("VmHWM"))
+		"CPU s seeder %.1f (%.2f ms a tile) / WMS %.1f / store %.1f, %d bytes stored, peak RSS %s\n",
+		b.backend, src, b.zoom, tiles, b.threads, runtime.GOMAXPROCS(0), median(rates), median(cpus), median(cpus)*1000/float64(max(tiles, 1)),
+		median(wmsCPUs), median(stCPUs), stored, benchenv.Status("VmHWM"))
 	if len(thenRates) > 0 {
 		fmt.Printf("seedbench: then %s median %.0f tiles/s%s\n", b.then, median(thenRates), thenCosts)
 	}
@@ -178,12 +187,12 @@ const wmsLayer = `
 layers:
   - name: bench:wms
     gridSubsets: [{gridSet: EPSG:900913}]
-    formats: [image/png]
+    formats: [image/png, application/vnd.mapbox-vector-tile]
     metatiling: [4, 4]
     source:
       type: wms
       url: %s
-      layers: hillshade,polygons,lines,points
+      layers: %s
       maxConcurrent: %d
       format: %s
       allowPrivateUpstream: true  # the benchmark's WMS runs on this host
@@ -206,7 +215,7 @@ func (b bench) once() (result, error) {
 	layerName := "demo:world"
 	if b.wms != "" {
 		layers := filepath.Join(dir, "layers.yaml")
-		if err := os.WriteFile(layers, fmt.Appendf(nil, wmsLayer, b.wms, b.upstream, b.upstreamFormat), 0o644); err != nil {
+		if err := os.WriteFile(layers, fmt.Appendf(nil, wmsLayer, b.wms, b.wmsLayers, b.upstream, b.upstreamFormat), 0o644); err != nil {
 			return result{}, err
 		}
 		env["TILECACHE_LAYERS"], layerName = layers, "bench:wms"
@@ -247,7 +256,11 @@ func (b bench) once() (result, error) {
 
 	cpu0, wms0, st0 := selfCPU(), treeCPU(b.wmsPID), treeCPU(b.storePID)
 	start := time.Now()
-	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":"image/png","threadCount":%d}}`, b.zoom, b.threads)
+	format := "image/png"
+	if b.wms != "" {
+		format = b.format
+	}
+	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":%q,"threadCount":%d}}`, b.zoom, format, b.threads)
 	rows, err := call(srv.URL+"/rest/seed/"+layerName+".json", body)
 	if err != nil {
 		return result{}, err
@@ -278,6 +291,13 @@ func (b bench) once() (result, error) {
 	r := result{tiles: total, wall: time.Since(start)}
 	r.cpu, r.wmsCPU, r.stCPU = selfCPU()-cpu0, treeCPU(b.wmsPID)-wms0, treeCPU(b.storePID)-st0
 	r.costs = costs(l, total)
+	err = l.Tiles.List(ctx, tilestore.LayerPrefix(env["TILECACHE_KEY_PREFIX"], layerName), func(o tilestore.Object) error {
+		r.bytes += o.Size
+		return nil
+	})
+	if err != nil {
+		return result{}, fmt.Errorf("list the seeded tiles: %w", err)
+	}
 	if b.then != "" {
 		if r.thenRate, r.thenCosts, err = b.followUp(srv.URL, layerName, l, env["TILECACHE_KEY_PREFIX"]); err != nil {
 			return result{}, err

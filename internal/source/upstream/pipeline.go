@@ -1,9 +1,11 @@
 package upstream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -11,6 +13,7 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/imaging"
 	"tilecache/internal/source"
+	"tilecache/internal/vectortile"
 )
 
 // ImageOptions configure how fetched images become tiles. Zero values
@@ -75,6 +78,9 @@ func NewPipeline(formats []string, o ImageOptions) (*Pipeline, error) {
 		return nil, fmt.Errorf("jpegQuality %d is not in 1..100", o.JPEGQuality)
 	}
 	for _, f := range formats {
+		if vectortile.Is(f) {
+			continue // stored as the upstream sent it: see Vector
+		}
 		e, err := imaging.NewEncoder(f, imaging.Options{PNGCompression: o.PNGCompression, JPEGQuality: o.JPEGQuality})
 		if err != nil {
 			return nil, err
@@ -186,6 +192,33 @@ func DecodeFailure(url, contentType string, err error) *Error {
 		return &Error{URL: Redact(url), Status: 200, Msg: msg}
 	}
 	return &Error{URL: Redact(url), Status: 200, Msg: fmt.Sprintf("undecodable image (%s): %v", contentType, err)}
+}
+
+// Vector returns the tile at x, y of an upstream's answer body (of
+// Content-Type contentType, from url) in a vector tile format: body as it
+// came (gzip-compressed or not: Encoding says), once vectortile.Parse
+// found it a vector tile of at most vectortile.MaxSize bytes. An answer
+// that is not one (an HTML page, a service exception, a truncated or
+// oversized body) is an *Error, and nothing of it is stored. A tile
+// without features is blank: skipped unless skipBlank is none (any other
+// mode skips it, as it draws nothing).
+func (p *Pipeline) Vector(body []byte, contentType, url string, x, y int64) (source.Tile, error) {
+	vt, err := vectortile.Parse(body, vectortile.MaxSize)
+	if err != nil {
+		msg := err.Error() + " (" + contentType + ")"
+		if len(body) > 0 && (body[0] == '<' || strings.Contains(contentType, "xml") || strings.Contains(contentType, "html")) {
+			msg += ": " + Excerpt(body)
+		}
+		return source.Tile{}, &Error{URL: Redact(url), Status: 200, Msg: msg}
+	}
+	if vt.Empty() && p.skip != skipNone {
+		return source.Tile{X: x, Y: y, Skip: true}, nil
+	}
+	t := source.Tile{X: x, Y: y, Data: bytes.Clone(body)}
+	if vt.Gzip {
+		t.Encoding = "gzip"
+	}
+	return t, nil
 }
 
 // Encodes reports whether the pipeline has an encoder for format.

@@ -25,6 +25,10 @@
 //	jpegQuality: 85
 //	skipBlank: none                  # or transparent / uniform: blank tiles are not stored
 //
+// A vector tile format (application/vnd.mapbox-vector-tile) is asked of
+// the WMS as itself, one GetMap per tile without gutter, and stored as it
+// comes once checked (see renderVector); format applies to images only.
+//
 // format picks what travels between the WMS and the seeder. image/png
 // (the default) is the smallest on the wire; on a fast link (the WMS in
 // the same region or on the same host) an uncompressed format the server
@@ -62,6 +66,7 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/source"
 	"tilecache/internal/source/upstream"
+	"tilecache/internal/vectortile"
 )
 
 // Options configure the source; see the package documentation.
@@ -181,6 +186,9 @@ func (s *Source) fixedParams() url.Values {
 
 // Render implements source.Source.
 func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile, error) {
+	if vectortile.Is(req.Format) {
+		return s.renderVector(ctx, req)
+	}
 	u, box, err := s.GetMapURL(req)
 	if err != nil {
 		return nil, err
@@ -297,6 +305,10 @@ func (s *Source) GetMapURL(req source.Request) (string, Box, error) {
 		bbox.WriteString(strconv.FormatFloat(c, 'f', -1, 64))
 	}
 	v["BBOX"] = []string{bbox.String()}
+	if vectortile.Is(req.Format) {
+		// Asked in the tile format itself: a vector tile is not decoded.
+		v["FORMAT"] = []string{req.Format}
+	}
 	v["WIDTH"] = []string{strconv.Itoa(box.Width)}
 	v["HEIGHT"] = []string{strconv.Itoa(box.Height)}
 	u := *s.base

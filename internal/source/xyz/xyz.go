@@ -12,7 +12,10 @@
 //	pngCompression, jpegQuality, skipBlank                    # as for the wms source
 //
 // Placeholders: {z}; {x}; {y}, the row counted from the top (XYZ, "slippy
-// map" tiles); {-y}, the row counted from the bottom (TMS). Tiles must have
+// map" tiles); {-y}, the row counted from the bottom (TMS). A vector tile
+// format (application/vnd.mapbox-vector-tile, as martin, tegola, t-rex or
+// pg_tileserv serve at {z}/{x}/{y}.pbf) is fetched, checked as a vector
+// tile and stored as it came, gzip-compressed or not. Tiles must have
 // the grid set's tile size. A tile the upstream does not have (HTTP 404 or
 // 204) is a blank tile: transparent, skipped when skipBlank allows.
 package xyz
@@ -36,6 +39,7 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/source"
 	"tilecache/internal/source/upstream"
+	"tilecache/internal/vectortile"
 )
 
 // Options configure the source; see the package documentation.
@@ -142,6 +146,9 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 // tile fetches one tile into t.
 func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, rows int64) error {
 	u := Expand(s.opts.URL, req.Z, t.X, t.Y, rows)
+	if vectortile.Is(req.Format) {
+		return s.vector(ctx, req, t, u)
+	}
 	w, h := req.GridSet.TileWidth, req.GridSet.TileHeight
 	limit := int64(w)*int64(h)*4 + 1<<20 // the raw tile, plus headers
 	err := s.client.FetchLimited(ctx, u, limit, func(body []byte, contentType string) error {
@@ -191,6 +198,28 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 	var ue *upstream.Error
 	if errors.As(err, &ue) && (ue.Status == http.StatusNotFound || ue.Status == http.StatusNoContent) {
 		return s.blank(t, w, h, req.Format)
+	}
+	if err != nil {
+		return fmt.Errorf("xyz tile z%d %d/%d: %w", req.Z, t.X, t.Y, err)
+	}
+	return nil
+}
+
+// vector fetches one vector tile into t: stored as it came (gzip
+// included) once checked (upstream.Pipeline.Vector). A tile the upstream
+// does not have (404 or 204) is an empty vector tile: skipped when
+// skipBlank allows, else stored empty (zero bytes, a tile of no layers).
+func (s *Source) vector(ctx context.Context, req source.Request, t *source.Tile, u string) error {
+	err := s.client.FetchLimited(ctx, u, vectortile.MaxSize+1<<20, func(body []byte, contentType string) error {
+		out, err := s.pipe.Vector(body, contentType, u, t.X, t.Y)
+		*t = out
+		return err
+	})
+	var ue *upstream.Error
+	if errors.As(err, &ue) && (ue.Status == http.StatusNotFound || ue.Status == http.StatusNoContent) {
+		out, err := s.pipe.Vector(nil, "", u, t.X, t.Y)
+		*t = out
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("xyz tile z%d %d/%d: %w", req.Z, t.X, t.Y, err)

@@ -13,8 +13,9 @@ import (
 
 // sidecar is the JSON form of non-default meta.
 type sidecar struct {
-	ContentType  string `json:"contentType"`
-	CacheControl string `json:"cacheControl,omitempty"`
+	ContentType     string `json:"contentType"`
+	CacheControl    string `json:"cacheControl,omitempty"`
+	ContentEncoding string `json:"contentEncoding,omitempty"`
 }
 
 func sidecarPath(dirPath, name string) string { return dirPath + sep + "." + name + ".meta" }
@@ -47,7 +48,7 @@ func readMeta(dirPath, name string) (tilestore.Meta, error) {
 }
 
 func isDefaultMeta(name string, m tilestore.Meta) bool {
-	return m.CacheControl == "" && m.ContentType == DefaultContentType(name)
+	return m.CacheControl == "" && m.ContentEncoding == "" && m.ContentType == DefaultContentType(name)
 }
 
 // DefaultContentType returns the content type Get reports for an object

@@ -27,9 +27,9 @@
 // # Meta
 //
 // Put stores Meta.ContentType as the object's Content-Type and
-// Meta.CacheControl as its Cache-Control (omitted when empty), so that a CDN
-// in front of the bucket serves tiles with the right headers. Get returns
-// both from the same GET response as the content, so they always belong
+// Meta.CacheControl as its Cache-Control and Meta.ContentEncoding as its
+// Content-Encoding (each omitted when empty), so that a CDN in front of
+// the bucket serves tiles with the right headers. Get returns them from the same GET response as the content, so they always belong
 // together.
 //
 // # Checksums
@@ -321,6 +321,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 	_, err = s.client.PutObject(ctx, s.bucket, name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
 		ContentType:          meta.ContentType,
 		CacheControl:         meta.CacheControl,
+		ContentEncoding:      meta.ContentEncoding,
 		DisableContentSha256: true,
 		UserMetadata:         map[string]string{"x-amz-checksum-crc32c": base64.StdEncoding.EncodeToString(crc[:])},
 	})
@@ -354,7 +355,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, tilestore.Meta, bo
 	if err != nil {
 		return nil, tilestore.Meta{}, false, s.fail(ctx, "get "+strconv.Quote(key), err)
 	}
-	meta := tilestore.Meta{ContentType: h.Get("Content-Type"), CacheControl: h.Get("Cache-Control")}
+	meta := tilestore.Meta{ContentType: h.Get("Content-Type"), CacheControl: h.Get("Cache-Control"), ContentEncoding: h.Get("Content-Encoding")}
 	return data, meta, true, nil
 }
 

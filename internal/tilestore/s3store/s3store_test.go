@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -234,7 +235,10 @@ func TestCDNHeaders(t *testing.T) {
 		{"png with cache control", "topp:states/EPSG:900913/png/default/3/2/5.png", tilestore.Meta{ContentType: "image/png", CacheControl: "public, max-age=86400"}},
 		{"jpeg without cache control", "topp:states/EPSG:900913/jpeg/default/3/2/5.jpeg", tilestore.Meta{ContentType: "image/jpeg"}},
 		{"vector tile", "roads/EPSG:900913/pbf/default/14/8192/5461.pbf", tilestore.Meta{ContentType: "application/vnd.mapbox-vector-tile", CacheControl: "max-age=60, stale-while-revalidate=30"}},
+		{"gzip vector tile", "roads/EPSG:900913/mapbox-vectortile/default/14/8192/5461.pbf", tilestore.Meta{ContentType: "application/vnd.mapbox-vector-tile", ContentEncoding: "gzip"}},
 	}
+	// The answer as the CDN gets it: not decompressed by the client.
+	plain := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mustPut(t, s, tt.key, []byte("tile"), tt.meta)
@@ -254,11 +258,18 @@ func TestCDNHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatalf("presign GET: %v", err)
 			}
-			resp, err := http.Get(u.String())
+			resp, err := plain.Get(u.String())
 			if err != nil {
 				t.Fatalf("GET %s: %v", u, err)
 			}
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if string(body) != "tile" {
+				t.Errorf("HTTP GET: got body %q, want the bytes put", body)
+			}
+			if got := resp.Header.Get("Content-Encoding"); got != tt.meta.ContentEncoding {
+				t.Errorf("HTTP GET: got Content-Encoding %q, want %q", got, tt.meta.ContentEncoding)
+			}
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("GET %s: got status %s, want 200", u, resp.Status)
 			}

@@ -25,6 +25,7 @@ package storetest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -178,6 +179,10 @@ func testPutGet(t *testing.T, newStore func(t *testing.T) tilestore.Store) {
 		{"no extension", "topp:states/metadata", []byte("a=b\n"), tilestore.Meta{ContentType: "text/plain"}},
 		{"parameters id key", "topp:states/EPSG:4326/png/0123456789abcdef0123456789abcdef01234567/0/0/0.png", randomBytes(10, 5), tilestore.Meta{ContentType: "image/png"}},
 		{"top level key", "top.png", randomBytes(10, 6), tilestore.Meta{ContentType: "image/png"}},
+		// A gzip-compressed vector tile keeps its Content-Encoding, and its
+		// bytes come back compressed, as they were put.
+		{"content encoding", "roads/EPSG:900913/mapbox-vectortile/default/3/2/5.pbf", gzipped(randomBytes(4000, 7)), tilestore.Meta{ContentType: "application/vnd.mapbox-vector-tile", ContentEncoding: "gzip"}},
+		{"content encoding, default content type", "roads/EPSG:900913/mapbox-vectortile/default/3/2/6.pbf", gzipped([]byte("x")), tilestore.Meta{ContentType: "application/vnd.mapbox-vector-tile", ContentEncoding: "gzip", CacheControl: "max-age=60"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -403,4 +408,13 @@ func testContextCanceled(t *testing.T, newStore func(t *testing.T) tilestore.Sto
 			t.Errorf("List cancelled by its callback: got error %v after %d calls, want one wrapping %v", err, calls, context.Canceled)
 		}
 	})
+}
+
+// gzipped returns b gzip-compressed.
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
 }
