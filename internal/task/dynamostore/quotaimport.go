@@ -3,6 +3,9 @@ package dynamostore
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
@@ -31,6 +34,8 @@ func (s *Store) pageItemOf(p quota.Page) map[string]types.AttributeValue {
 	if p.Hits != 0 {
 		item[aHits] = num(p.Hits)
 	}
+	item[aLRU] = str(quota.OrderKey(p, quota.PolicyLRU))
+	item[aLFU] = str(quota.OrderKey(p, quota.PolicyLFU))
 	return item
 }
 
@@ -39,7 +44,23 @@ func (s *Store) pageItemOf(p quota.Page) map[string]types.AttributeValue {
 // adds their sums to the layers' totals. It is for loading usage in bulk
 // (benchmarks, migrations): unlike ApplyDeltas it is not atomic, and a page
 // it replaces is not subtracted from its layer first.
+//
+// A layer that had no item before (no usage recorded) is marked as having
+// its pages in order, since every page the import writes has its order
+// keys; any other is ordered by its first read in order.
 func (s *Store) ImportPages(ctx context.Context, pages []quota.Page, writers int) error {
+	fresh := map[string]bool{}
+	for _, p := range pages {
+		l := p.Key.Set.Layer
+		if _, seen := fresh[l]; seen {
+			continue
+		}
+		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: s.layerKey(l), ConsistentRead: aws.Bool(true)}, s.callOpts...)
+		if err != nil {
+			return s.fail(ctx, err, "import pages: read layer %s", l)
+		}
+		fresh[l] = len(out.Item) == 0
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(writers, 1))
 	for i := 0; i < len(pages); i += importBatch {
@@ -68,6 +89,11 @@ func (s *Store) ImportPages(ctx context.Context, pages []quota.Page, writers int
 	for l, sm := range sums {
 		if _, err := s.transact(ctx, "import the totals of layer "+l, []types.TransactWriteItem{s.layerChange(l, sm.tiles, sm.bytes)}); err != nil {
 			return err
+		}
+		if fresh[l] {
+			if err := s.markOrdered(ctx, l); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -33,6 +33,8 @@ type pageItem struct {
 	Created int64  `dynamodbav:"created"`
 	Access  int64  `dynamodbav:"access"`
 	Hits    int64  `dynamodbav:"hits"`
+	LRU     string `dynamodbav:"lru"`
+	LFU     string `dynamodbav:"lfu"`
 }
 
 // decodePage decodes a page item.
@@ -73,6 +75,29 @@ func (s *Store) allPages(ctx context.Context, layer string) ([]quota.Page, error
 		}
 	}
 	return out, nil
+}
+
+// pagesKeyed reads every page item of a layer, and which of them carry
+// the order keys of their use.
+func (s *Store) pagesKeyed(ctx context.Context, layer string) ([]quota.Page, map[quota.PageKey]bool, error) {
+	var out []quota.Page
+	keyed := map[quota.PageKey]bool{}
+	err := s.eachPage(ctx, layer, func(items []map[string]types.AttributeValue) error {
+		for _, item := range items {
+			p, err := decodePage(item)
+			if err != nil {
+				return err
+			}
+			out = append(out, p)
+			lru, _ := strAttr(item, aLRU)
+			lfu, _ := strAttr(item, aLFU)
+			if lru == quota.OrderKey(p, quota.PolicyLRU) && lfu == quota.OrderKey(p, quota.PolicyLFU) {
+				keyed[p.Key] = true
+			}
+		}
+		return nil
+	})
+	return out, keyed, err
 }
 
 // Pages implements quota.PageStore: one paged Query of the layer's pages.
@@ -179,7 +204,7 @@ func (s *Store) Layers(ctx context.Context) ([]quota.LayerUsage, error) {
 // dirty.
 func (s *Store) ReplaceLayer(ctx context.Context, layer string, version int64, counts []quota.PageDelta, now time.Time) error {
 	what := "recount layer " + layer
-	cur, err := s.allPages(ctx, layer)
+	cur, keyed, err := s.pagesKeyed(ctx, layer)
 	if err != nil {
 		return err
 	}
@@ -197,15 +222,26 @@ func (s *Store) ReplaceLayer(ctx context.Context, layer string, version int64, c
 		want[c.Page] = true
 		tiles += c.Tiles
 		bytes += c.Bytes
-		if p, ok := have[c.Page]; ok && p.Tiles == c.Tiles && p.Bytes == c.Bytes {
+		p, ok := have[c.Page]
+		if ok && p.Tiles == c.Tiles && p.Bytes == c.Bytes && keyed[c.Page] {
 			continue
 		}
 		e := newExpr()
+		var keys string
+		switch {
+		case !ok:
+			keys = ", " + newPageKeys(e, c.Page, now)
+		case !keyed[c.Page]:
+			// A page recorded before the order keys: those of its use as
+			// read (the recount keeps its use; a read flushed meanwhile
+			// moves it again).
+			keys = ", " + orderKeys(e, p)
+		}
 		ops = append(ops, types.TransactWriteItem{Update: &types.Update{
 			TableName: &s.table,
 			Key:       s.pageKey(c.Page),
 			UpdateExpression: aws.String("SET " + pageSet(e, c.Page, now) + ", " + e.n(aTiles) + " = " + e.v(num(c.Tiles)) +
-				", " + e.n(aBytes) + " = " + e.v(num(c.Bytes))),
+				", " + e.n(aBytes) + " = " + e.v(num(c.Bytes)) + keys),
 			ExpressionAttributeNames:  e.Names(),
 			ExpressionAttributeValues: e.Values(),
 		}})
@@ -222,8 +258,10 @@ func (s *Store) ReplaceLayer(ctx context.Context, layer string, version int64, c
 		e := newExpr()
 		update := "SET " + e.n(aLayer) + " = " + e.v(str(layer)) + ", " + e.n(aVersion) + " = " + e.v(num(v+1))
 		if last {
+			// Every page now has its order keys.
 			update += ", " + e.n(aTiles) + " = " + e.v(num(tiles)) + ", " + e.n(aBytes) + " = " + e.v(num(bytes)) +
-				", " + e.n(aDirty) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: false})
+				", " + e.n(aDirty) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: false}) +
+				", " + e.n(aOrdered) + " = " + e.v(num(1))
 		}
 		cond := e.n(aVersion) + " = " + e.v(num(v))
 		if v == 0 {
