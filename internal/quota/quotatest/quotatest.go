@@ -353,6 +353,7 @@ func Run(t *testing.T, newStore func(t *testing.T) quota.UsageStore) {
 		}
 	})
 	t.Run("ExpirationOrderMatchesSort", func(t *testing.T) { runOrder(t, newStore) })
+	t.Run("CleanUpDeletesAsTheSortOfEveryPage", func(t *testing.T) { runCleanUp(t, newStore) })
 	t.Run("LayerNamesAreOpaque", func(t *testing.T) {
 		s := newStore(t)
 		names := []string{"topp:states", "a b", "x|y", "ns/layer", "é#1"}
