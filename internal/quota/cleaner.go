@@ -346,7 +346,7 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 		}
 		var removed Page
 		var found bool
-		if removed, found, err = c.deletePage(ctx, p.Key); err != nil {
+		if removed, found, err = c.deletePage(ctx, p); err != nil {
 			break
 		}
 		touched[p.Key.Set.Layer] = true
@@ -481,7 +481,8 @@ func Order(pages []Page, policy string) {
 }
 
 // deletePage deletes a page's tiles, then its record.
-func (c *Cleaner) deletePage(ctx context.Context, k PageKey) (Page, bool, error) {
+func (c *Cleaner) deletePage(ctx context.Context, p Page) (Page, bool, error) {
+	k := p.Key
 	keys, err := c.pageKeys(ctx, k)
 	if err != nil {
 		return Page{}, false, err
@@ -501,7 +502,7 @@ func (c *Cleaner) deletePage(ctx context.Context, k PageKey) (Page, bool, error)
 		}
 		keys = keys[n:]
 	}
-	return c.store.DeletePage(ctx, k)
+	return c.store.DeletePageAsRead(ctx, p)
 }
 
 // tileSet returns where the store keeps the tiles of a usage tile set; ok

@@ -204,6 +204,10 @@ type PageStore interface {
 	// layer's totals, atomically, and returns the record as removed; found
 	// is false when there was none.
 	DeletePage(ctx context.Context, key PageKey) (removed Page, found bool, err error)
+	// DeletePageAsRead is DeletePage of a page just read (by Pages or
+	// PagesInOrder): it may spare reading the page again when the page
+	// still holds what p says.
+	DeletePageAsRead(ctx context.Context, p Page) (removed Page, found bool, err error)
 }
 
 // RecountStore replaces a layer's usage with a recount.

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -48,12 +49,14 @@ func main() {
 	policy := flag.String("policy", quota.PolicyLRU, "expiration policy of the clean-up (LRU or LFU)")
 	writers := flag.Int("writers", 8, "BatchWriteItem calls in flight while loading")
 	maxLoad := flag.Duration("max-load", 3*time.Minute, "skip the sizes whose load would take longer, estimated from the previous size's")
-	child := flag.String("child", "", "internal: run the clean-up on this table and print its figures as JSON")
+	child := flag.String("child", "", "internal: run -op on this table and print its figures as JSON")
+	op := flag.String("op", "cleanup", "internal: what the child runs: cleanup, report, recount (of the first layer), remove (of the second)")
+	childPages := flag.Int("pages", 0, "internal: the pages the table was loaded with")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx := context.Background()
 	if *child != "" {
-		if err := runChild(ctx, *child, *policy, log); err != nil {
+		if err := runChild(ctx, *child, *op, *policy, *childPages, log); err != nil {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)
 		}
@@ -92,6 +95,22 @@ type row struct {
 	PagesDeleted int64   `json:"pagesDeleted"` // pages the clean-up deleted
 	BytesFreed   int64   `json:"bytesFreed"`
 	PeakRSSMiB   float64 `json:"peakRssMiB"` // of the child process that ran the clean-up
+	// The other operations, each in a child of its own after the clean-up:
+	// the usage report, a recount of one layer's pages (ReplaceLayer, the
+	// counts regenerated as a tile listing would find them) and the
+	// removal of another layer's (RemoveLayer).
+	Report  *opFigures `json:"report,omitempty"`
+	Recount *opFigures `json:"recount,omitempty"`
+	Remove  *opFigures `json:"remove,omitempty"`
+}
+
+// opFigures are one operation's figures.
+type opFigures struct {
+	Pages      int     `json:"pages"` // pages of the layer it worked on
+	Seconds    float64 `json:"seconds"`
+	ItemsRead  int64   `json:"itemsRead"`
+	Requests   int64   `json:"requests"`
+	PeakRSSMiB float64 `json:"peakRssMiB"`
 }
 
 type result struct {
@@ -159,27 +178,47 @@ func runSize(ctx context.Context, client *dynamodb.Client, n int, policy string,
 	if err != nil {
 		return r, err
 	}
-	cmd := exec.CommandContext(ctx, exe, "-child", table, "-policy", policy)
-	cmd.Stderr = os.Stderr
-	outb, err := cmd.Output()
-	if err != nil {
-		return r, fmt.Errorf("clean-up child: %w", err)
+	child := func(op string, v any) error {
+		cmd := exec.CommandContext(ctx, exe, "-child", table, "-op", op, "-policy", policy, "-pages", strconv.Itoa(n))
+		cmd.Stderr = os.Stderr
+		outb, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("%s child: %w", op, err)
+		}
+		if err := json.Unmarshal(outb, v); err != nil {
+			return fmt.Errorf("%s child's answer %q: %w", op, outb, err)
+		}
+		return nil
 	}
 	var c row
-	if err := json.Unmarshal(outb, &c); err != nil {
-		return r, fmt.Errorf("clean-up child's answer %q: %w", outb, err)
+	if err := child("cleanup", &c); err != nil {
+		return r, err
 	}
 	c.Pages, c.LoadSeconds = r.Pages, r.LoadSeconds
+	for _, o := range []struct {
+		op  string
+		dst **opFigures
+	}{{"report", &c.Report}, {"recount", &c.Recount}, {"remove", &c.Remove}} {
+		var f opFigures
+		if err := child(o.op, &f); err != nil {
+			return c, err
+		}
+		*o.dst = &f
+	}
 	return c, nil
 }
 
 // Synthetic returns n pages over the bench's layers: created over 30
 // days, two in three read since (hits 1-1000), 4 KiB to 4 MiB each.
-func Synthetic(n int, seed uint64) []quota.Page {
+func Synthetic(n int, seed uint64) []quota.Page { return synthetic(n, seed, -1) }
+
+// synthetic returns Synthetic's pages, only those of layer number only
+// when it is not negative.
+func synthetic(n int, seed uint64, only int) []quota.Page {
 	rnd := rand.New(rand.NewPCG(seed, 37))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	out := make([]quota.Page, n)
-	for i := range out {
+	out := make([]quota.Page, 0, n)
+	for i := 0; i < n; i++ {
 		set := tilestore.SetName{Layer: fmt.Sprintf("bench:layer%d", i%layers), GridSetID: "EPSG:900913", FormatID: "png", ParametersID: "default"}
 		// Page i of a layer: distinct (z, x, y) on levels 8-18.
 		j := int64(i / layers)
@@ -192,7 +231,9 @@ func Synthetic(n int, seed uint64) []quota.Page {
 			p.LastAccess = created.Add(time.Duration(rnd.Int64N(int64(30 * 24 * time.Hour))))
 			p.Hits = 1 + rnd.Int64N(1000)
 		}
-		out[i] = p
+		if only < 0 || i%layers == only {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -248,6 +289,15 @@ func (c *counting) DeletePage(ctx context.Context, k quota.PageKey) (quota.Page,
 	return p, found, err
 }
 
+func (c *counting) DeletePageAsRead(ctx context.Context, p quota.Page) (quota.Page, bool, error) {
+	p, found, err := c.UsageStore.DeletePageAsRead(ctx, p)
+	if found {
+		c.pages.Add(1)
+		c.bytes.Add(p.Bytes)
+	}
+	return p, found, err
+}
+
 // itemCounter counts the DynamoDB calls of a client and the items they
 // returned.
 type itemCounter struct{ items, requests atomic.Int64 }
@@ -277,7 +327,7 @@ func (ic *itemCounter) add(stack *middleware.Stack) error {
 
 // runChild runs one clean-up of the global quota (set to free 1 % of the
 // bytes) on table and prints its figures.
-func runChild(ctx context.Context, table, policy string, log *slog.Logger) error {
+func runChild(ctx context.Context, table, op, policy string, pages int, log *slog.Logger) error {
 	cfg, err := awsconf.Load(ctx, os.LookupEnv)
 	if err != nil {
 		return err
@@ -300,6 +350,9 @@ func runChild(ctx context.Context, table, policy string, log *slog.Logger) error
 		return err
 	}
 	c := quota.NewCleaner(fixedConfig(qc), store, discard{}, cat, idle{}, quota.CleanerOptions{}, log)
+	if op != "cleanup" {
+		return runOp(ctx, op, store, c, &ic, pages)
+	}
 	ic.items.Store(0)
 	ic.requests.Store(0)
 	start := time.Now()
@@ -309,6 +362,55 @@ func runChild(ctx context.Context, table, policy string, log *slog.Logger) error
 	r := row{Seconds: time.Since(start).Seconds(), ItemsRead: ic.items.Load(), Requests: ic.requests.Load(),
 		PagesDeleted: store.pages.Load(), BytesFreed: store.bytes.Load(), PeakRSSMiB: peakRSS()}
 	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// runOp runs one of the other operations and prints its figures.
+func runOp(ctx context.Context, op string, store quota.UsageStore, c *quota.Cleaner, ic *itemCounter, pages int) error {
+	first, second := "bench:layer0", "bench:layer1"
+	var f opFigures
+	var counts []quota.PageDelta
+	if op == "recount" {
+		// What a listing of the layer's tiles would count: its pages as
+		// loaded (those the clean-up deleted are found again).
+		for _, p := range synthetic(pages, 1, 0) {
+			counts = append(counts, quota.PageDelta{Page: p.Key, Tiles: p.Tiles, Bytes: p.Bytes})
+		}
+		slices.SortFunc(counts, func(a, b quota.PageDelta) int { return strings.Compare(a.Page.ID(), b.Page.ID()) })
+		f.Pages = len(counts)
+	}
+	ls, err := store.Layers(ctx)
+	if err != nil {
+		return err
+	}
+	ic.items.Store(0)
+	ic.requests.Store(0)
+	start := time.Now()
+	switch op {
+	case "report":
+		f.Pages = pages
+		if _, err := c.Report(ctx); err != nil {
+			return err
+		}
+	case "recount":
+		var version int64
+		for _, l := range ls {
+			if l.Layer == first {
+				version = l.Version
+			}
+		}
+		if err := store.ReplaceLayer(ctx, first, version, counts, time.Now()); err != nil {
+			return err
+		}
+	case "remove":
+		f.Pages = (pages + layers - 2) / layers
+		if err := store.RemoveLayer(ctx, second, false); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown operation %q", op)
+	}
+	f.Seconds, f.ItemsRead, f.Requests, f.PeakRSSMiB = time.Since(start).Seconds(), ic.items.Load(), ic.requests.Load(), peakRSS()
+	return json.NewEncoder(os.Stdout).Encode(f)
 }
 
 // peakRSS returns the process's peak resident set (VmHWM) in MiB.
@@ -332,6 +434,20 @@ func printTable(w io.Writer, label, policy string, rows []row) {
 	fmt.Fprintf(w, "%10s %9s %10s %12s %10s %13s %13s\n", "pages", "load s", "clean-up s", "items read", "requests", "pages deleted", "peak RSS MiB")
 	for _, r := range rows {
 		fmt.Fprintf(w, "%10d %9.1f %10.2f %12d %10d %13d %13.1f\n", r.Pages, r.LoadSeconds, r.Seconds, r.ItemsRead, r.Requests, r.PagesDeleted, r.PeakRSSMiB)
+	}
+	if len(rows) == 0 || rows[0].Report == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nother operations (%s): s per 100k pages of the layer, items read, peak RSS MiB\n", label)
+	fmt.Fprintf(w, "%10s %12s %14s %12s %12s %14s %12s %12s %10s %10s\n", "pages", "report s", "report items",
+		"recount pg", "recount s", "recount items", "recount RSS", "remove pg", "remove s", "remove RSS")
+	per100k := func(f *opFigures) float64 { return f.Seconds * 100_000 / float64(max(f.Pages, 1)) }
+	for _, r := range rows {
+		if r.Report == nil || r.Recount == nil || r.Remove == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%10d %12.3f %14d %12d %12.1f %14d %12.1f %12d %10.1f %10.1f\n", r.Pages, r.Report.Seconds, r.Report.ItemsRead,
+			r.Recount.Pages, per100k(r.Recount), r.Recount.ItemsRead, r.Recount.PeakRSSMiB, r.Remove.Pages, per100k(r.Remove), r.Remove.PeakRSSMiB)
 	}
 }
 

@@ -168,3 +168,9 @@ func (s *Store) PagesInOrder(ctx context.Context, layer, policy, cursor string, 
 	}
 	return out, next, nil
 }
+
+// DeletePageAsRead implements quota.PageStore: DeletePage (a read here is
+// free).
+func (s *Store) DeletePageAsRead(ctx context.Context, p quota.Page) (quota.Page, bool, error) {
+	return s.DeletePage(ctx, p.Key)
+}

@@ -276,3 +276,19 @@ func (s *Store) eachPage(ctx context.Context, layer string, fn func([]map[string
 	}
 	return nil
 }
+
+// DeletePageAsRead implements quota.PageStore: one transaction deleting
+// the page if it still holds p's tiles and bytes and subtracting them from
+// the layer; when it does not (or p was read from an index not yet
+// current), DeletePage.
+func (s *Store) DeletePageAsRead(ctx context.Context, p quota.Page) (quota.Page, bool, error) {
+	reasons, err := s.transact(ctx, "remove page "+p.Key.ID(),
+		[]types.TransactWriteItem{s.pageRemoval(p), s.layerChange(p.Key.Set.Layer, -p.Tiles, -p.Bytes)})
+	if err != nil {
+		return quota.Page{}, false, err
+	}
+	if reasons == nil {
+		return p, true, nil
+	}
+	return s.DeletePage(ctx, p.Key)
+}
