@@ -52,11 +52,23 @@ func main() {
 	child := flag.String("child", "", "internal: run -op on this table and print its figures as JSON")
 	op := flag.String("op", "cleanup", "internal: what the child runs: cleanup, report, recount (of the first layer), remove (of the second)")
 	childPages := flag.Int("pages", 0, "internal: the pages the table was loaded with")
+	plotOnly := flag.String("plot", "", "draw the plots of this JSON result (and -compare's) into -out, and run nothing")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx := context.Background()
 	if *child != "" {
 		if err := runChild(ctx, *child, *op, *policy, *childPages, log); err != nil {
+			fmt.Fprintln(os.Stderr, "scalebench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *plotOnly != "" {
+		res, err := readResult(*plotOnly)
+		if err == nil {
+			err = save(*out, res.Label, *compare, res)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)
 		}
@@ -145,6 +157,9 @@ func run(ctx context.Context, sizes []int, policy string, writers int, maxLoad t
 		rows = append(rows, r)
 		fmt.Fprintf(os.Stderr, "scalebench: %d pages: loaded in %.1fs, clean-up %.2fs, %d items read, %d pages deleted, peak RSS %.1f MiB\n",
 			n, r.LoadSeconds, r.Seconds, r.ItemsRead, r.PagesDeleted, r.PeakRSSMiB)
+		if data, err := json.Marshal(r); err == nil {
+			fmt.Fprintf(os.Stderr, "scalebench: %d pages: %s\n", n, data)
+		}
 	}
 	return rows, nil
 }
@@ -465,15 +480,24 @@ func save(dir, label, compare string, res result) error {
 	}
 	runs := []result{res}
 	if compare != "" {
-		data, err := os.ReadFile(compare)
+		prev, err := readResult(compare)
 		if err != nil {
 			return fmt.Errorf("read the run to compare: %w", err)
-		}
-		var prev result
-		if err := json.Unmarshal(data, &prev); err != nil {
-			return fmt.Errorf("decode %s: %w", compare, err)
 		}
 		runs = []result{prev, res}
 	}
 	return writePlots(dir, runs)
+}
+
+// readResult reads a run's JSON results.
+func readResult(path string) (result, error) {
+	var r result
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("decode %s: %w", path, err)
+	}
+	return r, nil
 }
