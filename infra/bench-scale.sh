@@ -9,6 +9,8 @@
 #   SIZES=10000,100000,1000000   page counts (a size whose load would take
 #                                over MAX_LOAD, judged by the previous one's, is skipped)
 #   MAX_LOAD=3m
+#   OPS_MAX=0                    measure report, recount and removal only up to
+#                                this many pages (0: at every size)
 #   POLICY=LRU                   or LFU
 #   LABEL=run                    name of the run (scale-$LABEL.json)
 #   COMPARE=path.json            an earlier run to plot beside this one
@@ -32,5 +34,5 @@ if [[ -z "${AWS_ENDPOINT_URL_DYNAMODB:-}" ]]; then
   eval "$(bash infra/devstack/up.sh)"
 fi
 echo "bench-scale: DynamoDB $AWS_ENDPOINT_URL_DYNAMODB, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-"$bin" -sizes "${SIZES:-10000,100000,1000000}" -max-load "${MAX_LOAD:-3m}" -policy "${POLICY:-LRU}" \
+"$bin" -sizes "${SIZES:-10000,100000,1000000}" -max-load "${MAX_LOAD:-3m}" -policy "${POLICY:-LRU}" -ops-max "${OPS_MAX:-0}" \
   -label "${LABEL:-run}" -out "$OUT" ${COMPARE:+-compare "$COMPARE"}

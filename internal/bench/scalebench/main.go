@@ -52,6 +52,7 @@ func main() {
 	child := flag.String("child", "", "internal: run -op on this table and print its figures as JSON")
 	op := flag.String("op", "cleanup", "internal: what the child runs: cleanup, report, recount (of the first layer), remove (of the second)")
 	childPages := flag.Int("pages", 0, "internal: the pages the table was loaded with")
+	opsMax := flag.Int("ops-max", 0, "run the report, recount and removal only for sizes up to this many pages (0: every size)")
 	plotOnly := flag.String("plot", "", "draw the plots of this JSON result (and -compare's) into -out, and run nothing")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -83,7 +84,7 @@ func main() {
 		}
 		ns = append(ns, n)
 	}
-	rows, err := run(ctx, ns, *policy, *writers, *maxLoad)
+	rows, err := run(ctx, ns, *policy, *writers, *maxLoad, *opsMax)
 	printTable(os.Stdout, *label, *policy, rows)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench:", err)
@@ -132,7 +133,7 @@ type result struct {
 }
 
 // run loads and cleans up each size in turn.
-func run(ctx context.Context, sizes []int, policy string, writers int, maxLoad time.Duration) ([]row, error) {
+func run(ctx context.Context, sizes []int, policy string, writers int, maxLoad time.Duration, opsMax int) ([]row, error) {
 	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
 		return nil, fmt.Errorf(`no DynamoDB endpoint: run it through make bench-scale, or eval "$(make -s devstack)" first`)
 	}
@@ -149,7 +150,7 @@ func run(ctx context.Context, sizes []int, policy string, writers int, maxLoad t
 				n, (time.Duration(n) * perPage).Round(time.Second), maxLoad)
 			continue
 		}
-		r, err := runSize(ctx, client, n, policy, writers)
+		r, err := runSize(ctx, client, n, policy, writers, opsMax == 0 || n <= opsMax)
 		if err != nil {
 			return rows, fmt.Errorf("%d pages: %w", n, err)
 		}
@@ -166,7 +167,7 @@ func run(ctx context.Context, sizes []int, policy string, writers int, maxLoad t
 
 // runSize creates a table, loads n pages, runs the clean-up in a child and
 // drops the table.
-func runSize(ctx context.Context, client *dynamodb.Client, n int, policy string, writers int) (row, error) {
+func runSize(ctx context.Context, client *dynamodb.Client, n int, policy string, writers int, ops bool) (row, error) {
 	r := row{Pages: n}
 	table := fmt.Sprintf("scalebench-%d-%d", n, time.Now().UnixNano())
 	if err := dynamostore.CreateTable(ctx, client, table); err != nil {
@@ -210,6 +211,9 @@ func runSize(ctx context.Context, client *dynamodb.Client, n int, policy string,
 		return r, err
 	}
 	c.Pages, c.LoadSeconds = r.Pages, r.LoadSeconds
+	if !ops {
+		return c, nil
+	}
 	for _, o := range []struct {
 		op  string
 		dst **opFigures
