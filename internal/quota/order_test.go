@@ -38,7 +38,9 @@ func TestOrderKeySortsAsOrder(t *testing.T) {
 		want := slices.Clone(pages)
 		quota.Order(want, policy)
 		got := slices.Clone(pages)
-		slices.SortFunc(got, func(a, b quota.Page) int { return strings.Compare(quota.OrderKey(a, policy), quota.OrderKey(b, policy)) })
+		slices.SortFunc(got, func(a, b quota.Page) int {
+			return strings.Compare(quota.OrderKey(a, policy), quota.OrderKey(b, policy))
+		})
 		for i := range got {
 			if got[i].Key != want[i].Key {
 				t.Fatalf("%s: position %d: by key %s, by Order %s", policy, i, quota.OrderKey(got[i], policy), quota.OrderKey(want[i], policy))
