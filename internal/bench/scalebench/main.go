@@ -53,6 +53,7 @@ func main() {
 	op := flag.String("op", "cleanup", "internal: what the child runs: cleanup, report, recount (of the first layer), remove (of the second)")
 	childPages := flag.Int("pages", 0, "internal: the pages the table was loaded with")
 	opsMax := flag.Int("ops-max", 0, "run the report, recount and removal only for sizes up to this many pages (0: every size)")
+	status := flag.String("status", "", "measure the task status instead: FINISHED,LAYERS,LANES (e.g. 10000,8,128)")
 	plotOnly := flag.String("plot", "", "draw the plots of this JSON result (and -compare's) into -out, and run nothing")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -62,6 +63,25 @@ func main() {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)
 		}
+		return
+	}
+	if *status != "" {
+		var fin, ls, ln int
+		if _, err := fmt.Sscanf(*status, "%d,%d,%d", &fin, &ls, &ln); err != nil {
+			fmt.Fprintln(os.Stderr, "scalebench: -status wants FINISHED,LAYERS,LANES:", err)
+			os.Exit(2)
+		}
+		cfg, err := awsconf.Load(ctx, os.LookupEnv)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scalebench:", err)
+			os.Exit(1)
+		}
+		f, err := runStatus(ctx, cfg, fin, ls, ln)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scalebench:", err)
+			os.Exit(1)
+		}
+		printStatus(os.Stdout, f)
 		return
 	}
 	if *plotOnly != "" {
