@@ -15,6 +15,9 @@
 #   LABEL=run                    name of the run (scale-$LABEL.json)
 #   COMPARE=path.json            an earlier run to plot beside this one
 #   OUT=.devstack/bench-scale    output directory
+#   STATUS=10000,8,128           then the task status: List (GET /rest/seed.json)
+#                                with FINISHED tasks kept and LAYERS x LANES running
+#                                (empty: skipped)
 #   AWS_ENDPOINT_URL_DYNAMODB    use this DynamoDB (Local) instead of
 #                                starting one (the devstack, bench ports)
 set -euo pipefail
@@ -36,3 +39,6 @@ fi
 echo "bench-scale: DynamoDB $AWS_ENDPOINT_URL_DYNAMODB, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$bin" -sizes "${SIZES:-10000,100000,1000000}" -max-load "${MAX_LOAD:-3m}" -policy "${POLICY:-LRU}" -ops-max "${OPS_MAX:-0}" \
   -label "${LABEL:-run}" -out "$OUT" ${COMPARE:+-compare "$COMPARE"}
+if [[ -n "${STATUS-10000,8,128}" ]]; then
+  "$bin" -status "${STATUS-10000,8,128}"
+fi
