@@ -6,7 +6,7 @@ ADDR  ?= 127.0.0.1:8080
 # networks every layer's upstream may be at, loopback and private ones included (development only)
 UPSTREAM_ALLOW ?= 127.0.0.0/8,::1/128
 
-.PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss devstack devstack-stop wms wms-stop web fuzz clean
+.PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss bench-scale devstack devstack-stop wms wms-stop web fuzz clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile,logs}/bootstrap (linux/arm64)
 build: tilecache
@@ -122,6 +122,10 @@ bench-miss:
 LAYERS_N ?= 5000
 bench-layers:
 	$(GO) run ./internal/bench/layerbench -layers $(LAYERS_N) -backend $(or $(BACKEND),embedded)
+
+## bench-scale: the quota clean-up at 10k, 100k and 1M tile pages in DynamoDB Local (time, items read, peak RSS; JSON and SVG under .devstack/bench-scale)
+bench-scale:
+	@GO=$(GO) bash infra/bench-scale.sh
 
 bench-grid:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...

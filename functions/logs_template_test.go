@@ -82,7 +82,7 @@ func TestTemplateLogIngestion(t *testing.T) {
 			want := []string{
 				"[logs:CreateLogStream logs:PutLogEvents] on arn:aws:logs:us-east-1:000000000000:log-group:tc-logs if <nil>",
 				"s3:GetObject on arn:aws:s3:::tilecache-logs-6a7b8c90-0000-1111-2222-333344445555/* if <nil>",
-				"dynamodb:UpdateItem on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringLike:map[dynamodb:LeadingKeys:[pages#*]]]",
+				"[dynamodb:GetItem dynamodb:UpdateItem] on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringLike:map[dynamodb:LeadingKeys:[pages#*]]]",
 				"[dynamodb:PutItem dynamodb:DeleteItem] on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringLike:map[dynamodb:LeadingKeys:[claim#reads#*]]]",
 				"dynamodb:GetItem on arn:aws:dynamodb:us-east-1:000000000000:table/tc if map[ForAllValues:StringEquals:map[dynamodb:LeadingKeys:[config]]]",
 				"sqs:SendMessage on arn:aws:sqs:us-east-1:000000000000:tc-logs-dlq if <nil>",

@@ -133,6 +133,12 @@ func (f *fakeDynamoDB) Do(r *http.Request) (*http.Response, error) {
 		}
 	case "BatchGetItem":
 		answer = `{"Responses":{},"UnprocessedKeys":{}}`
+	case "GetItem":
+		// A usage page exists, so that a flush of reads (which reads the
+		// page before its conditional update) goes on to write it.
+		if len(calls) == 1 && strings.HasPrefix(calls[0].pk, "pages#") {
+			answer = `{"Item":{"created":{"N":"1"},"tiles":{"N":"1"},"bytes":{"N":"4096"}}}`
+		}
 	}
 	return &http.Response{StatusCode: 200, Status: "200 OK", Request: r, ContentLength: int64(len(answer)),
 		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader(answer))}, nil

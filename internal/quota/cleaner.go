@@ -332,29 +332,21 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 		used = usage[j.name]
 	}
 	before := used
-	var pages []Page
-	for _, l := range j.layers {
-		ps, err := c.store.Pages(ctx, l)
-		if err != nil {
-			metrics.CleanUps.Add(1, "failed")
-			log.Error("clean-up failed", "err", err)
-			return fmt.Errorf("clean-up: %w", err)
-		}
-		pages = append(pages, ps...)
-	}
-	Order(pages, j.policy)
+	src := newPageSource(c.store, j.layers, j.policy)
 	var deletedPages, deletedTiles, freed int64
 	touched := map[string]bool{}
-	for _, p := range pages {
-		if used <= j.limit {
+	for used > j.limit {
+		if err = ctx.Err(); err != nil {
 			break
 		}
-		if err = ctx.Err(); err != nil {
+		var p Page
+		var more bool
+		if p, more, err = src.next(ctx); err != nil || !more {
 			break
 		}
 		var removed Page
 		var found bool
-		if removed, found, err = c.deletePage(ctx, p.Key); err != nil {
+		if removed, found, err = c.deletePage(ctx, p); err != nil {
 			break
 		}
 		touched[p.Key.Set.Layer] = true
@@ -367,7 +359,7 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 	}
 	c.checkRaces(ctx, touched, start)
 	metrics.CleanUpTiles.Add(float64(deletedTiles))
-	attrs := []any{"used_bytes_before", before, "used_bytes_after", used, "pages_deleted", deletedPages,
+	attrs := []any{"used_bytes_before", before, "used_bytes_after", used, "pages_read", src.read(), "pages_deleted", deletedPages,
 		"tiles_deleted", deletedTiles, "bytes_freed", freed, "duration", c.opts.Now().Sub(start).String()}
 	switch {
 	case err != nil:
@@ -382,6 +374,63 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 		log.Info("clean-up finished", attrs...)
 	}
 	return nil
+}
+
+// pageSource yields the pages of a clean-up in expiration order: read from
+// the store's order a batch at a time, or, from a store that keeps no
+// order (ErrUnordered), all read at once and sorted in memory.
+type pageSource struct {
+	store   PageStore
+	layers  []string
+	policy  string
+	ordered *OrderedPages
+	sorted  []Page // the fallback's pages, once read
+	loaded  bool
+	n       int64 // pages read by the fallback
+}
+
+func newPageSource(store PageStore, layers []string, policy string) *pageSource {
+	return &pageSource{store: store, layers: layers, policy: policy, ordered: NewOrderedPages(store, layers, policy)}
+}
+
+// next returns the next page in expiration order; more is false when
+// there are none left.
+func (s *pageSource) next(ctx context.Context) (p Page, more bool, err error) {
+	if s.ordered != nil {
+		p, more, err = s.ordered.Next(ctx)
+		if !errors.Is(err, ErrUnordered) {
+			if err != nil {
+				err = fmt.Errorf("clean-up: %w", err)
+			}
+			return p, more, err
+		}
+		s.n, s.ordered = s.ordered.Read(), nil
+	}
+	if !s.loaded {
+		s.loaded = true
+		for _, l := range s.layers {
+			ps, err := s.store.Pages(ctx, l)
+			if err != nil {
+				return Page{}, false, fmt.Errorf("clean-up: %w", err)
+			}
+			s.sorted = append(s.sorted, ps...)
+			s.n += int64(len(ps))
+		}
+		Order(s.sorted, s.policy)
+	}
+	if len(s.sorted) == 0 {
+		return Page{}, false, nil
+	}
+	p, s.sorted = s.sorted[0], s.sorted[1:]
+	return p, true, nil
+}
+
+// read returns the number of pages read so far.
+func (s *pageSource) read() int64 {
+	if s.ordered != nil {
+		return s.ordered.Read()
+	}
+	return s.n
 }
 
 // checkRaces marks the layers a clean-up changed for a recount when a task
@@ -432,7 +481,8 @@ func Order(pages []Page, policy string) {
 }
 
 // deletePage deletes a page's tiles, then its record.
-func (c *Cleaner) deletePage(ctx context.Context, k PageKey) (Page, bool, error) {
+func (c *Cleaner) deletePage(ctx context.Context, p Page) (Page, bool, error) {
+	k := p.Key
 	keys, err := c.pageKeys(ctx, k)
 	if err != nil {
 		return Page{}, false, err
@@ -452,7 +502,7 @@ func (c *Cleaner) deletePage(ctx context.Context, k PageKey) (Page, bool, error)
 		}
 		keys = keys[n:]
 	}
-	return c.store.DeletePage(ctx, k)
+	return c.store.DeletePageAsRead(ctx, p)
 }
 
 // tileSet returns where the store keeps the tiles of a usage tile set; ok

@@ -192,10 +192,22 @@ type PageStore interface {
 	Layers(ctx context.Context) ([]LayerUsage, error)
 	// Pages returns a layer's pages that hold tiles or bytes, in page id order.
 	Pages(ctx context.Context, layer string) ([]Page, error)
+	// PagesInOrder returns up to limit of a layer's pages that hold tiles
+	// or bytes, in the expiration order of policy (by OrderKey), starting
+	// after the page whose OrderKey is cursor (at the first when cursor is
+	// empty), and the cursor of the next call: "" when there are no more.
+	// It reads about as many pages as it returns (plus empty ones the
+	// store keeps), however many the layer holds. A store that cannot
+	// returns ErrUnordered.
+	PagesInOrder(ctx context.Context, layer, policy, cursor string, limit int) (pages []Page, next string, err error)
 	// DeletePage removes a page record and subtracts what it held from its
 	// layer's totals, atomically, and returns the record as removed; found
 	// is false when there was none.
 	DeletePage(ctx context.Context, key PageKey) (removed Page, found bool, err error)
+	// DeletePageAsRead is DeletePage of a page just read (by Pages or
+	// PagesInOrder): it may spare reading the page again when the page
+	// still holds what p says.
+	DeletePageAsRead(ctx context.Context, p Page) (removed Page, found bool, err error)
 }
 
 // RecountStore replaces a layer's usage with a recount.

@@ -352,6 +352,8 @@ func Run(t *testing.T, newStore func(t *testing.T) quota.UsageStore) {
 			t.Fatalf("%d concurrent claims won, want 1", wins)
 		}
 	})
+	t.Run("ExpirationOrderMatchesSort", func(t *testing.T) { runOrder(t, newStore) })
+	t.Run("CleanUpDeletesAsTheSortOfEveryPage", func(t *testing.T) { runCleanUp(t, newStore) })
 	t.Run("LayerNamesAreOpaque", func(t *testing.T) {
 		s := newStore(t)
 		names := []string{"topp:states", "a b", "x|y", "ns/layer", "é#1"}

@@ -150,17 +150,29 @@ func applyDeltas(tx *bolt.Tx, deltas []quota.PageDelta, now time.Time) error {
 		}
 		key := []byte(d.Page.ID())
 		r := newPageRecord(d.Page, now)
-		if _, err := getJSON(b, key, &r); err != nil {
+		found, err := getJSON(b, key, &r)
+		if err != nil {
 			return err
+		}
+		var old *quota.Page
+		if found {
+			p := recordPage(layer, r)
+			old = &p
 		}
 		r.Tiles += d.Tiles
 		r.Bytes += d.Bytes
+		var cur *quota.Page
 		if r.Tiles == 0 && r.Bytes == 0 {
 			err = b.Delete(key)
 		} else {
 			err = putJSON(b, key, r)
+			p := recordPage(layer, r)
+			cur = &p
 		}
 		if err != nil {
+			return err
+		}
+		if err := reorder(tx, layer, old, cur); err != nil {
 			return err
 		}
 		s := sums[layer]
@@ -210,6 +222,9 @@ func (s *Store) RemoveLayer(ctx context.Context, layer string, dirty bool) error
 				return err
 			}
 		}
+		if err := dropOrder(tx, layer); err != nil {
+			return err
+		}
 		return changeLayer(tx, layer, func(r *layerRecord) { r.Tiles, r.Bytes, r.Dirty = 0, 0, dirty || r.Dirty })
 	})
 }
@@ -232,9 +247,14 @@ func (s *Store) RecordAccess(ctx context.Context, accesses []quota.Access) error
 			} else if !found {
 				continue
 			}
+			old := recordPage(a.Page.Set.Layer, r)
 			r.Hits += a.Hits
 			r.Access = max(r.Access, nanos(a.Last))
 			if err := putJSON(b, key, r); err != nil {
+				return err
+			}
+			cur := recordPage(a.Page.Set.Layer, r)
+			if err := reorder(tx, a.Page.Set.Layer, &old, &cur); err != nil {
 				return err
 			}
 		}
@@ -299,6 +319,9 @@ func (s *Store) DeletePage(ctx context.Context, key quota.PageKey) (quota.Page, 
 		if err := b.Delete(id); err != nil {
 			return err
 		}
+		if err := reorder(tx, key.Set.Layer, &removed, nil); err != nil {
+			return err
+		}
 		return changeLayer(tx, key.Set.Layer, func(l *layerRecord) { l.Tiles -= r.Tiles; l.Bytes -= r.Bytes })
 	})
 	return removed, found, err
@@ -334,6 +357,9 @@ func (s *Store) ReplaceLayer(ctx context.Context, layer string, version int64, c
 				return err
 			}
 		}
+		if err := dropOrder(tx, layer); err != nil {
+			return err
+		}
 		b, err := layerPages(tx, layer, true)
 		if err != nil {
 			return err
@@ -354,6 +380,9 @@ func (s *Store) ReplaceLayer(ctx context.Context, layer string, version int64, c
 			}
 			total.Tiles += c.Tiles
 			total.Bytes += c.Bytes
+		}
+		if _, err := ensureOrder(tx, layer); err != nil {
+			return err
 		}
 		return changeLayer(tx, layer, func(l *layerRecord) { l.Tiles, l.Bytes, l.Dirty = total.Tiles, total.Bytes, false })
 	})

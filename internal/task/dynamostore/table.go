@@ -23,6 +23,8 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 			{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(attrGSIPK), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(attrGSISK), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String(aLRU), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(aLFU), AttributeType: types.ScalarAttributeTypeS},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
@@ -35,7 +37,7 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 				{AttributeName: aws.String(attrGSISK), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}},
+		}, orderIndex(indexLRU, aLRU), orderIndex(indexLFU, aLFU)},
 	}, s.callOpts...)
 	if err != nil {
 		return s.fail(ctx, err, "create DynamoDB table %s", table)
@@ -56,4 +58,17 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 		},
 	}, s.callOpts...)
 	return nil
+}
+
+// orderIndex is the index keeping each layer's pages partition sorted by
+// one policy's order key (usageorder.go).
+func orderIndex(name, sortKey string) types.GlobalSecondaryIndex {
+	return types.GlobalSecondaryIndex{
+		IndexName: aws.String(name),
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(sortKey), KeyType: types.KeyTypeRange},
+		},
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+	}
 }

@@ -8,7 +8,6 @@ package dynamostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -104,7 +103,7 @@ func (s *Store) pageChange(d quota.PageDelta, now time.Time) types.TransactWrite
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table,
 		Key:       s.pageKey(d.Page),
-		UpdateExpression: aws.String("SET " + pageSet(e, d.Page, now) +
+		UpdateExpression: aws.String("SET " + pageSet(e, d.Page, now) + ", " + newPageKeys(e, d.Page, now) +
 			" ADD " + e.n(aTiles) + " " + e.v(num(d.Tiles)) + ", " + e.n(aBytes) + " " + e.v(num(d.Bytes))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
@@ -202,35 +201,46 @@ func (s *Store) MarkDirty(ctx context.Context, layers []string) error {
 	return nil
 }
 
-// RemoveLayer implements quota.Accounting: the layer's pages are deleted
-// in transactions of up to 99 (each conditional on the page being
-// unchanged since it was read, and subtracting what it deletes from the
-// layer), then the layer's flag is set. A page that changed meanwhile
-// leaves the layer dirty.
+// RemoveLayer implements quota.Accounting: the layer's pages are read a
+// page of the Query answer at a time and deleted in transactions of up to
+// 99 (each conditional on the page being unchanged since it was read, and
+// subtracting what it deletes from the layer), then the layer's flag is
+// set. A page that changed meanwhile leaves the layer dirty. Memory holds
+// one page of the answer (1 MB of items), not the layer.
 func (s *Store) RemoveLayer(ctx context.Context, layer string, dirty bool) error {
-	pages, err := s.allPages(ctx, layer)
+	what := "remove the usage of layer " + layer
+	err := s.eachPage(ctx, layer, func(items []map[string]types.AttributeValue) error {
+		pages := make([]quota.Page, 0, len(items))
+		for _, item := range items {
+			p, err := decodePage(item)
+			if err != nil {
+				return err
+			}
+			pages = append(pages, p)
+		}
+		for len(pages) > 0 {
+			n := min(len(pages), maxTxItems-1)
+			var items []types.TransactWriteItem
+			var tiles, bytes int64
+			for _, p := range pages[:n] {
+				items = append(items, s.pageRemoval(p))
+				tiles += p.Tiles
+				bytes += p.Bytes
+			}
+			items = append(items, s.layerChange(layer, -tiles, -bytes))
+			reasons, err := s.transact(ctx, what, items)
+			if err != nil {
+				return err
+			}
+			if reasons != nil {
+				dirty = true
+			}
+			pages = pages[n:]
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	what := "remove the usage of layer " + layer
-	for len(pages) > 0 {
-		n := min(len(pages), maxTxItems-1)
-		var items []types.TransactWriteItem
-		var tiles, bytes int64
-		for _, p := range pages[:n] {
-			items = append(items, s.pageRemoval(p))
-			tiles += p.Tiles
-			bytes += p.Bytes
-		}
-		items = append(items, s.layerChange(layer, -tiles, -bytes))
-		reasons, err := s.transact(ctx, what, items)
-		if err != nil {
-			return err
-		}
-		if reasons != nil {
-			dirty = true
-		}
-		pages = pages[n:]
 	}
 	e := newExpr()
 	update := "SET " + e.n(aLayer) + " = " + e.v(str(layer))
@@ -251,9 +261,9 @@ func (s *Store) RemoveLayer(ctx context.Context, layer string, dirty bool) error
 	return nil
 }
 
-// RecordAccess implements quota.AccessStore: one conditional UpdateItem per
-// page (a second one, without moving the last access, when another process
-// recorded a later access first), up to eight at once. Every page's write
+// RecordAccess implements quota.AccessStore: per page, a read and one
+// conditional UpdateItem of its access, hits and order keys (see
+// usageorder.go), up to eight pages at once. Every page's write
 // runs (a plain group: one failure cancels none of the others) and the
 // first failure is the one reported.
 func (s *Store) RecordAccess(ctx context.Context, accesses []quota.Access) error {
@@ -263,46 +273,6 @@ func (s *Store) RecordAccess(ctx context.Context, accesses []quota.Access) error
 		g.Go(func() error { return s.recordAccess(ctx, a) })
 	}
 	return g.Wait()
-}
-
-func (s *Store) recordAccess(ctx context.Context, a quota.Access) error {
-	e := newExpr()
-	s.wrote("recordAccess", 1)
-	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table,
-		Key:       s.pageKey(a.Page),
-		UpdateExpression: aws.String("SET " + e.n(aAccess) + " = " + e.v(num(nanos(a.Last))) +
-			" ADD " + e.n(aHits) + " " + e.v(num(a.Hits))),
-		ConditionExpression: aws.String("attribute_exists(" + e.n(attrPK) + ") AND (attribute_not_exists(" + e.n(aAccess) +
-			") OR " + e.n(aAccess) + " < " + e.v(num(nanos(a.Last))) + ")"),
-		ExpressionAttributeNames:            e.Names(),
-		ExpressionAttributeValues:           e.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, s.callOpts...)
-	ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
-	if !ok {
-		if err != nil {
-			return s.fail(ctx, err, "record accesses of page %s", a.Page.ID())
-		}
-		return nil
-	}
-	if len(ccf.Item) == 0 {
-		return nil // no such page
-	}
-	e = newExpr()
-	s.wrote("recordAccess", 1)
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       s.pageKey(a.Page),
-		UpdateExpression:          aws.String("ADD " + e.n(aHits) + " " + e.v(num(a.Hits))),
-		ConditionExpression:       aws.String("attribute_exists(" + e.n(attrPK) + ")"),
-		ExpressionAttributeNames:  e.Names(),
-		ExpressionAttributeValues: e.Values(),
-	}, s.callOpts...)
-	if err != nil && !isConditionFailed(err) {
-		return s.fail(ctx, err, "record accesses of page %s", a.Page.ID())
-	}
-	return nil
 }
 
 // stateItem is the usage state item (pk=usage sk=state); times are Unix

@@ -33,6 +33,8 @@ type pageItem struct {
 	Created int64  `dynamodbav:"created"`
 	Access  int64  `dynamodbav:"access"`
 	Hits    int64  `dynamodbav:"hits"`
+	LRU     string `dynamodbav:"lru"`
+	LFU     string `dynamodbav:"lfu"`
 }
 
 // decodePage decodes a page item.
@@ -171,81 +173,120 @@ func (s *Store) Layers(ctx context.Context) ([]quota.LayerUsage, error) {
 	return out, nil
 }
 
-// ReplaceLayer implements quota.RecountStore: it reads the layer's pages,
-// then writes the differences in transactions of up to 99 pages, each
-// conditional on the layer's version and bumping it; the last one also sets
-// the totals and clears the dirty flag. When a transaction finds the
-// version moved, the recount stops there (Conflict) and the layer stays
-// dirty.
+// ReplaceLayer implements quota.RecountStore: it reads the layer's pages a
+// page of the Query answer at a time, comparing each with its count, and
+// writes the differences in transactions of up to 99 pages as they come,
+// each conditional on the layer's version and bumping it; the last one
+// also sets the totals, clears the dirty flag and marks the layer's pages
+// ordered. When a transaction finds the version moved, the recount stops
+// there (Conflict) and the layer stays dirty. Memory holds the counts and
+// one transaction, not the layer's pages.
 func (s *Store) ReplaceLayer(ctx context.Context, layer string, version int64, counts []quota.PageDelta, now time.Time) error {
 	what := "recount layer " + layer
-	cur, err := s.allPages(ctx, layer)
-	if err != nil {
-		return err
-	}
-	have := make(map[quota.PageKey]quota.Page, len(cur))
-	for _, p := range cur {
-		have[p.Key] = p
-	}
-	var ops []types.TransactWriteItem
 	var tiles, bytes int64
-	want := make(map[quota.PageKey]bool, len(counts))
-	for _, c := range counts {
+	want := make(map[quota.PageKey]int, len(counts)) // index in counts
+	for i, c := range counts {
 		if c.Tiles == 0 && c.Bytes == 0 {
 			continue
 		}
-		want[c.Page] = true
+		want[c.Page] = i
 		tiles += c.Tiles
 		bytes += c.Bytes
-		if p, ok := have[c.Page]; ok && p.Tiles == c.Tiles && p.Bytes == c.Bytes {
-			continue
+	}
+	seen := make(map[quota.PageKey]bool, len(want))
+	v := version
+	var ops []types.TransactWriteItem
+	// flush writes ops, all of them when last (with the totals), else
+	// whole transactions only.
+	flush := func(last bool) error {
+		for first := true; (first && last) || len(ops) >= maxTxItems-1 || (last && len(ops) > 0); first = false {
+			n := min(len(ops), maxTxItems-1)
+			final := last && n == len(ops)
+			e := newExpr()
+			update := "SET " + e.n(aLayer) + " = " + e.v(str(layer)) + ", " + e.n(aVersion) + " = " + e.v(num(v+1))
+			if final {
+				update += ", " + e.n(aTiles) + " = " + e.v(num(tiles)) + ", " + e.n(aBytes) + " = " + e.v(num(bytes)) +
+					", " + e.n(aDirty) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: false}) +
+					", " + e.n(aOrdered) + " = " + e.v(num(1))
+			}
+			cond := e.n(aVersion) + " = " + e.v(num(v))
+			if v == 0 {
+				cond = "attribute_not_exists(" + e.n(aVersion) + ") OR " + cond
+			}
+			items := append(ops[:n:n], types.TransactWriteItem{Update: &types.Update{
+				TableName:                 &s.table,
+				Key:                       s.layerKey(layer),
+				UpdateExpression:          aws.String(update),
+				ConditionExpression:       aws.String(cond),
+				ExpressionAttributeNames:  e.Names(),
+				ExpressionAttributeValues: e.Values(),
+			}})
+			reasons, err := s.transact(ctx, what, items)
+			if err != nil {
+				return err
+			}
+			if reasons != nil {
+				return apperr.New(apperr.Conflict, "usage of layer %s changed during its recount", layer)
+			}
+			ops = ops[n:]
+			v++
+			if final {
+				return nil
+			}
 		}
+		return nil
+	}
+	// set is the write of count c to a page: p as stored when found.
+	set := func(c quota.PageDelta, p quota.Page, found, keyed bool) {
 		e := newExpr()
+		var keys string
+		switch {
+		case !found:
+			keys = ", " + newPageKeys(e, c.Page, now)
+		case !keyed:
+			// A page recorded before the order keys: those of its use as
+			// read (the recount keeps its use; a read flushed meanwhile
+			// moves it again).
+			keys = ", " + orderKeys(e, p)
+		}
 		ops = append(ops, types.TransactWriteItem{Update: &types.Update{
 			TableName: &s.table,
 			Key:       s.pageKey(c.Page),
 			UpdateExpression: aws.String("SET " + pageSet(e, c.Page, now) + ", " + e.n(aTiles) + " = " + e.v(num(c.Tiles)) +
-				", " + e.n(aBytes) + " = " + e.v(num(c.Bytes))),
+				", " + e.n(aBytes) + " = " + e.v(num(c.Bytes)) + keys),
 			ExpressionAttributeNames:  e.Names(),
 			ExpressionAttributeValues: e.Values(),
 		}})
 	}
-	for _, p := range cur {
-		if !want[p.Key] {
-			ops = append(ops, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: s.pageKey(p.Key)}})
+	err := s.eachPage(ctx, layer, func(items []map[string]types.AttributeValue) error {
+		for _, item := range items {
+			p, err := decodePage(item)
+			if err != nil {
+				return err
+			}
+			i, ok := want[p.Key]
+			if !ok {
+				ops = append(ops, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: s.pageKey(p.Key)}})
+				continue
+			}
+			seen[p.Key] = true
+			lru, _ := strAttr(item, aLRU)
+			lfu, _ := strAttr(item, aLFU)
+			keyed := lru == quota.OrderKey(p, quota.PolicyLRU) && lfu == quota.OrderKey(p, quota.PolicyLFU)
+			if c := counts[i]; p.Tiles != c.Tiles || p.Bytes != c.Bytes || !keyed {
+				set(c, p, true, keyed)
+			}
+		}
+		return flush(false)
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range counts {
+		if _, ok := want[c.Page]; ok && !seen[c.Page] {
+			set(c, quota.Page{}, false, false)
+			seen[c.Page] = true // a page counted twice is written once
 		}
 	}
-	v := version
-	for first := true; first || len(ops) > 0; first = false {
-		n := min(len(ops), maxTxItems-1)
-		last := n == len(ops)
-		e := newExpr()
-		update := "SET " + e.n(aLayer) + " = " + e.v(str(layer)) + ", " + e.n(aVersion) + " = " + e.v(num(v+1))
-		if last {
-			update += ", " + e.n(aTiles) + " = " + e.v(num(tiles)) + ", " + e.n(aBytes) + " = " + e.v(num(bytes)) +
-				", " + e.n(aDirty) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: false})
-		}
-		cond := e.n(aVersion) + " = " + e.v(num(v))
-		if v == 0 {
-			cond = "attribute_not_exists(" + e.n(aVersion) + ") OR " + cond
-		}
-		items := append(ops[:n:n], types.TransactWriteItem{Update: &types.Update{
-			TableName:                 &s.table,
-			Key:                       s.layerKey(layer),
-			UpdateExpression:          aws.String(update),
-			ConditionExpression:       aws.String(cond),
-			ExpressionAttributeNames:  e.Names(),
-			ExpressionAttributeValues: e.Values(),
-		}})
-		reasons, err := s.transact(ctx, what, items)
-		if err != nil {
-			return err
-		}
-		if reasons != nil {
-			return apperr.New(apperr.Conflict, "usage of layer %s changed during its recount", layer)
-		}
-		ops = ops[n:]
-		v++
-	}
-	return nil
+	return flush(true)
 }

@@ -3,6 +3,9 @@
 #   S3 bucket        ${TILECACHE_S3_BUCKET:-tilecache-tiles}
 #   DynamoDB table   ${TILECACHE_DYNAMODB_TABLE:-tilecache}: pk (S) / sk (S),
 #                    GSI "active" gsi1pk (S) / gsi1sk (N), projection ALL,
+#                    GSIs "lru" pk / lru (S) and "lfu" pk / lfu (S), projection ALL
+#                    (an existing table without them is kept: the quota clean-up
+#                    then reads and sorts every page),
 #                    PAY_PER_REQUEST, TTL on attribute "expires"
 #   SQS queue        ${TILECACHE_SQS_QUEUE:-tilecache-lanes}, visibility timeout 120 s,
 #                    redrive to <queue>-dlq after 5 receives
@@ -117,8 +120,9 @@ create_table() {
   if call dynamodb create-table --table-name "$TABLE" \
     --attribute-definitions AttributeName=pk,AttributeType=S AttributeName=sk,AttributeType=S \
     AttributeName=gsi1pk,AttributeType=S AttributeName=gsi1sk,AttributeType=N \
+    AttributeName=lru,AttributeType=S AttributeName=lfu,AttributeType=S \
     --key-schema AttributeName=pk,KeyType=HASH AttributeName=sk,KeyType=RANGE \
-    --global-secondary-indexes '[{"IndexName":"active","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]' \
+    --global-secondary-indexes '[{"IndexName":"active","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},{"IndexName":"lru","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lru","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},{"IndexName":"lfu","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lfu","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]' \
     --billing-mode PAY_PER_REQUEST --output text --query "TableDescription.$TABLE_FIELDS"; then
     say "table $TABLE: created"
     return 0
