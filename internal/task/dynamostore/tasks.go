@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/task"
@@ -354,11 +355,11 @@ func (s *Store) GetMany(ctx context.Context, ids []int64) (map[int64]task.Task, 
 
 // List implements task.Store. It reads the index partition of active and
 // recently finished tasks (in id order, with eventually consistent reads),
-// and removes from the index, at most 25 per call, tasks finished before
-// both finishedSince and now − the finished-keep duration.
+// and removes from the index, at most maxPrune per call (pruneWorkers at
+// a time), tasks finished before both finishedSince and now − the
+// finished-keep duration.
 func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task, error) {
 	const what = "list tasks"
-	const maxPrune = 25
 	since := nanos(finishedSince)
 	pruneBefore := min(since, s.clock().Add(-s.finishedKeep).UnixNano())
 	vis := s.newVisibility()
@@ -403,21 +404,27 @@ func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 		}
 	}
 	// Housekeeping is best-effort: the listing is right without it.
+	var g errgroup.Group
+	g.SetLimit(pruneWorkers)
 	for _, it := range prune {
 		if ctx.Err() != nil {
 			break
 		}
-		e := newExpr()
-		s.wrote("List", 1)
-		s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 &s.table,
-			Key:                       s.taskKey(it.ID),
-			UpdateExpression:          aws.String("REMOVE " + e.n(attrGSIPK)),
-			ConditionExpression:       aws.String("attribute_exists(" + e.n(aFinished) + ")"),
-			ExpressionAttributeNames:  e.Names(),
-			ExpressionAttributeValues: e.Values(),
-		}, s.callOpts...)
+		g.Go(func() error {
+			e := newExpr()
+			s.wrote("List", 1)
+			s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName:                 &s.table,
+				Key:                       s.taskKey(it.ID),
+				UpdateExpression:          aws.String("REMOVE " + e.n(attrGSIPK)),
+				ConditionExpression:       aws.String("attribute_exists(" + e.n(aFinished) + ")"),
+				ExpressionAttributeNames:  e.Names(),
+				ExpressionAttributeValues: e.Values(),
+			}, s.callOpts...)
+			return nil
+		})
 	}
+	g.Wait()
 	for jobID, ids := range stale {
 		if ctx.Err() != nil {
 			break
@@ -427,6 +434,15 @@ func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 	slices.SortFunc(out, func(a, b task.Task) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
+
+// A status call removes from the active index up to maxPrune tasks
+// finished long enough ago, pruneWorkers at a time: after a job of 1,024
+// lanes ends, 4 status calls instead of 41 read them all again, each
+// adding about maxPrune/pruneWorkers request round trips.
+const (
+	maxPrune     = 256
+	pruneWorkers = 16
+)
 
 // AddFailures implements task.Store. The count lives on the job item; a job
 // id without a job gets an item holding only the count (Job still reports
