@@ -216,6 +216,13 @@ func TestLayerDeletedInTheBackground(t *testing.T) {
 		r, ok := rowOf(listRows(t, a, "/rest/seed.json"), id)
 		return !ok || r[4] == 2 && r[0] == r[1]
 	})
+	// The usage report lists the layer no more (unless a recount of it is
+	// pending, which it reports).
+	for _, l := range getUsage(t, a).Layers {
+		if l.Layer == "run:gone" && !l.RecountPending {
+			t.Errorf("the usage report still lists the deleted layer: %+v", l)
+		}
+	}
 	// The name is free again.
 	if res := a.Do(t, "PUT", "/rest/layers/run:gone.xml", goneDoc, "Content-Type", "text/xml"); res.Status != http.StatusOK {
 		t.Errorf("re-creating the layer after the truncation: %d %s", res.Status, res.Body)

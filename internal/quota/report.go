@@ -58,8 +58,14 @@ func (c *Cleaner) Report(ctx context.Context) (Report, error) {
 	names := c.layers.Names()
 	usage := map[string]LayerUsage{}
 	for _, l := range ls {
+		known := slices.Contains(names, l.Layer)
+		if !known && l.Tiles == 0 && l.Bytes == 0 && !l.Dirty {
+			// A layer gone from the catalogue whose tiles are gone too
+			// (a layer deleted with its tiles): nothing to report.
+			continue
+		}
 		usage[l.Layer] = l
-		if !slices.Contains(names, l.Layer) {
+		if !known {
 			names = append(names, l.Layer)
 		}
 	}
