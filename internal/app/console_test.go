@@ -3,10 +3,15 @@ package app_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/browsertest"
@@ -124,5 +129,148 @@ func TestConsoleLoads(t *testing.T) {
 		t.Errorf("layers offered: %q", layers)
 	}
 	time.Sleep(time.Second)
+	noConsoleErrors(t, page)
+}
+
+// clickMap clicks the seed map at offsets (CSS pixels) from its top-left
+// corner and returns the map coordinates of those pixels.
+func clickMap(t *testing.T, page *browsertest.Page, mapSel string, px [][2]float64) [][2]float64 {
+	t.Helper()
+	var box struct{ X, Y float64 }
+	evalJSON(t, page, `(() => { const r = document.querySelector('`+mapSel+` .ol-viewport').getBoundingClientRect(); return {X: r.left, Y: r.top}; })()`, &box)
+	var coords [][2]float64
+	for _, p := range px {
+		page.Do(t, "click the map", chromedp.MouseClickXY(box.X+p[0], box.Y+p[1]))
+		time.Sleep(150 * time.Millisecond)
+		var c [2]float64
+		evalJSON(t, page, fmt.Sprintf(`window.consoleSeed.map.getCoordinateFromPixel([%g, %g])`, p[0], p[1]), &c)
+		coords = append(coords, c)
+	}
+	return coords
+}
+
+// squareMeetsTriangle reports whether the interior of the square
+// [x0,x1]×[y0,y1] meets the interior of the triangle tri (separating
+// axes: the square's two and the triangle's three; touching is no
+// meeting).
+func squareMeetsTriangle(x0, y0, x1, y1 float64, tri [3][2]float64) bool {
+	sq := [4][2]float64{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}}
+	axes := [][2]float64{{1, 0}, {0, 1}}
+	for i := range 3 {
+		a, b := tri[i], tri[(i+1)%3]
+		axes = append(axes, [2]float64{b[1] - a[1], a[0] - b[0]})
+	}
+	for _, ax := range axes {
+		lo1, hi1 := math.Inf(1), math.Inf(-1)
+		for _, p := range sq {
+			v := p[0]*ax[0] + p[1]*ax[1]
+			lo1, hi1 = min(lo1, v), max(hi1, v)
+		}
+		lo2, hi2 := math.Inf(1), math.Inf(-1)
+		for _, p := range tri {
+			v := p[0]*ax[0] + p[1]*ax[1]
+			lo2, hi2 = min(lo2, v), max(hi2, v)
+		}
+		if hi1 <= lo2+1e-12 || hi2 <= lo1+1e-12 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestConsoleSeedPolygon draws a triangle on the seed page's map with
+// mouse clicks (EPSG:4326, levels 0 to 3): the page shows an estimate
+// whose tile count equals POST /rest/estimate's for the same geometry;
+// submitting it shows the tasks, whose bars reach 100 %, and the store
+// then holds exactly the tiles whose squares meet the triangle (found
+// here independently, tile by tile).
+func TestConsoleSeedPolygon(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	page := openConsole(t, a, "#seed")
+	page.Do(t, "choose a polygon", chromedp.Click(chromedp.CSS(`#area-polygon`)))
+	waitEval(t, page, `window.consoleSeed.map && window.consoleSeed.map.getSize() && window.consoleSeed.map.getSize()[0] > 0`, 10*time.Second)
+	coords := clickMap(t, page, "#seed-map", [][2]float64{{150, 120}, {420, 160}, {260, 330}, {150, 120}})
+	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && window.consoleSeed.lastEstimateRequest && window.consoleSeed.lastEstimateRequest.seedRequest.geometry`, 15*time.Second)
+	var req struct {
+		SeedRequest struct {
+			Geometry struct {
+				Type        string
+				Coordinates [][][2]float64
+			} `json:"geometry"`
+		} `json:"seedRequest"`
+	}
+	raw := page.Eval(t, `JSON.stringify(window.consoleSeed.lastEstimateRequest)`)
+	if err := json.Unmarshal([]byte(raw), &req); err != nil {
+		t.Fatal(err)
+	}
+	ring := req.SeedRequest.Geometry.Coordinates
+	if req.SeedRequest.Geometry.Type != "Polygon" || len(ring) != 1 || len(ring[0]) != 4 {
+		t.Fatalf("the page asked for %s", raw)
+	}
+	var res float64 // a CSS pixel (the page may place the map at a fraction of one)
+	evalJSON(t, page, `window.consoleSeed.map.getView().getResolution()`, &res)
+	for i := range 3 {
+		if math.Abs(ring[0][i][0]-coords[i][0]) > res || math.Abs(ring[0][i][1]-coords[i][1]) > res {
+			t.Errorf("vertex %d: %v, clicked at %v", i, ring[0][i], coords[i])
+		}
+	}
+	shown := page.Eval(t, `document.querySelector('#estimate').dataset.tiles`)
+	est := a.Do(t, http.MethodPost, "/rest/estimate/demo:world.json", raw)
+	var e struct{ Tiles int64 }
+	if est.Status != http.StatusOK || json.Unmarshal([]byte(est.Body), &e) != nil {
+		t.Fatalf("estimate: %d %s", est.Status, est.Body)
+	}
+	if shown != fmt.Sprint(e.Tiles) || e.Tiles == 0 {
+		t.Fatalf("the page shows %s tiles, POST /rest/estimate says %d", shown, e.Tiles)
+	}
+	var dd string
+	evalJSON(t, page, `document.querySelector('#estimate dd[data-tiles]').textContent`, &dd)
+	if !strings.HasPrefix(strings.ReplaceAll(dd, ",", ""), fmt.Sprint(e.Tiles)) {
+		t.Errorf("the estimate reads %q, want %d tiles", dd, e.Tiles)
+	}
+
+	page.Do(t, "submit", chromedp.Click(chromedp.CSS(`#seed-submit`)))
+	waitEval(t, page, `location.hash === '#tasks'`, 10*time.Second)
+	var ids []int64
+	waitEval(t, page, `/Submitted: \d+ task/.test(document.getElementById('status').textContent)`, 10*time.Second)
+	status := page.Eval(t, `document.getElementById('status').textContent`)
+	for _, f := range strings.FieldsFunc(strings.SplitN(strings.SplitN(status, "(", 2)[1], ")", 2)[0], func(r rune) bool { return r == ',' || r == ' ' }) {
+		var id int64
+		fmt.Sscan(f, &id)
+		ids = append(ids, id)
+	}
+	if len(ids) != 2 {
+		t.Fatalf("status %q: want 2 tasks (2 threads)", status)
+	}
+	for _, id := range ids {
+		// Each bar reaches 100 % (the list keeps a finished task for a few seconds).
+		waitEval(t, page, fmt.Sprintf(`document.querySelector('tr[data-task="%d"][data-percent="100"]') || document.querySelector('#finished-list li[data-task="%d"][data-outcome="DONE"]')`, id, id), 60*time.Second)
+		waitEval(t, page, fmt.Sprintf(`document.querySelector('#finished-list li[data-task="%d"][data-outcome="DONE"]')`, id), 30*time.Second)
+	}
+
+	g := testGridSet(t, "EPSG:4326")
+	tri := [3][2]float64{ring[0][0], ring[0][1], ring[0][2]}
+	var want []string
+	for z := 0; z <= 3; z++ {
+		cols, rows := g.Size(z)
+		res := g.Resolutions[z] * 256
+		for x := range cols {
+			for y := range rows {
+				x0, y0 := g.Extent.MinX+float64(x)*res, g.Extent.MinY+float64(y)*res
+				if squareMeetsTriangle(x0, y0, x0+res, y0+res, tri) {
+					want = append(want, fmt.Sprintf("demo:world/EPSG:4326/png/default/%d/%d/%d.png", z, x, y))
+				}
+			}
+		}
+	}
+	got := a.TileKeys(t, "demo:world/")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("stored %d tiles, want the %d meeting the triangle:\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+	if int64(len(want)) != e.Tiles {
+		t.Errorf("the estimate counted %d tiles, the triangle meets %d", e.Tiles, len(want))
+	}
 	noConsoleErrors(t, page)
 }

@@ -72,6 +72,7 @@ export function init(section) {
         el('p', {}, f.submit))));
   replace(section, el('h2', { id: 'h-seed', text: 'Seed on a map' }), form);
   gmap = new GridMap(mapDiv, 'Map of the grid set: draw the area to seed here');
+  seedState.map = gmap.map;
   gmap.source.on('addfeature', () => later());
   f.layer.addEventListener('change', layerChanged);
   f.gridSet.addEventListener('change', gridChanged);

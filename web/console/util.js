@@ -19,7 +19,7 @@ export function el(tag, attrs, ...children) {
 }
 
 function append(e, children) {
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
