@@ -274,3 +274,92 @@ func TestConsoleSeedPolygon(t *testing.T) {
 	}
 	noConsoleErrors(t, page)
 }
+
+// restRequests counts the page's requests to /rest since the index from.
+func restRequests(page *browsertest.Page, from int) (n int, urls []string) {
+	reqs := page.Requests()
+	for _, r := range reqs[min(from, len(reqs)):] {
+		if strings.Contains(r.URL, "/rest/") {
+			n++
+			urls = append(urls, r.URL)
+		}
+	}
+	return n, urls
+}
+
+// TestConsoleTasksKill shows 128 tasks of one seed (4 run, the others
+// wait) on the tasks page, updated within 50 ms of script each, then
+// kills them with the layer's "Kill all" button: within a second the
+// server lists none as pending or running, and the page lists them as
+// killed.
+func TestConsoleTasksKill(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":128}}`)
+	if len(rows) != 128 {
+		t.Fatalf("%d tasks, want 128", len(rows))
+	}
+	page := openConsole(t, a, "#tasks")
+	waitEval(t, page, `document.querySelectorAll('section.task-group[data-layer="slow:world"] tbody tr').length === 128`, 20*time.Second)
+	waitEval(t, page, `document.querySelectorAll('tr[data-status="RUNNING"]').length > 0`, 10*time.Second)
+	updates := page.Eval(t, `String(window.consoleStats.updates)`)
+	waitEval(t, page, `window.consoleStats.updates >= `+updates+` + 5`, 15*time.Second)
+	var st struct{ MaxUpdateMs, LastUpdateMs float64 }
+	evalJSON(t, page, `window.consoleStats`, &st)
+	t.Logf("script per update with 128 tasks: last %.1f ms, max %.1f ms", st.LastUpdateMs, st.MaxUpdateMs)
+	if st.MaxUpdateMs >= 50 {
+		t.Errorf("an update of the 128 tasks took %.1f ms of script, budget 50 ms", st.MaxUpdateMs)
+	}
+	var rate string
+	evalJSON(t, page, `Array.from(document.querySelectorAll('tr[data-status="RUNNING"] td:nth-child(5)')).map(td => td.textContent).join(' ')`, &rate)
+	if strings.Trim(rate, "–0123456789, ") != "" || strings.Trim(rate, "– ") == "" {
+		t.Errorf("tiles/s of the running tasks: %q", rate)
+	}
+
+	page.Do(t, "kill", chromedp.Click(chromedp.CSS(`button[aria-label="Kill all tasks of slow:world"]`)))
+	start := time.Now()
+	for {
+		var list struct {
+			Rows [][5]int64 `json:"long-array-array"`
+		}
+		r := a.Do(t, http.MethodGet, "/rest/seed.json", "")
+		if err := json.Unmarshal([]byte(r.Body), &list); err != nil {
+			t.Fatal(err)
+		}
+		live := 0
+		for _, row := range list.Rows {
+			if row[4] == 0 || row[4] == 1 {
+				live++
+			}
+		}
+		if live == 0 {
+			break
+		}
+		if time.Since(start) > time.Second {
+			t.Fatalf("%v after the click, %d tasks still pending or running", time.Since(start), live)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("all tasks gone %v after the click", time.Since(start).Round(time.Millisecond))
+	waitEval(t, page, `document.querySelectorAll('#finished-list li[data-outcome="KILLED"]').length === 50`, 10*time.Second)
+	waitEval(t, page, `!document.querySelector('section.task-group')`, 10*time.Second)
+	noConsoleErrors(t, page)
+}
+
+// TestConsoleIdleRequests leaves the console open with nothing running:
+// it asks the server at most 6 times a minute (measured over 30 s: at
+// most 3 requests).
+func TestConsoleIdleRequests(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	page := openConsole(t, a, "#tasks")
+	time.Sleep(2 * time.Second) // the first load's requests
+	from := len(page.Requests())
+	time.Sleep(30 * time.Second)
+	n, urls := restRequests(page, from)
+	t.Logf("%d requests in 30 s idle: %q", n, urls)
+	if n > 3 {
+		t.Errorf("%d requests in 30 s with nothing running, budget 6 a minute", n)
+	}
+	if n == 0 {
+		t.Errorf("no request in 30 s: the task list is not polled")
+	}
+}

@@ -13,6 +13,8 @@ import { say } from './util.js';
 
 const pages = { tasks, seed, layers, quota, schedules };
 let overview = { layers: [], gridSets: [] };
+let overviewLoaded;
+const firstOverview = new Promise((resolve) => { overviewLoaded = resolve; });
 window.consoleReady = false;
 
 async function refreshOverview() {
@@ -25,6 +27,7 @@ async function refreshOverview() {
   } catch (e) {
     say('Layers: ' + e.message, true);
   }
+  overviewLoaded();
   return overview;
 }
 
@@ -45,7 +48,7 @@ function route() {
 }
 
 async function start() {
-  tasks.init(document.getElementById('page-tasks'), () => overview.layers.map((l) => l.name));
+  tasks.init(document.getElementById('page-tasks'), () => firstOverview.then(() => overview.layers.map((l) => l.name)));
   seed.init(document.getElementById('page-seed'));
   layers.init(document.getElementById('page-layers'), refreshOverview);
   quota.init(document.getElementById('page-quota'), refreshOverview);

@@ -66,10 +66,10 @@ async function poll() {
 // shows up (GeoWebCache's list of all tasks does not name the layer).
 async function learnLayers(rows) {
   if (!rows.some((r) => !layerOf.has(r[3]))) return;
-  const names = layerNames();
+  const names = await layerNames();
   const lists = await Promise.all(names.map((n) => getJSON(`seed/${enc(n)}.json`).then((d) => [n, d['long-array-array'] || []]).catch(() => [n, []])));
   for (const [n, list] of lists) for (const r of list) layerOf.set(r[3], n);
-  for (const r of rows) if (!layerOf.has(r[3])) layerOf.set(r[3], '(unknown layer)');
+  for (const r of rows) if (!layerOf.has(r[3]) && names.length) layerOf.set(r[3], '(unknown layer)');
 }
 
 function rate(t) {
@@ -160,6 +160,10 @@ function end(t, outcome) {
   t.ended = true;
   finished.unshift({ id: t.id, layer: t.layer, outcome, done: t.done, total: t.total, at: new Date() });
   finished.length = Math.min(finished.length, 50);
+  renderFinished();
+}
+
+function renderFinished() {
   const ul = document.getElementById('finished-list');
   replace(ul, finished.map((f) => el('li', { dataset: { task: f.id, outcome: f.outcome } },
     `${f.at.toLocaleTimeString()} task ${f.id} (${f.layer}): ${f.outcome}, ${num(f.done)} of ${num(f.total)} tiles`)));
@@ -204,10 +208,15 @@ async function kill(layer, code) {
     const terminated = r.text.split(/already finished/i)[0];
     let n = 0;
     for (const m of terminated.matchAll(/\[(\d+):/g)) {
-      const t = tasks.get(Number(m[1]));
+      const id = Number(m[1]);
+      const t = tasks.get(id);
       n++;
       if (t) { t.killed = true; fill(t); }
+      // A poll may have seen it go before this answer came.
+      const f = finished.find((x) => x.id === id);
+      if (f) f.outcome = 'KILLED';
     }
+    renderFinished();
     say(`Killed ${n} task${n === 1 ? '' : 's'} (${what}).`);
   } catch (e) {
     say(`Kill ${what}: ${e.message}`, true);
