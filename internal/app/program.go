@@ -132,6 +132,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Usage:         p.Cleaner,
 		Reads:         quota.NewReadLog(p.Tasks, p.Tasks),
 		LayerIDs:      p.Engine.Layers(),
+		Pages:         p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
@@ -148,8 +149,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = mount(cfg.BasePath, api, tiles, objects, metricsH)
-	p.Handler = mountConsole(cfg.BasePath, users.Middleware(console.Handler()), p.Handler)
+	p.Handler = rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
+		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH)))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }

@@ -1,7 +1,7 @@
 // Package config reads tilecache's configuration from the environment.
 // Every variable is documented in README.md. The configuration comes in
 // parts (Server, Auth, Storage, Layers, Lanes, Miss, Upstream, Edge, AWS,
-// AccessLogs), each read through a lookup function: Load reads them all,
+// AccessLogs, CrossSite), each read through a lookup function: Load reads them all,
 // Read one; both apply the defaults, validate, and report every problem at
 // once.
 package config
@@ -31,13 +31,14 @@ type Config struct {
 	Edge
 	AWS
 	AccessLogs
+	CrossSite
 }
 
 // Load reads every part of the configuration through lookup.
 func Load(lookup Lookup) (Config, error) {
 	r := &reader{lookup: lookup}
 	var c Config
-	for _, p := range []part{&c.Server, &c.Auth, &c.Storage, &c.Layers, &c.Lanes, &c.Miss, &c.Upstream, &c.Edge, &c.AWS, &c.AccessLogs} {
+	for _, p := range []part{&c.Server, &c.Auth, &c.Storage, &c.Layers, &c.Lanes, &c.Miss, &c.Upstream, &c.Edge, &c.AWS, &c.AccessLogs, &c.CrossSite} {
 		p.read(r)
 	}
 	if err := r.err(); err != nil {

@@ -306,3 +306,45 @@ func (l *AccessLogs) read(r *reader) {
 	l.AccessLogPathPrefix = r.str("TILECACHE_ACCESS_LOG_PATH_PREFIX", "/")
 	l.AccessLogOriginPath = r.str("TILECACHE_ACCESS_LOG_ORIGIN_PATH", "")
 }
+
+// CrossSite is what the administration interface takes from browsers: a
+// state-changing request a browser marks as sent from another site is
+// refused unless its origin is listed here.
+type CrossSite struct {
+	// AllowedOrigins are the origins (scheme://host[:port], lower case,
+	// without a default port) besides the service's own whose pages may
+	// change the service (TILECACHE_ALLOWED_ORIGINS, separated by commas;
+	// default none).
+	AllowedOrigins []string
+}
+
+func (c *CrossSite) read(r *reader) {
+	for _, f := range strings.Split(r.str("TILECACHE_ALLOWED_ORIGINS", ""), ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		o, ok := Origin(f)
+		if !ok {
+			r.fail(fmt.Errorf("TILECACHE_ALLOWED_ORIGINS must list origins separated by commas, such as https://admin.example.org,http://localhost:3000; %q is not one (an origin is a scheme, a host and a port, without a path)", f))
+			continue
+		}
+		c.AllowedOrigins = append(c.AllowedOrigins, o)
+	}
+}
+
+// Origin returns the web origin s names, as a browser's Origin header
+// writes it: scheme://host[:port] in lower case, without the scheme's
+// default port; ok is false when s is not an http(s) origin (it has a
+// path other than "/", a query, a fragment or user information).
+func Origin(s string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", false
+	}
+	host := strings.ToLower(u.Host)
+	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return u.Scheme + "://" + host, true
+}

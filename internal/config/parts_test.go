@@ -42,6 +42,8 @@ func TestPartDefaults(t *testing.T) {
 	check("edge", e, config.Edge{CDNPurgeEvery: 30 * time.Second}, err)
 	al, err := config.Read[config.AccessLogs](lookup(nil))
 	check("access logs", al, config.AccessLogs{AccessLogFormat: "cloudfront", AccessLogPathPrefix: "/"}, err)
+	cs, err := config.Read[config.CrossSite](lookup(nil))
+	check("cross site", cs, config.CrossSite{}, err)
 	aws, err := config.Read[config.AWS](lookup(nil))
 	if err != nil || aws.AWSMaxAttempts != 10 || aws.AWSRetryBudget != 20*time.Second {
 		t.Errorf("aws: got %d attempts, budget %v, err %v; want 10, 20s", aws.AWSMaxAttempts, aws.AWSRetryBudget, err)
@@ -125,6 +127,10 @@ func TestPartProblems(t *testing.T) {
 		{"aws", map[string]string{"TILECACHE_AWS_MAX_ATTEMPTS": "0"}, `TILECACHE_AWS_MAX_ATTEMPTS must be an integer from 1 (no retries) to 100, got "0"`},
 		{"aws", map[string]string{"TILECACHE_AWS_RETRY_BUDGET": "20"}, `TILECACHE_AWS_RETRY_BUDGET must be a positive duration such as 1s or 250ms, got "20"`},
 		{"aws", map[string]string{"TILECACHE_AWS_RETRY_BUDGET": "6m"}, `TILECACHE_AWS_RETRY_BUDGET must be at most 5m, got 6m0s`},
+		{"cross site", map[string]string{"TILECACHE_ALLOWED_ORIGINS": "https://a.org,admin.example.org"}, `TILECACHE_ALLOWED_ORIGINS must list origins separated by commas, such as https://admin.example.org,http://localhost:3000; "admin.example.org" is not one`},
+		{"cross site", map[string]string{"TILECACHE_ALLOWED_ORIGINS": "https://a.org/console"}, `"https://a.org/console" is not one`},
+		{"cross site", map[string]string{"TILECACHE_ALLOWED_ORIGINS": "ftp://a.org"}, `"ftp://a.org" is not one`},
+		{"cross site", map[string]string{"TILECACHE_ALLOWED_ORIGINS": "https://a.org?x=1"}, `"https://a.org?x=1" is not one`},
 		{"access logs", map[string]string{"TILECACHE_ACCESS_LOG_FORMAT": "w3c"}, `TILECACHE_ACCESS_LOG_FORMAT must be cloudfront, s3 or combined, got "w3c"`},
 	}
 	parts := map[string]func(config.Lookup) error{
@@ -136,6 +142,7 @@ func TestPartProblems(t *testing.T) {
 		"upstream":    func(l config.Lookup) error { _, err := config.Read[config.Upstream](l); return err },
 		"aws":         func(l config.Lookup) error { _, err := config.Read[config.AWS](l); return err },
 		"access logs": func(l config.Lookup) error { _, err := config.Read[config.AccessLogs](l); return err },
+		"cross site":  func(l config.Lookup) error { _, err := config.Read[config.CrossSite](l); return err },
 	}
 	for _, tt := range tests {
 		t.Run(tt.part+" "+fmt.Sprint(tt.env), func(t *testing.T) {
@@ -181,5 +188,16 @@ func TestAWSEnv(t *testing.T) {
 	}
 	if v, ok := (config.Config{}).AWS.Env("AWS_REGION"); ok {
 		t.Errorf("a Config not read: AWS_REGION %q, want unset", v)
+	}
+}
+
+// TestAllowedOrigins: the allowed origins are kept as browsers write an
+// Origin header: lower case, without the scheme's default port or a
+// trailing slash.
+func TestAllowedOrigins(t *testing.T) {
+	cs, err := config.Read[config.CrossSite](lookup(map[string]string{
+		"TILECACHE_ALLOWED_ORIGINS": " HTTPS://Admin.Example.org:443/ ,, http://localhost:3000,http://[::1]:80"}))
+	if want := []string{"https://admin.example.org", "http://localhost:3000", "http://[::1]"}; err != nil || !reflect.DeepEqual(cs.AllowedOrigins, want) {
+		t.Errorf("got %q, %v; want %q", cs.AllowedOrigins, err, want)
 	}
 }

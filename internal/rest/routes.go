@@ -72,6 +72,11 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		// An extension of this project (GeoWebCache has no such path).
 		return route{map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
 	}
+	if rt, ok := h.quotaPagesRoute(path); ok {
+		// An extension of this project: the disk quota's usage pages of a
+		// tile set's level (handle_quotapages.go).
+		return rt, true
+	}
 	if rt, ok := h.layerRoute(path); ok {
 		// The layers and grid sets, read from the layer file
 		// (handle_layers.go).

@@ -46,6 +46,9 @@ type Options struct {
 	Reads ReadRecorder
 	// LayerIDs resolves the layer ids of such reads (required with Reads).
 	LayerIDs LayerIDs
+	// Pages, if set, answers GET /rest/diskquota/pages/{layer}.json (404
+	// otherwise).
+	Pages PageReader
 	// Upstream is where the upstreams of layers changed through the
 	// interface may be: a layer whose WMS URL is an address it refuses
 	// is a 400. The zero value allows only the public Internet.
