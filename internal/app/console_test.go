@@ -363,3 +363,59 @@ func TestConsoleIdleRequests(t *testing.T) {
 		t.Errorf("no request in 30 s: the task list is not polled")
 	}
 }
+
+const consoleWMSDoc = `<wmsLayer>
+  <name>edit:roads</name>
+  <metaInformation><title>TITLE</title></metaInformation>
+  <mimeFormats><string>image/png</string></mimeFormats>
+  <gridSubsets><gridSubset><gridSetName>EPSG:4326</gridSetName><zoomStop>4</zoomStop></gridSubset></gridSubsets>
+  <wmsUrl><string>http://127.0.0.1:1/wms</string></wmsUrl>
+  <wmsLayers>roads</wmsLayers>
+</wmsLayer>`
+
+// TestConsoleLayerConflict edits a layer's document in the console while
+// another client changes it: saving shows the conflict, with both
+// versions side by side, and the other change stays. The title, markup
+// in it, shows as text.
+func TestConsoleLayerConflict(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	title := `<img src=x id=injected>Roads &amp; more`
+	doc := strings.Replace(consoleWMSDoc, "TITLE", `&lt;img src=x id=injected&gt;Roads &amp;amp; more`, 1)
+	if r := a.Do(t, http.MethodPut, "/rest/layers/edit:roads.xml", doc, "Content-Type", "text/xml"); r.Status/100 != 2 {
+		t.Fatalf("PUT: %d %s", r.Status, r.Body)
+	}
+	page := openConsole(t, a, "#layers")
+	waitEval(t, page, `document.querySelector('#layers-table tr[data-layer="edit:roads"]')`, 10*time.Second)
+	var shown string
+	evalJSON(t, page, `document.querySelector('#layers-table tr[data-layer="edit:roads"] th .hint').textContent`, &shown)
+	if shown != title || page.Eval(t, `String(!!document.getElementById('injected'))`) != "false" {
+		t.Errorf("the title shows as %q (want the text %q, not markup)", shown, title)
+	}
+	page.Do(t, "open the document", chromedp.Click(chromedp.CSS(`button[aria-label="Document of edit:roads"]`)))
+	waitEval(t, page, `document.getElementById('layer-xml') && document.getElementById('layer-xml').value.includes('<wmsLayers>roads</wmsLayers>')`, 10*time.Second)
+
+	// Someone else changes the layer meanwhile.
+	theirs := strings.Replace(doc, "<wmsLayers>roads</wmsLayers>", "<wmsLayers>roads,labels</wmsLayers>", 1)
+	if r := a.Do(t, http.MethodPut, "/rest/layers/edit:roads.xml", theirs, "Content-Type", "text/xml"); r.Status/100 != 2 {
+		t.Fatalf("PUT: %d %s", r.Status, r.Body)
+	}
+	page.Eval(t, `(() => { const a = document.getElementById('layer-xml'); a.value = a.value.replace('<wmsLayers>roads</wmsLayers>', '<wmsLayers>roads,rivers</wmsLayers>'); return ''; })()`)
+	page.Do(t, "save", chromedp.Click(chromedp.CSS(`#layer-save`)))
+	waitEval(t, page, `document.getElementById('layer-conflict')`, 10*time.Second)
+	var yours, server string
+	evalJSON(t, page, `document.getElementById('conflict-yours').textContent`, &yours)
+	evalJSON(t, page, `document.getElementById('conflict-theirs').textContent`, &server)
+	if !strings.Contains(yours, "roads,rivers") || !strings.Contains(server, "roads,labels") {
+		t.Errorf("conflict shows yours %q and theirs %q", yours, server)
+	}
+	if r := a.Do(t, http.MethodGet, "/rest/layers/edit:roads.xml", ""); !strings.Contains(r.Body, "roads,labels") {
+		t.Errorf("the other change was overwritten: %s", r.Body)
+	}
+	// Saving mine over theirs, knowingly, works.
+	page.Do(t, "overwrite", chromedp.Click(chromedp.CSS(`#layer-conflict button`)))
+	waitEval(t, page, `/Saved/.test(document.getElementById('layer-save-result').textContent)`, 10*time.Second)
+	if r := a.Do(t, http.MethodGet, "/rest/layers/edit:roads.xml", ""); !strings.Contains(r.Body, "roads,rivers") {
+		t.Errorf("after saving over theirs: %s", r.Body)
+	}
+	noConsoleErrors(t, page)
+}

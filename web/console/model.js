@@ -37,7 +37,7 @@ async function fallbackOverview() {
     const r = await call('GET', `layers/${enc(name)}.xml`, { ok: [404, 409] });
     if (r.status === 200) {
       const d = parseXML(r.text).documentElement;
-      l.title = childText(d, 'title');
+      l.title = d.getElementsByTagName('title')[0]?.textContent.trim() || '';
       l.gridSets = [...d.getElementsByTagName('gridSetName')].map((e) => e.textContent.trim());
       const mf = d.getElementsByTagName('mimeFormats')[0];
       if (mf) l.formats = [...mf.children].map((e) => e.textContent.trim());
