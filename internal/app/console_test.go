@@ -419,3 +419,124 @@ func TestConsoleLayerConflict(t *testing.T) {
 	}
 	noConsoleErrors(t, page)
 }
+
+// TestConsoleQuota: the quota page's bars are the usage report's figures,
+// a bad configuration shows the server's message and changes nothing, and
+// the coverage map draws exactly the pages of the page table, the next to
+// expire marked.
+func TestConsoleQuota(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	if r := a.Do(t, http.MethodPut, "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"globalQuota":{"value":"100","units":"MiB"},"layerQuotas":[{"layer":"topp:states","expirationPolicyName":"LRU","quota":{"value":"1","units":"MiB"}}]}}`, "Content-Type", "application/json"); r.Status != http.StatusOK {
+		t.Fatalf("PUT diskquota: %d %s", r.Status, r.Body)
+	}
+	wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":5,"format":"image/png"}}`))
+	wantDone(t, seedAndWait(t, a, "topp:states", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":3,"format":"image/png"}}`))
+	// Level 8 (512×256 tiles, 8×4 pages of 45°): a box across four pages.
+	wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":8,"zoomStop":8,"format":"image/png","bounds":{"coords":{"double":[-10,-10,10,10]}}}}`))
+	type layerUsage struct {
+		Layer     string
+		UsedBytes int64
+		UsedTiles int64
+	}
+	var usage struct {
+		DiskQuotaUsage struct {
+			UsedBytes int64
+			Layers    []layerUsage
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := a.Do(t, http.MethodGet, "/rest/diskquota/usage.json", "")
+		if err := json.Unmarshal([]byte(r.Body), &usage); err != nil {
+			t.Fatal(err)
+		}
+		if len(usage.DiskQuotaUsage.Layers) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("usage: %s", r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	page := openConsole(t, a, "#quota")
+	waitEval(t, page, `document.querySelectorAll('#usage-table tr.usage-row').length >= 2`, 10*time.Second)
+	var bars []struct{ Layer, Bytes, Tiles, Quota string }
+	evalJSON(t, page, `Array.from(document.querySelectorAll('#usage-table tr.usage-row')).map(r => ({Layer: r.dataset.layer, Bytes: r.dataset.bytes, Tiles: r.dataset.tiles, Quota: r.dataset.quota}))`, &bars)
+	if len(bars) != len(usage.DiskQuotaUsage.Layers) {
+		t.Errorf("%d bars, the report has %d layers", len(bars), len(usage.DiskQuotaUsage.Layers))
+	}
+	for i, b := range bars {
+		u := usage.DiskQuotaUsage.Layers[min(i, len(usage.DiskQuotaUsage.Layers)-1)]
+		wantQuota := fmt.Sprint(100 << 20)
+		if u.Layer == "topp:states" {
+			wantQuota = fmt.Sprint(1 << 20)
+		}
+		if b.Layer != u.Layer || b.Bytes != fmt.Sprint(u.UsedBytes) || b.Tiles != fmt.Sprint(u.UsedTiles) || b.Quota != wantQuota {
+			t.Errorf("bar %d: %+v, the report says %+v (quota %s)", i, b, u, wantQuota)
+		}
+	}
+	// The bar's width is its share of the quota.
+	var width float64
+	evalJSON(t, page, `(() => { const b = document.querySelector('#usage-table tr[data-layer="topp:states"] .bar'); return b.firstChild.getBoundingClientRect().width / b.clientWidth; })()`, &width)
+	for _, u := range usage.DiskQuotaUsage.Layers {
+		if u.Layer == "topp:states" {
+			if want := float64(u.UsedBytes) / (1 << 20); math.Abs(width-min(want, 1)) > 0.02 {
+				t.Errorf("topp:states bar filled %.3f, want %.3f", width, want)
+			}
+		}
+	}
+
+	// A bad value: the server's message, nothing changed.
+	page.Eval(t, `(() => { const f = document.querySelector('#quota-form'); f.querySelector('input[inputmode=decimal]').value = '-5'; return ''; })()`)
+	page.Do(t, "save", chromedp.Click(chromedp.CSS(`#quota-save`)))
+	waitEval(t, page, `/Invalid quota value: -5/.test(document.getElementById('quota-result').textContent)`, 10*time.Second)
+	if r := a.Do(t, http.MethodGet, "/rest/diskquota.json", ""); !strings.Contains(r.Body, `"globalQuota":{"value":"100","units":"MiB"}`) {
+		t.Errorf("after a refused save: %s", r.Body)
+	}
+
+	// The coverage map of demo:world, EPSG:4326, png, level 8, with the
+	// next N to expire marked, N the second rank of the level's pages (so
+	// two are marked, two not).
+	r := a.Do(t, http.MethodGet, "/rest/diskquota/pages/demo:world.json?gridSet=EPSG:4326&format=image/png&zoom=8&limit=10000", "")
+	var table struct {
+		Pages []struct {
+			Bounds [4]float64
+			Rank   int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Body), &table); err != nil || len(table.Pages) != 4 {
+		t.Fatalf("page table: %d %s (want the 4 pages the box spans)", r.Status, r.Body)
+	}
+	var ranks []int
+	for _, p := range table.Pages {
+		ranks = append(ranks, p.Rank)
+	}
+	slices.Sort(ranks)
+	next := ranks[1]
+	page.Eval(t, fmt.Sprintf(`(() => { const n = document.querySelectorAll('#coverage-form input[type=number]'); n[0].value = '8'; n[1].value = '%d'; return ''; })()`, next))
+	page.Do(t, "show the pages", chromedp.Click(chromedp.CSS(`#coverage-show`)))
+	waitEval(t, page, `document.querySelector('#coverage-info p[data-pages]')`, 10*time.Second)
+	var drawn []struct {
+		Extent [4]float64
+		Marked bool
+	}
+	evalJSON(t, page, `window.consoleQuota.source.getFeatures().map(f => ({Extent: f.getGeometry().getExtent(), Marked: f.get('marked')}))`, &drawn)
+	key := func(b [4]float64) string { return fmt.Sprintf("%.9g %.9g %.9g %.9g", b[0], b[1], b[2], b[3]) }
+	var want, got []string
+	for _, p := range table.Pages {
+		want = append(want, fmt.Sprintf("%s marked=%v", key(p.Bounds), p.Rank <= next))
+	}
+	for _, d := range drawn {
+		got = append(got, fmt.Sprintf("%s marked=%v", key(d.Extent), d.Marked))
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the map draws %q, the page table has %q", got, want)
+	}
+	t.Logf("%d pages drawn: %q", len(got), got)
+	if n := page.Eval(t, `document.querySelector('#coverage-info p[data-pages]').dataset.marked`); n != "2" {
+		t.Errorf("%s pages marked, want 2", n)
+	}
+	noConsoleErrors(t, page)
+}
