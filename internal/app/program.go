@@ -133,6 +133,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Reads:         quota.NewReadLog(p.Tasks, p.Tasks),
 		LayerIDs:      p.Engine.Layers(),
 		Pages:         p.Tasks,
+		Recent:        p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)

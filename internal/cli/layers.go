@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"tilecache/internal/gwcxml"
@@ -60,8 +59,12 @@ type FromCapabilitiesCmd struct {
 	Out     string   `help:"With --format xml: write one {layer}.xml per layer into this directory (required for more than one layer)." type:"path"`
 }
 
-// capsTimeout bounds the GetCapabilities request.
-const capsTimeout = time.Minute
+// capsTimeout bounds the GetCapabilities request, capsMaxBytes its
+// document.
+const (
+	capsTimeout  = time.Minute
+	capsMaxBytes = 32 << 20
+)
 
 func (f FromCapabilitiesCmd) run(ctx context.Context, env Env) (int, error) {
 	data, base, err := f.fetch(ctx, env)
@@ -91,7 +94,7 @@ func (f FromCapabilitiesCmd) run(ctx context.Context, env Env) (int, error) {
 		return ExitError, fmt.Errorf("%d layers proposed: give --out DIR for their documents, or --layers one of them", len(proposals))
 	}
 	for _, p := range proposals {
-		doc, err := wmsLayerDocument(p)
+		doc, err := wmscaps.LayerDocument(p)
 		if err != nil {
 			return ExitError, err
 		}
@@ -112,57 +115,10 @@ func (f FromCapabilitiesCmd) run(ctx context.Context, env Env) (int, error) {
 // (the URL without its query; "" for stdin).
 func (f FromCapabilitiesCmd) fetch(ctx context.Context, env Env) ([]byte, string, error) {
 	if f.URL == "-" {
-		data, err := io.ReadAll(io.LimitReader(env.Stdin, 32<<20))
+		data, err := io.ReadAll(io.LimitReader(env.Stdin, capsMaxBytes))
 		return data, "", err
 	}
-	u, err := url.Parse(f.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", fmt.Errorf("%q is not an http or https URL", f.URL)
-	}
-	q := u.Query()
-	if !hasKey(q, "REQUEST") {
-		q.Set("SERVICE", "WMS")
-		q.Set("REQUEST", "GetCapabilities")
-		q.Set("VERSION", f.Version)
-	}
-	asked := *u
-	asked.RawQuery = q.Encode()
-	base := *u
-	base.RawQuery = ""
-	ctx, cancel := context.WithTimeout(ctx, capsTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, asked.String(), nil)
-	if err != nil {
-		return nil, "", err
-	}
-	client := env.HTTP
-	if client == nil {
-		client = http.DefaultClient
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return nil, "", fmt.Errorf("GetCapabilities: %w", err)
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, 32<<20))
-	if err != nil {
-		return nil, "", fmt.Errorf("GetCapabilities: %w", err)
-	}
-	if res.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("GetCapabilities: the server answered %d", res.StatusCode)
-	}
-	return data, base.String(), nil
-}
-
-// hasKey reports whether q has key, in any case (WMS parameter names are
-// case-insensitive).
-func hasKey(q url.Values, key string) bool {
-	for k := range q {
-		if strings.EqualFold(k, key) {
-			return true
-		}
-	}
-	return false
+	return wmscaps.Fetch(ctx, env.HTTP, f.URL, wmscaps.FetchOptions{Version: f.Version, Timeout: capsTimeout, MaxBytes: capsMaxBytes})
 }
 
 func orDefault(s, def string) string {
@@ -170,17 +126,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// wmsLayerDocument renders a proposed layer as its wmsLayer document,
-// after the layer file's checks.
-func wmsLayerDocument(p gwcxml.Layer) ([]byte, error) {
-	c, err := gwcxml.Catalogue(nil, []gwcxml.Layer{p})
-	if err != nil {
-		return nil, err
-	}
-	l, _ := c.Layer(p.Name)
-	return gwcxml.EncodeLayer(l)
 }
 
 // ImportGeoWebCacheCmd converts a geowebcache.xml.

@@ -68,6 +68,10 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatXML)}}, true
 	case "/rest/diskquota/usage.json":
 		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
+	case "/rest/overview.json":
+		// An extension of this project: a console's first page in one
+		// answer (handle_overview.go).
+		return route{map[string]handlerFunc{http.MethodGet: h.overview}}, true
 	case "/rest/diskquota/access.json":
 		// An extension of this project (GeoWebCache has no such path).
 		return route{map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
@@ -80,6 +84,11 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 	if rt, ok := h.layerRoute(path); ok {
 		// The layers and grid sets, read from the layer file
 		// (handle_layers.go).
+		if path == fromCapabilitiesPath {
+			// An extension of this project: POST proposes layers from a
+			// WMS's capabilities (handle_fromcaps.go).
+			rt = h.withFromCapabilities(rt)
+		}
 		return rt, true
 	}
 	if rt, ok := h.scheduleRoute(path); ok {

@@ -49,6 +49,9 @@ type Options struct {
 	// Pages, if set, answers GET /rest/diskquota/pages/{layer}.json (404
 	// otherwise).
 	Pages PageReader
+	// Recent, if set, gives GET /rest/overview.json the task counts and
+	// the last finished tasks (none otherwise).
+	Recent RecentTasks
 	// Upstream is where the upstreams of layers changed through the
 	// interface may be: a layer whose WMS URL is an address it refuses
 	// is a 400. The zero value allows only the public Internet.
