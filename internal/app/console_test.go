@@ -187,6 +187,7 @@ func squareMeetsTriangle(x0, y0, x1, y1 float64, tri [3][2]float64) bool {
 func TestConsoleSeedPolygon(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#seed")
+	waitEval(t, page, `window.consoleSeed.gridSet === 'EPSG:4326'`, 10*time.Second)
 	page.Do(t, "choose a polygon", chromedp.Click(chromedp.CSS(`#area-polygon`)))
 	waitEval(t, page, `window.consoleSeed.map && window.consoleSeed.map.getSize() && window.consoleSeed.map.getSize()[0] > 0`, 10*time.Second)
 	coords := clickMap(t, page, "#seed-map", [][2]float64{{150, 120}, {420, 160}, {260, 330}, {150, 120}})

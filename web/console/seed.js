@@ -116,9 +116,11 @@ async function gridChanged() {
   try {
     const g = await gridSet(f.gridSet.value);
     f.zoomStart.max = f.zoomStop.max = g.resolutions.length - 1;
+    if (gmap.grid?.name === g.name) { later(); return; }
     gmap.setGridSet(g);
     if (gmap.map.getTarget()) gmap.map.getView().fit(g.extent, { size: gmap.map.getSize() });
     areaChanged();
+    seedState.gridSet = g.name;
   } catch (e) {
     say('Grid set ' + f.gridSet.value + ': ' + e.message, true);
   }
