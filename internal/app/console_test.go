@@ -541,3 +541,56 @@ func TestConsoleQuota(t *testing.T) {
 	}
 	noConsoleErrors(t, page)
 }
+
+// setValue sets a form control's value as typing would (input and change
+// events).
+func setValue(t *testing.T, page *browsertest.Page, sel, value string) {
+	t.Helper()
+	v, _ := json.Marshal(value)
+	page.Eval(t, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %s; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); return ''; })()`, sel, v))
+}
+
+// TestConsoleSchedules adds a schedule from the page: the page shows its
+// next five runs (as Go's time package computes them in its zone), the
+// server's next run is the first of them, and Delete removes it.
+func TestConsoleSchedules(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	page := openConsole(t, a, "#schedules")
+	waitEval(t, page, `document.querySelector('#schedule-list p, #schedule-list table')`, 10*time.Second)
+	inputs := `#schedule-form input[type=text]`
+	setValue(t, page, inputs, "weekday-night")
+	setValue(t, page, `#schedule-form .field:nth-child(2) input`, "30 2 * * 1-5")
+	setValue(t, page, `#schedule-form .field:nth-child(3) input`, "America/Chicago")
+	waitEval(t, page, `document.querySelector('#cron-preview').dataset.for === '30 2 * * 1-5 America/Chicago' && document.querySelectorAll('#cron-preview li').length === 5`, 10*time.Second)
+	var shown []string
+	evalJSON(t, page, `Array.from(document.querySelectorAll('#cron-preview li')).map(li => li.dataset.time)`, &shown)
+	loc, err := time.LoadLocation("America/Chicago")
+	if err != nil {
+		t.Skipf("no time zone database: %v", err)
+	}
+	var want []string
+	for m := time.Now().In(loc).Truncate(time.Minute).Add(time.Minute); len(want) < 5; m = m.Add(time.Minute) {
+		if m.Weekday() >= time.Monday && m.Weekday() <= time.Friday && m.Hour() == 2 && m.Minute() == 30 {
+			want = append(want, m.UTC().Format("2006-01-02T15:04:05.000Z"))
+		}
+	}
+	if !slices.Equal(shown, want) {
+		t.Errorf("next runs shown %q, want %q", shown, want)
+	}
+	page.Do(t, "add", chromedp.Click(chromedp.CSS(`#schedule-add`)))
+	waitEval(t, page, `document.querySelector('#schedules-table tr[data-schedule="weekday-night"]')`, 10*time.Second)
+	var s struct{ NextRun time.Time }
+	r := a.Do(t, http.MethodGet, "/rest/schedules/weekday-night.json", "")
+	if err := json.Unmarshal([]byte(r.Body), &s); err != nil {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	if got := s.NextRun.UTC().Format("2006-01-02T15:04:05.000Z"); got != shown[0] {
+		t.Errorf("the server's next run %s, the page's first %s", got, shown[0])
+	}
+	page.Do(t, "delete", chromedp.Click(chromedp.CSS(`button[aria-label="Delete schedule weekday-night"]`)))
+	waitEval(t, page, `!document.querySelector('#schedules-table tr[data-schedule="weekday-night"]')`, 10*time.Second)
+	if r := a.Do(t, http.MethodGet, "/rest/schedules/weekday-night.json", ""); r.Status != http.StatusNotFound {
+		t.Errorf("after Delete: %d %s", r.Status, r.Body)
+	}
+	noConsoleErrors(t, page)
+}
