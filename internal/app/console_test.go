@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -130,6 +131,40 @@ func TestConsoleLoads(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	noConsoleErrors(t, page)
+
+	// The first load's budget: at most 250 KB over the wire (the page,
+	// its script and style sheet, gzipped; the API's answers besides),
+	// interactive (the layers listed) within a second.
+	var load struct {
+		Ready float64
+		Files []struct {
+			Name     string
+			Transfer float64
+		}
+	}
+	evalJSON(t, page, `({Ready: window.consoleReadyAt, Files: [performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource')]
+		.filter(e => e.name.includes('/console/')).map(e => ({Name: e.name, Transfer: e.transferSize}))})`, &load)
+	var total float64
+	for _, f := range load.Files {
+		total += f.Transfer
+	}
+	t.Logf("first load: %.0f bytes transferred in %d files %v; interactive after %.0f ms", total, len(load.Files), load.Files, load.Ready)
+	if len(load.Files) != 3 || total > 250_000 || total < 10_000 {
+		t.Errorf("first load: %.0f bytes in %d files, budget 250 KB in 3", total, len(load.Files))
+	}
+	// Interactive: the median of three loads (the machine may be busy).
+	readies := []float64{load.Ready}
+	for range 2 {
+		p := openConsole(t, a, "#seed")
+		var ms float64
+		evalJSON(t, p, `window.consoleReadyAt`, &ms)
+		readies = append(readies, ms)
+	}
+	slices.Sort(readies)
+	t.Logf("interactive after %v ms (median %.0f)", readies, readies[1])
+	if readies[1] > 1000 {
+		t.Errorf("interactive after %.0f ms (median of %v), budget 1 s", readies[1], readies)
+	}
 }
 
 // clickMap clicks the seed map at offsets (CSS pixels) from its top-left
@@ -591,6 +626,95 @@ func TestConsoleSchedules(t *testing.T) {
 	waitEval(t, page, `!document.querySelector('#schedules-table tr[data-schedule="weekday-night"]')`, 10*time.Second)
 	if r := a.Do(t, http.MethodGet, "/rest/schedules/weekday-night.json", ""); r.Status != http.StatusNotFound {
 		t.Errorf("after Delete: %d %s", r.Status, r.Body)
+	}
+	noConsoleErrors(t, page)
+}
+
+// TestConsoleAccessibility runs axe-core in every page of the console
+// (a task running, a layer's document and a coverage map open): no
+// serious or critical violation. Then, on every page, Tab alone reaches
+// every visible control.
+func TestConsoleAccessibility(t *testing.T) {
+	axePath := testenv.RequireAxe(t)
+	axe, err := os.ReadFile(axePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.Start(t, apptest.Options{})
+	if r := a.Do(t, http.MethodPut, "/rest/layers/edit:roads.xml", strings.Replace(consoleWMSDoc, "TITLE", "Roads", 1), "Content-Type", "text/xml"); r.Status/100 != 2 {
+		t.Fatalf("PUT: %d %s", r.Status, r.Body)
+	}
+	seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":6,"threadCount":2}}`)
+	defer a.Do(t, http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
+	page := openConsole(t, a, "#tasks")
+	page.Eval(t, string(axe)+"\n;''")
+	runAxe := func(name string) {
+		t.Helper()
+		var violations []struct {
+			ID, Impact, Help string
+			Nodes            []struct{ Target []string }
+		}
+		v, err := chromedp.Run(page.Ctx(), chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r => JSON.stringify(r.violations))`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("axe on %s: %v", name, err)
+		}
+		if err := json.Unmarshal([]byte(v), &violations); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: axe found %d violations", name, len(violations))
+		for _, x := range violations {
+			if x.Impact == "serious" || x.Impact == "critical" {
+				t.Errorf("%s: %s violation %s (%s) at %v", name, x.Impact, x.ID, x.Help, x.Nodes)
+			} else {
+				t.Logf("%s: %s violation %s (%s)", name, x.Impact, x.ID, x.Help)
+			}
+		}
+	}
+	// tabAll presses Tab until focus has gone round the page and returns
+	// the visible controls it never reached.
+	tabAll := func(name string) {
+		t.Helper()
+		page.Eval(t, `(() => { window.kbSeen = new Set(); document.addEventListener('focusin', e => window.kbSeen.add(e.target)); document.activeElement && document.activeElement.blur(); return ''; })()`)
+		count := page.Eval(t, `String(document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]').length)`)
+		var n int
+		fmt.Sscan(count, &n)
+		for range n + 5 {
+			page.Do(t, "tab", chromedp.KeyEvent("\t"))
+		}
+		var missed []string
+		evalJSON(t, page, `Array.from(document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])'))
+			.filter(e => !e.disabled && e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden' && !e.closest('[hidden]') && !window.kbSeen.has(e)
+				&& !(e.type === 'radio' && !e.checked))
+			.map(e => e.outerHTML.slice(0, 120))`, &missed)
+		for _, m := range missed {
+			t.Errorf("%s: Tab never reaches %s", name, m)
+		}
+		if seen := page.Eval(t, `String(window.kbSeen.size)`); seen == "0" {
+			t.Errorf("%s: Tab reached nothing", name)
+		} else {
+			t.Logf("%s: Tab reached %s elements", name, seen)
+		}
+	}
+	waitEval(t, page, `document.querySelector('tr[data-status="RUNNING"]')`, 15*time.Second)
+	runAxe("tasks")
+	tabAll("tasks")
+	for _, p := range []string{"seed", "layers", "quota", "schedules"} {
+		page.Eval(t, `(() => { location.hash = '#`+p+`'; return ''; })()`)
+		waitEval(t, page, `!document.getElementById('page-`+p+`').hidden`, 5*time.Second)
+		switch p {
+		case "seed":
+			waitEval(t, page, `document.querySelector('#estimate[data-tiles]')`, 15*time.Second)
+		case "layers":
+			page.Do(t, "open a document", chromedp.Click(chromedp.CSS(`button[aria-label="Document of edit:roads"]`)))
+			waitEval(t, page, `document.getElementById('layer-xml')`, 10*time.Second)
+		case "quota":
+			page.Do(t, "show the pages", chromedp.Click(chromedp.CSS(`#coverage-show`)))
+			waitEval(t, page, `document.querySelector('#coverage-info p')`, 10*time.Second)
+		case "schedules":
+			waitEval(t, page, `document.querySelectorAll('#cron-preview li').length === 5`, 10*time.Second)
+		}
+		runAxe(p)
+		tabAll(p)
 	}
 	noConsoleErrors(t, page)
 }

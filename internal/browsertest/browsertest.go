@@ -136,6 +136,10 @@ func (p *Page) Requests() []Request {
 	return append([]Request(nil), p.requests...)
 }
 
+// Ctx returns the tab's context, for chromedp actions Do and Eval do not
+// cover (e.g. an evaluation awaiting a promise).
+func (p *Page) Ctx() context.Context { return p.ctx }
+
 // Do runs chromedp actions in the page.
 func (p *Page) Do(t testing.TB, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()

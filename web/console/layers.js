@@ -71,7 +71,7 @@ function renderLayers() {
 function renderGridSets() {
   replace(gridBox, el('table', { id: 'gridsets-table' },
     el('caption', { class: 'sr-only', text: 'Grid sets' }),
-    el('thead', {}, el('tr', {}, ['Grid set', 'Managed by', ''].map((h) => el('th', { scope: 'col', text: h })))),
+    el('thead', {}, el('tr', {}, ['Grid set', 'Managed by', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, overview.gridSets.map((g) => el('tr', {},
       el('th', { scope: 'row', text: g.name }), el('td', { text: g.managedBy || '–' }),
       el('td', {}, el('button', { type: 'button', text: 'Show', 'aria-label': `Show grid set ${g.name}`, onclick: () => showGridSet(g.name) })))))));

@@ -48,6 +48,8 @@ function route() {
 }
 
 async function start() {
+  window.consoleStartAt = performance.now();
+  const loading = refreshOverview();
   tasks.init(document.getElementById('page-tasks'), () => firstOverview.then(() => overview.layers.map((l) => l.name)));
   seed.init(document.getElementById('page-seed'));
   layers.init(document.getElementById('page-layers'), refreshOverview);
@@ -55,8 +57,9 @@ async function start() {
   schedules.init(document.getElementById('page-schedules'));
   window.addEventListener('hashchange', route);
   route();
-  await refreshOverview();
+  await loading;
   window.consoleReady = true;
+  window.consoleReadyAt = performance.now();
   document.body.dataset.ready = '1';
 }
 

@@ -77,7 +77,7 @@ async function load() {
   });
   replace(list, rows.length ? el('table', { id: 'schedules-table' },
     el('caption', { class: 'sr-only', text: 'Schedules' }),
-    el('thead', {}, el('tr', {}, ['Name', 'Cron', 'Time zone', 'Request', 'Next run', 'Last run', ''].map((h) => el('th', { scope: 'col', text: h })))),
+    el('thead', {}, el('tr', {}, ['Name', 'Cron', 'Time zone', 'Request', 'Next run', 'Last run', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, rows)) : el('p', { text: 'No schedule.' }),
   (d.unreadable || []).length ? el('p', { class: 'error', text: `Unreadable: ${d.unreadable.join(', ')}` }) : null);
 }
