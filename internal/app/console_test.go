@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -717,4 +718,50 @@ func TestConsoleAccessibility(t *testing.T) {
 		tabAll(p)
 	}
 	noConsoleErrors(t, page)
+}
+
+// TestConsoleCrossSiteKillRefused: a page of another origin, in a browser
+// holding the administrator's credentials, posts GeoWebCache's kill form
+// (kill_all=all) to /rest/seed. The browser marks it as not same-origin,
+// the service refuses it (403), and the tasks run on.
+func TestConsoleCrossSiteKillRefused(t *testing.T) {
+	testenv.RequireChromium(t)
+	a := apptest.Start(t, apptest.Options{})
+	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":6,"threadCount":2}}`)
+	defer a.Do(t, http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><form id=f method=post action="%s/rest/seed"><input name=kill_all value=all></form><script>document.getElementById('f').submit()</script>`, a.URL)
+	}))
+	t.Cleanup(evil.Close)
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(apptest.User+":"+apptest.Password))
+	page := browsertest.OpenWithHeaders(t, evil.URL+"/", 60*time.Second, map[string]string{"Authorization": auth})
+	deadline := time.Now().Add(10 * time.Second)
+	var status int64
+	for status == 0 && time.Now().Before(deadline) {
+		for _, r := range page.Requests() {
+			if r.URL == a.URL+"/rest/seed" {
+				status = r.Status
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if status != http.StatusForbidden {
+		t.Fatalf("the cross-site kill form was answered %d, want 403 (requests %v)", status, page.Requests())
+	}
+	var list struct {
+		Rows [][5]int64 `json:"long-array-array"`
+	}
+	if err := json.Unmarshal([]byte(a.Do(t, http.MethodGet, "/rest/seed.json", "").Body), &list); err != nil {
+		t.Fatal(err)
+	}
+	live := 0
+	for _, r := range list.Rows {
+		if r[4] == 0 || r[4] == 1 {
+			live++
+		}
+	}
+	if live != len(rows) {
+		t.Errorf("%d of the %d tasks pending or running after the refused kill: %v", live, len(rows), list.Rows)
+	}
 }
