@@ -84,6 +84,7 @@ function update(rows) {
   const start = performance.now();
   const now = Date.now();
   const seen = new Set();
+  let created = 0;
   for (const r of rows) {
     const [done, total, , id, status] = r;
     seen.add(id);
@@ -92,6 +93,7 @@ function update(rows) {
       t = { id, layer: layerOf.get(id), samples: [] };
       tasks.set(id, t);
       t.row = makeRow(t);
+      created++;
       groupOf(t.layer).tbody.append(t.row.tr);
     }
     t.done = done; t.total = total; t.status = status;
@@ -106,7 +108,10 @@ function update(rows) {
   const ms = performance.now() - start;
   stats.updates++;
   stats.lastUpdateMs = ms;
-  stats.maxUpdateMs = Math.max(stats.maxUpdateMs, ms);
+  // An update that builds rows for many new tasks at once is a load, not
+  // a refresh: its time is kept apart.
+  if (created > 8) stats.maxBuildMs = Math.max(stats.maxBuildMs || 0, ms);
+  else stats.maxUpdateMs = Math.max(stats.maxUpdateMs, ms);
 }
 
 function groupOf(layer) {
@@ -131,12 +136,21 @@ function groupOf(layer) {
   return g;
 }
 
+// A task's row is a clone of one prototype (cheaper than building it).
+let protoRow = null;
+
 function makeRow(t) {
-  const bar = el('progress', { max: 1, value: 0, 'aria-label': `Progress of task ${t.id}` });
-  const pct = el('span', { class: 'pct' });
-  const cells = { status: el('td'), tiles: el('td', { class: 'n' }), rate: el('td', { class: 'n' }), eta: el('td', { class: 'n' }) };
-  const tr = el('tr', { dataset: { task: t.id } }, el('td', { text: String(t.id) }), cells.status, el('td', {}, bar, ' ', pct), cells.tiles, cells.rate, cells.eta);
-  return { tr, bar, pct, ...cells };
+  if (!protoRow) {
+    protoRow = el('tr', {}, el('td'), el('td'), el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
+      el('td', { class: 'n' }), el('td', { class: 'n' }), el('td', { class: 'n' }));
+  }
+  const tr = protoRow.cloneNode(true);
+  const [idCell, status, barCell, tiles, rate, eta] = tr.children;
+  tr.dataset.task = t.id;
+  idCell.textContent = String(t.id);
+  const bar = barCell.firstChild;
+  bar.setAttribute('aria-label', `Progress of task ${t.id}`);
+  return { tr, bar, pct: barCell.lastChild, status, tiles, rate, eta };
 }
 
 function fill(t) {
@@ -158,6 +172,7 @@ function fill(t) {
 function end(t, outcome) {
   if (t.ended) return;
   t.ended = true;
+  if (t.killed) outcome = 'KILLED'; // listed as ABORTED while it winds down
   finished.unshift({ id: t.id, layer: t.layer, outcome, done: t.done, total: t.total, at: new Date() });
   finished.length = Math.min(finished.length, 50);
   renderFinished();
