@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -784,5 +785,102 @@ func TestConsoleCrossSiteKillRefused(t *testing.T) {
 	}
 	if live != len(rows) {
 		t.Errorf("%d of the %d tasks pending or running after the refused kill: %v", live, len(rows), list.Rows)
+	}
+}
+
+// TestConsoleUploadsAndLayerActions: on the spherical Mercator grid, an
+// uploaded GeoJSON outline (longitude, latitude) is drawn on the map and
+// estimated as POST /rest/estimate estimates the same request, and so is
+// an uploaded tile list; on the layers page, Truncate deletes a layer's
+// tiles only once its name is typed, and Delete removes a layer.
+func TestConsoleUploadsAndLayerActions(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	if r := a.Do(t, http.MethodPut, "/rest/layers/edit:roads.xml", strings.Replace(consoleWMSDoc, "TITLE", "Roads", 1), "Content-Type", "text/xml"); r.Status/100 != 2 {
+		t.Fatalf("PUT: %d %s", r.Status, r.Body)
+	}
+	dir := t.TempDir()
+	geo := filepath.Join(dir, "area.geojson")
+	list := filepath.Join(dir, "expire.list")
+	if err := os.WriteFile(geo, []byte(`{"type":"Polygon","coordinates":[[[4.9,58.0],[31.1,69.8],[10,71],[4.9,58.0]]]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(list, []byte("3/4/2\n3/5/2\n4/9/5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := openConsole(t, a, "#seed")
+	waitEval(t, page, `window.consoleSeed.gridSet === 'EPSG:4326'`, 10*time.Second)
+	page.Eval(t, `(() => { const s = document.querySelectorAll('#seed-form select')[1]; s.value = 'EPSG:900913'; s.dispatchEvent(new Event('change')); return ''; })()`)
+	waitEval(t, page, `window.consoleSeed.gridSet === 'EPSG:900913'`, 10*time.Second)
+	page.Do(t, "choose a file", chromedp.Click(chromedp.CSS(`#area-file`)))
+	page.Do(t, "upload", chromedp.SetUploadFiles(chromedp.CSS(`#area-file-fields input[type=file]`), []string{geo}))
+	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && window.consoleSeed.lastEstimateRequest.seedRequest && typeof window.consoleSeed.lastEstimateRequest.seedRequest.geometry === 'string'`, 15*time.Second)
+	var ext [4]float64
+	evalJSON(t, page, `window.consoleSeed.map.getLayers().item(1).getSource().getExtent()`, &ext)
+	// Longitude 4.9..31.1° in metres of the spherical Mercator.
+	if math.Abs(ext[0]-545465) > 1000 || math.Abs(ext[2]-3461976) > 1000 {
+		t.Errorf("the outline is drawn over %v, want x from 545465 to 3461976 (spherical Mercator)", ext)
+	}
+	compareEstimate(t, a, page, "application/json", "")
+
+	page.Do(t, "choose a list", chromedp.Click(chromedp.CSS(`#area-list`)))
+	page.Do(t, "upload", chromedp.SetUploadFiles(chromedp.CSS(`#area-list-fields input[type=file]`), []string{list}))
+	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && window.consoleSeed.lastEstimateRequest.list`, 15*time.Second)
+	body, _ := os.ReadFile(list)
+	compareEstimate(t, a, page, "text/x-tile-list", string(body))
+
+	// Truncate, after typing the name.
+	wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":1,"format":"image/png"}}`))
+	if len(a.TileKeys(t, "demo:world/")) == 0 {
+		t.Fatal("no tile seeded")
+	}
+	page.Eval(t, `(() => { location.hash = '#layers'; return ''; })()`)
+	page.Do(t, "truncate", chromedp.Click(chromedp.CSS(`button[aria-label="Truncate demo:world"]`)))
+	waitEval(t, page, `document.querySelector('#layer-panel input[type=text]')`, 5*time.Second)
+	page.Do(t, "type a wrong name", chromedp.SendKeys(chromedp.CSS(`#layer-panel input[type=text]`), "demo:worl"))
+	if page.Eval(t, `String(document.querySelector('#layer-panel button.danger').disabled)`) != "true" {
+		t.Errorf("Truncate is enabled before the name is typed in full")
+	}
+	page.Do(t, "finish the name", chromedp.SendKeys(chromedp.CSS(`#layer-panel input[type=text]`), "d"))
+	page.Do(t, "confirm", chromedp.Click(chromedp.CSS(`#layer-panel button.danger`)))
+	waitEval(t, page, `/Every tile of demo:world is deleted/.test(document.getElementById('status').textContent)`, 10*time.Second)
+	if keys := a.TileKeys(t, "demo:world/"); len(keys) != 0 {
+		t.Errorf("after Truncate: %d tiles left", len(keys))
+	}
+
+	// Delete a layer.
+	page.Do(t, "delete", chromedp.Click(chromedp.CSS(`button[aria-label="Delete edit:roads"]`)))
+	waitEval(t, page, `document.getElementById('delete-tiles')`, 5*time.Second)
+	page.Do(t, "confirm", chromedp.Click(chromedp.CSS(`#layer-panel button.danger`)))
+	waitEval(t, page, `/Layer edit:roads is deleted/.test(document.getElementById('status').textContent)`, 10*time.Second)
+	if r := a.Do(t, http.MethodGet, "/rest/layers/edit:roads.xml", ""); r.Status != http.StatusNotFound {
+		t.Errorf("after Delete: GET %d", r.Status)
+	}
+	waitEval(t, page, `!document.querySelector('#layers-table tr[data-layer="edit:roads"]')`, 10*time.Second)
+	noConsoleErrors(t, page)
+}
+
+// compareEstimate posts the page's last estimate request itself and
+// compares the tile counts.
+func compareEstimate(t *testing.T, a *apptest.App, page *browsertest.Page, ctype, listBody string) {
+	t.Helper()
+	var last struct {
+		List string `json:"list"`
+	}
+	raw := page.Eval(t, `JSON.stringify(window.consoleSeed.lastEstimateRequest)`)
+	if err := json.Unmarshal([]byte(raw), &last); err != nil {
+		t.Fatal(err)
+	}
+	path, body := "/rest/estimate/demo:world.json", raw
+	if last.List != "" {
+		path += "?" + last.List
+		body = listBody
+	}
+	r := a.Do(t, http.MethodPost, path, body, "Content-Type", ctype)
+	var e struct{ Tiles int64 }
+	if r.Status != http.StatusOK || json.Unmarshal([]byte(r.Body), &e) != nil || e.Tiles == 0 {
+		t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
+	}
+	if shown := page.Eval(t, `document.querySelector('#estimate').dataset.tiles`); shown != fmt.Sprint(e.Tiles) {
+		t.Errorf("the page shows %s tiles for %s, POST /rest/estimate says %d", shown, raw, e.Tiles)
 	}
 }
