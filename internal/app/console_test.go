@@ -164,7 +164,7 @@ func TestConsoleLoads(t *testing.T) {
 	}
 	slices.Sort(readies)
 	t.Logf("interactive after %v ms (median %.0f)", readies, readies[1])
-	if readies[1] > 1000 {
+	if readies[1] > 1000 && !raceDetector {
 		t.Errorf("interactive after %.0f ms (median of %v), budget 1 s", readies[1], readies)
 	}
 }

@@ -34,14 +34,14 @@ type file struct {
 	body  []byte
 	ctype string
 	etag  string
-	gz    func() []byte // body gzipped, made once on first use
+	gz    func() []byte // body gzipped, made once (started when the handler is made)
 }
 
 func gzipped(b []byte) func() []byte {
 	return sync.OnceValue(func() []byte {
 		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
-		_, _ = zw.Write(b)                                       // writes to memory do not fail
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression) // a valid level: no error
+		_, _ = zw.Write(b)                                          // writes to memory do not fail
 		_ = zw.Close()
 		return buf.Bytes()
 	})
@@ -71,6 +71,12 @@ func Handler() http.Handler {
 	if err != nil {
 		panic("console: embedded files: " + err.Error()) // the embed is part of the binary: cannot fail at run time
 	}
+	// Compress ahead of the first request (a few tens of milliseconds).
+	go func() {
+		for _, f := range files {
+			f.gz()
+		}
+	}()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", Policy)
