@@ -28,7 +28,11 @@ func openConsole(t *testing.T, a *apptest.App, hash string) *browsertest.Page {
 	t.Helper()
 	testenv.RequireChromium(t)
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(apptest.User+":"+apptest.Password))
-	page := browsertest.OpenWithHeaders(t, a.URL+"/console/"+hash, 120*time.Second, map[string]string{"Authorization": auth})
+	url := a.URL + "/console/" + hash
+	if strings.Contains(hash, "console/") { // a base path's
+		url = a.URL + "/" + hash
+	}
+	page := browsertest.OpenWithHeaders(t, url, 120*time.Second, map[string]string{"Authorization": auth})
 	page.WaitFor(t, `body[data-ready="1"]`)
 	return page
 }
@@ -119,6 +123,21 @@ func TestConsoleServed(t *testing.T) {
 	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/console/" {
 		t.Errorf("GET /console: %d Location %q, want 301 to /console/", resp.StatusCode, resp.Header.Get("Location"))
 	}
+}
+
+// TestConsoleUnderBasePath: with TILECACHE_BASE_PATH the console is under
+// it, beside its /rest, and the page's relative addresses reach both.
+func TestConsoleUnderBasePath(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_BASE_PATH": "/gwc"}})
+	if r := a.Do(t, http.MethodGet, "/gwc/console/", ""); r.Status != http.StatusOK || r.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("GET /gwc/console/: %d", r.Status)
+	}
+	if r := a.Do(t, http.MethodGet, "/console/", ""); r.Status == http.StatusOK {
+		t.Errorf("GET /console/ outside the base path: 200")
+	}
+	page := openConsole(t, a, "gwc/console/#layers")
+	waitEval(t, page, `document.querySelector('#layers-table tr[data-layer="demo:world"]')`, 10*time.Second)
+	noConsoleErrors(t, page)
 }
 
 // TestConsoleLoads opens the console in Chromium: it loads without an
