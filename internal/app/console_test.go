@@ -903,3 +903,26 @@ func compareEstimate(t *testing.T, a *apptest.App, page *browsertest.Page, ctype
 		t.Errorf("the page shows %s tiles for %s, POST /rest/estimate says %d", shown, raw, e.Tiles)
 	}
 }
+
+// TestConsoleLayersFromCapabilities reads the test WMS's capabilities
+// from the layers page and creates the layers ticked: one new layer
+// whose document is the one the server proposed.
+func TestConsoleLayersFromCapabilities(t *testing.T) {
+	wmsURL := testenv.RequireWMS(t)
+	a := apptest.Start(t, apptest.Options{})
+	page := openConsole(t, a, "#layers")
+	setValue(t, page, `#caps-form input[type=url]`, wmsURL)
+	page.Do(t, "read", chromedp.Click(chromedp.CSS(`#caps-form button[type=submit]`)))
+	waitEval(t, page, `document.querySelectorAll('#caps-result input[type=checkbox]').length > 1`, 30*time.Second)
+	// Keep only the first proposed layer ticked.
+	var name string
+	evalJSON(t, page, `(() => { const boxes = Array.from(document.querySelectorAll('#caps-result input[type=checkbox]')); boxes.forEach((b, i) => { b.checked = i === 0; }); return document.querySelector('#caps-result label').textContent.split(' — ')[0]; })()`, &name)
+	page.Do(t, "create", chromedp.Click(chromedp.CSS(`#caps-result > p > button`)))
+	waitEval(t, page, `/1 layer created/.test(document.getElementById('status').textContent)`, 20*time.Second)
+	r := a.Do(t, http.MethodGet, "/rest/layers/"+name+".xml", "")
+	if r.Status != http.StatusOK || !strings.Contains(r.Body, "<wmsLayers>"+name+"</wmsLayers>") && !strings.Contains(r.Body, "<name>"+name+"</name>") {
+		t.Fatalf("GET the created layer %s: %d %s", name, r.Status, r.Body)
+	}
+	waitEval(t, page, fmt.Sprintf(`document.querySelector('#layers-table tr[data-layer=%q]')`, name), 10*time.Second)
+	noConsoleErrors(t, page)
+}
