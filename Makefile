@@ -85,7 +85,7 @@ wms-stop:
 fuzz:
 	@GO=$(GO) bash infra/fuzz.sh
 
-## web: rebuild internal/web/index.html (the demo map page, Leaflet inlined) from web/src after installing web's npm packages
+## web: rebuild internal/web/index.html (the demo map page, Leaflet inlined) and internal/console/dist (the console, OpenLayers bundled by esbuild) from web/ after installing its npm packages
 web:
 	cd web && npm install --no-package-lock --no-audit --no-fund && node build.mjs
 

@@ -394,7 +394,7 @@ func TestTemplateRoutesAndSchedule(t *testing.T) {
 		routes = append(routes, route{get(p, "Path").Value, get(p, "Method").Value})
 	}
 	slices.SortFunc(routes, func(a, b route) int { return strings.Compare(a.path, b.path) })
-	if want := []route{{"/rest", "ANY"}, {"/rest/{proxy+}", "ANY"}}; !slices.Equal(routes, want) {
+	if want := []route{{"/console", "GET"}, {"/console/{proxy+}", "GET"}, {"/rest", "ANY"}, {"/rest/{proxy+}", "ANY"}}; !slices.Equal(routes, want) {
 		t.Errorf("ApiFunction routes: got %v, want %v", routes, want)
 	}
 	ev := get(tp.resource("CleanerFunction"), "Properties", "Events")

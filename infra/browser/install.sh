@@ -9,7 +9,9 @@
 #              (internal/app/wmts_test.go)
 # and, from npm, OpenLayers' full build (the package ol, dist/ol.js and
 # ol.css) into ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/
-# for the WMTS map page test (internal/app/openlayers_test.go).
+# for the WMTS map page test (internal/app/openlayers_test.go); and axe-core's
+# axe.min.js into .../tools/axe-core/ for the console's accessibility test
+# (internal/app/console_test.go).
 # Idempotent: does nothing when all are present. Otherwise, as root, runs
 # apt-get install (after apt-get update when the package lists lack a
 # package), under a lock so that parallel runs do not collide. Without root
@@ -18,6 +20,9 @@ set -euo pipefail
 
 OL_VERSION=10.11.0
 OL_DIR="${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/$OL_VERSION"
+
+AXE_VERSION=4.14.1
+AXE_DIR="${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/axe-core/$AXE_VERSION"
 
 LOCK_FILE="${TILECACHE_BROWSER_INSTALL_LOCK:-/run/lock/tilecache-browser-install.lock}"
 
@@ -53,6 +58,25 @@ install_openlayers() {
   log "OpenLayers $OL_VERSION in $OL_DIR in $((SECONDS - start))s"
 }
 install_openlayers
+
+# install_axe fetches axe-core with npm pack (one tarball; axe.min.js is
+# self-contained) and keeps axe.min.js.
+install_axe() {
+  [[ -s "$AXE_DIR/axe.min.js" ]] && return 0
+  command -v npm >/dev/null 2>&1 || die "npm is needed to fetch axe-core ($AXE_VERSION)"
+  local tmp start=$SECONDS
+  mkdir -p "$(dirname "$AXE_DIR")"
+  tmp="$(mktemp -d "$(dirname "$AXE_DIR")/.axe.XXXXXX")"
+  log "fetching axe-core $AXE_VERSION with npm pack (once)"
+  if ! (cd "$tmp" && npm pack --loglevel=error "axe-core@$AXE_VERSION" >/dev/null && tar xzf "axe-core-$AXE_VERSION.tgz" package/axe.min.js); then
+    rm -rf -- "$tmp"
+    die "npm pack axe-core@$AXE_VERSION failed"
+  fi
+  mkdir -p "$tmp/out" && mv "$tmp/package/axe.min.js" "$tmp/out/" && chmod 755 "$tmp/out"
+  rm -rf -- "$AXE_DIR" && mv "$tmp/out" "$AXE_DIR" && rm -rf -- "$tmp"
+  log "axe-core $AXE_VERSION in $AXE_DIR in $((SECONDS - start))s"
+}
+install_axe
 
 mapfile -t missing < <(missing_packages)
 ((${#missing[@]} == 0)) && exit 0

@@ -26,6 +26,7 @@ import (
 	"tilecache/internal/cdn"
 	"tilecache/internal/cdn/cloudfront"
 	"tilecache/internal/config"
+	"tilecache/internal/console"
 	"tilecache/internal/edgepath"
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
@@ -149,7 +150,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(mount(cfg.BasePath, api, tiles, objects, metricsH))
+	p.Handler = rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
+		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH)))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
@@ -324,6 +326,24 @@ func mount(base string, api, tiles, objects, metricsH http.Handler) http.Handler
 			return
 		}
 		http.StripPrefix(base, h).ServeHTTP(w, r)
+	})
+}
+
+// mountConsole serves the console (package console) at base+"/console/",
+// behind the same accounts as /rest, and sends everything else to next;
+// base+"/console" redirects to it (the page's addresses are relative).
+func mountConsole(base string, consoleH, next http.Handler) http.Handler {
+	strip := http.StripPrefix(base+"/console", consoleH)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, base+"/console")
+		switch {
+		case ok && rest == "":
+			http.Redirect(w, r, base+"/console/", http.StatusMovedPermanently)
+		case ok && strings.HasPrefix(rest, "/"):
+			strip.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
 	})
 }
 

@@ -49,6 +49,13 @@ type Page struct {
 // cannot reach).
 func Open(t testing.TB, url string, timeout time.Duration) *Page {
 	t.Helper()
+	return OpenWithHeaders(t, url, timeout, nil)
+}
+
+// OpenWithHeaders is Open with HTTP headers sent with every request of
+// the tab (e.g. Authorization), set before the page loads.
+func OpenWithHeaders(t testing.TB, url string, timeout time.Duration, headers map[string]string) *Page {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(Path()),
 		chromedp.UserDataDir(t.TempDir()),
@@ -67,6 +74,18 @@ func Open(t testing.TB, url string, timeout time.Duration) *Page {
 	ctx, cancelTime := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 	p.ctx = ctx
+	if len(headers) > 0 {
+		h := network.Headers{}
+		for k, v := range headers {
+			h[k] = v
+		}
+		if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+			t.Fatalf("enable network: %v", err)
+		}
+		if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: h}); err != nil {
+			t.Fatalf("set headers: %v", err)
+		}
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("open %s in %s: %v", url, Path(), err)
 	}
@@ -116,6 +135,10 @@ func (p *Page) Requests() []Request {
 	defer p.mu.Unlock()
 	return append([]Request(nil), p.requests...)
 }
+
+// Ctx returns the tab's context, for chromedp actions Do and Eval do not
+// cover (e.g. an evaluation awaiting a promise).
+func (p *Page) Ctx() context.Context { return p.ctx }
 
 // Do runs chromedp actions in the page.
 func (p *Page) Do(t testing.TB, what string, actions ...chromedp.Action[chromedp.Void]) {

@@ -242,3 +242,36 @@ func Lookup(env map[string]string) func(string) (string, bool) {
 		return "", false
 	}
 }
+
+// RequireAxe returns the path of axe-core's axe.min.js: $TILECACHE_AXE,
+// else the newest version infra/browser/install.sh put under
+// ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/axe-core/. It skips
+// like RequireOpenLayers when there is none.
+func RequireAxe(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping browser test under -short")
+	}
+	p := os.Getenv("TILECACHE_AXE")
+	if p == "" {
+		cache := os.Getenv("TILECACHE_CACHE")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache", "tilecache")
+		}
+		found, _ := filepath.Glob(filepath.Join(cache, "tools", "axe-core", "*", "axe.min.js"))
+		if len(found) > 0 {
+			p = found[len(found)-1]
+		}
+	}
+	if p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf("axe-core (axe.min.js) is missing but TILECACHE_REQUIRE_DEVSTACK=1: run infra/browser/install.sh")
+	}
+	t.Skip("axe-core (axe.min.js) is missing: install it with infra/browser/install.sh to run the console's accessibility test")
+	return ""
+}

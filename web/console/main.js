@@ -1,0 +1,66 @@
+// The console: a page per hash (#tasks, #seed, #layers, #quota,
+// #schedules), all in one document; the task list polls in the
+// background so the navigation shows how many tasks run.
+import 'ol/ol.css';
+import './console.css';
+import * as tasks from './tasks.js';
+import * as seed from './seed.js';
+import * as layers from './layers.js';
+import * as quota from './quota.js';
+import * as schedules from './schedules.js';
+import { loadOverview } from './model.js';
+import { say } from './util.js';
+
+const pages = { tasks, seed, layers, quota, schedules };
+let overview = { layers: [], gridSets: [] };
+let overviewLoaded;
+const firstOverview = new Promise((resolve) => { overviewLoaded = resolve; });
+window.consoleReady = false;
+
+async function refreshOverview() {
+  try {
+    overview = await loadOverview();
+    seed.setOverview(overview);
+    layers.setOverview(overview);
+    quota.setOverview(overview);
+    schedules.setOverview(overview);
+  } catch (e) {
+    say('Layers: ' + e.message, true);
+  }
+  overviewLoaded();
+  return overview;
+}
+
+function route() {
+  const name = (location.hash.slice(1) || 'tasks').split('/')[0];
+  const current = pages[name] ? name : 'tasks';
+  for (const [n, mod] of Object.entries(pages)) {
+    const sec = document.getElementById('page-' + n);
+    const on = n === current;
+    if (sec.hidden === on) sec.hidden = !on;
+    mod.show?.(on);
+  }
+  for (const a of document.querySelectorAll('nav a[data-page]')) {
+    if (a.dataset.page === current) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  document.title = `${document.querySelector(`nav a[data-page=${current}]`).firstChild.textContent.trim()} · tilecache console`;
+}
+
+async function start() {
+  window.consoleStartAt = performance.now();
+  const loading = refreshOverview();
+  tasks.init(document.getElementById('page-tasks'), () => firstOverview.then(() => overview.layers.map((l) => l.name)));
+  seed.init(document.getElementById('page-seed'));
+  layers.init(document.getElementById('page-layers'), refreshOverview);
+  quota.init(document.getElementById('page-quota'), refreshOverview);
+  schedules.init(document.getElementById('page-schedules'));
+  window.addEventListener('hashchange', route);
+  route();
+  await loading;
+  window.consoleReady = true;
+  window.consoleReadyAt = performance.now();
+  document.body.dataset.ready = '1';
+}
+
+start();

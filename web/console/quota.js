@@ -1,0 +1,237 @@
+// The disk quota page: the configuration (PUT /rest/diskquota.json, the
+// server's validation errors shown), the usage of each layer against its
+// quota, and the coverage map: a tile set's quota pages at one level,
+// coloured by bytes, hits or last read, with the pages the clean-up would
+// expire next outlined.
+import Feature from 'ol/Feature.js';
+import { fromExtent } from 'ol/geom/Polygon.js';
+import { Style, Stroke, Fill } from 'ol/style.js';
+import { call, getJSON, enc } from './api.js';
+import { el, replace, field, select, setOptions, num, bytes, say } from './util.js';
+import { gridSet, quotaBytes } from './model.js';
+import { GridMap } from './map.js';
+
+let overview = null;
+let refresh;
+let cfg = {}; // form controls of the configuration
+let usageBox;
+let cov = {}; // coverage controls
+let gmap;
+export const quotaState = { pages: null };
+window.consoleQuota = quotaState;
+
+const COMMON_FORMATS = ['image/png', 'image/jpeg', 'image/png8', 'image/gif', 'image/webp'];
+
+export function init(section, refreshOverview) {
+  refresh = refreshOverview;
+  cfg = {
+    enabled: el('input', { type: 'checkbox', id: 'q-enabled' }),
+    diskBlockSize: el('input', { type: 'number', min: 1 }),
+    cacheCleanUpFrequency: el('input', { type: 'number', min: 1 }),
+    cacheCleanUpUnits: select(['SECONDS', 'MINUTES', 'HOURS', 'DAYS']),
+    maxConcurrentCleanUps: el('input', { type: 'number', min: 1 }),
+    globalExpirationPolicyName: select(['LFU', 'LRU']),
+    quotaValue: el('input', { type: 'text', inputMode: 'decimal' }),
+    quotaUnits: select(['B', 'KiB', 'MiB', 'GiB', 'TiB']),
+    layerQuotas: el('textarea', { rows: 4, spellcheck: false }),
+    result: el('div', { id: 'quota-result', 'aria-live': 'polite' }),
+  };
+  const form = el('form', { id: 'quota-form', novalidate: true, onsubmit: saveConfig },
+    el('div', { class: 'radio' }, cfg.enabled, el('label', { htmlFor: 'q-enabled', text: 'Enforce the quota (clean up when over it)' })),
+    el('div', { class: 'row' }, field('Global quota', cfg.quotaValue), field('Units', cfg.quotaUnits), field('Policy', cfg.globalExpirationPolicyName)),
+    el('div', { class: 'row' }, field('Clean up every', cfg.cacheCleanUpFrequency), field('Units', cfg.cacheCleanUpUnits)),
+    el('div', { class: 'row' }, field('Concurrent clean-ups', cfg.maxConcurrentCleanUps), field('Disk block size (bytes)', cfg.diskBlockSize)),
+    field('Layer quotas (JSON)', cfg.layerQuotas, '[{"layer": "name", "expirationPolicyName": "LRU", "quota": {"value": "10", "units": "MiB"}}]'),
+    el('p', {}, el('button', { type: 'submit', id: 'quota-save', text: 'Save the configuration' })), cfg.result);
+  usageBox = el('div', { id: 'usage' });
+  cov = {
+    layer: select([]), gridSet: select([]), format: select([]),
+    zoom: el('input', { type: 'number', min: 0, value: 0 }),
+    colour: select([['bytes', 'bytes'], ['hits', 'hits'], ['lastAccess', 'last read']]),
+    next: el('input', { type: 'number', min: 0, value: 10 }),
+    show: el('button', { type: 'submit', id: 'coverage-show', text: 'Show the pages' }),
+    info: el('div', { id: 'coverage-info', 'aria-live': 'polite' }),
+    table: el('div', { id: 'coverage-table' }),
+  };
+  const mapDiv = el('div', { id: 'coverage-map', class: 'map' });
+  const covForm = el('form', { id: 'coverage-form', onsubmit: (e) => { e.preventDefault(); showPages(); } },
+    el('div', { class: 'row' }, field('Layer', cov.layer), field('Grid set', cov.gridSet), field('Format', cov.format)),
+    el('div', { class: 'row' }, field('Level', cov.zoom), field('Colour by', cov.colour), field('Mark the pages expiring next (count)', cov.next)),
+    el('p', {}, cov.show));
+  replace(section,
+    el('h2', { id: 'h-quota', text: 'Disk quota' }),
+    el('h3', { text: 'Usage' }), usageBox,
+    el('h3', { text: 'Configuration' }), form,
+    el('h3', { text: 'Coverage map' }),
+    el('p', { class: 'hint', text: 'The quota counts tiles in pages of 64×64 tiles; each page of the level is drawn where it lies.' }),
+    covForm, mapDiv, cov.info, cov.table);
+  gmap = new GridMap(mapDiv, 'Coverage map of the quota pages');
+  quotaState.source = gmap.source;
+  cov.layer.addEventListener('change', covLayerChanged);
+  cov.colour.addEventListener('change', () => quotaState.pages && drawPages(quotaState.pages));
+  cov.next.addEventListener('change', () => quotaState.pages && drawPages(quotaState.pages));
+}
+
+export function setOverview(o) {
+  overview = o;
+  setOptions(cov.layer, o.layers.map((l) => l.name));
+  covLayerChanged();
+}
+
+let shown = false;
+export function show(on) {
+  if (!on) return;
+  if (!shown) { shown = true; loadConfig(); }
+  loadUsage();
+  if (gmap) gmap.attach();
+}
+
+function covLayerChanged() {
+  const l = overview?.layers.find((x) => x.name === cov.layer.value);
+  if (!l) return;
+  setOptions(cov.gridSet, l.gridSets.length ? l.gridSets : overview.gridSets.map((g) => g.name));
+  setOptions(cov.format, l.formats.length ? l.formats : COMMON_FORMATS);
+}
+
+async function loadConfig() {
+  try {
+    const c = (await getJSON('diskquota.json')).cacheQuotaConfiguration;
+    cfg.enabled.checked = !!c.enabled;
+    for (const k of ['diskBlockSize', 'cacheCleanUpFrequency', 'maxConcurrentCleanUps']) cfg[k].value = c[k];
+    cfg.cacheCleanUpUnits.value = c.cacheCleanUpUnits;
+    cfg.globalExpirationPolicyName.value = c.globalExpirationPolicyName;
+    cfg.quotaValue.value = c.globalQuota?.value ?? '';
+    cfg.quotaUnits.value = c.globalQuota?.units ?? 'MiB';
+    cfg.layerQuotas.value = JSON.stringify(c.layerQuotas || [], null, 1);
+  } catch (e) {
+    replace(cfg.result, el('p', { class: 'error', text: 'Configuration: ' + e.message }));
+  }
+}
+
+async function saveConfig(ev) {
+  ev.preventDefault();
+  let layerQuotas;
+  try {
+    layerQuotas = cfg.layerQuotas.value.trim() ? JSON.parse(cfg.layerQuotas.value) : [];
+  } catch (e) {
+    replace(cfg.result, el('p', { class: 'error', text: 'Layer quotas: not JSON (' + e.message + ')' }));
+    return;
+  }
+  const intOrText = (v) => (/^-?\d+$/.test(v.trim()) ? Number(v) : v);
+  const body = { cacheQuotaConfiguration: {
+    enabled: cfg.enabled.checked,
+    diskBlockSize: intOrText(cfg.diskBlockSize.value),
+    cacheCleanUpFrequency: intOrText(cfg.cacheCleanUpFrequency.value),
+    cacheCleanUpUnits: cfg.cacheCleanUpUnits.value,
+    maxConcurrentCleanUps: intOrText(cfg.maxConcurrentCleanUps.value),
+    globalExpirationPolicyName: cfg.globalExpirationPolicyName.value,
+    globalQuota: { value: cfg.quotaValue.value.trim(), units: cfg.quotaUnits.value },
+    layerQuotas,
+  } };
+  try {
+    await call('PUT', 'diskquota.json', { body: JSON.stringify(body), type: 'application/json' });
+    replace(cfg.result, el('p', { text: 'Saved.' }));
+    await loadConfig();
+    loadUsage();
+    refresh();
+  } catch (e) {
+    replace(cfg.result, el('p', { class: 'error', role: 'alert', text: 'Not saved: ' + e.message }));
+  }
+}
+
+function bar(used, of, label) {
+  const frac = of > 0 ? Math.min(used / of, 1) : 0;
+  const inner = el('span');
+  inner.style.width = (frac * 100).toFixed(2) + '%';
+  return el('span', { class: 'bar' + (of > 0 && used > of ? ' over' : ''), role: 'img', 'aria-label': label }, inner);
+}
+
+async function loadUsage() {
+  let u;
+  try {
+    u = await getJSON('diskquota/usage.json', { ok: [404] });
+  } catch (e) {
+    replace(usageBox, el('p', { class: 'error', text: e.message }));
+    return;
+  }
+  if (!u) { replace(usageBox, el('p', { text: 'This server does not count disk usage.' })); return; }
+  const q = u.diskQuotaUsage;
+  const global = quotaBytes(q.globalQuota);
+  const rows = (q.layers || []).map((l) => {
+    const lq = quotaBytes(l.quota);
+    const of = lq ?? global;
+    const label = `${l.layer}: ${bytes(l.usedBytes)} of ${bytes(of)} (${lq ? 'its own quota' : 'the global quota'})`;
+    return el('tr', { class: 'usage-row', dataset: { layer: l.layer, bytes: l.usedBytes, tiles: l.usedTiles, quota: of } },
+      el('th', { scope: 'row', text: l.layer }),
+      el('td', {}, bar(l.usedBytes, of, label)),
+      el('td', { class: 'n', text: `${bytes(l.usedBytes)} of ${bytes(of)}` }),
+      el('td', { class: 'n', text: num(l.usedTiles) }),
+      el('td', { text: (l.expirationPolicyName || q.globalExpirationPolicyName) + (l.recountPending ? ', recount pending' : '') }));
+  });
+  replace(usageBox,
+    el('p', { id: 'usage-global', dataset: { bytes: q.usedBytes, quota: global } },
+      bar(q.usedBytes, global, `All layers: ${bytes(q.usedBytes)} of ${bytes(global)}`), ' ',
+      `All layers: ${bytes(q.usedBytes)} (${num(q.usedTiles)} tiles) of ${bytes(global)}; quota ${q.enabled ? 'enforced' : 'not enforced'}, policy ${q.globalExpirationPolicyName}` +
+      `; last clean-up ${q.lastCleanUp ? new Date(q.lastCleanUp).toLocaleString() : 'never'}${q.recountPending ? '; recount pending' : ''}`),
+    el('table', { id: 'usage-table' },
+      el('caption', { class: 'sr-only', text: 'Usage per layer' }),
+      el('thead', {}, el('tr', {}, ['Layer', 'Usage', 'Bytes', 'Tiles', 'Policy'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, rows)));
+}
+
+async function showPages() {
+  const q = new URLSearchParams({ gridSet: cov.gridSet.value, format: cov.format.value, zoom: cov.zoom.value || '0', limit: '10000' });
+  replace(cov.info, el('p', { text: 'Loading…' }));
+  try {
+    const [p, g] = await Promise.all([getJSON(`diskquota/pages/${enc(cov.layer.value)}.json?${q}`), gridSet(cov.gridSet.value)]);
+    gmap.attach();
+    gmap.setGridSet(g);
+    quotaState.pages = p;
+    drawPages(p);
+    if (p.pages.length) gmap.fit(gmap.source.getExtent());
+  } catch (e) {
+    replace(cov.info, el('p', { class: 'error', text: e.message }));
+  }
+}
+
+function ramp(t) {
+  // light yellow → dark red
+  const a = [255, 237, 160];
+  const b = [189, 0, 38];
+  return a.map((v, i) => Math.round(v + (b[i] - v) * t));
+}
+
+function drawPages(p) {
+  const key = cov.colour.value;
+  const nextN = Number(cov.next.value) || 0;
+  const value = (pg) => (key === 'lastAccess' ? (pg.lastAccess ? Date.parse(pg.lastAccess) : null) : pg[key]);
+  const vals = p.pages.map(value).filter((v) => v !== null);
+  const lo = Math.min(...vals);
+  const hi = Math.max(...vals);
+  gmap.source.clear();
+  const feats = p.pages.map((pg) => {
+    const v = value(pg);
+    const c = v === null ? [200, 200, 200] : ramp(hi > lo ? (v - lo) / (hi - lo) : 1);
+    const marked = pg.rank <= nextN;
+    const f = new Feature({ geometry: fromExtent(pg.bounds), page: pg, marked });
+    f.setStyle(new Style({ fill: new Fill({ color: [...c, 0.7] }), stroke: new Stroke({ color: marked ? '#0000ff' : '#555', width: marked ? 3 : 1 }) }));
+    return f;
+  });
+  gmap.source.addFeatures(feats);
+  const marked = p.pages.filter((pg) => pg.rank <= nextN).length;
+  const lab = key === 'lastAccess' ? (v) => (isFinite(v) ? new Date(v).toLocaleString() : '–') : num;
+  replace(cov.info,
+    el('p', { dataset: { pages: p.pages.length, marked } },
+      `${p.pageCount} pages at level ${p.zoom} of ${p.layer} ${p.gridSet} ${p.format} (${p.layerPageCount} in the layer), policy ${p.policy} (${p.quotaScope} quota, ${p.enabled ? 'enforced' : 'not enforced'})` +
+      `${p.truncated ? `; the first ${p.pages.length} by rank shown` : ''}; ${marked} of them among the ${nextN} pages the clean-up would expire next (thick blue outline).`),
+    el('p', { class: 'legend' }, `Colour by ${cov.colour.selectedOptions[0].textContent}: `,
+      el('span', { class: 'swatch sw-lo' }), ` ${vals.length ? lab(lo) : '–'} `, el('span', { class: 'swatch sw-hi' }), ` ${vals.length ? lab(hi) : '–'}`,
+      key === 'lastAccess' ? [' ', el('span', { class: 'swatch sw-none' }), ' never read'] : null));
+  replace(cov.table, el('details', {}, el('summary', { text: 'The pages as a table' }),
+    el('table', { id: 'pages-table' },
+      el('thead', {}, el('tr', {}, ['Rank', 'Page', 'Tiles', 'Bytes', 'Hits', 'Last read'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, p.pages.slice(0, 500).map((pg) => el('tr', {},
+        el('td', { class: 'n', text: String(pg.rank) }), el('td', { text: `${pg.x},${pg.y} (tiles ${pg.tileRange.join(', ')})` }),
+        el('td', { class: 'n', text: num(pg.tiles) }), el('td', { class: 'n', text: bytes(pg.bytes) }), el('td', { class: 'n', text: num(pg.hits) }),
+        el('td', { text: pg.lastAccess ? new Date(pg.lastAccess).toLocaleString() : 'never' })))))));
+}
