@@ -64,6 +64,12 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
     metatiling: [4, 4]
     renderOnMiss: {enabled: true}
     source: {type: testpattern}
+  - name: gone:world
+    managedBy: store
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [2, 2]
+    source: {type: testpattern}
 `)
 	// With the CDN: every function may invalidate, and each one's run does
 	// (mass truncation, a truncate lane, the quota clean-up).
@@ -397,6 +403,27 @@ func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string,
 		ids := submit(t, api, req.layer, req.body)
 		src.RunUntil(t, worker.HandleSQS, 30*time.Second, finished(t, worker, ids))
 	}
+	// A layer deleted with its tiles: the worker truncates its key prefix,
+	// removes its usage and clears the deletion mark.
+	ids := submit(t, api, "gone:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`)
+	src.RunUntil(t, worker.HandleSQS, 30*time.Second, finished(t, worker, ids))
+	res := lambdatest.Do(t, api.Handler, "DELETE", "/rest/layers/gone:world.xml?truncate=true", "")
+	if res.StatusCode != 200 {
+		t.Fatalf("DELETE gone:world?truncate=true: %d %s", res.StatusCode, res.Body)
+	}
+	truncation := func() bool {
+		ts, err := worker.Tasks.List(t.Context(), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range ts {
+			if tk.Layer == "gone:world" && tk.Status.Active() {
+				return false
+			}
+		}
+		return true
+	}
+	src.RunUntil(t, worker.HandleSQS, 30*time.Second, truncation)
 	if src.Invocations < 7 {
 		t.Errorf("%d worker invocations: want continuations of the slow lane", src.Invocations)
 	}
