@@ -47,26 +47,22 @@ bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib
 export TILECACHE_REQUIRE_DEVSTACK=1
 
 "${MAKE:-make}" -s --no-print-directory lint-template GO="$GO"
-# The end-to-end tests (internal/app) spend most of their time waiting, on
-# lanes, checkpoints and the WMS, so they run in shards, side by side with
-# each other and with the other packages: TILECACHE_TEST_SHARDS processes per
-# backend (default 2; 1 runs each backend's app tests in one process). Every
-# pass is its own process (the metrics registry is per process), and every
-# test names its own tables, queues and key prefixes (testenv.Name), so
-# passes share the stack safely. Each pass's readable output is printed when
-# it ends, whole, so passes do not interleave.
-shards="${TILECACHE_TEST_SHARDS:-2}"
+# Two passes run side by side, each its own `go test` process: every package
+# on the embedded backend (the adapters against the local AWS stack), and the
+# end-to-end and REST tests on the AWS backend. The end-to-end tests
+# (internal/app) mostly wait on lanes, checkpoints and the WMS, so the AWS
+# pass overlaps the embedded one instead of following it. With
+# TILECACHE_TEST_SHARDS=N (default 1) the end-to-end tests of each backend
+# are split further into N processes (every Nth test name in sorted order):
+# for machines with more than two cores; on two, more processes only make
+# the timing of every test worse. Every pass is its own process (the
+# metrics registry is per process) and every test names its own tables,
+# queues and key prefixes (testenv.Name), so passes share the stack safely.
+# Each pass's readable output is printed whole when it ends.
+shards="${TILECACHE_TEST_SHARDS:-1}"
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "make test: TILECACHE_TEST_SHARDS must be a positive integer, got '$shards'" >&2; exit 2; }
 rm -f "$results"/*.json "$results"/*.out
 app=./internal/app
-others=()
-while IFS= read -r p; do [[ "$p" == tilecache/internal/app ]] || others+=("$p"); done < <("$GO" list ./...)
-# shard_run I N: the -run pattern of the app tests of shard I of N: every
-# Nth test name in sorted order, so the slow tests of one file spread out.
-"$GO" test -race -count=1 -list '^Test' "$app" > "$results/app-tests.txt"
-shard_run() {
-  grep '^Test' "$results/app-tests.txt" | sort | awk -v i="$1" -v n="$2" 'NR % n == i % n' | paste -sd'|' | sed 's/^/^(/; s/$/)$/'
-}
 pids=() names=()
 # pass NAME [go test args...]: one `go test -json` in the background.
 pass() {
@@ -75,13 +71,25 @@ pass() {
   pids+=($!) names+=("$name")
 }
 start=$SECONDS
-pass embedded "${others[@]}"
-for ((i = 1; i <= shards; i++)); do
-  pass "embedded-app-$i" -run "$(shard_run "$i" "$shards")" "$app"
-  TILECACHE_TEST_BACKEND=aws pass "aws-app-$i" -run "$(shard_run "$i" "$shards")" "$app"
-done
-TILECACHE_TEST_BACKEND=aws pass aws-rest ./internal/rest/...
-echo "== ${#pids[@]} passes side by side: every package on the embedded backend (adapters against the local AWS stack), the end-to-end tests in $shards shard(s) per backend, and the REST tests on the AWS backend" >&2
+if ((shards == 1)); then
+  pass embedded ./...
+  TILECACHE_TEST_BACKEND=aws pass aws "$app/..." ./internal/rest/...
+else
+  others=()
+  while IFS= read -r p; do [[ "$p" == tilecache/internal/app ]] || others+=("$p"); done < <("$GO" list ./...)
+  # shard_run I N: the -run pattern of shard I of N of the app tests.
+  "$GO" test -race -count=1 -list '^Test' "$app" > "$results/app-tests.txt"
+  shard_run() {
+    grep '^Test' "$results/app-tests.txt" | sort | awk -v i="$1" -v n="$2" 'NR % n == i % n' | paste -sd'|' | sed 's/^/^(/; s/$/)$/'
+  }
+  pass embedded "${others[@]}"
+  for ((i = 1; i <= shards; i++)); do
+    pass "embedded-app-$i" -run "$(shard_run "$i" "$shards")" "$app"
+    TILECACHE_TEST_BACKEND=aws pass "aws-app-$i" -run "$(shard_run "$i" "$shards")" "$app"
+  done
+  TILECACHE_TEST_BACKEND=aws pass aws-rest ./internal/rest/...
+fi
+echo "== ${#pids[@]} passes side by side (embedded: every package; aws: the end-to-end and REST tests; end-to-end tests in $shards shard(s) per backend)" >&2
 failed=()
 for k in "${!pids[@]}"; do
   if wait "${pids[$k]}"; then st=ok; else st=FAIL; failed+=("${names[$k]}"); fi
@@ -91,7 +99,7 @@ done
 echo "== every pass ended after $((SECONDS - start)) s" >&2
 # One stream per backend for the summary.
 cat "$results"/embedded*.json > "$results/all-embedded.json"
-cat "$results"/aws-*.json > "$results/all-aws.json"
+cat "$results"/aws*.json > "$results/all-aws.json"
 if ((${#failed[@]})); then
   echo "make test: failing passes: ${failed[*]}" >&2
   exit 1
