@@ -67,7 +67,7 @@ pids=() names=()
 # pass NAME [go test args...]: one `go test -json` in the background.
 pass() {
   local name="$1"; shift
-  ( "$GO" test -json -race -count=1 -timeout 20m "$@" | "$results/testtime" filter "$results/$name.json" > "$results/$name.out" 2>&1 ) &
+  ( "$GO" test -json -race -count=1 -timeout 45m "$@" | "$results/testtime" filter "$results/$name.json" > "$results/$name.out" 2>&1 ) &
   pids+=($!) names+=("$name")
 }
 start=$SECONDS
