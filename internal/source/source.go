@@ -6,6 +6,8 @@ package source
 import (
 	"context"
 
+	"golang.org/x/sync/errgroup"
+
 	"tilecache/internal/grid"
 )
 
@@ -51,4 +53,26 @@ func ContentType(format string) string {
 		return "image/png"
 	}
 	return format
+}
+
+// EachTile makes the tiles of r (rows from the top, as a metatile's image
+// holds them) and fills each with fetch, all at once: what a source that
+// asks its upstream for every tile alone does (XYZ, vector tiles from a
+// WMS). The first failure cancels the other fetches and is the one
+// returned.
+func EachTile(ctx context.Context, r grid.TileRange, fetch func(ctx context.Context, t *Tile) error) ([]Tile, error) {
+	tiles := make([]Tile, 0, r.Count())
+	for y := r.MaxY; y >= r.MinY; y-- {
+		for x := r.MinX; x <= r.MaxX; x++ {
+			tiles = append(tiles, Tile{X: x, Y: y})
+		}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	for i := range tiles {
+		g.Go(func() error { return fetch(ctx, &tiles[i]) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return tiles, nil
 }

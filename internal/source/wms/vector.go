@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"golang.org/x/sync/errgroup"
-
 	"tilecache/internal/grid"
 	"tilecache/internal/source"
 	"tilecache/internal/vectortile"
@@ -23,39 +21,24 @@ import (
 // and stored as it came.
 func (s *Source) renderVector(ctx context.Context, req source.Request) ([]source.Tile, error) {
 	r := req.Tiles
-	tiles := make([]source.Tile, 0, r.Count())
-	for y := r.MaxY; y >= r.MinY; y-- {
-		for x := r.MinX; x <= r.MaxX; x++ {
-			tiles = append(tiles, source.Tile{X: x, Y: y})
+	return source.EachTile(ctx, r, func(ctx context.Context, t *source.Tile) error {
+		one := req
+		one.Tiles = grid.TileRange{Z: r.Z, MinX: t.X, MaxX: t.X, MinY: t.Y, MaxY: t.Y}
+		one.Gutter = 0
+		u, _, err := s.GetMapURL(one)
+		if err != nil {
+			return err
 		}
-	}
-	// The first failure cancels the other requests and is the one reported.
-	g, ctx := errgroup.WithContext(ctx)
-	for i := range tiles {
-		g.Go(func() error {
-			t := &tiles[i]
-			one := req
-			one.Tiles = grid.TileRange{Z: r.Z, MinX: t.X, MaxX: t.X, MinY: t.Y, MaxY: t.Y}
-			one.Gutter = 0
-			u, _, err := s.GetMapURL(one)
-			if err != nil {
-				return err
-			}
-			// Bounded by the largest vector tile accepted, plus room for
-			// headers and an exception report.
-			err = s.client.FetchLimited(ctx, u, vectortile.MaxSize+1<<20, func(body []byte, contentType string) error {
-				out, err := s.pipe.Vector(body, contentType, u, t.X, t.Y)
-				*t = out
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("wms GetMap for z%d tile %d/%d: %w", r.Z, t.X, t.Y, err)
-			}
-			return nil
+		// Bounded by the largest vector tile accepted, plus room for
+		// headers and an exception report.
+		err = s.client.FetchLimited(ctx, u, vectortile.MaxSize+1<<20, func(body []byte, contentType string) error {
+			out, err := s.pipe.Vector(body, contentType, u, t.X, t.Y)
+			*t = out
+			return err
 		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return tiles, nil
+		if err != nil {
+			return fmt.Errorf("wms GetMap for z%d tile %d/%d: %w", r.Z, t.X, t.Y, err)
+		}
+		return nil
+	})
 }

@@ -33,8 +33,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
 	"tilecache/internal/imaging"
 	"tilecache/internal/layer"
 	"tilecache/internal/source"
@@ -125,22 +123,7 @@ func Expand(template string, z int, x, y, rows int64) string {
 // concurrently (within the layer's cap).
 func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile, error) {
 	_, rows := req.GridSet.Size(req.Z)
-	r := req.Tiles
-	tiles := make([]source.Tile, 0, r.Count())
-	for y := r.MaxY; y >= r.MinY; y-- {
-		for x := r.MinX; x <= r.MaxX; x++ {
-			tiles = append(tiles, source.Tile{X: x, Y: y})
-		}
-	}
-	// The first failure cancels the other fetches and is the one reported.
-	g, ctx := errgroup.WithContext(ctx)
-	for i := range tiles {
-		g.Go(func() error { return s.tile(ctx, req, &tiles[i], rows) })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return tiles, nil
+	return source.EachTile(ctx, req.Tiles, func(ctx context.Context, t *source.Tile) error { return s.tile(ctx, req, t, rows) })
 }
 
 // tile fetches one tile into t.
