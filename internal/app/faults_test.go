@@ -99,9 +99,8 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 		// every half second, not 50 times a second: each read queries the
 		// task store through the proxies, which the lanes need.
 		// The bound on the time is the ratio checked at the end; this
-		// wait only ends a seed that stalls (a full test run shares the
-		// machine: 5 min were not always enough there).
-		waitEvery(t, 12*time.Minute, 500*time.Millisecond, fmt.Sprintf("tasks %v to finish", want), func() bool {
+		// wait only ends a seed that stalls.
+		waitEvery(t, 5*time.Minute, 500*time.Millisecond, fmt.Sprintf("tasks %v to finish", want), func() bool {
 			res := a.Do(t, "GET", "/rest/seed/"+layer+".json", "")
 			switch res.Status {
 			case 503:

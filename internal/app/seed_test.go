@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,18 @@ func listRows(t testing.TB, a *apptest.App, path string) []row {
 	return decodeRows(t, res.Body)
 }
 
+// waitScale stretches the bound of every wait (TILECACHE_TEST_WAIT_SCALE,
+// a whole number, default 1; `make test` sets 3): a wait's bound ends a
+// stall, it is no speed figure, and a full test run shares two cores
+// between every package and the race detector.
+var waitScale = func() time.Duration {
+	n, err := strconv.Atoi(os.Getenv("TILECACHE_TEST_WAIT_SCALE"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return time.Duration(n)
+}()
+
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	waitEvery(t, timeout, 20*time.Millisecond, what, cond)
@@ -67,6 +80,7 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 // less often, leaving the stack to the work waited for.
 func waitEvery(t testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout *= waitScale
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
