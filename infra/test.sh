@@ -47,23 +47,19 @@ bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib
 export TILECACHE_REQUIRE_DEVSTACK=1
 
 "${MAKE:-make}" -s --no-print-directory lint-template GO="$GO"
-# Two passes run side by side, each its own `go test` process: every package
-# on the embedded backend (the adapters against the local AWS stack), and the
-# end-to-end and REST tests on the AWS backend. The end-to-end tests
-# (internal/app) mostly wait on lanes, checkpoints and the WMS, so the AWS
-# pass overlaps the embedded one instead of following it. With
-# TILECACHE_TEST_SHARDS=N (default 1) the end-to-end tests of each backend
-# are split further into N processes (every Nth test name in sorted order):
-# for machines with more than two cores; on two, more processes only make
-# the timing of every test worse. Every pass is its own process (the
-# metrics registry is per process) and every test names its own tables,
-# queues and key prefixes (testenv.Name), so passes share the stack safely.
-# Each pass's readable output is printed whole when it ends.
-# Side by side is TILECACHE_TEST_SIDE_BY_SIDE=1; by default the passes run
-# one after the other, as on a 2-core machine the AWS pass's serial tests
-# then meet no other load. Every wait of the end-to-end tests has its bound
-# stretched (TILECACHE_TEST_WAIT_SCALE, default 3 here): a bound ends a
-# stall, it is no speed figure.
+# Two passes, each its own `go test` process: every package on the embedded
+# backend (the adapters against the local AWS stack), then the end-to-end and
+# REST tests on the AWS backend. By default one after the other: on a 2-core
+# machine the AWS pass's serial tests then meet no other load.
+# TILECACHE_TEST_SIDE_BY_SIDE=1 runs them at the same time, and
+# TILECACHE_TEST_SHARDS=N (default 1) splits each backend's end-to-end tests
+# into N processes (every Nth test name in sorted order), for machines with
+# more cores. Every pass is its own process (the metrics registry is per
+# process) and every test names its own tables, queues and key prefixes
+# (testenv.Name), so passes share the stack safely. Each pass's readable
+# output is printed whole at the end. Every wait of the end-to-end tests has
+# its bound stretched (TILECACHE_TEST_WAIT_SCALE, default 3 here): a bound
+# ends a stall, it is no speed figure.
 export TILECACHE_TEST_WAIT_SCALE="${TILECACHE_TEST_WAIT_SCALE:-3}"
 side_by_side="${TILECACHE_TEST_SIDE_BY_SIDE:-0}"
 shards="${TILECACHE_TEST_SHARDS:-1}"
