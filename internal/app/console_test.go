@@ -875,7 +875,11 @@ func TestConsoleUploadsAndLayerActions(t *testing.T) {
 	}
 
 	// Delete a layer.
-	page.Do(t, "delete", chromedp.Click(chromedp.CSS(`button[aria-label="Delete edit:roads"]`)))
+	// Clicked from the page's script: the table is drawn again when the
+	// truncate's status arrives, and a click through the DevTools protocol
+	// can land on the node it replaced.
+	waitEval(t, page, `document.querySelector('button[aria-label="Delete edit:roads"]')`, 5*time.Second)
+	page.Eval(t, `(() => { document.querySelector('button[aria-label="Delete edit:roads"]').click(); return ''; })()`)
 	waitEval(t, page, `document.getElementById('delete-tiles')`, 5*time.Second)
 	page.Do(t, "confirm", chromedp.Click(chromedp.CSS(`#layer-panel button.danger`)))
 	waitEval(t, page, `/Layer edit:roads is deleted/.test(document.getElementById('status').textContent)`, 10*time.Second)
