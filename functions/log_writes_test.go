@@ -14,7 +14,7 @@ import (
 
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/quota"
-	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/tilestore"
 )
 
@@ -51,8 +51,8 @@ func logItems(t *testing.T, hashKey string) []itemCall {
 			Region: "us-east-1", BaseEndpoint: aws.String("http://dynamodb.invalid"), HTTPClient: hc,
 			Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1,
 		})
-		store := dynamostore.New(client, "table")
-		_, err := quota.NewReadLog(store, store).Record(t.Context(), "logs/E2EXAMPLE.gz@etag#"+string(rune('1'+i)), reads)
+		table := dynamo.New(client, "table")
+		_, err := quota.NewReadLog(table.Usage(), table.ReadMarks()).Record(t.Context(), "logs/E2EXAMPLE.gz@etag#"+string(rune('1'+i)), reads)
 		if (err != nil) != fail {
 			t.Fatalf("record a batch (updates failing: %v): %v", fail, err)
 		}

@@ -101,7 +101,7 @@ func exerciseLogs(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder
 	if err := li.HandleS3(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := worker.Tasks.Pages(ctx, "demo:world")
+	ps, err := worker.Usage.Pages(ctx, "demo:world")
 	if err != nil {
 		t.Fatal(err)
 	}

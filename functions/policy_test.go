@@ -30,12 +30,12 @@ var unrecorded = map[string][]struct {
 	why              string
 }{
 	"CleanerFunction": {{"dynamodb:BatchWriteItem", "TaskTable", "",
-		"dynamostore List (Sweep) deletes a staged request whose Create crashed more than the stage timeout ago (dynamostore.abandon)"},
+		"dynamo.Tasks.List (Sweep) deletes a staged request whose Create crashed more than the stage timeout ago (dynamo abandon)"},
 		{"cloudfront-keyvaluestore:DescribeKeyValueStore", "EdgeGridSets", "", edgeSyncWhy},
 		{"cloudfront-keyvaluestore:ListKeys", "EdgeGridSets", "", edgeSyncWhy},
 		{"cloudfront-keyvaluestore:UpdateKeys", "EdgeGridSets", "", edgeSyncWhy}},
 	"WorkerFunction": {{"dynamodb:BatchGetItem", "TaskTable", "",
-		"the kill watch reads the tasks of more than one lane working in the process with one BatchGetItem (seed.readTasks, dynamostore.GetMany); an invocation works one lane message"}},
+		"the kill watch reads the tasks of more than one lane working in the process with one BatchGetItem (seed.readTasks, dynamo.Tasks.GetMany); an invocation works one lane message"}},
 	"LogsFunction": {{"dynamodb:DeleteItem", "TaskTable", "",
 		"the release of a batch's mark when its reads could not be recorded, so that a retry records them (quota.ReadLog.Record)"}},
 	"TileFunction": {{"s3:DeleteObject", "TileBucket", "od:test/EPSG:4326/png/default/2/0/0.png",
@@ -511,13 +511,13 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := api.Tasks.CreateSchedule(t.Context(), due); err != nil {
+	if err := api.State.Schedules.CreateSchedule(t.Context(), due); err != nil {
 		t.Fatal(err)
 	}
 	if err := cleaner.HandleSchedule(t.Context(), scheduledEvent(t)); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := api.Tasks.Schedule(t.Context(), "nightly"); err != nil || s.Last == nil || s.Last.Outcome != schedule.Started {
+	if s, err := api.State.Schedules.Schedule(t.Context(), "nightly"); err != nil || s.Last == nil || s.Last.Outcome != schedule.Started {
 		t.Errorf("the cleaner did not start the due schedule: %+v, %v", s.Last, err)
 	}
 }

@@ -14,11 +14,11 @@ import (
 )
 
 // TestTemplateTableMatchesCreateTable compares the template's TaskTable with
-// a table dynamostore.CreateTable (the code's own definition, also behind
+// a table dynamo.CreateTable (the code's own definition, also behind
 // the local provisioning script) made on the local stack.
 func TestTemplateTableMatchesCreateTable(t *testing.T) {
 	tp := loadTemplate(t)
-	r := lambdatest.NewResources(t) // creates the table with dynamostore.CreateTable
+	r := lambdatest.NewResources(t) // creates the table with dynamo.CreateTable
 	ddb := lambdatest.DynamoDB(t)
 	out, err := ddb.DescribeTable(t.Context(), &dynamodb.DescribeTableInput{TableName: aws.String(r.Table)})
 	if err != nil {
@@ -86,6 +86,6 @@ func TestTemplateTableMatchesCreateTable(t *testing.T) {
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		t.Errorf("TaskTable in template.yaml:\n  %s\ndynamostore.CreateTable:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		t.Errorf("TaskTable in template.yaml:\n  %s\ndynamo.CreateTable:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }

@@ -22,8 +22,8 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/task"
-	"tilecache/internal/task/dynamostore"
 	"tilecache/internal/tilestore/filestore"
 )
 
@@ -210,8 +210,8 @@ func tileMissItems(t *testing.T, hashKey string) []itemCall {
 		Region: "us-east-1", BaseEndpoint: aws.String("http://dynamodb.invalid"), HTTPClient: fake,
 		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1,
 	})
-	store := dynamostore.New(client, "table")
-	e := seed.New(layers, sources, store, nil, tiles, seed.Options{KeyPrefix: "tiles", Usage: store, Claims: store}, slog.New(slog.DiscardHandler))
+	table := dynamo.New(client, "table")
+	e := seed.New(layers, sources, table.Tasks(), nil, tiles, seed.Options{KeyPrefix: "tiles", Usage: table.Usage(), Claims: table.Claims()}, slog.New(slog.DiscardHandler))
 	for _, c := range []struct {
 		miss seed.Miss
 		ok   bool
@@ -251,7 +251,7 @@ var writeActions = []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb
 // tileDenied are writes the tile function's code makes that its role
 // refuses on purpose, and why that is harmless.
 var tileDenied = map[itemCall]string{
-	{"UpdateItem", "task#9"}: "List's best-effort pruning of a long finished task's index entry (dynamostore.List ignores its failure); " +
+	{"UpdateItem", "task#9"}: "List's best-effort pruning of a long finished task's index entry (dynamo.Tasks.List ignores its failure); " +
 		"the cleaner's sweep every minute and the API prune them",
 }
 
@@ -354,7 +354,7 @@ func TestTemplateTileWritesLeadingKeys(t *testing.T) {
 
 // TestTemplateLaneRolesReadTaskBatches: the kill watch of a process's
 // working lanes reads their tasks with one BatchGetItem
-// (dynamostore.GetMany), so every function that works lanes (fed by the
+// (dynamo.Tasks.GetMany), so every function that works lanes (fed by the
 // lane queue) may; and ApiFunction, which marks a layer's mass truncation
 // for renders on miss in progress (a claim#truncated#… item), may put it.
 func TestTemplateLaneRolesReadTaskBatches(t *testing.T) {

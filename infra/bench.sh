@@ -55,7 +55,7 @@ echo "== seed z0-8 (87,381 tiles, 16 threads), then a range truncate over half t
 echo "== access logs: CloudFront parsing and page mapping against a plain bufio.Scanner, one core ($RUNS runs); 1 GiB streamed; DynamoDB writes" >&2
 "$GO" test -run '^$' -bench '^Benchmark(CloudFront|Scanner)$' -cpu 1 -count "$RUNS" ./internal/accesslog/ | tee "$out/accesslog.txt" >&2
 "$GO" test -run '^$' -bench '^BenchmarkIngest1GB$' -benchtime 1x ./internal/accesslog/ | tee "$out/accesslog1g.txt" >&2
-"$GO" test -run '^$' -bench '^BenchmarkReadLogWrites$' -benchtime 1x -count "$RUNS" ./internal/task/dynamostore/ | tee "$out/readlog.txt" >&2
+"$GO" test -run '^$' -bench '^BenchmarkReadLogWrites$' -benchtime 1x -count "$RUNS" ./internal/state/dynamo/ | tee "$out/readlog.txt" >&2
 echo "== geometry: planning a 10,000-vertex country outline at z0-16, and one level against orb's tilecover ($RUNS runs)" >&2
 "$GO" test -run '^$' -bench "$AREA_BENCH" -benchtime 3x -count "$RUNS" ./internal/area/ | tee "$out/area.txt" >&2
 

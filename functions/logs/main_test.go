@@ -157,7 +157,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	}
 	pageHits := func(layer string) map[string]int64 {
 		t.Helper()
-		ps, err := worker.Tasks.Pages(ctx, layer)
+		ps, err := worker.Usage.Pages(ctx, layer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	}
 
 	// A quota that holds one of each layer's two tile sets.
-	ls, err := worker.Tasks.Layers(ctx)
+	ls, err := worker.Usage.Layers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 		quotas = append(quotas, quota.LayerQuota{Layer: l.Layer, Policy: map[string]string{"lru:world": quota.PolicyLRU, "lfu:world": quota.PolicyLFU}[l.Layer], Quota: l.Bytes * 6 / 10})
 	}
 	enabled := true
-	if _, err := worker.Tasks.UpdateQuotaConfig(ctx, func(c quota.Config) (quota.Config, error) {
+	if _, err := worker.Usage.UpdateQuotaConfig(ctx, func(c quota.Config) (quota.Config, error) {
 		return c.Apply(quota.Patch{Enabled: &enabled, LayerQuotas: &quotas})
 	}); err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	}
 	for _, l := range []string{"lru:world", "lfu:world"} {
 		left := map[string]int64{}
-		ps, err := worker.Tasks.Pages(ctx, l)
+		ps, err := worker.Usage.Pages(ctx, l)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 // pageHits returns the hits and last access of a layer's pages by id.
 func pageHits(t testing.TB, a *apptest.App, layer string) map[string]quota.Page {
 	t.Helper()
-	ps, err := a.Local.Tasks.Pages(t.Context(), layer)
+	ps, err := a.Local.Usage.Pages(t.Context(), layer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/tilestore/s3store"
 )
 
@@ -31,11 +31,17 @@ func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
 	}
 	// Finished tasks stay listed long enough for the disk-quota cleaner to
 	// see that a layer worked within its settle time (cfg.StaleAfter).
-	keep := max(dynamostore.DefaultFinishedKeep, cfg.StaleAfter+time.Minute)
-	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table,
-		dynamostore.WithFinishedKeep(keep))
+	keep := max(dynamo.DefaultFinishedKeep, cfg.StaleAfter+time.Minute)
+	table := dynamo.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table,
+		dynamo.WithFinishedKeep(keep))
 	q := sqsqueue.New(sqs.NewFromConfig(awsCfg), cfg.QueueURL)
-	return Backends{Tiles: tiles, Tasks: tasks, Queue: q, Close: tiles.Close}, nil
+	return Backends{Tiles: tiles, State: DynamoState(table), Queue: q, Close: tiles.Close}, nil
+}
+
+// DynamoState is the state adapters over table.
+func DynamoState(table *dynamo.Table) State {
+	return State{Tasks: table.Tasks(), Usage: table.Usage(), Schedules: table.Schedules(), Config: table.Config(),
+		Claims: table.Claims(), ReadMarks: table.ReadMarks(), Writes: table}
 }
 
 // awsRetry is the retry policy of every AWS client: cfg's attempts and

@@ -101,7 +101,7 @@ func TestScheduleSyncsEdgeAfterALayerChange(t *testing.T) {
 	}
 	// Another registry on the same store (another process) adds a grid set
 	// and a layer that uses it.
-	other, err := layer.OpenRegistry(t.Context(), nil, "none", p.Tasks, time.Hour, slog.New(slog.DiscardHandler))
+	other, err := layer.OpenRegistry(t.Context(), nil, "none", p.Config, time.Hour, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

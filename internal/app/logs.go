@@ -20,7 +20,7 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
 	"tilecache/internal/quota"
-	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/tilestore/s3store"
 )
 
@@ -182,12 +182,12 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 	if err != nil {
 		return nil, err
 	}
-	tasks := dynamostore.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
-	reg, err := layer.OpenRegistry(ctx, file, fileName, tasks, cfg.LayersRefresh, log)
+	table := dynamo.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
+	reg, err := layer.OpenRegistry(ctx, file, fileName, table.Config(), cfg.LayersRefresh, log)
 	if err != nil {
 		return nil, err
 	}
-	li, err := NewLogIngester(cfg, reg.Catalogue(), quota.NewReadLog(tasks, tasks), newBucketOpener(cfg), log)
+	li, err := NewLogIngester(cfg, reg.Catalogue(), quota.NewReadLog(table.Usage(), table.ReadMarks()), newBucketOpener(cfg), log)
 	if err != nil {
 		return nil, err
 	}

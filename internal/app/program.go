@@ -42,30 +42,48 @@ import (
 	"tilecache/internal/source/upstream"
 	"tilecache/internal/source/wms"
 	"tilecache/internal/source/xyz"
+	"tilecache/internal/state/bolt"
 	"tilecache/internal/task"
-	"tilecache/internal/task/boltstore"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
 	"tilecache/internal/web"
 )
 
-// Backends are the three ports' adapters plus the quota configuration,
-// usage and schedule stores (implemented by the task store adapters).
+// Backends are the ports' adapters: the tile store, the queue and the
+// state adapters.
 type Backends struct {
 	Tiles tilestore.Store
-	Tasks interface {
-		task.Store
-		rest.QuotaConfigStore
-		quota.UsageStore
-		seed.Claims
-		schedule.Store
-		layer.ConfigStore
-	}
+	State
 	Queue queue.Queue
 	// RecoverAll says the queue does not survive the process (embedded):
 	// every RUNNING lane is re-enqueued at start, not only stale ones.
 	RecoverAll bool
 	Close      func() error
+}
+
+// State is the state adapters, one per port, over one DynamoDB table or
+// one bbolt file (internal/state/dynamo, internal/state/bolt).
+type State struct {
+	Tasks task.Store
+	// Usage is the disk usage and the disk-quota configuration.
+	Usage interface {
+		quota.UsageStore
+		rest.QuotaConfigStore
+	}
+	Schedules schedule.Store
+	// Config is the configuration managed at run time.
+	Config    layer.ConfigStore
+	Claims    seed.Claims
+	ReadMarks quota.Marks
+	// Writes counts the state's write requests when its adapters do (the
+	// DynamoDB table's); nil otherwise.
+	Writes WriteCounter
+}
+
+// WriteCounter counts the write requests of the state adapters.
+type WriteCounter interface {
+	Writes() int64
+	WritesByOp() map[string]int64
 }
 
 // Program is the wired program.
@@ -124,19 +142,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}
 	api := users.Middleware(rest.New(rest.Services{
 		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
-		Layers: p.Engine.Layers(), Quota: p.Tasks, Schedules: p.Tasks, Preparer: p.Engine, Catalogue: p.Engine.Layers(),
+		Layers: p.Engine.Layers(), Quota: p.Usage, Schedules: p.State.Schedules, Preparer: p.Engine, Catalogue: p.Engine.Layers(),
 		Editor: p.Registry, Orphans: p.Engine,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
 		Usage:         p.Cleaner,
-		Reads:         quota.NewReadLog(p.Tasks, p.Tasks),
+		Reads:         quota.NewReadLog(p.Usage, p.ReadMarks),
 		LayerIDs:      p.Engine.Layers(),
-		Pages:         p.Tasks,
+		Pages:         p.Usage,
 		Recent:        p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
-	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
+	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
 	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
 	var objects http.Handler = rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
@@ -176,7 +194,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
-	reg, err := layer.OpenRegistry(ctx, file, fileName, b.Tasks, cfg.LayersRefresh, log)
+	reg, err := layer.OpenRegistry(ctx, file, fileName, b.State.Config, cfg.LayersRefresh, log)
 	if err != nil {
 		return nil, err
 	}
@@ -194,16 +212,16 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
 	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		SourceOf: sources.of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Tasks, Changes: purger, Documents: docs, Claims: b.Tasks,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs, Claims: b.Claims,
 		ClaimTTL: cfg.ClaimTTL, MissWait: cfg.MissWait, MissQueue: cfg.MissQueue, MissTimeout: cfg.MissTimeout,
 		MissRemember: cfg.MissRemember, MissFailureBackoff: cfg.MissFailureBackoff,
 		Sync:   func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
 		Unmark: func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
 	}, log)
-	cleaner := quota.NewCleaner(b.Tasks, b.Tasks, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
+	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
-	schedules := schedule.NewTicker(b.Tasks, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
+	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
 	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1}
 	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
@@ -293,11 +311,16 @@ func EmbeddedBackends(dir string) (Backends, error) {
 	if err != nil {
 		return Backends{}, fmt.Errorf("open tile directory: %w", err)
 	}
-	tasks, err := boltstore.Open(filepath.Join(dir, "tilecache.db"))
+	db, err := bolt.Open(filepath.Join(dir, "tilecache.db"))
 	if err != nil {
 		return Backends{}, err
 	}
-	return Backends{Tiles: tiles, Tasks: tasks, Queue: memqueue.New(), RecoverAll: true, Close: tasks.Close}, nil
+	return Backends{Tiles: tiles, State: BoltState(db), Queue: memqueue.New(), RecoverAll: true, Close: db.Close}, nil
+}
+
+// BoltState is the state adapters in db.
+func BoltState(db *bolt.DB) State {
+	return State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks()}
 }
 
 // mount serves api for base+"/rest" and everything below it, tiles

@@ -151,7 +151,7 @@ func truth(t testing.TB, a *apptest.App, layer string, bs int64) map[quota.PageK
 // recorded returns a layer's pages as the usage store has them.
 func recorded(t testing.TB, a *apptest.App, layer string) map[quota.PageKey]quota.Page {
 	t.Helper()
-	ps, err := a.Local.Tasks.Pages(t.Context(), layer)
+	ps, err := a.Local.Usage.Pages(t.Context(), layer)
 	if err != nil {
 		t.Fatal(err)
 	}

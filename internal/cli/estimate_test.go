@@ -21,7 +21,7 @@ import (
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
-	"tilecache/internal/task/boltstore"
+	"tilecache/internal/state/bolt"
 	"tilecache/internal/tilestore/filestore"
 )
 
@@ -111,16 +111,16 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 	out := map[estimateKey][]byte{}
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		tasks, err := boltstore.Open(filepath.Join(dir, "tasks.db"))
+		db, err := bolt.Open(filepath.Join(dir, "tasks.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer tasks.Close()
+		defer db.Close()
 		tiles, err := filestore.New(filepath.Join(dir, "tiles"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := seed.New(cat, sources, tasks, memqueue.New(), tiles, seed.Options{Usage: tasks}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		e := seed.New(cat, sources, db.Tasks(), memqueue.New(), tiles, seed.Options{Usage: db.Usage()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		estimate := func(state estimateState) {
 			for _, k := range want {
 				if k.state != state {

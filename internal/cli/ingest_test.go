@@ -38,7 +38,7 @@ func TestIngestLogs(t *testing.T) {
 	}
 	hits := func() int64 {
 		t.Helper()
-		ps, err := a.Local.Tasks.Pages(t.Context(), "demo:world")
+		ps, err := a.Local.Usage.Pages(t.Context(), "demo:world")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ import (
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
@@ -86,7 +86,7 @@ func NewResources(t testing.TB) Resources {
 		r.Bucket = "tilecache-tiles"
 	}
 	ddb := DynamoDB(t)
-	if err := dynamostore.CreateTable(ctx, ddb, r.Table); err != nil {
+	if err := dynamo.CreateTable(ctx, ddb, r.Table); err != nil {
 		t.Fatal(err)
 	}
 	sq := SQS(t)

@@ -19,7 +19,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
-	"tilecache/internal/task/boltstore"
+	"tilecache/internal/state/bolt"
 )
 
 const fileLayers = `gridSets:
@@ -59,14 +59,14 @@ func (c *countingStore) ConfigVersion(ctx context.Context) (int64, error) {
 	return c.ConfigStore.ConfigVersion(ctx)
 }
 
-func openStore(t *testing.T) *boltstore.Store {
+func openStore(t *testing.T) *bolt.Config {
 	t.Helper()
-	s, err := boltstore.Open(filepath.Join(t.TempDir(), "tasks.db"))
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "tasks.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	t.Cleanup(func() { db.Close() })
+	return db.Config()
 }
 
 func open(t *testing.T, file string, store layer.ConfigStore, every time.Duration) *layer.Registry {

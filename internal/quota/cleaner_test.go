@@ -12,7 +12,7 @@ import (
 
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
-	"tilecache/internal/task/boltstore"
+	"tilecache/internal/state/bolt"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
 )
@@ -87,7 +87,7 @@ func TestOrder(t *testing.T) {
 
 // fixture is a cleaner over real embedded stores and a fake clock.
 type fixture struct {
-	store   *boltstore.Store
+	store   *bolt.Usage
 	tiles   *filestore.Store
 	cleaner *quota.Cleaner
 	mu      sync.Mutex
@@ -112,11 +112,12 @@ func copyMap(m map[string]bool) map[string]bool {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := boltstore.Open(filepath.Join(dir, "db"))
+	db, err := bolt.Open(filepath.Join(dir, "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	t.Cleanup(func() { db.Close() })
+	store := db.Usage()
 	tiles, err := filestore.New(filepath.Join(dir, "tiles"))
 	if err != nil {
 		t.Fatal(err)

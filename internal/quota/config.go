@@ -9,7 +9,7 @@
 // into pages of 64×64 tiles (PageKey), and each page records its tiles, its
 // bytes (each tile rounded up to diskBlockSize), its creation, last access
 // and hits. Layer totals are kept with the pages. The store is the
-// consumer-side UsageStore, implemented by the task store adapters, and
+// consumer-side UsageStore, implemented by the state adapters (Usage), and
 // every implementation passes quotatest.Run.
 //
 // Writers never write per tile: the seed engine adds a lane's changes up in

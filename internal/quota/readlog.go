@@ -11,7 +11,8 @@ import (
 )
 
 // Marks remember which batches of reads were recorded already, with a
-// conditional write each (the task stores' claims: seed.Claims).
+// conditional write each (the state adapters' ReadMarks: claims, as
+// seed.Claims, in the same items).
 type Marks interface {
 	// Claim takes key for owner until now+ttl unless another owner holds
 	// it; it reports whether owner holds it now.

@@ -239,9 +239,9 @@ type StateStore interface {
 	ReleaseCleanUp(ctx context.Context, claimed time.Time) error
 }
 
-// UsageStore is the whole usage store, implemented by the task store
-// adapters (boltstore, dynamostore); every implementation must pass
-// quotatest.Run.
+// UsageStore is the whole usage store, implemented by the state adapters
+// (bolt.Usage and dynamo.Usage in internal/state); every implementation
+// must pass quotatest.Run.
 type UsageStore interface {
 	Accounting
 	AccessStore

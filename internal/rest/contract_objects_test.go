@@ -68,7 +68,7 @@ func TestObjectEndpoint(t *testing.T) {
 	if err := a.Local.Recorder.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	pages, err := a.Local.Tasks.Pages(t.Context(), "demo:world")
+	pages, err := a.Local.Usage.Pages(t.Context(), "demo:world")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestQuotaPages(t *testing.T) {
 	}
 
 	// The page table, read from the store directly.
-	stored, err := a.Local.Tasks.Pages(t.Context(), "demo:world")
+	stored, err := a.Local.Usage.Pages(t.Context(), "demo:world")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"tilecache/internal/queue"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/seed"
+	"tilecache/internal/state/bolt"
 	"tilecache/internal/task"
-	"tilecache/internal/task/boltstore"
 )
 
 // panickyTasks is a task store whose next panics Gets panic, as a bug
@@ -45,12 +45,12 @@ func (s *panickyTasks) Get(ctx context.Context, id int64) (task.Task, error) {
 // sources nor tiles are ever reached. Call it inside the bubble.
 func newHandleEngine(t *testing.T, panics int32, opts seed.Options) (*seed.Engine, *memqueue.Queue, *handleLog) {
 	t.Helper()
-	bolt, err := boltstore.Open(filepath.Join(t.TempDir(), "tasks.db"))
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "tasks.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { bolt.Close() })
-	tasks := &panickyTasks{Store: bolt}
+	t.Cleanup(func() { db.Close() })
+	tasks := &panickyTasks{Store: db.Tasks()}
 	tasks.panics.Store(panics)
 	q := memqueue.New()
 	logs := &handleLog{}

@@ -25,8 +25,8 @@ import (
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
+	"tilecache/internal/state/bolt"
 	"tilecache/internal/task"
-	"tilecache/internal/task/boltstore"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
 )
@@ -87,7 +87,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 type harness struct {
 	e     *seed.Engine
-	tasks *boltstore.Store
+	tasks *states
 	q     *memqueue.Queue
 	tiles *filestore.Store
 	src   *fakeSource
@@ -109,17 +109,33 @@ func newHarness(t *testing.T, src *fakeSource, opts seed.Options) *harness {
 
 // openStores opens a task store and a tile store in a new directory (closed
 // when the test ends) and parses the layer file layers.
-func openStores(t *testing.T, layers string) (*boltstore.Store, *filestore.Store, *layer.Catalogue) {
+// states is the state adapters the engine's tests use, over one bbolt
+// file: tasks, usage, the claims of render on miss and the configuration
+// (embedded as configStore: a field called Config would hide its method).
+type states struct {
+	*bolt.Tasks
+	*bolt.Usage
+	*bolt.Claims
+	*configStore
+	db *bolt.DB
+}
+
+type configStore = bolt.Config
+
+func (s *states) Close() error { return s.db.Close() }
+
+func openStores(t *testing.T, layers string) (*states, *filestore.Store, *layer.Catalogue) {
 	t.Helper()
 	cat, err := layer.Parse([]byte(layers), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	ts, err := boltstore.Open(filepath.Join(dir, "tasks.db"))
+	db, err := bolt.Open(filepath.Join(dir, "tasks.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts := &states{db.Tasks(), db.Usage(), db.Claims(), db.Config(), db}
 	t.Cleanup(func() { ts.Close() })
 	fs, err := filestore.New(filepath.Join(dir, "tiles"))
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
@@ -68,7 +68,7 @@ func createAWS(t testing.TB) awsResources {
 		r.Bucket = "tilecache-tiles"
 	}
 	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
-	if err := dynamostore.CreateTable(ctx, ddb, r.Table); err != nil {
+	if err := dynamo.CreateTable(ctx, ddb, r.Table); err != nil {
 		t.Fatal(err)
 	}
 	sq := sqs.NewFromConfig(cfg)

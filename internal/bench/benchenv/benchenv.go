@@ -16,7 +16,7 @@ import (
 
 	"tilecache/internal/awsconf"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/state/dynamo"
 )
 
 // AWSResources creates a table and a queue for one run named after name
@@ -36,7 +36,7 @@ func AWSResources(name string, env map[string]string) (func(), error) {
 	}
 	name = fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
 	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
-	if err := dynamostore.CreateTable(ctx, ddb, name); err != nil {
+	if err := dynamo.CreateTable(ctx, ddb, name); err != nil {
 		return nil, err
 	}
 	sq := sqs.NewFromConfig(cfg)

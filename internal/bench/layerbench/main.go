@@ -298,7 +298,7 @@ func withStore(ctx context.Context, cfg config.Config, f func(layer.ConfigStore)
 	if err != nil {
 		return err
 	}
-	ferr := f(b.Tasks)
+	ferr := f(b.Config)
 	if b.Close != nil {
 		return errors.Join(ferr, b.Close())
 	}

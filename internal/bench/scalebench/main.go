@@ -1,7 +1,7 @@
 // Command scalebench measures how the disk-quota clean-up scales with the
 // number of tile pages in the DynamoDB usage store (make bench-scale,
 // infra/bench-scale.sh). For each size it creates a fresh table (as
-// dynamostore.CreateTable does), loads that many synthetic pages spread
+// dynamo.CreateTable does), loads that many synthetic pages spread
 // over a few layers (BatchWriteItem, 25 items a call, several writers),
 // and runs one clean-up of the global quota set to free 1 % of the bytes
 // in a child process of its own: the child reports the time, the items
@@ -34,7 +34,7 @@ import (
 	"tilecache/internal/awsconf"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
-	"tilecache/internal/task/dynamostore"
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/tilestore"
 )
 
@@ -190,7 +190,7 @@ func run(ctx context.Context, sizes []int, policy string, writers int, maxLoad t
 func runSize(ctx context.Context, client *dynamodb.Client, n int, policy string, writers int, ops bool) (row, error) {
 	r := row{Pages: n}
 	table := fmt.Sprintf("scalebench-%d-%d", n, time.Now().UnixNano())
-	if err := dynamostore.CreateTable(ctx, client, table); err != nil {
+	if err := dynamo.CreateTable(ctx, client, table); err != nil {
 		return r, err
 	}
 	defer func() {
@@ -198,7 +198,7 @@ func runSize(ctx context.Context, client *dynamodb.Client, n int, policy string,
 		defer cancel()
 		client.DeleteTable(dctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	}()
-	store := dynamostore.New(client, table)
+	store := dynamo.New(client, table).Usage()
 	pages := Synthetic(n, 1)
 	start := time.Now()
 	if err := store.ImportPages(ctx, pages, writers); err != nil {
@@ -373,7 +373,7 @@ func runChild(ctx context.Context, table, op, policy string, pages int, log *slo
 	}
 	var ic itemCounter
 	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, ic.add) })
-	store := &counting{UsageStore: dynamostore.New(client, table)}
+	store := &counting{UsageStore: dynamo.New(client, table).Usage()}
 	ls, err := store.Layers(ctx)
 	if err != nil {
 		return err

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"tilecache/internal/state/dynamo"
 	"tilecache/internal/task"
-	"tilecache/internal/task/dynamostore"
 )
 
 // statusFigures are the task status's figures: the store's List, which
@@ -35,7 +35,7 @@ func runStatus(ctx context.Context, cfg aws.Config, finished, layers, lanes int)
 	var ic itemCounter
 	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, ic.add) })
 	table := fmt.Sprintf("scalebench-status-%d", time.Now().UnixNano())
-	if err := dynamostore.CreateTable(ctx, client, table); err != nil {
+	if err := dynamo.CreateTable(ctx, client, table); err != nil {
 		return f, err
 	}
 	defer func() {
@@ -44,7 +44,7 @@ func runStatus(ctx context.Context, cfg aws.Config, finished, layers, lanes int)
 		client.DeleteTable(dctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	}()
 	past := time.Now().Add(-time.Hour)
-	store := dynamostore.New(client, table)
+	store := dynamo.New(client, table).Tasks()
 	start := time.Now()
 	job := func(layer string, n int) (task.Job, []task.Lane) {
 		ls := make([]task.Lane, n)

@@ -9,7 +9,6 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/task/dynamostore"
 	"tilecache/internal/tilestore/s3store"
 )
 
@@ -22,7 +21,7 @@ type counts struct {
 
 func snapshot(p *app.Program) counts {
 	s3, ok1 := p.Tiles.(*s3store.Store)
-	ddb, ok2 := p.Tasks.(*dynamostore.Store)
+	ddb, ok2 := p.Writes, p.Writes != nil
 	q, ok3 := p.Queue.(*sqsqueue.Queue)
 	if !ok1 || !ok2 || !ok3 {
 		return counts{}
@@ -51,7 +50,7 @@ func since(p *app.Program, before counts, tiles int64) string {
 // costs formats the adapters' request counts per 1,000 tiles.
 func costs(p *app.Program, tiles int64) string {
 	s3, ok1 := p.Tiles.(*s3store.Store)
-	ddb, ok2 := p.Tasks.(*dynamostore.Store)
+	ddb, ok2 := p.Writes, p.Writes != nil
 	q, ok3 := p.Queue.(*sqsqueue.Queue)
 	if !ok1 || !ok2 || !ok3 || tiles == 0 {
 		return ""
@@ -63,7 +62,7 @@ func costs(p *app.Program, tiles int64) string {
 }
 
 // writesByOp formats the DynamoDB writes per operation, most first.
-func writesByOp(ddb *dynamostore.Store, per func(int64) float64) string {
+func writesByOp(ddb app.WriteCounter, per func(int64) float64) string {
 	ops := ddb.WritesByOp()
 	names := slices.Collect(maps.Keys(ops))
 	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(ops[b], ops[a]), cmp.Compare(a, b)) })

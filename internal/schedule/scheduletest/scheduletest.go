@@ -23,7 +23,8 @@ import (
 )
 
 // Stores is what the suite runs against: a schedule store that is also the
-// task store whose tasks the ticker reads (both adapters are).
+// task store whose tasks the ticker reads (each adapter package passes
+// one value holding both of its ports over one table or file).
 type Stores interface {
 	schedule.Store
 	task.Store

@@ -1,0 +1,313 @@
+// The schedules of saved requests (schedule.Store): one item per
+// schedule in one partition, pk=schedules sk=<name>, so that listing them
+// is one Query. A claim is one conditional UpdateItem on the schedule's
+// next due time.
+
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tilecache/internal/apperr"
+	"tilecache/internal/schedule"
+)
+
+// Schedules is the schedule store (schedule.Store) over a Table.
+type Schedules struct{ *store }
+
+var _ schedule.Store = (*Schedules)(nil)
+
+// The schedule item's attributes (besides pk and sk).
+const (
+	pkSchedules   = "schedules"
+	aSchedDef     = "def"     // the definition (name … created) as JSON
+	aSchedNext    = "next"    // the next due time, Unix nanoseconds (0: none)
+	aSchedLast    = "last"    // the last run as JSON
+	aSchedLastDue = "lastDue" // the last run's due time, for RecordRun's condition
+	aSchedStarted = "started" // the last run that started a job, as JSON
+	aSchedFailed  = "failed"  // the last run that failed, as JSON
+)
+
+// schedDef is the part of a schedule that never changes after it is saved.
+type schedDef struct {
+	Name     string          `json:"name"`
+	Cron     string          `json:"cron"`
+	Timezone string          `json:"timezone,omitempty"`
+	Layer    string          `json:"layer"`
+	Request  json.RawMessage `json:"request"`
+	Created  time.Time       `json:"created"`
+}
+
+func (s *store) scheduleKey(name string) map[string]types.AttributeValue {
+	return s.key(pkSchedules, name)
+}
+
+// runValue encodes a run as a JSON string attribute.
+func runValue(r schedule.Run) (types.AttributeValue, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode run due %s: %w", r.Due, err)
+	}
+	return str(string(b)), nil
+}
+
+// decodeSchedule decodes a schedule item.
+func decodeSchedule(item map[string]types.AttributeValue) (schedule.Schedule, error) {
+	data, _ := strAttr(item, aSchedDef)
+	var d schedDef
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		name, _ := strAttr(item, attrSK)
+		return schedule.Schedule{}, fmt.Errorf("schedule %q: %w: %w", name, schedule.ErrUnreadable, err)
+	}
+	next, _ := numAttr(item, aSchedNext)
+	sc := schedule.Schedule{Name: d.Name, Cron: d.Cron, Timezone: d.Timezone, Layer: d.Layer, Request: d.Request,
+		Created: d.Created.UTC(), Next: fromNanos(next)}
+	for attr, dst := range map[string]**schedule.Run{aSchedLast: &sc.Last, aSchedStarted: &sc.LastStarted, aSchedFailed: &sc.LastFailed} {
+		v, ok := strAttr(item, attr)
+		if !ok {
+			continue
+		}
+		var r schedule.Run
+		if err := json.Unmarshal([]byte(v), &r); err != nil {
+			return schedule.Schedule{}, fmt.Errorf("schedule %q, attribute %s: %w: %w", d.Name, attr, schedule.ErrUnreadable, err)
+		}
+		r.Due, r.At = r.Due.UTC(), r.At.UTC()
+		*dst = &r
+	}
+	return sc, nil
+}
+
+// CreateSchedule implements schedule.Store: a count of the schedules
+// (a Query of their keys, up to schedule.MaxSchedules), then one PutItem,
+// conditional on the name being free. The cap is checked before the
+// write, not with it: creates racing each other may pass it by their
+// number, not more.
+func (s *Schedules) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
+	n, err := s.countSchedules(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= schedule.MaxSchedules {
+		return schedule.TooMany()
+	}
+	def, err := json.Marshal(schedDef{Name: sc.Name, Cron: sc.Cron, Timezone: sc.Timezone, Layer: sc.Layer, Request: sc.Request, Created: sc.Created})
+	if err != nil {
+		return fmt.Errorf("encode schedule %q: %w", sc.Name, err)
+	}
+	item := s.scheduleKey(sc.Name)
+	item[aSchedDef] = str(string(def))
+	item[aSchedNext] = num(nanos(sc.Next))
+	e := newExpr()
+	s.wrote("CreateSchedule", 1)
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                &s.table,
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.n(attrPK) + ")"),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return apperr.New(apperr.Conflict, "Schedule %s exists", apperr.Show(sc.Name))
+	}
+	if err != nil {
+		return s.fail(ctx, err, "create schedule %q", sc.Name)
+	}
+	return nil
+}
+
+// Schedule implements schedule.Store: one consistent GetItem.
+func (s *Schedules) Schedule(ctx context.Context, name string) (schedule.Schedule, error) {
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &s.table,
+		Key:            s.scheduleKey(name),
+		ConsistentRead: aws.Bool(true),
+	}, s.callOpts...)
+	if err != nil {
+		return schedule.Schedule{}, s.fail(ctx, err, "read schedule %q", name)
+	}
+	if len(out.Item) == 0 {
+		return schedule.Schedule{}, apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
+	}
+	return decodeSchedule(out.Item)
+}
+
+// querySchedules calls each for every item of the schedules' partition,
+// in name order, until each returns false, with the attributes of
+// projection only (all when empty).
+func (s *store) querySchedules(ctx context.Context, what string, consistent bool, projection []string, each func(item map[string]types.AttributeValue) bool) error {
+	e := newExpr()
+	in := &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String(e.n(attrPK) + " = " + e.v(str(s.ns+pkSchedules))),
+		ConsistentRead:         aws.Bool(consistent),
+	}
+	if len(projection) > 0 {
+		names := make([]string, len(projection))
+		for i, a := range projection {
+			names[i] = e.n(a)
+		}
+		in.ProjectionExpression = aws.String(strings.Join(names, ", "))
+	}
+	in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.Names(), e.Values()
+	p := dynamodb.NewQueryPaginator(s.client, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx, s.callOpts...)
+		if err != nil {
+			return s.fail(ctx, err, "%s", what)
+		}
+		for _, item := range page.Items {
+			if !each(item) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// countSchedules counts the schedules, up to schedule.MaxSchedules,
+// reading their keys alone.
+func (s *store) countSchedules(ctx context.Context) (int, error) {
+	n := 0
+	err := s.querySchedules(ctx, "count schedules", false, []string{attrSK}, func(map[string]types.AttributeValue) bool {
+		n++
+		return n < schedule.MaxSchedules
+	})
+	return n, err
+}
+
+// Schedules implements schedule.Store: a consistent Query of the
+// schedules' partition, whose sort key is the name (a listing shows a
+// schedule just created).
+func (s *Schedules) Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error) {
+	out := []schedule.Schedule{}
+	var bad []schedule.Unreadable
+	err := s.querySchedules(ctx, "list schedules", true, nil, func(item map[string]types.AttributeValue) bool {
+		sc, err := decodeSchedule(item)
+		if err != nil {
+			name, _ := strAttr(item, attrSK)
+			bad = append(bad, schedule.Unreadable{Name: name, Err: err})
+			return true
+		}
+		out = append(out, sc)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, bad, nil
+}
+
+// NextRuns implements schedule.Store: a Query of the schedules'
+// partition projected on the name (the sort key) and the next due time,
+// eventually consistent (half the read capacity of a consistent one; a
+// claim is conditional on the due time it read). DynamoDB charges a Query
+// by the size of the items it reads, projected or not: the projection
+// saves the transfer and the decoding of the requests.
+func (s *Schedules) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedule.Unreadable, error) {
+	var out []schedule.NextRun
+	var bad []schedule.Unreadable
+	err := s.querySchedules(ctx, "list schedules' next runs", false, []string{attrSK, aSchedNext}, func(item map[string]types.AttributeValue) bool {
+		name, _ := strAttr(item, attrSK)
+		next, ok := numAttr(item, aSchedNext)
+		if !ok {
+			bad = append(bad, schedule.Unreadable{Name: name, Err: fmt.Errorf("schedule %q: %w: no numeric %s attribute", name, schedule.ErrUnreadable, aSchedNext)})
+			return true
+		}
+		out = append(out, schedule.NextRun{Name: name, Next: fromNanos(next)})
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, bad, nil
+}
+
+// DeleteSchedule implements schedule.Store: one DeleteItem, conditional on
+// the schedule existing.
+func (s *Schedules) DeleteSchedule(ctx context.Context, name string) error {
+	e := newExpr()
+	s.wrote("DeleteSchedule", 1)
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                &s.table,
+		Key:                      s.scheduleKey(name),
+		ConditionExpression:      aws.String("attribute_exists(" + e.n(attrPK) + ")"),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
+	}
+	if err != nil {
+		return s.fail(ctx, err, "delete schedule %q", name)
+	}
+	return nil
+}
+
+// ClaimRun implements schedule.Store: one UpdateItem of next, last and
+// lastDue, conditional on next being due. The condition also fails on a
+// deleted schedule (no next attribute), which it does not recreate.
+func (s *Schedules) ClaimRun(ctx context.Context, name string, due, next time.Time, run schedule.Run) (bool, error) {
+	run.Due = due
+	rv, err := runValue(run)
+	if err != nil {
+		return false, err
+	}
+	e := newExpr()
+	s.wrote("ClaimRun", 1)
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table,
+		Key:       s.scheduleKey(name),
+		UpdateExpression: aws.String("SET " + e.n(aSchedNext) + " = " + e.v(num(nanos(next))) + ", " +
+			e.n(aSchedLast) + " = " + e.v(rv) + ", " + e.n(aSchedLastDue) + " = " + e.v(num(nanos(due)))),
+		ConditionExpression:       aws.String(e.n(aSchedNext) + " = " + e.v(num(nanos(due)))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail(ctx, err, "claim run of schedule %q due %s", name, due.Format(time.RFC3339))
+	}
+	return true, nil
+}
+
+// RecordRun implements schedule.Store: one UpdateItem of last (and started
+// or failed), conditional on lastDue being the run's.
+func (s *Schedules) RecordRun(ctx context.Context, name string, run schedule.Run) (bool, error) {
+	rv, err := runValue(run)
+	if err != nil {
+		return false, err
+	}
+	e := newExpr()
+	v := e.v(rv)
+	set := "SET " + e.n(aSchedLast) + " = " + v
+	switch run.Outcome {
+	case schedule.Started:
+		set += ", " + e.n(aSchedStarted) + " = " + v
+	case schedule.Failed:
+		set += ", " + e.n(aSchedFailed) + " = " + v
+	}
+	s.wrote("RecordRun", 1)
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       s.scheduleKey(name),
+		UpdateExpression:          aws.String(set),
+		ConditionExpression:       aws.String(e.n(aSchedLastDue) + " = " + e.v(num(nanos(run.Due)))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail(ctx, err, "record run of schedule %q due %s", name, run.Due.Format(time.RFC3339))
+	}
+	return true, nil
+}
