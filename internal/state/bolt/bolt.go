@@ -53,6 +53,10 @@ type store struct {
 	cached atomic.Int64
 }
 
+// DB is one bbolt file, from which the adapters of the ports are taken;
+// they share it (every operation is one bbolt transaction).
+type DB struct{ s *store }
+
 // Open opens or creates the state file at path.
 func Open(path string) (*DB, error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second})
@@ -76,9 +80,6 @@ func Open(path string) (*DB, error) {
 
 // Close closes the file.
 func (d *DB) Close() error { return d.s.db.Close() }
-
-// DB is one bbolt file, from which the adapters of the ports are taken.
-type DB struct{ s *store }
 
 // Tasks returns the task store (task.Store) in the file.
 func (d *DB) Tasks() *Tasks { return &Tasks{d.s} }
