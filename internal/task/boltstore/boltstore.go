@@ -35,7 +35,7 @@ var (
 	bucketTasks     = []byte("tasks")
 	bucketActive    = []byte("active")   // ids of PENDING and RUNNING tasks
 	bucketPending   = []byte("pending")  // ids of PENDING tasks, oldest first
-	bucketFinished  = []byte("finished") // id -> finish time, for recent listing
+	bucketFinished  = []byte("finished") // an older version's id -> finish time (see finished.go)
 	bucketQuota     = []byte("quota")
 	bucketClaims    = []byte("claims")       // key -> owner NUL expiry (Unix nanoseconds)
 	bucketSched     = []byte("schedules")    // name -> schedule.Schedule as JSON (schedules.go)
@@ -63,10 +63,13 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims, bucketSched, bucketSchedNext, bucketConfig} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketQuota, bucketClaims, bucketSched, bucketSchedNext, bucketConfig} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
+		}
+		if err := initFinished(tx); err != nil {
+			return err
 		}
 		return initUsage(tx)
 	})
@@ -219,15 +222,7 @@ func (s *Store) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 		}); err != nil {
 			return err
 		}
-		since := finishedSince.UnixNano()
-		if err := tx.Bucket(bucketFinished).ForEach(func(k, v []byte) error {
-			if btoi(v) >= since {
-				ids[btoi(k)] = true
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
+		listFinished(tx, finishedSince.UnixNano(), func(id int64) { ids[id] = true })
 		// The wanted tasks by id, decoded once per version: a status
 		// poll re-reads the same few tasks again and again.
 		sorted := slices.Sorted(maps.Keys(ids))
@@ -496,21 +491,8 @@ func finish(tx *bolt.Tx, t *task.Task, status task.Status, now time.Time) error 
 	if err := tx.Bucket(bucketPending).Delete(id); err != nil {
 		return err
 	}
-	fin := tx.Bucket(bucketFinished)
-	if err := fin.Put(id, itob(now.UnixNano())); err != nil {
-		return err
-	}
 	// Forget finished tasks from the recent index once nobody lists them.
-	old := now.Add(-finishedKeep).UnixNano()
-	c := fin.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if btoi(v) < old {
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return recordFinished(tx, t.ID, now.UnixNano(), now.Add(-finishedKeep).UnixNano())
 }
 
 // Finish implements task.Store.
