@@ -64,7 +64,7 @@ func OpenRegistry(ctx context.Context, file []byte, fileName string, store Confi
 	if err != nil {
 		return nil, fmt.Errorf("read the stored layer configuration: %w", err)
 	}
-	c, _, err := r.merge(st)
+	c, err := r.load(st, nil)
 	if err != nil {
 		log.Error("the stored layer configuration cannot be read: serving the layer file's layers alone until it is fixed", "version", st.Version, "err", err)
 		if c, err = Parse(file, fileName); err != nil {
@@ -114,6 +114,17 @@ func (r *Registry) merge(st StoredConfig) (*Catalogue, map[string]error, error) 
 		r.log.Warn(w, "version", st.Version)
 	}
 	return c, skipped, err
+}
+
+// load builds the catalogue of the file and st as merge does, its stored
+// layers built on first use (see mergeLazy), taking over prev's layers
+// whose entries did not change; it logs each warning.
+func (r *Registry) load(st StoredConfig, prev *contents) (*Catalogue, error) {
+	c, warnings, err := mergeLazy(r.file, r.fileName, st, prev, r.log)
+	for _, w := range warnings {
+		r.log.Warn(w, "version", st.Version)
+	}
+	return c, err
 }
 
 // joinSkipped lists skipped entries and their reasons, in name order.
@@ -201,7 +212,7 @@ func (r *Registry) install(st StoredConfig) (bool, error) {
 		r.mu.Unlock()
 		return false, nil
 	}
-	c, _, err := r.merge(st)
+	c, err := r.load(st, r.live.get())
 	if err != nil {
 		r.failed = st.Version
 		r.mu.Unlock()
