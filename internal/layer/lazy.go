@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -310,6 +311,11 @@ func mergeLazy(file []byte, fileName string, stored StoredConfig, prev *contents
 				ch.name, stored.Version, fileName, ch.id, other))
 			continue
 		}
+		if missing := slices.DeleteFunc(slices.Clone(ch.grids), func(id string) bool { return k.gridSets[id] != nil }); len(missing) > 0 {
+			warnings = append(warnings, fmt.Sprintf("layer %q of the stored configuration (version %d) does not fit %s: it is skipped until one of them is fixed: unknown grid set %q",
+				ch.name, stored.Version, fileName, missing[0]))
+			continue
+		}
 		var s *slot
 		if reuse {
 			if p, ok := prev.layers[ch.name]; ok && p.chunk != nil && bytes.Equal(p.chunk, ch.text) {
@@ -391,4 +397,20 @@ func buildEntry(ch storedChunk, gridSets map[string]*grid.GridSet, gridEntries m
 	l.Managed = ManagedByStore
 	l.Version = fingerprintOf(entry, l, gridEntries)
 	return l, entry, nil
+}
+
+// BuiltNames returns the names of the layers built with the catalogue, in
+// configuration order: the layer file's, and all of them when the
+// catalogue was read whole. The other layers (the stored configuration's,
+// as a Registry loads it) are built on first use; they were checked when
+// they were saved (see Registry.Validate).
+func (c *Catalogue) BuiltNames() []string {
+	k := c.get()
+	var out []string
+	for _, n := range k.names {
+		if k.layers[n].build == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
