@@ -127,6 +127,16 @@ func (r *Registry) load(st StoredConfig, prev *contents) (*Catalogue, error) {
 	return c, err
 }
 
+// current is the catalogue of the file and st for an edit: the live one
+// when st is its version, else st's, its stored layers built on use.
+func (r *Registry) current(st StoredConfig) (*Catalogue, error) {
+	live := r.live.Snapshot()
+	if live.Version() == st.Version && st.Version != 0 {
+		return live, nil
+	}
+	return r.load(st, live.get())
+}
+
 // joinSkipped lists skipped entries and their reasons, in name order.
 func joinSkipped(skipped map[string]error) string {
 	keys := slices.Sorted(maps.Keys(skipped))
@@ -239,7 +249,9 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 		if err != nil {
 			return nil, fmt.Errorf("read the stored layer configuration: %w", err)
 		}
-		current, skippedBefore, err := r.merge(st)
+		// The current catalogue for edit, its stored layers built on use
+		// (those of the live one taken over).
+		current, err := r.current(st)
 		if err != nil {
 			return nil, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
 		}
@@ -260,9 +272,16 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
 		}
 		// An entry skipped before (it does not fit the layer file) may
-		// stay so; the change must not add one.
-		for k := range skippedBefore {
-			delete(skipped, k)
+		// stay so; the change must not add one. (The whole merge of the
+		// configuration read tells which were, when any is now.)
+		if len(skipped) > 0 {
+			_, skippedBefore, err := r.merge(st)
+			if err != nil {
+				return nil, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
+			}
+			for k := range skippedBefore {
+				delete(skipped, k)
+			}
 		}
 		if len(skipped) > 0 {
 			err := errors.New(joinSkipped(skipped))
