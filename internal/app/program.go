@@ -200,7 +200,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	}
 	layers := reg.Catalogue()
 	sources := newSourceCache(upstream.Shared{Budget: upstream.NewBudget(cfg.DecodeMemory), Allow: cfg.UpstreamAllow})
-	if err := sources.check(layers.Snapshot()); err != nil {
+	if err := sources.checkBuilt(layers.Snapshot()); err != nil {
 		return nil, err
 	}
 	reg.Validate(sources.check)
@@ -377,7 +377,10 @@ func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]sourc
 	var errs []error
 	snap := layers.Snapshot()
 	for _, name := range snap.Names() {
-		l, _ := snap.Layer(name)
+		l, ok := snap.Layer(name)
+		if !ok {
+			continue // a stored layer that does not build (logged)
+		}
 		s, err := newSource(l, upstream.Shared{Budget: budget})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
@@ -441,7 +444,10 @@ func (c *sourceCache) of(l *layer.Layer) (source.Source, error) {
 func (c *sourceCache) check(cat *layer.Catalogue) error {
 	var errs []error
 	for _, name := range cat.Names() {
-		l, _ := cat.Layer(name)
+		l, ok := cat.Layer(name)
+		if !ok {
+			continue // a stored layer that does not build (logged)
+		}
 		if _, err := c.of(l); err != nil {
 			errs = append(errs, err)
 		}

@@ -34,16 +34,17 @@ type Catalogue struct {
 
 // contents is one configuration, immutable once built.
 type contents struct {
-	layers   map[string]*Layer
+	layers   map[string]*slot  // by name (see lazy.go)
+	ids      map[string]string // layer id → name
 	names    []string
 	gridSets map[string]*grid.GridSet // built in and custom, by id
 	gridInfo map[string]GridSetInfo   // custom grid sets' entries
-	// entries are the layer file entries the configuration was built
-	// from, for the documents of single layers (see Document) and the
-	// fingerprints, each as yaml.Marshal writes it alone: kept as text, a
-	// layer's entry holds a fifteenth of the memory of its node tree.
-	layerEntries map[string][]byte // by layer name
-	gridEntries  map[string][]byte // custom grid sets', by id
+	// The layer file entries the configuration was built from, for the
+	// documents of single layers (see Document) and the fingerprints,
+	// each as yaml.Marshal writes it alone: kept as text, a layer's entry
+	// holds a fifteenth of the memory of its node tree. A layer's is in
+	// its slot.
+	gridEntries map[string][]byte // custom grid sets', by id
 	// version is the stored configuration's version it holds (0: none).
 	version int64
 	// deleting are the stored configuration's deletion marks.
@@ -107,20 +108,24 @@ func checkID(what, id string) error {
 
 // Layer returns the named layer.
 func (c *Catalogue) Layer(name string) (*Layer, bool) {
-	l, ok := c.get().layers[name]
-	return l, ok
+	s, ok := c.get().layers[name]
+	if !ok {
+		return nil, false
+	}
+	l := s.layer()
+	return l, l != nil
 }
 
 // ByID returns the layer whose store id (the first segment of its tile
 // keys) is id.
 func (c *Catalogue) ByID(id string) (*Layer, bool) {
 	k := c.get()
-	for _, n := range k.names {
-		if l := k.layers[n]; l.ID == id {
-			return l, true
-		}
+	name, ok := k.ids[id]
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	l := k.layers[name].layer()
+	return l, l != nil
 }
 
 // Names returns the layer names in configuration order.
@@ -133,10 +138,10 @@ func (c *Catalogue) GridSets() []*grid.GridSet {
 	seen := map[string]bool{}
 	var sets []*grid.GridSet
 	for _, name := range k.names {
-		for _, s := range k.layers[name].Subsets {
-			if !seen[s.GridSet.ID] {
-				seen[s.GridSet.ID] = true
-				sets = append(sets, s.GridSet)
+		for _, id := range k.layers[name].gridIDs() {
+			if g, ok := k.gridSets[id]; ok && !seen[id] {
+				seen[id] = true
+				sets = append(sets, g)
 			}
 		}
 	}
@@ -315,9 +320,9 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 	for _, g := range grid.Builtins() {
 		gridSets[g.ID] = g
 	}
-	k := &contents{layers: map[string]*Layer{}, gridSets: gridSets, gridInfo: map[string]GridSetInfo{},
-		layerEntries: map[string][]byte{}, gridEntries: map[string][]byte{}, version: opts.version}
-	alone := newStandalone()
+	k := &contents{layers: map[string]*slot{}, ids: map[string]string{}, gridSets: gridSets, gridInfo: map[string]GridSetInfo{},
+		gridEntries: map[string][]byte{}, version: opts.version}
+	alone := newStandalone(len(data))
 	for i, gd := range doc.GridSets {
 		g, info, err := buildGridSet(gd)
 		if err != nil {
@@ -369,10 +374,10 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 			l.Managed = ManagedByStore
 		}
 		ids[l.ID] = l.Name
-		k.layers[l.Name] = l
+		k.ids[l.ID] = l.Name
+		k.layers[l.Name] = builtSlot(l, entry)
 		k.names = append(k.names, l.Name)
-		k.layerEntries[l.Name] = entry
-		l.Version = k.fingerprint(l)
+		l.Version = fingerprintOf(entry, l, k.gridEntries)
 	}
 	if len(doc.Layers) == 0 && !opts.allowEmpty {
 		fail("no layers defined")

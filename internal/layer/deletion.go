@@ -59,13 +59,13 @@ func (c *Catalogue) deletionConflict() error {
 	for _, d := range k.deleting {
 		for _, n := range k.names {
 			l := k.layers[n]
-			if l.Managed != ManagedByStore || (l.Name != d.Name && l.ID != d.ID) {
+			if l.managed != ManagedByStore || (l.name != d.Name && l.id != d.ID) {
 				continue
 			}
 			return apperr.New(apperr.Conflict,
 				"Layer %s cannot be created while the tiles of the deleted layer %s (id %s, deleted %s) are being truncated: "+
 					"its truncation is listed by GET /rest/seed/%s.json; create the layer when it has ended (or give it another name and id)",
-				l.Name, d.Name, d.ID, d.Since.UTC().Format(time.RFC3339), d.Name)
+				l.name, d.Name, d.ID, d.Since.UTC().Format(time.RFC3339), d.Name)
 		}
 	}
 	return nil

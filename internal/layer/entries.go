@@ -7,14 +7,20 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxEntryNodes bounds the YAML nodes of a document's entries once their
-// aliases are expanded (a few dozen make a layer), so that aliases of
-// aliases cannot make a small document a huge one.
+// maxEntryNodes bounds the YAML nodes of one entry once its aliases are
+// expanded (a few dozen make a layer), so that aliases of aliases cannot
+// make a small entry a huge one. The entries of a document together hold
+// at most as many nodes as the document has bytes, or maxEntryNodes if
+// more: a document without aliases never holds more, so a stored
+// configuration of any number of layers up to MaxStoredConfig is read,
+// while many entries each expanding aliases up to the bound of one are
+// refused.
 const maxEntryNodes = 1 << 18
 
 var (
-	errAliasCycle   = errors.New("an alias refers to a node that holds it")
-	errEntriesLarge = errors.New("the entries hold more than 262144 YAML nodes once their aliases are expanded")
+	errAliasCycle    = errors.New("an alias refers to a node that holds it")
+	errEntriesLarge  = errors.New("an entry holds more than 262144 YAML nodes once its aliases are expanded")
+	errDocumentLarge = errors.New("the entries hold more YAML nodes, once their aliases are expanded, than the document has bytes")
 )
 
 // standalone makes entries that stand alone: each entry is recorded,
@@ -22,19 +28,23 @@ var (
 // anchor of another entry would not parse there. Each alias is replaced
 // by a copy of the node it names and anchors are dropped. A null written
 // as nothing in a flow collection ({buffer}) is given its name, null:
-// yaml.v3 writes it back there as an empty quoted string. The entries
-// share one budget of maxEntryNodes nodes.
+// yaml.v3 writes it back there as an empty quoted string. Each entry has
+// a budget of maxEntryNodes nodes, and the entries of a document of size
+// bytes share one of max(size, maxEntryNodes).
 type standalone struct {
-	left     int
-	visiting map[*yaml.Node]bool
+	left, total int
+	visiting    map[*yaml.Node]bool
 }
 
-func newStandalone() *standalone {
-	return &standalone{left: maxEntryNodes, visiting: map[*yaml.Node]bool{}}
+func newStandalone(size int) *standalone {
+	return &standalone{total: max(size, maxEntryNodes), visiting: map[*yaml.Node]bool{}}
 }
 
 // entry returns a copy of n without aliases or anchors.
-func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) { return s.node(n, false) }
+func (s *standalone) entry(n *yaml.Node) (*yaml.Node, error) {
+	s.left = maxEntryNodes
+	return s.node(n, false)
+}
 
 // text returns the entry of n as yaml.Marshal writes it alone.
 func (s *standalone) text(n *yaml.Node) ([]byte, error) {
@@ -67,6 +77,9 @@ func (s *standalone) node(n *yaml.Node, flow bool) (*yaml.Node, error) {
 	}
 	if s.left--; s.left < 0 {
 		return nil, errEntriesLarge
+	}
+	if s.total--; s.total < 0 {
+		return nil, errDocumentLarge
 	}
 	c := *n
 	c.Anchor, c.Content = "", nil

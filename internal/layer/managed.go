@@ -28,11 +28,11 @@ const (
 
 func (m Managed) valid() bool { return m == ManagedByFile || m == ManagedByStore }
 
-// fingerprint is a layer's Version: a hash of its entry and of the entries
-// of the custom grid sets it uses.
-func (k *contents) fingerprint(l *Layer) string {
+// fingerprintOf is a layer's Version: a hash of its entry and of the
+// entries of the custom grid sets it uses.
+func fingerprintOf(entry []byte, l *Layer, gridEntries map[string][]byte) string {
 	h := sha256.New()
-	for _, b := range k.entriesOf(l) {
+	for _, b := range entriesOf(entry, l, gridEntries) {
 		h.Write(b)
 		h.Write([]byte{0})
 	}
@@ -55,7 +55,7 @@ func (c *Catalogue) UsersOf(id string) []string {
 	k := c.get()
 	var out []string
 	for _, n := range k.names {
-		if _, ok := k.layers[n].Subset(id); ok {
+		if slices.Contains(k.layers[n].gridIDs(), id) {
 			out = append(out, n)
 		}
 	}
@@ -64,10 +64,10 @@ func (c *Catalogue) UsersOf(id string) []string {
 
 // entriesOf returns the layer's entry followed by the entries of the
 // custom grid sets it uses.
-func (k *contents) entriesOf(l *Layer) [][]byte {
-	out := [][]byte{k.layerEntries[l.Name]}
+func entriesOf(entry []byte, l *Layer, gridEntries map[string][]byte) [][]byte {
+	out := [][]byte{entry}
 	for _, s := range l.Subsets {
-		if b, ok := k.gridEntries[s.GridSet.ID]; ok {
+		if b, ok := gridEntries[s.GridSet.ID]; ok {
 			out = append(out, b)
 		}
 	}
@@ -99,12 +99,12 @@ func marshalEntries(d entryDoc) ([]byte, error) {
 // (ParseDefinition reads it back).
 func (c *Catalogue) Document(name string) ([]byte, bool) {
 	k := c.get()
-	l, ok := k.layers[name]
-	if !ok {
+	s, ok := k.layers[name]
+	if !ok || s.layer() == nil {
 		return nil, false
 	}
 	var entries []*yaml.Node
-	for _, b := range k.entriesOf(l) {
+	for _, b := range entriesOf(s.entry, s.l, k.gridEntries) {
 		n, err := readEntry(b)
 		if err != nil {
 			return nil, false
@@ -141,7 +141,7 @@ func ParseConfig(doc []byte) (*Config, error) {
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		return nil, fmt.Errorf("parse the stored configuration: %w", err)
 	}
-	alone := newStandalone()
+	alone := newStandalone(len(doc))
 	entries := func(ns []yaml.Node) ([]*yaml.Node, error) {
 		out := make([]*yaml.Node, len(ns))
 		for i := range ns {

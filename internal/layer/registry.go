@@ -64,7 +64,7 @@ func OpenRegistry(ctx context.Context, file []byte, fileName string, store Confi
 	if err != nil {
 		return nil, fmt.Errorf("read the stored layer configuration: %w", err)
 	}
-	c, _, err := r.merge(st)
+	c, err := r.load(st, nil)
 	if err != nil {
 		log.Error("the stored layer configuration cannot be read: serving the layer file's layers alone until it is fixed", "version", st.Version, "err", err)
 		if c, err = Parse(file, fileName); err != nil {
@@ -114,6 +114,27 @@ func (r *Registry) merge(st StoredConfig) (*Catalogue, map[string]error, error) 
 		r.log.Warn(w, "version", st.Version)
 	}
 	return c, skipped, err
+}
+
+// load builds the catalogue of the file and st as merge does, its stored
+// layers built on first use (see mergeLazy), taking over prev's layers
+// whose entries did not change; it logs each warning.
+func (r *Registry) load(st StoredConfig, prev *contents) (*Catalogue, error) {
+	c, warnings, err := mergeLazy(r.file, r.fileName, st, prev, r.log)
+	for _, w := range warnings {
+		r.log.Warn(w, "version", st.Version)
+	}
+	return c, err
+}
+
+// current is the catalogue of the file and st for an edit: the live one
+// when st is its version, else st's, its stored layers built on use.
+func (r *Registry) current(st StoredConfig) (*Catalogue, error) {
+	live := r.live.Snapshot()
+	if live.Version() == st.Version && st.Version != 0 {
+		return live, nil
+	}
+	return r.load(st, live.get())
 }
 
 // joinSkipped lists skipped entries and their reasons, in name order.
@@ -201,7 +222,7 @@ func (r *Registry) install(st StoredConfig) (bool, error) {
 		r.mu.Unlock()
 		return false, nil
 	}
-	c, _, err := r.merge(st)
+	c, err := r.load(st, r.live.get())
 	if err != nil {
 		r.failed = st.Version
 		r.mu.Unlock()
@@ -228,7 +249,9 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 		if err != nil {
 			return nil, fmt.Errorf("read the stored layer configuration: %w", err)
 		}
-		current, skippedBefore, err := r.merge(st)
+		// The current catalogue for edit, its stored layers built on use
+		// (those of the live one taken over).
+		current, err := r.current(st)
 		if err != nil {
 			return nil, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
 		}
@@ -249,9 +272,16 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
 		}
 		// An entry skipped before (it does not fit the layer file) may
-		// stay so; the change must not add one.
-		for k := range skippedBefore {
-			delete(skipped, k)
+		// stay so; the change must not add one. (The whole merge of the
+		// configuration read tells which were, when any is now.)
+		if len(skipped) > 0 {
+			_, skippedBefore, err := r.merge(st)
+			if err != nil {
+				return nil, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
+			}
+			for k := range skippedBefore {
+				delete(skipped, k)
+			}
 		}
 		if len(skipped) > 0 {
 			err := errors.New(joinSkipped(skipped))

@@ -17,8 +17,9 @@ type StoredConfig struct {
 }
 
 // MaxStoredConfig is the largest document a ConfigStore must keep: 4 MiB
-// of YAML, about a thousand layers. (The DynamoDB adapter compresses it
-// into one item, whose limit is 400 KB.)
+// of YAML, about 8,000 layers of a source, two grid subsets and a
+// parameter filter. (The DynamoDB adapter compresses it into one item,
+// whose limit is 400 KB.)
 const MaxStoredConfig = 4 << 20
 
 // ConfigStore keeps the configuration managed at run time (in the task

@@ -439,7 +439,10 @@ func (h *Handler) putGridSet(id string) handlerFunc {
 			// Every tile of the grid set was cut by the old grid.
 			total := seed.OrphanReport{Complete: true}
 			for _, name := range before.UsersOf(id) {
-				old, _ := before.Layer(name)
+				old, ok := before.Layer(name)
+				if !ok {
+					continue // a stored layer that does not build (logged)
+				}
 				nl, ok := next.Layer(name)
 				if !ok {
 					continue

@@ -54,6 +54,7 @@ func main() {
 	childPages := flag.Int("pages", 0, "internal: the pages the table was loaded with")
 	opsMax := flag.Int("ops-max", 0, "run the report, recount and removal only for sizes up to this many pages (0: every size)")
 	status := flag.String("status", "", "measure the task status instead: FINISHED,LAYERS,LANES (e.g. 10000,8,128)")
+	statusAge := flag.Duration("status-age", time.Hour, "with -status: how long ago the finished tasks finished")
 	plotOnly := flag.String("plot", "", "draw the plots of this JSON result (and -compare's) into -out, and run nothing")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -76,7 +77,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)
 		}
-		f, err := runStatus(ctx, cfg, fin, ls, ln)
+		f, err := runStatus(ctx, cfg, fin, ls, ln, *statusAge)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)

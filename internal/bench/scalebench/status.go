@@ -19,6 +19,7 @@ import (
 // running.
 type statusFigures struct {
 	Finished, Running int
+	Age               time.Duration // how long before the calls the finished tasks finished
 	SetupSeconds      float64
 	FirstMs           float64 // the first List (it drops old finished tasks from the index)
 	FirstItems        int64
@@ -28,10 +29,10 @@ type statusFigures struct {
 }
 
 // runStatus creates finished tasks (jobs of 99 lanes, promoted and
-// finished well before now) and running ones (layers × lanes, promoted),
+// finished age before now) and running ones (layers × lanes, promoted),
 // then times List as the status does (finished within the last 3 s).
-func runStatus(ctx context.Context, cfg aws.Config, finished, layers, lanes int) (statusFigures, error) {
-	f := statusFigures{Finished: finished, Running: layers * lanes}
+func runStatus(ctx context.Context, cfg aws.Config, finished, layers, lanes int, age time.Duration) (statusFigures, error) {
+	f := statusFigures{Finished: finished, Running: layers * lanes, Age: age}
 	var ic itemCounter
 	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, ic.add) })
 	table := fmt.Sprintf("scalebench-status-%d", time.Now().UnixNano())
@@ -43,8 +44,9 @@ func runStatus(ctx context.Context, cfg aws.Config, finished, layers, lanes int)
 		defer cancel()
 		client.DeleteTable(dctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	}()
-	past := time.Now().Add(-time.Hour)
-	store := dynamo.New(client, table).Tasks()
+	// The deployed store keeps finished tasks listed for the lanes' stale
+	// time (2 minutes by default) and a minute more (internal/app/aws.go).
+	store := dynamo.New(client, table, dynamo.WithFinishedKeep(3*time.Minute)).Tasks()
 	start := time.Now()
 	job := func(layer string, n int) (task.Job, []task.Lane) {
 		ls := make([]task.Lane, n)
@@ -54,8 +56,9 @@ func runStatus(ctx context.Context, cfg aws.Config, finished, layers, lanes int)
 		return task.Job{Layer: layer, Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png", ParametersID: "default",
 			ZoomStop: 5, MetaWidth: 4, MetaHeight: 4, Metatiles: int64(n), Tiles: int64(n), Lanes: n}, ls
 	}
-	// Finished: created, promoted and finished an hour ago.
+	// Finished: created, promoted and finished age before each call.
 	for left := finished; left > 0; {
+		past := time.Now().Add(-age)
 		n := min(left, 99)
 		j, ls := job("bench:done", n)
 		if _, _, err := store.Create(ctx, j, ls, past); err != nil {
@@ -111,7 +114,7 @@ func runStatus(ctx context.Context, cfg aws.Config, finished, layers, lanes int)
 }
 
 func printStatus(w io.Writer, f statusFigures) {
-	fmt.Fprintf(w, "task status (List of GET /rest/seed.json): %d finished tasks kept, %d running (set up in %.0fs)\n", f.Finished, f.Running, f.SetupSeconds)
+	fmt.Fprintf(w, "task status (List of GET /rest/seed.json): %d finished tasks kept (finished %s before), %d running (set up in %.0fs)\n", f.Finished, f.Age, f.Running, f.SetupSeconds)
 	fmt.Fprintf(w, "  first call %.0f ms, %d items read (drops the old finished tasks from the index)\n", f.FirstMs, f.FirstItems)
 	fmt.Fprintf(w, "  then: median %.0f ms, %d items read, %d requests, %d tasks listed per call\n", f.MedianMs, f.Items, f.Requests, f.Listed)
 }

@@ -34,7 +34,7 @@ var (
 	bucketTasks     = []byte("tasks")
 	bucketActive    = []byte("active")   // ids of PENDING and RUNNING tasks
 	bucketPending   = []byte("pending")  // ids of PENDING tasks, oldest first
-	bucketFinished  = []byte("finished") // id -> finish time, for recent listing
+	bucketFinished  = []byte("finished") // an older version's id -> finish time (see finished.go)
 	bucketQuota     = []byte("quota")
 	bucketClaims    = []byte("claims")       // key -> owner NUL expiry (Unix nanoseconds)
 	bucketSched     = []byte("schedules")    // name -> schedule.Schedule as JSON (schedules.go)
@@ -64,10 +64,13 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketFinished, bucketQuota, bucketClaims, bucketSched, bucketSchedNext, bucketConfig} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketFailures, bucketTasks, bucketActive, bucketPending, bucketQuota, bucketClaims, bucketSched, bucketSchedNext, bucketConfig} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
+		}
+		if err := initFinished(tx); err != nil {
+			return err
 		}
 		return initUsage(tx)
 	})

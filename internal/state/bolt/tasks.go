@@ -128,15 +128,7 @@ func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 		}); err != nil {
 			return err
 		}
-		since := finishedSince.UnixNano()
-		if err := tx.Bucket(bucketFinished).ForEach(func(k, v []byte) error {
-			if btoi(v) >= since {
-				ids[btoi(k)] = true
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
+		listFinished(tx, finishedSince.UnixNano(), func(id int64) { ids[id] = true })
 		// The wanted tasks by id, decoded once per version: a status
 		// poll re-reads the same few tasks again and again.
 		sorted := slices.Sorted(maps.Keys(ids))
@@ -317,21 +309,8 @@ func finish(tx *bbolt.Tx, t *task.Task, status task.Status, now time.Time) error
 	if err := tx.Bucket(bucketPending).Delete(id); err != nil {
 		return err
 	}
-	fin := tx.Bucket(bucketFinished)
-	if err := fin.Put(id, itob(now.UnixNano())); err != nil {
-		return err
-	}
 	// Forget finished tasks from the recent index once nobody lists them.
-	old := now.Add(-finishedKeep).UnixNano()
-	c := fin.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if btoi(v) < old {
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return recordFinished(tx, t.ID, now.UnixNano(), now.Add(-finishedKeep).UnixNano())
 }
 
 // Finish implements task.Store.

@@ -41,18 +41,22 @@
 // # Index
 //
 // A task is in the sparse index "active" (gsi1pk = "active", gsi1sk = its id)
-// from its creation until it has been finished for a while: List and Promote
-// only ever Query that one index partition, so no operation scans the table,
-// and ids ascending are both List's order and "oldest first" for Promote.
-// Finished tasks keep their index entry, with their finish time, so List can
-// return recently finished ones; List removes the entry (REMOVE gsi1pk,
-// conditional, best-effort) from tasks that finished more than
-// DefaultFinishedKeep (one minute; see WithFinishedKeep) ago and before the
-// finishedSince it was asked for, so the index holds the active tasks plus
-// about a minute of history. All entries share one index partition; every
-// write to an indexed task item (checkpoints included) is also a write to
-// it, which bounds the table at roughly a thousand such writes per second:
-// far above what a pool of lanes checkpointing every few seconds issues.
+// from its creation until it finishes: Promote only ever Queries that one
+// index partition, so no operation scans the table, and ids ascending are
+// "oldest first" for Promote. The transaction that finishes a task moves
+// its entry to the partition "finished" of the same index (gsi1pk =
+// "finished", gsi1sk = its finish time in nanoseconds, see finished.go):
+// List reads the active partition whole and the finished one from the
+// finishedSince it was asked for, a key range, so a status call reads the
+// active tasks and those finished since, however many finished tasks are
+// kept. Tasks finished by an older version kept their active entry; List
+// removes it (REMOVE gsi1pk, conditional, best-effort) once they finished
+// more than DefaultFinishedKeep (one minute; see WithFinishedKeep) ago and
+// before the finishedSince it was asked for. All active entries share one
+// index partition; every write to an active task item (checkpoints
+// included) is also a write to it, which bounds the table at roughly a
+// thousand such writes per second: far above what a pool of lanes
+// checkpointing every few seconds issues.
 // Finished task items, and a job item once all its tasks are finished, get
 // expires = finish time + 7 days (never less than the store's clock + 7 days,
 // so that tests running on fixed past dates do not see their items expire).
@@ -177,15 +181,18 @@ type Option func(*store)
 // several independent stores share one table: tests use it to get a fresh,
 // empty store without creating a table, and deployments may use it to keep
 // two environments in one table. Give each store a distinct ns that is not a
-// prefix of another's followed by "meta", "job#", "task#", "active", "usage",
-// "pages#", "claim#", "schedules" or "config"; a trailing separator such as "t1/"
-// guarantees that.
+// prefix of another's followed by "meta", "job#", "task#", "active",
+// "finished", "usage", "pages#", "claim#", "schedules" or "config"; a
+// trailing separator such as "t1/" guarantees that.
 func WithNamespace(ns string) Option { return func(s *store) { s.ns = ns } }
 
-// WithFinishedKeep sets how long finished tasks stay in the index (default
-// one minute). List(finishedSince) misses tasks that finished before both
+// WithFinishedKeep sets how long tasks finished by an older version, which
+// kept their entry in the active partition, stay there (default one
+// minute). List(finishedSince) misses such tasks that finished before both
 // finishedSince and now − keep, so keep must exceed the longest look-back
-// callers use (the engine's retention, 3 s by default).
+// callers use (the engine's retention, 3 s by default). Tasks finished
+// since are listed from the finished partition for as long as their items
+// live.
 func WithFinishedKeep(d time.Duration) Option { return func(s *store) { s.finishedKeep = d } }
 
 // New returns the client of table, which must exist (see CreateTable).

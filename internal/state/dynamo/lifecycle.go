@@ -435,7 +435,8 @@ func (s *store) finish(ctx context.Context, what string, t task.Task, status tas
 	update := "SET " + te.n(aStatus) + " = " + te.v(num(int64(status))) +
 		", " + te.n(aFinished) + " = " + te.v(num(nanos(now))) +
 		", " + te.n(attrExpires) + " = " + te.v(num(s.expires(now))) +
-		", " + te.n(aWT) + " = " + te.v(str(tok))
+		", " + te.n(aWT) + " = " + te.v(str(tok)) +
+		", " + s.finishedIndexSet(te, nanos(now))
 	if killed {
 		update += ", " + te.n(aKilled) + " = " + te.v(&types.AttributeValueMemberBOOL{Value: true})
 	}

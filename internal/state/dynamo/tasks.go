@@ -360,10 +360,12 @@ func (s *Tasks) GetMany(ctx context.Context, ids []int64) (map[int64]task.Task, 
 	return out, nil
 }
 
-// List implements task.Store. It reads the index partition of active and
-// recently finished tasks (in id order, with eventually consistent reads),
-// and removes from the index, at most maxPrune per call (pruneWorkers at
-// a time), tasks finished before both finishedSince and now − the
+// List implements task.Store. It reads the index partition of active
+// tasks (in id order, with eventually consistent reads), then the tasks
+// finished since finishedSince from the finished partition (finished.go).
+// Tasks finished by an older version are still in the active partition:
+// it removes them from the index, at most maxPrune per call (pruneWorkers
+// at a time), once finished before both finishedSince and now − the
 // finished-keep duration.
 func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task, error) {
 	const what = "list tasks"
@@ -424,7 +426,7 @@ func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 				TableName:                 &s.table,
 				Key:                       s.taskKey(it.ID),
 				UpdateExpression:          aws.String("REMOVE " + e.n(attrGSIPK)),
-				ConditionExpression:       aws.String("attribute_exists(" + e.n(aFinished) + ")"),
+				ConditionExpression:       aws.String("attribute_exists(" + e.n(aFinished) + ") AND " + e.n(attrGSIPK) + " = " + e.v(str(s.activePK()))),
 				ExpressionAttributeNames:  e.Names(),
 				ExpressionAttributeValues: e.Values(),
 			}, s.callOpts...)
@@ -438,6 +440,15 @@ func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 		}
 		s.abandon(ctx, jobID, ids)
 	}
+	// Finished tasks left the active partition when they finished (all
+	// but those finished before it did so): the finished partition holds
+	// them by finish time. It is read after the active one, so a task
+	// finishing in between is listed, as finished.
+	fin, err := s.listFinished(ctx, since, vis)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	out = mergeFinished(out, fin)
 	slices.SortFunc(out, func(a, b task.Task) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }

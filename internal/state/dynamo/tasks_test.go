@@ -14,14 +14,21 @@ import (
 	"tilecache/internal/task"
 )
 
-// indexCount returns the number of index entries of s's namespace.
-func indexCount(t *testing.T, s *adapters) int {
+// indexCount returns the number of entries in the active partition of
+// s's namespace.
+func indexCount(t *testing.T, s *adapters) int { return partitionCount(t, s, s.activePK()) }
+
+// finishedCount returns the number of entries in the finished partition
+// of s's namespace.
+func finishedCount(t *testing.T, s *adapters) int { return partitionCount(t, s, s.finishedPK()) }
+
+func partitionCount(t *testing.T, s *adapters, pk string) int {
 	t.Helper()
 	e := newExpr()
 	out, err := s.client.Query(t.Context(), &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(indexActive),
-		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(s.activePK()))),
+		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(pk))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		Select:                    types.SelectCount,
@@ -61,22 +68,46 @@ func TestIndexHygiene(t *testing.T) {
 	if _, err := s.Finish(ctx, 2, task.Aborted, now); err != nil {
 		t.Fatal(err)
 	}
-	if n := indexCount(t, s); n != 4 {
-		t.Fatalf("index holds %d entries before List, want 4", n)
+	// Finishing moved both from the active partition to the finished one.
+	if n := indexCount(t, s); n != 2 {
+		t.Fatalf("the active partition holds %d entries after two finishes, want 2", n)
 	}
-	// A List reaching back beyond task 1's finish keeps it.
+	if n := finishedCount(t, s); n != 2 {
+		t.Fatalf("the finished partition holds %d entries, want 2", n)
+	}
+	// A List reaching back beyond task 1's finish lists it.
 	if got, err := s.List(ctx, old); err != nil || len(got) != 4 {
 		t.Fatalf("List(old): %v, %v; want 4 tasks", got, err)
-	}
-	if n := indexCount(t, s); n != 4 {
-		t.Fatalf("index holds %d entries after List(old), want 4", n)
 	}
 	got, err := s.List(ctx, now.Add(-3*time.Second))
 	if err != nil || len(got) != 3 || got[0].ID != 2 || got[1].ID != 3 || got[2].ID != 4 {
 		t.Fatalf("List(recent): %+v, %v; want tasks 2, 3, 4", got, err)
 	}
+	// Task 1 as an older version left it: finished, its entry still in
+	// the active partition. A List reaching back beyond it keeps it; one
+	// that does not removes its entry.
+	e := newExpr()
+	if _, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       s.taskKey(1),
+		UpdateExpression:          aws.String("SET " + e.n(attrGSIPK) + " = " + e.v(str(s.activePK())) + ", " + e.n(attrGSISK) + " = " + e.v(num(1))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.List(ctx, old); err != nil || len(got) != 4 || got[0].ID != 1 || got[0].Status != task.Aborted {
+		t.Fatalf("List(old), older entry: %+v, %v; want 4 tasks, task 1 ABORTED", got, err)
+	}
 	if n := indexCount(t, s); n != 3 {
-		t.Fatalf("index holds %d entries after List, want 3 (task 1 removed)", n)
+		t.Fatalf("the active partition holds %d entries after List(old), want 3", n)
+	}
+	got, err = s.List(ctx, now.Add(-3*time.Second))
+	if err != nil || len(got) != 3 || got[0].ID != 2 || got[1].ID != 3 || got[2].ID != 4 {
+		t.Fatalf("List(recent), older entry: %+v, %v; want tasks 2, 3, 4", got, err)
+	}
+	if n := indexCount(t, s); n != 2 {
+		t.Fatalf("the active partition holds %d entries after List, want 2 (task 1 removed)", n)
 	}
 	// The task itself stays readable until its TTL.
 	tk, err := s.Get(ctx, 1)
