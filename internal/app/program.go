@@ -60,6 +60,7 @@ type Backends struct {
 		seed.Claims
 		schedule.Store
 		layer.ConfigStore
+		task.FailureStore
 	}
 	Queue queue.Queue
 	// RecoverAll says the queue does not survive the process (embedded):
@@ -123,7 +124,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		return nil, err
 	}
 	api := users.Middleware(rest.New(rest.Services{
-		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
+		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, TaskKiller: p.Engine, Truncater: p.Engine,
 		Layers: p.Engine.Layers(), Quota: p.Tasks, Schedules: p.Tasks, Preparer: p.Engine, Catalogue: p.Engine.Layers(),
 		Editor: p.Registry, Orphans: p.Engine,
 	}, rest.Options{
@@ -134,6 +135,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		LayerIDs:      p.Engine.Layers(),
 		Pages:         p.Tasks,
 		Recent:        p.Tasks,
+		Failures:      p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Tasks, AccessFlushEvery, log)
