@@ -398,10 +398,13 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 			return false, fmt.Errorf("abort job %d: %w", ln.job.ID, err)
 		}
 		if other.Status.Active() {
-			if _, err := ln.env.tasks.Kill(ctx, id, other.Status, time.Now()); err != nil && !apperr.Is(err, apperr.Conflict) {
+			_, err := ln.env.tasks.Kill(ctx, id, other.Status, time.Now())
+			if err != nil && !apperr.Is(err, apperr.Conflict) {
 				return false, fmt.Errorf("abort task %d: %w", id, err)
 			}
-			recordFailure(ctx, ln.env.tasks, ln.env.log, other, reason)
+			if err == nil {
+				recordFailure(ctx, ln.env.tasks, ln.env.log, other, reason)
+			}
 		}
 	}
 	ln.env.host.settle(ctx, ln, true, "")

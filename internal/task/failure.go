@@ -47,8 +47,9 @@ func TrimReason(s string) string {
 // FailureStore keeps the failures of tasks. The task stores implement it
 // beside Store; implementations must pass tasktest.RunFailures.
 type FailureStore interface {
-	// RecordFailure stores f (its Reason trimmed by TrimReason), replacing
-	// any failure recorded for the same task id.
+	// RecordFailure stores f (its Reason trimmed by TrimReason) unless a
+	// failure of the same task id is recorded: the first cause is kept
+	// (lanes of a job that abort together may each report one).
 	RecordFailure(ctx context.Context, f Failure) error
 	// Failures returns the recorded failures whose At is at or after
 	// since, newest task id first, at most limit (≤ 0: no limit).

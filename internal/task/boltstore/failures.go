@@ -19,8 +19,8 @@ var bucketTaskFailures = []byte("taskFailures")
 
 var _ task.FailureStore = (*Store)(nil)
 
-// RecordFailure stores f, trimming its reason, and drops failures older
-// than task.FailureKeep.
+// RecordFailure stores f, trimming its reason, unless the task has a
+// failure already, and drops failures older than task.FailureKeep.
 func (s *Store) RecordFailure(ctx context.Context, f task.Failure) error {
 	f.Reason = task.TrimReason(f.Reason)
 	v, err := json.Marshal(f)
@@ -47,6 +47,9 @@ func (s *Store) RecordFailure(ctx context.Context, f task.Failure) error {
 			if err := b.Delete(k); err != nil {
 				return err
 			}
+		}
+		if b.Get(itob(f.ID)) != nil {
+			return nil // the first cause stays
 		}
 		return b.Put(itob(f.ID), v)
 	})

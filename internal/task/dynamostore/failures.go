@@ -8,6 +8,7 @@ package dynamostore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,7 +27,8 @@ const (
 
 var _ task.FailureStore = (*Store)(nil)
 
-// RecordFailure stores f, trimming its reason: one PutItem.
+// RecordFailure stores f, trimming its reason, unless the task has a
+// failure already: one conditional PutItem.
 func (s *Store) RecordFailure(ctx context.Context, f task.Failure) error {
 	f.Reason = task.TrimReason(f.Reason)
 	data, err := json.Marshal(f)
@@ -38,7 +40,16 @@ func (s *Store) RecordFailure(ctx context.Context, f task.Failure) error {
 	item[aFailureAt] = num(nanos(f.At))
 	item[attrExpires] = num(f.At.Add(task.FailureKeep + time.Hour).Unix())
 	s.wrote("RecordFailure", 1)
-	if _, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}, s.callOpts...); err != nil {
+	e := newExpr()
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: item,
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.n(attrPK) + ")"),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+		return nil // the first cause stays
+	}
+	if err != nil {
 		return s.fail(ctx, err, "record failure of task %d", f.ID)
 	}
 	return nil

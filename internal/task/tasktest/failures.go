@@ -63,13 +63,13 @@ func RunFailures(t *testing.T, newStore func(t *testing.T) task.FailureStore) {
 		}
 	})
 
-	t.Run("ReplacesAndTrims", func(t *testing.T) {
+	t.Run("KeepsTheFirstAndTrims", func(t *testing.T) {
 		s := newStore(t)
-		if err := s.RecordFailure(t.Context(), failure(9, time.Minute, "first")); err != nil {
-			t.Fatal(err)
-		}
 		long := "upstream said:\n" + strings.Repeat("é<b>", 200)
 		if err := s.RecordFailure(t.Context(), failure(9, 0, long)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordFailure(t.Context(), failure(9, time.Minute, "second")); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Failures(t.Context(), now.Add(-time.Hour), 0)
@@ -82,7 +82,7 @@ func RunFailures(t *testing.T, newStore func(t *testing.T) task.FailureStore) {
 			t.Fatalf("reason (%d bytes) = %q; want the long one on one line, cut to at most %d bytes ending with …", len(r), r, task.MaxFailureReason)
 		}
 		if !got[0].At.Equal(now) {
-			t.Fatalf("At = %v, want the second record's %v", got[0].At, now)
+			t.Fatalf("At = %v, want the first record's %v", got[0].At, now)
 		}
 	})
 }
