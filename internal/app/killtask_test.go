@@ -13,12 +13,14 @@ import (
 // TestKillOneTaskAcrossProcesses: a one-task kill (kill_thread) sent to
 // one process stops the lane another process works, as kill_all does,
 // and leaves the other task running. Two `tilecache serve` share the
-// local AWS stack with one lane worker each, so the two running lanes
-// are worked one in each process.
+// local AWS stack with one lane worker each and long lane slices, so the
+// two running lanes are worked one in each process, and one of the two
+// kills, both sent to process A, is noticed in process B.
 func TestKillOneTaskAcrossProcesses(t *testing.T) {
 	awsPass(t)
 	dir := t.TempDir()
-	extra := map[string]string{"TILECACHE_SEED_THREADS": "2", "TILECACHE_WORKERS": "1", "TILECACHE_LOG_LEVEL": "debug"}
+	// Long slices: a lane stays in the process that took it.
+	extra := map[string]string{"TILECACHE_SEED_THREADS": "2", "TILECACHE_WORKERS": "1", "TILECACHE_LANE_SLICE": "10m"}
 	pa := apptest.StartProcess(t, dir, extra)
 	pb := apptest.StartProcess(t, dir, extra)
 	a := pa.App()
