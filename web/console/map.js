@@ -93,13 +93,15 @@ export class GridMap {
     this.source = new VectorSource();
     this.vector = new VectorLayer({ source: this.source });
     this.tiles = new TileLayer({ opacity: 0.6 });
-    this.base = new TileLayer({ className: 'base-tiles' });
+    // Drawn first (zIndex), listed last: the outlines and the drawing
+    // keep their places in the map's layers.
+    this.base = new TileLayer({ className: 'base-tiles', zIndex: -1 });
     this.baseKey = '';
     this.target = target;
     this.map = new Map({
       controls: defaultControls({ attribution: false, rotate: false }),
       interactions: defaultInteractions({ altShiftDragRotate: false, pinchRotate: false }),
-      layers: [this.base, this.tiles, this.vector],
+      layers: [this.tiles, this.vector, this.base],
       keyboardEventTarget: target,
     });
     target.tabIndex = 0;
