@@ -98,22 +98,23 @@ type LayerFinder interface {
 // Services are what the handler's routes call, each narrowed to those
 // calls; each is required by the routes noted beside it.
 type Services struct {
-	Submitter Submitter  // POST /rest/seed/{layer}
-	Estimator Estimator  // POST /rest/estimate/{layer}
-	Tasks     TaskLister // GET /rest/seed.json, /rest/seed/{layer}
-	Killer    TaskKiller // kill requests
-	// TaskKiller takes the kill requests of one task (kill_thread), an
-	// extension of this project (handle_seed_killtask.go); nil: 400.
-	TaskKiller OneTaskKiller
-	Truncater  MassTruncater    // POST /rest/masstruncate
-	Layers     LayerFinder      // which layers a seed path may name
-	Quota      QuotaConfigStore // /rest/diskquota
-	Schedules  ScheduleStore    // /rest/schedules
-	Preparer   Preparer         // POST /rest/schedules (its request's dry run)
-	Lists      TileListReader   // POST /rest/seed/{layer} with a tile list
-	Catalogue  LayerCatalogue   // GET /rest/layers, /rest/gridsets
+	Submitter Submitter        // POST /rest/seed/{layer}
+	Estimator Estimator        // POST /rest/estimate/{layer}
+	Tasks     TaskLister       // GET /rest/seed.json, /rest/seed/{layer}
+	Killer    TaskKiller       // kill requests
+	Truncater MassTruncater    // POST /rest/masstruncate
+	Layers    LayerFinder      // which layers a seed path may name
+	Quota     QuotaConfigStore // /rest/diskquota
+	Schedules ScheduleStore    // /rest/schedules
+	Preparer  Preparer         // POST /rest/schedules (its request's dry run)
+	Lists     TileListReader   // POST /rest/seed/{layer} with a tile list
+	Catalogue LayerCatalogue   // GET /rest/layers, /rest/gridsets
 	// Editor and Orphans serve PUT, POST and DELETE of /rest/layers/… and
 	// /rest/gridsets/… (nil Editor: 405, the layer file is all there is).
 	Editor  LayerEditor
 	Orphans OrphanFinder
+
+	// TaskKiller takes the kill requests of one task (kill_thread), an
+	// extension of this project (handle_seed_killtask.go); nil: 400.
+	TaskKiller OneTaskKiller
 }
