@@ -64,7 +64,11 @@ type Backends struct {
 // State is the state adapters, one per port, over one DynamoDB table or
 // one bbolt file (internal/state/dynamo, internal/state/bolt).
 type State struct {
-	Tasks task.Store
+	// Tasks is the task store, with the reasons tasks failed.
+	Tasks interface {
+		task.Store
+		task.FailureStore
+	}
 	// Usage is the disk usage and the disk-quota configuration.
 	Usage interface {
 		quota.UsageStore
@@ -141,7 +145,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		return nil, err
 	}
 	api := users.Middleware(rest.New(rest.Services{
-		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, Truncater: p.Engine,
+		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, TaskKiller: p.Engine, Truncater: p.Engine,
 		Layers: p.Engine.Layers(), Quota: p.Usage, Schedules: p.State.Schedules, Preparer: p.Engine, Catalogue: p.Engine.Layers(),
 		Editor: p.Registry, Orphans: p.Engine,
 	}, rest.Options{
@@ -152,6 +156,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		LayerIDs:      p.Engine.Layers(),
 		Pages:         p.Usage,
 		Recent:        p.Tasks,
+		Failures:      p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)

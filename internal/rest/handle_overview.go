@@ -38,6 +38,8 @@ type overviewLayer struct {
 	Quota        *overviewLayerQ   `json:"quota"`
 	Tasks        overviewTaskCount `json:"tasks"`
 	LastFinished *overviewTask     `json:"lastFinished"`
+	// Parameters are the layer's parameter filters (handle_overview_params.go).
+	Parameters []overviewParam `json:"parameters"`
 }
 
 type overviewUsage struct {
@@ -130,7 +132,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			continue
 		}
-		ol := overviewLayer{Name: l.Name, Title: l.Title, ManagedBy: managedBy(l.Managed), GridSets: subsetIDs(l), Formats: append([]string{}, l.Formats...)}
+		ol := overviewLayer{Name: l.Name, Title: l.Title, ManagedBy: managedBy(l.Managed), GridSets: subsetIDs(l), Formats: append([]string{}, l.Formats...), Parameters: layerParams(l)}
 		if rep != nil {
 			ol.Usage = &overviewUsage{}
 			for _, lr := range rep.Layers {

@@ -184,6 +184,10 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 		}
 		return apperr.New(apperr.Unsupported, "Unsupported Content-Type %s: a kill request is a form, application/x-www-form-urlencoded with kill_all=<code>", apperr.Show(mt))
 	}
+	if isKillThread(r, body) {
+		// An extension of this project: one task (handle_seed_killtask.go).
+		return h.killThread(w, r, layer, body)
+	}
 	code, ok := r.URL.Query()["kill_all"]
 	// ParseQuery returns every well-formed pair even when another is
 	// malformed; a stray bad pair must not hide kill_all.

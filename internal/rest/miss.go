@@ -26,6 +26,10 @@ type MissRenderer interface {
 // see failedRender). Every failure is answered Cache-Control: no-store
 // (nothing was stored).
 func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.Miss, set tilestore.SetName, rec AccessRecorder, log *slog.Logger) {
+	if onlyIfCached(r) {
+		answerNotCached(w, r)
+		return
+	}
 	if mr == nil || r.Method != http.MethodGet {
 		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
 		return

@@ -72,6 +72,13 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		// An extension of this project: a console's first page in one
 		// answer (handle_overview.go).
 		return route{map[string]handlerFunc{http.MethodGet: h.overview}}, true
+	case "/rest/failures.json":
+		// An extension of this project: why tasks failed
+		// (handle_failures.go).
+		if h.opts.Failures == nil {
+			return route{}, false
+		}
+		return route{map[string]handlerFunc{http.MethodGet: h.failures}}, true
 	case "/rest/diskquota/access.json":
 		// An extension of this project (GeoWebCache has no such path).
 		return route{map[string]handlerFunc{http.MethodPost: h.postAccess}}, true

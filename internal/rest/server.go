@@ -52,6 +52,9 @@ type Options struct {
 	// Recent, if set, gives GET /rest/overview.json the task counts and
 	// the last finished tasks (none otherwise).
 	Recent RecentTasks
+	// Failures, if set, answers GET /rest/failures.json with why tasks
+	// failed (404 otherwise; handle_failures.go).
+	Failures FailureLister
 	// Upstream is where the upstreams of layers changed through the
 	// interface may be: a layer whose WMS URL is an address it refuses
 	// is a 400. The zero value allows only the public Internet.

@@ -113,4 +113,8 @@ type Services struct {
 	// /rest/gridsets/… (nil Editor: 405, the layer file is all there is).
 	Editor  LayerEditor
 	Orphans OrphanFinder
+
+	// TaskKiller takes the kill requests of one task (kill_thread), an
+	// extension of this project (handle_seed_killtask.go); nil: 400.
+	TaskKiller OneTaskKiller
 }

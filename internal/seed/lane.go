@@ -372,6 +372,7 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 		metrics.TilesFailed.Add(float64(m.Count()), ln.layer.Name)
 		ln.env.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
 		ln.env.host.settle(ctx, ln, true, "")
+		recordFailure(ctx, ln.env.tasks, ln.env.log, t, "a tile failed and retries are off (retryCount -1): "+metatileFailure(m, cause))
 		return true, ln.env.host.finish(ctx, t, task.Aborted)
 	}
 	metrics.TilesFailed.Add(float64(m.Count()), ln.layer.Name)
@@ -387,6 +388,7 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 		return false, nil
 	}
 	ln.env.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)
+	reason := fmt.Sprintf("job %d aborted: %d tile failures reached its budget of %d (maxFailureCount); last: %s", ln.job.ID, total, ln.job.MaxFailures, metatileFailure(m, cause))
 	for id := ln.job.ID; id < ln.job.ID+int64(ln.job.Lanes); id++ {
 		if id == t.ID {
 			continue
@@ -396,11 +398,16 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 			return false, fmt.Errorf("abort job %d: %w", ln.job.ID, err)
 		}
 		if other.Status.Active() {
-			if _, err := ln.env.tasks.Kill(ctx, id, other.Status, time.Now()); err != nil && !apperr.Is(err, apperr.Conflict) {
+			_, err := ln.env.tasks.Kill(ctx, id, other.Status, time.Now())
+			if err != nil && !apperr.Is(err, apperr.Conflict) {
 				return false, fmt.Errorf("abort task %d: %w", id, err)
+			}
+			if err == nil {
+				recordFailure(ctx, ln.env.tasks, ln.env.log, other, reason)
 			}
 		}
 	}
 	ln.env.host.settle(ctx, ln, true, "")
+	recordFailure(ctx, ln.env.tasks, ln.env.log, t, reason)
 	return true, ln.env.host.finish(ctx, t, task.Aborted)
 }

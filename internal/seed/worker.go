@@ -70,6 +70,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	if err != nil {
 		if apperr.Is(err, apperr.Invalid) {
 			e.log.Error("task aborted", "task", t.ID, "layer", t.Layer, "err", err)
+			recordFailure(ctx, e.tasks, e.log, t, "the request can no longer be worked: "+err.Error())
 			return e.finish(ctx, t, task.Aborted)
 		}
 		return err

@@ -3,13 +3,20 @@
 // projection of its own from the grid set's extent and units, so
 // coordinates drawn are the grid set's coordinates. The tiles of the
 // grid set are outlined (OpenLayers' TileDebug source on the grid set's
-// tile grid): the console draws no base map, so it fetches no tile.
+// tile grid). Under them, a layer's stored tiles may be drawn (setBase):
+// each is fetched with X-Tilecache-Stored-Only: 1 (the server's spelling
+// of Cache-Control: only-if-cached, which Chromium keeps for its own
+// cache), answered from storage alone (504 when the tile is not stored), so the
+// map never makes the server render, store or call an upstream; a
+// missing tile stays empty, and the map shows what is cached where.
 import Map from 'ol/Map.js';
 import View from 'ol/View.js';
 import TileLayer from 'ol/layer/Tile.js';
 import VectorLayer from 'ol/layer/Vector.js';
 import VectorSource from 'ol/source/Vector.js';
 import TileDebug from 'ol/source/TileDebug.js';
+import TileImage from 'ol/source/TileImage.js';
+import TileState from 'ol/TileState.js';
 import TileGrid from 'ol/tilegrid/TileGrid.js';
 import Projection from 'ol/proj/Projection.js';
 import { get as getProjection, addProjection } from 'ol/proj.js';
@@ -44,6 +51,40 @@ export function tileGridOf(g) {
   return new TileGrid({ extent: g.extent, origins, resolutions: g.resolutions, tileSize: [g.tileWidth, g.tileHeight] });
 }
 
+// Tile formats of the key layout (tilestore.Format): MIME type → [short
+// name, extension]; the base map draws the image formats among them.
+const FORMATS = {
+  'image/png': ['png', 'png'], 'image/jpeg': ['jpeg', 'jpeg'], 'image/gif': ['gif', 'gif'], 'image/png8': ['png8', 'png'],
+  'image/png24': ['png24', 'png'], 'image/png; mode=24bit': ['png_24', 'png'],
+};
+
+// baseStats counts the base map's tile reads (window.consoleBase, read by
+// the tests): asked, found (stored, drawn), missing and failed.
+export const baseStats = { asked: 0, found: 0, missing: 0, failed: 0 };
+window.consoleBase = baseStats;
+
+const tilesRoot = new URL('../tiles/', location.href);
+const seg = (s) => encodeURIComponent(s).replace(/%3A/gi, ':');
+
+// loadStored loads one base tile from storage only.
+function loadStored(tile, src) {
+  baseStats.asked++;
+  fetch(src, { headers: { 'X-Tilecache-Stored-Only': '1' }, credentials: 'omit' })
+    .then(async (r) => {
+      if (!r.ok) {
+        if (r.status === 504 || r.status === 404) baseStats.missing++; else { baseStats.failed++; baseStats.error = 'HTTP ' + r.status; }
+        tile.setState(TileState.EMPTY);
+        return;
+      }
+      const url = URL.createObjectURL(await r.blob());
+      const img = tile.getImage();
+      img.addEventListener('load', () => URL.revokeObjectURL(url), { once: true });
+      img.src = url;
+      baseStats.found++;
+    })
+    .catch((e) => { baseStats.failed++; baseStats.error = String(e); tile.setState(TileState.ERROR); });
+}
+
 // GridMap is a map of one grid set at a time, with a vector layer on top.
 export class GridMap {
   constructor(target, label) {
@@ -52,11 +93,15 @@ export class GridMap {
     this.source = new VectorSource();
     this.vector = new VectorLayer({ source: this.source });
     this.tiles = new TileLayer({ opacity: 0.6 });
+    // Drawn first (zIndex), listed last: the outlines and the drawing
+    // keep their places in the map's layers.
+    this.base = new TileLayer({ className: 'base-tiles', zIndex: -1 });
+    this.baseKey = '';
     this.target = target;
     this.map = new Map({
       controls: defaultControls({ attribution: false, rotate: false }),
       interactions: defaultInteractions({ altShiftDragRotate: false, pinchRotate: false }),
-      layers: [this.tiles, this.vector],
+      layers: [this.tiles, this.vector, this.base],
       keyboardEventTarget: target,
     });
     target.tabIndex = 0;
@@ -75,8 +120,32 @@ export class GridMap {
     this.outline = outline;
     const view = new View({ projection, resolutions: g.resolutions, extent: g.extent, constrainOnlyCenter: true, showFullExtent: true });
     this.map.setView(view);
+    this.baseKey = null; // a new grid: setBase builds its source again
     view.fit(g.extent, { size: this.map.getSize() || [600, 400] });
     this.source.clear();
+  }
+
+  // setBase draws the stored tiles of a tile set under the outlines:
+  // b = {layer, format (MIME type), query ("" or "?K=v&…")}, or null for
+  // none. Formats other than images draw nothing.
+  setBase(b) {
+    const g = this.grid;
+    const f = b && g && FORMATS[b.format];
+    const key = f ? [b.layer, g.name, b.format, b.query].join('|') : '';
+    if (key === this.baseKey) return;
+    this.baseKey = key;
+    if (!f) { this.base.setSource(null); return; }
+    const [id, ext] = f;
+    const tileGrid = tileGridOf(g);
+    const [, miny, , maxy] = g.extent;
+    // Stored rows count from the bottom; OpenLayers' from the top.
+    const rows = g.resolutions.map((r) => Math.ceil((maxy - miny) / (r * g.tileHeight) - 1e-9));
+    const prefix = `${seg(b.layer)}/${seg(g.name)}/${id}/`;
+    this.base.setSource(new TileImage({
+      projection: projectionOf(g), tileGrid, transition: 0,
+      tileUrlFunction: ([z, x, y]) => new URL(`./${prefix}${z}/${x}/${rows[z] - 1 - y}.${ext}${b.query}`, tilesRoot).href,
+      tileLoadFunction: loadStored,
+    }));
   }
 
   // attach renders the map into its element; call it once the element is

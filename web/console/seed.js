@@ -27,7 +27,8 @@ window.consoleSeed = seedState;
 export function init(section) {
   f = {
     layer: select([]), gridSet: select([]), format: select([]),
-    params: el('textarea', { rows: 2, placeholder: 'STYLES=pophatch' }),
+    params: el('fieldset', { id: 'param-fields', class: 'sub', hidden: true }),
+    base: el('input', { type: 'checkbox', checked: true, id: 'base-tiles' }),
     zoomStart: el('input', { type: 'number', min: 0, value: 0, required: true }),
     zoomStop: el('input', { type: 'number', min: 0, value: 3, required: true }),
     type: select([['seed', 'seed'], ['reseed', 'reseed'], ['truncate', 'truncate']]),
@@ -61,12 +62,13 @@ export function init(section) {
     el('div', { class: 'cols' },
       el('div', { class: 'col' },
         field('Layer', f.layer), field('Grid set', f.gridSet), field('Format', f.format),
-        field('Parameters (NAME=value per line)', f.params),
+        f.params,
         el('div', { class: 'row' }, field('From level', f.zoomStart), field('To level', f.zoomStop)),
         el('div', { class: 'row' }, field('Type', f.type), field('Threads', f.threads)),
         el('fieldset', { id: 'area-kind' }, el('legend', { text: 'Area' }), radios),
         boundsBox, fileBox, listBox),
       el('div', { class: 'col wide' }, mapDiv,
+        el('div', { class: 'radio' }, f.base, el('label', { htmlFor: 'base-tiles', text: 'Show the tiles already stored (read from the cache only: nothing is rendered)' })),
         el('p', { class: 'hint', id: 'draw-hint', text: 'Whole coverage: nothing to draw.' }),
         el('section', { id: 'estimate', 'aria-labelledby': 'h-estimate', 'aria-live': 'polite' }, el('h3', { id: 'h-estimate', text: 'Estimate' }), el('p', { text: '…' })),
         el('p', {}, f.submit))));
@@ -75,8 +77,10 @@ export function init(section) {
   seedState.map = gmap.map;
   gmap.source.on('addfeature', () => later());
   f.layer.addEventListener('change', layerChanged);
+  f.format.addEventListener('change', baseChanged);
   f.gridSet.addEventListener('change', gridChanged);
-  for (const c of [f.format, f.params, f.zoomStart, f.zoomStop, f.type, f.threads, ...f.bounds, f.buffer, f.inGridCRS, f.xyz, f.parentsTo, f.childrenTo]) {
+  f.base.addEventListener('change', baseChanged);
+  for (const c of [f.format, f.zoomStart, f.zoomStop, f.type, f.threads, ...f.bounds, f.buffer, f.inGridCRS, f.xyz, f.parentsTo, f.childrenTo]) {
     c.addEventListener('input', later);
     c.addEventListener('change', later);
   }
@@ -106,6 +110,7 @@ function layerInfo() { return overview?.layers.find((l) => l.name === f.layer.va
 function layerChanged() {
   const l = layerInfo();
   if (!l) return;
+  paramFields(l);
   const grids = l.gridSets.length ? l.gridSets : overview.gridSets.map((g) => g.name);
   setOptions(f.gridSet, grids);
   setOptions(f.format, [['', 'the layer\'s first format'], ...l.formats.map((x) => [x, x])]);
@@ -116,14 +121,62 @@ async function gridChanged() {
   try {
     const g = await gridSet(f.gridSet.value);
     f.zoomStart.max = f.zoomStop.max = g.resolutions.length - 1;
-    if (gmap.grid?.name === g.name) { later(); return; }
+    if (gmap.grid?.name === g.name) { later(); baseChanged(); return; }
     gmap.setGridSet(g);
     if (gmap.map.getTarget()) gmap.map.getView().fit(g.extent, { size: gmap.map.getSize() });
     areaChanged();
     seedState.gridSet = g.name;
+    baseChanged();
   } catch (e) {
     say('Grid set ' + f.gridSet.value + ': ' + e.message, true);
   }
+}
+
+// paramFields offers the layer's parameter filters: a choice among a
+// list or numeric filter's values, free text for a regex filter (any
+// value matching it), each empty for the filter's default.
+let paramControls = [];
+function paramFields(l) {
+  const ps = l.parameters || [];
+  paramControls = ps.map((p) => {
+    const dflt = `default${p.default !== '' ? ' (' + p.default + ')' : ''}`;
+    let c;
+    let hint;
+    if (p.kind === 'regex') {
+      c = el('input', { type: 'text', placeholder: dflt, dataset: { param: p.key }, spellcheck: false, autocomplete: 'off' });
+      hint = 'Any value matching ' + p.regex;
+      let re = null;
+      try { re = new RegExp('^(?:' + p.regex + ')$', 'u'); } catch { /* the server checks */ }
+      c.addEventListener('input', () => {
+        const bad = re && c.value !== '' && !re.test(c.value);
+        c.setCustomValidity(bad ? 'Does not match ' + p.regex : '');
+        if (bad) c.setAttribute('aria-invalid', 'true'); else c.removeAttribute('aria-invalid');
+      });
+    } else {
+      c = select([['', dflt], ...(p.values || []).filter((v) => v !== p.default).map((v) => [v, v])]);
+      c.dataset.param = p.key;
+      if (p.kind !== 'list') hint = `A ${p.kind}: a value within ${p.threshold} of one of these is taken as it`;
+    }
+    c.addEventListener('change', () => { later(); baseChanged(); });
+    c.addEventListener('input', later);
+    return { key: p.key, control: c, fieldEl: field(p.key, c, hint) };
+  });
+  replace(f.params, el('legend', { text: 'Parameters' }), paramControls.map((x) => x.fieldEl));
+  f.params.hidden = !ps.length;
+}
+
+// paramValues are the chosen parameters: [[KEY, value]], defaults left out.
+function paramValues() {
+  return paramControls.filter((x) => x.control.value !== '').map((x) => [x.key, x.control.value]);
+}
+
+// baseChanged shows the stored tiles of the chosen tile set under the map.
+function baseChanged() {
+  if (!gmap?.grid) return;
+  const l = layerInfo();
+  if (!f.base.checked || !l) { gmap.setBase(null); return; }
+  const q = paramValues().map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v)).join('&');
+  gmap.setBase({ layer: l.name, format: f.format.value || l.formats[0], query: q ? '?' + q : '' });
 }
 
 function area() { return document.querySelector('input[name=area]:checked').value; }
@@ -204,10 +257,7 @@ function intOr(input) { return input.value === '' ? undefined : Number(input.val
 export function request() {
   const r = { gridSetId: f.gridSet.value, zoomStart: intOr(f.zoomStart), zoomStop: intOr(f.zoomStop), type: f.type.value, threadCount: intOr(f.threads) };
   if (f.format.value) r.format = f.format.value;
-  const params = f.params.value.split('\n').map((s) => s.trim()).filter(Boolean).map((s) => {
-    const i = s.indexOf('=');
-    return { string: i < 0 ? [s, ''] : [s.slice(0, i).trim(), s.slice(i + 1).trim()] };
-  });
+  const params = paramValues().map((kv) => ({ string: kv }));
   if (params.length) r.parameters = { entry: params };
   const g = gmap.grid;
   switch (area()) {
@@ -232,6 +282,7 @@ export function request() {
       break;
     case 'list': {
       if (!tileList) return { error: 'Choose a tile list file.' };
+      if (params.length) return { error: 'A tile list request seeds the default parameters only: set every parameter to its default.' };
       const q = new URLSearchParams({ type: r.type, gridSetId: r.gridSetId, xyz: String(f.xyz.checked) });
       if (r.format) q.set('format', r.format);
       if (r.threadCount) q.set('threadCount', r.threadCount);

@@ -14,6 +14,8 @@ const STATUS = { '-1': 'ABORTED', 0: 'PENDING', 1: 'RUNNING', 2: 'DONE' };
 const tasks = new Map(); // id → {id, layer, done, total, status, samples:[[t, done]], row}
 const layerOf = new Map(); // task id → layer (learned at submit or from a layer's list)
 const finished = []; // tasks seen to end or be killed, newest first
+const failures = new Map(); // task id → failure (GET /rest/failures.json)
+let failuresTimer = 0;
 let layerNames = () => [];
 let timer = 0;
 let root;
@@ -31,12 +33,26 @@ export function init(section, names) {
     el('p', { class: 'toolbar' }, killAll, ' ', el('span', { id: 'task-summary' })),
     body,
     el('h3', { text: 'Finished (seen by this page)' }),
-    el('ul', { id: 'finished-list' }));
+    el('ul', { id: 'finished-list' }),
+    el('h3', { id: 'h-failures', text: 'Failures (kept 24 hours)' }),
+    el('p', { class: 'toolbar' }, el('button', { type: 'button', id: 'failures-refresh', text: 'Refresh failures', onclick: () => loadFailures() })),
+    el('ul', { id: 'failure-list', 'aria-labelledby': 'h-failures' }));
+  // One listener for every row's Kill button.
+  body.addEventListener('click', (ev) => {
+    const b = ev.target.closest('button[data-kill-task]');
+    if (b) killTask(Number(b.dataset.killTask));
+  });
   document.addEventListener('visibilitychange', () => schedule(0));
   poll();
+  loadFailures();
 }
 
-export function show(on) { visible = on; }
+export function show(on) {
+  // Coming back to the page: failures may have been recorded meanwhile
+  // by tasks this page never saw (created and ended between two polls).
+  if (on && !visible && root) loadFailures();
+  visible = on;
+}
 
 // remember records which layer new tasks belong to (from a submit's answer).
 export function remember(layer, rows) {
@@ -127,7 +143,7 @@ function groupOf(layer) {
       el('button', { type: 'button', class: 'danger', text: 'Kill all', 'aria-label': `Kill all tasks of ${layer}`, onclick: () => kill(layer, 'all') })),
     el('table', { class: 'tasks' },
       el('caption', { class: 'sr-only', text: `Tasks of ${layer}` }),
-      el('thead', {}, el('tr', {}, ['Task', 'Status', 'Progress', 'Tiles', 'Tiles/s', 'ETA'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('thead', {}, el('tr', {}, ['Task', 'Status', 'Progress', 'Tiles', 'Tiles/s', 'ETA', 'Action'].map((h) => el('th', { scope: 'col', text: h })))),
       tbody));
   g = { section, tbody, summary, layer };
   groups.set(layer, g);
@@ -142,15 +158,19 @@ let protoRow = null;
 function makeRow(t) {
   if (!protoRow) {
     protoRow = el('tr', {}, el('td'), el('td'), el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
-      el('td', { class: 'n' }), el('td', { class: 'n' }), el('td', { class: 'n' }));
+      el('td', { class: 'n' }), el('td', { class: 'n' }), el('td', { class: 'n' }),
+      el('td', {}, el('button', { type: 'button', class: 'small', text: 'Kill' })));
   }
   const tr = protoRow.cloneNode(true);
-  const [idCell, status, barCell, tiles, rate, eta] = tr.children;
+  const [idCell, status, barCell, tiles, rate, eta, action] = tr.children;
+  const kb = action.firstChild;
+  kb.dataset.killTask = t.id;
+  kb.setAttribute('aria-label', `Kill task ${t.id}`);
   tr.dataset.task = t.id;
   idCell.textContent = String(t.id);
   const bar = barCell.firstChild;
   bar.setAttribute('aria-label', `Progress of task ${t.id}`);
-  return { tr, bar, pct: barCell.lastChild, status, tiles, rate, eta };
+  return { tr, bar, pct: barCell.lastChild, status, tiles, rate, eta, kill: kb };
 }
 
 function fill(t) {
@@ -167,6 +187,8 @@ function fill(t) {
   const v = rate(t);
   r.rate.textContent = t.status === 1 && isFinite(v) ? num(Math.round(v)) : '–';
   r.eta.textContent = t.status === 1 && v > 0 ? duration((t.total - t.done) / v) : '–';
+  const over = t.killed || t.ended;
+  if (r.kill.disabled !== over) r.kill.disabled = over;
 }
 
 function end(t, outcome) {
@@ -176,12 +198,21 @@ function end(t, outcome) {
   finished.unshift({ id: t.id, layer: t.layer, outcome, done: t.done, total: t.total, at: new Date() });
   finished.length = Math.min(finished.length, 50);
   renderFinished();
+  // An abort not asked for here, or a task gone unseen: ask why.
+  if (outcome === 'ABORTED' || outcome === 'GONE') {
+    clearTimeout(failuresTimer);
+    failuresTimer = setTimeout(loadFailures, 300);
+  }
 }
 
 function renderFinished() {
   const ul = document.getElementById('finished-list');
-  replace(ul, finished.map((f) => el('li', { dataset: { task: f.id, outcome: f.outcome } },
-    `${f.at.toLocaleTimeString()} task ${f.id} (${f.layer}): ${f.outcome}, ${num(f.done)} of ${num(f.total)} tiles`)));
+  replace(ul, finished.map((f) => {
+    const why = f.outcome !== 'KILLED' ? failures.get(f.id) : undefined;
+    return el('li', { dataset: { task: f.id, outcome: f.outcome } },
+      `${f.at.toLocaleTimeString()} task ${f.id} (${f.layer}): ${f.outcome}, ${num(f.done)} of ${num(f.total)} tiles`,
+      why ? el('span', { class: 'reason', text: ': ' + why.reason }) : null);
+  }));
 }
 
 function remove(t) {
@@ -210,6 +241,49 @@ function summarise(rows) {
     const gt = `${r} running, ${p} pending`;
     if (g.summary.textContent !== gt) g.summary.textContent = gt;
   }
+}
+
+// loadFailures reads why tasks failed (GET /rest/failures.json, kept 24
+// hours): asked when the page opens and when it sees a task abort, never
+// on a timer, so an idle page costs nothing more.
+async function loadFailures() {
+  let d;
+  try {
+    d = await getJSON('failures.json');
+  } catch (e) {
+    say('Failures: ' + e.message, true);
+    return;
+  }
+  failures.clear();
+  for (const f of d?.failures || []) failures.set(f.id, f);
+  const ul = document.getElementById('failure-list');
+  const list = [...failures.values()];
+  replace(ul, list.length ? list.map((f) => el('li', { dataset: { task: f.id } },
+    el('span', { text: `${new Date(f.at).toLocaleString()} task ${f.id} (${f.layer}, ${f.type}, job ${f.job}), ${num(f.done)} of ${num(f.total)} tiles: ` }),
+    el('span', { class: 'reason', text: f.reason }))) : el('li', { text: 'No task failed in the last 24 hours.' }));
+  renderFinished();
+}
+
+// killTask posts the kill of one task (kill_thread and thread_id, as
+// GeoWebCache's seed form does) to its layer's path.
+async function killTask(id) {
+  const t = tasks.get(id);
+  const layer = t?.layer && t.layer !== '(unknown layer)' ? t.layer : '';
+  try {
+    const r = await call('POST', layer ? `seed/${enc(layer)}` : 'seed', { body: 'kill_thread=1&thread_id=' + id, type: 'application/x-www-form-urlencoded' });
+    const terminated = /already finished/i.test(r.text) ? r.text.split(/already finished/i)[0] : r.text;
+    if (terminated.includes(`[${id}:`)) {
+      if (t) { t.killed = true; fill(t); }
+      const f = finished.find((x) => x.id === id);
+      if (f) { f.outcome = 'KILLED'; renderFinished(); }
+      say(`Killed task ${id}.`);
+    } else {
+      say(`Task ${id} had already finished.`);
+    }
+  } catch (e) {
+    say(`Kill task ${id}: ${e.message}`, true);
+  }
+  schedule(0);
 }
 
 // kill posts GeoWebCache's kill form for one layer ('' for all) and marks
