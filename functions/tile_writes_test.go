@@ -20,7 +20,7 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/layer"
-	"tilecache/internal/seed"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/source"
 	"tilecache/internal/state/dynamo"
 	"tilecache/internal/task"
@@ -211,14 +211,14 @@ func tileMissItems(t *testing.T, hashKey string) []itemCall {
 		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1,
 	})
 	table := dynamo.New(client, "table")
-	e := seed.New(layers, sources, table.Tasks(), nil, tiles, seed.Options{KeyPrefix: "tiles", Usage: table.Usage(), Claims: table.Claims()}, slog.New(slog.DiscardHandler))
+	e := onmiss.New(layers, sources, tiles, table.Tasks(), onmiss.Options{KeyPrefix: "tiles", Usage: table.Usage(), Claims: table.Claims()}, slog.New(slog.DiscardHandler))
 	for _, c := range []struct {
-		miss seed.Miss
+		miss onmiss.Miss
 		ok   bool
 	}{
-		{seed.Miss{Layer: "od:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 5, Y: 2}, true},
-		{seed.Miss{Layer: "od:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 4, Y: 3}, true}, // the same metatile
-		{seed.Miss{Layer: "od:broken", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 5, Y: 2}, false},
+		{onmiss.Miss{Layer: "od:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 5, Y: 2}, true},
+		{onmiss.Miss{Layer: "od:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 4, Y: 3}, true}, // the same metatile
+		{onmiss.Miss{Layer: "od:broken", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 5, Y: 2}, false},
 	} {
 		_, err := e.RenderMiss(t.Context(), c.miss)
 		if (err == nil) != c.ok {

@@ -180,7 +180,7 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 	if err != nil {
 		return nil, err
 	}
-	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Engine)
+	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses)
 	p.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

@@ -30,6 +30,7 @@ import (
 	"tilecache/internal/edgepath"
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/queue"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/quota"
@@ -77,7 +78,7 @@ type State struct {
 	Schedules schedule.Store
 	// Config is the configuration managed at run time.
 	Config    layer.ConfigStore
-	Claims    seed.Claims
+	Claims    onmiss.Claims
 	ReadMarks quota.Marks
 	// Writes counts the state's write requests when its adapters do (the
 	// DynamoDB table's); nil otherwise.
@@ -97,6 +98,8 @@ type Program struct {
 	Handler http.Handler
 	// Engine is the seeding engine.
 	Engine *seed.Engine
+	// Misses renders tiles on a miss (the tile and object paths).
+	Misses *onmiss.Renderer
 	// Cleaner enforces the disk quota and keeps usage right.
 	Cleaner *quota.Cleaner
 	// Schedules fires the saved requests that are due: every
@@ -160,8 +163,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
-	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
-	var objects http.Handler = rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Engine)
+	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	var objects http.Handler = rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
 	objects = edgepath.Handler(edgepath.NewLive(p.Engine.Layers()).Table, objects)
@@ -215,19 +218,23 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix, Every: cfg.CDNPurgeEvery}, log)
 	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
+	misses := onmiss.New(layers, nil, b.Tiles, b.Tasks, onmiss.Options{
+		SourceOf: sources.of, Sync: func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
+		KeyPrefix: cfg.KeyPrefix, Usage: b.Usage, Claims: b.Claims, ClaimTTL: cfg.ClaimTTL, Wait: cfg.MissWait, Queue: cfg.MissQueue,
+		Timeout: cfg.MissTimeout, Remember: cfg.MissRemember, FailureBackoff: cfg.MissFailureBackoff,
+	}, log)
 	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		SourceOf: sources.of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs, Claims: b.Claims,
-		ClaimTTL: cfg.ClaimTTL, MissWait: cfg.MissWait, MissQueue: cfg.MissQueue, MissTimeout: cfg.MissTimeout,
-		MissRemember: cfg.MissRemember, MissFailureBackoff: cfg.MissFailureBackoff,
-		Sync:   func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
-		Unmark: func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs,
+		Truncations: misses,
+		Sync:        func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
+		Unmark:      func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
 	}, log)
 	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
 	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
-	p := &Program{Engine: engine, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1}
+	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1}
 	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
 		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))

@@ -18,6 +18,7 @@ import (
 	"tilecache/internal/app"
 	"tilecache/internal/cli"
 	"tilecache/internal/layer"
+	"tilecache/internal/metatile"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/seed"
 	"tilecache/internal/source"
@@ -69,7 +70,7 @@ func (timedSource) Render(ctx context.Context, req source.Request) ([]source.Til
 
 type timedCapped struct {
 	timedSource
-	seed.Capped
+	metatile.Capped
 }
 
 // estimateState is what the server knows of a layer when it estimates.
@@ -104,7 +105,7 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 	sources := map[string]source.Source{}
 	for name, s := range real {
 		sources[name] = timedSource{}
-		if c, ok := s.(seed.Capped); ok {
+		if c, ok := s.(metatile.Capped); ok {
 			sources[name] = timedCapped{Capped: c}
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 // Marks remember which batches of reads were recorded already, with a
 // conditional write each (the state adapters' ReadMarks: claims, as
-// seed.Claims, in the same items).
+// onmiss.Claims, in the same items).
 type Marks interface {
 	// Claim takes key for owner until now+ttl unless another owner holds
 	// it; it reports whether owner holds it now.

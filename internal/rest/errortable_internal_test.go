@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/seed"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/task"
 )
 
@@ -43,12 +43,12 @@ func TestErrorTable(t *testing.T) {
 		{"request: unavailable", failedRequest, fmt.Errorf("list tasks: %w", apperr.New(apperr.Unavailable, "The task store is unreachable")),
 			http.StatusServiceUnavailable, "The task store is unreachable", true},
 		{"request: internal", failedRequest, errors.New("secret detail"), http.StatusInternalServerError, generic, true},
-		{"render: timeout", failedRender, upstreamFailure(seed.ErrUpstreamTimeout), http.StatusGatewayTimeout, "upstream timeout", false},
-		{"render: not an image", failedRender, upstreamFailure(seed.ErrUpstreamNoImage), http.StatusBadGateway, "upstream answered no image", false},
-		{"render: upstream error", failedRender, upstreamFailure(seed.ErrUpstreamError), http.StatusBadGateway, "upstream error", false},
-		{"render: remembered failure", failedRender, seed.ErrUpstreamError, http.StatusBadGateway, "upstream error", false},
-		{"render: busy", failedRender, seed.ErrBusy, http.StatusServiceUnavailable, busy, false},
-		{"render: busy wrapped", failedRender, fmt.Errorf("wait: %w", seed.ErrBusy), http.StatusServiceUnavailable, busy, false},
+		{"render: timeout", failedRender, upstreamFailure(onmiss.ErrUpstreamTimeout), http.StatusGatewayTimeout, "upstream timeout", false},
+		{"render: not an image", failedRender, upstreamFailure(onmiss.ErrUpstreamNoImage), http.StatusBadGateway, "upstream answered no image", false},
+		{"render: upstream error", failedRender, upstreamFailure(onmiss.ErrUpstreamError), http.StatusBadGateway, "upstream error", false},
+		{"render: remembered failure", failedRender, onmiss.ErrUpstreamError, http.StatusBadGateway, "upstream error", false},
+		{"render: busy", failedRender, onmiss.ErrBusy, http.StatusServiceUnavailable, busy, false},
+		{"render: busy wrapped", failedRender, fmt.Errorf("wait: %w", onmiss.ErrBusy), http.StatusServiceUnavailable, busy, false},
 		{"render: unavailable", failedRender, apperr.New(apperr.Unavailable, "claims unreachable"), http.StatusServiceUnavailable, notRenderedNow, true},
 		{"render: invalid is ours", failedRender, apperr.Invalidf("bad"), http.StatusInternalServerError, notRendered, true},
 		{"render: internal", failedRender, context.Canceled, http.StatusInternalServerError, notRendered, true},

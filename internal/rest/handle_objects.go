@@ -12,7 +12,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcmeta"
 	"tilecache/internal/layer"
-	"tilecache/internal/seed"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/site"
 	"tilecache/internal/tilestore"
 )
@@ -189,36 +189,36 @@ func (h *Objects) malformedTile(rel string) bool {
 // false for anything that is not a tile of a configured layer's grid set
 // and format, or whose parameters id is neither the layer's default nor
 // one recorded in the bucket by a seed (parameters-{id}.properties).
-func (h *Objects) missOf(ctx context.Context, rel string) (seed.Miss, bool) {
+func (h *Objects) missOf(ctx context.Context, rel string) (onmiss.Miss, bool) {
 	seg := strings.Split(rel, "/")
 	if len(seg) != 7 {
-		return seed.Miss{}, false
+		return onmiss.Miss{}, false
 	}
 	l, ok := h.layers.ByID(seg[0])
 	if !ok {
-		return seed.Miss{}, false
+		return onmiss.Miss{}, false
 	}
 	if _, ok := l.Subset(seg[1]); !ok {
-		return seed.Miss{}, false
+		return onmiss.Miss{}, false
 	}
 	z, x, y, ext, ok := tilePosition(seg[4], seg[5], seg[6])
 	if !ok {
-		return seed.Miss{}, false
+		return onmiss.Miss{}, false
 	}
-	m := seed.Miss{Layer: l.Name, GridSetID: seg[1]}
+	m := onmiss.Miss{Layer: l.Name, GridSetID: seg[1]}
 	if m.Format, ok = layerFormat(l, seg[2], ext); !ok {
-		return seed.Miss{}, false
+		return onmiss.Miss{}, false
 	}
 	m.Z, m.X, m.Y = z, x, y
 	var pairs [][2]string
 	if seg[3] != tilestore.DefaultParametersID {
 		data, _, found, err := h.tiles.Get(ctx, tilestore.ParametersKey(h.prefix, l.ID, seg[3]))
 		if err != nil || !found {
-			return seed.Miss{}, false
+			return onmiss.Miss{}, false
 		}
 		recorded, err := gwcmeta.Unmarshal(data)
 		if err != nil {
-			return seed.Miss{}, false
+			return onmiss.Miss{}, false
 		}
 		for _, k := range slices.Sorted(maps.Keys(recorded)) {
 			pairs = append(pairs, [2]string{k, recorded[k]})
@@ -226,7 +226,7 @@ func (h *Objects) missOf(ctx context.Context, rel string) (seed.Miss, bool) {
 	}
 	params, err := l.NormaliseParameters(pairs)
 	if err != nil || tilestore.ParametersID(params) != seg[3] {
-		return seed.Miss{}, false
+		return onmiss.Miss{}, false
 	}
 	m.Parameters = params
 	return m, true

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"tilecache/internal/layer"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/quota"
-	"tilecache/internal/seed"
 	"tilecache/internal/source"
 	"tilecache/internal/tilestore"
 )
@@ -116,7 +116,7 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
 			return
 		}
-		answerMiss(w, r, h.misses, seed.Miss{Layer: tr.layer.Name, GridSetID: tr.grid, Format: tr.format, Parameters: params,
+		answerMiss(w, r, h.misses, onmiss.Miss{Layer: tr.layer.Name, GridSetID: tr.grid, Format: tr.format, Parameters: params,
 			Z: tr.z, X: tr.x, Y: tr.y}, set.SetName, h.rec, h.log)
 		return
 	}

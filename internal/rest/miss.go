@@ -6,15 +6,15 @@ import (
 	"net/http"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/seed"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/source"
 	"tilecache/internal/tilestore"
 )
 
 // MissRenderer renders a tile a client asked for and the store lacks
-// (seed.Engine does, for layers that render on miss).
+// (onmiss.Renderer does, for layers that render on miss).
 type MissRenderer interface {
-	RenderMiss(ctx context.Context, m seed.Miss) (seed.Rendered, error)
+	RenderMiss(ctx context.Context, m onmiss.Miss) (onmiss.Rendered, error)
 }
 
 // answerMiss answers a GET of a missing tile, m of the tile set named set:
@@ -25,7 +25,7 @@ type MissRenderer interface {
 // no render slot freed in time (statuses and reasons from the error table,
 // see failedRender). Every failure is answered Cache-Control: no-store
 // (nothing was stored).
-func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m seed.Miss, set tilestore.SetName, rec AccessRecorder, log *slog.Logger) {
+func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m onmiss.Miss, set tilestore.SetName, rec AccessRecorder, log *slog.Logger) {
 	if onlyIfCached(r) {
 		answerNotCached(w, r)
 		return

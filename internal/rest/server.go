@@ -23,8 +23,8 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/quota"
-	"tilecache/internal/seed"
 	"tilecache/internal/source/upstream"
 )
 
@@ -107,10 +107,10 @@ var (
 		err    error
 		status int
 	}{
-		{seed.ErrUpstreamTimeout, http.StatusGatewayTimeout},
-		{seed.ErrUpstreamNoImage, http.StatusBadGateway},
-		{seed.ErrUpstreamError, http.StatusBadGateway},
-		{seed.ErrBusy, http.StatusServiceUnavailable},
+		{onmiss.ErrUpstreamTimeout, http.StatusGatewayTimeout},
+		{onmiss.ErrUpstreamNoImage, http.StatusBadGateway},
+		{onmiss.ErrUpstreamError, http.StatusBadGateway},
+		{onmiss.ErrBusy, http.StatusServiceUnavailable},
 	}
 	kindStatus = map[apperr.Kind]int{
 		apperr.Invalid:      http.StatusBadRequest,

@@ -30,7 +30,7 @@ import (
 func (e *Engine) StartDeletion(ctx context.Context, d layer.Deletion) (task.Task, error) {
 	prefix := tilestore.LayerPrefix(e.opts.KeyPrefix, d.ID)
 	// A render on miss that began before the deletion removes what it
-	// stores (see afterMiss).
+	// stores (see Options.Truncations).
 	if err := e.markTruncated(ctx, d.Name, time.Now()); err != nil {
 		return task.Task{}, fmt.Errorf("truncate deleted layer %s: mark it for renders on miss in progress: %w", d.Name, err)
 	}

@@ -20,13 +20,11 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
+	"tilecache/internal/metatile"
 	"tilecache/internal/queue"
 	"tilecache/internal/source"
 	"tilecache/internal/task"
@@ -89,36 +87,19 @@ type Options struct {
 	// Changes, if set, is told which stored tiles a reseed replaced or a
 	// truncate deleted, so a CDN drops its cached copies. Default none.
 	Changes Changes
-	// Claims, if set, is where processes claim a missed metatile so that
-	// one of them renders it (see Engine.RenderMiss). Default none: misses
-	// render once per process.
-	Claims Claims
-	// ClaimTTL is how long a claim lasts unless released: longer than a
-	// render's slowest answer, and no longer than the timeout of the
-	// function that renders on miss. Default 60s.
-	ClaimTTL time.Duration
-	// MissWait is the longest a miss waits for one of its layer's render
-	// slots before it is answered ErrBusy (503). Default 3s.
-	MissWait time.Duration
-	// MissQueue is the most misses of this process waiting for (or in) a
-	// render at once; beyond it a miss is ErrBusy at once. Default 64.
-	MissQueue int
-	// MissTimeout bounds one render on miss (the upstream's answer, the
-	// tiles stored). Default 20s: every miss is answered within the
-	// CDN's origin timeout.
-	MissTimeout time.Duration
-	// MissRemember is how long a rendered metatile's outcome (which of its
-	// tiles came out blank) is remembered: a miss of a blank tile is a 404
-	// without a render meanwhile. Default 5m (longer than the CDN keeps a
-	// 404).
-	MissRemember time.Duration
-	// MissFailureBackoff is how long a metatile whose render failed
-	// upstream answers the same failure without asking again. Default 15s.
-	MissFailureBackoff time.Duration
+	// Truncations, if set, is told of a mass truncation as it starts, so
+	// that renders on miss in progress drop what they store
+	// (onmiss.Renderer). Default none.
+	Truncations TruncationMarker
 	// Documents, if set, keeps the documents that describe tile sets to
 	// map clients: a seed or reseed makes sure its tile set has them, a
 	// mass truncation removes the layer's from the index. Default none.
 	Documents Documents
+}
+
+// TruncationMarker hears of a layer's mass truncation as it starts.
+type TruncationMarker interface {
+	MarkTruncated(ctx context.Context, layerName string, now time.Time) error
 }
 
 // Documents keeps the discovery documents of tile sets (and whatever else
@@ -162,14 +143,6 @@ func (o Options) withDefaults() Options {
 	def(&o.Retention, 3*time.Second)
 	def(&o.StaleAfter, 2*time.Minute)
 	def(&o.Visibility, 60*time.Second)
-	def(&o.ClaimTTL, 60*time.Second)
-	def(&o.MissWait, 3*time.Second)
-	def(&o.MissTimeout, 20*time.Second)
-	def(&o.MissRemember, 5*time.Minute)
-	def(&o.MissFailureBackoff, 15*time.Second)
-	if o.MissQueue <= 0 {
-		o.MissQueue = 64
-	}
 	return o
 }
 
@@ -181,53 +154,45 @@ func (o Options) usageEvery() time.Duration { return 15 * o.CheckpointEvery }
 // message behind the task's cursor takes the lane over.
 func (o Options) takeoverAfter() time.Duration { return 5 * o.CheckpointEvery }
 
+// heartbeatEvery is the heartbeat age at which a busy lane refreshes it:
+// well inside both the sweep's staleness and a redelivery's takeover age.
+func (o Options) heartbeatEvery() time.Duration {
+	return min(o.StaleAfter, o.takeoverAfter()) / 3
+}
+
 // Engine ties the ports together. It is safe for concurrent use.
 type Engine struct {
-	layers  *layer.Catalogue
-	sources map[string]source.Source // by layer name
-	tasks   task.Store
-	queue   queue.Queue
-	tiles   tilestore.Store
-	opts    Options
-	log     *slog.Logger
-	misses  singleflight.Group // renders on miss in flight, by metatile
-	memo    missMemo           // outcomes of renders on miss, by metatile
-	// missWaiting counts the misses waiting for (or in) a render.
-	missWaiting atomic.Int64
-	live        sync.Map // task id → *atomic.Int64: tiles processed by a lane worked here, checkpointed or not
-	ratesMu     sync.Mutex
-	rates       map[string]rate // per layer, see noteRate
-	slotsMu     sync.Mutex
-	slots       map[string]chan struct{} // render-on-miss slots without Claims, by layer
-	poll        taskPoll                 // the tasks of the lanes working here, read for kills
-	widths      jobWidths                // lanes worked here per job (see lane.width)
-	areas       areaCache                // the areas of requests read here
-	definitions sync.Map                 // layer Version → *layer.Layer: recorded definitions of jobs' layers
+	layers      *layer.Catalogue
+	sources     metatile.Sources
+	tasks       task.Store
+	queue       queue.Queue
+	tiles       tilestore.Store
+	opts        Options
+	log         *slog.Logger
+	accounts    metatile.Accounts // where lanes' and the engine's usage is counted
+	working     *working          // the lanes worked here: progress and widths
+	rates       *layerRates       // per layer, measured by the lanes worked here
+	poll        *taskPoll         // the tasks of the lanes working here, read for kills
+	areas       areaCache         // the areas of requests read here
+	definitions sync.Map          // layer Version → *layer.Layer: recorded definitions of jobs' layers
 }
 
 // New returns an engine. sources maps every layer name of layers to the
 // source its tiles are rendered from (unless Options.SourceOf is set).
 func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.Store, q queue.Queue, tiles tilestore.Store, opts Options, log *slog.Logger) *Engine {
-	return &Engine{layers: layers, sources: sources, tasks: tasks, queue: q, tiles: tiles, opts: opts.withDefaults(), log: log}
+	opts = opts.withDefaults()
+	return &Engine{layers: layers, sources: metatile.Sources{Of: opts.SourceOf, Map: sources}, tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
+		accounts: metatile.Accounts{Usage: opts.Usage, Log: log}, working: &working{}, rates: &layerRates{},
+		poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}}
 }
 
-// source returns the source layer l's tiles are rendered from.
-func (e *Engine) source(l *layer.Layer) (source.Source, bool) {
-	if e.opts.SourceOf != nil {
-		s, err := e.opts.SourceOf(l)
-		if err != nil {
-			e.log.Error("build the layer's source", "layer", l.Name, "err", err)
-			return nil, false
-		}
-		return s, true
-	}
-	s, ok := e.sources[l.Name]
-	return s, ok
-}
-
-// sourceOf is source without the flag (nil when there is none).
+// sourceOf returns the source layer l's tiles are rendered from, nil when
+// it has none or it cannot be built (logged).
 func (e *Engine) sourceOf(l *layer.Layer) source.Source {
-	s, _ := e.source(l)
+	s, err := e.sources.Source(l)
+	if err != nil {
+		e.log.Error("build the layer's source", "layer", l.Name, "err", err)
+	}
 	return s
 }
 
@@ -261,59 +226,13 @@ func (e *Engine) Layers() *layer.Catalogue { return e.layers }
 // Options returns the effective options.
 func (e *Engine) Options() Options { return e.opts }
 
-// Capped is a source whose upstream takes at most a set number of requests
-// in flight (a layer's maxConcurrent), however many processes seed it.
-type Capped interface {
-	// UpstreamCap returns the cap and the most requests one lane has in
-	// flight at once for metatiles of metaW×metaH tiles.
-	UpstreamCap(metaW, metaH int) (limit, perLane int)
-}
-
-// upstreamShares splits a layer's upstream cap (maxConcurrent, across
-// every process and Lambda worker of a deployment) between seeding and
-// render on miss: lanes is the most RUNNING tasks the layer may have (the
-// store promotes its pending tasks only below it), misses the most renders
-// on miss at once (slots claimed in the task store). A layer that renders
-// on miss gives half its cap (at least one request) to misses. Each side
-// gets at least one, so a cap of 1 with render on miss allows 2. 0: no cap.
-func (e *Engine) upstreamShares(layerName string) (lanes, misses int) {
+// laneCap is the most RUNNING tasks a layer may have (0: no cap; see
+// metatile.UpstreamShares).
+func (e *Engine) laneCap(layerName string) int {
 	l, ok := e.layers.Layer(layerName)
 	if !ok {
-		return 0, 0
+		return 0
 	}
-	c, ok := e.sourceOf(l).(Capped)
-	if !ok {
-		return 0, 0
-	}
-	limit, perLane := c.UpstreamCap(l.MetaWidth, l.MetaHeight)
-	if limit <= 0 {
-		return 0, 0
-	}
-	perLane = max(perLane, 1)
-	share := 0
-	if l.RenderOnMiss != nil {
-		share = max(1, limit/2)
-		misses = max(1, share/perLane)
-	}
-	return max(1, (limit-share)/perLane), misses
-}
-
-// laneCap is the most RUNNING tasks a layer may have (0: no cap).
-func (e *Engine) laneCap(layerName string) int {
-	lanes, _ := e.upstreamShares(layerName)
+	lanes, _ := metatile.UpstreamShares(l, e.sourceOf(l))
 	return lanes
-}
-
-// tilesChanged reports replaced or deleted tiles to Changes, if set.
-func (e *Engine) tilesChanged(set tilestore.TileSet, z int, minX, maxX int64) {
-	if e.opts.Changes != nil {
-		e.opts.Changes.TilesChanged(set, z, minX, maxX)
-	}
-}
-
-// tileSet returns the tile set a job reads and writes.
-func (e *Engine) tileSet(l *layer.Layer, gridSetID, format, parametersID string) tilestore.TileSet {
-	id, ext, _ := tilestore.Format(format)
-	return tilestore.TileSet{SetName: tilestore.SetName{Layer: l.Name, GridSetID: gridSetID, FormatID: id, ParametersID: parametersID},
-		Prefix: e.opts.KeyPrefix, LayerID: l.ID, Ext: ext}
 }

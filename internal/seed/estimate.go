@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"tilecache/internal/metatile"
@@ -95,7 +96,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 			out.Tiles, 100*float64(out.Tiles)/float64(p.BoxTiles), p.BoxTiles))
 	}
 	l := p.Layer
-	c, capped := e.sourceOf(l).(Capped)
+	c, capped := e.sourceOf(l).(metatile.Capped)
 	if !capped {
 		out.Notes = append(out.Notes, "the layer's source makes no upstream requests")
 	}
@@ -130,7 +131,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		out.AvgTileBytes = avg
 		out.Bytes = avg * out.Tiles
 	}
-	rate := e.layerRate(j.Layer)
+	rate := e.rates.of(j.Layer)
 	if rate > 0 {
 		lanes := float64(min(len(p.Lanes), e.opts.PoolSize))
 		out.TilesPerSecond = rate * lanes
@@ -214,6 +215,12 @@ func (e *Engine) averageTileBytes(ctx context.Context, layerName string) int64 {
 	return 0
 }
 
+// layerRates are the layers' recently measured rates of one lane.
+type layerRates struct {
+	mu sync.Mutex
+	m  map[string]rate
+}
+
 // rate is a layer's recently measured tiles per second of one lane.
 type rate struct {
 	tiles float64
@@ -221,33 +228,33 @@ type rate struct {
 	at    time.Time
 }
 
-// noteRate records that a lane of layer processed tiles in d.
-func (e *Engine) noteRate(layerName string, tiles int64, d time.Duration) {
+// note records that a lane of layer processed tiles in d.
+func (r *layerRates) note(layerName string, tiles int64, d time.Duration) {
 	if tiles <= 0 || d <= 0 {
 		return
 	}
-	e.ratesMu.Lock()
-	defer e.ratesMu.Unlock()
-	if e.rates == nil {
-		e.rates = map[string]rate{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]rate{}
 	}
-	r := e.rates[layerName]
-	if time.Since(r.at) > time.Hour {
-		r = rate{}
+	lr := r.m[layerName]
+	if time.Since(lr.at) > time.Hour {
+		lr = rate{}
 	}
 	// A decaying sum: recent lanes weigh most.
-	r.tiles, r.secs, r.at = r.tiles*0.8+float64(tiles), r.secs*0.8+d.Seconds(), time.Now()
-	e.rates[layerName] = r
+	lr.tiles, lr.secs, lr.at = lr.tiles*0.8+float64(tiles), lr.secs*0.8+d.Seconds(), time.Now()
+	r.m[layerName] = lr
 }
 
-// layerRate returns the tiles per second of one lane of the layer, as
-// measured in this process within the last hour; 0 when unknown.
-func (e *Engine) layerRate(layerName string) float64 {
-	e.ratesMu.Lock()
-	defer e.ratesMu.Unlock()
-	r, ok := e.rates[layerName]
-	if !ok || r.secs <= 0 || time.Since(r.at) > time.Hour {
+// of returns the tiles per second of one lane of the layer, as measured
+// in this process within the last hour; 0 when unknown.
+func (r *layerRates) of(layerName string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lr, ok := r.m[layerName]
+	if !ok || lr.secs <= 0 || time.Since(lr.at) > time.Hour {
 		return 0
 	}
-	return r.tiles / r.secs
+	return lr.tiles / lr.secs
 }

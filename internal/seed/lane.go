@@ -92,11 +92,11 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
 		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
 	}
-	src, ok := e.source(l)
-	if !ok && job.Type != task.Truncate {
+	src := e.sourceOf(l)
+	if src == nil && job.Type != task.Truncate {
 		return nil, apperr.Invalidf("layer %s has no source", l.Name)
 	}
-	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
+	set := metatile.TileSet(e.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
 	ln := &lane{env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
 	mode := metatile.Seed
 	if job.Type == task.Reseed {
@@ -106,25 +106,27 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 		Tiles: e.tiles, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
 		Layer: l, Subset: sub, Set: set, Source: src, Format: job.Format, Parameters: job.Parameters,
 		Mode: mode, EmptyLevels: job.EmptyLevels, By: "seed",
-		Ahead: ln.ahead, Changed: ln.env.host.tilesChanged,
-		Usage: metatile.NewTally(set, job.MetaWidth, job.MetaHeight),
+		Ahead: ln.ahead, Usage: metatile.NewTally(set, job.MetaWidth, job.MetaHeight),
+	}
+	if ch := ln.env.changes; ch != nil {
+		ln.w.Changed = ch.TilesChanged
 	}
 	return ln, nil
 }
 
 // run works the lane from its task's cursor until the lane ends, the slice
-// is used up (then it sends the continuation message) or it is stopped.
-// It returns nil when the message is finished with and an error when the
-// message should be delivered again.
-func (ln *lane) run(ctx context.Context) (err error) {
+// is used up or it is stopped, and returns what is left to do: finish the
+// task, or send the continuation message (see laneEnd). The error is
+// non-nil when the message should be delivered again.
+func (ln *lane) run(ctx context.Context) (end laneEnd, err error) {
 	env, t := ln.env, ln.t
 	start := t.Cursor
 	progress := new(atomic.Int64) // the task's processed tiles, checkpointed or not (Engine.List)
 	progress.Store(t.Done)
-	defer env.host.track(ln, progress)()
+	defer env.working.track(t.ID, ln.job.ID, progress)()
 	defer func() {
 		// Whatever return left work uncheckpointed marks the layer.
-		env.host.settle(ctx, ln, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
+		ln.settle(ctx, false, fmt.Sprintf("lane of task %d stopped with uncheckpointed work", t.ID))
 		if err != nil {
 			// The message comes again: its worker can take the lane at
 			// once rather than wait for this lease to lapse.
@@ -142,7 +144,7 @@ func (ln *lane) run(ctx context.Context) (err error) {
 	// A kill or a lost lease cancels the lane's context, so it reaches
 	// every wait: an upstream request, its retries and backoffs, a tile
 	// retry's pause.
-	ctx, watch := env.host.watch(ctx, ln)
+	ctx, watch := env.poll.watchLane(ctx, t.ID, ln.owner, env.opts.heartbeatEvery())
 	defer watch.stop()
 	watch.checkpointed() // the lease was just taken: as fresh as a checkpoint
 	ended := func() bool {
@@ -166,9 +168,9 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		for cursor < t.End && ln.w.PendingDeletes() < truncateBatch && !ln.w.Usage.Full() && (cursor == from || time.Now().Before(batchEnd)) {
 			if err := ctx.Err(); err != nil {
 				if ended() {
-					return nil
+					return laneEnd{}, nil
 				}
-				return fmt.Errorf("task %d: %w", t.ID, err)
+				return laneEnd{}, fmt.Errorf("task %d: %w", t.ID, err)
 			}
 			// The next metatiles, rendered at once when the lane is wider
 			// than one (see jobWidths), their outcomes taken in order; a
@@ -188,19 +190,19 @@ func (ln *lane) run(ctx context.Context) (err error) {
 				if err := errs[i]; err != nil {
 					if ctx.Err() != nil {
 						if ended() {
-							return nil
+							return laneEnd{}, nil
 						}
-						return fmt.Errorf("task %d: %w", t.ID, ctx.Err())
+						return laneEnd{}, fmt.Errorf("task %d: %w", t.ID, ctx.Err())
 					}
 					if _, ok := errors.AsType[*metatile.StorageError](err); ok {
-						return fmt.Errorf("task %d: %w", t.ID, err)
+						return laneEnd{}, fmt.Errorf("task %d: %w", t.ID, err)
 					}
 					abort, aerr := ln.tileFailed(ctx, t, m, err)
 					if aerr != nil {
-						return aerr
+						return laneEnd{}, aerr
 					}
 					if abort {
-						return nil
+						return laneEnd{finish: true, status: task.Aborted}, nil
 					}
 				}
 				tiles += m.Count()
@@ -211,9 +213,9 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		if ln.w.PendingDeletes() > 0 {
 			if err := ln.w.DeletePending(ctx); err != nil {
 				if ended() {
-					return nil
+					return laneEnd{}, nil
 				}
-				return fmt.Errorf("task %d: %w", t.ID, err)
+				return laneEnd{}, fmt.Errorf("task %d: %w", t.ID, err)
 			}
 		}
 		// The slice's last checkpoint gives the lease up, so that the
@@ -238,11 +240,11 @@ func (ln *lane) run(ctx context.Context) (err error) {
 		}
 		next, stopped, err := ln.checkpoint(ctx, cp)
 		if stopped || err != nil {
-			return err
+			return laneEnd{}, err
 		}
 		watch.checkpointed()
 		if ln.job.Type != task.Truncate && ln.w.Rendered() > 0 {
-			env.host.noteRate(ln.layer.Name, tiles, time.Since(batchStart))
+			env.rates.note(ln.layer.Name, tiles, time.Since(batchStart))
 		}
 		t, ln.t = next, next
 		if withUsage {
@@ -250,13 +252,10 @@ func (ln *lane) run(ctx context.Context) (err error) {
 			usageAt = time.Now()
 		}
 		if release {
-			if err := env.host.send(metatile.WriteContext(ctx), []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}); err != nil {
-				return fmt.Errorf("continue task %d: %w", t.ID, err)
-			}
-			return nil
+			return laneEnd{next: []queue.Message{{TaskID: t.ID, Cursor: t.Cursor}}}, nil
 		}
 	}
-	return env.host.finish(ctx, t, task.Done)
+	return laneEnd{finish: true, status: task.Done}, nil
 }
 
 // checkpoint writes cp, the lane's progress from cursor cp.From. The
@@ -351,8 +350,14 @@ func (ln *lane) owned(ctx context.Context, from int64) (bool, error) {
 // is the task as read now): killed, or taken over by another worker.
 func (ln *lane) stopped(ctx context.Context, cur task.Task, from int64) {
 	ln.env.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String())
-	ln.env.host.settle(ctx, ln, cur.Status == task.Aborted,
+	ln.settle(ctx, cur.Status == task.Aborted,
 		fmt.Sprintf("lane of task %d was taken over with uncheckpointed work", cur.ID))
+}
+
+// settle ends the lane's usage that no checkpoint carried: applied when
+// killed, else the layer is marked for a recount (see Usage).
+func (ln *lane) settle(ctx context.Context, killed bool, why string) {
+	ln.env.accounts.Settle(ctx, ln.w.Usage, ln.job.Layer, ln.job.ID, killed, why)
 }
 
 // width returns how many metatiles the lane renders next, at most left:
@@ -362,18 +367,19 @@ func (ln *lane) width(left int64) int {
 	if ln.job.Type != task.Seed {
 		return 1
 	}
-	return int(max(1, min(int64(ln.env.host.width(ln.job.ID)), left, ln.w.Usage.Room())))
+	return int(max(1, min(int64(ln.env.working.widths.width(ln.job.ID)), left, ln.w.Usage.Room())))
 }
 
 // tileFailed records a failed metatile. It reports abort=true when the
-// task (and with the failure budget exhausted, the whole job) was aborted.
+// task is to be finished ABORTED (its usage settled; with the failure
+// budget exhausted, the job's other tasks were killed).
 func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
 	if ln.job.RetryCount < 0 {
 		metrics.TilesFailed.Add(float64(m.Count()), ln.layer.Name)
 		ln.env.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
-		ln.env.host.settle(ctx, ln, true, "")
+		ln.settle(ctx, true, "")
 		recordFailure(ctx, ln.env.tasks, ln.env.log, t, "a tile failed and retries are off (retryCount -1): "+metatileFailure(m, cause))
-		return true, ln.env.host.finish(ctx, t, task.Aborted)
+		return true, nil
 	}
 	metrics.TilesFailed.Add(float64(m.Count()), ln.layer.Name)
 	total, err := ln.env.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
@@ -407,7 +413,7 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 			}
 		}
 	}
-	ln.env.host.settle(ctx, ln, true, "")
+	ln.settle(ctx, true, "")
 	recordFailure(ctx, ln.env.tasks, ln.env.log, t, reason)
-	return true, ln.env.host.finish(ctx, t, task.Aborted)
+	return true, nil
 }

@@ -16,12 +16,6 @@ import (
 	"tilecache/internal/task"
 )
 
-// heartbeatEvery is the heartbeat age at which a busy lane refreshes it:
-// well inside both the sweep's staleness and a redelivery's takeover age.
-func (e *Engine) heartbeatEvery() time.Duration {
-	return min(e.opts.StaleAfter, e.opts.takeoverAfter()) / 3
-}
-
 // errLaneKilled is the cause of a lane context cancelled by a kill.
 var errLaneKilled = errors.New("task killed")
 
@@ -56,11 +50,11 @@ func (w *killWatch) last() task.Task {
 }
 
 // watchLane returns a context that is cancelled with errLaneKilled when the
-// lane's task is seen no longer RUNNING, or with errLeaseLost when another
-// worker holds its lease (read every KillCheckEvery), and the watch; stop
-// ends both.
-func (e *Engine) watchLane(ctx context.Context, ln *lane) (context.Context, *killWatch) {
-	id, owner := ln.t.ID, ln.owner
+// lane of task id under the lease of owner is seen no longer RUNNING, or
+// with errLeaseLost when another worker holds its lease (read every
+// KillCheckEvery), and the watch; stop ends both. The watch refreshes the
+// lease of a lane that has not written it for heartbeat.
+func (p *taskPoll) watchLane(ctx context.Context, id int64, owner string, heartbeat time.Duration) (context.Context, *killWatch) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	lctx = metatile.WithWrites(lctx, ctx)
 	done := make(chan struct{})
@@ -75,7 +69,7 @@ func (e *Engine) watchLane(ctx context.Context, ln *lane) (context.Context, *kil
 		<-done
 		cancel(nil)
 	}
-	sub, unwatch := e.watchTask(lctx, id)
+	sub, unwatch := p.watchTask(lctx, id)
 	go func() {
 		defer close(done)
 		defer unwatch()
@@ -92,26 +86,26 @@ func (e *Engine) watchLane(ctx context.Context, ln *lane) (context.Context, *kil
 				w.mu.Lock()
 				w.latest = cur
 				w.mu.Unlock()
-				e.log.Warn("lane cancelled: its lease is lost", "task", id)
+				p.log.Warn("lane cancelled: its lease is lost", "task", id)
 				cancel(errLeaseLost)
 				return
 			}
 			quiet := time.Since(time.Unix(0, w.progress.Load()))
-			if cur.Status == task.Running && quiet >= e.heartbeatEvery() && time.Since(cur.Heartbeat) >= e.heartbeatEvery() {
+			if cur.Status == task.Running && quiet >= heartbeat && time.Since(cur.Heartbeat) >= heartbeat {
 				// A long render or retry: renew the lease so that neither
 				// the sweep nor a redelivered message hands the lane to a
 				// second worker. Fenced by the lease and conditional on the
 				// cursor read, so a checkpoint of the lane in between wins.
-				_, err := e.tasks.Checkpoint(lctx, task.Checkpoint{ID: id, From: cur.Cursor, To: cur.Cursor, Owner: owner}, time.Now())
+				_, err := p.tasks.Checkpoint(lctx, task.Checkpoint{ID: id, From: cur.Cursor, To: cur.Cursor, Owner: owner}, time.Now())
 				if err != nil && !apperr.Is(err, apperr.Conflict) && lctx.Err() == nil {
-					e.log.Warn("refresh the heartbeat of a busy lane", "task", id, "err", err)
+					p.log.Warn("refresh the heartbeat of a busy lane", "task", id, "err", err)
 				}
 			}
 			if cur.Status != task.Running {
 				w.mu.Lock()
 				w.latest = cur
 				w.mu.Unlock()
-				e.log.Info("lane cancelled: its task is no longer running", "task", id, "status", cur.Status.String())
+				p.log.Info("lane cancelled: its task is no longer running", "task", id, "status", cur.Status.String())
 				cancel(errLaneKilled)
 				return
 			}

@@ -55,7 +55,7 @@ func (e *Engine) TruncateLayer(ctx context.Context, l *layer.Layer) (int64, erro
 		e.opts.Changes.PrefixChanged(prefix)
 	}
 	if err != nil {
-		e.markDirty(ctx, l.Name, "mass truncation failed part way")
+		e.accounts.MarkDirty(ctx, l.Name, "mass truncation failed part way")
 		return deleted, fmt.Errorf("mass truncate layer %s: %w", l.Name, err)
 	}
 	e.log.Info("layer truncated", "layer", l.Name, "objects", deleted)
@@ -75,7 +75,7 @@ func (e *Engine) TruncateLayer(ctx context.Context, l *layer.Layer) (int64, erro
 			active = true
 		}
 		if err := e.opts.Usage.RemoveLayer(ctx, l.Name, active); err != nil {
-			e.markDirty(ctx, l.Name, "the usage of a truncated layer could not be removed")
+			e.accounts.MarkDirty(ctx, l.Name, "the usage of a truncated layer could not be removed")
 			return deleted, fmt.Errorf("mass truncate layer %s: remove its usage: %w", l.Name, err)
 		}
 	}
@@ -94,4 +94,13 @@ func (e *Engine) layerActive(ctx context.Context, layer string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// markTruncated tells Options.Truncations, if set, that a mass truncation
+// of the layer starts now.
+func (e *Engine) markTruncated(ctx context.Context, layerName string, now time.Time) error {
+	if e.opts.Truncations == nil {
+		return nil
+	}
+	return e.opts.Truncations.MarkTruncated(ctx, layerName, now)
 }

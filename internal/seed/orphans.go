@@ -165,7 +165,7 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 		report.Sets = append(report.Sets, *counts[k])
 	}
 	if report.Removed > 0 {
-		e.markDirty(ctx, old.Name, "tiles a layer change orphaned were deleted")
+		e.accounts.MarkDirty(ctx, old.Name, "tiles a layer change orphaned were deleted")
 		if e.opts.Changes != nil {
 			e.opts.Changes.PrefixChanged(tilestore.LayerPrefix(e.opts.KeyPrefix, old.ID))
 		}

@@ -6,6 +6,7 @@ package seed
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -18,8 +19,12 @@ type taskBatchReader interface {
 	GetMany(ctx context.Context, ids []int64) (map[int64]task.Task, error)
 }
 
-// taskPoll is the poll's state; the zero value is idle.
+// taskPoll polls the tasks of this process's working lanes every every
+// through tasks; the zero value of its state is idle.
 type taskPoll struct {
+	tasks   laneTasks
+	every   time.Duration
+	log     *slog.Logger
 	mu      sync.Mutex
 	subs    map[*taskSub]struct{}
 	running bool
@@ -35,8 +40,7 @@ type taskSub struct {
 
 // watchTask subscribes a working lane to the poll of task id; reads for it
 // stop with ctx. Call the returned function to unsubscribe.
-func (e *Engine) watchTask(ctx context.Context, id int64) (*taskSub, func()) {
-	p := &e.poll
+func (p *taskPoll) watchTask(ctx context.Context, id int64) (*taskSub, func()) {
 	sub := &taskSub{id: id, ctx: ctx, c: make(chan task.Task, 1)}
 	p.mu.Lock()
 	if p.subs == nil {
@@ -46,7 +50,7 @@ func (e *Engine) watchTask(ctx context.Context, id int64) (*taskSub, func()) {
 	p.subs[sub] = struct{}{}
 	if !p.running {
 		p.running = true
-		go e.pollTasks(context.WithoutCancel(ctx))
+		go p.pollTasks(context.WithoutCancel(ctx))
 	}
 	p.mu.Unlock()
 	return sub, func() {
@@ -64,9 +68,8 @@ func (e *Engine) watchTask(ctx context.Context, id int64) (*taskSub, func()) {
 
 // pollTasks reads the subscribed tasks every KillCheckEvery until no lane
 // is subscribed. ctx carries values only; each read is bounded.
-func (e *Engine) pollTasks(ctx context.Context) {
-	p := &e.poll
-	tick := time.NewTicker(e.opts.KillCheckEvery)
+func (p *taskPoll) pollTasks(ctx context.Context) {
+	tick := time.NewTicker(p.every)
 	defer tick.Stop()
 	for {
 		select {
@@ -84,13 +87,13 @@ func (e *Engine) pollTasks(ctx context.Context) {
 			subs = append(subs, s)
 		}
 		p.mu.Unlock()
-		e.readTasks(ctx, subs)
+		p.readTasks(ctx, subs)
 	}
 }
 
 // readTasks reads the tasks of subs and hands each its own. A failed read
 // hands nothing: the lanes' own writes report a store that fails.
-func (e *Engine) readTasks(ctx context.Context, subs []*taskSub) {
+func (p *taskPoll) readTasks(ctx context.Context, subs []*taskSub) {
 	hand := func(s *taskSub, t task.Task) {
 		select { // only this loop sends: after the drain the send cannot block
 		case <-s.c:
@@ -98,18 +101,18 @@ func (e *Engine) readTasks(ctx context.Context, subs []*taskSub) {
 		}
 		s.c <- t
 	}
-	if br, ok := e.tasks.(taskBatchReader); ok && len(subs) > 1 {
+	if br, ok := p.tasks.(taskBatchReader); ok && len(subs) > 1 {
 		ids := make([]int64, len(subs))
 		for i, s := range subs {
 			ids[i] = s.id
 		}
-		rctx, cancel := context.WithTimeout(ctx, 5*e.opts.KillCheckEvery)
+		rctx, cancel := context.WithTimeout(ctx, 5*p.every)
 		defer cancel()
 		got, err := br.GetMany(rctx, ids)
 		if err != nil {
 			// Warn: while the reads fail, no lane of this process sees
 			// a kill (a denied BatchGetItem would otherwise go unseen).
-			e.log.Warn("kill watch: read the tasks of the working lanes", "lanes", len(ids), "err", err)
+			p.log.Warn("kill watch: read the tasks of the working lanes", "lanes", len(ids), "err", err)
 			return
 		}
 		for _, s := range subs {
@@ -120,10 +123,10 @@ func (e *Engine) readTasks(ctx context.Context, subs []*taskSub) {
 		return
 	}
 	for _, s := range subs {
-		t, err := e.tasks.Get(s.ctx, s.id)
+		t, err := p.tasks.Get(s.ctx, s.id)
 		if err != nil {
 			if s.ctx.Err() == nil {
-				e.log.Warn("kill watch: read the task of a working lane", "task", s.id, "err", err)
+				p.log.Warn("kill watch: read the task of a working lane", "task", s.id, "err", err)
 			}
 			continue
 		}

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcmeta"
 	"tilecache/internal/layer"
+	"tilecache/internal/metatile"
 	"tilecache/internal/queue"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
@@ -56,7 +56,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 		"zoom_start", job.ZoomStart, "zoom_stop", job.ZoomStop, "tiles", job.Tiles, "tasks", len(tasks))
 	if err := e.checkConcurrentWriters(ctx, job); err != nil {
 		e.log.Error("check concurrent requests", "job", job.ID, "err", err)
-		e.markDirty(ctx, job.Layer, "could not check for concurrent requests")
+		e.accounts.MarkDirty(ctx, job.Layer, "could not check for concurrent requests")
 	}
 	promoted, err := e.Dispatch(ctx)
 	if err != nil {
@@ -96,7 +96,7 @@ func (e *Engine) checkConcurrentWriters(ctx context.Context, job task.Job) error
 			return err
 		}
 		if other.GridSetID == job.GridSetID && other.Format == job.Format && other.ParametersID == job.ParametersID {
-			e.markDirty(ctx, job.Layer, fmt.Sprintf("requests %d and %d work one tile set at once", other.ID, job.ID))
+			e.accounts.MarkDirty(ctx, job.Layer, fmt.Sprintf("requests %d and %d work one tile set at once", other.ID, job.ID))
 			return nil
 		}
 	}
@@ -109,7 +109,7 @@ var errStop = errors.New("stop listing")
 // emptyLevels lists the job's zoom levels at which its tile set holds no
 // tile, with one short listing per level.
 func (e *Engine) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) ([]int, error) {
-	set := e.tileSet(l, job.GridSetID, job.Format, job.ParametersID)
+	set := metatile.TileSet(e.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
 	var empty []int
 	for z := job.ZoomStart; z <= job.ZoomStop; z++ {
 		found := false
@@ -205,8 +205,8 @@ func (e *Engine) List(ctx context.Context, layer string) ([]task.Task, error) {
 	for i, t := range all {
 		// Lanes worked in this process report their progress between
 		// checkpoints, without a store write.
-		if v, ok := e.live.Load(t.ID); ok && t.Status == task.Running {
-			all[i].Done = min(max(t.Done, v.(*atomic.Int64).Load()), t.Total)
+		if done, ok := e.working.progress(t.ID); ok && t.Status == task.Running {
+			all[i].Done = min(max(t.Done, done), t.Total)
 		}
 	}
 	if layer == "" {
@@ -330,7 +330,7 @@ func (e *Engine) sweep(ctx context.Context, staleAfter time.Duration) error {
 		e.log.Warn("lane re-enqueued", "task", t.ID, "cursor", t.Cursor, "heartbeat_age", now.Sub(t.Heartbeat).String())
 		msgs = append(msgs, queue.Message{TaskID: t.ID, Cursor: t.Cursor})
 		// Its worker may have died with tiles stored and not counted.
-		e.markDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d re-enqueued", t.ID))
+		e.accounts.MarkDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d re-enqueued", t.ID))
 	}
 	if err := e.send(ctx, msgs); err != nil {
 		return fmt.Errorf("sweep: %w", err)

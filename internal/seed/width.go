@@ -1,8 +1,40 @@
-// The width of a seed lane: how many of its metatiles it renders at once.
+// The lanes worked in this process: their live progress, and the width of
+// a seed lane (how many of its metatiles it renders at once).
 
 package seed
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// working is the lanes worked in this process: each one's progress (the
+// tiles processed, checkpointed or not: Engine.List reports it between
+// checkpoints) and the lanes of each job (jobWidths).
+type working struct {
+	live   sync.Map // task id → *atomic.Int64
+	widths jobWidths
+}
+
+// track registers a lane of job working task id with its live progress;
+// the returned function ends that.
+func (w *working) track(id, job int64, progress *atomic.Int64) (untrack func()) {
+	w.live.Store(id, progress)
+	leave := w.widths.join(job)
+	return func() {
+		leave()
+		w.live.CompareAndDelete(id, progress)
+	}
+}
+
+// progress returns the live progress of task id's lane, if it works here.
+func (w *working) progress(id int64) (int64, bool) {
+	v, ok := w.live.Load(id)
+	if !ok {
+		return 0, false
+	}
+	return v.(*atomic.Int64).Load(), true
+}
 
 // jobWidths tracks, per job, the lanes worked in this process: how many
 // are now and the most there were at once. When some of a job's lanes are

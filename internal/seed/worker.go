@@ -55,7 +55,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		// died before counting them. (A lane released by its checkpoint,
 		// or revoked by the sweep, which marks the layer itself, has no
 		// holder; a redelivery of such a lane loses nothing.)
-		e.markDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d taken over from a stopped worker", t.ID))
+		e.accounts.MarkDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d taken over from a stopped worker", t.ID))
 	}
 	if t.Type == task.Truncate {
 		job, err := e.tasks.Job(ctx, t.JobID)
@@ -75,10 +75,22 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		}
 		return err
 	}
-	if err := e.startUsage(ctx, ln.w.Usage); err != nil {
+	if err := e.accounts.Start(ctx, ln.w.Usage); err != nil {
 		return fmt.Errorf("task %d: read the disk block size: %w", t.ID, err)
 	}
-	return ln.run(ctx)
+	end, err := ln.run(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case end.finish:
+		return e.finish(ctx, ln.t, end.status)
+	case len(end.next) > 0:
+		if err := e.send(metatile.WriteContext(ctx), end.next); err != nil {
+			return fmt.Errorf("continue task %d: %w", ln.t.ID, err)
+		}
+	}
+	return nil
 }
 
 // ownsLane decides whether a lane message may be worked, before its lease
@@ -91,8 +103,8 @@ func ownsLane(t task.Task, msg queue.Message) bool {
 }
 
 // finish ends a RUNNING task and hands its thread to the next pending task.
-// It runs in the lane's write context: the watch cancels the lane as soon
-// as it sees the task finished, and the dispatch must still go out.
+// It runs in a write context: a lane's caller may be cancelled meanwhile,
+// and the dispatch must still go out.
 func (e *Engine) finish(ctx context.Context, t task.Task, status task.Status) error {
 	ctx = metatile.WriteContext(ctx)
 	done, err := e.tasks.Finish(ctx, t.ID, status, time.Now())

@@ -5,7 +5,7 @@
 // totals; usage.go, usageorder.go, quota.go), Schedules (schedule.Store:
 // the schedules of saved requests; schedules.go), Config
 // (layer.ConfigStore: the configuration managed at run time; config.go),
-// Claims (seed.Claims: the claims of render on miss; claims.go) and
+// Claims (onmiss.Claims: the claims of render on miss; claims.go) and
 // ReadMarks (quota.Marks: the batches of reads recorded; claims.go).
 //
 // The number of RUNNING tasks is derived (active minus pending index entries)
@@ -98,7 +98,7 @@ func (d *DB) Schedules() *Schedules { return &Schedules{d.s} }
 // (layer.ConfigStore) in the file.
 func (d *DB) Config() *Config { return &Config{d.s} }
 
-// Claims returns the claims of render on miss (seed.Claims) in the file.
+// Claims returns the claims of render on miss (onmiss.Claims) in the file.
 func (d *DB) Claims() *Claims { return &Claims{d.s} }
 
 // ReadMarks returns the marks of recorded read batches (quota.Marks) in

@@ -1,4 +1,4 @@
-// The claims of render on miss (seed.Claims) and the marks of read
+// The claims of render on miss (onmiss.Claims) and the marks of read
 // batches (quota.Marks), in the claims bucket.
 
 package bolt
@@ -12,7 +12,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 )
 
-// Claims are the claims of render on miss (seed.Claims) in a DB.
+// Claims are the claims of render on miss (onmiss.Claims) in a DB.
 type Claims struct{ *store }
 
 // ReadMarks remember which batches of reads were recorded (quota.Marks)
@@ -53,7 +53,7 @@ func claimValue(kind byte, holder string, until time.Time) []byte {
 }
 
 // Claim takes key for owner until now+ttl unless another owner's claim
-// or a note has not expired (seed.Claims).
+// or a note has not expired (onmiss.Claims).
 func (s *Claims) Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error) {
 	ok := false
 	err := s.update(ctx, "claim "+key, func(tx *bbolt.Tx) error {
@@ -68,7 +68,7 @@ func (s *Claims) Claim(ctx context.Context, key, owner string, ttl time.Duration
 	return ok, err
 }
 
-// Unclaim releases owner's claim of key (seed.Claims).
+// Unclaim releases owner's claim of key (onmiss.Claims).
 func (s *Claims) Unclaim(ctx context.Context, key, owner string) error {
 	return s.update(ctx, "release claim "+key, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketClaims)
@@ -79,7 +79,7 @@ func (s *Claims) Unclaim(ctx context.Context, key, owner string) error {
 	})
 }
 
-// Settle replaces owner's claim of key with note until until (seed.Claims);
+// Settle replaces owner's claim of key with note until until (onmiss.Claims);
 // nothing when the claim is no longer owner's.
 func (s *Claims) Settle(ctx context.Context, key, owner, note string, until time.Time) error {
 	return s.update(ctx, "settle claim "+key, func(tx *bbolt.Tx) error {
@@ -91,7 +91,7 @@ func (s *Claims) Settle(ctx context.Context, key, owner, note string, until time
 	})
 }
 
-// Note leaves note at key until until, whatever key held (seed.Claims).
+// Note leaves note at key until until, whatever key held (onmiss.Claims).
 func (s *Claims) Note(ctx context.Context, key, note string, until time.Time) error {
 	return s.update(ctx, "write note "+key, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketClaims).Put([]byte(key), claimValue(claimNote, note, until))
@@ -99,7 +99,7 @@ func (s *Claims) Note(ctx context.Context, key, note string, until time.Time) er
 }
 
 // Peek reads what key holds at now: a live claim's owner or a live note
-// (seed.Claims).
+// (onmiss.Claims).
 func (s *Claims) Peek(ctx context.Context, key string, now time.Time) (owner, note string, until time.Time, err error) {
 	err = s.view(ctx, "read claim "+key, func(tx *bbolt.Tx) error {
 		kind, holder, u, found := claimOf(tx.Bucket(bucketClaims).Get([]byte(key)))

@@ -1,4 +1,4 @@
-// The claims of render on miss (seed.Claims): who renders a metatile, and
+// The claims of render on miss (onmiss.Claims): who renders a metatile, and
 // the notes left for the others. One item per key, pk=claim#<key>
 // sk=claim, leaving the table by its TTL an hour after it lapses.
 
@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Claims are the claims of render on miss (seed.Claims) over a Table.
+// Claims are the claims of render on miss (onmiss.Claims) over a Table.
 type Claims struct{ *store }
 
 // Claim takes key for owner until now+ttl unless another owner's claim
-// has not expired (seed.Claims): one conditional PutItem. Claims expire
+// has not expired (onmiss.Claims): one conditional PutItem. Claims expire
 // from the table by its TTL an hour after they lapse.
 func (s *Claims) Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error) {
 	e := newExpr()
@@ -44,7 +44,7 @@ func (s *Claims) Claim(ctx context.Context, key, owner string, ttl time.Duration
 	return true, nil
 }
 
-// Unclaim releases owner's claim of key (seed.Claims).
+// Unclaim releases owner's claim of key (onmiss.Claims).
 func (s *Claims) Unclaim(ctx context.Context, key, owner string) error {
 	e := newExpr()
 	s.wrote("Unclaim", 1)
@@ -65,7 +65,7 @@ func (s *Claims) Unclaim(ctx context.Context, key, owner string) error {
 }
 
 // Settle replaces owner's claim of key with note, kept until until: a
-// Claim of key fails and Peek tells the note until then (seed.Claims).
+// Claim of key fails and Peek tells the note until then (onmiss.Claims).
 // Nothing when the claim is no longer owner's. One conditional PutItem.
 func (s *Claims) Settle(ctx context.Context, key, owner, note string, until time.Time) error {
 	e := newExpr()
@@ -86,7 +86,7 @@ func (s *Claims) Settle(ctx context.Context, key, owner, note string, until time
 	return nil
 }
 
-// Note leaves note at key until until, whatever key held (seed.Claims).
+// Note leaves note at key until until, whatever key held (onmiss.Claims).
 // One PutItem.
 func (s *Claims) Note(ctx context.Context, key, note string, until time.Time) error {
 	s.wrote("Note", 1)
@@ -107,7 +107,7 @@ func (s *store) noteItem(key, note string, until time.Time) map[string]types.Att
 }
 
 // Peek reads what key holds at now: the owner of a live claim or a live
-// note; all empty when neither (seed.Claims). One consistent GetItem.
+// note; all empty when neither (onmiss.Claims). One consistent GetItem.
 func (s *Claims) Peek(ctx context.Context, key string, now time.Time) (owner, note string, until time.Time, err error) {
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &s.table,

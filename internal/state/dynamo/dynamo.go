@@ -3,7 +3,7 @@
 // thread pool), Usage (quota.UsageStore and the disk-quota configuration:
 // tile pages and layer totals), Schedules (schedule.Store: the schedules of
 // saved requests), Config (layer.ConfigStore: the configuration managed at
-// run time), Claims (seed.Claims: the claims of render on miss) and
+// run time), Claims (onmiss.Claims: the claims of render on miss) and
 // ReadMarks (quota.Marks: the batches of reads recorded). Each port's
 // methods live in the files named after it; the plumbing they share is in
 // expr.go, codec.go and errors.go.
@@ -167,7 +167,7 @@ func (t *Table) Schedules() *Schedules { return &Schedules{t.s} }
 // (layer.ConfigStore) over the table.
 func (t *Table) Config() *Config { return &Config{t.s} }
 
-// Claims returns the claims of render on miss (seed.Claims) over the table.
+// Claims returns the claims of render on miss (onmiss.Claims) over the table.
 func (t *Table) Claims() *Claims { return &Claims{t.s} }
 
 // ReadMarks returns the marks of recorded read batches (quota.Marks) over

@@ -1,7 +1,7 @@
 // Render on miss beside the layer's tasks: truncations and reseeds
 // submitted during a render, and mass truncations, win over its tiles.
 
-package seed
+package onmiss
 
 import (
 	"context"
@@ -17,17 +17,17 @@ import (
 // truncate or reseed of the layer submitted since the render began whose
 // range covers tiles of the metatile wins for those tiles (they are
 // removed, never left older than it), and so does a mass truncation of
-// the layer since (seen by its mark, see MassTruncate); a request of the
+// the layer since (seen by its mark, see MarkTruncated); a request of the
 // layer still active may count some of the same tiles, so the layer is
 // recounted once its tasks are done.
-func (e *Engine) afterMiss(ctx context.Context, w *metatile.Writer, meta, inside grid.TileRange, start time.Time) {
-	ts, err := e.tasks.List(ctx, start)
+func (rn *Renderer) afterMiss(ctx context.Context, w *metatile.Writer, meta, inside grid.TileRange, start time.Time) {
+	ts, err := rn.tasks.List(ctx, start)
 	if err != nil {
-		e.markDirty(ctx, w.Layer.Name, "render on miss could not check the layer's tasks")
+		rn.accounts.MarkDirty(ctx, w.Layer.Name, "render on miss could not check the layer's tasks")
 		return
 	}
 	var drop []grid.TileRange
-	if e.truncatedSince(ctx, w.Layer.Name, start) {
+	if rn.truncatedSince(ctx, w.Layer.Name, start) {
 		drop = append(drop, inside)
 	}
 	overlap := false
@@ -41,9 +41,9 @@ func (e *Engine) afterMiss(ctx context.Context, w *metatile.Writer, meta, inside
 			continue
 		}
 		jobs[t.JobID] = true
-		job, err := e.tasks.Job(ctx, t.JobID)
+		job, err := rn.tasks.Job(ctx, t.JobID)
 		if err != nil {
-			e.log.Warn("read a job submitted during a render on miss", "job", t.JobID, "err", err)
+			rn.log.Warn("read a job submitted during a render on miss", "job", t.JobID, "err", err)
 			drop = append(drop, inside) // unknown range: the job wins
 			continue
 		}
@@ -60,14 +60,14 @@ func (e *Engine) afterMiss(ctx context.Context, w *metatile.Writer, meta, inside
 				}
 				dropped[[2]int64{x, y}] = true
 				if err := w.DropTile(ctx, meta.Z, x, y); err != nil {
-					e.log.Warn("remove a tile rendered on a miss before a truncate", "layer", w.Layer.Name, "err", err)
+					rn.log.Warn("remove a tile rendered on a miss before a truncate", "layer", w.Layer.Name, "err", err)
 				}
 			}
 		}
-		e.settleUsage(ctx, w.Usage, w.Layer.Name, 0, true, "")
+		rn.accounts.Settle(ctx, w.Usage, w.Layer.Name, 0, true, "")
 	}
 	if overlap {
-		e.markDirty(ctx, w.Layer.Name, "tiles rendered on a miss while a request of the layer ran")
+		rn.accounts.MarkDirty(ctx, w.Layer.Name, "tiles rendered on a miss while a request of the layer ran")
 	}
 }
 
@@ -86,25 +86,26 @@ func jobCovers(w *metatile.Writer, job task.Job, inside grid.TileRange) (grid.Ti
 // truncatedKey is the claim key of a layer's last mass truncation mark.
 func truncatedKey(layerName string) string { return "truncated#" + layerName }
 
-// markTruncated records that a mass truncation of the layer starts now, so
-// that a render on miss in progress removes what it stores (see
-// afterMiss). The mark is kept an hour: far longer than any render.
-func (e *Engine) markTruncated(ctx context.Context, layerName string, now time.Time) error {
-	if e.opts.Claims == nil {
+// MarkTruncated records that a mass truncation of the layer starts now, so
+// that a render on miss in progress, here or in another process, removes
+// what it stores (see afterMiss). The mark is kept an hour: far longer
+// than any render. Without Options.Claims it does nothing.
+func (rn *Renderer) MarkTruncated(ctx context.Context, layerName string, now time.Time) error {
+	if rn.opts.Claims == nil {
 		return nil
 	}
-	return e.opts.Claims.Note(ctx, truncatedKey(layerName), strconv.FormatInt(now.UnixNano(), 10), now.Add(time.Hour))
+	return rn.opts.Claims.Note(ctx, truncatedKey(layerName), strconv.FormatInt(now.UnixNano(), 10), now.Add(time.Hour))
 }
 
 // truncatedSince reports whether a mass truncation of the layer started at
 // or after since (true when that cannot be read: the truncation wins).
-func (e *Engine) truncatedSince(ctx context.Context, layerName string, since time.Time) bool {
-	if e.opts.Claims == nil {
+func (rn *Renderer) truncatedSince(ctx context.Context, layerName string, since time.Time) bool {
+	if rn.opts.Claims == nil {
 		return false
 	}
-	_, note, _, err := e.opts.Claims.Peek(ctx, truncatedKey(layerName), time.Now())
+	_, note, _, err := rn.opts.Claims.Peek(ctx, truncatedKey(layerName), time.Now())
 	if err != nil {
-		e.log.Warn("read the mass truncation mark of a layer", "layer", layerName, "err", err)
+		rn.log.Warn("read the mass truncation mark of a layer", "layer", layerName, "err", err)
 		return true
 	}
 	at, err := strconv.ParseInt(note, 10, 64)

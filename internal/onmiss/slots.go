@@ -1,54 +1,60 @@
 // Render on miss: the layer's render slots (its share of the upstream's
 // cap), waited for within a bound.
 
-package seed
+package onmiss
 
 import (
 	"context"
 	"fmt"
 	"strconv"
 	"time"
+
+	"tilecache/internal/layer"
+	"tilecache/internal/metatile"
+	"tilecache/internal/source"
+	"tilecache/internal/token"
 )
 
 // missSlot takes one of the layer's upstream slots for renders on miss
-// (see upstreamShares), waiting at most MissWait, and returns its release;
+// (see metatile.UpstreamShares), waiting at most Options.Wait, and returns its release;
 // ErrBusy when none freed in time. In this process, at most the layer's
 // slot count of misses try for a slot at once (the rest wait in line
 // here); across processes the slots are claims in the task store, read
 // with a growing pause and claimed only when seen free, and they expire if
 // their holder dies.
-func (e *Engine) missSlot(ctx context.Context, layerName string) (release func(), err error) {
-	_, n := e.upstreamShares(layerName)
+func (rn *Renderer) missSlot(ctx context.Context, l *layer.Layer, src source.Source) (release func(), err error) {
+	layerName := l.Name
+	_, n := metatile.UpstreamShares(l, src)
 	if n == 0 {
 		return func() {}, nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.opts.MissWait)
+	wctx, cancel := context.WithTimeout(ctx, rn.opts.Wait)
 	defer cancel()
-	sem := e.localSlots(layerName, n)
+	sem := rn.localSlots(layerName, n)
 	select {
 	case sem <- struct{}{}:
 	case <-wctx.Done():
 		return nil, busy(ctx, layerName)
 	}
-	claims := e.opts.Claims
+	claims := rn.opts.Claims
 	if claims == nil {
 		return func() { <-sem }, nil
 	}
-	owner := leaseToken()
+	owner := token.New()
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
 		for i := range n {
 			key := "upstream#" + layerName + "#" + strconv.Itoa(i)
 			holder, note, _, err := claims.Peek(wctx, key, time.Now())
 			if err == nil && holder == "" && note == "" {
 				var ok bool
-				ok, err = claims.Claim(wctx, key, owner, e.opts.ClaimTTL, time.Now())
+				ok, err = claims.Claim(wctx, key, owner, rn.opts.ClaimTTL, time.Now())
 				if ok {
 					return func() {
 						defer func() { <-sem }()
 						uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 						defer cancel()
 						if err := claims.Unclaim(uctx, key, owner); err != nil {
-							e.log.Warn("release a render slot", "layer", layerName, "err", err)
+							rn.log.Warn("release a render slot", "layer", layerName, "err", err)
 						}
 					}, nil
 				}
@@ -75,21 +81,16 @@ func busy(ctx context.Context, layerName string) error {
 }
 
 // localSlots returns the in-process semaphore of a layer's render slots.
-func (e *Engine) localSlots(layerName string, n int) chan struct{} {
-	e.slotsMu.Lock()
-	defer e.slotsMu.Unlock()
-	if e.slots == nil {
-		e.slots = map[string]chan struct{}{}
+func (rn *Renderer) localSlots(layerName string, n int) chan struct{} {
+	rn.slotsMu.Lock()
+	defer rn.slotsMu.Unlock()
+	if rn.slots == nil {
+		rn.slots = map[string]chan struct{}{}
 	}
-	sem, ok := e.slots[layerName]
+	sem, ok := rn.slots[layerName]
 	if !ok {
 		sem = make(chan struct{}, n)
-		e.slots[layerName] = sem
+		rn.slots[layerName] = sem
 	}
 	return sem
-}
-
-func sleepErr(ctx context.Context, d time.Duration) error {
-	sleep(ctx, d)
-	return ctx.Err()
 }

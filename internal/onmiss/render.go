@@ -1,7 +1,7 @@
 // Render on miss: a tile a client asks for and the store lacks is rendered
-// with its whole metatile, through the lanes' own render and store code.
+// with its whole metatile, through the metatile writer.
 
-package seed
+package onmiss
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"tilecache/internal/metrics"
 	"tilecache/internal/source"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/token"
 )
 
 // Claims are short exclusive claims every process sharing the task store
@@ -82,11 +83,11 @@ type missResult struct {
 // What anonymous traffic can cost is bounded: concurrent misses within one
 // metatile render it once (in this process by sharing the render, across
 // processes by a claim in the task store that waiting processes read, not
-// write); how the render ended is remembered (Options.MissRemember for a
-// rendered metatile and its blank tiles, Options.MissFailureBackoff for a
+// write); how the render ended is remembered (Options.Remember for a
+// rendered metatile and its blank tiles, Options.FailureBackoff for a
 // failure), so a blank or failing metatile is not rendered again meanwhile;
-// a miss waits at most Options.MissWait for one of the layer's render
-// slots, and at most Options.MissQueue misses wait in a process; a render
+// a miss waits at most Options.Wait for one of the layer's render
+// slots, and at most Options.Queue misses wait in a process; a render
 // stops missMargin before the caller's deadline.
 //
 // Errors: NotFound when the layer does not render on miss at that level,
@@ -102,14 +103,14 @@ type missResult struct {
 // once (NotFound), never written under its id while its old tiles are
 // truncated. That is one small read per render on miss of such a layer;
 // a miss answered from a remembered outcome makes none.
-func (e *Engine) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
-	return e.renderMiss(ctx, m, false)
+func (rn *Renderer) RenderMiss(ctx context.Context, m Miss) (Rendered, error) {
+	return rn.renderMiss(ctx, m, false)
 }
 
 // renderMiss is RenderMiss, synced when the stored configuration's version
 // was read for it already.
-func (e *Engine) renderMiss(ctx context.Context, m Miss, synced bool) (Rendered, error) {
-	l, ok := e.layers.Layer(m.Layer)
+func (rn *Renderer) renderMiss(ctx context.Context, m Miss, synced bool) (Rendered, error) {
+	l, ok := rn.layers.Layer(m.Layer)
 	if !ok {
 		return Rendered{}, apperr.New(apperr.NotFound, "unknown layer %s", m.Layer)
 	}
@@ -129,53 +130,56 @@ func (e *Engine) renderMiss(ctx context.Context, m Miss, synced bool) (Rendered,
 	if cov := l.Area(sub.GridSet.ID); cov != nil && !cov.HasTile(m.Z, m.X, m.Y) {
 		return Rendered{}, apperr.New(apperr.NotFound, "tile %d/%d/%d is outside layer %s's coverage geometry", m.Z, m.X, m.Y, m.Layer)
 	}
-	src, ok := e.source(l)
-	if !ok {
+	src, err := rn.sources.Source(l)
+	if err != nil {
+		rn.log.Error("render on miss without a source", "layer", l.Name, "err", err)
+	}
+	if src == nil {
 		return Rendered{}, apperr.New(apperr.NotFound, "layer %s has no source", l.Name)
 	}
 	mw, mh := int64(l.MetaWidth), int64(l.MetaHeight)
 	full := sub.GridSet.GridRange(m.Z)
 	meta := grid.TileRange{Z: m.Z, MinX: m.X - m.X%mw, MinY: m.Y - m.Y%mh}
 	meta.MaxX, meta.MaxY = min(meta.MinX+mw-1, full.MaxX), min(meta.MinY+mh-1, full.MaxY)
-	set := e.tileSet(l, m.GridSetID, m.Format, tilestore.ParametersID(m.Parameters))
+	set := metatile.TileSet(rn.opts.KeyPrefix, l, m.GridSetID, m.Format, tilestore.ParametersID(m.Parameters))
 	key := set.Key(meta.Z, meta.MinX, meta.MinY) + "#" + strconv.Itoa(l.MetaWidth) + "x" + strconv.Itoa(l.MetaHeight)
 	bit := int((m.Y-meta.MinY)*mw + (m.X - meta.MinX))
 	count := func(outcome string) { metrics.Misses.Add(1, l.Name, outcome) }
 
-	if o, ok := e.memo.recall(key, time.Now()); ok {
-		rd, err, done := e.answerOutcome(ctx, o, bit, set, m)
+	if o, ok := rn.memo.recall(key, time.Now()); ok {
+		rd, err, done := rn.answerOutcome(ctx, o, bit, set, m)
 		if done {
 			count(outcomeLabel(o, bit))
 			return rd, err
 		}
-		e.memo.forget(key) // rendered, and the tile is gone since: render again
+		rn.memo.forget(key) // rendered, and the tile is gone since: render again
 	}
-	if !synced && l.Managed == layer.ManagedByStore && e.opts.Sync != nil {
-		if err := e.opts.Sync(ctx); err != nil {
+	if !synced && l.Managed == layer.ManagedByStore && rn.opts.Sync != nil {
+		if err := rn.opts.Sync(ctx); err != nil {
 			return Rendered{}, fmt.Errorf("read the layer configuration before a render on miss of layer %s: %w", m.Layer, err)
 		}
-		if cur, _ := e.layers.Layer(m.Layer); cur != l {
+		if cur, _ := rn.layers.Layer(m.Layer); cur != l {
 			// Deleted (NotFound) or changed since this process last read it.
-			return e.renderMiss(ctx, m, true)
+			return rn.renderMiss(ctx, m, true)
 		}
 	}
-	if e.missWaiting.Add(1) > int64(e.opts.MissQueue) {
-		e.missWaiting.Add(-1)
+	if rn.waiting.Add(1) > int64(rn.opts.Queue) {
+		rn.waiting.Add(-1)
 		count("busy")
 		return Rendered{}, ErrBusy
 	}
-	defer e.missWaiting.Add(-1)
+	defer rn.waiting.Add(-1)
 	// Twice at most: a remembered render whose tile is gone since (a
 	// truncation) is forgotten and rendered again once.
 	for range 2 {
-		w := e.missWriter(l, sub, src, set, m, meta)
+		w := rn.missWriter(l, sub, src, set, m, meta)
 		// The render is shared: it runs on its own context (one client
 		// going away does not cancel it for the others), bounded like the
 		// caller's.
-		v, err, _ := e.misses.Do(key, func() (any, error) {
-			rctx, cancel := e.missContext(ctx)
+		v, err, _ := rn.misses.Do(key, func() (any, error) {
+			rctx, cancel := rn.missContext(ctx)
 			defer cancel()
-			return e.renderClaimed(rctx, w, key, meta)
+			return rn.renderClaimed(rctx, w, key, meta)
 		})
 		if err != nil {
 			switch {
@@ -200,11 +204,11 @@ func (e *Engine) renderMiss(ctx context.Context, m Miss, synced bool) (Rendered,
 			meta.ContentEncoding = tl.Encoding
 			return Rendered{Data: tl.Data, Meta: meta}, nil
 		}
-		if rd, err, done := e.answerOutcome(ctx, res.o, bit, set, m); done {
+		if rd, err, done := rn.answerOutcome(ctx, res.o, bit, set, m); done {
 			count(outcomeLabel(res.o, bit))
 			return rd, err
 		}
-		e.forgetOutcome(ctx, key)
+		rn.forgetOutcome(ctx, key)
 	}
 	return Rendered{}, ErrBusy
 }
@@ -213,9 +217,9 @@ func (e *Engine) renderMiss(ctx context.Context, m Miss, synced bool) (Rendered,
 // reseed's (some of the metatile's tiles may be stored already: what is
 // stored of them is learnt, and a tile rendered as stored is not written
 // again), counting its usage itself.
-func (e *Engine) missWriter(l *layer.Layer, sub *grid.Subset, src source.Source, set tilestore.TileSet, m Miss, meta grid.TileRange) *metatile.Writer {
+func (rn *Renderer) missWriter(l *layer.Layer, sub *grid.Subset, src source.Source, set tilestore.TileSet, m Miss, meta grid.TileRange) *metatile.Writer {
 	return &metatile.Writer{
-		Tiles: e.tiles, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
+		Tiles: rn.tiles, Log: rn.log, PutConcurrency: rn.opts.PutConcurrency,
 		Layer: l, Subset: sub, Set: set, Source: src, Format: m.Format, Parameters: m.Parameters,
 		Mode: metatile.Reseed, By: "miss",
 		Ahead: func(z int) (grid.TileRange, bool) { return meta, z == meta.Z },
@@ -238,14 +242,14 @@ func outcomeLabel(o outcome, bit int) string {
 // answerOutcome answers a miss of the tile at bit of a metatile from how
 // its render ended: the failure, ErrBlank, or the tile as stored. done is
 // false when the render stored the tile and it is gone since.
-func (e *Engine) answerOutcome(ctx context.Context, o outcome, bit int, set tilestore.TileSet, m Miss) (rd Rendered, err error, done bool) {
+func (rn *Renderer) answerOutcome(ctx context.Context, o outcome, bit int, set tilestore.TileSet, m Miss) (rd Rendered, err error, done bool) {
 	switch {
 	case o.failed != "":
 		return Rendered{}, failure(o.failed, nil), true
 	case o.isBlank(bit):
 		return Rendered{}, ErrBlank, true
 	}
-	data, md, found, err := e.tiles.Get(ctx, set.Key(m.Z, m.X, m.Y))
+	data, md, found, err := rn.tiles.Get(ctx, set.Key(m.Z, m.X, m.Y))
 	switch {
 	case err != nil:
 		return Rendered{}, fmt.Errorf("read tile %d/%d/%d: %w", m.Z, m.X, m.Y, err), true
@@ -257,23 +261,23 @@ func (e *Engine) answerOutcome(ctx context.Context, o outcome, bit int, set tile
 
 // forgetOutcome drops the remembered outcome of a metatile, here and in
 // the task store, so that the next miss renders it.
-func (e *Engine) forgetOutcome(ctx context.Context, key string) {
-	e.memo.forget(key)
-	if e.opts.Claims == nil {
+func (rn *Renderer) forgetOutcome(ctx context.Context, key string) {
+	rn.memo.forget(key)
+	if rn.opts.Claims == nil {
 		return
 	}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := e.opts.Claims.Note(uctx, key, "", time.Now()); err != nil {
-		e.log.Warn("forget a render's outcome", "key", key, "err", err)
+	if err := rn.opts.Claims.Note(uctx, key, "", time.Now()); err != nil {
+		rn.log.Warn("forget a render's outcome", "key", key, "err", err)
 	}
 }
 
 // missContext is the context of a render on miss: ctx's values without
 // its cancellation, ending after MissTimeout (and within the claim's TTL)
 // or missMargin before ctx's deadline, whichever is first.
-func (e *Engine) missContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	budget := min(e.opts.MissTimeout, max(e.opts.ClaimTTL-missMargin, time.Second))
+func (rn *Renderer) missContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := min(rn.opts.Timeout, max(rn.opts.ClaimTTL-missMargin, time.Second))
 	d := time.Now().Add(budget)
 	if cd, ok := ctx.Deadline(); ok && cd.Add(-missMargin).Before(d) {
 		d = cd.Add(-missMargin)
@@ -284,12 +288,12 @@ func (e *Engine) missContext(ctx context.Context) (context.Context, context.Canc
 // renderClaimed renders the metatile under the cross-process claim and
 // returns its tiles by position, or the outcome of a render another
 // process did (or is remembered to have done).
-func (e *Engine) renderClaimed(ctx context.Context, w *metatile.Writer, key string, meta grid.TileRange) (missResult, error) {
-	claims := e.opts.Claims
-	owner := leaseToken()
+func (rn *Renderer) renderClaimed(ctx context.Context, w *metatile.Writer, key string, meta grid.TileRange) (missResult, error) {
+	claims := rn.opts.Claims
+	owner := token.New()
 	settled := false
 	if claims != nil {
-		o, found, err := e.awaitRender(ctx, key, owner)
+		o, found, err := rn.awaitRender(ctx, key, owner)
 		if err != nil || found {
 			return missResult{o: o}, err
 		}
@@ -300,33 +304,33 @@ func (e *Engine) renderClaimed(ctx context.Context, w *metatile.Writer, key stri
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := claims.Unclaim(uctx, key, owner); err != nil {
-				e.log.Warn("release a metatile claim", "key", key, "err", err)
+				rn.log.Warn("release a metatile claim", "key", key, "err", err)
 			}
 		}()
 	}
-	release, err := e.missSlot(ctx, w.Layer.Name)
+	release, err := rn.missSlot(ctx, w.Layer, w.Source)
 	if err != nil {
 		return missResult{}, err
 	}
 	defer release()
 	start := time.Now()
-	if err := e.startUsage(ctx, w.Usage); err != nil {
+	if err := rn.accounts.Start(ctx, w.Usage); err != nil {
 		return missResult{}, fmt.Errorf("read the disk block size: %w", err)
 	}
 	tiles, err := w.RenderTiles(ctx, meta, runtime.GOMAXPROCS(0))
 	if err != nil {
 		kind := failKind(err)
-		e.log.Warn("render on miss failed", "layer", w.Layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY, "kind", kind, "err", err)
-		settled = e.settleRender(ctx, key, owner, outcome{failed: kind}, e.opts.MissFailureBackoff)
+		rn.log.Warn("render on miss failed", "layer", w.Layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY, "kind", kind, "err", err)
+		settled = rn.settleRender(ctx, key, owner, outcome{failed: kind}, rn.opts.FailureBackoff)
 		return missResult{}, failure(kind, err)
 	}
 	inside, _ := meta.Intersect(w.Subset.CoverageRange(meta.Z))
 	if err := w.Store(ctx, meta.Z, inside, tiles); err != nil {
-		e.settleUsage(ctx, w.Usage, w.Layer.Name, 0, true, "")
+		rn.accounts.Settle(ctx, w.Usage, w.Layer.Name, 0, true, "")
 		return missResult{}, err
 	}
-	e.settleUsage(ctx, w.Usage, w.Layer.Name, 0, true, "") // counted now: nobody redoes these tiles
-	e.afterMiss(ctx, w, meta, inside, start)
+	rn.accounts.Settle(ctx, w.Usage, w.Layer.Name, 0, true, "") // counted now: nobody redoes these tiles
+	rn.afterMiss(ctx, w, meta, inside, start)
 	blank := make([]byte, (w.Layer.MetaWidth*w.Layer.MetaHeight+7)/8)
 	byPos := make(map[[2]int64]source.Tile, len(tiles))
 	for _, tl := range tiles {
@@ -335,8 +339,8 @@ func (e *Engine) renderClaimed(ctx context.Context, w *metatile.Writer, key stri
 			setBit(blank, int((tl.Y-meta.MinY)*int64(w.Layer.MetaWidth)+(tl.X-meta.MinX)))
 		}
 	}
-	settled = e.settleRender(ctx, key, owner, outcome{blank: blank}, e.opts.MissRemember)
-	e.log.Info("metatile rendered on a miss", "layer", w.Layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY,
+	settled = rn.settleRender(ctx, key, owner, outcome{blank: blank}, rn.opts.Remember)
+	rn.log.Info("metatile rendered on a miss", "layer", w.Layer.Name, "z", meta.Z, "x", meta.MinX, "y", meta.MinY,
 		"tiles", len(tiles), "took", time.Since(start).Round(time.Millisecond).String())
 	return missResult{tiles: byPos}, nil
 }
@@ -345,19 +349,19 @@ func (e *Engine) renderClaimed(ctx context.Context, w *metatile.Writer, key stri
 // outcome of the render that holds or held it (found true). While another
 // process renders, it reads the claim with a growing pause; it writes only
 // to take a claim it saw free.
-func (e *Engine) awaitRender(ctx context.Context, key, owner string) (o outcome, found bool, err error) {
-	claims := e.opts.Claims
+func (rn *Renderer) awaitRender(ctx context.Context, key, owner string) (o outcome, found bool, err error) {
+	claims := rn.opts.Claims
 	for wait := 25 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		holder, note, until, err := claims.Peek(ctx, key, time.Now())
 		if err != nil {
 			return outcome{}, false, fmt.Errorf("read the claim of metatile %s: %w", key, err)
 		}
 		if o, ok := parseOutcome(note); ok {
-			e.memo.remember(key, o, until)
+			rn.memo.remember(key, o, until)
 			return o, true, nil
 		}
 		if holder == "" {
-			ok, err := claims.Claim(ctx, key, owner, e.opts.ClaimTTL, time.Now())
+			ok, err := claims.Claim(ctx, key, owner, rn.opts.ClaimTTL, time.Now())
 			if err != nil {
 				return outcome{}, false, fmt.Errorf("claim metatile %s: %w", key, err)
 			}
@@ -374,16 +378,16 @@ func (e *Engine) awaitRender(ctx context.Context, key, owner string) (o outcome,
 // settleRender remembers how the render of a metatile ended, here and (in
 // place of owner's claim) in the task store, for keep. It reports whether
 // the claim was settled (else it is still to be released).
-func (e *Engine) settleRender(ctx context.Context, key, owner string, o outcome, keep time.Duration) bool {
+func (rn *Renderer) settleRender(ctx context.Context, key, owner string, o outcome, keep time.Duration) bool {
 	until := time.Now().Add(keep)
-	e.memo.remember(key, o, until)
-	if e.opts.Claims == nil {
+	rn.memo.remember(key, o, until)
+	if rn.opts.Claims == nil {
 		return true
 	}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := e.opts.Claims.Settle(uctx, key, owner, o.note(), until); err != nil {
-		e.log.Warn("remember a render's outcome", "key", key, "err", err)
+	if err := rn.opts.Claims.Settle(uctx, key, owner, o.note(), until); err != nil {
+		rn.log.Warn("remember a render's outcome", "key", key, "err", err)
 		return false
 	}
 	return true

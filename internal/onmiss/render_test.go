@@ -1,10 +1,11 @@
-package seed_test
+package onmiss_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,10 +13,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"tilecache/internal/queue/memqueue"
-	"tilecache/internal/seed"
+	"tilecache/internal/layer"
+	"tilecache/internal/onmiss"
 	"tilecache/internal/source"
+	"tilecache/internal/state/bolt"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/tilestore/filestore"
 )
 
 const missLayers = `
@@ -44,7 +47,7 @@ func (s slowRest) Put(ctx context.Context, key string, data []byte, meta tilesto
 	return s.Store.Put(ctx, key, data, meta)
 }
 
-// TestRenderMissAcrossProcessesWaitsForTheWholeMetatile: two engines (two
+// TestRenderMissAcrossProcessesWaitsForTheWholeMetatile: two renderers (two
 // processes) sharing a task store and a tile store miss tiles of one
 // metatile; the second waits for the first's claim to end, not for its
 // first tile, and answers its own tile from the store: one render, both
@@ -61,19 +64,19 @@ func TestRenderMissAcrossProcessesWaitsForTheWholeMetatile(t *testing.T) {
 			return tilesOf(req), nil
 		}}
 		store := slowRest{Store: fs, first: "/2/0/0.png"}
-		engines := make([]*seed.Engine, 2)
-		for i := range engines {
-			engines[i] = seed.New(cat, map[string]source.Source{"miss:test": src}, ts, memqueue.New(), store,
-				seed.Options{Usage: ts, Claims: ts}, slog.New(slog.DiscardHandler))
+		renderers := make([]*onmiss.Renderer, 2)
+		for i := range renderers {
+			renderers[i] = onmiss.New(cat, map[string]source.Source{"miss:test": src}, store, ts,
+				onmiss.Options{Usage: ts, Claims: ts}, slog.New(slog.DiscardHandler))
 		}
 		var wg sync.WaitGroup
 		for i, xy := range [][2]int64{{0, 0}, {3, 3}} {
 			wg.Go(func() {
-				time.Sleep(time.Duration(i) * 50 * time.Millisecond) // the first engine claims first
-				rd, err := engines[i].RenderMiss(t.Context(), seed.Miss{Layer: "miss:test", GridSetID: "EPSG:4326",
+				time.Sleep(time.Duration(i) * 50 * time.Millisecond) // the first renderer claims first
+				rd, err := renderers[i].RenderMiss(t.Context(), onmiss.Miss{Layer: "miss:test", GridSetID: "EPSG:4326",
 					Format: "image/png", Z: 2, X: xy[0], Y: xy[1]})
 				if want := fmt.Sprintf("tile 2/%d/%d", xy[0], xy[1]); err != nil || string(rd.Data) != want {
-					t.Errorf("engine %d, tile 2/%d/%d: got %q, %v; want %q", i+1, xy[0], xy[1], rd.Data, err, want)
+					t.Errorf("renderer %d, tile 2/%d/%d: got %q, %v; want %q", i+1, xy[0], xy[1], rd.Data, err, want)
 				}
 			})
 		}
@@ -87,7 +90,7 @@ func TestRenderMissAcrossProcessesWaitsForTheWholeMetatile(t *testing.T) {
 // countingClaims counts the writes (Claim) and reads (Peek) of the claims
 // of a task store.
 type countingClaims struct {
-	seed.Claims
+	onmiss.Claims
 	claims, peeks atomic.Int64
 }
 
@@ -112,13 +115,13 @@ func TestRenderMissStopsBeforeTheDeadline(t *testing.T) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}}
-		e := seed.New(cat, map[string]source.Source{"miss:test": src}, ts, memqueue.New(), fs,
-			seed.Options{Usage: ts, Claims: ts}, slog.New(slog.DiscardHandler))
+		e := onmiss.New(cat, map[string]source.Source{"miss:test": src}, fs, ts,
+			onmiss.Options{Usage: ts, Claims: ts}, slog.New(slog.DiscardHandler))
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err := e.RenderMiss(ctx, seed.Miss{Layer: "miss:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 1, Y: 1})
-		if took := time.Since(start); !errors.Is(err, seed.ErrUpstreamTimeout) || took != 8*time.Second {
+		_, err := e.RenderMiss(ctx, onmiss.Miss{Layer: "miss:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: 1, Y: 1})
+		if took := time.Since(start); !errors.Is(err, onmiss.ErrUpstreamTimeout) || took != 8*time.Second {
 			t.Fatalf("got %v after %v, want ErrUpstreamTimeout after 8s (2s before the deadline)", err, took)
 		}
 		// The claim's key is the metatile's tile key plus its size.
@@ -145,18 +148,18 @@ func TestRenderMissWaitersRead(t *testing.T) {
 			return tilesOf(req), nil
 		}}
 		counted := []*countingClaims{{Claims: ts}, {Claims: ts}}
-		engines := make([]*seed.Engine, 2)
-		for i := range engines {
-			engines[i] = seed.New(cat, map[string]source.Source{"miss:test": src}, ts, memqueue.New(), fs,
-				seed.Options{Usage: ts, Claims: counted[i]}, slog.New(slog.DiscardHandler))
+		renderers := make([]*onmiss.Renderer, 2)
+		for i := range renderers {
+			renderers[i] = onmiss.New(cat, map[string]source.Source{"miss:test": src}, fs, ts,
+				onmiss.Options{Usage: ts, Claims: counted[i]}, slog.New(slog.DiscardHandler))
 		}
 		var wg sync.WaitGroup
 		for i, xy := range [][2]int64{{0, 0}, {1, 1}} {
 			wg.Go(func() {
 				time.Sleep(time.Duration(i) * 100 * time.Millisecond)
-				rd, err := engines[i].RenderMiss(t.Context(), seed.Miss{Layer: "miss:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: xy[0], Y: xy[1]})
+				rd, err := renderers[i].RenderMiss(t.Context(), onmiss.Miss{Layer: "miss:test", GridSetID: "EPSG:4326", Format: "image/png", Z: 2, X: xy[0], Y: xy[1]})
 				if want := fmt.Sprintf("tile 2/%d/%d", xy[0], xy[1]); err != nil || string(rd.Data) != want {
-					t.Errorf("engine %d: got %q, %v; want %q", i+1, rd.Data, err, want)
+					t.Errorf("renderer %d: got %q, %v; want %q", i+1, rd.Data, err, want)
 				}
 			})
 		}
@@ -168,4 +171,61 @@ func TestRenderMissWaitersRead(t *testing.T) {
 			t.Errorf("the waiting process made %d claims and %d reads in 3 s; want no claim and a few reads (backoff)", c, p)
 		}
 	})
+}
+
+// fakeSource renders through a function.
+type fakeSource struct {
+	render func(ctx context.Context, req source.Request) ([]source.Tile, error)
+}
+
+func (s *fakeSource) Render(ctx context.Context, req source.Request) ([]source.Tile, error) {
+	return s.render(ctx, req)
+}
+
+// tilesOf is what a source renders for req: each tile's bytes name it.
+func tilesOf(req source.Request) []source.Tile {
+	var out []source.Tile
+	for x, y := range req.Tiles.All() {
+		out = append(out, source.Tile{X: x, Y: y, Data: []byte(fmt.Sprintf("tile %d/%d/%d", req.Z, x, y))})
+	}
+	return out
+}
+
+// sleepCtx waits d or until ctx ends, as an upstream request does.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// openStores opens a task store and a tile store in a temporary directory
+// and parses the layers.
+// state is the bbolt file's ports that render on miss uses.
+type state struct {
+	*bolt.Tasks
+	*bolt.Usage
+	*bolt.Claims
+}
+
+func openStores(t *testing.T, layers string) (state, *filestore.Store, *layer.Catalogue) {
+	t.Helper()
+	cat, err := layer.Parse([]byte(layers), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db, err := bolt.Open(filepath.Join(dir, "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ts := state{db.Tasks(), db.Usage(), db.Claims()}
+	fs, err := filestore.New(filepath.Join(dir, "tiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, fs, cat
 }

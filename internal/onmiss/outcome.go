@@ -1,4 +1,4 @@
-package seed
+package onmiss
 
 import (
 	"encoding/hex"
