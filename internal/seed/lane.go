@@ -256,6 +256,7 @@ func (ln *lane) run(ctx context.Context) (err error) {
 			return nil
 		}
 	}
+	ln.describeStored(ctx)
 	return env.host.finish(ctx, t, task.Done)
 }
 

@@ -64,6 +64,9 @@ type laneHost interface {
 	noteRate(layerName string, tiles int64, d time.Duration)
 	// tilesChanged reports replaced or deleted tiles (the CDN's purge).
 	tilesChanged(set tilestore.TileSet, z int, minX, maxX int64)
+	// describe writes the documents of job's tile set again (a vector
+	// tile set's TileJSON lists the layers of its stored tiles).
+	describe(ctx context.Context, job task.Job)
 }
 
 // laneEnv returns the environment of the lanes this engine runs.
