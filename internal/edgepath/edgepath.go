@@ -135,7 +135,7 @@ var Prefixes = []string{"/wmts/", "/xyz/", "/ogcapi/"}
 
 // vectorFormats are the extensions of the vector formats' short names, the
 // formats of OGC API – Tiles' vector tiles path (tilestore.formats).
-var vectorFormats = map[string]string{"mapbox-vectortile": "pbf"}
+var vectorFormats = map[string]string{"mapbox-vectortile": "pbf", "geojson": "geojson"}
 
 // ogcPrefix starts the OGC API – Tiles paths, the documents' and the
 // tiles'; ogcTiles starts a tile's path after ogcPrefix.

@@ -9,7 +9,7 @@ import (
 )
 
 // describeStored writes the documents of a finished seed's or reseed's
-// tile set again when its format is a vector one: TileJSON lists the
+// tile set again when its format is Mapbox Vector Tiles: TileJSON lists the
 // layers of the set's stored tiles (vector_layers), and the documents
 // were first written when the request was made, before the set had any
 // tile. Every lane of the job does it as it finishes (one GET per
@@ -17,7 +17,7 @@ import (
 // after the first seed finds the layers. A failure is logged: the tiles
 // are fine, and the next request of the set writes the documents again.
 func (ln *lane) describeStored(ctx context.Context) {
-	if ln.job.Type == task.Truncate || !vectortile.Is(ln.job.Format) {
+	if ln.job.Type == task.Truncate || ln.job.Format != vectortile.MVT {
 		return
 	}
 	ln.env.host.describe(metatile.WriteContext(ctx), ln.job)
