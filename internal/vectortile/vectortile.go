@@ -4,6 +4,8 @@
 // walked as protobuf, bounded in size, and what it holds (its layers,
 // their features and attribute keys) is reported; an answer that is not
 // one (an HTML page, a service exception, a truncated body) is an error.
+// A GeoJSON tile (application/json;type=geojson) is checked as a bounded
+// FeatureCollection (ParseGeoJSON).
 //
 // The walker is written here rather than taken from an MVT library: it
 // reads the wire format without decoding geometries or allocating per
