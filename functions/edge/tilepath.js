@@ -28,9 +28,9 @@ var kvs = cf.kvs();
 var CANONICAL = /^(0|[1-9][0-9]{0,14})$/;
 var OGC_TILES = '/ogcapi/collections/';
 // EXT: the file extension of each format short name (tilestore.formats).
-var EXT = { png: 'png', jpeg: 'jpeg', gif: 'gif', png8: 'png', png24: 'png', png_24: 'png', tiff: 'tiff', 'mapbox-vectortile': 'pbf' };
+var EXT = { png: 'png', jpeg: 'jpeg', gif: 'gif', png8: 'png', png24: 'png', png_24: 'png', tiff: 'tiff', 'mapbox-vectortile': 'pbf', geojson: 'geojson' };
 // VECTOR: the vector formats, the only ones of the OGC vector tiles path.
-var VECTOR = { 'mapbox-vectortile': 'pbf' };
+var VECTOR = { 'mapbox-vectortile': 'pbf', geojson: 'geojson' };
 
 function notFound() {
     return {

@@ -332,12 +332,9 @@ func TestVectorServedWithEncoding(t *testing.T) {
 		check(fmt.Sprintf("/ogcapi/collections/xyz:vector/tiles/WebMercatorQuad/%d/%d/%d.mapbox-vectortile", z, top, x), data)
 	}
 	// TileJSON lists the layers of the stored tiles with their fields, and
-	// its tiles are the XYZ edge paths. A seed writes the documents before
-	// its tiles, so vector_layers come from the tiles a previous request
-	// stored: the next request of the tile set (this one stores nothing)
-	// writes them.
-	wantDone(t, waitFinished(t, a, ids(seedReq(t, a, "xyz:vector", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,
-		"format":"application/vnd.mapbox-vector-tile","threadCount":1}}`)), 60*time.Second))
+	// its tiles are the XYZ edge paths. The seed wrote the documents before
+	// its tiles and again as it finished, so the first seed's TileJSON has
+	// them.
 	status, _, doc := get("/" + prefix + "tilejson-xyz.json")
 	var tj struct {
 		TileJSON     string   `json:"tilejson"`
@@ -383,6 +380,53 @@ func TestVectorServedWithEncoding(t *testing.T) {
 		direct, _ := mvtGetMap(wmsURL, 2, 1, 2)
 		if !bytes.Equal(got, direct) {
 			t.Errorf("OWSLib gettile 2/1/1: %d bytes, MapServer's tile is %d", len(got), len(direct))
+		}
+	}
+}
+
+// TestVectorLayersAfterFirstSeed: the TileJSON of a vector tile set
+// whose first seed (from the test WMS) just finished lists the layers of
+// its tiles: the documents written when the request was made, before any
+// tile, are written again as the seed ends. The WMTS capabilities and the
+// TMS document do not change with the tiles.
+func TestVectorLayersAfterFirstSeed(t *testing.T) {
+	t.Parallel()
+	wmsURL := testenv.RequireWMS(t)
+	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, wmsURL, "http://127.0.0.1:1"), SeedThreads: 2})
+	prefix := "wms:vector/EPSG:900913/mapbox-vectortile/default/"
+	if _, _, found := a.Get(t, prefix+"tilejson.json"); found {
+		t.Fatal("tilejson.json stored before any request")
+	}
+	wantDone(t, waitFinished(t, a, ids(seedReq(t, a, "wms:vector", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":2,
+		"format":"application/vnd.mapbox-vector-tile","threadCount":2}}`)), 120*time.Second))
+	if n := len(keys(t, a, prefix)); n < 10 {
+		t.Fatalf("%d objects under %s after the seed", n, prefix)
+	}
+	for _, name := range []string{"tilejson.json", "tilejson-xyz.json"} {
+		res, err := http.Get(a.URL + "/" + prefix + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var tj struct {
+			VectorLayers []struct {
+				ID     string            `json:"id"`
+				Fields map[string]string `json:"fields"`
+			} `json:"vector_layers"`
+		}
+		if err := json.Unmarshal(doc, &tj); res.StatusCode != 200 || err != nil {
+			t.Fatalf("%s: %d %v %.300s", name, res.StatusCode, err, doc)
+		}
+		var got []string
+		for _, l := range tj.VectorLayers {
+			got = append(got, l.ID)
+			if l.Fields["cls"] != "String" {
+				t.Errorf("%s: layer %s fields %v, want cls (String)", name, l.ID, l.Fields)
+			}
+		}
+		if strings.Join(got, ",") != "polygons,lines,points" {
+			t.Errorf("%s after the first seed: vector_layers %v, want polygons,lines,points: %s", name, got, doc)
 		}
 	}
 }

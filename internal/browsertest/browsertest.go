@@ -56,6 +56,12 @@ func Open(t testing.TB, url string, timeout time.Duration) *Page {
 // the tab (e.g. Authorization), set before the page loads.
 func OpenWithHeaders(t testing.TB, url string, timeout time.Duration, headers map[string]string) *Page {
 	t.Helper()
+	return open(t, url, timeout, headers)
+}
+
+// open is OpenWithHeaders with more Chromium flags.
+func open(t testing.TB, url string, timeout time.Duration, headers map[string]string, flags ...chromedp.ExecAllocatorOption) *Page {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(Path()),
 		chromedp.UserDataDir(t.TempDir()),
@@ -67,6 +73,7 @@ func OpenWithHeaders(t testing.TB, url string, timeout time.Duration, headers ma
 		chromedp.Flag("disable-extensions", true),
 		chromedp.WindowSize(1024, 768),
 	}
+	opts = append(opts, flags...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	p := &Page{byID: map[network.RequestID]int{}}
 	// The listener sees every event from the tab's first one on.

@@ -277,7 +277,7 @@ func ogcAPIDocuments(ds []*description, baseURL string, tmsIDs map[string]string
 		"http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/tilesets-list",
 		"http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/geodata-tilesets",
 	}
-	for _, m := range [...]struct{ media, class string }{{"image/png", "png"}, {"image/jpeg", "jpeg"}, {"image/tiff", "tiff"}, {vectortile.MVT, "mvt"}} {
+	for _, m := range [...]struct{ media, class string }{{"image/png", "png"}, {"image/jpeg", "jpeg"}, {"image/tiff", "tiff"}, {vectortile.MVT, "mvt"}, {vectortile.GeoJSON, "geojson"}} {
 		if media[m.media] {
 			conf = append(conf, "http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/"+m.class)
 		}

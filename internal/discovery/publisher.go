@@ -233,7 +233,7 @@ func (p *Publisher) Refresh(ctx context.Context) ([]string, error) {
 
 // writeTileSet writes the documents of d that differ from the stored ones.
 func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string, error) {
-	if vectortile.Is(d.mime) {
+	if d.mime == vectortile.MVT { // GeoJSON tiles have no layers to list
 		layers, err := p.vectorLayers(ctx, d.set)
 		if err != nil {
 			return nil, err

@@ -71,7 +71,7 @@ func tileJSON(d *description, baseURL string, xyz bool) (data []byte, ok bool, e
 		Format:   d.set.Ext,
 		TileSize: d.subset.GridSet.TileWidth,
 	}
-	if vectortile.Is(d.mime) {
+	if d.mime == vectortile.MVT {
 		layers := make([]vectorLayer, 0, len(d.vectorLayers))
 		for _, l := range d.vectorLayers {
 			fields := make(map[string]string, len(l.Keys))

@@ -13,7 +13,7 @@
 // all become /{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{rows(z)−1−y}.{ext}
 // (OGC API – Tiles paths name the format by its short name, png8 say, and
 // have the default parameters; the vector tiles path, without /map, takes
-// only a vector format, mapbox-vectortile). The grid set segment may also be the id of
+// only a vector format, mapbox-vectortile or geojson). The grid set segment may also be the id of
 // the OGC registered tile matrix set a grid set is published as
 // ([grid.TileMatrixSetIDs]), WebMercatorQuad say. A path whose numbers are
 // not written canonically (digits only, no leading zero) or lie outside
@@ -135,7 +135,7 @@ var Prefixes = []string{"/wmts/", "/xyz/", "/ogcapi/"}
 
 // vectorFormats are the extensions of the vector formats' short names, the
 // formats of OGC API – Tiles' vector tiles path (tilestore.formats).
-var vectorFormats = map[string]string{"mapbox-vectortile": "pbf"}
+var vectorFormats = map[string]string{"mapbox-vectortile": "pbf", "geojson": "geojson"}
 
 // ogcPrefix starts the OGC API – Tiles paths, the documents' and the
 // tiles'; ogcTiles starts a tile's path after ogcPrefix.

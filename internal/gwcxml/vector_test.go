@@ -51,3 +51,32 @@ func TestVectorMimeFormat(t *testing.T) {
 		t.Errorf("unknown format: %v, want an error naming it", err)
 	}
 }
+
+// TestGeoJSONMimeFormat: a layer's mimeFormats may hold GeoWebCache's
+// GeoJSON tile format (application/json;type=geojson, as GeoServer's WMS
+// answers GetMap in it); it decodes, builds a WMS source and encodes back.
+func TestGeoJSONMimeFormat(t *testing.T) {
+	doc := `<wmsLayer>
+  <name>roads</name>
+  <mimeFormats><string>application/vnd.mapbox-vector-tile</string><string>application/json;type=geojson</string></mimeFormats>
+  <gridSubsets><gridSubset><gridSetName>EPSG:900913</gridSetName></gridSubset></gridSubsets>
+  <wmsUrl><string>http://localhost:8080/geoserver/wms</string></wmsUrl>
+  <wmsLayers>roads</wmsLayers>
+</wmsLayer>`
+	l, err := gwcxml.DecodeLayer([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustParse(t, nil, l)
+	got, ok := c.Layer("roads")
+	if !ok || !slices.Equal(got.Formats, []string{"application/vnd.mapbox-vector-tile", "application/json;type=geojson"}) {
+		t.Fatalf("layer %+v", got)
+	}
+	if _, err := wms.New(got, upstream.Shared{}); err != nil {
+		t.Fatalf("source: %v", err)
+	}
+	out, err := gwcxml.EncodeLayer(got)
+	if err != nil || !strings.Contains(string(out), "<string>application/json;type=geojson</string>") {
+		t.Errorf("encoded %s, %v; want the format in mimeFormats", out, err)
+	}
+}

@@ -84,6 +84,9 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	}
 	switch {
 	case end.finish:
+		if end.status == task.Done {
+			e.describeStored(ctx, ln.job)
+		}
 		return e.finish(ctx, ln.t, end.status)
 	case len(end.next) > 0:
 		if err := e.send(metatile.WriteContext(ctx), end.next); err != nil {

@@ -23,6 +23,9 @@ var formats = map[string][2]string{
 	// GeoWebCache's ApplicationMime.mapboxVector: short name
 	// mapbox-vectortile, extension pbf.
 	"application/vnd.mapbox-vector-tile": {"mapbox-vectortile", "pbf"},
+	// GeoWebCache's ApplicationMime.geojson: short name geojson,
+	// extension geojson.
+	"application/json;type=geojson": {"geojson", "geojson"},
 }
 
 // Format returns the short name and extension of a MIME type; ok is false

@@ -4,6 +4,8 @@
 // walked as protobuf, bounded in size, and what it holds (its layers,
 // their features and attribute keys) is reported; an answer that is not
 // one (an HTML page, a service exception, a truncated body) is an error.
+// A GeoJSON tile (application/json;type=geojson) is checked as a bounded
+// FeatureCollection (ParseGeoJSON).
 //
 // The walker is written here rather than taken from an MVT library: it
 // reads the wire format without decoding geometries or allocating per
@@ -29,9 +31,18 @@ const MVT = "application/vnd.mapbox-vector-tile"
 // of the test kit's 14,000 features is 1.1 MB.
 const MaxSize = 16 << 20
 
-// Is reports whether format (a MIME type) is a vector tile format: it is
-// not an image, and a metatile of it is never cut.
-func Is(format string) bool { return format == MVT }
+// Is reports whether format (a MIME type) is a vector tile format (MVT or
+// GeoJSON): it is not an image, and a metatile of it is never cut.
+func Is(format string) bool { return format == MVT || format == GeoJSON }
+
+// ParseAs checks data as a tile of format (MVT or GeoJSON) with Parse or
+// ParseGeoJSON.
+func ParseAs(format string, data []byte, max int) (Tile, error) {
+	if format == GeoJSON {
+		return ParseGeoJSON(data, max)
+	}
+	return Parse(data, max)
+}
 
 // Layer is what a vector tile holds of one of its layers.
 type Layer struct {
@@ -79,9 +90,18 @@ func (t Tile) Features() int {
 }
 
 // Error is a body that is not a valid vector tile.
-type Error struct{ Msg string }
+type Error struct {
+	Msg string
+	// What the body is not: "" is a Mapbox Vector Tile.
+	What string
+}
 
-func (e *Error) Error() string { return "not a Mapbox Vector Tile: " + e.Msg }
+func (e *Error) Error() string {
+	if e.What != "" {
+		return "not a " + e.What + ": " + e.Msg
+	}
+	return "not a Mapbox Vector Tile: " + e.Msg
+}
 
 func invalid(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
@@ -97,22 +117,12 @@ func Parse(data []byte, max int) (Tile, error) {
 		max = MaxSize
 	}
 	var t Tile
-	if Gzipped(data) {
-		t.Gzip = true
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return Tile{}, invalid("gzip header: %v", err)
-		}
-		raw, err := io.ReadAll(io.LimitReader(zr, int64(max)+1))
-		if err != nil {
-			return Tile{}, invalid("gzip stream: %v", err)
-		}
-		data = raw
+	var err error
+	data, t.Gzip, err = gunzip(data, max)
+	if err != nil {
+		return Tile{}, err
 	}
-	if len(data) > max {
-		return Tile{}, invalid("more than %d bytes", max)
-	}
-	err := fields(data, func(num int, wt int, v uint64, b []byte) error {
+	err = fields(data, func(num int, wt int, v uint64, b []byte) error {
 		if num != 3 {
 			return nil // an extension or unknown field: skipped
 		}
@@ -428,6 +438,27 @@ func varints(data []byte, fn func(uint64) error, end ...func() error) error {
 		}
 	}
 	return nil
+}
+
+// gunzip returns data decompressed when it is gzip-compressed (and
+// whether it was), failing when it is more than max bytes either way.
+func gunzip(data []byte, max int) ([]byte, bool, error) {
+	gz := Gzipped(data)
+	if gz {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, true, invalid("gzip header: %v", err)
+		}
+		raw, err := io.ReadAll(io.LimitReader(zr, int64(max)+1))
+		if err != nil {
+			return nil, true, invalid("gzip stream: %v", err)
+		}
+		data = raw
+	}
+	if len(data) > max {
+		return nil, gz, invalid("more than %d bytes", max)
+	}
+	return data, gz, nil
 }
 
 // IsInvalid reports whether err says a body is not a vector tile.

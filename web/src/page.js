@@ -7,6 +7,12 @@
 // the default), xyz (the CDN's /xyz/ paths, rows counted from the top) or
 // wmts (the ResourceURL of the layer's WMTS capabilities, rows from the
 // top). <body data-ready="N"> is set once tile set N's tiles loaded.
+// A vector tile set (Mapbox Vector Tiles) is drawn by MapLibre GL instead,
+// from its TileJSON (tms: tilejson.json, rows from the bottom; xyz:
+// tilejson-xyz.json; wmts: the capabilities' ResourceURL), with a style
+// made from TileJSON's vector_layers: each source layer in a colour of its
+// own, its polygons filled, its lines stroked and its points as circles;
+// <body data-renderer> says which library draws the tile set shown.
 (function () {
   'use strict';
   var select = document.getElementById('tileset');
@@ -15,7 +21,11 @@
   var cursor = document.getElementById('cursor');
   var base = location.href.replace(/[#?].*$/, '').replace(/[^/]*$/, '');
   var transparent = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIAAAUAAXpeqz8AAAAASUVORK5CYII=';
-  var map = null, layer = null, sets = [];
+  var map = null, layer = null, vmap = null, sets = [], shownAt = 0;
+  var mvt = 'application/vnd.mapbox-vector-tile';
+  // palette: one colour per source layer of a vector tile set.
+  var palette = ['#d7263d', '#1b998b', '#2e5eaa', '#f49d37', '#7b2d8b', '#3f88c5', '#8a6f30', '#e84393'];
+  var background = '#f4f1ea';
 
   function hash() {
     var out = {};
@@ -133,12 +143,133 @@
     return (ts.title || ts.layer) + ' · ' + ts.gridSet + ' · ' + ts.format + (p ? ' · ' + p : '');
   }
 
+  // freshContainer removes the map shown (Leaflet's or MapLibre's) and
+  // puts an untouched #map element in its place.
+  function freshContainer() {
+    if (map) { map.remove(); map = null; }
+    if (vmap) { vmap.remove(); vmap = null; }
+    var old = document.getElementById('map'), el = old.cloneNode(false);
+    el.className = '';
+    old.parentNode.replaceChild(el, old);
+    return el;
+  }
+
+  // absolute makes a URL of a document (root-relative or relative to the
+  // page) absolute, keeping {z}/{x}/{y} as they are: MapLibre's workers
+  // fetch tiles from a blob: URL, against which nothing is relative.
+  function absolute(u) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(u)) return u;
+    if (u.charAt(0) === '/') return location.protocol + '//' + location.host + u;
+    return rel(u);
+  }
+
+  // maplibre evaluates MapLibre GL (once) from its inert text in the page
+  // (a script of a blob: URL); it makes its workers of itself.
+  var maplibrePromise = null;
+  function maplibre() {
+    if (!maplibrePromise) {
+      maplibrePromise = new Promise(function (resolve, reject) {
+        var url = URL.createObjectURL(new Blob([document.getElementById('maplibre-js').textContent], { type: 'text/javascript' }));
+        var s = document.createElement('script');
+        s.src = url;
+        s.onload = function () { URL.revokeObjectURL(url); resolve(window.maplibregl); };
+        s.onerror = function () { reject(new Error('MapLibre GL did not load')); };
+        document.head.appendChild(s);
+      });
+    }
+    return maplibrePromise;
+  }
+
+  // vectorStyle is a MapLibre style of a TileJSON's vector_layers: per
+  // source layer one colour, a fill of its polygons, a line of its lines
+  // and a circle per point, over a plain background.
+  function vectorStyle(tj, tiles, scheme) {
+    var is = function (types) { return ['match', ['geometry-type'], types, true, false]; };
+    var layers = [{ id: 'background', type: 'background', paint: { 'background-color': background } }];
+    (tj.vector_layers || []).forEach(function (vl, n) {
+      var c = palette[n % palette.length], common = { source: 'tiles', 'source-layer': vl.id };
+      layers.push(L.extend({ id: vl.id + ' fill', type: 'fill', filter: is(['Polygon', 'MultiPolygon']),
+        paint: { 'fill-color': c, 'fill-opacity': 0.3, 'fill-outline-color': c } }, common));
+      layers.push(L.extend({ id: vl.id + ' line', type: 'line', filter: is(['LineString', 'MultiLineString']),
+        paint: { 'line-color': c, 'line-width': 2 } }, common));
+      layers.push(L.extend({ id: vl.id + ' point', type: 'circle', filter: is(['Point', 'MultiPoint']),
+        paint: { 'circle-color': c, 'circle-radius': 4 } }, common));
+    });
+    var src = { type: 'vector', tiles: tiles, scheme: scheme, minzoom: tj.minzoom, maxzoom: tj.maxzoom };
+    if (tj.bounds) src.bounds = tj.bounds;
+    if (tj.attribution) src.attribution = tj.attribution.replace(/[<>&]/g, '');
+    return { version: 8, sources: { tiles: src }, layers: layers };
+  }
+
+  // showVector draws vector tile set i with MapLibre GL, which draws a
+  // vector tile 512 pixels wide whatever the grid's tile size: level z of
+  // the tile set is MapLibre's zoom z.
+  function showVector(i, h, source, ts, el) {
+    var doc = source === 'tms' ? ts.tileJSON : ts.tileJSONXYZ, at = shownAt;
+    document.body.setAttribute('data-renderer', 'maplibre');
+    if (!doc) {
+      info.textContent = 'no TileJSON for this tile set: MapLibre GL draws Web Mercator tile sets only';
+      return;
+    }
+    var tileJSON = fetch(rel(doc), { cache: 'no-cache' }).then(function (r) {
+      if (!r.ok) throw new Error(doc + ': HTTP ' + r.status);
+      return r.json();
+    });
+    Promise.all([tileJSON, source === 'wmts' ? wmtsTemplate(ts) : null, maplibre()]).then(function (got) {
+      if (at !== shownAt) return; // another tile set or source was chosen meanwhile
+      var tj = got[0], ml = got[2];
+      var tiles = (got[1] ? [got[1]] : tj.tiles).map(absolute);
+      var scheme = source === 'tms' ? 'tms' : 'xyz';
+      var opts = { container: el, style: vectorStyle(tj, tiles, scheme), renderWorldCopies: false, fadeDuration: 0,
+        minZoom: 0, maxZoom: ts.maxZoom + 1, canvasContextAttributes: { preserveDrawingBuffer: true } };
+      if (h.z !== undefined) {
+        opts.zoom = +h.z;
+        opts.center = h.lat !== undefined && h.lon !== undefined ? [+h.lon, +h.lat] : [tj.center[0], tj.center[1]];
+      } else {
+        opts.bounds = tj.bounds;
+      }
+      vmap = new ml.Map(opts);
+      var shown = vmap;
+      vmap.once('idle', function () { if (vmap === shown) document.body.setAttribute('data-ready', String(i)); });
+      vmap.on('error', function (e) {
+        info.textContent = 'MapLibre GL: ' + (e.error && e.error.message || e.error);
+        console.error(e.error);
+      });
+      vmap.on('mousemove', function (e) {
+        cursor.textContent = 'lon ' + e.lngLat.lng.toFixed(4) + ', lat ' + e.lngLat.lat.toFixed(4) +
+          '  (level ' + Math.min(ts.maxZoom, Math.floor(vmap.getZoom())) + ')';
+      });
+      info.textContent = '';
+      var names = (tj.vector_layers || []).map(function (vl, n) { return vl.id; });
+      info.appendChild(document.createTextNode(names.length ? 'vector layers: ' : 'TileJSON lists no vector_layers yet: seed the tile set'));
+      names.forEach(function (name, n) {
+        var s = document.createElement('span');
+        s.textContent = '\u25a0 ' + name + '  ';
+        s.style.color = palette[n % palette.length];
+        info.appendChild(s);
+      });
+      var a = document.createElement('a');
+      a.href = rel(doc);
+      a.textContent = 'TileJSON';
+      info.appendChild(a);
+    }).catch(function (err) {
+      info.textContent = 'cannot show the ' + source + ' source: ' + err.message;
+      console.error(err);
+    });
+  }
+
   function show(i, h) {
     var ts = sets[i];
     var source = ['tms', 'xyz', 'wmts'].indexOf(h.source) >= 0 ? h.source : sourceSelect.value;
     sourceSelect.value = source;
     document.body.removeAttribute('data-ready');
-    if (map) { map.remove(); map = null; }
+    shownAt++;
+    var el = freshContainer();
+    if (ts.format === mvt) {
+      showVector(i, h, source, ts, el);
+      return;
+    }
+    document.body.setAttribute('data-renderer', 'leaflet');
     var crs = crsOf(ts);
     var bounds = latLngBounds(ts, crs);
     // No fade: a tile is drawn fully as soon as it loaded (data-ready

@@ -58,6 +58,7 @@ type bench struct {
 	checkpoint          string // TILECACHE_CHECKPOINT_INTERVAL, "" for the default
 	then                string // "", "truncate", "reseed" or "seed-holes": a second request over the seeded bounds, measured alone
 	thenBbox            string // its bounds (EPSG:900913 metres), or the whole world
+	bbox                string // the seed's bounds (EPSG:900913 metres), or the whole world
 }
 
 func main() {
@@ -76,6 +77,7 @@ func main() {
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
 	flag.StringVar(&b.checkpoint, "checkpoint", "", "TILECACHE_CHECKPOINT_INTERVAL of the seeding program (default: the program's)")
 	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate, reseed or seed-holes (a seed after one tile of every other metatile was deleted) of the same levels")
+	flag.StringVar(&b.bbox, "bbox", "", "bounds of the seed, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world), e.g. a corner of it so that deep levels stay small")
 	flag.StringVar(&b.thenBbox, "then-bbox", "", "bounds of -then, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
@@ -260,7 +262,11 @@ func (b bench) once() (result, error) {
 	if b.wms != "" {
 		format = b.format
 	}
-	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":%q,"threadCount":%d}}`, b.zoom, format, b.threads)
+	seedBounds := ""
+	if b.bbox != "" {
+		seedBounds = `,"bounds":{"coords":{"double":[` + b.bbox + `]}}`
+	}
+	body := fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":%q,"threadCount":%d%s}}`, b.zoom, format, b.threads, seedBounds)
 	rows, err := call(srv.URL+"/rest/seed/"+layerName+".json", body)
 	if err != nil {
 		return result{}, err

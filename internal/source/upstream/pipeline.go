@@ -195,15 +195,17 @@ func DecodeFailure(url, contentType string, err error) *Error {
 }
 
 // Vector returns the tile at x, y of an upstream's answer body (of
-// Content-Type contentType, from url) in a vector tile format: body as it
-// came (gzip-compressed or not: Encoding says), once vectortile.Parse
-// found it a vector tile of at most vectortile.MaxSize bytes. An answer
+// Content-Type contentType, from url) in vector tile format format (MVT or
+// GeoJSON): body as it came (gzip-compressed or not: Encoding says), once
+// vectortile.ParseAs found it a tile of that format of at most
+// vectortile.MaxSize bytes; an empty GeoJSON answer is stored as a
+// FeatureCollection without features. An answer
 // that is not one (an HTML page, a service exception, a truncated or
 // oversized body) is an *Error, and nothing of it is stored. A tile
 // without features is blank: skipped unless skipBlank is none (any other
 // mode skips it, as it draws nothing).
-func (p *Pipeline) Vector(body []byte, contentType, url string, x, y int64) (source.Tile, error) {
-	vt, err := vectortile.Parse(body, vectortile.MaxSize)
+func (p *Pipeline) Vector(format string, body []byte, contentType, url string, x, y int64) (source.Tile, error) {
+	vt, err := vectortile.ParseAs(format, body, vectortile.MaxSize)
 	if err != nil {
 		msg := err.Error() + " (" + contentType + ")"
 		if len(body) > 0 && (body[0] == '<' || strings.Contains(contentType, "xml") || strings.Contains(contentType, "html")) {
@@ -215,6 +217,9 @@ func (p *Pipeline) Vector(body []byte, contentType, url string, x, y int64) (sou
 		return source.Tile{X: x, Y: y, Skip: true}, nil
 	}
 	t := source.Tile{X: x, Y: y, Data: bytes.Clone(body)}
+	if format == vectortile.GeoJSON && len(bytes.TrimSpace(body)) == 0 {
+		t.Data = vectortile.EmptyGeoJSON() // an empty answer stored as what it stands for
+	}
 	if vt.Gzip {
 		t.Encoding = "gzip"
 	}

@@ -32,7 +32,7 @@ func (s *Source) renderVector(ctx context.Context, req source.Request) ([]source
 		// Bounded by the largest vector tile accepted, plus room for
 		// headers and an exception report.
 		err = s.client.FetchLimited(ctx, u, vectortile.MaxSize+1<<20, func(body []byte, contentType string) error {
-			out, err := s.pipe.Vector(body, contentType, u, t.X, t.Y)
+			out, err := s.pipe.Vector(req.Format, body, contentType, u, t.X, t.Y)
 			*t = out
 			return err
 		})

@@ -194,13 +194,13 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 // skipBlank allows, else stored empty (zero bytes, a tile of no layers).
 func (s *Source) vector(ctx context.Context, req source.Request, t *source.Tile, u string) error {
 	err := s.client.FetchLimited(ctx, u, vectortile.MaxSize+1<<20, func(body []byte, contentType string) error {
-		out, err := s.pipe.Vector(body, contentType, u, t.X, t.Y)
+		out, err := s.pipe.Vector(req.Format, body, contentType, u, t.X, t.Y)
 		*t = out
 		return err
 	})
 	var ue *upstream.Error
 	if errors.As(err, &ue) && (ue.Status == http.StatusNotFound || ue.Status == http.StatusNoContent) {
-		out, err := s.pipe.Vector(nil, "", u, t.X, t.Y)
+		out, err := s.pipe.Vector(req.Format, nil, "", u, t.X, t.Y)
 		*t = out
 		return err
 	}
