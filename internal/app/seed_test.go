@@ -383,6 +383,7 @@ func kill(t testing.TB, a *apptest.App, path, code string) string {
 }
 
 func TestKill(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	statuses := func(path string) map[int64]int64 {
 		out := map[int64]int64{}
@@ -603,6 +604,7 @@ func TestPanickingSourceFailsItsMetatileOnly(t *testing.T) {
 // (its own retries with backoff, and the request's tile retries) stops
 // calling it within about a second of a kill.
 func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	var last atomic.Int64 // unix nanos of the latest request
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -641,6 +643,7 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
 // a redelivery hands it to a second worker: every tile is asked of the
 // upstream exactly once.
 func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	calls := map[string]int{}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -681,6 +684,7 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 // status rows follows its lane between checkpoints (here 20 s apart): it
 // is never more than about a second behind.
 func TestStatusRowsFollowProgress(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{Checkpoint: 20 * time.Second, Slice: time.Minute, SeedThreads: 1})
 	// z0-3 of the slow layer: 170 one-tile metatiles, 40 ms each (6.8 s).
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":1}}`)
@@ -707,6 +711,7 @@ func TestStatusRowsFollowProgress(t *testing.T) {
 // counts it as a tile failure and continues in a new message: the message
 // is finished with, not redelivered onto the same metatile.
 func TestRenderPastInvocationBudgetIsATileFailure(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
