@@ -110,7 +110,7 @@ const edgeLayers = `
     formats: [image/png]
     metatiling: [4, 4]
     renderOnMiss: {enabled: true}
-    source: {type: wms, url: "%[1]s", layers: x, retries: -1, timeout: 5s, transparent: true, skipBlank: transparent}
+    source: {type: wms, url: "%[1]s", layers: x, retries: -1, timeout: 20s, transparent: true, skipBlank: transparent}
 `
 
 // edgeSecrets are what the WMS URL carries that no log or answer may show.
