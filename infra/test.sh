@@ -54,9 +54,10 @@ export TILECACHE_REQUIRE_DEVSTACK=1
 # TILECACHE_TEST_SIDE_BY_SIDE=1 runs them at the same time, and
 # TILECACHE_TEST_SHARDS=N (default 1) splits each backend's end-to-end tests
 # into N processes (every Nth test name in sorted order), for machines with
-# more cores. Every pass is its own process (the metrics registry is per
-# process) and every test names its own tables, queues and key prefixes
-# (testenv.Name), so passes share the stack safely. Each pass's readable
+# more cores. Every program counts in a metrics registry of its own (so
+# the end-to-end tests run in parallel inside a pass) and every test names
+# its own tables, queues and key prefixes (testenv.Name), so tests and
+# passes share the stack safely. Each pass's readable
 # output is printed whole at the end. Every wait of the end-to-end tests has
 # its bound stretched (TILECACHE_TEST_WAIT_SCALE, default 3 here): a bound
 # ends a stall, it is no speed figure.

@@ -28,6 +28,7 @@ func pageHits(t testing.TB, a *apptest.App, layer string) map[string]quota.Page 
 // of page reads, reach the usage pages once per batch id; bad batches are
 // refused with a 4xx naming the problem.
 func TestAccessBatches(t *testing.T) {
+	t.Parallel()
 	a := startQuota(t, t.TempDir())
 	waitSettled(t, a)
 	waitFinished(t, a, ids(seedReq(t, a, "quota:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`)), time.Minute)

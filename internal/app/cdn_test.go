@@ -87,6 +87,7 @@ func wantCovered(t *testing.T, step string, paths, changed, all []string) {
 // and mass truncate against a CloudFront-compatible server and reads back
 // the invalidations each caused.
 func TestCDNInvalidatesWhatChanged(t *testing.T) {
+	t.Parallel()
 	c := apptest.NewCDN(t)
 	a := apptest.Start(t, apptest.Options{Layers: quotaLayers, StaleAfter: 2 * time.Second,
 		// Only cdnStep's Flush sends: a step that outlasts a timed flush
@@ -191,6 +192,7 @@ func missing(before, after []string) []string {
 // know refuses every invalidation; the requests still finish, every tile
 // is stored, and the refusal is logged with its paths.
 func TestCDNRefusingInvalidationsLosesNoTask(t *testing.T) {
+	t.Parallel()
 	apptest.NewCDN(t) // the CloudFront-compatible server is up
 	var log apptest.LogBuffer
 	a := apptest.Start(t, apptest.Options{Layers: quotaLayers, Log: &log,

@@ -21,6 +21,7 @@ import (
 // race detector) and shown KILLED, while the other task of the same
 // request runs on.
 func TestConsoleKillOneTask(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":2}}`)
 	defer a.Do(t, http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
@@ -61,6 +62,7 @@ func TestConsoleKillOneTask(t *testing.T) {
 // GET /rest/failures.json, in the list of failures and beside its entry
 // among the finished tasks; a task killed from the page shows none.
 func TestConsoleFailureReasons(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#tasks")
 	waitEval(t, page, `document.querySelector('#failure-list li')?.textContent === 'No task failed in the last 24 hours.'`, 10*time.Second)
@@ -118,6 +120,7 @@ func TestConsoleFailureReasons(t *testing.T) {
 // from, a regex filter's free text checked against it), and the request
 // it estimates and submits carries the chosen values.
 func TestConsoleParameterChoices(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#seed")
 	page.Eval(t, `(s => { s.value = 'topp:states'; s.dispatchEvent(new Event('change')); return ''; })(document.querySelector('#seed-form select'))`)
@@ -172,6 +175,7 @@ func TestConsoleParameterChoices(t *testing.T) {
 // (X-Tilecache-Stored-Only, or Cache-Control: only-if-cached). The same
 // read without them renders, so the check could fail.
 func TestConsoleBaseMapReadsOnlyStored(t *testing.T) {
+	t.Parallel()
 	wms := newCountingWMS(t)
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, wms.URL, "http://127.0.0.1:1")})
 	seedReq(t, a, "od:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)

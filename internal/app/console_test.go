@@ -75,6 +75,7 @@ func noConsoleErrors(t *testing.T, page *browsertest.Page) {
 // Content-Security-Policy, nosniff, no caching of the page, and the
 // redirect of /console to /console/.
 func TestConsoleServed(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	if r := a.DoAuth(t, "", "", http.MethodGet, "/console/", ""); r.Status != http.StatusUnauthorized {
 		t.Errorf("GET /console/ without credentials: %d, want 401", r.Status)
@@ -128,6 +129,7 @@ func TestConsoleServed(t *testing.T) {
 // TestConsoleUnderBasePath: with TILECACHE_BASE_PATH the console is under
 // it, beside its /rest, and the page's relative addresses reach both.
 func TestConsoleUnderBasePath(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_BASE_PATH": "/gwc"}})
 	if r := a.Do(t, http.MethodGet, "/gwc/console/", ""); r.Status != http.StatusOK || r.Header.Get("Content-Security-Policy") == "" {
 		t.Fatalf("GET /gwc/console/: %d", r.Status)
@@ -143,6 +145,7 @@ func TestConsoleUnderBasePath(t *testing.T) {
 // TestConsoleLoads opens the console in Chromium: it loads without an
 // error or a CSP violation and lists the layers.
 func TestConsoleLoads(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#seed")
 	var layers []string
@@ -241,6 +244,7 @@ func squareMeetsTriangle(x0, y0, x1, y1 float64, tri [3][2]float64) bool {
 // then holds exactly the tiles whose squares meet the triangle (found
 // here independently, tile by tile).
 func TestConsoleSeedPolygon(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#seed")
 	waitEval(t, page, `window.consoleSeed.gridSet === 'EPSG:4326'`, 10*time.Second)
@@ -351,6 +355,7 @@ func restRequests(page *browsertest.Page, from int) (n int, urls []string) {
 // server lists none as pending or running, and the page lists both as
 // killed.
 func TestConsoleTasksKill(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":128}}`)
 	if len(rows) != 128 {
@@ -435,6 +440,7 @@ func waitLive(t *testing.T, a *apptest.App, want int, d time.Duration) {
 // it asks the server at most 6 times a minute (measured over 30 s: at
 // most 3 requests).
 func TestConsoleIdleRequests(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#tasks")
 	time.Sleep(2 * time.Second) // the first load's requests
@@ -464,6 +470,7 @@ const consoleWMSDoc = `<wmsLayer>
 // versions side by side, and the other change stays. The title, markup
 // in it, shows as text.
 func TestConsoleLayerConflict(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	title := `<img src=x id=injected>Roads &amp; more`
 	doc := strings.Replace(consoleWMSDoc, "TITLE", `&lt;img src=x id=injected&gt;Roads &amp;amp; more`, 1)
@@ -511,6 +518,7 @@ func TestConsoleLayerConflict(t *testing.T) {
 // the coverage map draws exactly the pages of the page table, the next to
 // expire marked.
 func TestConsoleQuota(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	if r := a.Do(t, http.MethodPut, "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"globalQuota":{"value":"100","units":"MiB"},"layerQuotas":[{"layer":"topp:states","expirationPolicyName":"LRU","quota":{"value":"1","units":"MiB"}}]}}`, "Content-Type", "application/json"); r.Status != http.StatusOK {
 		t.Fatalf("PUT diskquota: %d %s", r.Status, r.Body)
@@ -639,6 +647,7 @@ func setValue(t *testing.T, page *browsertest.Page, sel, value string) {
 // next five runs (as Go's time package computes them in its zone), the
 // server's next run is the first of them, and Delete removes it.
 func TestConsoleSchedules(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#schedules")
 	waitEval(t, page, `document.querySelector('#schedule-list p, #schedule-list table')`, 10*time.Second)
@@ -685,6 +694,7 @@ func TestConsoleSchedules(t *testing.T) {
 // serious or critical violation. Then, on every page, Tab alone reaches
 // every visible control.
 func TestConsoleAccessibility(t *testing.T) {
+	t.Parallel()
 	axePath := testenv.RequireAxe(t)
 	axe, err := os.ReadFile(axePath)
 	if err != nil {
@@ -774,6 +784,7 @@ func TestConsoleAccessibility(t *testing.T) {
 // (kill_all=all) to /rest/seed. The browser marks it as not same-origin,
 // the service refuses it (403), and the tasks run on.
 func TestConsoleCrossSiteKillRefused(t *testing.T) {
+	t.Parallel()
 	testenv.RequireChromium(t)
 	a := apptest.Start(t, apptest.Options{})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":6,"threadCount":2}}`)
@@ -821,6 +832,7 @@ func TestConsoleCrossSiteKillRefused(t *testing.T) {
 // an uploaded tile list; on the layers page, Truncate deletes a layer's
 // tiles only once its name is typed, and Delete removes a layer.
 func TestConsoleUploadsAndLayerActions(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	if r := a.Do(t, http.MethodPut, "/rest/layers/edit:roads.xml", strings.Replace(consoleWMSDoc, "TITLE", "Roads", 1), "Content-Type", "text/xml"); r.Status/100 != 2 {
 		t.Fatalf("PUT: %d %s", r.Status, r.Body)
@@ -920,6 +932,7 @@ func compareEstimate(t *testing.T, a *apptest.App, page *browsertest.Page, ctype
 // from the layers page and creates the layers ticked: one new layer
 // whose document is the one the server proposed.
 func TestConsoleLayersFromCapabilities(t *testing.T) {
+	t.Parallel()
 	wmsURL := testenv.RequireWMS(t)
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#layers")

@@ -17,6 +17,7 @@ import (
 // nothing, through the server and through the API function's handler
 // alike; the same form sent by curl still kills.
 func TestCrossSiteKillRefused(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":6,"threadCount":1}}`)
 	id := rows[0][3]

@@ -133,6 +133,7 @@ func usedBy(t *testing.T, a *apptest.App, name string) (tiles, bytes int64) {
 }
 
 func TestLayerDeletedInTheBackground(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opts := apptest.Options{Layers: apptest.Layers + goneLayer, DataDir: dir, SeedThreads: 2, Env: deletionEnv}
 	a := apptest.Start(t, opts)
@@ -233,6 +234,7 @@ func TestLayerDeletedInTheBackground(t *testing.T) {
 // killed like any task; its mark stays (the name is still refused, the
 // 409 says so), and DELETE ?truncate=true of the name starts it again.
 func TestDeletedLayerTruncationKilled(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + goneLayer, SeedThreads: 2, Env: deletionEnv})
 	before := seedGone(t, a, 3000)
 	id := deleteGone(t, a)

@@ -39,6 +39,7 @@ type placedTile struct {
 // bottom (a northern tile at z1 is y = 1), draws their pixels, and logs no
 // error.
 func TestDemoPageShowsTheStoredTiles(t *testing.T) {
+	t.Parallel()
 	testenv.RequireChromium(t)
 	a := apptest.Start(t, apptest.Options{})
 	for _, body := range []string{

@@ -110,7 +110,7 @@ const edgeLayers = `
     formats: [image/png]
     metatiling: [4, 4]
     renderOnMiss: {enabled: true}
-    source: {type: wms, url: "%[1]s", layers: x, retries: -1, timeout: 5s, transparent: true, skipBlank: transparent}
+    source: {type: wms, url: "%[1]s", layers: x, retries: -1, timeout: 20s, transparent: true, skipBlank: transparent}
 `
 
 // edgeSecrets are what the WMS URL carries that no log or answer may show.
@@ -134,6 +134,7 @@ func startEdge(t *testing.T, env map[string]string) (*apptest.App, *edgeWMS, *ap
 // 404 without a GetMap, on /tiles and on the key paths; the canonical
 // spelling renders.
 func TestEdgeCanonicalPaths(t *testing.T) {
+	t.Parallel()
 	a, u, _ := startEdge(t, nil)
 	for _, p := range []string{
 		"/tiles/edge:world/EPSG:4326/png/06/0/0.png",
@@ -169,6 +170,7 @@ func TestEdgeCanonicalPaths(t *testing.T) {
 // GetMap while its outcome is remembered, on both paths; once the memory
 // lapses the next miss renders again.
 func TestEdgeBlankMetatileRemembered(t *testing.T) {
+	t.Parallel()
 	a, u, _ := startEdge(t, map[string]string{"TILECACHE_MISS_REMEMBER": "2s"})
 	u.mode.Store("blank")
 	for i := range 8 {
@@ -205,6 +207,7 @@ func TestEdgeBlankMetatileRemembered(t *testing.T) {
 // with a fixed one-line reason and no-store; neither the answers nor the
 // log carry the secrets of the WMS URL.
 func TestEdgeNothingLeaks(t *testing.T) {
+	t.Parallel()
 	a, u, log := startEdge(t, map[string]string{"TILECACHE_MISS_FAILURE_BACKOFF": "50ms"})
 	for _, c := range []struct{ mode, path, want string }{
 		{"fail", "/tiles/edge:world/EPSG:4326/png/3/0/0.png", "upstream error\n"},
@@ -234,6 +237,7 @@ func TestEdgeNothingLeaks(t *testing.T) {
 // WMS never has more than the misses' share in flight; each rendered
 // metatile cost one GetMap.
 func TestEdgeFlood(t *testing.T) {
+	t.Parallel()
 	a, u, _ := startEdge(t, nil)
 	u.delay.Store(int64(400 * time.Millisecond))
 	const n = 200
@@ -286,6 +290,7 @@ func TestEdgeFlood(t *testing.T) {
 // with a regex filter's value that no seed recorded (404, no GetMap);
 // once a seed recorded it, misses with it render.
 func TestEdgeParameters(t *testing.T) {
+	t.Parallel()
 	a, u, _ := startEdge(t, nil)
 	if status, _, _ := getTile(t, a.URL, "/tiles/edge:world/EPSG:4326/png/2/0/0.png?STYLES=dark"); status != 200 || u.getMaps.Load() != 1 {
 		t.Fatalf("a listed value: got %d after %d GetMaps, want 200 after 1", status, u.getMaps.Load())
@@ -310,6 +315,7 @@ func TestEdgeParameters(t *testing.T) {
 // removes the render's tiles only when its range holds them; a mass
 // truncation during a render removes them all; usage stays exact.
 func TestEdgeTruncationPrecise(t *testing.T) {
+	t.Parallel()
 	a, u, _ := startEdge(t, map[string]string{"TILECACHE_STALE_AFTER": "1s"}) // recounts soon
 	u.delay.Store(int64(time.Second))
 	miss := func(p string) chan int {
@@ -347,6 +353,7 @@ func TestEdgeTruncationPrecise(t *testing.T) {
 // and the metrics to an administrator; with TILECACHE_METRICS_ADDR it
 // moves to its own listener and the main one answers 404.
 func TestEdgeMetricsNotAnonymous(t *testing.T) {
+	t.Parallel()
 	a, _, _ := startEdge(t, nil)
 	if status, _, _ := getTile(t, a.URL, "/metrics"); status != 401 {
 		t.Errorf("anonymous /metrics: got %d, want 401", status)
@@ -379,6 +386,7 @@ func freeLoopback(t *testing.T) string {
 // between them never has more GetMaps in flight than the layer's misses
 // share (the slots are claims in the task store).
 func TestEdgeTwoProcesses(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	u := newEdgeWMS(t)
 	dir := t.TempDir()

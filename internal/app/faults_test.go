@@ -43,6 +43,7 @@ layers:
 var faultRates = faultproxy.Config{ThrottleRate: 0.08, ServerErrorRate: 0.02, ResetRate: 0.02, DropAnswerRate: 0.02, Disabled: true}
 
 func TestSeedUnderCloudFaults(t *testing.T) {
+	// Not parallel: t.Setenv points the process's AWS endpoints at the fault proxies.
 	if os.Getenv("TILECACHE_TEST_BACKEND") != "aws" {
 		t.Skip("the fault suite runs in the AWS backend pass (TILECACHE_TEST_BACKEND=aws)")
 	}

@@ -129,6 +129,7 @@ const z3Box = `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":3,"zoomStop":
 // stores its one tile; a box seed of the whole metatile then stores the
 // other 15 (it skipped the metatile, its first tile being there).
 func TestSeedFillsAMetatileAGeometryPartlyStored(t *testing.T) {
+	t.Parallel()
 	h := startHoles(t)
 	h.step("polygon seed", "holes:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":3,"zoomStop":3,"format":"image/png",
 		"geometry":{"type":"Polygon","coordinates":[[[1,1],[10,1],[10,10],[1,10],[1,1]]]}}}`,
@@ -143,6 +144,7 @@ func TestSeedFillsAMetatileAGeometryPartlyStored(t *testing.T) {
 // 2×2 tiles deletes those 4 tiles (not their metatile's 16) and its task
 // processes the metatile's positions; a seed then PUTs the 4 again.
 func TestTruncateTakesExactlyItsBoxThenSeedRefills(t *testing.T) {
+	t.Parallel()
 	h := startHoles(t)
 	all := tileKeys("holes:world", 3, 8, 11, 4, 7, nil)
 	h.step("seed", "holes:world", z3Box, all)
@@ -167,6 +169,7 @@ func TestTruncateTakesExactlyItsBoxThenSeedRefills(t *testing.T) {
 // TestTileListSeedFillsAPartlyStoredMetatile: a seed of an XYZ tile list
 // whose metatile is partly stored stores the missing tiles of it.
 func TestTileListSeedFillsAPartlyStoredMetatile(t *testing.T) {
+	t.Parallel()
 	h := startHoles(t)
 	h.step("polygon seed", "holes:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":3,"zoomStop":3,"format":"image/png",
 		"geometry":{"type":"Polygon","coordinates":[[[1,1],[30,1],[30,10],[1,10],[1,1]]]}}}`,
@@ -194,6 +197,7 @@ func TestTileListSeedFillsAPartlyStoredMetatile(t *testing.T) {
 // behind the seed's back (as an expiry leaves them), a seed of the same
 // box stores exactly them again.
 func TestSeedFillsMetatilesCutByAnExpiredPage(t *testing.T) {
+	t.Parallel()
 	h := startHoles(t)
 	// z7 of EPSG:4326: 256×128 tiles of 1.40625°; columns and rows 60-68
 	// are nine 3×3 metatiles across the page boundary at 64.
@@ -219,6 +223,7 @@ func TestSeedFillsMetatilesCutByAnExpiredPage(t *testing.T) {
 // partly stored metatile renders on a miss, and only the missing tiles are
 // PUT.
 func TestRenderOnMissKeepsTheStoredTilesOfItsMetatile(t *testing.T) {
+	t.Parallel()
 	h := startHoles(t)
 	h.step("polygon seed", "holes:miss", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":3,"zoomStop":3,"format":"image/png",
 		"geometry":{"type":"Polygon","coordinates":[[[1,1],[30,1],[30,30],[1,30],[1,1]]]}}}`,
@@ -240,6 +245,7 @@ func TestRenderOnMissKeepsTheStoredTilesOfItsMetatile(t *testing.T) {
 // again the tiles older than that, unchanged or not (their age starts
 // again), and leaves those stored since alone.
 func TestSeedRefreshesStaleTilesOnly(t *testing.T) {
+	t.Parallel()
 	h := startHoles(t)
 	all := tileKeys("holes:stale", 3, 8, 11, 4, 7, nil)
 	h.step("seed", "holes:stale", z3Box, all)

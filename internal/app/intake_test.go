@@ -55,6 +55,7 @@ const unknownLane = `{"task":999,"cursor":0}`
 // maxReceiveCount, dead-letters it) and works nothing; the well-formed
 // message of the same batch is finished with (not reported: deleted).
 func TestHandleSQSRefusesMalformedLaneMessages(t *testing.T) {
+	t.Parallel()
 	var log apptest.LogBuffer
 	a := apptest.Start(t, apptest.Options{Log: &log})
 	// Task 1 RUNNING, so that a lenient read of {"task":1} would work it.
@@ -110,6 +111,7 @@ func sqsRecord(id, body string) events.SQSMessage {
 // ends in the dead-letter queue unchanged, the control is deleted, and
 // nothing else is left.
 func TestMalformedLaneMessagesDeadLetteredOnBothPaths(t *testing.T) {
+	t.Parallel()
 	paths := []struct {
 		name string
 		// run takes lane messages in until ctx ends.

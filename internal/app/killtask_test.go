@@ -17,6 +17,7 @@ import (
 // two running lanes are worked one in each process, and one of the two
 // kills, both sent to process A, is noticed in process B.
 func TestKillOneTaskAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	dir := t.TempDir()
 	// Long slices: a lane stays in the process that took it.

@@ -29,6 +29,7 @@ import (
 // queue, where it can be inspected — as it does when a worker process's
 // Receive skips it.
 func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	ctx = p.metricsContext(ctx)
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
 	p.refreshLayers(ctx)
@@ -58,6 +59,7 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 // 2.0) events are served by the program's http.Handler through
 // httpadapter.NewV2.
 func (p *Program) HandleAPI(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	ctx = p.metricsContext(ctx)
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
 	p.refreshLayers(ctx)
@@ -71,7 +73,7 @@ func (p *Program) HandleAPI(ctx context.Context, ev events.APIGatewayV2HTTPReque
 func (p *Program) EnableEMF(w io.Writer, function string) {
 	p.emf = metrics.NewEMF("tilecache", map[string]string{"Function": function})
 	p.emfOut = w
-	metrics.Install(p.emf)
+	p.Metrics.Install(p.emf)
 }
 
 // flushMetrics writes the invocation's metrics (EnableEMF).
@@ -117,6 +119,7 @@ const flushBudget = 10 * time.Second
 // — e.g. `aws lambda invoke --payload '{"detail":{"recount":true}}'` — also
 // marks every layer (or those named) for a recount first.
 func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) error {
+	ctx = p.metricsContext(ctx)
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
 	p.refreshLayers(ctx)
@@ -181,14 +184,14 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 		return nil, err
 	}
 	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses)
-	p.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.Handler = withMetrics(p.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "Method "+r.Method+" not allowed", http.StatusMethodNotAllowed)
 			return
 		}
 		objects.ServeHTTP(w, r)
-	})
+	}))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
@@ -198,6 +201,7 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 // handler; a tile answers with its binary body base64-encoded and the
 // stored Content-Type and Cache-Control, which CloudFront caches.
 func (p *Program) HandleTile(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	ctx = p.metricsContext(ctx)
 	defer p.flushMetrics()
 	p.refreshLayers(ctx)
 	rc := ev.RequestContext

@@ -19,6 +19,7 @@ import (
 )
 
 func TestRecountRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		detail string
 		layers []string
@@ -70,6 +71,7 @@ func (m *memKV) Write(_ context.Context, version string, put map[string]string, 
 // a new layer configuration (a grid set added through the REST interface
 // in another process is mapped at the edge within a minute).
 func TestScheduleSyncsEdgeAfterALayerChange(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg, err := config.Load(func(k string) (string, bool) {
 		v, ok := map[string]string{"TILECACHE_DATA": dir, "TILECACHE_LAYERS_REFRESH": "1ms"}[k]

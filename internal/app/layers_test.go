@@ -59,6 +59,7 @@ func quarterDoc(t *testing.T) string {
 }
 
 func TestLayersManagedAtRunTime(t *testing.T) {
+	t.Parallel()
 	wmsURL := testenv.RequireWMS(t)
 	dir := t.TempDir()
 	a := apptest.Start(t, apptest.Options{DataDir: dir, SeedThreads: 2})
@@ -259,6 +260,7 @@ func wantStatus(t *testing.T, res apptest.Response, status int, part string) {
 // the refresh delay (TILECACHE_LAYERS_REFRESH), and a change made through
 // one is the definition the other's next seed uses.
 func TestLayerChangeSeenByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	wmsURL := testenv.RequireWMS(t)
 	dir := t.TempDir()
@@ -321,6 +323,7 @@ func TestLayerChangeSeenByAnotherProcess(t *testing.T) {
 // version before it records a seed, so a layer another process deleted
 // (truncating its tiles) is refused at once instead of seeded again.
 func TestSeedOfALayerDeletedByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	wmsURL := testenv.RequireWMS(t)
 	dir := t.TempDir()
@@ -356,6 +359,7 @@ func TestSeedOfALayerDeletedByAnotherProcess(t *testing.T) {
 // deleted layer's tiles and the root documents that listed it, are
 // invalidated in the CDN (a CloudFront-compatible server).
 func TestLayerChangesReachTheCDN(t *testing.T) {
+	t.Parallel()
 	wmsURL := testenv.RequireWMS(t)
 	c := apptest.NewCDN(t)
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2, Env: map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": c.ID}})

@@ -46,6 +46,8 @@ type LogIngester struct {
 	// emfOut when it ends (EnableEMF).
 	emf    *metrics.EMF
 	emfOut io.Writer
+	// metrics is the ingester's own registry (EMF installs in it).
+	metrics *metrics.Registry
 }
 
 // EnableEMF makes the ingester record its metrics during each invocation
@@ -55,7 +57,7 @@ type LogIngester struct {
 func (li *LogIngester) EnableEMF(w io.Writer, function string) {
 	li.emf = metrics.NewEMF("tilecache", map[string]string{"Function": function})
 	li.emfOut = w
-	metrics.Install(li.emf)
+	li.metrics.Install(li.emf)
 }
 
 func (li *LogIngester) flushMetrics() {
@@ -91,12 +93,13 @@ func NewLogIngester(cfg config.Config, layers *layer.Catalogue, reads *quota.Rea
 	if err != nil {
 		return nil, err
 	}
-	return &LogIngester{reads: reads, mapper: m, format: f, open: open, log: log}, nil
+	return &LogIngester{reads: reads, mapper: m, format: f, open: open, log: log, metrics: new(metrics.Registry)}, nil
 }
 
 // Ingest reads one log object and records its reads; id names the object
 // (its bucket, key and ETag), so that a redelivery records nothing twice.
 func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (accesslog.Stats, error) {
+	ctx = metrics.NewContext(ctx, li.metrics)
 	n := 0
 	var dups int
 	st, err := accesslog.Ingest(ctx, r, li.format, li.mapper, func(ctx context.Context, batch []accesslog.PageHits) error {
@@ -113,13 +116,13 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 	li.log.Info("access log ingested", "log", id, "lines", st.Lines, "tile_reads", st.Kept, "pages", st.Pages,
 		"batches", st.Batches, "batches_seen_before", dups, "malformed", st.Malformed, "not_tiles", st.NotTile,
 		"not_reads", st.NotRead+st.NotSuccessful, "unknown_layer", st.UnknownLayer)
-	metrics.AccessLogReads.Add(float64(st.Kept), "kept")
-	metrics.AccessLogReads.Add(float64(st.NotTile), "not_tile")
-	metrics.AccessLogReads.Add(float64(st.UnknownLayer), "unknown_layer")
+	metrics.AccessLogReads.Add(ctx, float64(st.Kept), "kept")
+	metrics.AccessLogReads.Add(ctx, float64(st.NotTile), "not_tile")
+	metrics.AccessLogReads.Add(ctx, float64(st.UnknownLayer), "unknown_layer")
 	if st.Kept == 0 && st.NotTile+st.UnknownLayer > 0 {
 		// Reads, none of them a tile's: the paths may not lead to the
 		// keys (TILECACHE_ACCESS_LOG_ORIGIN_PATH, _PATH_PREFIX).
-		metrics.AccessLogsNoneKept.Add(1)
+		metrics.AccessLogsNoneKept.Add(ctx, 1)
 		li.log.Warn("access log kept no tile read", "log", id, "reads", st.NotTile+st.UnknownLayer,
 			"not_tiles", st.NotTile, "unknown_layer", st.UnknownLayer)
 	}
@@ -132,6 +135,7 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 // dead-letter queue; objects of the event ingested before it are not
 // counted again on the retry.
 func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
+	ctx = metrics.NewContext(ctx, li.metrics)
 	defer li.flushMetrics()
 	if li.registry != nil {
 		refreshLayers(ctx, li.registry, li.log)

@@ -47,6 +47,7 @@ func (*readSink) Unclaim(context.Context, string, string) error { return nil }
 // whose reads it kept none of — a CDN log under a key prefix read without
 // the distribution's origin path — so that an alarm can watch them.
 func TestLogFunctionMetricsNoneKept(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "layers.yaml")
 	if err := os.WriteFile(path, []byte(apptest.Layers), 0o644); err != nil {
 		t.Fatal(err)

@@ -26,9 +26,11 @@ layers:
 // tile, and the usage stays exact.
 func TestSizeLookupsAsEstimated(t *testing.T) {
 	t.Parallel()
-	// Slices as long as the requests: a lane continued in a new slice lists
-	// again what it still visits (its listings live in one invocation).
-	a := apptest.Start(t, apptest.Options{Layers: lookupLayers, Backend: "aws", SeedThreads: 4, StaleAfter: 2 * time.Second, Slice: time.Minute})
+	// Slices longer than any of the requests may take (their waits end at
+	// 90 s, stretched by TILECACHE_TEST_WAIT_SCALE): a lane continued in a
+	// new slice lists again what it still visits (its listings live in one
+	// invocation), so a slice cut on a loaded machine made more LISTs.
+	a := apptest.Start(t, apptest.Options{Layers: lookupLayers, Backend: "aws", SeedThreads: 4, StaleAfter: 2 * time.Second, Slice: 30 * time.Minute})
 	store, ok := a.Local.Tiles.(*s3store.Store)
 	if !ok {
 		t.Fatalf("tile store is %T, want the S3 store", a.Local.Tiles)

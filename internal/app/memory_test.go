@@ -127,6 +127,7 @@ func (w *bitWriter) flush() {
 // TestBombPNG checks bombPNG's hand-made deflate stream with the standard
 // library's decoder on small images (the same code makes the big ones).
 func TestBombPNG(t *testing.T) {
+	t.Parallel()
 	for _, size := range [][2]int{{1, 1}, {64, 64}, {100, 37}, {129, 2}, {1500, 1500}} {
 		img, err := png.Decode(bytes.NewReader(bombPNG(t, size[0], size[1])))
 		if err != nil {
@@ -172,6 +173,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // idle peak RSS: sizes are checked before decoding, bodies capped, decodes
 // budgeted.
 func TestPeakRSSAgainstOversizedAnswers(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("TILECACHE_TEST_BACKEND") == "aws" {
 		t.Skip("measured once, in the embedded pass")
 	}

@@ -63,6 +63,7 @@ func scrape(t *testing.T, a *apptest.App) map[string]float64 {
 // administrator's credentials) counts what a seed did: its tiles stored, its metatiles rendered, the
 // lag of its lane messages.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	before := scrape(t, a)
 	rows := seedReq(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2,"threadCount":2}}`)
@@ -92,6 +93,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // a refused request is refused alike; with a measured rate and stored
 // tiles the estimate gives a time and bytes.
 func TestEstimateMatchesSeed(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	for _, c := range []struct{ layer, body string }{
 		{"demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":4,"threadCount":3}}`},

@@ -93,6 +93,7 @@ func getTile(t *testing.T, base, path string) (int, http.Header, []byte) {
 // the CDN-shaped key path renders too; levels outside the layer's range
 // and refused parameters never reach the WMS; usage equals the listing.
 func TestRenderOnMiss(t *testing.T) {
+	t.Parallel()
 	wms := newCountingWMS(t)
 	failing := httptest.NewServer(http.NotFoundHandler())
 	defer failing.Close()
@@ -176,6 +177,7 @@ func TestRenderOnMiss(t *testing.T) {
 // upstream is asked again; an upstream that does not answer in time is a
 // 504 "upstream timeout".
 func TestRenderOnMissUpstreamFailure(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	var hang atomic.Bool
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -223,6 +225,7 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 // the same 32 concurrent misses of one metatile split between them: one
 // GetMap in all (the claim in the task store).
 func TestRenderOnMissTwoProcesses(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	wms := newCountingWMS(t)
 	dir := t.TempDir()
@@ -270,6 +273,7 @@ func sameSet(a, b []string) bool {
 // no tile of the truncated level is stored, and the usage equals the
 // listing (after the recount the overlap asks for).
 func TestRenderOnMissRacingTruncate(t *testing.T) {
+	t.Parallel()
 	var tile bytes.Buffer
 	img := image.NewRGBA(image.Rect(0, 0, 256, 256))
 	draw.Draw(img, img.Bounds(), &image.Uniform{color.RGBA{200, 40, 40, 255}}, image.Point{}, draw.Src)

@@ -69,6 +69,7 @@ fetch(q.get('caps')).then(function (r) { return r.text(); }).then(function (text
 // 200 with the stored tile (rows from the bottom) of its place, and draws
 // their pixels where the grid puts them.
 func TestOpenLayersShowsTheWMTSTiles(t *testing.T) {
+	t.Parallel()
 	testenv.RequireChromium(t)
 	olDir := testenv.RequireOpenLayers(t)
 	front := httptest.NewUnstartedServer(nil)

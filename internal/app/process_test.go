@@ -68,6 +68,7 @@ func finalTasks(t *testing.T, ts task.Store, ids []int64) []task.Task {
 }
 
 func TestTwoProcessesShareOneRequest(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	dir := t.TempDir()
 	// A global pool of 4 threads, two lane workers per process.
@@ -125,6 +126,7 @@ func TestTwoProcessesShareOneRequest(t *testing.T) {
 // process: its lanes wait PENDING beyond their share, misses wait for a
 // render slot.
 func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	var inFlight, peak, calls atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -214,6 +216,7 @@ func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
 }
 
 func TestWorkerKilledMidLaneFinishesExactly(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	dir := t.TempDir()
 	pa := apptest.StartProcess(t, dir, nil)
@@ -297,6 +300,7 @@ func (m *ownMinIO) stop() {
 }
 
 func TestMinIORestartMidSeedLosesNothing(t *testing.T) {
+	t.Parallel()
 	awsPass(t)
 	m := &ownMinIO{bin: minioBinary(t), dir: t.TempDir(), addr: freeAddr(t)}
 	m.start(t)

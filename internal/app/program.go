@@ -112,6 +112,9 @@ type Program struct {
 	Prometheus *metrics.Prometheus
 	emf        *metrics.EMF
 	emfOut     io.Writer
+	// Metrics is the program's own registry: what the program records
+	// reaches the exporters installed in it (Prometheus in Run, EMF).
+	Metrics *metrics.Registry
 	// Purger invalidates what changed in the CDN in front of the bucket
 	// (with cdn.Nop when none is configured).
 	Purger *cdn.Purger
@@ -176,8 +179,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
-		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH)))
+	p.Handler = withMetrics(p.Metrics, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
+		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
@@ -234,7 +237,8 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
 	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
-	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1}
+	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
+		Metrics: new(metrics.Registry)}
 	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
 		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
@@ -472,6 +476,7 @@ func (c *sourceCache) check(cat *layer.Catalogue) error {
 // schedules of saved requests and flushes tile reads until ctx ends. On the embedded backend it first re-enqueues the
 // lanes the previous process left RUNNING.
 func (p *Program) Run(ctx context.Context) error {
+	ctx = p.metricsContext(ctx)
 	if p.RecoverAll {
 		if err := p.Engine.Recover(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -483,7 +488,7 @@ func (p *Program) Run(ctx context.Context) error {
 		p.log.Error("sweep", "err", err)
 	}
 	if p.Prometheus != nil {
-		defer metrics.Install(p.Prometheus)()
+		defer p.Metrics.Install(p.Prometheus)()
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { p.publish(ctx) })
@@ -551,7 +556,7 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// Bodies are at most 1 MiB: a client slower than ReadTimeout is cut
 	// off, and idle keep-alive connections close. No WriteTimeout: a mass
 	// truncation answers when it is done.
-	srv := &http.Server{Handler: p.Handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+	srv := &http.Server{Handler: p.Handler, BaseContext: func(net.Listener) context.Context { return p.metricsContext(context.Background()) }, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()

@@ -93,6 +93,7 @@ func startJSONLogged(t *testing.T, layers string, log *apptest.LogBuffer) *appte
 // upstream that fails, logs the failures with the upstream's host, path
 // and parameter names, but neither secret.
 func TestUpstreamSecretsStayOutOfTheLog(t *testing.T) {
+	t.Parallel()
 	var calls, authorized atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)

@@ -76,6 +76,7 @@ func tick(t testing.TB, a *apptest.App, now time.Time) []schedule.Run {
 const yearly = "0 3 1 1 *"
 
 func TestScheduleFiresSkipsWhileRunningFiresAgain(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 1})
 	// 42 metatiles of 40 ms: a job that runs for a couple of seconds.
 	s := saveSchedule(t, a, "slow", yearly, `{"layer":"slow:world","seedRequest":{"zoomStart":0,"zoomStop":2}}`)
@@ -125,6 +126,7 @@ func TestScheduleFiresSkipsWhileRunningFiresAgain(t *testing.T) {
 // processes, or two cleaner invocations) waking at the same due time start
 // the request once.
 func TestScheduleTickersFireOnce(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	s := saveSchedule(t, a, "world", yearly, `{"layer":"demo:world","seedRequest":{"zoomStart":0,"zoomStop":1,"threadCount":2}}`)
 	other := schedule.NewTicker(a.Local.State.Schedules, a.Local.Tasks, rest.ScheduledRequests{Submitter: a.Local.Engine}, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -158,6 +160,7 @@ func TestScheduleTickersFireOnce(t *testing.T) {
 // while no process was up fires once when `tilecache serve` starts (its
 // ticker looks at once), not once per missed slot.
 func TestScheduleMissedRunsFireOnceOnWake(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := apptest.Start(t, apptest.Options{DataDir: dir})
 	// An hourly schedule saved five hours ago, its slots missed since.

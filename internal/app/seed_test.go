@@ -383,6 +383,7 @@ func kill(t testing.TB, a *apptest.App, path, code string) string {
 }
 
 func TestKill(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	statuses := func(path string) map[int64]int64 {
 		out := map[int64]int64{}
@@ -603,6 +604,7 @@ func TestPanickingSourceFailsItsMetatileOnly(t *testing.T) {
 // (its own retries with backoff, and the request's tile retries) stops
 // calling it within about a second of a kill.
 func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	var last atomic.Int64 // unix nanos of the latest request
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -641,6 +643,7 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
 // a redelivery hands it to a second worker: every tile is asked of the
 // upstream exactly once.
 func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	calls := map[string]int{}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -681,22 +684,37 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 // status rows follows its lane between checkpoints (here 20 s apart): it
 // is never more than about a second behind.
 func TestStatusRowsFollowProgress(t *testing.T) {
+	t.Parallel()
 	a := apptest.Start(t, apptest.Options{Checkpoint: 20 * time.Second, Slice: time.Minute, SeedThreads: 1})
 	// z0-3 of the slow layer: 170 one-tile metatiles, 40 ms each (6.8 s).
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":1}}`)
 	start := time.Now()
-	var seen []int64
-	for time.Since(start) < 3*time.Second {
+	// Every 0.5 s, the tiles stored so far, then the row's processed count.
+	// The row is compared with what was stored two polls (1 s) before it,
+	// not with a rate: the polls end before the first checkpoint (20 s)
+	// however fast the machine renders.
+	var stored, seen []int64
+	for time.Since(start) < 15*time.Second && (len(seen) < 5 || stored[len(stored)-3] < 10) {
 		time.Sleep(500 * time.Millisecond)
+		n := int64(len(keys(t, a, "slow:world/")))
 		for _, r := range listRows(t, a, "/rest/seed.json") {
 			if r[3] == rows[0][3] {
-				seen = append(seen, r[0])
+				stored, seen = append(stored, n), append(seen, r[0])
 			}
 		}
 	}
-	// 40 ms per tile: after 1.5 s about 37 tiles, after 3 s about 75.
-	if len(seen) < 5 || seen[2] < 15 || seen[len(seen)-1] <= seen[2] {
-		t.Errorf("processed counts every 0.5 s: %v; want them rising from the first second (checkpoints are 20 s apart)", seen)
+	if len(seen) < 5 || stored[len(stored)-3] == 0 {
+		t.Fatalf("stored tiles %v, processed counts %v every 0.5 s: the seed stored nothing in 15 s", stored, seen)
+	}
+	t.Logf("every 0.5 s: stored tiles %v, processed counts %v", stored, seen)
+	for i := 2; i < len(seen); i++ {
+		if seen[i] < stored[i-2] {
+			t.Errorf("processed counts %v every 0.5 s, stored tiles %v: the row counts %d when %d tiles were stored 1 s before; want it at most about a second behind (checkpoints are 20 s apart)", seen, stored, seen[i], stored[i-2])
+			break
+		}
+	}
+	if time.Since(start) >= 20*time.Second {
+		t.Errorf("the polls outlasted the first checkpoint (20 s): they show nothing")
 	}
 	waitFinished(t, a, ids(rows), 30*time.Second)
 }
@@ -707,6 +725,7 @@ func TestStatusRowsFollowProgress(t *testing.T) {
 // counts it as a tile failure and continues in a new message: the message
 // is finished with, not redelivered onto the same metatile.
 func TestRenderPastInvocationBudgetIsATileFailure(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)

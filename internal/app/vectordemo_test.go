@@ -29,6 +29,7 @@ import (
 // points' colours and a share of pixels other than the background; the
 // same for the XYZ source (tilejson-xyz.json, rows from the top).
 func TestDemoPageDrawsVectorTiles(t *testing.T) {
+	t.Parallel()
 	testenv.RequireChromium(t)
 	wmsURL := testenv.RequireWMS(t)
 	// The page is served through a front that records the paths asked

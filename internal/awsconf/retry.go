@@ -209,12 +209,12 @@ func addRetryMiddleware(stack *middleware.Stack) error {
 			if c, ok := ctx.Value(callKey{}).(*call); ok {
 				c.attempts++
 				if c.attempts > 1 {
-					metrics.AWSRetries.Add(1, svc)
+					metrics.AWSRetries.Add(ctx, 1, svc)
 				}
 			}
 			out, md, err := next.HandleFinalize(ctx, in)
 			if err != nil && IsThrottle(err) {
-				metrics.AWSThrottled.Add(1, svc)
+				metrics.AWSThrottled.Add(ctx, 1, svc)
 			}
 			return out, md, err
 		}), middleware.After)

@@ -73,11 +73,15 @@ func TestBackoff(t *testing.T) {
 type tally struct {
 	mu  sync.Mutex
 	sum map[string]float64
+	ctx context.Context // carries the tally's registry
 }
 
+// newTally returns a tally installed in a registry of its own, which
+// tl.ctx carries to the code under test.
 func newTally(t *testing.T) *tally {
-	tl := &tally{sum: map[string]float64{}}
-	t.Cleanup(metrics.Install(tl))
+	var reg metrics.Registry
+	tl := &tally{sum: map[string]float64{}, ctx: metrics.NewContext(t.Context(), &reg)}
+	t.Cleanup(reg.Install(tl))
 	return tl
 }
 
@@ -172,7 +176,7 @@ func TestThrottlesRetried(t *testing.T) {
 			found(w)
 		}
 	})
-	if err := getItem(t.Context(), c); err != nil {
+	if err := getItem(tl.ctx, c); err != nil {
 		t.Fatalf("GetItem throttled 6 times: %v", err)
 	}
 	if n := d.requests.Load(); n != 7 {
@@ -209,7 +213,7 @@ func TestConnectionFailuresRetried(t *testing.T) {
 			found(w)
 		}
 	})
-	if err := getItem(t.Context(), c); err != nil {
+	if err := getItem(tl.ctx, c); err != nil {
 		t.Fatalf("GetItem: %v", err)
 	}
 	if n := d.requests.Load(); n != 5 {

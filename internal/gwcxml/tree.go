@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"strings"
+
+	"tilecache/internal/xmltree"
 )
 
 // Namespace is the XML namespace of tilecache's own elements in
@@ -27,56 +28,26 @@ type elem struct {
 	attrUsed map[string]bool
 }
 
-// parseTree reads a whole document into a tree of elements. An element's
-// text may come in many pieces (split by comments, CDATA sections,
-// entities): they are gathered in a builder, linear in the document's
-// size.
+// parseTree reads a whole document into a tree of elements
+// (xmltree.Parse: strict, one root, no DTD).
 func parseTree(data []byte) (*elem, error) {
-	d := xml.NewDecoder(bytes.NewReader(data))
-	type open struct {
-		e    *elem
-		text strings.Builder
+	root, err := xmltree.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("malformed XML: %w", err)
 	}
-	var stack []*open
-	var root *elem
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("malformed XML: %v", err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			e := &elem{name: t.Name, attrs: t.Attr}
-			if len(stack) > 0 {
-				p := stack[len(stack)-1].e
-				p.kids = append(p.kids, e)
-			} else if root != nil {
-				return nil, fmt.Errorf("malformed XML: more than one root element")
-			} else {
-				root = e
-			}
-			stack = append(stack, &open{e: e})
-		case xml.EndElement:
-			top := stack[len(stack)-1]
-			top.e.text = top.text.String()
-			stack = stack[:len(stack)-1]
-		case xml.CharData:
-			if len(stack) > 0 {
-				stack[len(stack)-1].text.Write(t)
-			} else if len(bytes.TrimSpace(t)) != 0 {
-				return nil, fmt.Errorf("malformed XML: text outside the root element")
-			}
-		case xml.Directive:
-			return nil, fmt.Errorf("malformed XML: DTDs are not accepted")
+	return fromTree(root), nil
+}
+
+// fromTree makes the decoder's element of a parsed one.
+func fromTree(x *xmltree.Element) *elem {
+	e := &elem{name: x.Name, attrs: x.Attrs, text: x.Text}
+	if len(x.Kids) > 0 {
+		e.kids = make([]*elem, len(x.Kids))
+		for i, k := range x.Kids {
+			e.kids[i] = fromTree(k)
 		}
 	}
-	if root == nil {
-		return nil, fmt.Errorf("malformed XML: no root element")
-	}
-	return root, nil
+	return e
 }
 
 // label is how an element is named in paths: tc:x in tilecache's

@@ -185,7 +185,7 @@ func (w *Writer) lookup(ctx context.Context, refs []tileRef) ([]storedTile, erro
 				}
 				return nil
 			}); err != nil {
-				metrics.StoreErrors.Add(1, "list")
+				metrics.StoreErrors.Add(ctx, 1, "list")
 				return nil, storageErr("list column %s: %w", prefix, err)
 			}
 			if w.listed == nil || w.listedKeys > listCacheMax {
@@ -260,7 +260,7 @@ func (w *Writer) listLevel(ctx context.Context, z int) (*listedLevel, error) {
 		})
 	}
 	if err := eg.Wait(); err != nil {
-		metrics.StoreErrors.Add(1, "list")
+		metrics.StoreErrors.Add(ctx, 1, "list")
 		return nil, storageErr("list level %s: %w", dir, err)
 	}
 	if w.levels == nil {

@@ -40,7 +40,7 @@ func (w *Writer) Render(ctx context.Context, m grid.Metatile) error {
 			return err
 		}
 		if !need {
-			metrics.TilesSkipped.Add(float64(m.Count()), w.Layer.Name)
+			metrics.TilesSkipped.Add(ctx, float64(m.Count()), w.Layer.Name)
 			return nil
 		}
 	}
@@ -118,7 +118,7 @@ func (w *Writer) renderSource(ctx context.Context, req source.Request) (tiles []
 			tiles, err = nil, fmt.Errorf("render z%d metatile at %d,%d: source panicked: %v", req.Z, req.Tiles.MinX, req.Tiles.MinY, r)
 		}
 	}()
-	metrics.MetatilesRendered.Add(1, w.Layer.Name, w.By)
+	metrics.MetatilesRendered.Add(ctx, 1, w.Layer.Name, w.By)
 	return w.Source.Render(ctx, req)
 }
 

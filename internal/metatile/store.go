@@ -85,7 +85,7 @@ func (w *Writer) truncate(ctx context.Context, refs []tileRef) error {
 	if err != nil {
 		return fmt.Errorf("delete %d tiles: %w", len(keys), err)
 	}
-	metrics.TilesDeleted.Add(float64(len(keys)), w.Layer.Name)
+	metrics.TilesDeleted.Add(ctx, float64(len(keys)), w.Layer.Name)
 	return nil
 }
 
@@ -159,7 +159,7 @@ func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles 
 			if tl.Skip {
 				// A blank tile the layer does not store; a reseed removes
 				// the tile it would otherwise have replaced.
-				metrics.TilesSkipped.Add(1, w.Layer.Name)
+				metrics.TilesSkipped.Add(ctx, 1, w.Layer.Name)
 				if (w.Mode != Reseed && !old.stale) || old.size < 0 {
 					return nil
 				}
@@ -170,7 +170,7 @@ func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles 
 				return nil
 			}
 			if !old.stale && old.holds(tl.Data) {
-				metrics.TilesUnchanged.Add(1, w.Layer.Name)
+				metrics.TilesUnchanged.Add(ctx, 1, w.Layer.Name)
 				w.unchanged.Add(1)
 				return nil
 			}
@@ -181,7 +181,7 @@ func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles 
 			if err := w.retryWrite(ctx, "put", func() error { return w.Tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
 				return fail(err)
 			}
-			metrics.TilesStored.Add(1, w.Layer.Name)
+			metrics.TilesStored.Add(ctx, 1, w.Layer.Name)
 			w.Usage.Stored(z, tl.X, tl.Y, old.size, int64(len(tl.Data)))
 			return nil
 		})
@@ -262,7 +262,7 @@ func (w *Writer) retryWrite(ctx context.Context, op string, write func() error) 
 		if err == nil {
 			return nil
 		}
-		metrics.StoreErrors.Add(1, op)
+		metrics.StoreErrors.Add(ctx, 1, op)
 		if attempt == writeRetries || ctx.Err() != nil {
 			return err
 		}

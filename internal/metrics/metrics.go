@@ -4,12 +4,15 @@
 // Metric Format log lines written at the end of each Lambda invocation
 // (EMF).
 //
-// Code that counts calls a metric's Add or Observe; every exporter
-// installed in the process (Install) receives the value. With none
-// installed, recording costs a load and a branch.
+// Code that counts calls a metric's Add or Observe with its context; the
+// exporters installed in the Registry that context carries (NewContext)
+// receive the value. Each program owns its registry, so two programs in one
+// process (tests) count apart. With no registry in the context, or none
+// installed in it, recording costs a lookup and a branch.
 package metrics
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 )
@@ -88,38 +91,42 @@ type Exporter interface {
 	Record(m *Metric, v float64, labels []string)
 }
 
-var (
+// Registry is the set of exporters one program records to. The zero value
+// records nothing until an exporter is installed.
+type Registry struct {
 	mu        sync.Mutex
 	exporters atomic.Pointer[[]Exporter]
-)
+}
 
-// Install adds an exporter to the process; the returned function removes it.
-func Install(e Exporter) (remove func()) {
-	mu.Lock()
-	defer mu.Unlock()
-	cur := exporters.Load()
+// Install adds an exporter to the registry; the returned function removes
+// it.
+func (r *Registry) Install(e Exporter) (remove func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var next []Exporter
-	if cur != nil {
+	if cur := r.exporters.Load(); cur != nil {
 		next = append(next, *cur...)
 	}
 	next = append(next, e)
-	exporters.Store(&next)
+	r.exporters.Store(&next)
 	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		cur := *exporters.Load()
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		var next []Exporter
-		for _, x := range cur {
+		for _, x := range *r.exporters.Load() {
 			if x != e {
 				next = append(next, x)
 			}
 		}
-		exporters.Store(&next)
+		r.exporters.Store(&next)
 	}
 }
 
-func record(m *Metric, v float64, labels []string) {
-	es := exporters.Load()
+func (r *Registry) record(m *Metric, v float64, labels []string) {
+	if r == nil {
+		return
+	}
+	es := r.exporters.Load()
 	if es == nil {
 		return
 	}
@@ -128,12 +135,29 @@ func record(m *Metric, v float64, labels []string) {
 	}
 }
 
-// Add adds v to a counter; labels are the values of m.Labels, in order.
-func (m *Metric) Add(v float64, labels ...string) {
+type registryKey struct{}
+
+// NewContext returns ctx carrying r: what is recorded with the returned
+// context (and contexts made from it) reaches r's exporters.
+func NewContext(ctx context.Context, r *Registry) context.Context {
+	return context.WithValue(ctx, registryKey{}, r)
+}
+
+// FromContext returns the registry ctx carries, or nil.
+func FromContext(ctx context.Context) *Registry {
+	r, _ := ctx.Value(registryKey{}).(*Registry)
+	return r
+}
+
+// Add adds v to a counter of the registry ctx carries; labels are the
+// values of m.Labels, in order.
+func (m *Metric) Add(ctx context.Context, v float64, labels ...string) {
 	if v != 0 {
-		record(m, v, labels)
+		FromContext(ctx).record(m, v, labels)
 	}
 }
 
-// Observe records one value of a distribution.
-func (m *Metric) Observe(v float64, labels ...string) { record(m, v, labels) }
+// Observe records one value of a distribution in the registry ctx carries.
+func (m *Metric) Observe(ctx context.Context, v float64, labels ...string) {
+	FromContext(ctx).record(m, v, labels)
+}

@@ -2,9 +2,11 @@ package metrics_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,16 +22,18 @@ import (
 func TestExportersAgree(t *testing.T) {
 	prom := metrics.NewPrometheus()
 	emf := metrics.NewEMF("tilecache", map[string]string{"Function": "worker"})
-	defer metrics.Install(prom)()
-	defer metrics.Install(emf)()
+	var reg metrics.Registry
+	defer reg.Install(prom)()
+	defer reg.Install(emf)()
+	ctx := metrics.NewContext(t.Context(), &reg)
 
-	metrics.TilesStored.Add(16, "roads")
-	metrics.TilesStored.Add(4, "roads")
-	metrics.TilesStored.Add(2, "rivers")
-	metrics.TilesStored.Add(1, "too", "many") // wrong label count: dropped
-	metrics.UpstreamSeconds.Observe(0.2, "roads")
-	metrics.UpstreamSeconds.Observe(0.4, "roads")
-	metrics.LaneLag.Observe(3)
+	metrics.TilesStored.Add(ctx, 16, "roads")
+	metrics.TilesStored.Add(ctx, 4, "roads")
+	metrics.TilesStored.Add(ctx, 2, "rivers")
+	metrics.TilesStored.Add(ctx, 1, "too", "many") // wrong label count: dropped
+	metrics.UpstreamSeconds.Observe(ctx, 0.2, "roads")
+	metrics.UpstreamSeconds.Observe(ctx, 0.4, "roads")
+	metrics.LaneLag.Observe(ctx, 3)
 
 	// Prometheus.
 	rec := httptest.NewRecorder()
@@ -109,5 +113,57 @@ func TestExportersAgree(t *testing.T) {
 	emf.Flush(&buf, at)
 	if buf.Len() != 0 {
 		t.Errorf("a second Flush wrote %q, want nothing", buf.String())
+	}
+}
+
+// counts is an exporter summing a counter's values by label values.
+type counts struct {
+	mu  sync.Mutex
+	sum map[string]float64
+}
+
+func (c *counts) Record(m *metrics.Metric, v float64, labels []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sum[m.Name+"/"+strings.Join(labels, ",")] += v
+}
+
+func (c *counts) get(key string) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sum[key]
+}
+
+// TestRegistriesApart: what is recorded reaches only the registry its
+// context carries (two programs in one process count apart), contexts made
+// from it included; without a registry, or after its exporter is removed,
+// nothing is recorded.
+func TestRegistriesApart(t *testing.T) {
+	var regA, regB metrics.Registry
+	a, b := &counts{sum: map[string]float64{}}, &counts{sum: map[string]float64{}}
+	removeA := regA.Install(a)
+	defer regB.Install(b)()
+	ctxA := metrics.NewContext(t.Context(), &regA)
+	ctxB := metrics.NewContext(t.Context(), &regB)
+	child, cancel := context.WithCancel(ctxA)
+	defer cancel()
+
+	metrics.TilesStored.Add(ctxA, 3, "roads")
+	metrics.TilesStored.Add(child, 2, "roads")
+	metrics.TilesStored.Add(ctxB, 7, "roads")
+	metrics.TilesStored.Add(t.Context(), 100, "roads") // no registry: dropped
+	if got := a.get("tilecache_tiles_stored_total/roads"); got != 5 {
+		t.Errorf("registry A counted %v, want 5 (its context and a child of it)", got)
+	}
+	if got := b.get("tilecache_tiles_stored_total/roads"); got != 7 {
+		t.Errorf("registry B counted %v, want 7", got)
+	}
+	if metrics.FromContext(ctxB) != &regB || metrics.FromContext(t.Context()) != nil {
+		t.Errorf("FromContext does not return the registry the context carries")
+	}
+	removeA()
+	metrics.TilesStored.Add(ctxA, 1, "roads")
+	if got := a.get("tilecache_tiles_stored_total/roads"); got != 5 {
+		t.Errorf("a removed exporter still counts: %v, want 5", got)
 	}
 }

@@ -144,7 +144,7 @@ func (rn *Renderer) renderMiss(ctx context.Context, m Miss, synced bool) (Render
 	set := metatile.TileSet(rn.opts.KeyPrefix, l, m.GridSetID, m.Format, tilestore.ParametersID(m.Parameters))
 	key := set.Key(meta.Z, meta.MinX, meta.MinY) + "#" + strconv.Itoa(l.MetaWidth) + "x" + strconv.Itoa(l.MetaHeight)
 	bit := int((m.Y-meta.MinY)*mw + (m.X - meta.MinX))
-	count := func(outcome string) { metrics.Misses.Add(1, l.Name, outcome) }
+	count := func(outcome string) { metrics.Misses.Add(ctx, 1, l.Name, outcome) }
 
 	if o, ok := rn.memo.recall(key, time.Now()); ok {
 		rd, err, done := rn.answerOutcome(ctx, o, bit, set, m)

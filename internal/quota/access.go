@@ -37,8 +37,9 @@ func NewRecorder(store AccessStore, every time.Duration, log *slog.Logger) *Reco
 }
 
 // Record counts one read of a tile of page k at time at. When the last
-// flush is older than the flush interval it starts one in the background.
-func (r *Recorder) Record(k PageKey, at time.Time) {
+// flush is older than the flush interval it starts one in the background,
+// with ctx's values (its metrics registry) but not its end.
+func (r *Recorder) Record(ctx context.Context, k PageKey, at time.Time) {
 	r.mu.Lock()
 	a := r.pending[k]
 	if a == nil {
@@ -61,7 +62,7 @@ func (r *Recorder) Record(k PageKey, at time.Time) {
 	r.mu.Unlock()
 	if due {
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
 			if err := r.flush(ctx); err != nil {
 				r.log.Warn("flush tile accesses", "err", err)

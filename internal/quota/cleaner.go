@@ -221,7 +221,7 @@ func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interv
 			// Its usage is known to be off until the recount (the next
 			// maintenance once its tasks are done): deleting by it could
 			// delete what the quota allows.
-			metrics.CleanUps.Add(1, "deferred")
+			metrics.CleanUps.Add(ctx, 1, "deferred")
 			c.log.Info("clean-up of a layer deferred: its usage awaits a recount", "layer", lq.Layer,
 				"used_bytes", usage[lq.Layer], "quota_bytes", lq.Quota)
 			continue
@@ -266,7 +266,7 @@ func (c *Cleaner) cleanUp(ctx context.Context, cfg Config, now time.Time, interv
 	if total > cfg.GlobalQuota {
 		if len(awaiting) > 0 {
 			// The total is off by what the recounts will find.
-			metrics.CleanUps.Add(1, "deferred")
+			metrics.CleanUps.Add(ctx, 1, "deferred")
 			c.log.Info("global clean-up deferred: layers await a recount", "layers", awaiting,
 				"used_bytes", total, "quota_bytes", cfg.GlobalQuota)
 		} else if len(managed) == 0 {
@@ -319,7 +319,7 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 	log = log.With("policy", j.policy, "quota_bytes", j.limit)
 	usage, _, err := c.usage(ctx)
 	if err != nil {
-		metrics.CleanUps.Add(1, "failed")
+		metrics.CleanUps.Add(ctx, 1, "failed")
 		log.Error("clean-up failed", "err", err)
 		return err
 	}
@@ -358,19 +358,19 @@ func (c *Cleaner) expire(ctx context.Context, j cleanUpJob) error {
 		}
 	}
 	c.checkRaces(ctx, touched, start)
-	metrics.CleanUpTiles.Add(float64(deletedTiles))
+	metrics.CleanUpTiles.Add(ctx, float64(deletedTiles))
 	attrs := []any{"used_bytes_before", before, "used_bytes_after", used, "pages_read", src.read(), "pages_deleted", deletedPages,
 		"tiles_deleted", deletedTiles, "bytes_freed", freed, "duration", c.opts.Now().Sub(start).String()}
 	switch {
 	case err != nil:
-		metrics.CleanUps.Add(1, "failed")
+		metrics.CleanUps.Add(ctx, 1, "failed")
 		log.Error("clean-up failed", append(attrs, "err", err)...)
 		return fmt.Errorf("clean-up of %v: %w", j.layers, err)
 	case used > j.limit:
-		metrics.CleanUps.Add(1, "over_quota")
+		metrics.CleanUps.Add(ctx, 1, "over_quota")
 		log.Warn("clean-up finished over quota: no pages left to expire", attrs...)
 	default:
-		metrics.CleanUps.Add(1, "done")
+		metrics.CleanUps.Add(ctx, 1, "done")
 		log.Info("clean-up finished", attrs...)
 	}
 	return nil

@@ -105,7 +105,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodGet && h.rec != nil {
 		if set, z, x, y, ok := h.tileOf(rel); ok {
-			recordAccess(h.rec, set, z, x, y)
+			recordAccess(r.Context(), h.rec, set, z, x, y)
 		}
 	}
 	writeObject(w, r, data, meta, "application/octet-stream")

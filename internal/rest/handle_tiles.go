@@ -26,7 +26,7 @@ type TileReader interface {
 
 // AccessRecorder counts client reads of tiles (quota.Recorder does).
 type AccessRecorder interface {
-	Record(page quota.PageKey, at time.Time)
+	Record(ctx context.Context, page quota.PageKey, at time.Time)
 }
 
 // Tiles serves stored tiles to clients, without authentication, like a
@@ -121,7 +121,7 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet {
-		recordAccess(h.rec, set.SetName, tr.z, tr.x, tr.y)
+		recordAccess(r.Context(), h.rec, set.SetName, tr.z, tr.x, tr.y)
 	}
 	writeObject(w, r, data, meta, source.ContentType(tr.format))
 }
@@ -161,7 +161,7 @@ func (h *Tiles) serveFile(w http.ResponseWriter, r *http.Request, o fileOpener, 
 	}
 	defer f.Close()
 	if r.Method == http.MethodGet {
-		recordAccess(h.rec, set.SetName, tr.z, tr.x, tr.y)
+		recordAccess(r.Context(), h.rec, set.SetName, tr.z, tr.x, tr.y)
 	}
 	objectHeaders(w, meta, source.ContentType(tr.format), size)
 	if r.Method == http.MethodGet {
@@ -238,8 +238,8 @@ func layerFormat(l *layer.Layer, id, ext string) (string, bool) {
 
 // recordAccess counts a client's read of tile z/x/y of a tile set for the
 // disk quota's LRU/LFU statistics; rec may be nil.
-func recordAccess(rec AccessRecorder, set tilestore.SetName, z int, x, y int64) {
+func recordAccess(ctx context.Context, rec AccessRecorder, set tilestore.SetName, z int, x, y int64) {
 	if rec != nil {
-		rec.Record(quota.PageOf(set, z, x, y), time.Now())
+		rec.Record(ctx, quota.PageOf(set, z, x, y), time.Now())
 	}
 }

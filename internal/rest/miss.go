@@ -36,7 +36,7 @@ func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m onmis
 	}
 	rd, err := mr.RenderMiss(r.Context(), m)
 	if err == nil {
-		recordAccess(rec, set, m.Z, m.X, m.Y)
+		recordAccess(r.Context(), rec, set, m.Z, m.X, m.Y)
 		writeObject(w, r, rd.Data, rd.Meta, source.ContentType(m.Format))
 		return
 	}

@@ -375,13 +375,13 @@ func (ln *lane) width(left int64) int {
 // budget exhausted, the job's other tasks were killed).
 func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
 	if ln.job.RetryCount < 0 {
-		metrics.TilesFailed.Add(float64(m.Count()), ln.layer.Name)
+		metrics.TilesFailed.Add(ctx, float64(m.Count()), ln.layer.Name)
 		ln.env.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
 		ln.settle(ctx, true, "")
 		recordFailure(ctx, ln.env.tasks, ln.env.log, t, "a tile failed and retries are off (retryCount -1): "+metatileFailure(m, cause))
 		return true, nil
 	}
-	metrics.TilesFailed.Add(float64(m.Count()), ln.layer.Name)
+	metrics.TilesFailed.Add(ctx, float64(m.Count()), ln.layer.Name)
 	total, err := ln.env.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
 	if err != nil {
 		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)

@@ -142,7 +142,7 @@ func (e *Engine) finish(ctx context.Context, t task.Task, status task.Status) er
 // queue's one reader (queue.DecodeMessage) before there is a delivery.
 func (e *Engine) Handle(ctx context.Context, d queue.Delivery) (err error) {
 	if !d.Sent.IsZero() {
-		metrics.LaneLag.Observe(max(time.Since(d.Sent), 0).Seconds())
+		metrics.LaneLag.Observe(ctx, max(time.Since(d.Sent), 0).Seconds())
 	}
 	defer func() {
 		r := recover()

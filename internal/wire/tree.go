@@ -223,16 +223,6 @@ func isDecimal(s string) bool {
 	return i == len(s)
 }
 
-// oneLine turns a third-party message (a parser's) into one line.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
 func emptyBody(expect string) error {
 	return apperr.Invalidf("Empty request body: expected %s", expect)
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"io"
 	"strings"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/xmltree"
 )
 
 func errDTD() error {
@@ -24,73 +24,40 @@ func parseXML(body []byte, expect string) (*node, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, emptyBody(expect)
 	}
-	type open struct {
-		n    *node
-		text []byte
+	root, err := xmltree.Parse(body)
+	if errors.Is(err, xmltree.ErrDirective) {
+		return nil, errDTD()
 	}
-	var (
-		stack []*open
-		root  *node
-	)
-	d := xml.NewDecoder(bytes.NewReader(body))
-	d.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
-		if strings.EqualFold(label, "utf8") || strings.EqualFold(label, "us-ascii") {
-			return in, nil
-		}
-		return nil, errors.New("the body must be UTF-8")
+	if se, ok := errors.AsType[*xmltree.SyntaxError](err); ok {
+		return nil, apperr.Invalidf("Malformed XML: %s", se.Msg)
 	}
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) && len(stack) == 0 {
-			break
-		}
-		if err != nil {
-			return nil, malformedXML(err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if root != nil && len(stack) == 0 {
-				return nil, apperr.Invalidf("Malformed XML: more than one root element")
-			}
-			stack = append(stack, &open{n: &node{name: t.Name.Local, kind: elemNode}})
-		case xml.EndElement:
-			top := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			n := top.n
-			if len(n.children) == 0 {
-				n.kind, n.text = textNode, string(top.text)
-			} else if s := strings.TrimSpace(string(top.text)); s != "" {
-				return nil, apperr.Invalidf("Unexpected text in element %s: %s", apperr.Show(n.name), apperr.Show(s))
-			}
-			if len(stack) == 0 {
-				root = n
-			} else {
-				parent := stack[len(stack)-1].n
-				parent.children = append(parent.children, n)
-			}
-		case xml.CharData:
-			if len(stack) > 0 {
-				top := stack[len(stack)-1]
-				top.text = append(top.text, t...)
-			} else if len(bytes.TrimSpace(t)) > 0 {
-				return nil, apperr.Invalidf("Malformed XML: text outside the root element")
-			}
-		case xml.Directive:
-			return nil, errDTD()
-		}
+	if err != nil {
+		return nil, apperr.Invalidf("Malformed XML: %v", err)
 	}
-	if root == nil {
-		return nil, apperr.Invalidf("Malformed XML: no root element")
-	}
-	return root, nil
+	return fromTree(root)
 }
 
-func malformedXML(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "xml: ")
-	if se, ok := errors.AsType[*xml.SyntaxError](err); ok {
-		msg = se.Msg
+// fromTree makes the format-neutral tree of an XML element: an element
+// without child elements is a text node; one with them may hold no text
+// beside them.
+func fromTree(e *xmltree.Element) (*node, error) {
+	n := &node{name: e.Name.Local, kind: elemNode}
+	if len(e.Kids) == 0 {
+		n.kind, n.text = textNode, e.Text
+		return n, nil
 	}
-	return apperr.Invalidf("Malformed XML: %s", oneLine(msg))
+	if s := strings.TrimSpace(e.Text); s != "" {
+		return nil, apperr.Invalidf("Unexpected text in element %s: %s", apperr.Show(n.name), apperr.Show(s))
+	}
+	n.children = make([]*node, 0, len(e.Kids))
+	for _, k := range e.Kids {
+		c, err := fromTree(k)
+		if err != nil {
+			return nil, err
+		}
+		n.children = append(n.children, c)
+	}
+	return n, nil
 }
 
 // hasDoctype reports whether b contains "<!DOCTYPE" in any letter case.

@@ -89,8 +89,10 @@ func sent(c call) (int, map[string]string, string) {
 // TestThrottlesRetried: a Send that SQS throttles six times succeeds at the
 // seventh attempt; each throttled attempt and each retry is counted.
 func TestThrottlesRetried(t *testing.T) {
+	var reg metrics.Registry
 	tl := &tally{sum: map[string]float64{}}
-	t.Cleanup(metrics.Install(tl))
+	t.Cleanup(reg.Install(tl))
+	ctx := metrics.NewContext(t.Context(), &reg)
 	f, q := newRetryingQueue(t, awsconf.Retry{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond})
 	f.respond = func(c call) (int, map[string]string, string) {
 		if requests(f) <= 6 {
@@ -98,7 +100,7 @@ func TestThrottlesRetried(t *testing.T) {
 		}
 		return sent(c)
 	}
-	if err := q.Send(t.Context(), queue.Message{TaskID: 1}, queue.Message{TaskID: 1, Cursor: 1}); err != nil {
+	if err := q.Send(ctx, queue.Message{TaskID: 1}, queue.Message{TaskID: 1, Cursor: 1}); err != nil {
 		t.Fatalf("Send throttled 6 times: %v", err)
 	}
 	if n := requests(f); n != 7 || q.Sent() != 2 {

@@ -294,9 +294,9 @@ func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes
 	defer func() { <-c.sem }()
 	start := time.Now()
 	buf, ct, err := c.request(ctx, url, limit)
-	metrics.UpstreamSeconds.Observe(time.Since(start).Seconds(), c.opts.Layer)
+	metrics.UpstreamSeconds.Observe(ctx, time.Since(start).Seconds(), c.opts.Layer)
 	if err != nil && ctx.Err() == nil {
-		metrics.UpstreamErrors.Add(1, c.opts.Layer)
+		metrics.UpstreamErrors.Add(ctx, 1, c.opts.Layer)
 	}
 	return buf, ct, err
 }

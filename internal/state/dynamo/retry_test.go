@@ -42,8 +42,10 @@ func (tl *tally) get(m *metrics.Metric, labels ...string) float64 {
 // (and the transaction conflicts the store adds to the retryable errors)
 // of one call, counting each throttled attempt and each retry.
 func TestThrottlesRetried(t *testing.T) {
+	var reg metrics.Registry
 	tl := &tally{sum: map[string]float64{}}
-	t.Cleanup(metrics.Install(tl))
+	t.Cleanup(reg.Install(tl))
+	ctx := metrics.NewContext(t.Context(), &reg)
 	var requests atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := requests.Add(1)
@@ -74,7 +76,7 @@ func TestThrottlesRetried(t *testing.T) {
 		o.Credentials = credentials.NewStaticCredentialsProvider("k", "s", "")
 	})
 	s := dynamo.New(client, "tasks").Claims()
-	if owner, _, _, err := s.Peek(t.Context(), "k", time.Now()); err != nil || owner != "" {
+	if owner, _, _, err := s.Peek(ctx, "k", time.Now()); err != nil || owner != "" {
 		t.Fatalf("Peek throttled 6 times and in conflict twice: owner %q, err %v", owner, err)
 	}
 	if n := requests.Load(); n != 9 {

@@ -1,769 +1,107 @@
-// Package tasktest is the conformance suite every task.Store must pass.
+// Package tasktest is the conformance suite every task.Store must pass:
+// one function per behaviour, each given the Harness, listed in Tests.
 package tasktest
 
 import (
-	"context"
-	"fmt"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/quota"
 	"tilecache/internal/task"
-	"tilecache/internal/tilestore"
 )
 
-// Run runs the suite; newStore must return a fresh, empty store per call.
-func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	job := func() task.Job {
-		return task.Job{Layer: "topp:states", Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png",
-			ParametersID: "default", ZoomStart: 0, ZoomStop: 3, MetaWidth: 4, MetaHeight: 4, Tiles: 30, Metatiles: 6,
-			RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000}
-	}
-	lanes := func(n int) []task.Lane {
-		out := make([]task.Lane, n)
-		for i := range out {
-			out[i] = task.Lane{Start: int64(i) * 2, End: int64(i)*2 + 2, Tiles: 10}
-		}
-		return out
-	}
-	mustCreate := func(t *testing.T, s task.Store, n int) (task.Job, []task.Task) {
-		t.Helper()
-		j, ts, err := s.Create(t.Context(), job(), lanes(n), t0)
-		if err != nil {
-			t.Fatalf("Create: %v", err)
-		}
-		return j, ts
-	}
-	mustPromote := func(t *testing.T, s task.Store, pool int) []task.Task {
-		t.Helper()
-		p, err := s.Promote(t.Context(), pool, nil, t0)
-		if err != nil {
-			t.Fatalf("Promote: %v", err)
-		}
-		return p
-	}
-	wantKind := func(t *testing.T, err error, k apperr.Kind) {
-		t.Helper()
-		if got := apperr.KindOf(err); err == nil || got != k {
-			t.Fatalf("got error %v (kind %v), want kind %v", err, got, k)
-		}
-	}
-
-	t.Run("CreateTakesConsecutiveIDs", func(t *testing.T) {
-		s := newStore(t)
-		j1, ts1 := mustCreate(t, s, 3)
-		j2, ts2 := mustCreate(t, s, 2)
-		if j1.ID != 1 || j2.ID != 4 {
-			t.Fatalf("got job ids %d, %d, want 1, 4", j1.ID, j2.ID)
-		}
-		for i, tk := range append(ts1, ts2...) {
-			if tk.ID != int64(i+1) {
-				t.Errorf("task %d: got id %d, want %d", i, tk.ID, i+1)
-			}
-			if tk.Status != task.Pending || tk.Cursor != tk.Start || tk.Done != 0 {
-				t.Errorf("task %d: got %+v, want PENDING at its lane start", tk.ID, tk)
-			}
-		}
-		got, err := s.Job(t.Context(), j2.ID)
-		if err != nil || got.ID != 4 || got.Layer != "topp:states" || got.Tiles != 30 || got.RetryCount != -1 {
-			t.Fatalf("Job(4): got %+v, %v", got, err)
-		}
-		tk, err := s.Get(t.Context(), 5)
-		if err != nil || tk.JobID != 4 || tk.Start != 2 || tk.End != 4 || tk.Total != 10 {
-			t.Fatalf("Get(5): got %+v, %v", tk, err)
-		}
-	})
-	t.Run("CreateWithoutLanesFails", func(t *testing.T) {
-		s := newStore(t)
-		if _, _, err := s.Create(t.Context(), job(), nil, t0); err == nil {
-			t.Fatal("got nil error, want one")
-		}
-		_, ts := mustCreate(t, s, 1)
-		if ts[0].ID != 1 {
-			t.Fatalf("a failed Create consumed ids: got first id %d, want 1", ts[0].ID)
-		}
-	})
-	t.Run("Missing", func(t *testing.T) {
-		s := newStore(t)
-		_, err := s.Get(t.Context(), 42)
-		wantKind(t, err, apperr.NotFound)
-		_, err = s.Job(t.Context(), 42)
-		wantKind(t, err, apperr.NotFound)
-	})
-	t.Run("ConcurrentCreatesNeverShareIDs", func(t *testing.T) {
-		s := newStore(t)
-		var mu sync.Mutex
-		seen := map[int64]bool{}
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				_, ts, err := s.Create(t.Context(), job(), lanes(3), t0)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				for i, tk := range ts {
-					if seen[tk.ID] {
-						t.Errorf("id %d handed out twice", tk.ID)
-					}
-					if i > 0 && tk.ID != ts[i-1].ID+1 {
-						t.Errorf("ids of one request not consecutive: %d after %d", tk.ID, ts[i-1].ID)
-					}
-					seen[tk.ID] = true
-				}
-			})
-		}
-		wg.Wait()
-		if len(seen) != 24 {
-			t.Fatalf("got %d ids, want 24", len(seen))
-		}
-	})
-	t.Run("PromoteRespectsPoolOldestFirst", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 5)
-		p := mustPromote(t, s, 2)
-		if len(p) != 2 || p[0].ID != 1 || p[1].ID != 2 || p[0].Status != task.Running {
-			t.Fatalf("got promoted %+v, want tasks 1 and 2 RUNNING", p)
-		}
-		if p := mustPromote(t, s, 2); len(p) != 0 {
-			t.Fatalf("pool full: got %d promoted, want 0", len(p))
-		}
-		// Free one thread: finish task 1 through its lane.
-		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10}, t0); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Finish(t.Context(), 1, task.Done, t0); err != nil {
-			t.Fatal(err)
-		}
-		p = mustPromote(t, s, 2)
-		if len(p) != 1 || p[0].ID != 3 {
-			t.Fatalf("got promoted %+v, want task 3", p)
-		}
-		// A kill of a running task frees its thread too.
-		if _, err := s.Kill(t.Context(), 2, task.Running, t0); err != nil {
-			t.Fatal(err)
-		}
-		p = mustPromote(t, s, 2)
-		if len(p) != 1 || p[0].ID != 4 {
-			t.Fatalf("got promoted %+v, want task 4", p)
-		}
-		// A larger pool takes the rest.
-		if p := mustPromote(t, s, 10); len(p) != 1 || p[0].ID != 5 {
-			t.Fatalf("got promoted %+v, want task 5", p)
-		}
-	})
-	t.Run("Claims", func(t *testing.T) {
-		c, ok := newStore(t).(interface {
-			Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error)
-			Unclaim(ctx context.Context, key, owner string) error
-		})
-		if !ok {
-			t.Skip("the store keeps no claims")
-		}
-		ttl := 30 * time.Second
-		claim := func(key, owner string, at time.Time, want bool) {
-			t.Helper()
-			if got, err := c.Claim(t.Context(), key, owner, ttl, at); err != nil || got != want {
-				t.Fatalf("Claim(%s, %s, +%v): got %v, %v; want %v", key, owner, at.Sub(t0), got, err, want)
-			}
-		}
-		claim("m/1", "a", t0, true)
-		claim("m/1", "b", t0.Add(time.Second), false)              // held
-		claim("m/2", "b", t0.Add(time.Second), true)               // another key
-		claim("m/1", "a", t0.Add(2*time.Second), true)             // the holder renews
-		if err := c.Unclaim(t.Context(), "m/1", "b"); err != nil { // not b's: nothing
-			t.Fatal(err)
-		}
-		claim("m/1", "b", t0.Add(3*time.Second), false)
-		if err := c.Unclaim(t.Context(), "m/1", "a"); err != nil {
-			t.Fatal(err)
-		}
-		claim("m/1", "b", t0.Add(3*time.Second), true)             // released
-		claim("m/2", "c", t0.Add(ttl+2*time.Second), true)         // b's expired
-		if err := c.Unclaim(t.Context(), "m/9", "a"); err != nil { // never claimed
-			t.Fatal(err)
-		}
-		// Of many claimants at once, one wins.
-		var wg sync.WaitGroup
-		var wins atomic.Int64
-		for i := range 6 {
-			wg.Go(func() {
-				if ok, err := c.Claim(t.Context(), "m/3", fmt.Sprint("w", i), ttl, t0); err != nil {
-					t.Error(err)
-				} else if ok {
-					wins.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		if wins.Load() != 1 {
-			t.Fatalf("%d claimants won, want 1", wins.Load())
-		}
-	})
-	t.Run("ClaimNotes", func(t *testing.T) {
-		c, ok := newStore(t).(interface {
-			Claim(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (bool, error)
-			Settle(ctx context.Context, key, owner, note string, until time.Time) error
-			Note(ctx context.Context, key, note string, until time.Time) error
-			Peek(ctx context.Context, key string, now time.Time) (owner, note string, until time.Time, err error)
-		})
-		if !ok {
-			t.Skip("the store keeps no claim notes")
-		}
-		ttl := 30 * time.Second
-		peek := func(key string, at time.Time, wantOwner, wantNote string, wantUntil time.Time) {
-			t.Helper()
-			o, n, u, err := c.Peek(t.Context(), key, at)
-			if err != nil || o != wantOwner || n != wantNote || !u.Equal(wantUntil) {
-				t.Fatalf("Peek(%s, +%v): got %q, %q, %v, %v; want %q, %q, %v", key, at.Sub(t0), o, n, u, err, wantOwner, wantNote, wantUntil)
-			}
-		}
-		peek("n/1", t0, "", "", time.Time{}) // never claimed
-		if ok, err := c.Claim(t.Context(), "n/1", "a", ttl, t0); err != nil || !ok {
-			t.Fatalf("Claim: got %v, %v; want true", ok, err)
-		}
-		peek("n/1", t0.Add(time.Second), "a", "", t0.Add(ttl))
-		// Only the holder settles.
-		if err := c.Settle(t.Context(), "n/1", "b", "not b's", t0.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		peek("n/1", t0.Add(time.Second), "a", "", t0.Add(ttl))
-		if err := c.Settle(t.Context(), "n/1", "a", "blank", t0.Add(5*time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		peek("n/1", t0.Add(time.Second), "", "blank", t0.Add(5*time.Minute))
-		// A live note refuses every claimant, its writer included; a lapsed one none.
-		for _, who := range []string{"a", "b"} {
-			if ok, err := c.Claim(t.Context(), "n/1", who, ttl, t0.Add(time.Minute)); err != nil || ok {
-				t.Fatalf("Claim(%s) under a note: got %v, %v; want false", who, ok, err)
-			}
-		}
-		peek("n/1", t0.Add(5*time.Minute), "", "", time.Time{})
-		if ok, err := c.Claim(t.Context(), "n/1", "b", ttl, t0.Add(5*time.Minute)); err != nil || !ok {
-			t.Fatalf("Claim after the note lapsed: got %v, %v; want true", ok, err)
-		}
-		// Note overwrites whatever is there, claim or note.
-		if err := c.Note(t.Context(), "n/1", "epoch 7", t0.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		peek("n/1", t0.Add(6*time.Minute), "", "epoch 7", t0.Add(time.Hour))
-		if err := c.Note(t.Context(), "n/1", "epoch 8", t0.Add(2*time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		peek("n/1", t0.Add(6*time.Minute), "", "epoch 8", t0.Add(2*time.Hour))
-	})
-	t.Run("PromoteHoldsLaneCaps", func(t *testing.T) {
-		s := newStore(t)
-		other := job()
-		other.Layer = "other"
-		mustCreate(t, s, 3)                                                      // tasks 1-3 of topp:states
-		if _, _, err := s.Create(t.Context(), other, lanes(2), t0); err != nil { // tasks 4-5
-			t.Fatal(err)
-		}
-		caps := func(l string) int {
-			if l == "topp:states" {
-				return 2
-			}
-			return 0
-		}
-		ids := func(ts []task.Task) (out []int64) {
-			for _, tk := range ts {
-				out = append(out, tk.ID)
-			}
-			return out
-		}
-		// The capped layer's third task waits; the next layer's go ahead.
-		p, err := s.Promote(t.Context(), 10, caps, t0)
-		if err != nil || !slices.Equal(ids(p), []int64{1, 2, 4, 5}) {
-			t.Fatalf("got %v, %v; want tasks 1, 2, 4, 5", ids(p), err)
-		}
-		if p, err := s.Promote(t.Context(), 10, caps, t0); err != nil || len(p) != 0 {
-			t.Fatalf("at the cap: got %v, %v; want none", ids(p), err)
-		}
-		// A lane of the layer ends: its next task starts.
-		if _, err := s.Kill(t.Context(), 2, task.Running, t0); err != nil {
-			t.Fatal(err)
-		}
-		if p, err := s.Promote(t.Context(), 10, caps, t0); err != nil || !slices.Equal(ids(p), []int64{3}) {
-			t.Fatalf("after a kill: got %v, %v; want task 3", ids(p), err)
-		}
-	})
-	t.Run("CheckpointIsConditional", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 2)
-		_, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t0)
-		wantKind(t, err, apperr.Conflict) // still PENDING
-		mustPromote(t, s, 2)
-		t1 := t0.Add(time.Second)
-		got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t1)
-		if err != nil || got.Cursor != 1 || got.Done != 5 || !got.Heartbeat.Equal(t1) {
-			t.Fatalf("got %+v, %v; want cursor 1, done 5, heartbeat %v", got, err, t1)
-		}
-		// The same checkpoint again (a duplicated message) must not count twice.
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t1)
-		wantKind(t, err, apperr.Conflict)
-		if got, _ := s.Get(t.Context(), 1); got.Done != 5 || got.Cursor != 1 {
-			t.Fatalf("after duplicate: got done %d cursor %d, want 5 and 1", got.Done, got.Cursor)
-		}
-		// Beyond the lane or over the total is refused.
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 3, Tiles: 1}, t1)
-		wantKind(t, err, apperr.Invalid)
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 6}, t1)
-		wantKind(t, err, apperr.Invalid)
-		// A heartbeat-only checkpoint keeps the cursor.
-		if got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 1}, t1); err != nil || got.Cursor != 1 {
-			t.Fatalf("heartbeat: got %+v, %v", got, err)
-		}
-	})
-	t.Run("KeyCursorOfADeletedLayersTruncation", func(t *testing.T) {
-		s := newStore(t)
-		j := job()
-		j.Type, j.Prefix, j.Layer = task.Truncate, "tiles/gone:layer/", "gone:layer"
-		created, _, err := s.Create(t.Context(), j, []task.Lane{{Start: 0, End: 100, Tiles: 100}}, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := s.Job(t.Context(), created.ID); err != nil || got.Prefix != j.Prefix {
-			t.Fatalf("job: got prefix %q, %v; want %q", got.Prefix, err, j.Prefix)
-		}
-		mustPromote(t, s, 1)
-		got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: created.ID, From: 0, To: 10, Tiles: 10, After: "tiles/gone:layer/a/9.png"}, t0)
-		if err != nil || got.After != "tiles/gone:layer/a/9.png" {
-			t.Fatalf("got %+v, %v; want the key cursor set", got, err)
-		}
-		// A checkpoint without After (a heartbeat, the sweep's) keeps it.
-		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: created.ID, From: 10, To: 10}, t0); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := s.Get(t.Context(), created.ID); err != nil || got.After != "tiles/gone:layer/a/9.png" || got.Cursor != 10 {
-			t.Fatalf("after a heartbeat: got %+v, %v", got, err)
-		}
-		// A refused checkpoint moves neither cursor.
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: created.ID, From: 0, To: 20, Tiles: 10, After: "tiles/gone:layer/b"}, t0)
-		wantKind(t, err, apperr.Conflict)
-		if got, _ := s.Get(t.Context(), created.ID); got.After != "tiles/gone:layer/a/9.png" {
-			t.Fatalf("after a refused checkpoint: key cursor %q", got.After)
-		}
-	})
-	t.Run("LeaseFencesCheckpoints", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 2)
-		ttl := 10 * time.Second
-		_, err := s.Acquire(t.Context(), 1, "a", ttl, t0)
-		wantKind(t, err, apperr.Conflict) // still PENDING
-		_, err = s.Acquire(t.Context(), 99, "a", ttl, t0)
-		wantKind(t, err, apperr.NotFound)
-		mustPromote(t, s, 2)
-		got, err := s.Acquire(t.Context(), 1, "a", ttl, t0)
-		if err != nil || got.Owner != "a" || !got.Heartbeat.Equal(t0) || got.Cursor != 0 {
-			t.Fatalf("acquire: got %+v, %v; want owner a, heartbeat %v", got, err, t0)
-		}
-		// A live holder keeps it; concurrent claimants all fail.
-		t1 := t0.Add(ttl - time.Second)
-		_, err = s.Acquire(t.Context(), 1, "b", ttl, t1)
-		wantKind(t, err, apperr.Conflict)
-		// Only the holder checkpoints, and keeps the lease.
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "b"}, t1)
-		wantKind(t, err, apperr.Conflict)
-		got, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a"}, t1)
-		if err != nil || got.Owner != "a" || got.Cursor != 1 {
-			t.Fatalf("holder's checkpoint: got %+v, %v", got, err)
-		}
-		// Once its heartbeat is older than the TTL, another worker takes
-		// the lane, and the old holder's checkpoints are refused.
-		t2 := t1.Add(ttl)
-		got, err = s.Acquire(t.Context(), 1, "b", ttl, t2)
-		if err != nil || got.Owner != "b" || got.Cursor != 1 || got.Done != 5 {
-			t.Fatalf("takeover: got %+v, %v", got, err)
-		}
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a"}, t2)
-		wantKind(t, err, apperr.Conflict)
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a",
-			Usage: []quota.PageDelta{{Page: quota.PageKey{Set: tilestore.SetName{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Z: 1}, Tiles: 5, Bytes: 5 * 4096}}}, t2)
-		wantKind(t, err, apperr.Conflict)
-		// Released with a checkpoint: the next worker takes it at once.
-		got, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 1, Owner: "b", Release: true}, t2)
-		if err != nil || got.Owner != "" {
-			t.Fatalf("release: got %+v, %v", got, err)
-		}
-		if got, err := s.Acquire(t.Context(), 1, "c", ttl, t2); err != nil || got.Owner != "c" {
-			t.Fatalf("after the release: got %+v, %v", got, err)
-		}
-		// A checkpoint without owner (the sweep's) revokes the lease.
-		if got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 1}, t2); err != nil || got.Owner != "" {
-			t.Fatalf("revoke: got %+v, %v", got, err)
-		}
-		if got, _ := s.Get(t.Context(), 1); got.Owner != "" || got.Done != 5 {
-			t.Fatalf("after the revoke: got %+v", got)
-		}
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "c"}, t2)
-		wantKind(t, err, apperr.Conflict)
-		// Of many claimants at once, one wins.
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var winners []string
-		for _, o := range []string{"d", "e", "f", "g", "h", "i"} {
-			wg.Go(func() {
-				_, err := s.Acquire(t.Context(), 2, o, ttl, t2)
-				if err == nil {
-					mu.Lock()
-					winners = append(winners, o)
-					mu.Unlock()
-				} else if !apperr.Is(err, apperr.Conflict) {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if got, _ := s.Get(t.Context(), 2); len(winners) != 1 || got.Owner != winners[0] {
-			t.Fatalf("got winners %v and owner %q, want one", winners, got.Owner)
-		}
-	})
-	t.Run("AcquireRetriedByItsHolder", func(t *testing.T) {
-		// The answer of an Acquire can be lost after the store applied it:
-		// the holder's retry succeeds, anyone else's is still refused.
-		s := newStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		ttl := 10 * time.Second
-		if _, err := s.Acquire(t.Context(), 1, "a", ttl, t0); err != nil {
-			t.Fatal(err)
-		}
-		t1 := t0.Add(time.Second)
-		got, err := s.Acquire(t.Context(), 1, "a", ttl, t1)
-		if err != nil || got.Owner != "a" || !got.Heartbeat.Equal(t1) {
-			t.Fatalf("the holder's retry: got %+v, %v; want owner a, heartbeat %v", got, err, t1)
-		}
-		_, err = s.Acquire(t.Context(), 1, "b", ttl, t1)
-		wantKind(t, err, apperr.Conflict)
-	})
-	t.Run("RetriedCheckpointSucceedsOnce", func(t *testing.T) {
-		// A checkpoint applied whose answer was lost, sent again with its
-		// token, succeeds and changes nothing; without the token, or with
-		// another, it is the conflict it always was.
-		s := newStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		if _, err := s.Acquire(t.Context(), 1, "a", time.Minute, t0); err != nil {
-			t.Fatal(err)
-		}
-		cp := task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a", Token: "tok-1"}
-		first, err := s.Checkpoint(t.Context(), cp, t0)
-		if err != nil || first.Cursor != 1 || first.Done != 5 {
-			t.Fatalf("checkpoint: got %+v, %v", first, err)
-		}
-		again, err := s.Checkpoint(t.Context(), cp, t0.Add(time.Second))
-		if err != nil || again.Cursor != 1 || again.Done != 5 || again.Owner != "a" {
-			t.Fatalf("the same checkpoint again: got %+v, %v; want success at cursor 1, done 5", again, err)
-		}
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a", Token: "tok-other"}, t0)
-		wantKind(t, err, apperr.Conflict)
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5, Owner: "a"}, t0)
-		wantKind(t, err, apperr.Conflict)
-		// A release gives the lease up: its retry succeeds all the same.
-		rel := task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 5, Owner: "a", Release: true, Token: "tok-2"}
-		if _, err := s.Checkpoint(t.Context(), rel, t0); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := s.Checkpoint(t.Context(), rel, t0); err != nil || got.Cursor != 2 || got.Done != 10 || got.Owner != "" {
-			t.Fatalf("the release again: got %+v, %v; want success at cursor 2, done 10, no owner", got, err)
-		}
-		if got, _ := s.Get(t.Context(), 1); got.Cursor != 2 || got.Done != 10 {
-			t.Fatalf("after the retries: got %+v, want cursor 2, done 10", got)
-		}
-	})
-	t.Run("ConcurrentCheckpointsOneWins", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		wins := 0
-		for range 6 {
-			wg.Go(func() {
-				_, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10}, t0)
-				if err == nil {
-					mu.Lock()
-					wins++
-					mu.Unlock()
-				} else if !apperr.Is(err, apperr.Conflict) {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if got, _ := s.Get(t.Context(), 1); wins != 1 || got.Done != 10 {
-			t.Fatalf("got %d winners and done %d, want 1 and 10", wins, got.Done)
-		}
-	})
-	t.Run("FinishConditions", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 2)
-		_, err := s.Finish(t.Context(), 1, task.Done, t0)
-		wantKind(t, err, apperr.Conflict) // PENDING
-		mustPromote(t, s, 2)
-		_, err = s.Finish(t.Context(), 1, task.Done, t0)
-		wantKind(t, err, apperr.Conflict) // cursor not at the end
-		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10}, t0); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.Finish(t.Context(), 1, task.Done, t0)
-		if err != nil || got.Status != task.Done || !got.Finished.Equal(t0) {
-			t.Fatalf("got %+v, %v; want DONE", got, err)
-		}
-		_, err = s.Finish(t.Context(), 1, task.Aborted, t0)
-		wantKind(t, err, apperr.Conflict)
-		got, err = s.Finish(t.Context(), 2, task.Aborted, t0)
-		if err != nil || got.Status != task.Aborted || got.Killed {
-			t.Fatalf("got %+v, %v; want ABORTED, not killed", got, err)
-		}
-	})
-	t.Run("KillExpectsStatus", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 2)
-		mustPromote(t, s, 1)
-		_, err := s.Kill(t.Context(), 1, task.Pending, t0)
-		wantKind(t, err, apperr.Conflict)
-		before, err := s.Kill(t.Context(), 1, task.Running, t0)
-		if err != nil || before.Status != task.Running {
-			t.Fatalf("got %+v, %v; want the RUNNING task before the kill", before, err)
-		}
-		after, _ := s.Get(t.Context(), 1)
-		if after.Status != task.Aborted || !after.Killed {
-			t.Fatalf("after kill: got %+v, want ABORTED and killed", after)
-		}
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 5}, t0)
-		wantKind(t, err, apperr.Conflict)
-		if _, err := s.Kill(t.Context(), 2, task.Pending, t0); err != nil {
-			t.Fatal(err)
-		}
-		if p := mustPromote(t, s, 5); len(p) != 0 {
-			t.Fatalf("a killed pending task was promoted: %+v", p)
-		}
-		_, err = s.Kill(t.Context(), 2, task.Pending, t0)
-		wantKind(t, err, apperr.Conflict)
-	})
-	t.Run("ListActiveAndRecent", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 3)
-		mustPromote(t, s, 1)
-		if _, err := s.Kill(t.Context(), 2, task.Pending, t0.Add(10*time.Second)); err != nil {
-			t.Fatal(err)
-		}
-		all, err := s.List(t.Context(), t0)
-		if err != nil || len(all) != 3 || all[0].ID != 1 || all[1].ID != 2 || all[2].ID != 3 {
-			t.Fatalf("List(since t0): got %+v, %v; want tasks 1,2,3 by id", all, err)
-		}
-		active, err := s.List(t.Context(), t0.Add(11*time.Second))
-		if err != nil || len(active) != 2 || active[0].ID != 1 || active[1].ID != 3 {
-			t.Fatalf("List(later): got %+v, %v; want tasks 1 and 3", active, err)
-		}
-		empty := newStore(t)
-		if got, err := empty.List(t.Context(), t0); err != nil || len(got) != 0 {
-			t.Fatalf("empty store: got %+v, %v", got, err)
-		}
-	})
-	t.Run("FailuresAreSharedPerJob", func(t *testing.T) {
-		s := newStore(t)
-		j, _ := mustCreate(t, s, 2)
-		for i, want := range []int64{1, 3, 4} {
-			n := []int64{1, 2, 1}[i]
-			got, err := s.AddFailures(t.Context(), j.ID, n)
-			if err != nil || got != want {
-				t.Fatalf("AddFailures #%d: got %d, %v; want %d", i, got, err, want)
-			}
-		}
-		if got, _ := s.AddFailures(t.Context(), j.ID+100, 1); got != 1 {
-			t.Fatalf("another job: got %d, want 1", got)
-		}
-	})
-	runUsage(t, newStore, mustCreate, mustPromote, wantKind, t0)
-	t.Run("RowLayout", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		tk, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4}, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := tk.Row(), [5]int64{4, 10, 6, 1, 1}; got != want {
-			t.Fatalf("got row %v, want %v", got, want)
-		}
-	})
+// Harness is what every test of the suite runs against.
+type Harness struct {
+	// NewStore returns a fresh, empty store per call.
+	NewStore func(t *testing.T) task.Store
 }
 
-// runUsage checks that usage deltas carried by checkpoints are applied
-// exactly once, atomically with the checkpoint, for stores that also keep
-// disk usage (quota.UsageStore); it skips for others.
-func runUsage(t *testing.T, newStore func(t *testing.T) task.Store,
-	mustCreate func(*testing.T, task.Store, int) (task.Job, []task.Task),
-	mustPromote func(*testing.T, task.Store, int) []task.Task,
-	wantKind func(*testing.T, error, apperr.Kind), t0 time.Time) {
-	usageStore := func(t *testing.T) (task.Store, quota.UsageStore) {
-		t.Helper()
-		s := newStore(t)
-		us, ok := s.(quota.UsageStore)
-		if !ok {
-			t.Skip("the store keeps no disk usage")
-		}
-		return s, us
-	}
-	set := tilestore.SetName{Layer: "topp:states", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
-	deltas := func(pages int, tiles, bytes int64) []quota.PageDelta {
-		out := make([]quota.PageDelta, pages)
-		for i := range out {
-			out[i] = quota.PageDelta{Page: quota.PageKey{Set: set, Z: 8, X: int64(i), Y: 1}, Tiles: tiles, Bytes: bytes}
-		}
-		return out
-	}
-	totals := func(t *testing.T, us quota.UsageStore) quota.LayerUsage {
-		t.Helper()
-		ls, err := us.Layers(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range ls {
-			if l.Layer == set.Layer {
-				return l
-			}
-		}
-		return quota.LayerUsage{Layer: set.Layer}
-	}
-	wantTotals := func(t *testing.T, us quota.UsageStore, tiles, bytes int64) quota.LayerUsage {
-		t.Helper()
-		l := totals(t, us)
-		if l.Tiles != tiles || l.Bytes != bytes {
-			t.Fatalf("got usage %d tiles, %d bytes; want %d, %d", l.Tiles, l.Bytes, tiles, bytes)
-		}
-		ps, err := us.Pages(t.Context(), set.Layer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pt, pb int64
-		for _, p := range ps {
-			pt += p.Tiles
-			pb += p.Bytes
-		}
-		if pt != tiles || pb != bytes {
-			t.Fatalf("pages add up to %d tiles, %d bytes; want %d, %d", pt, pb, tiles, bytes)
-		}
-		return l
-	}
+// Test is one behaviour of the suite.
+type Test struct {
+	Name string
+	Run  func(t *testing.T, h Harness)
+}
 
-	t.Run("CheckpointCarriesUsageOnce", func(t *testing.T) {
-		s, us := usageStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		cp := task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4, Usage: deltas(3, 16, 65536)}
-		got, err := s.Checkpoint(t.Context(), cp, t0)
-		if err != nil || got.Cursor != 1 || got.Done != 4 || got.Status != task.Running || !got.Heartbeat.Equal(t0) {
-			t.Fatalf("got %+v, %v; want cursor 1, done 4", got, err)
-		}
-		wantTotals(t, us, 48, 3*65536)
-		// A replayed chunk (a redelivered lane message) fails its condition
-		// and counts nothing.
-		_, err = s.Checkpoint(t.Context(), cp, t0)
-		wantKind(t, err, apperr.Conflict)
-		wantTotals(t, us, 48, 3*65536)
-		// Invalid checkpoints apply nothing either.
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 3, Tiles: 1, Usage: deltas(1, 1, 1)}, t0)
-		wantKind(t, err, apperr.Invalid)
-		_, err = s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 1, Usage: deltas(task.MaxCheckpointPages+1, 1, 1)}, t0)
-		wantKind(t, err, apperr.Invalid)
-		wantTotals(t, us, 48, 3*65536)
-		// The most pages a checkpoint may carry.
-		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 1, To: 2, Tiles: 6, Usage: deltas(task.MaxCheckpointPages, -1, -4096)}, t0); err != nil {
-			t.Fatal(err)
-		}
-		wantTotals(t, us, 48-task.MaxCheckpointPages, 3*65536-task.MaxCheckpointPages*4096)
-	})
-	t.Run("RetriedCheckpointCountsUsageOnce", func(t *testing.T) {
-		s, us := usageStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		cp := task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4, Usage: deltas(3, 16, 65536), Token: "tok-u"}
-		for i := range 3 {
-			got, err := s.Checkpoint(t.Context(), cp, t0)
-			if err != nil || got.Cursor != 1 || got.Done != 4 {
-				t.Fatalf("attempt %d: got %+v, %v; want success at cursor 1, done 4", i+1, got, err)
-			}
-		}
-		wantTotals(t, us, 48, 3*65536)
-	})
-	t.Run("KilledLaneAppliesItsUsageDirectly", func(t *testing.T) {
-		s, us := usageStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		if _, err := s.Kill(t.Context(), 1, task.Running, t0); err != nil {
-			t.Fatal(err)
-		}
-		// The lane's next checkpoint fails: the task is ABORTED ...
-		_, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4, Usage: deltas(2, 16, 4096)}, t0)
-		wantKind(t, err, apperr.Conflict)
-		wantTotals(t, us, 0, 0)
-		if tk, _ := s.Get(t.Context(), 1); tk.Status != task.Aborted {
-			t.Fatalf("got %+v, want ABORTED", tk)
-		}
-		// ... but its tiles are stored and nobody will redo them, so the
-		// worker applies the deltas directly.
-		if err := us.ApplyDeltas(t.Context(), deltas(2, 16, 4096), t0); err != nil {
-			t.Fatal(err)
-		}
-		wantTotals(t, us, 32, 8192)
-	})
-	t.Run("TakenOverLaneDropsItsUsage", func(t *testing.T) {
-		s, us := usageStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		// Another worker took the lane over and checkpointed first.
-		if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4, Usage: deltas(1, 16, 4096)}, t0); err != nil {
-			t.Fatal(err)
-		}
-		// The old worker's checkpoint of the same metatiles fails; its
-		// deltas are dropped (the lane is marked for a recount instead).
-		_, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4, Usage: deltas(1, 16, 4096)}, t0)
-		wantKind(t, err, apperr.Conflict)
-		before := wantTotals(t, us, 16, 4096)
-		if tk, _ := s.Get(t.Context(), 1); tk.Status != task.Running || tk.Cursor != 1 {
-			t.Fatalf("got %+v, want RUNNING at 1 (a takeover, not a kill)", tk)
-		}
-		if err := us.MarkDirty(t.Context(), []string{set.Layer}); err != nil {
-			t.Fatal(err)
-		}
-		if l := wantTotals(t, us, 16, 4096); !l.Dirty || l.Version == before.Version {
-			t.Fatalf("got %+v, want dirty with a new version", l)
-		}
-	})
-	t.Run("ConcurrentCheckpointsWithUsageCountOnce", func(t *testing.T) {
-		s, us := usageStore(t)
-		mustCreate(t, s, 1)
-		mustPromote(t, s, 1)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		wins := 0
-		for range 5 {
-			wg.Go(func() {
-				_, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 2, Tiles: 10, Usage: deltas(4, 10, 40960)}, t0)
-				if err == nil {
-					mu.Lock()
-					wins++
-					mu.Unlock()
-				} else if !apperr.Is(err, apperr.Conflict) {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if wins != 1 {
-			t.Fatalf("got %d winners, want 1", wins)
-		}
-		wantTotals(t, us, 40, 4*40960)
-	})
+// Tests lists the suite's behaviours, in the order Run runs them.
+var Tests = []Test{
+	{"CreateTakesConsecutiveIDs", testCreateTakesConsecutiveIDs},
+	{"CreateWithoutLanesFails", testCreateWithoutLanesFails},
+	{"Missing", testMissing},
+	{"ConcurrentCreatesNeverShareIDs", testConcurrentCreatesNeverShareIDs},
+	{"PromoteRespectsPoolOldestFirst", testPromoteRespectsPoolOldestFirst},
+	{"Claims", testClaims},
+	{"ClaimNotes", testClaimNotes},
+	{"PromoteHoldsLaneCaps", testPromoteHoldsLaneCaps},
+	{"CheckpointIsConditional", testCheckpointIsConditional},
+	{"KeyCursorOfADeletedLayersTruncation", testKeyCursorOfADeletedLayersTruncation},
+	{"LeaseFencesCheckpoints", testLeaseFencesCheckpoints},
+	{"AcquireRetriedByItsHolder", testAcquireRetriedByItsHolder},
+	{"RetriedCheckpointSucceedsOnce", testRetriedCheckpointSucceedsOnce},
+	{"ConcurrentCheckpointsOneWins", testConcurrentCheckpointsOneWins},
+	{"FinishConditions", testFinishConditions},
+	{"KillExpectsStatus", testKillExpectsStatus},
+	{"ListActiveAndRecent", testListActiveAndRecent},
+	{"FailuresAreSharedPerJob", testFailuresAreSharedPerJob},
+	{"CheckpointCarriesUsageOnce", testCheckpointCarriesUsageOnce},
+	{"RetriedCheckpointCountsUsageOnce", testRetriedCheckpointCountsUsageOnce},
+	{"KilledLaneAppliesItsUsageDirectly", testKilledLaneAppliesItsUsageDirectly},
+	{"TakenOverLaneDropsItsUsage", testTakenOverLaneDropsItsUsage},
+	{"ConcurrentCheckpointsWithUsageCountOnce", testConcurrentCheckpointsWithUsageCountOnce},
+	{"RowLayout", testRowLayout},
+}
+
+// Run runs the suite, each behaviour a subtest of its name; newStore must
+// return a fresh, empty store per call.
+func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
+	h := Harness{NewStore: newStore}
+	for _, tc := range Tests {
+		t.Run(tc.Name, func(t *testing.T) { tc.Run(t, h) })
+	}
+}
+
+// t0 is the suite's clock: every call takes times relative to it.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// job is the job every test creates.
+func job() task.Job {
+	return task.Job{Layer: "topp:states", Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png",
+		ParametersID: "default", ZoomStart: 0, ZoomStop: 3, MetaWidth: 4, MetaHeight: 4, Tiles: 30, Metatiles: 6,
+		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000}
+}
+
+// lanes returns n lanes of 2 metatiles and 10 tiles each.
+func lanes(n int) []task.Lane {
+	out := make([]task.Lane, n)
+	for i := range out {
+		out[i] = task.Lane{Start: int64(i) * 2, End: int64(i)*2 + 2, Tiles: 10}
+	}
+	return out
+}
+
+// mustCreate creates job() with n lanes at t0.
+func mustCreate(t *testing.T, s task.Store, n int) (task.Job, []task.Task) {
+	t.Helper()
+	j, ts, err := s.Create(t.Context(), job(), lanes(n), t0)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	return j, ts
+}
+
+// mustPromote promotes pending tasks into a pool of pool threads at t0.
+func mustPromote(t *testing.T, s task.Store, pool int) []task.Task {
+	t.Helper()
+	p, err := s.Promote(t.Context(), pool, nil, t0)
+	if err != nil {
+		t.Fatalf("Promote: %v", err)
+	}
+	return p
+}
+
+// wantKind fails unless err is of kind k.
+func wantKind(t *testing.T, err error, k apperr.Kind) {
+	t.Helper()
+	if got := apperr.KindOf(err); err == nil || got != k {
+		t.Fatalf("got error %v (kind %v), want kind %v", err, got, k)
+	}
 }

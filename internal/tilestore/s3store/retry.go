@@ -65,7 +65,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.base.RoundTrip(r)
 		again, throttled := retryable(ctx, req, resp, err)
 		if throttled {
-			metrics.AWSThrottled.Add(1, awsconf.ServiceS3)
+			metrics.AWSThrottled.Add(ctx, 1, awsconf.ServiceS3)
 		}
 		if !again || once || !t.policy.Allows(n, time.Since(start)) {
 			return resp, err
@@ -76,7 +76,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err := sleep(ctx, t.policy.Backoff(n)); err != nil {
 			return nil, err
 		}
-		metrics.AWSRetries.Add(1, awsconf.ServiceS3)
+		metrics.AWSRetries.Add(ctx, 1, awsconf.ServiceS3)
 	}
 }
 

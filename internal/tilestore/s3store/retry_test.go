@@ -30,11 +30,15 @@ import (
 type tally struct {
 	mu  sync.Mutex
 	sum map[string]float64
+	ctx context.Context // carries the tally's registry
 }
 
+// newTally returns a tally installed in a registry of its own, which
+// tl.ctx carries to the code under test.
 func newTally(t *testing.T) *tally {
-	tl := &tally{sum: map[string]float64{}}
-	t.Cleanup(metrics.Install(tl))
+	var reg metrics.Registry
+	tl := &tally{sum: map[string]float64{}, ctx: metrics.NewContext(t.Context(), &reg)}
+	t.Cleanup(reg.Install(tl))
 	return tl
 }
 
@@ -236,7 +240,7 @@ func TestThrottlesRetried(t *testing.T) {
 		return serve
 	})
 	s := newFakeStore(t, ep, s3store.Options{Prefix: "p", Retry: fastRetry})
-	ctx := t.Context()
+	ctx := tl.ctx
 	data := bytes.Repeat([]byte("tile"), 5000)
 	if err := s.Put(ctx, "a.png", data, tilestore.Meta{ContentType: "image/png"}); err != nil {
 		t.Fatalf("Put: %v", err)
@@ -289,10 +293,10 @@ func TestTransientFailuresRetried(t *testing.T) {
 		return serve
 	})
 	s := newFakeStore(t, ep, s3store.Options{Retry: fastRetry})
-	if err := s.Put(t.Context(), "a.png", []byte("png"), tilestore.Meta{ContentType: "image/png"}); err != nil {
+	if err := s.Put(tl.ctx, "a.png", []byte("png"), tilestore.Meta{ContentType: "image/png"}); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	if _, found, err := s.Stat(t.Context(), "a.png"); err != nil || !found {
+	if _, found, err := s.Stat(tl.ctx, "a.png"); err != nil || !found {
 		t.Fatalf("Stat: found %v, err %v", found, err)
 	}
 	if n := f.requests(http.MethodPut); n != 5 {
