@@ -185,8 +185,8 @@ func (o options) scaling() error {
 				return fmt.Errorf("%d workers: %w", n, err)
 			}
 			byCount[n] = append(byCount[n], r)
-			fmt.Printf("pass %d, %2d workers: %s %d tiles in %.1f s (%.1f tiles/s), peak GetMaps %d (cap %d), %d GetMaps, DynamoDB writes %.2f / 1,000 tiles, stored %d, usage %d tiles / %d B vs listed %d B, machine busy %.0f %%, load %s\n",
-				pass+1, n, r.State, r.Tiles, r.Seconds, r.TilesPerSec, r.PeakGetMaps, o.cap, r.GetMaps, r.WritesPer1000, r.Stored, r.UsageTiles, r.UsageBytes, r.StoredBlocks, 100*r.MachineBusy, loadavg())
+			fmt.Printf("pass %d, %2d workers: %s %d tiles in %.1f s (%.1f tiles/s), peak GetMaps %d (cap %d), %d GetMaps, DynamoDB writes %.2f / 1,000 tiles, stored %d, usage %d tiles / %d B vs listed %d B, machine busy %.0f %% (AWS stack idle %.2f cores), load %s\n",
+				pass+1, n, r.State, r.Tiles, r.Seconds, r.TilesPerSec, r.PeakGetMaps, o.cap, r.GetMaps, r.WritesPer1000, r.Stored, r.UsageTiles, r.UsageBytes, r.StoredBlocks, 100*r.MachineBusy, r.StackIdle, loadavg())
 		}
 	}
 	res := result{Label: o.label, Kind: "scaling", Date: time.Now().UTC(), Source: "WMS LAYERS=" + o.wmsLayers, Delay: o.delay.String(), Cap: o.cap,
@@ -225,7 +225,7 @@ func medianRow(rows []row) row {
 }
 
 func printTable(res result) {
-	fmt.Printf("\n| workers | lanes | tiles | s | tiles/s | efficiency | peak GetMaps (cap %d) | DynamoDB writes / 1,000 tiles | CPU ms / tile: workers / WMS / AWS stack / API | machine busy | stored = tiles | usage exact |\n", res.Cap)
+	fmt.Printf("\n| workers | lanes | tiles | s | tiles/s | efficiency | peak GetMaps (cap %d) | DynamoDB writes / 1,000 tiles | CPU ms / tile: workers / WMS / AWS stack (less idle) / API | machine busy | stored = tiles | usage exact |\n", res.Cap)
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|")
 	for _, r := range res.Rows {
 		ms := func(s float64) float64 { return 1000 * s / float64(max(r.Tiles, 1)) }
@@ -289,8 +289,8 @@ func (o options) seedRun() error {
 	fmt.Printf("seed: %s (%d tiles done by the last status), %d tiles in %.1f s (%.1f tiles/s); stored %d of %d (%s); usage %d tiles, %d B; listed %d tiles, %d B (%d B in %d-byte blocks): %s; recount pending %v\n",
 		r.State, r.Done, r.Tiles, r.Seconds, r.TilesPerSec, r.Stored, r.Tiles, yesNo(stored), r.UsageTiles, r.UsageBytes, r.Stored, r.StoredBytes, r.StoredBlocks, o.blockSize,
 		map[bool]string{true: "exact", false: "NOT exact"}[exact], r.RecountPending)
-	fmt.Printf("seed: CPU s: workers %.1f (%.2f ms a tile), AWS stack %.1f, API %.1f; machine busy %.0f %%, DynamoDB writes %.2f / 1,000 tiles (%s), S3 PUTs %.1f, SQS messages %.2f / 1,000 tiles, worker peak RSS %.1f MiB\n",
-		r.WorkerCPU, 1000*r.WorkerCPU/float64(max(r.Stored, 1)), r.StackCPU, r.APICPU, 100*r.MachineBusy, r.WritesPer1000, byOp(r.WritesByOp), r.S3PutsPer1000, r.SQSPer1000, r.WorkerPeakRSS)
+	fmt.Printf("seed: CPU s: workers %.1f (%.2f ms a tile), AWS stack %.1f (less %.2f cores idle), API %.1f; machine busy %.0f %%, DynamoDB writes %.2f / 1,000 tiles (%s), S3 PUTs %.1f, SQS messages %.2f / 1,000 tiles, worker peak RSS %.1f MiB\n",
+		r.WorkerCPU, 1000*r.WorkerCPU/float64(max(r.Stored, 1)), r.StackCPU, r.StackIdle, r.APICPU, 100*r.MachineBusy, r.WritesPer1000, byOp(r.WritesByOp), r.S3PutsPer1000, r.SQSPer1000, r.WorkerPeakRSS)
 	if err := o.save(res, false); err != nil {
 		return err
 	}

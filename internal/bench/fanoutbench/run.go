@@ -69,7 +69,8 @@ type row struct {
 	SQSPer1000     float64            `json:"sqsSentPer1000"`
 	WorkerCPU      float64            `json:"workerCPUSeconds"`
 	WMSCPU         float64            `json:"wmsCPUSeconds"`
-	StackCPU       float64            `json:"stackCPUSeconds"` // MinIO, DynamoDB Local, the SQS server
+	StackCPU       float64            `json:"stackCPUSeconds"` // MinIO, DynamoDB Local, the SQS server, less their idle use
+	StackIdle      float64            `json:"stackIdleCores"`  // their CPU use before the seed, idle
 	APICPU         float64            `json:"apiCPUSeconds"`   // this process: the API program and the proxy
 	MachineBusy    float64            `json:"machineBusy"`     // fraction of all cores busy during the run (everything on the machine)
 	WorkerPeakRSS  float64            `json:"workerPeakRSSMiB"`
@@ -249,6 +250,12 @@ func (j job) run() (row, error) {
 		return r, err
 	}
 
+	// The AWS stack's CPU when idle (DynamoDB Local's JVM, the SQS
+	// server's long polls), taken off its figure below.
+	idle0, idleAt := stackCPU(j.stackPIDs), time.Now()
+	time.Sleep(3 * time.Second)
+	r.StackIdle = (stackCPU(j.stackPIDs) - idle0) / time.Since(idleAt).Seconds()
+
 	// From here on everything is counted.
 	before := make([]report, len(procs))
 	for i, w := range procs {
@@ -312,7 +319,7 @@ func (j job) run() (row, error) {
 	}
 	r.Seconds = time.Since(start).Seconds()
 	busy1, all1 := machineCPU()
-	r.WMSCPU, r.StackCPU, r.APICPU = treeCPU(j.wmsPID)-wms0, stackCPU(j.stackPIDs)-stack0, selfCPU()-api0
+	r.WMSCPU, r.StackCPU, r.APICPU = treeCPU(j.wmsPID)-wms0, stackCPU(j.stackPIDs)-stack0-r.StackIdle*r.Seconds, selfCPU()-api0
 	if all1 > all0 {
 		r.MachineBusy = (busy1 - busy0) / (all1 - all0)
 	}
