@@ -69,7 +69,15 @@ func main() {
 	flag.Int64Var(&o.blockSize, "block-size", 1, "diskBlockSize of the usage count (1: every byte, so that the check is exact to the byte)")
 	flag.StringVar(&o.out, "out", ".devstack/bench-fanout", "directory of the JSON results and the SVG plot")
 	flag.StringVar(&o.label, "label", "run", "name of the run (fanout-<label>.json)")
+	replot := flag.String("plot", "", "only draw the plot of this earlier result (fanout-<label>.json) into -out")
 	flag.Parse()
+	if *replot != "" {
+		if err := redraw(*replot, o.out); err != nil {
+			fmt.Fprintln(os.Stderr, "fanoutbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	for _, f := range strings.Split(o.stackPIDs, ",") {
 		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
 			o.stack = append(o.stack, n)
@@ -339,4 +347,22 @@ func loadavg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// redraw draws the plot of an earlier result into dir.
+func redraw(file, dir string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var res result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("decode %s: %w", file, err)
+	}
+	svg := filepath.Join(dir, "fanout-scaling.svg")
+	if err := os.WriteFile(svg, []byte(plotScaling(res)), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("fanoutbench: wrote", svg)
+	return nil
 }

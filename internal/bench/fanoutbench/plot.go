@@ -30,8 +30,8 @@ func plotScaling(res result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14" font-weight="bold">seeding tiles/s by worker processes (%s, %s delay, cap %d)</text>`+"\n", left, res.Source, res.Delay, res.Cap)
-	fmt.Fprintf(&b, `<text x="%.0f" y="36" fill="#555">labels: scaling efficiency = tiles/s ÷ (workers × tiles/s of one)</text>`+"\n", left)
+	fmt.Fprintf(&b, `<text x="%.0f" y="18" font-size="14" font-weight="bold">seeding tiles/s by worker processes (%s delay, cap %d)</text>`+"\n", left, res.Delay, res.Cap)
+	fmt.Fprintf(&b, `<text x="%.0f" y="34" fill="#555">%s; labels: efficiency = tiles/s ÷ (workers × tiles/s of one)</text>`+"\n", left, res.Source)
 	for i := 0; i <= 4; i++ {
 		y := ymax * float64(i) / 4
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", left, py(y), w-right, py(y))
