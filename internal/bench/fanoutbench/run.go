@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +83,7 @@ type workerProc struct {
 	ready   chan struct{}
 	reports chan report
 	done    chan error
+	exited  atomic.Bool
 }
 
 // startWorker starts this program with -worker and env.
@@ -114,7 +116,9 @@ func startWorker(env []string, i int) (*workerProc, error) {
 				w.reports <- r
 			}
 		}
-		w.done <- cmd.Wait()
+		err := cmd.Wait()
+		w.exited.Store(true)
+		w.done <- err
 	}()
 	return w, nil
 }
@@ -220,7 +224,7 @@ func (j job) run() (row, error) {
 	var procs []*workerProc
 	defer func() {
 		for _, w := range procs {
-			if w.cmd.ProcessState == nil {
+			if !w.exited.Load() {
 				w.cmd.Process.Kill()
 			}
 		}
