@@ -132,3 +132,8 @@ bench-grid:
 
 clean:
 	rm -rf bin
+
+## bench-fanout: seeding with 1, 2, 4, 8, 16 worker processes on the lane queue from the test WMS behind a 300 ms delay (tiles/s, scaling efficiency, peak GetMaps vs the upstream cap, DynamoDB writes per 1,000 tiles; JSON and SVG under .devstack/bench-fanout); SEED=N: N test-pattern tiles through SQS with 4 workers, checked DONE, stored and counted exactly
+.PHONY: bench-fanout
+bench-fanout:
+	@GO=$(GO) bash infra/bench-fanout.sh
