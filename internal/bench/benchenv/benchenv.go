@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -77,4 +79,49 @@ func StatusMiB(field string) float64 {
 		return -1
 	}
 	return kb / 1024
+}
+
+// SelfCPU returns this process's user+system CPU seconds.
+func SelfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// ClockTick is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
+// Linux for every architecture Go supports).
+const ClockTick = 100
+
+// TreeCPU returns the CPU seconds of process pid and its descendants
+// (pid 0: none), from /proc.
+func TreeCPU(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	var ticks float64
+	if len(fields) > 12 {
+		u, _ := strconv.ParseFloat(fields[11], 64)
+		st, _ := strconv.ParseFloat(fields[12], 64)
+		ticks = u + st
+	}
+	total := ticks / ClockTick
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		kids, _ := os.ReadFile(t)
+		for _, k := range strings.Fields(string(kids)) {
+			if c, err := strconv.Atoi(k); err == nil {
+				total += TreeCPU(c)
+			}
+		}
+	}
+	return total
 }

@@ -1,57 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
+	"tilecache/internal/bench/benchenv"
 )
-
-func selfCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-// clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux for
-// every architecture Go supports).
-const clockTick = 100
-
-// treeCPU returns the CPU seconds of process pid and its descendants
-// (pid 0: none), from /proc.
-func treeCPU(pid int) float64 {
-	if pid <= 0 {
-		return 0
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	var ticks float64
-	if len(fields) > 12 {
-		u, _ := strconv.ParseFloat(fields[11], 64)
-		st, _ := strconv.ParseFloat(fields[12], 64)
-		ticks = u + st
-	}
-	total := ticks / clockTick
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, t := range tasks {
-		kids, _ := os.ReadFile(t)
-		for _, k := range strings.Fields(string(kids)) {
-			if c, err := strconv.Atoi(k); err == nil {
-				total += treeCPU(c)
-			}
-		}
-	}
-	return total
-}
 
 // machineCPU returns the machine's busy and total CPU time so far (in
 // ticks of every core, from /proc/stat's first line): busy is all but idle
@@ -80,7 +34,7 @@ func machineCPU() (busy, total float64) {
 func stackCPU(pids []int) float64 {
 	var s float64
 	for _, p := range pids {
-		s += treeCPU(p)
+		s += benchenv.TreeCPU(p)
 	}
 	return s
 }

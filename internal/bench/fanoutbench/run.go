@@ -279,7 +279,7 @@ func (j job) run() (row, error) {
 	if j.proxy != nil {
 		j.proxy.reset()
 	}
-	wms0, stack0, api0 := treeCPU(j.wmsPID), stackCPU(j.stackPIDs), selfCPU()
+	wms0, stack0, api0 := benchenv.TreeCPU(j.wmsPID), stackCPU(j.stackPIDs), benchenv.SelfCPU()
 	busy0, all0 := machineCPU()
 	start := time.Now()
 	body, err := call(http.MethodPost, srv.URL+"/rest/seed/"+j.layer+".json", j.body)
@@ -322,7 +322,7 @@ func (j job) run() (row, error) {
 	}
 	r.Seconds = time.Since(start).Seconds()
 	busy1, all1 := machineCPU()
-	r.WMSCPU, r.StackCPU, r.APICPU = treeCPU(j.wmsPID)-wms0, stackCPU(j.stackPIDs)-stack0-r.StackIdle*r.Seconds, selfCPU()-api0
+	r.WMSCPU, r.StackCPU, r.APICPU = benchenv.TreeCPU(j.wmsPID)-wms0, stackCPU(j.stackPIDs)-stack0-r.StackIdle*r.Seconds, benchenv.SelfCPU()-api0
 	if all1 > all0 {
 		r.MachineBusy = (busy1 - busy0) / (all1 - all0)
 	}

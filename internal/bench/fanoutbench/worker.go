@@ -91,6 +91,6 @@ func counts(p *app.Program) report {
 	if q, ok := p.Queue.(*sqsqueue.Queue); ok {
 		r.SQSSent = q.Sent()
 	}
-	r.CPUSeconds, r.PeakRSSMiB = selfCPU(), benchenv.StatusMiB("VmHWM")
+	r.CPUSeconds, r.PeakRSSMiB = benchenv.SelfCPU(), benchenv.StatusMiB("VmHWM")
 	return r
 }

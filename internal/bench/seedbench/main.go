@@ -256,7 +256,7 @@ func (b bench) once() (result, error) {
 	srv := httptest.NewServer(l.Handler)
 	defer srv.Close()
 
-	cpu0, wms0, st0 := selfCPU(), treeCPU(b.wmsPID), treeCPU(b.storePID)
+	cpu0, wms0, st0 := benchenv.SelfCPU(), benchenv.TreeCPU(b.wmsPID), benchenv.TreeCPU(b.storePID)
 	start := time.Now()
 	format := "image/png"
 	if b.wms != "" {
@@ -295,7 +295,7 @@ func (b bench) once() (result, error) {
 		time.Sleep(pollWait(rows))
 	}
 	r := result{tiles: total, wall: time.Since(start)}
-	r.cpu, r.wmsCPU, r.stCPU = selfCPU()-cpu0, treeCPU(b.wmsPID)-wms0, treeCPU(b.storePID)-st0
+	r.cpu, r.wmsCPU, r.stCPU = benchenv.SelfCPU()-cpu0, benchenv.TreeCPU(b.wmsPID)-wms0, benchenv.TreeCPU(b.storePID)-st0
 	r.costs = costs(l, total)
 	err = l.Tiles.List(ctx, tilestore.LayerPrefix(env["TILECACHE_KEY_PREFIX"], layerName), func(o tilestore.Object) error {
 		r.bytes += o.Size
