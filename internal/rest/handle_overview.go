@@ -18,9 +18,11 @@ type RecentTasks interface {
 	List(ctx context.Context, finishedSince time.Time) ([]task.Task, error)
 }
 
-// overviewHistory is how far back the overview asks for finished tasks;
-// the stores list them for a shorter time (about a minute).
-const overviewHistory = 24 * time.Hour
+// overviewHistory is how far back the overview asks for finished tasks
+// (each layer's last finished seed). A status call reads the tasks
+// finished since the time it asks for, so this bounds what an overview
+// reads to an hour of finished tasks; the stores may keep them for less.
+const overviewHistory = time.Hour
 
 type overviewAnswer struct {
 	Layers   []overviewLayer   `json:"layers"`
