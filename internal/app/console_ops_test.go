@@ -141,7 +141,7 @@ func TestConsoleParameterChoices(t *testing.T) {
 	page.Eval(t, `document.querySelector('input[data-param="CQL_FILTER"]').value = ''`)
 	page.Do(t, "retype", chromedp.SendKeys(`input[data-param="CQL_FILTER"]`, "NAME='x'"))
 	waitEval(t, page, `!document.querySelector('input[data-param="CQL_FILTER"]').hasAttribute('aria-invalid')`, 5*time.Second)
-	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && JSON.stringify(window.consoleSeed.lastEstimateRequest.seedRequest.parameters) === JSON.stringify({entry: [{string: ['STYLES', 'polygon']}, {string: ['CQL_FILTER', "NAME='x'"]}]})`, 10*time.Second)
+	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && !document.querySelector('#estimate').hasAttribute('aria-busy') && JSON.stringify(window.consoleSeed.lastEstimateRequest.seedRequest.parameters) === JSON.stringify({entry: [{string: ['STYLES', 'polygon']}, {string: ['CQL_FILTER', "NAME='x'"]}]})`, 10*time.Second)
 	var req json.RawMessage
 	evalJSON(t, page, `window.consoleSeed.lastEstimateRequest`, &req)
 	var est struct {

@@ -251,7 +251,7 @@ func TestConsoleSeedPolygon(t *testing.T) {
 	page.Do(t, "choose a polygon", chromedp.Click(chromedp.CSS(`#area-polygon`)))
 	waitEval(t, page, `window.consoleSeed.map && window.consoleSeed.map.getSize() && window.consoleSeed.map.getSize()[0] > 0`, 10*time.Second)
 	coords := clickMap(t, page, "#seed-map", [][2]float64{{150, 120}, {420, 160}, {260, 330}, {150, 120}})
-	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && window.consoleSeed.lastEstimateRequest && window.consoleSeed.lastEstimateRequest.seedRequest.geometry`, 15*time.Second)
+	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && !document.querySelector('#estimate').hasAttribute('aria-busy') && window.consoleSeed.lastEstimateRequest && window.consoleSeed.lastEstimateRequest.seedRequest.geometry`, 15*time.Second)
 	var req struct {
 		SeedRequest struct {
 			Geometry struct {
@@ -852,7 +852,9 @@ func TestConsoleUploadsAndLayerActions(t *testing.T) {
 	waitEval(t, page, `window.consoleSeed.gridSet === 'EPSG:900913'`, 10*time.Second)
 	page.Do(t, "choose a file", chromedp.Click(chromedp.CSS(`#area-file`)))
 	page.Do(t, "upload", chromedp.SetUploadFiles(chromedp.CSS(`#area-file-fields input[type=file]`), []string{geo}))
-	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && window.consoleSeed.lastEstimateRequest.seedRequest && typeof window.consoleSeed.lastEstimateRequest.seedRequest.geometry === 'string'`, 15*time.Second)
+	// The request is noted when it is sent and the tiles shown when its
+	// answer comes, so the page is also waited for to be no longer busy.
+	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && !document.querySelector('#estimate').hasAttribute('aria-busy') && window.consoleSeed.lastEstimateRequest.seedRequest && typeof window.consoleSeed.lastEstimateRequest.seedRequest.geometry === 'string'`, 15*time.Second)
 	var ext [4]float64
 	evalJSON(t, page, `window.consoleSeed.map.getLayers().item(1).getSource().getExtent()`, &ext)
 	// Longitude 4.9..31.1° in metres of the spherical Mercator.
@@ -863,7 +865,7 @@ func TestConsoleUploadsAndLayerActions(t *testing.T) {
 
 	page.Do(t, "choose a list", chromedp.Click(chromedp.CSS(`#area-list`)))
 	page.Do(t, "upload", chromedp.SetUploadFiles(chromedp.CSS(`#area-list-fields input[type=file]`), []string{list}))
-	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && window.consoleSeed.lastEstimateRequest.list`, 15*time.Second)
+	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && !document.querySelector('#estimate').hasAttribute('aria-busy') && window.consoleSeed.lastEstimateRequest.list`, 15*time.Second)
 	body, _ := os.ReadFile(list)
 	compareEstimate(t, a, page, "text/x-tile-list", string(body))
 
