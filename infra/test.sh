@@ -65,13 +65,36 @@ export TILECACHE_TEST_WAIT_SCALE="${TILECACHE_TEST_WAIT_SCALE:-3}"
 side_by_side="${TILECACHE_TEST_SIDE_BY_SIDE:-0}"
 shards="${TILECACHE_TEST_SHARDS:-1}"
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "make test: TILECACHE_TEST_SHARDS must be a positive integer, got '$shards'" >&2; exit 2; }
-rm -f "$results"/*.json "$results"/*.out
+rm -f "$results"/*.json "$results"/*.out "$results"/*.cpu
 app=./internal/app
 pids=() names=()
+# cpu_ticks: the machine's busy and total CPU time so far, in ticks of
+# every core (/proc/stat).
+cpu_ticks() { awk '/^cpu /{b = $2 + $3 + $4 + $7 + $8; print b, b + $5 + $6; exit}' /proc/stat; }
+# pass_cpu NAME: how much CPU a pass took: its own processes (go and the
+# test binaries, from `times`) and the whole machine's (the stack, the
+# WMS, Chromium and anything else running): whether a pass waits for
+# cores or for answers.
+pass_cpu() {
+  local f="$results/$1.cpu"
+  [[ -s "$f" ]] || return 0
+  awk 'function sec(v,  m) { m = v; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", v); sub(/s$/, "", v); return m * 60 + v }
+       NR == 1 { b0 = $1; t0 = $2; b1 = $3; t1 = $4; wall = $5 }
+       NR == 3 { own = sec($1) + sec($2) }
+       END { if (wall < 1) wall = 1; if (t1 <= t0) t1 = t0 + 1
+             printf "== %s: %d s wall; its processes %.0f s of CPU (%.2f cores); the machine busy %.0f %%\n", name, wall, own, own / wall, 100 * (b1 - b0) / (t1 - t0) }' name="$1" "$f" >&2
+}
 # pass NAME [go test args...]: one `go test -json` in the background.
 pass() {
   local name="$1"; shift
-  ( "$GO" test -json -race -count=1 -timeout 45m "$@" | "$results/testtime" filter "$results/$name.json" > "$results/$name.out" 2>&1 ) &
+  (
+    read -r b0 t0 < <(cpu_ticks); s0=$SECONDS
+    st=0
+    "$GO" test -json -race -count=1 -timeout 45m "$@" | "$results/testtime" filter "$results/$name.json" > "$results/$name.out" 2>&1 || st=$?
+    read -r b1 t1 < <(cpu_ticks)
+    { echo "$b0 $t0 $b1 $t1 $((SECONDS - s0))"; times; } > "$results/$name.cpu"
+    exit "$st"
+  ) &
   pids+=($!) names+=("$name")
   if [[ "$side_by_side" != 1 ]]; then
     # One after the other: this pass ends before the next starts (its
@@ -105,6 +128,7 @@ failed=()
 for k in "${!pids[@]}"; do
   if wait "${pids[$k]}"; then st=ok; else st=FAIL; failed+=("${names[$k]}"); fi
   echo "== ${names[$k]}: $st" >&2
+  pass_cpu "${names[$k]}"
   cat "$results/${names[$k]}.out"
 done
 echo "== every pass ended after $((SECONDS - start)) s" >&2

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -32,9 +33,12 @@ func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
 	// Finished tasks stay listed long enough for the disk-quota cleaner to
 	// see that a layer worked within its settle time (cfg.StaleAfter).
 	keep := max(dynamo.DefaultFinishedKeep, cfg.StaleAfter+time.Minute)
-	table := dynamo.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table,
-		dynamo.WithFinishedKeep(keep))
-	q := sqsqueue.New(sqs.NewFromConfig(awsCfg), cfg.QueueURL)
+	table := dynamo.New(dynamoClient(awsCfg, cfg), cfg.Table, dynamo.WithFinishedKeep(keep))
+	q := sqsqueue.New(sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
+		if e := awsconf.ServiceEndpoint(cfg.AWS.Env, "SQS"); e != nil {
+			o.BaseEndpoint = e
+		}
+	}), cfg.QueueURL)
 	return Backends{Tiles: tiles, State: DynamoState(table), Queue: q, Close: tiles.Close}, nil
 }
 
@@ -48,4 +52,15 @@ func DynamoState(table *dynamo.Table) State {
 // budget, awsconf's backoff.
 func awsRetry(cfg config.Config) awsconf.Retry {
 	return awsconf.Retry{MaxAttempts: cfg.AWSMaxAttempts, Budget: cfg.AWSRetryBudget}
+}
+
+// dynamoClient returns the DynamoDB client of cfg, at the endpoint its
+// configuration names (awsconf.ServiceEndpoint).
+func dynamoClient(awsCfg aws.Config, cfg config.Config) *dynamodb.Client {
+	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.DisableValidateResponseChecksum = true
+		if e := awsconf.ServiceEndpoint(cfg.AWS.Env, "DYNAMODB"); e != nil {
+			o.BaseEndpoint = e
+		}
+	})
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 
+	cf "github.com/aws/aws-sdk-go-v2/service/cloudfront"
+
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
 	"tilecache/internal/cdn/cloudfront"
@@ -11,7 +13,7 @@ import (
 
 // Invalidator returns the CDN port's adapter for cfg: CloudFront when a
 // distribution is configured (endpoint and credentials from the SDK's
-// environment variables, e.g. AWS_ENDPOINT_URL_CLOUDFRONT), else cdn.Nop.
+// variables in cfg, e.g. AWS_ENDPOINT_URL_CLOUDFRONT), else cdn.Nop.
 func Invalidator(ctx context.Context, cfg config.Config) (cdn.Invalidator, error) {
 	if cfg.CDNDistribution == "" {
 		return cdn.Nop{}, nil
@@ -20,5 +22,9 @@ func Invalidator(ctx context.Context, cfg config.Config) (cdn.Invalidator, error
 	if err != nil {
 		return nil, err
 	}
-	return cloudfront.NewFromConfig(awsCfg, cfg.CDNDistribution), nil
+	return cloudfront.NewFromConfig(awsCfg, cfg.CDNDistribution, func(o *cf.Options) {
+		if e := awsconf.ServiceEndpoint(cfg.AWS.Env, "CLOUDFRONT"); e != nil {
+			o.BaseEndpoint = e
+		}
+	}), nil
 }

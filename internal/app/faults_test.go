@@ -43,7 +43,7 @@ layers:
 var faultRates = faultproxy.Config{ThrottleRate: 0.08, ServerErrorRate: 0.02, ResetRate: 0.02, DropAnswerRate: 0.02, Disabled: true}
 
 func TestSeedUnderCloudFaults(t *testing.T) {
-	// Not parallel: t.Setenv points the process's AWS endpoints at the fault proxies.
+	t.Parallel()
 	if os.Getenv("TILECACHE_TEST_BACKEND") != "aws" {
 		t.Skip("the fault suite runs in the AWS backend pass (TILECACHE_TEST_BACKEND=aws)")
 	}
@@ -57,6 +57,9 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 		{"AWS_ENDPOINT_URL_SQS", faultproxy.SQS, 13},
 	}
 	var proxies []*faultproxy.Proxy
+	// The program's settings: its endpoints are the proxies (through its
+	// configuration, not the process's environment, so tests run beside it).
+	env := map[string]string{"TILECACHE_KILL_CHECK_INTERVAL": "1s"}
 	for _, s := range services {
 		target := os.Getenv(s.env)
 		if target == "" {
@@ -72,7 +75,7 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { p.Close() })
-		t.Setenv(s.env, p.URL())
+		env[s.env] = p.URL()
 		proxies = append(proxies, p)
 	}
 	logs := &apptest.LogBuffer{}
@@ -85,7 +88,7 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 	// made it about twice as slow.
 	a := apptest.Start(t, apptest.Options{Layers: faultLayers, Backend: "aws", SeedThreads: 8,
 		Checkpoint: 2 * time.Second, Slice: 20 * time.Second, StaleAfter: 2 * time.Minute, Log: logs,
-		Env: map[string]string{"TILECACHE_KILL_CHECK_INTERVAL": "1s"}})
+		Env: env})
 	waitSettled(t, a) // usage counted from the start
 
 	unavailable := 0 // status reads answered 503

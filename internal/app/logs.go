@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tilecache/internal/accesslog"
 	"tilecache/internal/awsconf"
@@ -186,7 +185,7 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 	if err != nil {
 		return nil, err
 	}
-	table := dynamo.New(dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }), cfg.Table)
+	table := dynamo.New(dynamoClient(awsCfg, cfg), cfg.Table)
 	reg, err := layer.OpenRegistry(ctx, file, fileName, table.Config(), cfg.LayersRefresh, log)
 	if err != nil {
 		return nil, err

@@ -119,11 +119,18 @@ func TestVectorSeedMatchesMapServer(t *testing.T) {
 		t.Skip("ogrinfo (gdal-bin, infra/wms/install.sh) not installed")
 	}
 	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, wmsURL, "http://127.0.0.1:1"), SeedThreads: 2})
+	// z0-6 (5,461 tiles, each asked of MapServer twice: by the seed and
+	// here) on the embedded backend; on AWS, where what the test adds is
+	// the bucket, z0-5, a quarter of the MapServer work.
+	zoomStop := 6
+	if backendOf(a) == "aws" {
+		zoomStop = 5
+	}
 	start := time.Now()
-	tasks := waitFinished(t, a, ids(seedReq(t, a, "wms:vector", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":6,
-		"format":"application/vnd.mapbox-vector-tile","threadCount":2}}`)), 300*time.Second)
+	tasks := waitFinished(t, a, ids(seedReq(t, a, "wms:vector", fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,
+		"format":"application/vnd.mapbox-vector-tile","threadCount":2}}`, zoomStop))), 300*time.Second)
 	wantDone(t, tasks)
-	t.Logf("seed z0-6: %v", time.Since(start))
+	t.Logf("seed z0-%d: %v", zoomStop, time.Since(start))
 	prefix := "wms:vector/EPSG:900913/mapbox-vectortile/default/"
 	stored := map[string]bool{}
 	for _, k := range keys(t, a, prefix) {
@@ -134,7 +141,7 @@ func TestVectorSeedMatchesMapServer(t *testing.T) {
 		x, y int64
 	}
 	var all []tile
-	for z := range 7 {
+	for z := range zoomStop + 1 {
 		for x := range int64(1) << z {
 			for y := range int64(1) << z {
 				all = append(all, tile{z, x, y})

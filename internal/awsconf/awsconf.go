@@ -4,8 +4,11 @@
 //
 //   - AWS_REGION (default us-east-1), AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
 //     AWS_SESSION_TOKEN, or any other credential source the SDK knows;
-//   - AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS (read by the SDK itself),
-//     AWS_ENDPOINT_URL_S3 (read here for minio-go; path-style for non-AWS hosts).
+//   - AWS_ENDPOINT_URL_S3 (read here for minio-go; path-style for non-AWS hosts),
+//     AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_CLOUDFRONT
+//     (ServiceEndpoint, read through the same lookup, so that a program's
+//     configuration, not only its process environment, says where its
+//     clients connect).
 //
 // # Retries
 //
@@ -82,4 +85,20 @@ func ParseS3Endpoint(lookup func(string) (string, bool), region string) (S3Endpo
 		return S3Endpoint{}, fmt.Errorf("AWS_ENDPOINT_URL_S3 %q is not an http(s) URL", raw)
 	}
 	return S3Endpoint{Host: u.Host, Secure: u.Scheme == "https", PathStyle: !strings.HasSuffix(u.Hostname(), ".amazonaws.com")}, nil
+}
+
+// ServiceEndpoint returns the endpoint for the clients of one service,
+// named as in its environment variable ("DYNAMODB", "SQS", "CLOUDFRONT"):
+// AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL, read through lookup;
+// nil for the service's own AWS endpoint. Set as the client's BaseEndpoint
+// (an option applied after the SDK's own reading of the process
+// environment), it makes the lookup the one source of the endpoint.
+func ServiceEndpoint(lookup func(string) (string, bool), service string) *string {
+	if v, ok := lookup("AWS_ENDPOINT_URL_" + service); ok && v != "" {
+		return &v
+	}
+	if v, ok := lookup("AWS_ENDPOINT_URL"); ok && v != "" {
+		return &v
+	}
+	return nil
 }

@@ -253,11 +253,11 @@ type AWS struct {
 }
 
 // sdkVariables are the SDK's own variables that awsconf and s3store read
-// through a lookup: region, S3 endpoint and static credentials. The SDK's
-// clients read the others (AWS_ENDPOINT_URL_DYNAMODB, AWS_PROFILE, …)
-// themselves.
+// through a lookup: region, endpoints and static credentials. The SDK's
+// clients read the others (AWS_PROFILE, …) themselves.
 var sdkVariables = []string{
 	"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+	"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_CLOUDFRONT",
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 }
 
