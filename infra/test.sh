@@ -65,12 +65,24 @@ export TILECACHE_TEST_WAIT_SCALE="${TILECACHE_TEST_WAIT_SCALE:-3}"
 side_by_side="${TILECACHE_TEST_SIDE_BY_SIDE:-0}"
 shards="${TILECACHE_TEST_SHARDS:-1}"
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "make test: TILECACHE_TEST_SHARDS must be a positive integer, got '$shards'" >&2; exit 2; }
-rm -f "$results"/*.json "$results"/*.out "$results"/*.cpu
+rm -f "$results"/*.json "$results"/*.out "$results"/*.cpu "$results"/*.stack[01]
 app=./internal/app
 pids=() names=()
 # cpu_ticks: the machine's busy and total CPU time so far, in ticks of
 # every core (/proc/stat).
 cpu_ticks() { awk '/^cpu /{b = $2 + $3 + $4 + $7 + $8; print b, b + $5 + $6; exit}' /proc/stat; }
+# stack_ticks: CPU ticks so far of each part of the stack and the WMS
+# (the process of its pid file and its children), one "name ticks" a line.
+stack_ticks() {
+  local f pid
+  for f in "$TILECACHE_DEVSTACK_DIR"/*.pid "$TILECACHE_WMS_DIR"/lighttpd.pid; do
+    [[ -s "$f" ]] || continue
+    pid="$(cat "$f")"
+    { echo "$pid"; pgrep -P "$pid" || true; } | while read -r p; do
+      awk -v n="$(basename "$f" .pid)" '{ sub(/^.*\) /, ""); print n, $12 + $13 + $14 + $15 }' "/proc/$p/stat" 2>/dev/null || true
+    done
+  done | awk '{ t[$1] += $2 } END { for (n in t) print n, t[n] }' | sort
+}
 # pass_cpu NAME: how much CPU a pass took: its own processes (go and the
 # test binaries, from `times`) and the whole machine's (the stack, the
 # WMS, Chromium and anything else running): whether a pass waits for
@@ -83,15 +95,20 @@ pass_cpu() {
        NR == 3 { own = sec($1) + sec($2) }
        END { if (wall < 1) wall = 1; if (t1 <= t0) t1 = t0 + 1
              printf "== %s: %d s wall; its processes %.0f s of CPU (%.2f cores); the machine busy %.0f %%\n", name, wall, own, own / wall, 100 * (b1 - b0) / (t1 - t0) }' name="$1" "$f" >&2
+  if [[ -s "$results/$1.stack0" && -s "$results/$1.stack1" ]]; then
+    join -a 2 -e 0 -o 0,1.2,2.2 "$results/$1.stack0" "$results/$1.stack1" |
+      awk -v hz="$(getconf CLK_TCK)" '{ d = ($3 - $2) / hz; sum += d; parts = parts sprintf(" %s %.0f s,", $1, d) }
+        END { sub(/,$/, "", parts); printf "   the stack and the WMS meanwhile: %.0f s of CPU (%s)\n", sum, parts }' >&2
+  fi
 }
 # pass NAME [go test args...]: one `go test -json` in the background.
 pass() {
   local name="$1"; shift
   (
-    read -r b0 t0 < <(cpu_ticks); s0=$SECONDS
+    read -r b0 t0 < <(cpu_ticks); s0=$SECONDS; stack_ticks > "$results/$name.stack0"
     st=0
     "$GO" test -json -race -count=1 -timeout 45m "$@" | "$results/testtime" filter "$results/$name.json" > "$results/$name.out" 2>&1 || st=$?
-    read -r b1 t1 < <(cpu_ticks)
+    read -r b1 t1 < <(cpu_ticks); stack_ticks > "$results/$name.stack1"
     { echo "$b0 $t0 $b1 $t1 $((SECONDS - s0))"; times; } > "$results/$name.cpu"
     exit "$st"
   ) &
