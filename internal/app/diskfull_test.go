@@ -44,8 +44,10 @@ func TestSeedOnAFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &apptest.LogBuffer{}
+	// Lane messages back after 1 s, and checkpoints every 100 ms, so that
+	// the lease (5 checkpoints) has lapsed when a message comes back.
 	a := apptest.Start(t, apptest.Options{Layers: quotaLayers, DataDir: dir, Backend: "embedded", SeedThreads: 2,
-		Log: logs, Env: map[string]string{"TILECACHE_LANE_VISIBILITY": "1s"}})
+		Checkpoint: 100 * time.Millisecond, Log: logs, Env: map[string]string{"TILECACHE_LANE_VISIBILITY": "1s"}})
 	waitSettled(t, a)
 	rows := seedReq(t, a, "quota:world", `{"seedRequest":{"zoomStart":0,"zoomStop":5,"threadCount":2}}`)
 	waitFor(t, time.Minute, "the disk to fill up", func() bool { return strings.Contains(logs.String(), "no space left on device") })

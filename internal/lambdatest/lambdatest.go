@@ -164,7 +164,8 @@ func Accounts(t testing.TB) string {
 
 // Env returns the TILECACHE_* environment of the functions as
 // template.yaml sets it, for the resources r, with test-friendly timings
-// (checkpoints and kill checks every 100 ms), the bundled demo layers and a
+// (checkpoints every 300 ms and kill checks every 250 ms, as apptest
+// has them), the bundled demo layers and a
 // pool of 4 threads. extra entries are added or replace defaults; an empty
 // value removes the variable.
 func Env(t testing.TB, r Resources, extra map[string]string) map[string]string {
@@ -176,8 +177,8 @@ func Env(t testing.TB, r Resources, extra map[string]string) map[string]string {
 		"TILECACHE_KEY_PREFIX":          r.Prefix,
 		"TILECACHE_SEED_THREADS":        "4",
 		"TILECACHE_LOG_LEVEL":           "info",
-		"TILECACHE_CHECKPOINT_INTERVAL": "100ms",
-		"TILECACHE_KILL_CHECK_INTERVAL": "100ms",
+		"TILECACHE_CHECKPOINT_INTERVAL": "300ms",
+		"TILECACHE_KILL_CHECK_INTERVAL": "250ms",
 		"TILECACHE_LANE_SLICE":          "5m",
 		"TILECACHE_STALE_AFTER":         "2m",
 		"TILECACHE_ACCOUNTS":            Accounts(t),

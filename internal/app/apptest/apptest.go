@@ -81,12 +81,26 @@ layers:
     source: {type: testpattern, failZooms: [2]}
 `
 
+// The test programs' lane intervals: far shorter than the program's
+// defaults (8 s, 1 s), so that a test sees checkpoints and kills promptly,
+// yet not so short that the task store does little else: at 100 ms, the
+// checkpoints and kill checks of a few lanes took DynamoDB Local more CPU
+// than the seeds they recorded (29 s against 5 s at 500 ms/250 ms, for
+// the same test). A lane's lease lapses 5 checkpoints after its last one
+// (1.5 s), well inside the AWS tests' visibility timeout (4 s, aws.go),
+// so that the redelivery of a stopped worker's message takes the lane
+// over, as in production (40 s against 60 s).
+const (
+	CheckpointInterval = "300ms"
+	KillCheckInterval  = "250ms"
+)
+
 // Options configure a test app; zero values take test-friendly defaults.
 type Options struct {
-	Layers      string // layer file content; default Layers
-	DataDir     string // reuse a data directory (restart tests); default a new temp dir
-	SeedThreads int    // default 4
-	Checkpoint  time.Duration
+	Layers      string        // layer file content; default Layers
+	DataDir     string        // reuse a data directory (restart tests); default a new temp dir
+	SeedThreads int           // default 4
+	Checkpoint  time.Duration // default CheckpointInterval
 	Slice       time.Duration
 	StaleAfter  time.Duration
 	// Backend is "embedded" or "aws"; default $TILECACHE_TEST_BACKEND or embedded.
@@ -157,7 +171,7 @@ func Start(t testing.TB, o Options) *App {
 	env := map[string]string{
 		"TILECACHE_DATA": o.DataDir, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users,
 		"TILECACHE_SEED_THREADS":        itoa(max(o.SeedThreads, 0), 4),
-		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, "100ms"), "TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
+		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, CheckpointInterval), "TILECACHE_KILL_CHECK_INTERVAL": KillCheckInterval, "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
 		"TILECACHE_STALE_AFTER": dur(o.StaleAfter, "2m"), "TILECACHE_UPSTREAM_ALLOW": UpstreamAllow,
 	}
 	if o.Backend == "" {

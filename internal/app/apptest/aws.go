@@ -52,7 +52,7 @@ func awsEnv(t testing.TB, dataDir string) (map[string]string, awsResources) {
 	}
 	return map[string]string{
 		"TILECACHE_BACKEND": "aws", "TILECACHE_S3_BUCKET": r.Bucket, "TILECACHE_DYNAMODB_TABLE": r.Table,
-		"TILECACHE_SQS_QUEUE_URL": r.QueueURL, "TILECACHE_KEY_PREFIX": r.Prefix, "TILECACHE_LANE_VISIBILITY": "2s",
+		"TILECACHE_SQS_QUEUE_URL": r.QueueURL, "TILECACHE_KEY_PREFIX": r.Prefix, "TILECACHE_LANE_VISIBILITY": "4s", // > the lease (see CheckpointInterval)
 	}, r
 }
 

@@ -78,7 +78,7 @@ func StartProcess(t testing.TB, dataDir string, extra map[string]string) *Proces
 	awsVars, _ := awsEnv(t, dataDir)
 	env := processFiles(t, dataDir, Layers)
 	maps.Copy(env, map[string]string{
-		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": "100ms", "TILECACHE_KILL_CHECK_INTERVAL": "100ms", "TILECACHE_LANE_SLICE": "1s",
+		"TILECACHE_SEED_THREADS": "2", "TILECACHE_CHECKPOINT_INTERVAL": CheckpointInterval, "TILECACHE_KILL_CHECK_INTERVAL": KillCheckInterval, "TILECACHE_LANE_SLICE": "1s",
 		"TILECACHE_LOG_LEVEL": "debug",
 	})
 	maps.Copy(env, awsVars)
