@@ -74,7 +74,8 @@ type MassTruncater interface {
 	StartDeletion(ctx context.Context, d layer.Deletion) (task.Task, error)
 }
 
-// Planner plans seed requests without recording anything (seed.Planner).
+// Planner plans seed requests, recording no task, and finds (and
+// removes) what a layer change orphaned (seed.Planner).
 type Planner interface {
 	Estimator
 	Preparer

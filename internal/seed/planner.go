@@ -14,8 +14,9 @@ import (
 // the layer catalogue and what is stored, without a task store or a
 // queue. It validates and plans requests (Prepare), says what they would
 // cost (Estimate), reads tile lists (ReadTileList) and finds the tiles a
-// layer change orphaned (Orphans). The engine submits what its planner
-// plans (Engine.Planner). It is safe for concurrent use.
+// layer change orphaned, deleting them when asked (Orphans). The engine
+// submits what its planner plans (Engine.Planner). It is safe for
+// concurrent use.
 type Planner struct {
 	layers   *layer.Catalogue
 	sources  metatile.Sources
