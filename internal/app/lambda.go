@@ -129,7 +129,7 @@ func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent
 		// failed attempt is repeated by the next invocation.
 		p.published = p.publish(ctx)
 	}
-	if p.edgeVersion != p.Engine.Layers().Version() {
+	if p.edgeVersion != p.Registry.Catalogue().Version() {
 		// Likewise the grid sets the CDN's edge path function maps with,
 		// and again whenever the layers change.
 		p.syncEdge(ctx)
@@ -183,7 +183,7 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 	if err != nil {
 		return nil, err
 	}
-	objects := rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses)
+	objects := rest.NewObjects(p.Registry.Catalogue(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses)
 	p.Handler = withMetrics(p.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

@@ -150,27 +150,26 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if err != nil {
 		return nil, err
 	}
+	layers := p.Registry.Catalogue()
 	api := users.Middleware(rest.New(rest.Services{
-		Submitter: p.Engine, Estimator: p.Engine, Lists: p.Engine, Tasks: p.Engine, Killer: p.Engine, TaskKiller: p.Engine, Truncater: p.Engine,
-		Layers: p.Engine.Layers(), Quota: p.Usage, Schedules: p.State.Schedules, Preparer: p.Engine, Catalogue: p.Engine.Layers(),
-		Editor: p.Registry, Orphans: p.Engine,
+		Planner: p.Engine.Planner(), Tasks: p.Engine, Layers: layers,
+		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
 		Usage:         p.Cleaner,
 		Reads:         quota.NewReadLog(p.Usage, p.ReadMarks),
-		LayerIDs:      p.Engine.Layers(),
 		Pages:         p.Usage,
 		Recent:        p.Tasks,
 		Failures:      p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
-	tiles := rest.NewTiles(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
-	var objects http.Handler = rest.NewObjects(p.Engine.Layers(), p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	tiles := rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	var objects http.Handler = rest.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	objects = edgepath.Handler(edgepath.NewLive(p.Engine.Layers()).Table, objects)
+	objects = edgepath.Handler(edgepath.NewLive(layers).Table, objects)
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: an administrator's on the main
 	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
@@ -255,7 +254,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 // wrote in edgeVersion (a failure is logged and tried again by the next
 // call).
 func (p *Program) syncEdge(ctx context.Context) {
-	snap := p.Engine.Layers().Snapshot()
+	snap := p.Registry.Catalogue().Snapshot()
 	if p.edge == nil {
 		p.edgeVersion = snap.Version()
 		return

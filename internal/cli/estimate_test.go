@@ -127,7 +127,7 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 				if k.state != state {
 					continue
 				}
-				est, err := e.Estimate(t.Context(), seed.Request{Layer: k.layer, GridSetID: "EPSG:4326", HasGridSetID: true,
+				est, err := e.Planner().Estimate(t.Context(), seed.Request{Layer: k.layer, GridSetID: "EPSG:4326", HasGridSetID: true,
 					ZoomStart: &k.zoom[0], ZoomStop: &k.zoom[1], Type: k.typ, ThreadCount: ptr(4)})
 				if err != nil {
 					t.Fatalf("estimate %v: %v", k, err)

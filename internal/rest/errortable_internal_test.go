@@ -72,6 +72,17 @@ type listFunc func(ctx context.Context, layer string) ([]task.Task, error)
 
 func (f listFunc) List(ctx context.Context, layer string) ([]task.Task, error) { return f(ctx, layer) }
 
+// listTasks is Tasks answering List with list; the route under test calls
+// nothing else.
+type listTasks struct {
+	Tasks
+	list listFunc
+}
+
+func (l listTasks) List(ctx context.Context, layer string) ([]task.Task, error) {
+	return l.list(ctx, layer)
+}
+
 // TestHandlerAnswersErrorsFromTheTable: a handler's error is answered
 // through the table, an internal one without its detail.
 func TestHandlerAnswersErrorsFromTheTable(t *testing.T) {
@@ -83,7 +94,7 @@ func TestHandlerAnswersErrorsFromTheTable(t *testing.T) {
 		{apperr.New(apperr.Unavailable, "The task store is unreachable"), http.StatusServiceUnavailable, "The task store is unreachable\n"},
 		{errors.New("secret detail"), http.StatusInternalServerError, "Internal server error; see the server log\n"},
 	} {
-		h := New(Services{Tasks: listFunc(func(context.Context, string) ([]task.Task, error) { return nil, tt.err })},
+		h := New(Services{Tasks: listTasks{list: func(context.Context, string) ([]task.Task, error) { return nil, tt.err }}},
 			Options{}, slog.New(slog.DiscardHandler))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/rest/seed.json", nil))

@@ -54,11 +54,7 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 	unknown, fromLog := map[int]bool{}, map[int]bool{}
 	for _, i := range byID {
 		fromLog[i] = true
-		if h.opts.LayerIDs == nil {
-			unknown[i] = true
-			continue
-		}
-		if l, ok := h.opts.LayerIDs.ByID(reads[i].Page.Set.Layer); ok {
+		if l, ok := h.svc.Layers.ByID(reads[i].Page.Set.Layer); ok {
 			reads[i].Page.Set.Layer = l.Name
 		} else {
 			unknown[i] = true

@@ -99,19 +99,19 @@ func (h *Handler) serviceURL(r *http.Request) string {
 }
 
 func (h *Handler) listLayers(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwcxml.EncodeLayerList(h.svc.Catalogue.Names(), h.serviceURL(r)))
+	writeBody(w, "application/xml", gwcxml.EncodeLayerList(h.svc.Layers.Names(), h.serviceURL(r)))
 	return nil
 }
 
 func (h *Handler) listGridSets(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwcxml.EncodeGridSetList(h.svc.Catalogue.GridSetIDs(), h.serviceURL(r)))
+	writeBody(w, "application/xml", gwcxml.EncodeGridSetList(h.svc.Layers.GridSetIDs(), h.serviceURL(r)))
 	return nil
 }
 
 // getLayer answers a layer's wmsLayer document.
 func (h *Handler) getLayer(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		l, ok := h.svc.Catalogue.Layer(name)
+		l, ok := h.svc.Layers.Layer(name)
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
 		}
@@ -131,7 +131,7 @@ func (h *Handler) getLayer(name string) handlerFunc {
 // getGridSet answers a grid set's gridSet document.
 func (h *Handler) getGridSet(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		g, info, ok := h.svc.Catalogue.GridSet(name)
+		g, info, ok := h.svc.Layers.GridSet(name)
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown grid set: %s", name)
 		}
@@ -139,7 +139,7 @@ func (h *Handler) getGridSet(name string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if v := h.svc.Catalogue.GridSetVersion(name); v != "" {
+		if v := h.svc.Layers.GridSetVersion(name); v != "" {
 			w.Header().Set("ETag", etag(v))
 		}
 		writeBody(w, "application/xml", doc)

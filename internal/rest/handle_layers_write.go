@@ -30,7 +30,7 @@ type LayerEditor interface {
 }
 
 // OrphanFinder finds (and deletes) the tiles a layer change orphaned
-// (seed.Engine does).
+// (seed.Planner does).
 type OrphanFinder interface {
 	Orphans(ctx context.Context, old, next *layer.Layer, regridded map[string]bool, remove bool) (seed.OrphanReport, error)
 }
@@ -235,7 +235,7 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 			change.Action = "created"
 		}
 		if old != nil {
-			rep, err := h.svc.Orphans.Orphans(r.Context(), old, nl, nil, truncate)
+			rep, err := h.svc.Planner.Orphans(r.Context(), old, nl, nil, truncate)
 			if err != nil {
 				return fmt.Errorf("layer %s saved, but its orphaned tiles could not be found: %w", name, err)
 			}
@@ -290,7 +290,7 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		cur, ok := h.svc.Catalogue.Layer(name)
+		cur, ok := h.svc.Layers.Layer(name)
 		if !ok {
 			if _, marked := h.deleting(name); marked && truncate {
 				return h.resumeDeletion(w, r, name)
@@ -346,7 +346,7 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 // startDeletion starts the truncation of a deleted layer's tiles and
 // returns the answer's note naming its task.
 func (h *Handler) startDeletion(ctx context.Context, d layer.Deletion) (string, error) {
-	t, err := h.svc.Truncater.StartDeletion(ctx, d)
+	t, err := h.svc.Tasks.StartDeletion(ctx, d)
 	if err != nil {
 		return "", fmt.Errorf("layer %s deleted, but the truncation of its tiles could not be started (DELETE /rest/layers/%s.xml?truncate=true starts it): %w", d.Name, d.Name, err)
 	}
@@ -447,7 +447,7 @@ func (h *Handler) putGridSet(id string) handlerFunc {
 				if !ok {
 					continue
 				}
-				rep, err := h.svc.Orphans.Orphans(r.Context(), old, nl, map[string]bool{id: true}, truncate)
+				rep, err := h.svc.Planner.Orphans(r.Context(), old, nl, map[string]bool{id: true}, truncate)
 				if err != nil {
 					return fmt.Errorf("grid set %s saved, but the tiles it orphaned could not be found: %w", id, err)
 				}

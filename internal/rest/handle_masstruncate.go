@@ -52,7 +52,7 @@ func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.svc.Truncater.MassTruncate(r.Context(), name); err != nil {
+	if _, err := h.svc.Tasks.MassTruncate(r.Context(), name); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

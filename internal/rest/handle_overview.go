@@ -129,8 +129,8 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	for _, name := range h.svc.Catalogue.Names() {
-		l, ok := h.svc.Catalogue.Layer(name)
+	for _, name := range h.svc.Layers.Names() {
+		l, ok := h.svc.Layers.Layer(name)
 		if !ok {
 			continue
 		}
@@ -169,8 +169,8 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
 		}
 		ans.Layers = append(ans.Layers, ol)
 	}
-	for _, id := range h.svc.Catalogue.GridSetIDs() {
-		if _, info, ok := h.svc.Catalogue.GridSet(id); ok {
+	for _, id := range h.svc.Layers.GridSetIDs() {
+		if _, info, ok := h.svc.Layers.GridSet(id); ok {
 			ans.GridSets = append(ans.GridSets, overviewGridSet{Name: id, ManagedBy: managedBy(info.Managed)})
 		}
 	}

@@ -135,7 +135,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.svc.Preparer.Prepare(req); err != nil {
+	if _, err := h.svc.Planner.Prepare(req); err != nil {
 		return err
 	}
 	if err := h.svc.Schedules.CreateSchedule(r.Context(), s); err != nil {

@@ -105,7 +105,7 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 		if err != nil {
 			return err
 		}
-		tasks, err := h.svc.Submitter.Submit(r.Context(), req)
+		tasks, err := h.svc.Tasks.Submit(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (h *Handler) estimate(name string, f format) handlerFunc {
 		if err != nil {
 			return err
 		}
-		est, err := h.svc.Estimator.Estimate(r.Context(), req)
+		est, err := h.svc.Planner.Estimate(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 	if err != nil {
 		return err
 	}
-	killed, finished, err := h.svc.Killer.Kill(r.Context(), layer, set)
+	killed, finished, err := h.svc.Tasks.Kill(r.Context(), layer, set)
 	if err != nil {
 		return err
 	}

@@ -62,10 +62,7 @@ func (h *Handler) killThread(w http.ResponseWriter, r *http.Request, layer strin
 	if err != nil || id < 1 {
 		return apperr.Invalidf("Bad thread_id '%s': a task id is a positive integer", apperr.Show(s))
 	}
-	if h.svc.TaskKiller == nil {
-		return apperr.Invalidf("Killing one task is not supported here: use kill_all")
-	}
-	t, killed, err := h.svc.TaskKiller.KillTask(r.Context(), layer, id)
+	t, killed, err := h.svc.Tasks.KillTask(r.Context(), layer, id)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func (h *Handler) seedTileList(name string, f format) handlerFunc {
 		if err != nil {
 			return err
 		}
-		tasks, err := h.svc.Submitter.Submit(r.Context(), req)
+		tasks, err := h.svc.Tasks.Submit(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func (h *Handler) seedTileList(name string, f format) handlerFunc {
 // readTileListRequest reads a seed request given as a tile list: its
 // fields from the query, its tiles from the body.
 func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, name string) (seed.Request, error) {
-	if h.svc.Lists == nil {
+	if h.svc.Planner == nil {
 		return seed.Request{}, apperr.New(apperr.Unsupported, "this server does not take tile lists")
 	}
 	q := r.URL.Query()
@@ -131,7 +131,7 @@ func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, na
 	default:
 		return seed.Request{}, apperr.New(apperr.Unsupported, "Unsupported Content-Encoding %s: send the tile list as it is or gzip", apperr.Show(enc))
 	}
-	list, err := h.svc.Lists.ReadTileList(req, body, o)
+	list, err := h.svc.Planner.ReadTileList(req, body, o)
 	if err != nil {
 		return seed.Request{}, bodyError(err, "the tile list")
 	}

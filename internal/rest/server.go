@@ -44,8 +44,6 @@ type Options struct {
 	// Reads, if set, takes POST /rest/diskquota/access.json: reads of
 	// tiles counted from access logs (404 otherwise).
 	Reads ReadRecorder
-	// LayerIDs resolves the layer ids of such reads (required with Reads).
-	LayerIDs LayerIDs
 	// Pages, if set, answers GET /rest/diskquota/pages/{layer}.json (404
 	// otherwise).
 	Pages PageReader

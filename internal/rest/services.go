@@ -21,8 +21,9 @@ type QuotaConfigStore interface {
 	UpdateQuotaConfig(ctx context.Context, fn func(quota.Config) (quota.Config, error)) (quota.Config, error)
 }
 
-// The seeding engine's calls the handlers make, one interface per call;
-// seed.Engine implements each. A request the client got wrong is an
+// The seeding side's calls the handlers make, one interface per call,
+// grouped by who answers them: Planner (seed.Planner), Tasks (seed.Engine)
+// and Layers (layer.Catalogue). A request the client got wrong is an
 // apperr.Invalid error whose message is answered as it is.
 
 // Submitter takes seed, reseed and truncate requests.
@@ -73,6 +74,31 @@ type MassTruncater interface {
 	StartDeletion(ctx context.Context, d layer.Deletion) (task.Task, error)
 }
 
+// Planner plans seed requests, recording no task, and finds (and
+// removes) what a layer change orphaned (seed.Planner).
+type Planner interface {
+	Estimator
+	Preparer
+	TileListReader
+	OrphanFinder
+}
+
+// Tasks runs requests as tasks and answers for them (seed.Engine).
+type Tasks interface {
+	Submitter
+	TaskLister
+	TaskKiller
+	OneTaskKiller
+	MassTruncater
+}
+
+// Layers is the layer catalogue (layer.Catalogue).
+type Layers interface {
+	LayerFinder
+	LayerCatalogue
+	LayerIDs
+}
+
 // deletionMarks tells the layers deleted with their tiles whose
 // truncation has not ended (layer.Catalogue does): their names are still
 // listed and killed on /rest/seed/{layer}, and cannot be created again.
@@ -96,25 +122,24 @@ type LayerFinder interface {
 }
 
 // Services are what the handler's routes call, each narrowed to those
-// calls; each is required by the routes noted beside it.
+// calls; each is required by the routes noted beside it. The seeding side
+// is three values: the planner, the tasks and the layers.
 type Services struct {
-	Submitter Submitter        // POST /rest/seed/{layer}
-	Estimator Estimator        // POST /rest/estimate/{layer}
-	Tasks     TaskLister       // GET /rest/seed.json, /rest/seed/{layer}
-	Killer    TaskKiller       // kill requests
-	Truncater MassTruncater    // POST /rest/masstruncate
-	Layers    LayerFinder      // which layers a seed path may name
+	// Planner: POST /rest/estimate/{layer}, the tile list of POST
+	// /rest/seed/{layer} (nil: tile lists are not taken), the dry run of
+	// POST /rest/schedules, and the orphans of layer and grid set writes.
+	Planner Planner
+	// Tasks: POST /rest/seed/{layer} (kill requests included),
+	// GET /rest/seed.json and /rest/seed/{layer}, POST /rest/masstruncate,
+	// and the truncation of a layer deleted with its tiles.
+	Tasks Tasks
+	// Layers: GET /rest/layers and /rest/gridsets, which layers a path or
+	// a read may name, and the layer ids of reads from access logs.
+	Layers Layers
+
 	Quota     QuotaConfigStore // /rest/diskquota
 	Schedules ScheduleStore    // /rest/schedules
-	Preparer  Preparer         // POST /rest/schedules (its request's dry run)
-	Lists     TileListReader   // POST /rest/seed/{layer} with a tile list
-	Catalogue LayerCatalogue   // GET /rest/layers, /rest/gridsets
-	// Editor and Orphans serve PUT, POST and DELETE of /rest/layers/… and
-	// /rest/gridsets/… (nil Editor: 405, the layer file is all there is).
-	Editor  LayerEditor
-	Orphans OrphanFinder
-
-	// TaskKiller takes the kill requests of one task (kill_thread), an
-	// extension of this project (handle_seed_killtask.go); nil: 400.
-	TaskKiller OneTaskKiller
+	// Editor serves PUT, POST and DELETE of /rest/layers/… and
+	// /rest/gridsets/… (nil: 405, the layer file is all there is).
+	Editor LayerEditor
 }

@@ -164,8 +164,8 @@ func jobArea(l *layer.Layer, sub *grid.Subset, given grid.Area) grid.Area {
 // ReadTileList reads a list of tiles for a request r of a layer (its
 // grid set as Prepare resolves it), naming the metatiles of the layer's
 // size that hold them.
-func (e *Engine) ReadTileList(r Request, list io.Reader, o area.ListOptions) (*area.TileList, error) {
-	l, ok := e.layers.Layer(r.Layer)
+func (pl *Planner) ReadTileList(r Request, list io.Reader, o area.ListOptions) (*area.TileList, error) {
+	l, ok := pl.layers.Layer(r.Layer)
 	if !ok {
 		return nil, apperr.Invalidf("Unknown layer: %s", r.Layer)
 	}

@@ -2,7 +2,7 @@
 // numbered metatiles, bounds running tasks with a global thread pool, and
 // works lanes from queue messages.
 //
-// The flow: Submit validates a request (Prepare), records one task per lane
+// The flow: Submit validates a request (Planner.Prepare), records one task per lane
 // and calls Dispatch, which promotes the oldest PENDING tasks while the pool
 // has free threads and sends one lane message per promoted task. Every lane
 // message comes in through Handle (the worker processes' RunWorkers and the
@@ -163,7 +163,7 @@ func (o Options) heartbeatEvery() time.Duration {
 // Engine ties the ports together. It is safe for concurrent use.
 type Engine struct {
 	layers      *layer.Catalogue
-	sources     metatile.Sources
+	planner     *Planner // plans the requests submitted here; its rates are the lanes'
 	tasks       task.Store
 	queue       queue.Queue
 	tiles       tilestore.Store
@@ -171,7 +171,6 @@ type Engine struct {
 	log         *slog.Logger
 	accounts    metatile.Accounts // where lanes' and the engine's usage is counted
 	working     *working          // the lanes worked here: progress and widths
-	rates       *layerRates       // per layer, measured by the lanes worked here
 	poll        *taskPoll         // the tasks of the lanes working here, read for kills
 	areas       areaCache         // the areas of requests read here
 	definitions sync.Map          // layer Version → *layer.Layer: recorded definitions of jobs' layers
@@ -181,20 +180,18 @@ type Engine struct {
 // source its tiles are rendered from (unless Options.SourceOf is set).
 func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.Store, q queue.Queue, tiles tilestore.Store, opts Options, log *slog.Logger) *Engine {
 	opts = opts.withDefaults()
-	return &Engine{layers: layers, sources: metatile.Sources{Of: opts.SourceOf, Map: sources}, tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
-		accounts: metatile.Accounts{Usage: opts.Usage, Log: log}, working: &working{}, rates: &layerRates{},
+	return &Engine{layers: layers, planner: NewPlanner(layers, sources, tiles, opts.planner(), log), tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
+		accounts: metatile.Accounts{Usage: opts.Usage, Log: log}, working: &working{},
 		poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}}
 }
 
+// Planner returns the engine's planner: Submit plans with it, and the
+// render rates its estimates count on are those of the lanes worked here.
+func (e *Engine) Planner() *Planner { return e.planner }
+
 // sourceOf returns the source layer l's tiles are rendered from, nil when
 // it has none or it cannot be built (logged).
-func (e *Engine) sourceOf(l *layer.Layer) source.Source {
-	s, err := e.sources.Source(l)
-	if err != nil {
-		e.log.Error("build the layer's source", "layer", l.Name, "err", err)
-	}
-	return s
-}
+func (e *Engine) sourceOf(l *layer.Layer) source.Source { return e.planner.sourceOf(l) }
 
 // jobLayer returns the definition of job's layer the job started with:
 // the current one when it has not changed, the recorded one otherwise.
@@ -219,9 +216,6 @@ func (e *Engine) jobLayer(job task.Job) (*layer.Layer, error) {
 	e.definitions.Store(job.LayerVersion, rec)
 	return rec, nil
 }
-
-// Layers returns the layer catalogue.
-func (e *Engine) Layers() *layer.Catalogue { return e.layers }
 
 // Options returns the effective options.
 func (e *Engine) Options() Options { return e.opts }

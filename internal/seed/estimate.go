@@ -77,8 +77,8 @@ type Estimate struct {
 // returns what it would cost. A seed's PUTs and upstream requests are
 // upper bounds: metatiles whose tiles are all stored are skipped. So are a reseed's
 // PUTs: tiles rendered as they are stored are not stored again.
-func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
-	p, err := e.Prepare(r)
+func (pl *Planner) Estimate(ctx context.Context, r Request) (Estimate, error) {
+	p, err := pl.Prepare(r)
 	if err != nil {
 		return Estimate{}, err
 	}
@@ -96,15 +96,15 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 			out.Tiles, 100*float64(out.Tiles)/float64(p.BoxTiles), p.BoxTiles))
 	}
 	l := p.Layer
-	c, capped := e.sourceOf(l).(metatile.Capped)
+	c, capped := pl.sourceOf(l).(metatile.Capped)
 	if !capped {
 		out.Notes = append(out.Notes, "the layer's source makes no upstream requests")
 	}
 	switch j.Type {
 	case task.Truncate:
 		out.S3Deletes = p.Plan.Requested() // the range's tiles, not its metatiles'
-		if e.opts.Usage != nil {
-			out.S3Lists, out.S3Reads = e.sizeLookups(p) // each tile's size, for the disk usage
+		if pl.opts.Usage != nil {
+			out.S3Lists, out.S3Reads = pl.sizeLookups(p) // each tile's size, for the disk usage
 		}
 	default:
 		if capped {
@@ -118,22 +118,22 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 		if j.Type == task.Seed {
 			// Which tiles are missing, learnt as a reseed learns their
 			// sizes, in levels that hold tiles (one listing each tells).
-			out.S3Lists, out.S3Reads = e.sizeLookups(p)
+			out.S3Lists, out.S3Reads = pl.sizeLookups(p)
 			out.S3Lists += int64(j.ZoomStop - j.ZoomStart + 1)
 			out.Notes = append(out.Notes, "a seed renders only metatiles with missing tiles, and looks for them only in levels that hold tiles: requests and PUTs are upper bounds")
 		} else {
-			out.S3Lists, out.S3Reads = e.sizeLookups(p) // the size and MD5 of each replaced tile
+			out.S3Lists, out.S3Reads = pl.sizeLookups(p) // the size and MD5 of each replaced tile
 			out.Notes = append(out.Notes, "a reseed stores only tiles whose content changed: PUTs are an upper bound, "+
 				"and a reseed of unchanged tiles makes the listings and lookups only")
 		}
 	}
-	if avg := e.averageTileBytes(ctx, j.Layer); avg > 0 && j.Type != task.Truncate {
+	if avg := pl.averageTileBytes(ctx, j.Layer); avg > 0 && j.Type != task.Truncate {
 		out.AvgTileBytes = avg
 		out.Bytes = avg * out.Tiles
 	}
-	rate := e.rates.of(j.Layer)
+	rate := pl.rates.of(j.Layer)
 	if rate > 0 {
-		lanes := float64(min(len(p.Lanes), e.opts.PoolSize))
+		lanes := float64(min(len(p.Lanes), pl.opts.PoolSize))
 		out.TilesPerSecond = rate * lanes
 		out.Seconds = float64(out.Tiles) / out.TilesPerSecond
 	} else {
@@ -142,7 +142,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 	out.DynamoDBWrites = int64(math.Ceil(float64(out.Tiles)*dynamoWritesPer1000Tiles/1000 + float64(len(p.Lanes))*dynamoWritesPerLane))
 	slicesPerLane := int64(1)
 	if out.Seconds > 0 {
-		slicesPerLane = int64(math.Ceil(out.Seconds / float64(len(p.Lanes)) / e.opts.Slice.Seconds()))
+		slicesPerLane = int64(math.Ceil(out.Seconds / float64(len(p.Lanes)) / pl.opts.Slice.Seconds()))
 	}
 	out.SQSMessages = int64(len(p.Lanes)) * max(slicesPerLane, 1)
 	cost := map[string]float64{
@@ -170,7 +170,7 @@ func (e *Engine) Estimate(ctx context.Context, r Request) (Estimate, error) {
 // is small and that is cheaper, else listings of each column it works in
 // where they cost less than one lookup per tile (see metatile.ListColumn), else one
 // lookup per tile.
-func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
+func (pl *Planner) sizeLookups(p Prepared) (lists, heads int64) {
 	sub, _ := p.Layer.Subset(p.Job.GridSetID)
 	for _, ln := range p.Lanes {
 		for z := p.Job.ZoomStart; z <= p.Job.ZoomStop; z++ {
@@ -196,8 +196,8 @@ func (e *Engine) sizeLookups(p Prepared) (lists, heads int64) {
 
 // averageTileBytes is the layer's stored bytes per tile (block-rounded),
 // from the disk usage; 0 when unknown.
-func (e *Engine) averageTileBytes(ctx context.Context, layerName string) int64 {
-	us, ok := e.opts.Usage.(interface {
+func (pl *Planner) averageTileBytes(ctx context.Context, layerName string) int64 {
+	us, ok := pl.opts.Usage.(interface {
 		Layers(ctx context.Context) ([]quota.LayerUsage, error)
 	})
 	if !ok {

@@ -53,5 +53,5 @@ type laneEnd struct {
 // laneEnv returns the environment of the lanes this engine runs.
 func (e *Engine) laneEnv() laneEnv {
 	return laneEnv{tasks: e.tasks, opts: e.opts, log: e.log, accounts: e.accounts,
-		working: e.working, poll: e.poll, rates: e.rates, changes: e.opts.Changes}
+		working: e.working, poll: e.poll, rates: e.planner.rates, changes: e.opts.Changes}
 }

@@ -19,13 +19,13 @@ func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, err
 	if !ok {
 		return 0, apperr.Invalidf("Could not find layer %s", layerName)
 	}
-	return e.TruncateLayer(ctx, l)
+	return e.truncateLayer(ctx, l)
 }
 
-// TruncateLayer deletes every object of layer l as MassTruncate does, l
+// truncateLayer deletes every object of layer l as MassTruncate does, l
 // being the definition given (a layer just deleted from the catalogue,
 // whose id names the objects), not the catalogue's.
-func (e *Engine) TruncateLayer(ctx context.Context, l *layer.Layer) (int64, error) {
+func (e *Engine) truncateLayer(ctx context.Context, l *layer.Layer) (int64, error) {
 	prefix := tilestore.LayerPrefix(e.opts.KeyPrefix, l.ID)
 	if err := e.markTruncated(ctx, l.Name, time.Now()); err != nil {
 		return 0, fmt.Errorf("mass truncate layer %s: mark it for renders on miss in progress: %w", l.Name, err)

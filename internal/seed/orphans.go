@@ -60,7 +60,7 @@ var errScanLimit = errors.New("scan limit reached")
 // layer is checked against next (so that tiles an earlier change orphaned
 // go too) and the orphans deleted; the layer's usage is then marked for a
 // recount and its tiles invalidated in the CDN.
-func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded map[string]bool, remove bool) (OrphanReport, error) {
+func (pl *Planner) Orphans(ctx context.Context, old, next *layer.Layer, regridded map[string]bool, remove bool) (OrphanReport, error) {
 	report := OrphanReport{Complete: true}
 	formats := map[string]bool{}
 	for _, f := range next.Formats {
@@ -77,7 +77,7 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 		if len(batch) == 0 {
 			return nil
 		}
-		n, err := e.tiles.Delete(ctx, batch)
+		n, err := pl.tiles.Delete(ctx, batch)
 		report.Removed += int64(n)
 		batch = batch[:0]
 		return err
@@ -106,7 +106,7 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 	// change before this one orphaned included); otherwise the grid sets
 	// where this change dropped something.
 	var prefixes []string
-	layerPrefix := tilestore.LayerPrefix(e.opts.KeyPrefix, old.ID)
+	layerPrefix := tilestore.LayerPrefix(pl.opts.KeyPrefix, old.ID)
 	if remove {
 		prefixes = []string{layerPrefix}
 	} else {
@@ -117,12 +117,12 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 		}
 	}
 	for _, prefix := range prefixes {
-		err := e.tiles.List(ctx, prefix, func(o tilestore.Object) error {
+		err := pl.tiles.List(ctx, prefix, func(o tilestore.Object) error {
 			if scanned >= OrphanScanLimit {
 				return errScanLimit
 			}
 			scanned++
-			set, z, x, y, ok := tilestore.ParseLayerKey(e.opts.KeyPrefix, old.ID, o.Key)
+			set, z, x, y, ok := tilestore.ParseLayerKey(pl.opts.KeyPrefix, old.ID, o.Key)
 			if !ok {
 				return nil
 			}
@@ -165,11 +165,11 @@ func (e *Engine) Orphans(ctx context.Context, old, next *layer.Layer, regridded 
 		report.Sets = append(report.Sets, *counts[k])
 	}
 	if report.Removed > 0 {
-		e.accounts.MarkDirty(ctx, old.Name, "tiles a layer change orphaned were deleted")
-		if e.opts.Changes != nil {
-			e.opts.Changes.PrefixChanged(tilestore.LayerPrefix(e.opts.KeyPrefix, old.ID))
+		pl.accounts.MarkDirty(ctx, old.Name, "tiles a layer change orphaned were deleted")
+		if pl.opts.Changes != nil {
+			pl.opts.Changes.PrefixChanged(tilestore.LayerPrefix(pl.opts.KeyPrefix, old.ID))
 		}
-		e.log.Info("orphaned tiles deleted", "layer", old.Name, "objects", report.Removed, "complete", report.Complete)
+		pl.log.Info("orphaned tiles deleted", "layer", old.Name, "objects", report.Removed, "complete", report.Complete)
 	}
 	return report, nil
 }

@@ -45,7 +45,7 @@ type Request struct {
 	// Geometries restrict the request to areas (see Geometry).
 	Geometries []Geometry
 	// TileList restricts the request to the metatiles of a list of tiles
-	// (see Engine.ReadTileList).
+	// (see Planner.ReadTileList).
 	TileList *area.TileList
 }
 
@@ -72,9 +72,9 @@ const MaxRecordedDefinition = 64 << 10
 
 // Prepare validates r against the layer catalogue as contract §4.2–§4.4
 // describe and plans it. Errors are apperr.Invalid with the contract's texts.
-func (e *Engine) Prepare(r Request) (Prepared, error) {
+func (pl *Planner) Prepare(r Request) (Prepared, error) {
 	// One configuration throughout (layers change at run time).
-	layers := e.layers.Snapshot()
+	layers := pl.layers.Snapshot()
 	l, ok := layers.Layer(r.Layer)
 	if !ok {
 		return Prepared{}, apperr.Invalidf("Unknown layer: %s", r.Layer)
@@ -207,7 +207,7 @@ func (e *Engine) Prepare(r Request) (Prepared, error) {
 	}
 	p := Prepared{AreaData: areaData, Layer: l}
 	if areaData != nil {
-		job.Area = areaKey(e.opts.KeyPrefix, areaData)
+		job.Area = areaKey(pl.opts.KeyPrefix, areaData)
 	}
 	var a grid.Area
 	if given != nil {

@@ -23,19 +23,21 @@ layers:
     source: {type: testpattern}
 `
 
-func engine(t *testing.T) *seed.Engine {
+// planner is a planner of the layers above, with no engine, task store or
+// tile store: preparing a request reads the catalogue alone.
+func planner(t *testing.T) *seed.Planner {
 	t.Helper()
 	cat, err := layer.Parse([]byte(layers), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return seed.New(cat, nil, nil, nil, nil, seed.Options{}, nil)
+	return seed.NewPlanner(cat, nil, nil, seed.PlannerOptions{}, nil)
 }
 
 func ptr[T any](v T) *T { return &v }
 
 func TestPrepareDefaultsAndClamps(t *testing.T) {
-	e := engine(t)
+	e := planner(t)
 	tests := []struct {
 		name                 string
 		req                  seed.Request
@@ -78,7 +80,7 @@ func TestPrepareDefaultsAndClamps(t *testing.T) {
 }
 
 func TestPrepareRejects(t *testing.T) {
-	e := engine(t)
+	e := planner(t)
 	tests := []struct {
 		name string
 		req  seed.Request

@@ -25,7 +25,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 			return nil, fmt.Errorf("read the layer configuration before a %s request for layer %s: %w", r.Type, r.Layer, err)
 		}
 	}
-	p, err := e.Prepare(r)
+	p, err := e.planner.Prepare(r)
 	if err != nil {
 		return nil, err
 	}
