@@ -108,7 +108,7 @@ func changedEntries(chunks []storedChunk, doc *Config) map[string]bool {
 	names := map[string]bool{}
 	byName := make(map[string]int, len(chunks))
 	byID := make(map[string]string, len(chunks)) // id → the first name that has it
-	clash := map[string]bool{}                    // names and ids held twice
+	clash := map[string]bool{}                   // names and ids held twice
 	for _, ch := range chunks {
 		if doc.touchedLayers[ch.name] {
 			names[ch.name] = true
