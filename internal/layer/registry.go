@@ -30,7 +30,7 @@ type Registry struct {
 	// failed is the stored version that could not be loaded (0: none):
 	// Refresh does not read it again while the stored version is still it.
 	failed   int64
-	onUpdate []func(ctx context.Context, c *Catalogue)
+	onUpdate []func(ctx context.Context, c *Catalogue, changed []string)
 	validate func(*Catalogue) error
 	now      func() time.Time
 }
@@ -153,7 +153,9 @@ func (r *Registry) Catalogue() *Catalogue { return r.live }
 // OnUpdate registers f, called with the new catalogue after each change
 // Update saved (in Update's goroutine): the process that makes a change
 // brings what follows from it up to date (documents, the CDN), once.
-func (r *Registry) OnUpdate(f func(ctx context.Context, c *Catalogue)) {
+// changed names the layers the change added, changed or deleted (and the
+// users of a grid set it changed), sorted; nil when any may have.
+func (r *Registry) OnUpdate(f func(ctx context.Context, c *Catalogue, changed []string)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.onUpdate = append(r.onUpdate, f)
@@ -316,7 +318,7 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 		hooks := slices.Clone(r.onUpdate)
 		r.mu.Unlock()
 		for _, f := range hooks {
-			f(ctx, c)
+			f(ctx, c, chk.names)
 		}
 		return c, nil
 	}

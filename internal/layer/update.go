@@ -3,6 +3,7 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"tilecache/internal/apperr"
@@ -22,6 +23,10 @@ import (
 type checked struct {
 	next    *Catalogue
 	changed *Catalogue
+	// names are the layers the change added, changed or deleted, and the
+	// users of the grid sets it changed, sorted; nil when it was checked
+	// whole (anything may have changed).
+	names []string
 }
 
 // checkChange checks next, the document doc was edited into from st,
@@ -69,7 +74,9 @@ func (r *Registry) checkChange(st StoredConfig, current *Catalogue, doc *Config,
 	if err := c.deletionConflict(); err != nil {
 		return checked{}, err
 	}
-	return checked{next: c, changed: c.only(names)}, nil
+	touched := maps.Clone(names)
+	maps.Copy(touched, doc.touchedLayers)
+	return checked{next: c, changed: c.only(names), names: slices.Sorted(maps.Keys(touched))}, nil
 }
 
 // checkWhole checks next whole: every entry merged with the file.
