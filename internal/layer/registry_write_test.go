@@ -1,6 +1,7 @@
 package layer_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -49,6 +50,8 @@ func TestRegistryWriteCostsTheEntriesItTouches(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	var hooked []string
+	r.OnUpdate(func(_ context.Context, _ *layer.Catalogue, changed []string) { hooked = changed })
 	var validated []string
 	r.Validate(func(c *layer.Catalogue) error {
 		validated = append(validated, c.Names()...)
@@ -78,6 +81,9 @@ func TestRegistryWriteCostsTheEntriesItTouches(t *testing.T) {
 	if built > 8 {
 		t.Errorf("a change of one layer built %d layers, want at most 8 (not the %d stored)", built, n)
 	}
+	if !slices.Equal(hooked, []string{"s:l150"}) {
+		t.Errorf("the update hooks were told of %q changed, want s:l150", hooked)
+	}
 	if !slices.Equal(validated, []string{"s:l150"}) {
 		t.Errorf("the Validate hook was given %d layers (%q…), want the changed layer alone", len(validated), validated[:min(3, len(validated))])
 	}
@@ -94,6 +100,19 @@ func TestRegistryWriteCostsTheEntriesItTouches(t *testing.T) {
 	}
 	if built > 3*n/10+8 {
 		t.Errorf("a change of a grid set with %d users built %d layers", n/10, built)
+	}
+	if !slices.Equal(hooked, validated) {
+		t.Errorf("the update hooks were told of %d layers changed, want the grid set's %d users", len(hooked), len(validated))
+	}
+	// A change of the deletion marks alone changes no layer.
+	if _, _, err := write(func(doc *layer.Config) error {
+		doc.MarkDeleted(layer.Deletion{Name: "gone", ID: "gone"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if hooked == nil || len(hooked) != 0 || len(validated) != 0 {
+		t.Errorf("a change of the deletion marks: hooks told of %q (nil: any), validated %q; want none", hooked, validated)
 	}
 	// A grid set its users no longer fit (zoomStop 1 needs two levels).
 	_, _, err = write(func(doc *layer.Config) error {

@@ -76,7 +76,8 @@ func (r *Registry) checkChange(st StoredConfig, current *Catalogue, doc *Config,
 	}
 	touched := maps.Clone(names)
 	maps.Copy(touched, doc.touchedLayers)
-	return checked{next: c, changed: c.only(names), names: slices.Sorted(maps.Keys(touched))}, nil
+	changedNames := append([]string{}, slices.Sorted(maps.Keys(touched))...) // not nil: none changed
+	return checked{next: c, changed: c.only(names), names: changedNames}, nil
 }
 
 // checkWhole checks next whole: every entry merged with the file.
