@@ -166,7 +166,7 @@ func (p *Publisher) RebuildIndex(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuild discovery index: %w", err)
 	}
-	return p.writeRoot(ctx, ds, p.layers.Names())
+	return p.writeRoot(ctx, ds, p.layers.Names(), nil)
 }
 
 // Refresh re-renders the documents of every configured tile set that has
@@ -198,7 +198,7 @@ func (p *Publisher) refresh(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return changed, fmt.Errorf("refresh discovery documents: %w", err)
 	}
-	keys, err := p.writeRoot(ctx, ds, p.layers.Names())
+	keys, err := p.writeRoot(ctx, ds, p.layers.Names(), nil)
 	changed = append(changed, keys...)
 	if len(changed) > 0 {
 		p.log.Info("discovery documents refreshed", "tile_sets", len(ds), "changed", len(changed))
@@ -264,7 +264,13 @@ func (p *Publisher) RefreshLayers(ctx context.Context, names []string) ([]string
 	for _, n := range p.layers.Names() { // in configuration order, as Refresh
 		ds = append(ds, byLayer[n]...)
 	}
-	keys, err := p.writeRoot(ctx, ds, names)
+	ids := map[string]bool{}
+	for _, n := range names {
+		if l, ok := p.layers.Layer(n); ok {
+			ids[l.ID] = true
+		}
+	}
+	keys, err := p.writeRoot(ctx, ds, names, ids)
 	changed = append(changed, keys...)
 	if len(changed) > 0 {
 		p.log.Info("discovery documents refreshed", "layers", len(names), "tile_sets", len(ds), "changed", len(changed))
@@ -314,6 +320,19 @@ func (p *Publisher) refreshTileSet(ctx context.Context, c candidate) (*descripti
 	return d, changed, nil
 }
 
+// ogcCollectionOf returns the layer id of an OGC API document of one
+// layer (under ogcapi/collections/{id}); ok is false for the others.
+func ogcCollectionOf(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, ogcDir+"collections/")
+	if !ok {
+		return "", false
+	}
+	if id, _, found := strings.Cut(rest, "/"); found {
+		return id, true
+	}
+	return strings.CutSuffix(rest, ".json")
+}
+
 // writeTileSet writes the documents of d that differ from the stored ones.
 func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string, error) {
 	if d.mime == vectortile.MVT { // GeoJSON tiles have no layers to list
@@ -356,8 +375,11 @@ func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string,
 
 // writeRoot writes index.json and tms.xml for ds where they differ, and
 // removes the capabilities of those of the layers called names that have
-// no tile set in ds.
-func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []string) ([]string, error) {
+// no tile set in ds. The documents of single layers (their WMTS
+// capabilities, their OGC API collections) are written for the layers
+// whose ids are in ids, or all when ids is nil: a layer's depend on its
+// own tile sets alone.
+func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []string, ids map[string]bool) ([]string, error) {
 	idx, err := index(ds, p.now())
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", indexName, err)
@@ -385,6 +407,9 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []st
 	}{document{p.rootKey(wmtsName), wmts, xmlMeta}, nil})
 	layerIDs, byLayer := byLayerID(ds)
 	for _, id := range layerIDs {
+		if ids != nil && !ids[id] {
+			continue
+		}
 		data, err := wmtsCapabilities(byLayer[id], p.baseURL)
 		if err != nil {
 			return nil, fmt.Errorf("render %s of layer %s: %w", wmtsName, id, err)
@@ -400,6 +425,9 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []st
 		return nil, fmt.Errorf("render the OGC API documents: %w", err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(ogc)) {
+		if id, ok := ogcCollectionOf(k); ok && ids != nil && !ids[id] {
+			continue
+		}
 		docs = append(docs, struct {
 			document
 			same func(stored, fresh []byte) bool

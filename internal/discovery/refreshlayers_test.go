@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -24,14 +25,17 @@ func TestRefreshLayersIsRefresh(t *testing.T) {
 		tiles   []string
 		layers  string
 		changed []string
+		// untouched is a layer id whose objects RefreshLayers must not read.
+		untouched string
 	}{
-		{"a format removed", append(slices.Clone(both), [3]string{"demo:world", "EPSG:900913", "image/jpeg"}), nil, withoutJPEG, []string{"demo:world"}},
-		{"a layer deleted", both, nil, withoutTopo, []string{"topo"}},
-		{"a layer retitled", both, nil, retitled, []string{"demo:world"}},
-		{"a layer retitled, its tiles without documents", both[2:], []string{prefix + "/demo:world/EPSG:900913/jpeg/default/3/1/2.jpeg"}, retitled, []string{"demo:world"}},
-		{"nothing stored yet", nil, []string{prefix + "/topo 50/LAEA/png8/default/0/0/0.png"}, testLayers, []string{"topo"}},
+		{"a format removed", append(slices.Clone(both), [3]string{"demo:world", "EPSG:900913", "image/jpeg"}), nil, withoutJPEG, []string{"demo:world"}, "topo 50"},
+		{"a layer deleted", both, nil, withoutTopo, []string{"topo"}, "demo:world"},
+		{"a layer retitled", both, nil, retitled, []string{"demo:world"}, "topo 50"},
+		{"a layer retitled, its tiles without documents", both[2:], []string{prefix + "/demo:world/EPSG:900913/jpeg/default/3/1/2.jpeg"}, retitled, []string{"demo:world"}, "topo 50"},
+		{"nothing stored yet", nil, []string{prefix + "/topo 50/LAEA/png8/default/0/0/0.png"}, testLayers, []string{"topo"}, "demo:world"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			var reads *readLog
 			run := func(refresh func(p *Publisher) ([]string, error)) (tilestore.Store, []string) {
 				s := newFileStore(t)
 				p, _ := newTestPublisher(s, testCatalogue(t, testLayers), prefix, "")
@@ -43,7 +47,9 @@ func TestRefreshLayersIsRefresh(t *testing.T) {
 				for _, k := range tt.tiles {
 					mustPut(t, s, k, []byte("tile"), pngMeta)
 				}
+				reads = &readLog{Store: s}
 				p2, _ := newTestPublisher(s, testCatalogue(t, tt.layers), prefix, "")
+				p2.tiles = reads
 				changed, err := refresh(p2)
 				if err != nil {
 					t.Fatal(err)
@@ -53,6 +59,11 @@ func TestRefreshLayersIsRefresh(t *testing.T) {
 			whole, wantChanged := run(func(p *Publisher) ([]string, error) { return p.Refresh(t.Context()) })
 			// The layers named by their store id, as the catalogue has them.
 			part, gotChanged := run(func(p *Publisher) ([]string, error) { return p.RefreshLayers(t.Context(), tt.changed) })
+			for _, k := range reads.keys {
+				if strings.HasPrefix(k, prefix+"/"+tt.untouched+"/") || strings.HasPrefix(k, prefix+"/"+ogcDir+"collections/"+tt.untouched) {
+					t.Errorf("RefreshLayers(%q) read %s, an object of another layer", tt.changed, k)
+				}
+			}
 			if !slices.Equal(gotChanged, wantChanged) {
 				t.Errorf("changed %q, want %q", gotChanged, wantChanged)
 			}
@@ -80,4 +91,25 @@ func TestRefreshLayersIsRefresh(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readLog records the keys and prefixes a Publisher reads.
+type readLog struct {
+	tilestore.Store
+	keys []string
+}
+
+func (r *readLog) Get(ctx context.Context, key string) ([]byte, tilestore.Meta, bool, error) {
+	r.keys = append(r.keys, key)
+	return r.Store.Get(ctx, key)
+}
+
+func (r *readLog) Stat(ctx context.Context, key string) (tilestore.Object, bool, error) {
+	r.keys = append(r.keys, key)
+	return r.Store.Stat(ctx, key)
+}
+
+func (r *readLog) List(ctx context.Context, prefix string, fn func(tilestore.Object) error) error {
+	r.keys = append(r.keys, prefix)
+	return r.Store.List(ctx, prefix, fn)
 }
