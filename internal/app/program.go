@@ -609,8 +609,8 @@ func NewLogger(level string) *slog.Logger {
 // (Registry.Refresh); the grid sets of the edge path function are written
 // by HandleSchedule, which holds the right to, when it sees a new
 // configuration.
-func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue) {
-	p.publish(ctx)
+func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue, changed []string) {
+	p.publishLayers(ctx, changed)
 }
 
 // refreshLayers reads the stored layer configuration's version when it

@@ -166,7 +166,7 @@ func (p *Publisher) RebuildIndex(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuild discovery index: %w", err)
 	}
-	return p.writeRoot(ctx, ds)
+	return p.writeRoot(ctx, ds, p.layers.Names(), nil)
 }
 
 // Refresh re-renders the documents of every configured tile set that has
@@ -178,57 +178,159 @@ func (p *Publisher) RebuildIndex(ctx context.Context) ([]string, error) {
 func (p *Publisher) Refresh(ctx context.Context) ([]string, error) {
 	p.root.Lock()
 	defer p.root.Unlock()
+	return p.refresh(ctx)
+}
+
+func (p *Publisher) refresh(ctx context.Context) ([]string, error) {
 	changed, err := p.removeUnconfigured(ctx)
 	if err != nil {
 		return changed, fmt.Errorf("refresh discovery documents: %w", err)
 	}
 	var ds []*description
 	err = p.eachTileSet(ctx, func(c candidate) error {
-		tileMapKey := c.set.Dir() + tileMapName
-		_, found, err := p.tiles.Stat(ctx, tileMapKey)
-		if err != nil {
-			return err
-		}
-		if !found {
-			if has, err := p.hasTiles(ctx, c.set); err != nil || !has {
-				return err
-			}
-		}
-		d, err := p.describe(ctx, c)
-		if errors.Is(err, ErrUndescribable) {
-			p.log.Warn("no discovery documents for tile set", "layer", c.layer.Name, "grid_set", c.set.GridSetID,
-				"format", c.mime, "error", err)
-			keys, err := p.removeIfPresent(ctx, tileMapKey, c.set.Dir()+tileJSONName, c.set.Dir()+tileJSONXYZName)
-			changed = append(changed, keys...)
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		keys, err := p.writeTileSet(ctx, d)
+		d, keys, err := p.refreshTileSet(ctx, c)
 		changed = append(changed, keys...)
-		if err != nil {
-			return err
+		if d != nil {
+			ds = append(ds, d)
 		}
-		if !d.mercator { // the grid set may have been one
-			keys, err := p.removeIfPresent(ctx, c.set.Dir()+tileJSONName, c.set.Dir()+tileJSONXYZName)
-			changed = append(changed, keys...)
-			if err != nil {
-				return err
-			}
-		}
-		ds = append(ds, d)
-		return nil
+		return err
 	})
 	if err != nil {
 		return changed, fmt.Errorf("refresh discovery documents: %w", err)
 	}
-	keys, err := p.writeRoot(ctx, ds)
+	keys, err := p.writeRoot(ctx, ds, p.layers.Names(), nil)
 	changed = append(changed, keys...)
 	if len(changed) > 0 {
 		p.log.Info("discovery documents refreshed", "tile_sets", len(ds), "changed", len(changed))
 	}
 	return changed, err
+}
+
+// RefreshLayers is Refresh after a change of the named layers alone
+// (added, changed or deleted; the users of a changed grid set): the
+// documents of their tile sets that have documents or tiles are written
+// where they differ, those of tile sets no longer configured removed, and
+// the root documents rebuilt, with the other layers' tile sets as the
+// stored index.json lists them (their definitions did not change). Its
+// store requests grow with the named layers' tile sets and the tile sets
+// that have documents, not with the configured layers; tiles of the other
+// layers stored without documents are left to the next Refresh. An
+// unreadable index makes it a Refresh.
+func (p *Publisher) RefreshLayers(ctx context.Context, names []string) ([]string, error) {
+	p.root.Lock()
+	defer p.root.Unlock()
+	entries, ok, err := p.storedIndex(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("refresh discovery documents: %w", err)
+	}
+	if !ok {
+		return p.refresh(ctx)
+	}
+	changed, err := p.removeUnconfiguredOf(ctx, entries)
+	if err != nil {
+		return changed, fmt.Errorf("refresh discovery documents: %w", err)
+	}
+	named := make(map[string]bool, len(names))
+	for _, n := range names {
+		named[n] = true
+	}
+	byLayer := map[string][]*description{}
+	for _, e := range entries {
+		if named[e.Layer] || !p.configured(e) {
+			continue
+		}
+		l, ok := p.layers.ByID(e.LayerID)
+		if !ok || l.Name != e.Layer {
+			continue
+		}
+		d, err := describe(l, e.GridSet, e.Format, e.ParametersID, e.Parameters, p.prefix)
+		if err != nil {
+			continue // the next Refresh removes its documents
+		}
+		byLayer[l.Name] = append(byLayer[l.Name], d)
+	}
+	err = p.eachTileSetOf(ctx, names, func(c candidate) error {
+		d, keys, err := p.refreshTileSet(ctx, c)
+		changed = append(changed, keys...)
+		if d != nil {
+			byLayer[c.layer.Name] = append(byLayer[c.layer.Name], d)
+		}
+		return err
+	})
+	if err != nil {
+		return changed, fmt.Errorf("refresh discovery documents: %w", err)
+	}
+	var ds []*description
+	for _, n := range p.layers.Names() { // in configuration order, as Refresh
+		ds = append(ds, byLayer[n]...)
+	}
+	ids := map[string]bool{}
+	for _, n := range names {
+		if l, ok := p.layers.Layer(n); ok {
+			ids[l.ID] = true
+		}
+	}
+	keys, err := p.writeRoot(ctx, ds, names, ids)
+	changed = append(changed, keys...)
+	if len(changed) > 0 {
+		p.log.Info("discovery documents refreshed", "layers", len(names), "tile_sets", len(ds), "changed", len(changed))
+	}
+	return changed, err
+}
+
+// refreshTileSet is Refresh's work on one configured tile set: its
+// documents rewritten where they differ (or removed when its grid cannot
+// be described), if it has documents or tiles. It returns its description
+// (nil when it has neither, or cannot be described) and the keys changed.
+func (p *Publisher) refreshTileSet(ctx context.Context, c candidate) (*description, []string, error) {
+	var changed []string
+	tileMapKey := c.set.Dir() + tileMapName
+	_, found, err := p.tiles.Stat(ctx, tileMapKey)
+	if err != nil {
+		return nil, changed, err
+	}
+	if !found {
+		if has, err := p.hasTiles(ctx, c.set); err != nil || !has {
+			return nil, nil, err
+		}
+	}
+	d, err := p.describe(ctx, c)
+	if errors.Is(err, ErrUndescribable) {
+		p.log.Warn("no discovery documents for tile set", "layer", c.layer.Name, "grid_set", c.set.GridSetID,
+			"format", c.mime, "error", err)
+		keys, err := p.removeIfPresent(ctx, tileMapKey, c.set.Dir()+tileJSONName, c.set.Dir()+tileJSONXYZName)
+		changed = append(changed, keys...)
+		return nil, changed, err
+	}
+	if err != nil {
+		return nil, changed, err
+	}
+	keys, err := p.writeTileSet(ctx, d)
+	changed = append(changed, keys...)
+	if err != nil {
+		return nil, changed, err
+	}
+	if !d.mercator { // the grid set may have been one
+		keys, err := p.removeIfPresent(ctx, c.set.Dir()+tileJSONName, c.set.Dir()+tileJSONXYZName)
+		changed = append(changed, keys...)
+		if err != nil {
+			return nil, changed, err
+		}
+	}
+	return d, changed, nil
+}
+
+// ogcCollectionOf returns the layer id of an OGC API document of one
+// layer (under ogcapi/collections/{id}); ok is false for the others.
+func ogcCollectionOf(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, ogcDir+"collections/")
+	if !ok {
+		return "", false
+	}
+	if id, _, found := strings.Cut(rest, "/"); found {
+		return id, true
+	}
+	return strings.CutSuffix(rest, ".json")
 }
 
 // writeTileSet writes the documents of d that differ from the stored ones.
@@ -271,8 +373,13 @@ func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string,
 	return changed, nil
 }
 
-// writeRoot writes index.json and tms.xml for ds where they differ.
-func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string, error) {
+// writeRoot writes index.json and tms.xml for ds where they differ, and
+// removes the capabilities of those of the layers called names that have
+// no tile set in ds. The documents of single layers (their WMTS
+// capabilities, their OGC API collections) are written for the layers
+// whose ids are in ids, or all when ids is nil: a layer's depend on its
+// own tile sets alone.
+func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []string, ids map[string]bool) ([]string, error) {
 	idx, err := index(ds, p.now())
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", indexName, err)
@@ -300,6 +407,9 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 	}{document{p.rootKey(wmtsName), wmts, xmlMeta}, nil})
 	layerIDs, byLayer := byLayerID(ds)
 	for _, id := range layerIDs {
+		if ids != nil && !ids[id] {
+			continue
+		}
 		data, err := wmtsCapabilities(byLayer[id], p.baseURL)
 		if err != nil {
 			return nil, fmt.Errorf("render %s of layer %s: %w", wmtsName, id, err)
@@ -315,6 +425,9 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 		return nil, fmt.Errorf("render the OGC API documents: %w", err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(ogc)) {
+		if id, ok := ogcCollectionOf(k); ok && ids != nil && !ids[id] {
+			continue
+		}
 		docs = append(docs, struct {
 			document
 			same func(stored, fresh []byte) bool
@@ -349,7 +462,7 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description) ([]string,
 	}
 	// A configured layer without tile sets any more has no capabilities.
 	var stale []string
-	for _, name := range p.layers.Names() {
+	for _, name := range names {
 		if l, ok := p.layers.Layer(name); ok && byLayer[l.ID] == nil {
 			stale = append(stale, tilestore.LayerPrefix(p.prefix, l.ID)+wmtsName)
 		}
@@ -402,15 +515,31 @@ func (p *Publisher) removeIfPresent(ctx context.Context, keys ...string) ([]stri
 // stored index.json that the layer file no longer has. An unreadable index
 // is logged and skipped: it is rebuilt afterwards.
 func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
-	data, _, found, err := p.tiles.Get(ctx, p.rootKey(indexName))
-	if err != nil || !found {
+	entries, _, err := p.storedIndex(ctx)
+	if err != nil {
 		return nil, err
 	}
-	entries, err := parseIndex(data)
+	return p.removeUnconfiguredOf(ctx, entries)
+}
+
+// storedIndex returns the entries of the stored index.json; ok is false
+// when it is unreadable (logged). None is stored: no entries, ok.
+func (p *Publisher) storedIndex(ctx context.Context) (entries []indexEntry, ok bool, err error) {
+	data, _, found, err := p.tiles.Get(ctx, p.rootKey(indexName))
+	if err != nil || !found {
+		return nil, err == nil, err
+	}
+	entries, err = parseIndex(data)
 	if err != nil {
 		p.log.Warn("ignoring unreadable discovery index", "key", p.rootKey(indexName), "error", err)
-		return nil, nil
+		return nil, false, nil
 	}
+	return entries, true, nil
+}
+
+// removeUnconfiguredOf deletes the documents of the tile sets of entries
+// (the stored index's) that the layer file no longer has.
+func (p *Publisher) removeUnconfiguredOf(ctx context.Context, entries []indexEntry) ([]string, error) {
 	var changed []string
 	for _, e := range entries {
 		if p.configured(e) || !safeSegments(e.LayerID, e.GridSet, e.FormatID, e.ParametersID) {
@@ -437,31 +566,24 @@ func (p *Publisher) removeUnconfigured(ctx context.Context) ([]string, error) {
 
 // layerConfigured reports whether the layer file has a layer of id.
 func (p *Publisher) layerConfigured(id string) bool {
-	for _, name := range p.layers.Names() {
-		if l, ok := p.layers.Layer(name); ok && l.ID == id {
-			return true
-		}
-	}
-	return false
+	_, ok := p.layers.ByID(id)
+	return ok
 }
 
 // configured reports whether the layer file has e's layer id, grid set and
 // format.
 func (p *Publisher) configured(e indexEntry) bool {
-	for _, name := range p.layers.Names() {
-		l, ok := p.layers.Layer(name)
-		if !ok || l.ID != e.LayerID {
-			continue
-		}
-		if _, ok := l.Subset(e.GridSet); !ok {
-			return false
-		}
-		for _, f := range l.Formats {
-			if id, _, _ := tilestore.Format(f); id == e.FormatID {
-				return true
-			}
-		}
+	l, ok := p.layers.ByID(e.LayerID)
+	if !ok {
 		return false
+	}
+	if _, ok := l.Subset(e.GridSet); !ok {
+		return false
+	}
+	for _, f := range l.Formats {
+		if id, _, _ := tilestore.Format(f); id == e.FormatID {
+			return true
+		}
 	}
 	return false
 }

@@ -26,7 +26,13 @@ type candidate struct {
 // then those that have a parameters side object, in key order. Finding the
 // ids costs one LIST per layer, of its side objects only.
 func (p *Publisher) eachTileSet(ctx context.Context, fn func(candidate) error) error {
-	for _, name := range p.layers.Names() {
+	return p.eachTileSetOf(ctx, p.layers.Names(), fn)
+}
+
+// eachTileSetOf is eachTileSet for the layers called names (those
+// configured).
+func (p *Publisher) eachTileSetOf(ctx context.Context, names []string, fn func(candidate) error) error {
+	for _, name := range names {
 		l, ok := p.layers.Layer(name)
 		if !ok {
 			continue // removed meanwhile

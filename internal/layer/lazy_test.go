@@ -54,22 +54,19 @@ var lazyEntries = []string{
 // stored grid set and a deletion mark, as the REST interface writes it.
 func storedDoc(t *testing.T, entries []string) []byte {
 	t.Helper()
-	cfg, err := ParseConfig(nil)
+	grid, err := entryNode([]byte("id: StoredGrid\nepsg: 3857\nextent: [-20037508.34, -20037508.34, 20037508.34, 20037508.34]\nresolutions: [156543.03392804097, 78271.51696402048]\n"), "id", "StoredGrid")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cfg.PutGridSet("StoredGrid", []byte("id: StoredGrid\nepsg: 3857\nextent: [-20037508.34, -20037508.34, 20037508.34, 20037508.34]\nresolutions: [156543.03392804097, 78271.51696402048]\n")); err != nil {
-		t.Fatal(err)
-	}
+	d := entryDoc{GridSets: []*yaml.Node{grid}, Layers: []*yaml.Node{}, Deleting: []Deletion{{Name: "gone", ID: "gone"}}}
 	for _, e := range entries {
 		var n yaml.Node
 		if err := yaml.Unmarshal([]byte(e), &n); err != nil {
 			t.Fatalf("entry %q: %v", e, err)
 		}
-		cfg.layers = append(cfg.layers, n.Content[0])
+		d.Layers = append(d.Layers, n.Content[0])
 	}
-	cfg.deleting = []Deletion{{Name: "gone", ID: "gone"}}
-	b, err := cfg.Bytes()
+	b, err := marshalEntries(d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,15 +128,16 @@ func ParseDefinition(doc []byte, name string) (*Layer, error) {
 	return l, nil
 }
 
-// Config is the stored configuration's document, open for editing: its
-// grid set and layer entries, each kept as written (aliases expanded).
-type Config struct {
+// nodeConfig is a document's entries as YAML nodes (each standing
+// alone: aliases expanded) and its deletion marks: what merge reads.
+type nodeConfig struct {
 	gridSets, layers []*yaml.Node
 	deleting         []Deletion
 }
 
-// ParseConfig reads a stored configuration's document (empty: none).
-func ParseConfig(doc []byte) (*Config, error) {
+// parseNodes reads a layer file or a stored configuration's document
+// (empty: none) into its entries' nodes.
+func parseNodes(doc []byte) (*nodeConfig, error) {
 	var raw rawDoc // yaml.v3 fills []yaml.Node, not []*yaml.Node
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		return nil, fmt.Errorf("parse the stored configuration: %w", err)
@@ -167,7 +168,7 @@ func ParseConfig(doc []byte) (*Config, error) {
 	if err := yaml.Unmarshal(doc, &marks); err != nil {
 		return nil, fmt.Errorf("parse the stored configuration's deletion marks: %w", err)
 	}
-	return &Config{gridSets: gridSets, layers: layers, deleting: marks.Deleting}, nil
+	return &nodeConfig{gridSets: gridSets, layers: layers, deleting: marks.Deleting}, nil
 }
 
 // entryKey returns an entry's name (a layer's) or id (a grid set's): the
@@ -181,10 +182,6 @@ func entryKey(n *yaml.Node, field string) string {
 	return ""
 }
 
-func indexOf(entries []*yaml.Node, field, key string) int {
-	return slices.IndexFunc(entries, func(n *yaml.Node) bool { return entryKey(n, field) == key })
-}
-
 // entryNode parses one entry (a YAML mapping) and checks its key field.
 func entryNode(entry []byte, field, want string) (*yaml.Node, error) {
 	var n yaml.Node
@@ -195,69 +192,6 @@ func entryNode(entry []byte, field, want string) (*yaml.Node, error) {
 		return nil, apperr.Invalidf("the entry's %s is %q, not %q", field, got, want)
 	}
 	return n.Content[0], nil
-}
-
-// Layers lists the names of the layers the document holds, in order.
-func (d *Config) Layers() []string {
-	out := make([]string, len(d.layers))
-	for i, n := range d.layers {
-		out[i] = entryKey(n, "name")
-	}
-	return out
-}
-
-// GridSets lists the ids of the grid sets the document holds, in order.
-func (d *Config) GridSets() []string {
-	out := make([]string, len(d.gridSets))
-	for i, n := range d.gridSets {
-		out[i] = entryKey(n, "id")
-	}
-	return out
-}
-
-// PutLayer adds the layer entry called name (a YAML mapping) or replaces
-// the entry of that name; it reports whether the layer is new.
-func (d *Config) PutLayer(name string, entry []byte) (bool, error) {
-	return put(&d.layers, "name", name, entry)
-}
-
-// DeleteLayer removes the named layer's entry; it reports whether there
-// was one.
-func (d *Config) DeleteLayer(name string) bool { return remove(&d.layers, "name", name) }
-
-// PutGridSet adds or replaces the grid set entry with id id.
-func (d *Config) PutGridSet(id string, entry []byte) (bool, error) {
-	return put(&d.gridSets, "id", id, entry)
-}
-
-// DeleteGridSet removes the grid set entry with id id.
-func (d *Config) DeleteGridSet(id string) bool { return remove(&d.gridSets, "id", id) }
-
-func put(entries *[]*yaml.Node, field, key string, entry []byte) (bool, error) {
-	n, err := entryNode(entry, field, key)
-	if err != nil {
-		return false, err
-	}
-	if i := indexOf(*entries, field, key); i >= 0 {
-		(*entries)[i] = n
-		return false, nil
-	}
-	*entries = append(*entries, n)
-	return true, nil
-}
-
-func remove(entries *[]*yaml.Node, field, key string) bool {
-	i := indexOf(*entries, field, key)
-	if i < 0 {
-		return false
-	}
-	*entries = slices.Delete(*entries, i, i+1)
-	return true
-}
-
-// Bytes returns the document.
-func (d *Config) Bytes() ([]byte, error) {
-	return marshalEntries(entryDoc{GridSets: d.gridSets, Layers: d.layers, Deleting: d.deleting})
 }
 
 // Merge builds the catalogue of a layer file and a stored configuration:
@@ -281,11 +215,11 @@ func Merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []str
 // merge is Merge that also names the stored entries it skipped ("layer
 // x", "grid set y") with the reason.
 func merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []string, map[string]error, error) {
-	fileCfg, err := ParseConfig(file)
+	fileCfg, err := parseNodes(file)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("parse %s: %w", fileName, err)
 	}
-	storedCfg, err := ParseConfig(stored.Doc)
+	storedCfg, err := parseNodes(stored.Doc)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -382,7 +316,7 @@ func merge(file []byte, fileName string, stored StoredConfig) (*Catalogue, []str
 // `managedBy: store` (nil when there are none): what the first start
 // copies into the store.
 func seedEntries(file []byte) ([]byte, error) {
-	cfg, err := ParseConfig(file)
+	cfg, err := parseNodes(file)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package layer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -31,7 +30,7 @@ type Registry struct {
 	// failed is the stored version that could not be loaded (0: none):
 	// Refresh does not read it again while the stored version is still it.
 	failed   int64
-	onUpdate []func(ctx context.Context, c *Catalogue)
+	onUpdate []func(ctx context.Context, c *Catalogue, changed []string)
 	validate func(*Catalogue) error
 	now      func() time.Time
 }
@@ -154,15 +153,20 @@ func (r *Registry) Catalogue() *Catalogue { return r.live }
 // OnUpdate registers f, called with the new catalogue after each change
 // Update saved (in Update's goroutine): the process that makes a change
 // brings what follows from it up to date (documents, the CDN), once.
-func (r *Registry) OnUpdate(f func(ctx context.Context, c *Catalogue)) {
+// changed names the layers the change added, changed or deleted (and the
+// users of a grid set it changed), sorted; nil when any may have.
+func (r *Registry) OnUpdate(f func(ctx context.Context, c *Catalogue, changed []string)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.onUpdate = append(r.onUpdate, f)
 }
 
-// Validate sets a check of a changed catalogue beyond the layer file's
-// rules (that its sources can be built, say), run by Update before it
-// saves; its error is the client's (apperr.Invalid).
+// Validate sets a check of a change beyond the layer file's rules (that
+// its sources can be built, say), run by Update before it saves; its
+// error is the client's (apperr.Invalid). f is given the layers the
+// change added or changed, and the users of a grid set it changed (a
+// catalogue of these layers and every grid set): the others were checked
+// when they were saved.
 func (r *Registry) Validate(f func(*Catalogue) error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -236,6 +240,21 @@ func (r *Registry) install(st StoredConfig) (bool, error) {
 	return true, nil
 }
 
+// installBuilt makes c, the catalogue of a configuration this process
+// saved, the live one unless the live one is as new.
+func (r *Registry) installBuilt(c *Catalogue) {
+	r.mu.Lock()
+	if c.Version() <= r.live.Version() {
+		r.mu.Unlock()
+		return
+	}
+	r.failed = 0
+	r.live.replace(c)
+	r.checked = r.now()
+	r.mu.Unlock()
+	r.log.Info("layer configuration changed", "version", c.Version(), "layers", len(c.Names()))
+}
+
 // Update changes the stored configuration: edit gets its document and
 // the catalogue it makes with the file (the newest, read in the same
 // round) and edits the document, or returns an error (an apperr error
@@ -267,36 +286,16 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 			return nil, err
 		}
 		next := StoredConfig{Version: st.Version + 1, Doc: data}
-		c, skipped, err := r.merge(next)
+		chk, err := r.checkChange(st, current, doc, next)
 		if err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
-		}
-		// An entry skipped before (it does not fit the layer file) may
-		// stay so; the change must not add one. (The whole merge of the
-		// configuration read tells which were, when any is now.)
-		if len(skipped) > 0 {
-			_, skippedBefore, err := r.merge(st)
-			if err != nil {
-				return nil, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
-			}
-			for k := range skippedBefore {
-				delete(skipped, k)
-			}
-		}
-		if len(skipped) > 0 {
-			err := errors.New(joinSkipped(skipped))
-			return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
-		}
-		// A layer whose tiles would share keys with a deleted layer's
-		// still being truncated would lose them.
-		if err := c.deletionConflict(); err != nil {
 			return nil, err
 		}
+		c := chk.next
 		r.mu.Lock()
 		validate := r.validate
 		r.mu.Unlock()
 		if validate != nil {
-			if err := validate(c); err != nil {
+			if err := validate(chk.changed); err != nil {
 				return nil, apperr.Wrap(apperr.Invalid, err, "%v", err)
 			}
 		}
@@ -310,15 +309,16 @@ func (r *Registry) Update(ctx context.Context, edit func(doc *Config, current *C
 		if err != nil {
 			return nil, fmt.Errorf("save the layer configuration: %w", err)
 		}
-		next.Version = v
-		if _, err := r.install(next); err != nil {
+		if v == next.Version {
+			r.installBuilt(c)
+		} else if _, err := r.install(StoredConfig{Version: v, Doc: data}); err != nil {
 			return nil, err
 		}
 		r.mu.Lock()
 		hooks := slices.Clone(r.onUpdate)
 		r.mu.Unlock()
 		for _, f := range hooks {
-			f(ctx, c)
+			f(ctx, c, chk.names)
 		}
 		return c, nil
 	}

@@ -90,6 +90,19 @@ func (s *Site) Publish(ctx context.Context) ([]string, error) {
 	return append(changed, docs...), errors.Join(errs...)
 }
 
+// PublishLayers is Publish after a change of the named layers alone
+// (added, changed or deleted): the store marker, the documents of their
+// tile sets and the root documents (see discovery.Publisher.RefreshLayers).
+// It returns the keys it changed.
+func (s *Site) PublishLayers(ctx context.Context, names []string) ([]string, error) {
+	merr := s.mark(ctx)
+	changed, err := s.docs.RefreshLayers(ctx, names)
+	if err != nil {
+		err = fmt.Errorf("refresh the documents of tile sets: %w", err)
+	}
+	return changed, errors.Join(merr, err)
+}
+
 // mark writes GeoWebCache's store marker unless this process already saw
 // it.
 func (s *Site) mark(ctx context.Context) error {

@@ -13,7 +13,10 @@
 // that finds no change (the one read every process makes every
 // TILECACHE_LAYERS_REFRESH) and one after a single layer changed, counting
 // the store reads each makes. Medians; the overhead of the catalogue is
-// the difference between the two sizes.
+// the difference between the two sizes. Last, in fresh child processes
+// over the large configuration, the API program answers one REST change of
+// a layer (GET /rest/layers/{name}.xml, then PUT of the document with a
+// new title): the time of the PUT, as API Gateway sees it (29 s at most).
 //
 // With -backend aws it runs against the stack of `eval "$(make -s devstack)"`
 // (a fresh table and queue per size).
@@ -28,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,8 +55,17 @@ func main() {
 	layers := flag.Int("layers", 8000, "layers in the large stored configuration")
 	runs := flag.Int("runs", 5, "cold starts per program and size, and refreshes measured")
 	backend := flag.String("backend", "embedded", "embedded or aws")
-	child := flag.String("child", "", "internal: start this program (api or tile) once and print its figures")
+	child := flag.String("child", "", "internal: start this program (api or tile) once and print its figures; put: PUT one layer through the API program")
+	writes := flag.Bool("writes", false, "measure only the refreshes and the changes (no cold starts)")
+	putLayer := flag.Int("put", 0, "internal, with -child put: the layer to change")
 	flag.Parse()
+	if *child == "put" {
+		if err := putOnce(*putLayer); err != nil {
+			fmt.Fprintln(os.Stderr, "layerbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *child != "" {
 		if err := startOnce(*child); err != nil {
 			fmt.Fprintln(os.Stderr, "layerbench:", err)
@@ -60,7 +73,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*layers, *runs, *backend); err != nil {
+	if err := run(*layers, *runs, *backend, *writes); err != nil {
 		fmt.Fprintln(os.Stderr, "layerbench:", err)
 		os.Exit(1)
 	}
@@ -120,7 +133,7 @@ type size struct {
 	close func()
 }
 
-func run(layers, runs int, backend string) error {
+func run(layers, runs int, backend string, writesOnly bool) error {
 	ctx := context.Background()
 	doc, err := document(layers)
 	if err != nil {
@@ -131,6 +144,12 @@ func run(layers, runs int, backend string) error {
 		return err
 	}
 	fmt.Printf("stored configuration: %d layers, %d bytes of YAML (limit %d)\n", layers, len(doc), layer.MaxStoredConfig)
+	if writesOnly {
+		if err := refreshes(ctx, backend, doc, layers, runs); err != nil {
+			return err
+		}
+		return puts(ctx, backend, doc, runs)
+	}
 	fmt.Printf("%-7s %-6s %12s %12s %12s %12s\n", "layers", "start", "time ms", "CPU ms", "heap MiB", "RSS MiB")
 	var rows [][2]start // per program: small, large
 	for _, which := range []string{"api", "tile"} {
@@ -163,7 +182,88 @@ func run(layers, runs int, backend string) error {
 		fmt.Printf("catalogue overhead, %s: %+.1f ms start (%+.1f ms CPU), %+.1f MiB heap, %+.1f MiB RSS\n", which,
 			p[1].Millis-p[0].Millis, p[1].CPUms-p[0].CPUms, p[1].HeapMiB-p[0].HeapMiB, p[1].RSSMiB-p[0].RSSMiB)
 	}
-	return refreshes(ctx, backend, doc, layers, runs)
+	if err := refreshes(ctx, backend, doc, layers, runs); err != nil {
+		return err
+	}
+	return puts(ctx, backend, doc, runs)
+}
+
+// puts measures one REST change of a layer through the API program over
+// doc, in a fresh process each time (a layer of its own each run).
+func puts(ctx context.Context, backend string, doc []byte, runs int) error {
+	sz, err := newSize(ctx, backend, doc)
+	if err != nil {
+		return err
+	}
+	defer sz.close()
+	var got []time.Duration
+	for i := range runs {
+		cmd := exec.Command(os.Args[0], "-child", "put", "-put", fmt.Sprint(1+i))
+		cmd.Env = os.Environ()
+		for k, v := range sz.env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("child put: %w: %s", err, strings.TrimSpace(errb.String()))
+		}
+		var d float64
+		if _, err := fmt.Sscan(out.String(), &d); err != nil {
+			return fmt.Errorf("child put printed %q: %w", out.String(), err)
+		}
+		got = append(got, time.Duration(d*float64(time.Millisecond)))
+	}
+	fmt.Printf("one REST PUT of one layer (GET its document, PUT it with a new title; the API program over the large configuration): %.1f ms median of %d (%v)\n",
+		ms(medianDur(got)), runs, got)
+	return nil
+}
+
+// putOnce builds the API program, reads layer i's document through the
+// REST interface and puts it back with a new title, and prints the PUT's
+// time in milliseconds.
+func putOnce(i int) error {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg, err := config.Load(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	p, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	path := fmt.Sprintf("%s/rest/layers/bench:l%05d.xml", cfg.BasePath, i)
+	do := func(method string, body []byte) (*httptest.ResponseRecorder, error) {
+		req := httptest.NewRequestWithContext(ctx, method, path, bytes.NewReader(body))
+		req.SetBasicAuth("bench", "bench")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/xml")
+		}
+		rec := httptest.NewRecorder()
+		p.Handler.ServeHTTP(rec, req)
+		if rec.Code/100 != 2 {
+			return nil, fmt.Errorf("%s %s: %d %s", method, path, rec.Code, rec.Body.String())
+		}
+		return rec, nil
+	}
+	got, err := do("GET", nil)
+	if err != nil {
+		return err
+	}
+	doc := got.Body.Bytes()
+	title := fmt.Sprintf("Layer %d", i)
+	if !bytes.Contains(doc, []byte("<title>"+title+"</title>")) {
+		return fmt.Errorf("GET %s: no title %q in\n%s", path, title, doc)
+	}
+	doc = bytes.Replace(doc, []byte("<title>"+title+"</title>"), []byte("<title>Changed</title>"), 1)
+	t := time.Now()
+	if _, err := do("PUT", doc); err != nil {
+		return err
+	}
+	fmt.Println(ms(time.Since(t)))
+	return nil
 }
 
 // refreshes measures a registry over the large configuration: a refresh
