@@ -12,7 +12,9 @@
 //
 // One table (see CreateTable): partition key pk (S), sort key sk (S); a
 // global secondary index "active" on gsi1pk (S) and gsi1sk (N) projecting
-// ALL attributes; TTL on expires (epoch seconds); on-demand billing. Items:
+// the status attributes of a task (INCLUDE, listed.go; the store reads the
+// same from an index projecting ALL, as tables made before did); TTL on
+// expires (epoch seconds); on-demand billing. Items:
 //
 //	pk=meta       sk=seq    n         the id sequence (last id handed out)
 //	pk=meta       sk=pool   running   the number of RUNNING tasks

@@ -73,6 +73,7 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(indexActive),
+		ProjectionExpression:      aws.String(listedProjection(e)),
 		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(s.activePK()))),
 		FilterExpression:          aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Pending)))),
 		ExpressionAttributeNames:  e.Names(),
@@ -86,7 +87,7 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 			return stop(s.fail(ctx, err, "%s", what))
 		}
 		for _, item := range page.Items {
-			it, err := decodeTask(item)
+			it, err := decodeListed(item)
 			if err != nil {
 				return stop(fmt.Errorf("%s: %w", what, err))
 			}

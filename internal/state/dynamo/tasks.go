@@ -379,6 +379,7 @@ func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(indexActive),
+		ProjectionExpression:      aws.String(listedProjection(e)),
 		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(s.activePK()))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
@@ -390,7 +391,7 @@ func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 			return nil, s.fail(ctx, err, "%s", what)
 		}
 		for _, item := range page.Items {
-			it, err := decodeTask(item)
+			it, err := decodeListed(item)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
