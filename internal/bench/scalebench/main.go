@@ -55,6 +55,10 @@ func main() {
 	opsMax := flag.Int("ops-max", 0, "run the report, recount and removal only for sizes up to this many pages (0: every size)")
 	status := flag.String("status", "", "measure the task status instead: FINISHED,LAYERS,LANES (e.g. 10000,8,128)")
 	statusAge := flag.Duration("status-age", time.Hour, "with -status: how long ago the finished tasks finished")
+	statusTable := flag.String("status-table", "", "with -status: time List on this table, set up by an earlier -status-keep run, and set up nothing")
+	statusKeep := flag.Bool("status-keep", false, "with -status: keep the table made (its name is printed) for -status-table runs")
+	statusCalls := flag.Int("status-calls", 15, "with -status: timed List calls after the first")
+	cpuProfile := flag.String("cpuprofile", "", "with -status: write a CPU profile of the timed List calls to this file")
 	plotOnly := flag.String("plot", "", "draw the plots of this JSON result (and -compare's) into -out, and run nothing")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -77,7 +81,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)
 		}
-		f, err := runStatus(ctx, cfg, fin, ls, ln, *statusAge)
+		f, err := runStatus(ctx, cfg, statusRun{Finished: fin, Layers: ls, Lanes: ln, Age: *statusAge,
+			Table: *statusTable, Keep: *statusKeep, Calls: *statusCalls, CPUProfile: *cpuProfile})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)
