@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"tilecache/internal/state/bolt"
 	"tilecache/internal/state/dynamo"
 	"tilecache/internal/task"
 )
@@ -43,6 +44,7 @@ type statusRun struct {
 	Keep                    bool   // leave the table made for a later -status-table run
 	Calls                   int    // timed calls after the first
 	CPUProfile              string // a CPU profile of the timed calls, when set
+	Bolt                    bool   // the embedded store (a bbolt file in a temporary directory) instead
 }
 
 // roundTrips times the HTTP round trips of a client, the whole answer
@@ -73,6 +75,9 @@ func (rt *roundTrips) RoundTrip(r *http.Request) (*http.Response, error) {
 // finished age before now) and running ones (layers × lanes, promoted),
 // then times List as the status does (finished within the last 3 s).
 func runStatus(ctx context.Context, cfg aws.Config, r statusRun) (statusFigures, error) {
+	if r.Bolt {
+		return runStatusBolt(ctx, r)
+	}
 	f := statusFigures{Finished: r.Finished, Running: r.Layers * r.Lanes, Age: r.Age}
 	var ic itemCounter
 	rt := &roundTrips{next: http.DefaultTransport}
@@ -141,8 +146,49 @@ func runStatus(ctx context.Context, cfg aws.Config, r statusRun) (statusFigures,
 	return f, nil
 }
 
+// runStatusBolt is runStatus on the embedded store: the same tasks in a
+// bbolt file, the same List calls (no requests to count).
+func runStatusBolt(ctx context.Context, r statusRun) (statusFigures, error) {
+	f := statusFigures{Finished: r.Finished, Running: r.Layers * r.Lanes, Age: r.Age, Table: "bbolt"}
+	dir, err := os.MkdirTemp("", "scalebench-status-")
+	if err != nil {
+		return f, err
+	}
+	defer os.RemoveAll(dir)
+	db, err := bolt.Open(dir + "/state.db")
+	if err != nil {
+		return f, err
+	}
+	defer db.Close()
+	store := db.Tasks()
+	start := time.Now()
+	if err := statusSetup(ctx, store, r); err != nil {
+		return f, err
+	}
+	f.SetupSeconds = time.Since(start).Seconds()
+	list := func() (float64, int, error) {
+		t0 := time.Now()
+		ts, err := store.List(ctx, time.Now().Add(-3*time.Second))
+		return float64(time.Since(t0).Microseconds()) / 1000, len(ts), err
+	}
+	if f.FirstMs, _, err = list(); err != nil {
+		return f, err
+	}
+	var ms []float64
+	for range max(r.Calls, 1) {
+		d, n, err := list()
+		if err != nil {
+			return f, err
+		}
+		ms, f.Listed = append(ms, d), n
+	}
+	slices.Sort(ms)
+	f.MedianMs = ms[len(ms)/2]
+	return f, nil
+}
+
 // statusSetup writes the finished and running tasks of r.
-func statusSetup(ctx context.Context, store *dynamo.Tasks, r statusRun) error {
+func statusSetup(ctx context.Context, store task.Store, r statusRun) error {
 	job := func(layer string, n int) (task.Job, []task.Lane) {
 		ls := make([]task.Lane, n)
 		for i := range ls {

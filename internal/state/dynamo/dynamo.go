@@ -144,6 +144,7 @@ type store struct {
 	writes       atomic.Int64
 	byOp         sync.Map // op → *atomic.Int64
 	ordered      sync.Map // layer → true: its pages have their order keys (usageorder.go)
+	committed    committedJobs
 
 	// testBeforeFlip, when set, runs before a staged Create's flip; an
 	// error fails the Create there. testNoCleanup skips Create's clean-up.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -109,4 +111,32 @@ func listedNum(name string, av types.AttributeValue) (int64, error) {
 		return 0, fmt.Errorf("decode task item: attribute %s: %w", name, err)
 	}
 	return v, nil
+}
+
+// committedJobs remembers the staged jobs found committed. A committed job
+// stays committed (only a staged one is abandoned), so the memory is never
+// stale: the tasks of a large job carry their staging mark for life, and
+// without it every status call would read each such job again (8 reads
+// for 8 running jobs of 128 lanes). Bounded: forgotten whole when full.
+type committedJobs struct {
+	m sync.Map // job id → struct{}
+	n atomic.Int64
+}
+
+// committedMax bounds committedJobs.
+const committedMax = 1 << 16
+
+func (c *committedJobs) has(id int64) bool {
+	_, ok := c.m.Load(id)
+	return ok
+}
+
+func (c *committedJobs) add(id int64) {
+	if _, loaded := c.m.LoadOrStore(id, struct{}{}); loaded {
+		return
+	}
+	if c.n.Add(1) > committedMax {
+		c.m.Clear()
+		c.n.Store(0)
+	}
 }

@@ -223,6 +223,9 @@ func (v *visibility) visible(ctx context.Context, it taskItem) (bool, error) {
 	if it.Staged == 0 {
 		return true, nil
 	}
+	if v.s.committed.has(it.JobID) {
+		return true, nil
+	}
 	state, ok := v.jobs[it.JobID]
 	if !ok {
 		e := newExpr()
@@ -243,6 +246,9 @@ func (v *visibility) visible(ctx context.Context, it taskItem) (bool, error) {
 			}
 		}
 		v.jobs[it.JobID] = state
+		if state == jobCommitted {
+			v.s.committed.add(it.JobID)
+		}
 	}
 	return state == jobCommitted, nil
 }
