@@ -38,7 +38,9 @@ func TestTemplateTableMatchesCreateTable(t *testing.T) {
 	}
 	want = append(want, "key "+keySchema(desc.KeySchema))
 	for _, g := range desc.GlobalSecondaryIndexes {
-		want = append(want, fmt.Sprintf("index %s: %s, projection %s", aws.ToString(g.IndexName), keySchema(g.KeySchema), g.Projection.ProjectionType))
+		nonKey := slices.Clone(g.Projection.NonKeyAttributes)
+		slices.Sort(nonKey)
+		want = append(want, fmt.Sprintf("index %s: %s, projection %s %v", aws.ToString(g.IndexName), keySchema(g.KeySchema), g.Projection.ProjectionType, nonKey))
 	}
 	if desc.BillingModeSummary != nil {
 		want = append(want, "billing "+string(desc.BillingModeSummary.BillingMode))
@@ -77,7 +79,15 @@ func TestTemplateTableMatchesCreateTable(t *testing.T) {
 	}
 	got = append(got, "key "+tplKeys(props["KeySchema"]))
 	for _, g := range list(props["GlobalSecondaryIndexes"]) {
-		got = append(got, fmt.Sprintf("index %s: %s, projection %s", g["IndexName"], tplKeys(g["KeySchema"]), g["Projection"].(map[string]any)["ProjectionType"]))
+		proj := g["Projection"].(map[string]any)
+		var nonKey []string
+		if v, ok := proj["NonKeyAttributes"].([]any); ok {
+			for _, a := range v {
+				nonKey = append(nonKey, fmt.Sprint(a))
+			}
+		}
+		slices.Sort(nonKey)
+		got = append(got, fmt.Sprintf("index %s: %s, projection %s %v", g["IndexName"], tplKeys(g["KeySchema"]), proj["ProjectionType"], nonKey))
 	}
 	got = append(got, fmt.Sprint("billing ", props["BillingMode"]))
 	if ttl := props["TimeToLiveSpecification"].(map[string]any); ttl["Enabled"] == "true" {

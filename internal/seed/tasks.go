@@ -66,7 +66,8 @@ func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
 	for i := range tasks {
 		for _, pt := range promoted {
 			if pt.ID == tasks[i].ID {
-				tasks[i] = pt
+				// A promoted task carries its listed fields only.
+				tasks[i].Status, tasks[i].Heartbeat, tasks[i].Cursor = pt.Status, pt.Heartbeat, pt.Cursor
 			}
 		}
 	}

@@ -230,13 +230,18 @@ type Store interface {
 	// Get returns a task by id.
 	Get(ctx context.Context, id int64) (Task, error)
 	// List returns every PENDING and RUNNING task plus the tasks that
-	// finished at or after finishedSince, sorted by id.
+	// finished at or after finishedSince, sorted by id. The tasks carry at
+	// least their listed fields: ID, JobID, Layer, Type, Status, Cursor,
+	// Total, Done, Heartbeat, Finished and Killed, what the status, the
+	// sweep and the dispatch use; a store may leave the others zero (Get
+	// reads a whole task), so a status call reads only these.
 	List(ctx context.Context, finishedSince time.Time) ([]Task, error)
 	// Promote moves the oldest PENDING tasks to RUNNING while fewer than
-	// pool tasks are RUNNING, and returns the promoted tasks. A task whose
-	// layer already has laneCap(layer) RUNNING tasks stays PENDING (the
-	// next task is considered); laneCap nil or ≤ 0 means no cap. Both
-	// limits hold across every process sharing the store.
+	// pool tasks are RUNNING, and returns the promoted tasks (with at
+	// least their listed fields, as List). A task whose layer already has
+	// laneCap(layer) RUNNING tasks stays PENDING (the next task is
+	// considered); laneCap nil or ≤ 0 means no cap. Both limits hold
+	// across every process sharing the store.
 	Promote(ctx context.Context, pool int, laneCap func(layer string) int, now time.Time) ([]Task, error)
 	// Checkpoint applies cp if the task is RUNNING with cursor cp.From, sets
 	// its heartbeat to now and returns the updated task; Conflict otherwise.

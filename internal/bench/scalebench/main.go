@@ -55,6 +55,11 @@ func main() {
 	opsMax := flag.Int("ops-max", 0, "run the report, recount and removal only for sizes up to this many pages (0: every size)")
 	status := flag.String("status", "", "measure the task status instead: FINISHED,LAYERS,LANES (e.g. 10000,8,128)")
 	statusAge := flag.Duration("status-age", time.Hour, "with -status: how long ago the finished tasks finished")
+	statusTable := flag.String("status-table", "", "with -status: time List on this table, set up by an earlier -status-keep run, and set up nothing")
+	statusKeep := flag.Bool("status-keep", false, "with -status: keep the table made (its name is printed) for -status-table runs")
+	statusCalls := flag.Int("status-calls", 15, "with -status: timed List calls after the first")
+	cpuProfile := flag.String("cpuprofile", "", "with -status: write a CPU profile of the timed List calls to this file")
+	statusBolt := flag.Bool("status-bolt", false, "with -status: measure the embedded store (a bbolt file) instead of DynamoDB")
 	plotOnly := flag.String("plot", "", "draw the plots of this JSON result (and -compare's) into -out, and run nothing")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -72,12 +77,16 @@ func main() {
 			fmt.Fprintln(os.Stderr, "scalebench: -status wants FINISHED,LAYERS,LANES:", err)
 			os.Exit(2)
 		}
-		cfg, err := awsconf.Load(ctx, os.LookupEnv)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "scalebench:", err)
-			os.Exit(1)
+		var cfg aws.Config
+		var err error
+		if !*statusBolt {
+			if cfg, err = awsconf.Load(ctx, os.LookupEnv); err != nil {
+				fmt.Fprintln(os.Stderr, "scalebench:", err)
+				os.Exit(1)
+			}
 		}
-		f, err := runStatus(ctx, cfg, fin, ls, ln, *statusAge)
+		f, err := runStatus(ctx, cfg, statusRun{Finished: fin, Layers: ls, Lanes: ln, Age: *statusAge,
+			Table: *statusTable, Keep: *statusKeep, Calls: *statusCalls, CPUProfile: *cpuProfile, Bolt: *statusBolt})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "scalebench:", err)
 			os.Exit(1)

@@ -224,10 +224,21 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 			lanes[t.Layer]++
 			free--
 		}
+		if len(promoted) == 0 {
+			return errNothingPromoted // roll back: a commit writes even when nothing changed
+		}
 		return nil
 	})
+	if errors.Is(err, errNothingPromoted) {
+		return nil, nil
+	}
 	return promoted, err
 }
+
+// errNothingPromoted ends the transaction of a Promote that found nothing
+// to promote (the pool or every waiting lane's cap full), so the dispatches
+// of lanes waiting behind a cap write nothing.
+var errNothingPromoted = errors.New("nothing to promote")
 
 // Checkpoint implements task.Store.
 func (s *Tasks) Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error) {

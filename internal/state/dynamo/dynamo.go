@@ -12,7 +12,9 @@
 //
 // One table (see CreateTable): partition key pk (S), sort key sk (S); a
 // global secondary index "active" on gsi1pk (S) and gsi1sk (N) projecting
-// ALL attributes; TTL on expires (epoch seconds); on-demand billing. Items:
+// the status attributes of a task (INCLUDE, listed.go; the store reads the
+// same from an index projecting ALL, as tables made before did); TTL on
+// expires (epoch seconds); on-demand billing. Items:
 //
 //	pk=meta       sk=seq    n         the id sequence (last id handed out)
 //	pk=meta       sk=pool   running   the number of RUNNING tasks
@@ -142,6 +144,7 @@ type store struct {
 	writes       atomic.Int64
 	byOp         sync.Map // op → *atomic.Int64
 	ordered      sync.Map // layer → true: its pages have their order keys (usageorder.go)
+	committed    committedJobs
 
 	// testBeforeFlip, when set, runs before a staged Create's flip; an
 	// error fails the Create there. testNoCleanup skips Create's clean-up.

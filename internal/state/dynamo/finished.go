@@ -40,6 +40,7 @@ func (s *store) listFinished(ctx context.Context, since int64, vis *visibility) 
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(indexActive),
+		ProjectionExpression:      aws.String(listedProjection(e)),
 		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(s.finishedPK())) + " AND " + e.n(attrGSISK) + " >= " + e.v(num(since))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
@@ -50,7 +51,7 @@ func (s *store) listFinished(ctx context.Context, since int64, vis *visibility) 
 			return nil, s.fail(ctx, err, "%s", what)
 		}
 		for _, item := range page.Items {
-			it, err := decodeTask(item)
+			it, err := decodeListed(item)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}

@@ -42,7 +42,9 @@ const promotePage = 100
 // Promote implements task.Store. It reads the pool count, then walks the
 // PENDING tasks of the index oldest first, promoting each in its own
 // transaction (pool count + 1 if below pool; status PENDING → RUNNING) until
-// the pool is full or no pending task is left. Promotions are committed one
+// the pool is full or no pending task is left. A layer with a lane cap has
+// its count read first (once a walk): a layer at its cap costs a read, not
+// a refused transaction's writes. Promotions are committed one
 // by one: if an error stops the walk after some promotions, Promote returns
 // those without an error (the next call continues); it returns an error
 // only when it promoted nothing. Likewise, when concurrent promoters keep
@@ -61,7 +63,8 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 		return nil, nil
 	}
 	var promoted []task.Task
-	capped := map[string]bool{} // layers found at their cap in this walk
+	capped := map[string]bool{}     // layers found at their cap in this walk
+	layerRuns := map[string]int64{} // their RUNNING counts, read in this walk
 	stop := func(err error) ([]task.Task, error) {
 		if len(promoted) > 0 || errors.Is(err, errBusy) {
 			return promoted, nil
@@ -73,6 +76,7 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(indexActive),
+		ProjectionExpression:      aws.String(listedProjection(e)),
 		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(s.activePK()))),
 		FilterExpression:          aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Pending)))),
 		ExpressionAttributeNames:  e.Names(),
@@ -86,7 +90,7 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 			return stop(s.fail(ctx, err, "%s", what))
 		}
 		for _, item := range page.Items {
-			it, err := decodeTask(item)
+			it, err := decodeListed(item)
 			if err != nil {
 				return stop(fmt.Errorf("%s: %w", what, err))
 			}
@@ -102,6 +106,22 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 			if laneCap != nil {
 				limit = laneCap(it.Layer)
 			}
+			if limit > 0 {
+				// Read the layer's count before trying: a transaction
+				// refused by a full cap still costs its writes, and lanes
+				// waiting behind the cap are tried on every dispatch.
+				n, seen := layerRuns[it.Layer]
+				if !seen {
+					if n, err = s.layerRunning(ctx, it.Layer); err != nil {
+						return stop(fmt.Errorf("%s: %w", what, err))
+					}
+					layerRuns[it.Layer] = n
+				}
+				if n >= int64(limit) {
+					capped[it.Layer] = true
+					continue
+				}
+			}
 			ok, full, layerFull, err := s.promote(ctx, it.ID, it.Layer, pool, limit, now)
 			if err != nil {
 				return stop(err)
@@ -116,6 +136,7 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 			if !ok {
 				continue // promoted, killed or gone since the index was read
 			}
+			layerRuns[it.Layer]++
 			t := it.task()
 			t.Status, t.Heartbeat = task.Running, now
 			promoted = append(promoted, t)
@@ -125,6 +146,24 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 		}
 	}
 	return promoted, nil
+}
+
+// layerRunning reads the count of the layer's RUNNING tasks (a
+// consistent read of its item), 0 when it has none.
+func (s *store) layerRunning(ctx context.Context, layerName string) (int64, error) {
+	e := newExpr()
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                &s.table,
+		Key:                      s.metaKey(skLanes + layerName),
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     aws.String(e.n(aRunning)),
+		ExpressionAttributeNames: e.Names(),
+	}, s.callOpts...)
+	if err != nil {
+		return 0, s.fail(ctx, err, "read the running lanes of layer %s", layerName)
+	}
+	n, _ := numAttr(out.Item, aRunning)
+	return n, nil
 }
 
 // promote moves one task to RUNNING if the pool and its layer's lane cap

@@ -36,7 +36,8 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 				{AttributeName: aws.String(attrGSIPK), KeyType: types.KeyTypeHash},
 				{AttributeName: aws.String(attrGSISK), KeyType: types.KeyTypeRange},
 			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			// The status attributes only (listed.go).
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: listedAttrs},
 		}, orderIndex(indexLRU, aLRU), orderIndex(indexLFU, aLFU)},
 	}, s.callOpts...)
 	if err != nil {

@@ -223,6 +223,9 @@ func (v *visibility) visible(ctx context.Context, it taskItem) (bool, error) {
 	if it.Staged == 0 {
 		return true, nil
 	}
+	if v.s.committed.has(it.JobID) {
+		return true, nil
+	}
 	state, ok := v.jobs[it.JobID]
 	if !ok {
 		e := newExpr()
@@ -243,6 +246,9 @@ func (v *visibility) visible(ctx context.Context, it taskItem) (bool, error) {
 			}
 		}
 		v.jobs[it.JobID] = state
+		if state == jobCommitted {
+			v.s.committed.add(it.JobID)
+		}
 	}
 	return state == jobCommitted, nil
 }
@@ -379,6 +385,7 @@ func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(indexActive),
+		ProjectionExpression:      aws.String(listedProjection(e)),
 		KeyConditionExpression:    aws.String(e.n(attrGSIPK) + " = " + e.v(str(s.activePK()))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
@@ -390,7 +397,7 @@ func (s *Tasks) List(ctx context.Context, finishedSince time.Time) ([]task.Task,
 			return nil, s.fail(ctx, err, "%s", what)
 		}
 		for _, item := range page.Items {
-			it, err := decodeTask(item)
+			it, err := decodeListed(item)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}

@@ -2,7 +2,8 @@
 # Provisions tilecache's AWS resources. Idempotent: existing resources are kept.
 #   S3 bucket        ${TILECACHE_S3_BUCKET:-tilecache-tiles}
 #   DynamoDB table   ${TILECACHE_DYNAMODB_TABLE:-tilecache}: pk (S) / sk (S),
-#                    GSI "active" gsi1pk (S) / gsi1sk (N), projection ALL,
+#                    GSI "active" gsi1pk (S) / gsi1sk (N), projection INCLUDE of the
+#                    task status attributes (ALL accepted: a table made before),
 #                    GSIs "lru" pk / lru (S) and "lfu" pk / lfu (S), projection ALL
 #                    (an existing table without them is kept: the quota clean-up
 #                    then reads and sorts every page),
@@ -122,7 +123,7 @@ create_table() {
     AttributeName=gsi1pk,AttributeType=S AttributeName=gsi1sk,AttributeType=N \
     AttributeName=lru,AttributeType=S AttributeName=lfu,AttributeType=S \
     --key-schema AttributeName=pk,KeyType=HASH AttributeName=sk,KeyType=RANGE \
-    --global-secondary-indexes '[{"IndexName":"active","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},{"IndexName":"lru","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lru","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},{"IndexName":"lfu","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lfu","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]' \
+    --global-secondary-indexes '[{"IndexName":"active","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"INCLUDE","NonKeyAttributes":["id","job","layer","type","status","cursor","total","done","hb","finished","killed","staged"]}},{"IndexName":"lru","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lru","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},{"IndexName":"lfu","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lfu","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]' \
     --billing-mode PAY_PER_REQUEST --output text --query "TableDescription.$TABLE_FIELDS"; then
     say "table $TABLE: created"
     return 0
@@ -162,7 +163,7 @@ ensure_ttl() {
 
 ensure_table() {
   local deadline=$((SECONDS + TABLE_TIMEOUT)) status pending schema new=""
-  local want="pk sk gsi1pk gsi1sk N ALL"
+  local want="pk sk gsi1pk gsi1sk N INCLUDE"
   if describe_table; then
     say "table $TABLE: exists"
   elif [[ "$ERR" == *ResourceNotFoundException* ]]; then
@@ -177,6 +178,9 @@ ensure_table() {
     describe_table || die "table $TABLE: describe-table failed: $ERR"
   done
   schema="$(printf '%s' "$schema" | tr -s '[:space:]' ' ' | sed 's/ $//')"
+  # A table made before the index projected the status attributes only
+  # projects ALL: the store reads the same from it.
+  [[ "$schema" == "${want% INCLUDE} ALL" ]] && schema="$want"
   [[ "$schema" == "$want" ]] ||
     die "table $TABLE exists with another schema (keys, index 'active': '$schema'; want '$want'); delete it or set TILECACHE_DYNAMODB_TABLE"
   ensure_ttl "$new"

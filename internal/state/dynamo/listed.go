@@ -1,0 +1,142 @@
+// What the index of tasks holds and what its readers read: the status
+// attributes of a task (task.Listed), projected into the index (INCLUDE,
+// see CreateTable) and read with a projection expression, so a status call
+// reads and decodes about a third of each task item. The same reads work
+// on a table whose index projects ALL attributes (a table made before).
+
+package dynamo
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// listedAttrs are the attributes of a task item the index projects besides
+// its keys: what List, Promote and their callers use (task.Listed).
+var listedAttrs = []string{
+	"id", aJob, "layer", "type", aStatus, aCursor, "total", aDone, aHB, aFinished, aKilled, aStaged,
+}
+
+// listedProjection is the projection expression reading listedAttrs.
+func listedProjection(e *expr) string {
+	var b strings.Builder
+	for i, a := range listedAttrs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(e.n(a))
+	}
+	return b.String()
+}
+
+// decodeListed decodes the listed attributes of a task item, without
+// reflection: a status call decodes a thousand of them.
+func decodeListed(item map[string]types.AttributeValue) (taskItem, error) {
+	var it taskItem
+	for name, av := range item {
+		var dst *int64
+		switch name {
+		case "id":
+			dst = &it.ID
+		case aJob:
+			dst = &it.JobID
+		case "type":
+			n, err := listedNum(name, av)
+			if err != nil {
+				return taskItem{}, err
+			}
+			it.Type = int(n)
+			continue
+		case aStatus:
+			n, err := listedNum(name, av)
+			if err != nil {
+				return taskItem{}, err
+			}
+			it.Status = int(n)
+			continue
+		case aCursor:
+			dst = &it.Cursor
+		case "total":
+			dst = &it.Total
+		case aDone:
+			dst = &it.Done
+		case aHB:
+			dst = &it.Heartbeat
+		case aFinished:
+			dst = &it.Finished
+		case aStaged:
+			dst = &it.Staged
+		case "layer":
+			s, ok := av.(*types.AttributeValueMemberS)
+			if !ok {
+				return taskItem{}, fmt.Errorf("decode task item: attribute layer is %T, want a string", av)
+			}
+			it.Layer = s.Value
+			continue
+		case aKilled:
+			b, ok := av.(*types.AttributeValueMemberBOOL)
+			if !ok {
+				return taskItem{}, fmt.Errorf("decode task item: attribute killed is %T, want a boolean", av)
+			}
+			it.Killed = b.Value
+			continue
+		default:
+			continue // a key, or an attribute of a full item
+		}
+		n, err := listedNum(name, av)
+		if err != nil {
+			return taskItem{}, err
+		}
+		*dst = n
+	}
+	if it.ID == 0 {
+		return taskItem{}, fmt.Errorf("decode task item: no id")
+	}
+	return it, nil
+}
+
+// listedNum decodes an integer attribute.
+func listedNum(name string, av types.AttributeValue) (int64, error) {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("decode task item: attribute %s is %T, want a number", name, av)
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("decode task item: attribute %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// committedJobs remembers the staged jobs found committed. A committed job
+// stays committed (only a staged one is abandoned), so the memory is never
+// stale: the tasks of a large job carry their staging mark for life, and
+// without it every status call would read each such job again (8 reads
+// for 8 running jobs of 128 lanes). Bounded: forgotten whole when full.
+type committedJobs struct {
+	m sync.Map // job id → struct{}
+	n atomic.Int64
+}
+
+// committedMax bounds committedJobs.
+const committedMax = 1 << 16
+
+func (c *committedJobs) has(id int64) bool {
+	_, ok := c.m.Load(id)
+	return ok
+}
+
+func (c *committedJobs) add(id int64) {
+	if _, loaded := c.m.LoadOrStore(id, struct{}{}); loaded {
+		return
+	}
+	if c.n.Add(1) > committedMax {
+		c.m.Clear()
+		c.n.Store(0)
+	}
+}
