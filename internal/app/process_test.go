@@ -156,7 +156,10 @@ func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	extra := map[string]string{"TILECACHE_SEED_THREADS": "8", "TILECACHE_WORKERS": "4", "TILECACHE_LAYERS": layers}
+	// Misses wait up to 30 s for an upstream slot (3 s by default): 16 of
+	// them queue behind a cap of 2 shared with the seed, and on a loaded
+	// machine the renders ahead of the last take longer than 3 s.
+	extra := map[string]string{"TILECACHE_SEED_THREADS": "8", "TILECACHE_WORKERS": "4", "TILECACHE_LAYERS": layers, "TILECACHE_MISS_WAIT": "30s"}
 	pa := apptest.StartProcess(t, dir, extra)
 	pb := apptest.StartProcess(t, dir, extra)
 	a := pa.App()

@@ -232,9 +232,11 @@ type Store interface {
 	// List returns every PENDING and RUNNING task plus the tasks that
 	// finished at or after finishedSince, sorted by id. The tasks carry at
 	// least their listed fields: ID, JobID, Layer, Type, Status, Cursor,
-	// Total, Done, Heartbeat, Finished and Killed, what the status, the
-	// sweep and the dispatch use; a store may leave the others zero (Get
-	// reads a whole task), so a status call reads only these.
+	// Total, Done, Heartbeat, Created, Finished and Killed, what the
+	// status, the sweep, the dispatch and render on miss (which tasks
+	// were submitted since a render began) use; a store may leave the
+	// others zero (Get reads a whole task), so a status call reads only
+	// these.
 	List(ctx context.Context, finishedSince time.Time) ([]Task, error)
 	// Promote moves the oldest PENDING tasks to RUNNING while fewer than
 	// pool tasks are RUNNING, and returns the promoted tasks (with at

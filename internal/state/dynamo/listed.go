@@ -19,7 +19,7 @@ import (
 // listedAttrs are the attributes of a task item the index projects besides
 // its keys: what List, Promote and their callers use (task.Listed).
 var listedAttrs = []string{
-	"id", aJob, "layer", "type", aStatus, aCursor, "total", aDone, aHB, aFinished, aKilled, aStaged,
+	"id", aJob, "layer", "type", aStatus, aCursor, "total", aDone, aHB, aFinished, aKilled, aStaged, aCreated,
 }
 
 // listedProjection is the projection expression reading listedAttrs.
@@ -71,6 +71,8 @@ func decodeListed(item map[string]types.AttributeValue) (taskItem, error) {
 			dst = &it.Finished
 		case aStaged:
 			dst = &it.Staged
+		case aCreated:
+			dst = &it.Created
 		case "layer":
 			s, ok := av.(*types.AttributeValueMemberS)
 			if !ok {

@@ -76,7 +76,7 @@ func TestListReadsStatusAttributes(t *testing.T) {
 		}
 		for i, tk := range got {
 			c := created[i]
-			want := task.Task{ID: c.ID, JobID: j.ID, Layer: "a", Type: task.Reseed, Status: task.Pending, Cursor: c.Start, Total: c.Total, Heartbeat: now}
+			want := task.Task{ID: c.ID, JobID: j.ID, Layer: "a", Type: task.Reseed, Status: task.Pending, Cursor: c.Start, Total: c.Total, Heartbeat: now, Created: c.Created}
 			switch {
 			case i == 0:
 				want.Status, want.Cursor, want.Done = task.Running, 1, 7
@@ -127,7 +127,7 @@ func TestDecodeListedMatchesDecodeTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := whole.task()
-	w.Start, w.End, w.Created, w.Owner, w.WriteToken, w.After = 0, 0, time.Time{}, "", "", ""
+	w.Start, w.End, w.Owner, w.WriteToken, w.After = 0, 0, "", "", ""
 	if got := listed.task(); got != w || listed.Staged != whole.Staged {
 		t.Fatalf("decodeListed: %+v (staged %d), want %+v (staged %d)", got, listed.Staged, w, whole.Staged)
 	}

@@ -123,7 +123,7 @@ create_table() {
     AttributeName=gsi1pk,AttributeType=S AttributeName=gsi1sk,AttributeType=N \
     AttributeName=lru,AttributeType=S AttributeName=lfu,AttributeType=S \
     --key-schema AttributeName=pk,KeyType=HASH AttributeName=sk,KeyType=RANGE \
-    --global-secondary-indexes '[{"IndexName":"active","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"INCLUDE","NonKeyAttributes":["id","job","layer","type","status","cursor","total","done","hb","finished","killed","staged"]}},{"IndexName":"lru","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lru","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},{"IndexName":"lfu","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lfu","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]' \
+    --global-secondary-indexes '[{"IndexName":"active","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"INCLUDE","NonKeyAttributes":["id","job","layer","type","status","cursor","total","done","hb","finished","killed","staged","created"]}},{"IndexName":"lru","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lru","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},{"IndexName":"lfu","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"lfu","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]' \
     --billing-mode PAY_PER_REQUEST --output text --query "TableDescription.$TABLE_FIELDS"; then
     say "table $TABLE: created"
     return 0
