@@ -50,7 +50,7 @@ type row struct {
 	Cap            int                `json:"cap,omitempty"`
 	State          string             `json:"state"` // DONE, ABORTED or TIMEOUT
 	Tiles          int64              `json:"tiles"` // the job's tiles
-	Done           int64              `json:"done"`  // tiles done by the last status read
+	Done           int64              `json:"done"`  // tiles done by each task's last status row
 	Stored         int64              `json:"stored"`
 	StoredBytes    int64              `json:"storedBytes"`
 	StoredBlocks   int64              `json:"storedBlocks"` // bytes rounded up to diskBlockSize per tile
@@ -294,6 +294,9 @@ func (j job) run() (row, error) {
 		r.Tiles += x[1]
 	}
 	r.State = "TIMEOUT"
+	// Each task's last row seen: a finished task leaves the listing once
+	// it is older than the retention, and its tiles still count.
+	last := map[int64][5]int64{}
 	end := start.Add(j.timeout)
 	for time.Now().Before(end) {
 		time.Sleep(pollWait(rows))
@@ -305,10 +308,13 @@ func (j job) run() (row, error) {
 			return r, err
 		}
 		active, aborted := false, false
-		r.Done = 0
 		for _, x := range rows {
-			r.Done += x[0]
+			last[x[3]] = x
 			active = active || x[4] == 0 || x[4] == 1
+		}
+		r.Done = 0
+		for _, x := range last {
+			r.Done += x[0]
 			aborted = aborted || x[4] == -1
 		}
 		if aborted {
