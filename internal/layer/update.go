@@ -57,12 +57,8 @@ func (r *Registry) checkChange(st StoredConfig, current *Catalogue, doc *Config,
 		if err != nil {
 			return checked{}, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
 		}
-		for k := range skippedBefore {
-			delete(skipped, k)
-		}
-		if len(skipped) > 0 {
-			err := errors.New(joinSkipped(skipped))
-			return checked{}, apperr.Wrap(apperr.Invalid, err, "%v", err)
+		if err := newlySkipped(skipped, skippedBefore); err != nil {
+			return checked{}, err
 		}
 	}
 	c, err := r.load(next, current.get())
@@ -94,13 +90,9 @@ func (r *Registry) checkWhole(st, next StoredConfig) (checked, error) {
 		if err != nil {
 			return checked{}, fmt.Errorf("stored layer configuration version %d: %w", st.Version, err)
 		}
-		for k := range skippedBefore {
-			delete(skipped, k)
+		if err := newlySkipped(skipped, skippedBefore); err != nil {
+			return checked{}, err
 		}
-	}
-	if len(skipped) > 0 {
-		err := errors.New(joinSkipped(skipped))
-		return checked{}, apperr.Wrap(apperr.Invalid, err, "%v", err)
 	}
 	if err := c.deletionConflict(); err != nil {
 		return checked{}, err
@@ -181,4 +173,17 @@ func (c *Catalogue) only(names map[string]bool) *Catalogue {
 	out := &Catalogue{}
 	out.cur.Store(&v)
 	return out
+}
+
+// newlySkipped refuses a change that leaves entries skipped (they do not
+// fit the layer file) that were not skipped before it.
+func newlySkipped(skipped, before map[string]error) error {
+	for k := range before {
+		delete(skipped, k)
+	}
+	if len(skipped) == 0 {
+		return nil
+	}
+	err := errors.New(joinSkipped(skipped))
+	return apperr.Wrap(apperr.Invalid, err, "%v", err)
 }
