@@ -50,7 +50,7 @@ export TILECACHE_REQUIRE_DEVSTACK=1
 # Two passes, each its own `go test` process: every package on the embedded
 # backend (the adapters against the local AWS stack), then the end-to-end and
 # REST tests on the AWS backend. By default one after the other: on a 2-core
-# machine the AWS pass's serial tests then meet no other load.
+# machine both passes are short of CPU, so side by side is no faster.
 # TILECACHE_TEST_SIDE_BY_SIDE=1 runs them at the same time, and
 # TILECACHE_TEST_SHARDS=N (default 1) splits each backend's end-to-end tests
 # into N processes (every Nth test name in sorted order), for machines with
