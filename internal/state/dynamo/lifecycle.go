@@ -21,16 +21,22 @@ import (
 
 // Running returns the pool count: the number of RUNNING tasks.
 func (s *Tasks) Running(ctx context.Context) (int64, error) {
+	return s.runningCount(ctx, skPool, "the thread pool")
+}
+
+// runningCount reads the RUNNING count of a meta item (the pool's, or a
+// layer's lanes), consistently; 0 when the item has none.
+func (s *store) runningCount(ctx context.Context, sk, what string) (int64, error) {
 	e := newExpr()
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                &s.table,
-		Key:                      s.metaKey(skPool),
+		Key:                      s.metaKey(sk),
 		ConsistentRead:           aws.Bool(true),
 		ProjectionExpression:     aws.String(e.n(aRunning)),
 		ExpressionAttributeNames: e.Names(),
 	}, s.callOpts...)
 	if err != nil {
-		return 0, s.fail(ctx, err, "read the thread pool")
+		return 0, s.fail(ctx, err, "read %s", what)
 	}
 	n, _ := numAttr(out.Item, aRunning)
 	return n, nil
@@ -112,7 +118,7 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 				// waiting behind the cap are tried on every dispatch.
 				n, seen := layerRuns[it.Layer]
 				if !seen {
-					if n, err = s.layerRunning(ctx, it.Layer); err != nil {
+					if n, err = s.runningCount(ctx, skLanes+it.Layer, "the running lanes of layer "+it.Layer); err != nil {
 						return stop(fmt.Errorf("%s: %w", what, err))
 					}
 					layerRuns[it.Layer] = n
@@ -146,24 +152,6 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 		}
 	}
 	return promoted, nil
-}
-
-// layerRunning reads the count of the layer's RUNNING tasks (a
-// consistent read of its item), 0 when it has none.
-func (s *store) layerRunning(ctx context.Context, layerName string) (int64, error) {
-	e := newExpr()
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:                &s.table,
-		Key:                      s.metaKey(skLanes + layerName),
-		ConsistentRead:           aws.Bool(true),
-		ProjectionExpression:     aws.String(e.n(aRunning)),
-		ExpressionAttributeNames: e.Names(),
-	}, s.callOpts...)
-	if err != nil {
-		return 0, s.fail(ctx, err, "read the running lanes of layer %s", layerName)
-	}
-	n, _ := numAttr(out.Item, aRunning)
-	return n, nil
 }
 
 // promote moves one task to RUNNING if the pool and its layer's lane cap

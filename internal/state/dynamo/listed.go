@@ -34,67 +34,50 @@ func listedProjection(e *expr) string {
 	return b.String()
 }
 
+// listedNums set the listed number attributes of a task item.
+var listedNums = map[string]func(it *taskItem, n int64){
+	"id":      func(it *taskItem, n int64) { it.ID = n },
+	aJob:      func(it *taskItem, n int64) { it.JobID = n },
+	"type":    func(it *taskItem, n int64) { it.Type = int(n) },
+	aStatus:   func(it *taskItem, n int64) { it.Status = int(n) },
+	aCursor:   func(it *taskItem, n int64) { it.Cursor = n },
+	"total":   func(it *taskItem, n int64) { it.Total = n },
+	aDone:     func(it *taskItem, n int64) { it.Done = n },
+	aHB:       func(it *taskItem, n int64) { it.Heartbeat = n },
+	aFinished: func(it *taskItem, n int64) { it.Finished = n },
+	aStaged:   func(it *taskItem, n int64) { it.Staged = n },
+	aCreated:  func(it *taskItem, n int64) { it.Created = n },
+}
+
 // decodeListed decodes the listed attributes of a task item, without
 // reflection: a status call decodes a thousand of them.
 func decodeListed(item map[string]types.AttributeValue) (taskItem, error) {
 	var it taskItem
 	for name, av := range item {
-		var dst *int64
 		switch name {
-		case "id":
-			dst = &it.ID
-		case aJob:
-			dst = &it.JobID
-		case "type":
-			n, err := listedNum(name, av)
-			if err != nil {
-				return taskItem{}, err
-			}
-			it.Type = int(n)
-			continue
-		case aStatus:
-			n, err := listedNum(name, av)
-			if err != nil {
-				return taskItem{}, err
-			}
-			it.Status = int(n)
-			continue
-		case aCursor:
-			dst = &it.Cursor
-		case "total":
-			dst = &it.Total
-		case aDone:
-			dst = &it.Done
-		case aHB:
-			dst = &it.Heartbeat
-		case aFinished:
-			dst = &it.Finished
-		case aStaged:
-			dst = &it.Staged
-		case aCreated:
-			dst = &it.Created
 		case "layer":
 			s, ok := av.(*types.AttributeValueMemberS)
 			if !ok {
 				return taskItem{}, fmt.Errorf("decode task item: attribute layer is %T, want a string", av)
 			}
 			it.Layer = s.Value
-			continue
 		case aKilled:
 			b, ok := av.(*types.AttributeValueMemberBOOL)
 			if !ok {
 				return taskItem{}, fmt.Errorf("decode task item: attribute killed is %T, want a boolean", av)
 			}
 			it.Killed = b.Value
-			continue
 		default:
-			continue // a key, or an attribute of a full item
+			set, ok := listedNums[name]
+			if !ok {
+				continue // a key, or an attribute of a full item
+			}
+			n, err := listedNum(name, av)
+			if err != nil {
+				return taskItem{}, err
+			}
+			set(&it, n)
 		}
-		n, err := listedNum(name, av)
-		if err != nil {
-			return taskItem{}, err
-		}
-		*dst = n
 	}
 	if it.ID == 0 {
 		return taskItem{}, fmt.Errorf("decode task item: no id")
