@@ -43,7 +43,7 @@ type GridSetInfo struct {
 
 // buildGridSet checks a custom grid set's entry and returns the grid set
 // and what else the entry says.
-func buildGridSet(gd gridSetDoc) (*grid.GridSet, GridSetInfo, error) {
+func buildGridSet(gd GridSetEntry) (*grid.GridSet, GridSetInfo, error) {
 	info := GridSetInfo{Description: gd.Description, ScaleNames: gd.ScaleNames, YCoordinateFirst: gd.YCoordinateFirst,
 		ScaleDenominators: gd.ScaleDenominators, Managed: ManagedByFile}
 	if err := checkID("grid set", gd.ID); err != nil {
@@ -60,7 +60,7 @@ func buildGridSet(gd gridSetDoc) (*grid.GridSet, GridSetInfo, error) {
 		return nil, info, err
 	}
 	g := &grid.GridSet{ID: gd.ID, EPSG: gd.EPSG, Extent: e, TileWidth: gd.TileWidth, TileHeight: gd.TileHeight,
-		Resolutions: gd.Resolutions, TopLeft: gd.TopLeft}
+		Resolutions: gd.Resolutions, TopLeft: gd.AlignTopLeft}
 	if g.TileWidth == 0 {
 		g.TileWidth = 256
 	}
@@ -119,11 +119,11 @@ func Resolutions(scaleDenominators []float64, metersPerUnit, pixelSize float64, 
 }
 
 // ParseGridSet checks one grid set entry as the layer file holds it (a
-// YAML mapping, as gwcxml.GridSet.YAML writes it) and returns the grid
+// YAML mapping, as GridSetEntry.YAML writes it) and returns the grid
 // set and what else the entry says, or the error the whole configuration
 // would report for it.
 func ParseGridSet(entry []byte) (*grid.GridSet, GridSetInfo, error) {
-	var gd gridSetDoc
+	var gd GridSetEntry
 	dec := yaml.NewDecoder(bytes.NewReader(entry))
 	dec.KnownFields(true)
 	if err := dec.Decode(&gd); err != nil {

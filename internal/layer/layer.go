@@ -88,9 +88,9 @@ type Layer struct {
 
 // Coverage is a layer's coverage geometry as the layer file gives it.
 type Coverage struct {
-	Geometry string  // GeoJSON or WKT text
-	SRS      int     // its EPSG code; 0: EPSG:4326 or the EWKT SRID
-	Buffer   float64 // metres
+	Geometry string  `yaml:"geometry"`         // GeoJSON or WKT text
+	SRS      int     `yaml:"srs,omitempty"`    // its EPSG code; 0: EPSG:4326 or the EWKT SRID
+	Buffer   float64 `yaml:"buffer,omitempty"` // metres
 }
 
 // LevelRange is a subset's minCachedLevel and maxCachedLevel; −1 stands
