@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"bytes"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
@@ -193,4 +194,29 @@ func (g GridSetEntry) YAML() ([]byte, error) {
 		return nil, fmt.Errorf("write grid set %q as YAML: %w", g.ID, err)
 	}
 	return out, nil
+}
+
+// SameSource reports whether layers l and o have the same source
+// mapping.
+func (l *Layer) SameSource(o *Layer) bool {
+	a, errA := yaml.Marshal(&l.Source)
+	b, errB := yaml.Marshal(&o.Source)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// WMSSource returns the options of the layer's source, of type wms, in
+// the typed fields; a key that none has is an error (so that nothing of
+// the source is left out of what is made of them).
+func (l *Layer) WMSSource() (Source, error) {
+	raw, err := yaml.Marshal(&l.Source)
+	if err != nil {
+		return Source{}, fmt.Errorf("read wms source: %w", err)
+	}
+	var w wmsOptions
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&w); err != nil {
+		return Source{}, fmt.Errorf("read wms source: %w", err)
+	}
+	return Source(w), nil
 }

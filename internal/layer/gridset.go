@@ -1,12 +1,9 @@
 package layer
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
-
-	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/grid"
 )
@@ -118,16 +115,9 @@ func Resolutions(scaleDenominators []float64, metersPerUnit, pixelSize float64, 
 	return out
 }
 
-// ParseGridSet checks one grid set entry as the layer file holds it (a
-// YAML mapping, as GridSetEntry.YAML writes it) and returns the grid
-// set and what else the entry says, or the error the whole configuration
-// would report for it.
-func ParseGridSet(entry []byte) (*grid.GridSet, GridSetInfo, error) {
-	var gd GridSetEntry
-	dec := yaml.NewDecoder(bytes.NewReader(entry))
-	dec.KnownFields(true)
-	if err := dec.Decode(&gd); err != nil {
-		return nil, GridSetInfo{}, fmt.Errorf("parse grid set entry: %w", err)
-	}
-	return buildGridSet(gd)
+// Build checks a grid set entry as the configuration would and returns
+// the grid set and what else the entry says, or the error the whole
+// configuration would report for it.
+func (g GridSetEntry) Build() (*grid.GridSet, GridSetInfo, error) {
+	return buildGridSet(g)
 }
