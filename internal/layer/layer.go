@@ -4,8 +4,12 @@
 // A layer names the grid subsets it is cached in, the formats it offers,
 // how it is metatiled, which request parameters select distinct tile sets
 // (parameter filters), the HTTP cache headers stored with its tiles, and the
-// source its tiles are rendered from. The source's own options stay a YAML
-// node here; the source package that implements the type decodes them.
+// source its tiles are rendered from. Every representation of a layer's
+// configuration decodes into one schema, Entry (GridSetEntry for a grid
+// set): the layer file's entries and the REST interface's documents
+// (internal/gwcxml); a layer is built from its entry. A wms source's
+// options are typed there; the source's own mapping is kept as read, and
+// the source package that implements the type decodes it.
 package layer
 
 import (
