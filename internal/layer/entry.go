@@ -208,6 +208,9 @@ func (l *Layer) SameSource(o *Layer) bool {
 // the typed fields; a key that none has is an error (so that nothing of
 // the source is left out of what is made of them).
 func (l *Layer) WMSSource() (Source, error) {
+	if l.Source.Kind == 0 {
+		return Source{}, fmt.Errorf("the source mapping is empty")
+	}
 	raw, err := yaml.Marshal(&l.Source)
 	if err != nil {
 		return Source{}, fmt.Errorf("read wms source: %w", err)
