@@ -1,7 +1,6 @@
 package gwcxml
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
@@ -28,7 +25,7 @@ func EncodeLayer(l *layer.Layer) ([]byte, error) {
 	if l.SourceType != "wms" {
 		return nil, fmt.Errorf("encode layer %q: %w (its type is %q)", l.Name, ErrNotWMS, l.SourceType)
 	}
-	src, err := wmsSource(&l.Source)
+	src, err := l.WMSSource()
 	if err != nil {
 		return nil, fmt.Errorf("encode layer %q: %w", l.Name, err)
 	}
@@ -55,22 +52,6 @@ func EncodeLayer(l *layer.Layer) ([]byte, error) {
 	writeOwn(w, l, src, timeout)
 	w.close("wmsLayer")
 	return w.b.Bytes(), nil
-}
-
-// wmsSource reads a layer's source mapping; a key the codec does not know
-// is an error rather than something left out of the document.
-func wmsSource(node *yaml.Node) (WMSSource, error) {
-	var src WMSSource
-	raw, err := yaml.Marshal(node)
-	if err != nil {
-		return src, fmt.Errorf("read wms source: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&src); err != nil {
-		return src, fmt.Errorf("read wms source: %w", err)
-	}
-	return src, nil
 }
 
 func writeMeta(w *writer, l *layer.Layer) {

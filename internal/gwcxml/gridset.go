@@ -12,34 +12,6 @@ import (
 	"tilecache/internal/layer"
 )
 
-// GridSet is a GeoWebCache grid set in the terms of tilecache's layer
-// file: the fields of one entry of its `gridSets:` list.
-type GridSet struct {
-	ID                string    `yaml:"id"`
-	Description       string    `yaml:"description,omitempty"`
-	EPSG              int       `yaml:"epsg"`
-	Extent            []float64 `yaml:"extent,flow"`
-	TileWidth         int       `yaml:"tileWidth,omitempty"`
-	TileHeight        int       `yaml:"tileHeight,omitempty"`
-	Resolutions       []float64 `yaml:"resolutions,omitempty,flow"`
-	ScaleDenominators []float64 `yaml:"scaleDenominators,omitempty,flow"`
-	MetersPerUnit     *float64  `yaml:"metersPerUnit,omitempty"`
-	PixelSize         *float64  `yaml:"pixelSize,omitempty"`
-	ScaleNames        []string  `yaml:"scaleNames,omitempty,flow"`
-	AlignTopLeft      bool      `yaml:"alignTopLeft,omitempty"`
-	YCoordinateFirst  bool      `yaml:"yCoordinateFirst,omitempty"`
-}
-
-// YAML returns the grid set as one entry of the layer file's `gridSets:`
-// list: a mapping, without the list's dash.
-func (g GridSet) YAML() ([]byte, error) {
-	out, err := yaml.Marshal(g)
-	if err != nil {
-		return nil, fmt.Errorf("write grid set %q as YAML: %w", g.ID, err)
-	}
-	return out, nil
-}
-
 // DecodeGridSet reads a GeoWebCache <gridSet> document. Every unsupported
 // element and malformed value is reported in one apperr.Invalid error.
 // Scale denominators are kept as such (the layer file converts them to

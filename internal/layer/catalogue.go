@@ -192,80 +192,8 @@ func Load(path string) (*Catalogue, error) {
 }
 
 type fileDoc struct {
-	GridSets []gridSetDoc `yaml:"gridSets"`
-	Layers   []layerDoc   `yaml:"layers"`
-}
-
-type gridSetDoc struct {
-	ID                string    `yaml:"id"`
-	Description       string    `yaml:"description"`
-	EPSG              int       `yaml:"epsg"`
-	Extent            []float64 `yaml:"extent"`
-	TileWidth         int       `yaml:"tileWidth"`
-	TileHeight        int       `yaml:"tileHeight"`
-	Resolutions       []float64 `yaml:"resolutions"`
-	ScaleDenominators []float64 `yaml:"scaleDenominators"`
-	MetersPerUnit     *float64  `yaml:"metersPerUnit"`
-	PixelSize         *float64  `yaml:"pixelSize"`
-	ScaleNames        []string  `yaml:"scaleNames"`
-	TopLeft           bool      `yaml:"alignTopLeft"`
-	YCoordinateFirst  bool      `yaml:"yCoordinateFirst"`
-	ManagedBy         Managed   `yaml:"managedBy"`
-}
-
-type layerDoc struct {
-	Name              string       `yaml:"name"`
-	ID                string       `yaml:"id"`
-	Title             string       `yaml:"title"`
-	Attribution       string       `yaml:"attribution"`
-	Description       string       `yaml:"description"`
-	Enabled           *bool        `yaml:"enabled"`
-	GridSubsets       []subsetDoc  `yaml:"gridSubsets"`
-	Formats           []string     `yaml:"formats"`
-	Metatiling        []int        `yaml:"metatiling"`
-	Gutter            int          `yaml:"gutter"`
-	ParameterFilters  []filterDoc  `yaml:"parameterFilters"`
-	CacheControl      string       `yaml:"cacheControl"`
-	ExpireClients     *int         `yaml:"expireClients"`
-	ExpireClientsList []ruleDoc    `yaml:"expireClientsList"`
-	ExpireCache       *int         `yaml:"expireCache"`
-	ExpireCacheList   []ruleDoc    `yaml:"expireCacheList"`
-	RenderOnMiss      *missDoc     `yaml:"renderOnMiss"`
-	Coverage          *coverageDoc `yaml:"coverage"`
-	Source            yaml.Node    `yaml:"source"`
-	ManagedBy         Managed      `yaml:"managedBy"`
-}
-
-type missDoc struct {
-	Enabled   bool `yaml:"enabled"`
-	ZoomStart *int `yaml:"zoomStart"`
-	ZoomStop  *int `yaml:"zoomStop"`
-}
-
-// coverageDoc is a layer's coverage geometry: GeoJSON or WKT text, in
-// EPSG:srs (default EPSG:4326, or an EWKT SRID), buffered by buffer metres.
-type coverageDoc struct {
-	Geometry string  `yaml:"geometry"`
-	SRS      int     `yaml:"srs"`
-	Buffer   float64 `yaml:"buffer"`
-}
-
-type subsetDoc struct {
-	GridSet        string    `yaml:"gridSet"`
-	Extent         []float64 `yaml:"extent"`
-	ZoomStart      *int      `yaml:"zoomStart"`
-	ZoomStop       *int      `yaml:"zoomStop"`
-	MinCachedLevel *int      `yaml:"minCachedLevel"`
-	MaxCachedLevel *int      `yaml:"maxCachedLevel"`
-}
-
-type filterDoc struct {
-	Key       string   `yaml:"key"`
-	Default   string   `yaml:"default"`
-	Values    []string `yaml:"values"`
-	Regex     *string  `yaml:"regex"`
-	Type      string   `yaml:"type"`
-	Threshold *float64 `yaml:"threshold"`
+	GridSets []GridSetEntry `yaml:"gridSets"`
+	Layers   []Entry        `yaml:"layers"`
 }
 
 func extent(v []float64) (grid.Extent, error) {
@@ -394,7 +322,7 @@ func parse(data []byte, name string, opts parseOptions) (*Catalogue, error) {
 // builds the layers it touches, not the whole configuration.
 var layersBuilt atomic.Int64
 
-func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error) {
+func buildLayer(ld Entry, gridSets map[string]*grid.GridSet) (*Layer, []error) {
 	layersBuilt.Add(1)
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -403,7 +331,7 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 	}
 	l := &Layer{Name: ld.Name, ID: ld.ID, Title: ld.Title, Attribution: ld.Attribution, Description: ld.Description,
 		Enabled: ld.Enabled == nil || *ld.Enabled, Formats: ld.Formats,
-		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Source: ld.Source, MetaWidth: 4, MetaHeight: 4,
+		Gutter: ld.Gutter, CacheControl: ld.CacheControl, MetaWidth: 4, MetaHeight: 4,
 		Managed: ManagedByFile}
 	switch {
 	case ld.ManagedBy == "":
@@ -525,14 +453,20 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 				l.RenderOnMiss.ZoomStart, l.RenderOnMiss.ZoomStop)
 		}
 	}
-	if ld.Source.Kind != yaml.MappingNode {
+	if src := ld.Source.read; src == nil && ld.Source.Type == "" || src != nil && src.Kind != yaml.MappingNode {
 		fail("source: a mapping with a type is required")
 	} else {
-		var st struct {
+		st := struct {
 			Type         string `yaml:"type"`
 			AllowPrivate bool   `yaml:"allowPrivateUpstream"`
+		}{ld.Source.Type, ld.Source.AllowPrivateUpstream}
+		if src != nil {
+			st.Type, st.AllowPrivate = "", false
+			if err := src.Decode(&st); err != nil {
+				st.Type = ""
+			}
 		}
-		if err := ld.Source.Decode(&st); err != nil || st.Type == "" {
+		if st.Type == "" {
 			fail("source: type is required")
 		}
 		l.SourceType = st.Type
@@ -541,8 +475,12 @@ func buildLayer(ld layerDoc, gridSets map[string]*grid.GridSet) (*Layer, []error
 			// own host and network (the sources ignore it there too).
 			fail("source: allowPrivateUpstream is for layers managed by the layer file, not by the store (TILECACHE_UPSTREAM_ALLOW names networks every layer may reach)")
 		}
+		var err error
+		if l.Source, err = ld.Source.node(); err != nil {
+			fail("%v", err)
+		}
 	}
-	if l.SourceType == "wms" {
+	if l.SourceType == TypeWMS {
 		// A WMS answers a metatile in one image, which must decode.
 		for _, sub := range l.Subsets {
 			w := int64(l.MetaWidth*sub.GridSet.TileWidth + 2*l.Gutter)

@@ -147,6 +147,22 @@ func (d *Config) PutLayer(name string, entry []byte) (bool, error) {
 	return put(&d.layers, "layers", "name", name, entry)
 }
 
+// PutLayerEntry adds the layer entry e or replaces the entry of its
+// name; it reports whether the layer is new. The entry is written as
+// yaml.Marshal writes it (what PutLayer stores for the same entry), with
+// no YAML parse.
+func (d *Config) PutLayerEntry(e Entry) (bool, error) {
+	d.touch(&d.touchedLayers, e.Name)
+	return putEntry(&d.layers, "layers", e.Name, e)
+}
+
+// PutGridSetEntry adds the grid set entry g or replaces the entry of its
+// id, as PutLayerEntry does.
+func (d *Config) PutGridSetEntry(g GridSetEntry) (bool, error) {
+	d.touch(&d.touchedGrids, g.ID)
+	return putEntry(&d.gridSets, "gridSets", g.ID, g)
+}
+
 // DeleteLayer removes the named layer's entry; it reports whether there
 // was one.
 func (d *Config) DeleteLayer(name string) bool {
@@ -186,12 +202,31 @@ func put(entries *[]item, section, field, key string, entry []byte) (bool, error
 	if err != nil {
 		return false, err
 	}
-	if i := indexOf(*entries, key); i >= 0 {
-		(*entries)[i] = item{key: key, text: text}
-		return false, nil
+	return replace(entries, item{key: key, text: text}), nil
+}
+
+// putEntry puts entry (an Entry or a GridSetEntry) under key.
+func putEntry[E Entry | GridSetEntry](entries *[]item, section, key string, entry E) (bool, error) {
+	doc, err := yaml.Marshal(map[string][]E{section: {entry}})
+	if err != nil {
+		return false, fmt.Errorf("write the %s entry %q: %w", section, key, err)
 	}
-	*entries = append(*entries, item{key: key, text: text})
-	return true, nil
+	text, ok := bytes.CutPrefix(doc, []byte(section+":\n"))
+	if !ok {
+		return false, fmt.Errorf("write the %s entry %q: unexpected layout %q", section, key, doc)
+	}
+	return replace(entries, item{key: key, text: text}), nil
+}
+
+// replace puts e in place of the entry of its key, or last; it reports
+// whether the entry is new.
+func replace(entries *[]item, e item) bool {
+	if i := indexOf(*entries, e.key); i >= 0 {
+		(*entries)[i] = e
+		return false
+	}
+	*entries = append(*entries, e)
+	return true
 }
 
 func remove(entries *[]item, key string) bool {

@@ -8,15 +8,10 @@ import (
 // ExpirationRule gives an expiry, in seconds, from zoom level MinZoom up to
 // the next rule's MinZoom. The first rule of a list also covers the levels
 // below its MinZoom, as GeoWebCache's rules do.
+// It is also an entry of an expireClientsList or expireCacheList.
 type ExpirationRule struct {
-	MinZoom    int
-	Expiration int // seconds
-}
-
-// ruleDoc is one entry of an expireClientsList or expireCacheList.
-type ruleDoc struct {
 	MinZoom    int `yaml:"minZoom"`
-	Expiration int `yaml:"expiration"`
+	Expiration int `yaml:"expiration"` // seconds
 }
 
 // ClientMaxAge returns how many seconds a client may keep a tile of zoom
@@ -73,12 +68,12 @@ func ruleFor(rules []ExpirationRule, z int) (int, bool) {
 // buildExpiry checks one expiry setting given as a single number (key) or
 // as a list of rules (key+"List"), not both: seconds ≥ 0 and minimum
 // zooms that start at 0 or more and strictly increase.
-func buildExpiry(key string, single *int, list []ruleDoc) ([]ExpirationRule, error) {
+func buildExpiry(key string, single *int, list []ExpirationRule) ([]ExpirationRule, error) {
 	switch {
 	case single != nil && list != nil:
 		return nil, fmt.Errorf("give either %s or %sList, not both", key, key)
 	case single != nil:
-		list = []ruleDoc{{MinZoom: 0, Expiration: *single}}
+		list = []ExpirationRule{{MinZoom: 0, Expiration: *single}}
 	case list == nil:
 		return nil, nil
 	case len(list) == 0:

@@ -50,7 +50,7 @@ func (f ParameterFilter) number(s string) (float64, error) {
 }
 
 // buildFilter checks one parameterFilters entry.
-func buildFilter(fd filterDoc) (ParameterFilter, error) {
+func buildFilter(fd FilterEntry) (ParameterFilter, error) {
 	f := ParameterFilter{Key: strings.ToUpper(strings.TrimSpace(fd.Key)), Default: fd.Default, Values: fd.Values, Type: fd.Type}
 	if f.Key == "" {
 		return f, fmt.Errorf("key is required")
@@ -83,7 +83,7 @@ func buildFilter(fd filterDoc) (ParameterFilter, error) {
 // buildNumeric checks a float or integer filter: values that parse, a
 // positive threshold (default GeoWebCache's: 1e-6 for floats, 1 for
 // integers) and no regex.
-func buildNumeric(f *ParameterFilter, fd filterDoc) error {
+func buildNumeric(f *ParameterFilter, fd FilterEntry) error {
 	if fd.Regex != nil {
 		return fmt.Errorf("%s: a %s filter takes values, not a regex", f.Key, fd.Type)
 	}

@@ -1,12 +1,9 @@
 package layer
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
-
-	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/grid"
 )
@@ -43,7 +40,7 @@ type GridSetInfo struct {
 
 // buildGridSet checks a custom grid set's entry and returns the grid set
 // and what else the entry says.
-func buildGridSet(gd gridSetDoc) (*grid.GridSet, GridSetInfo, error) {
+func buildGridSet(gd GridSetEntry) (*grid.GridSet, GridSetInfo, error) {
 	info := GridSetInfo{Description: gd.Description, ScaleNames: gd.ScaleNames, YCoordinateFirst: gd.YCoordinateFirst,
 		ScaleDenominators: gd.ScaleDenominators, Managed: ManagedByFile}
 	if err := checkID("grid set", gd.ID); err != nil {
@@ -60,7 +57,7 @@ func buildGridSet(gd gridSetDoc) (*grid.GridSet, GridSetInfo, error) {
 		return nil, info, err
 	}
 	g := &grid.GridSet{ID: gd.ID, EPSG: gd.EPSG, Extent: e, TileWidth: gd.TileWidth, TileHeight: gd.TileHeight,
-		Resolutions: gd.Resolutions, TopLeft: gd.TopLeft}
+		Resolutions: gd.Resolutions, TopLeft: gd.AlignTopLeft}
 	if g.TileWidth == 0 {
 		g.TileWidth = 256
 	}
@@ -118,16 +115,9 @@ func Resolutions(scaleDenominators []float64, metersPerUnit, pixelSize float64, 
 	return out
 }
 
-// ParseGridSet checks one grid set entry as the layer file holds it (a
-// YAML mapping, as gwcxml.GridSet.YAML writes it) and returns the grid
-// set and what else the entry says, or the error the whole configuration
-// would report for it.
-func ParseGridSet(entry []byte) (*grid.GridSet, GridSetInfo, error) {
-	var gd gridSetDoc
-	dec := yaml.NewDecoder(bytes.NewReader(entry))
-	dec.KnownFields(true)
-	if err := dec.Decode(&gd); err != nil {
-		return nil, GridSetInfo{}, fmt.Errorf("parse grid set entry: %w", err)
-	}
-	return buildGridSet(gd)
+// Build checks a grid set entry as the configuration would and returns
+// the grid set and what else the entry says, or the error the whole
+// configuration would report for it.
+func (g GridSetEntry) Build() (*grid.GridSet, GridSetInfo, error) {
+	return buildGridSet(g)
 }

@@ -4,8 +4,12 @@
 // A layer names the grid subsets it is cached in, the formats it offers,
 // how it is metatiled, which request parameters select distinct tile sets
 // (parameter filters), the HTTP cache headers stored with its tiles, and the
-// source its tiles are rendered from. The source's own options stay a YAML
-// node here; the source package that implements the type decodes them.
+// source its tiles are rendered from. Every representation of a layer's
+// configuration decodes into one schema, Entry (GridSetEntry for a grid
+// set): the layer file's entries and the REST interface's documents
+// (internal/gwcxml); a layer is built from its entry. A wms source's
+// options are typed there; the source's own mapping is kept as read, and
+// the source package that implements the type decodes it.
 package layer
 
 import (
@@ -88,9 +92,9 @@ type Layer struct {
 
 // Coverage is a layer's coverage geometry as the layer file gives it.
 type Coverage struct {
-	Geometry string  // GeoJSON or WKT text
-	SRS      int     // its EPSG code; 0: EPSG:4326 or the EWKT SRID
-	Buffer   float64 // metres
+	Geometry string  `yaml:"geometry"`         // GeoJSON or WKT text
+	SRS      int     `yaml:"srs,omitempty"`    // its EPSG code; 0: EPSG:4326 or the EWKT SRID
+	Buffer   float64 `yaml:"buffer,omitempty"` // metres
 }
 
 // LevelRange is a subset's minCachedLevel and maxCachedLevel; −1 stands

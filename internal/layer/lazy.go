@@ -371,7 +371,7 @@ func buildEntry(ch storedChunk, gridSets map[string]*grid.GridSet, gridEntries m
 	if err != nil {
 		return nil, nil, err
 	}
-	var ld layerDoc
+	var ld Entry
 	dec := yaml.NewDecoder(bytes.NewReader(entry))
 	dec.KnownFields(true)
 	if err := dec.Decode(&ld); err != nil {

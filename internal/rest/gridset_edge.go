@@ -15,8 +15,8 @@ import (
 // key-value store cannot hold (a value over 1,024 characters: some 100
 // levels), before it is saved: a saved one would never reach the edge,
 // whose paths of the grid set would then answer 404.
-func checkEdgeEntries(id string, entry []byte) error {
-	g, _, err := layer.ParseGridSet(entry)
+func checkEdgeEntries(id string, entry layer.GridSetEntry) error {
+	g, _, err := entry.Build()
 	if err != nil {
 		return nil // the configuration's own check reports it, in its words
 	}

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcxml"
 	"tilecache/internal/layer"
@@ -77,26 +75,24 @@ func truncateParam(r *http.Request) (bool, error) {
 }
 
 // readEntry reads a PUT's or POST's ?truncate and its document (decoded by
-// decode), which must name the addressed resource (what called name), as
-// the entry of the stored configuration.
-func readEntry[D interface{ YAML() ([]byte, error) }](w http.ResponseWriter, r *http.Request, decode func([]byte) (D, error),
-	nameOf func(D) string, what, name string) (entry []byte, truncate bool, err error) {
+// decode into the entry of the stored configuration), which must name
+// the addressed resource (what called name).
+func readEntry[E layer.Entry | layer.GridSetEntry](w http.ResponseWriter, r *http.Request, decode func([]byte) (E, error),
+	nameOf func(E) string, what, name string) (entry E, truncate bool, err error) {
 	if truncate, err = truncateParam(r); err != nil {
-		return nil, false, err
+		return entry, false, err
 	}
 	body, err := readBody(w, r)
 	if err != nil {
-		return nil, false, err
+		return entry, false, err
 	}
-	doc, err := decode(body)
-	if err != nil {
-		return nil, false, err
+	if entry, err = decode(body); err != nil {
+		return entry, false, err
 	}
-	if got := nameOf(doc); got != name {
-		return nil, false, apperr.Invalidf("The %s document's <name> is %q but the address names %s %q: they must match", what, got, what, name)
+	if got := nameOf(entry); got != name {
+		return entry, false, apperr.Invalidf("The %s document's <name> is %q but the address names %s %q: they must match", what, got, what, name)
 	}
-	entry, err = doc.YAML()
-	return entry, truncate, err
+	return entry, truncate, nil
 }
 
 // fileManaged is the 409 of a change to what the layer file manages.
@@ -158,19 +154,13 @@ func staleNotes(old, next *layer.Layer) []string {
 	if old.MetaWidth != next.MetaWidth || old.MetaHeight != next.MetaHeight || old.Gutter != next.Gutter {
 		notes = append(notes, "metatiling or gutter changed: stored tiles were cut from other metatiles (a reseed redraws them)")
 	}
-	if !sameNode(old, next) {
+	if !old.SameSource(next) {
 		notes = append(notes, "the source changed: stored tiles were drawn from the old one (a reseed redraws them)")
 	}
 	if len(old.Filters) != len(next.Filters) {
 		notes = append(notes, "parameter filters changed: tile sets of parameter values no longer allowed stay stored until truncated by parameters id")
 	}
 	return notes
-}
-
-func sameNode(a, b *layer.Layer) bool {
-	ea, _ := yaml.Marshal(&a.Source) // a node parsed from YAML always marshals
-	eb, _ := yaml.Marshal(&b.Source)
-	return string(ea) == string(eb)
 }
 
 // decodeLayer reads a wmsLayer document whose WMS URL is not at an
@@ -223,7 +213,7 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 				return h.deletionConflict(r.Context(), d)
 			}
 			old = l
-			created, err = cfg.PutLayer(name, entry)
+			created, err = cfg.PutLayerEntry(entry)
 			return err
 		})
 		if err != nil {
@@ -425,7 +415,7 @@ func (h *Handler) putGridSet(id string) handlerFunc {
 				return err
 			}
 			before = cur
-			created, err = cfg.PutGridSet(id, entry)
+			created, err = cfg.PutGridSetEntry(entry)
 			return err
 		})
 		if err != nil {

@@ -60,6 +60,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/imaging"
@@ -69,22 +70,10 @@ import (
 	"tilecache/internal/vectortile"
 )
 
-// Options configure the source; see the package documentation.
-type Options struct {
-	URL         string            `yaml:"url"`
-	Layers      string            `yaml:"layers"`
-	Styles      string            `yaml:"styles"`
-	Version     string            `yaml:"version"`
-	Format      string            `yaml:"format"`
-	Transparent bool              `yaml:"transparent"`
-	BGColor     string            `yaml:"bgColor"`
-	AxisOrder   string            `yaml:"axisOrder"`
-	SRS         map[string]string `yaml:"srs"`
-	Params      map[string]string `yaml:"params"`
-
-	upstream.HTTPOptions  `yaml:",inline"`
-	upstream.ImageOptions `yaml:",inline"`
-}
+// Options configure the source; see the package documentation. They are
+// the layer's typed source mapping, the one schema the layer file and the
+// REST interface decode it into.
+type Options = layer.Source
 
 // Source renders metatiles with GetMap requests.
 type Source struct {
@@ -111,14 +100,10 @@ func (s *Source) UpstreamCap(metaW, metaH int) (limit, perLane int) {
 // be at any address only when l is managed by the layer file and its
 // source sets allowPrivateUpstream.
 func New(l *layer.Layer, sh upstream.Shared) (*Source, error) {
-	var doc struct {
-		Type    string `yaml:"type"`
-		Options `yaml:",inline"`
-	}
-	if err := upstream.DecodeOptions(&l.Source, &doc); err != nil {
+	o, err := l.WMSSource()
+	if err != nil {
 		return nil, fmt.Errorf("wms options: %w", err)
 	}
-	o := doc.Options
 	if o.Version == "" {
 		o.Version = "1.1.1"
 	}
@@ -142,15 +127,43 @@ func New(l *layer.Layer, sh upstream.Shared) (*Source, error) {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("wms options: url %q is not an http(s) URL", upstream.Redact(o.URL))
 	}
-	o.HTTPOptions.Layer = l.Name // the metrics' label
-	o.HTTPOptions.Addresses = sh.Addresses(o.AllowPrivateUpstream && l.Managed == layer.ManagedByFile)
-	client, pipe, err := upstream.Build(l.Formats, o.HTTPOptions, o.ImageOptions)
+	httpOpts, err := httpOptions(o)
+	if err != nil {
+		return nil, fmt.Errorf("wms options: %w", err)
+	}
+	httpOpts.Layer = l.Name // the metrics' label
+	httpOpts.Addresses = sh.Addresses(o.AllowPrivateUpstream && l.Managed == layer.ManagedByFile)
+	img := upstream.ImageOptions{PNGCompression: o.PNGCompression, JPEGQuality: o.JPEGQuality, SkipBlank: o.SkipBlank}
+	client, pipe, err := upstream.Build(l.Formats, httpOpts, img)
 	if err != nil {
 		return nil, fmt.Errorf("wms options: %w", err)
 	}
 	s := &Source{opts: o, base: base, filters: l.Filters, client: client, pipe: pipe, budget: sh.Budget}
 	s.fixed = s.fixedParams()
 	return s, nil
+}
+
+// httpOptions are the upstream client's options of o (its durations
+// Go duration text, 60s).
+func httpOptions(o Options) (upstream.HTTPOptions, error) {
+	h := upstream.HTTPOptions{MaxConcurrent: o.MaxConcurrent, Headers: o.Headers, AllowPrivateUpstream: o.AllowPrivateUpstream}
+	if o.Retries != nil {
+		h.Retries = *o.Retries
+	}
+	for _, d := range []struct {
+		key, text string
+		dst       *time.Duration
+	}{{"timeout", o.Timeout, &h.Timeout}, {"retryBackoff", o.RetryBackoff, &h.RetryBackoff}} {
+		if d.text == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.text)
+		if err != nil {
+			return h, fmt.Errorf("%s %q is not a duration (60s, 500ms): %w", d.key, d.text, err)
+		}
+		*d.dst = v
+	}
+	return h, nil
 }
 
 // fixedParams merges the URL's own query, the fixed GetMap parameters and
