@@ -77,6 +77,7 @@ func (r Resources) QueueArn() string { return "arn:aws:sqs:" + Region + ":" + Ac
 // TILECACHE_REQUIRE_DEVSTACK=1.
 func NewResources(t testing.TB) Resources {
 	t.Helper()
+	testenv.Label(t)
 	testenv.RequireS3(t)
 	testenv.RequireDynamoDB(t)
 	testenv.RequireSQS(t)

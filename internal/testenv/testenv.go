@@ -11,12 +11,14 @@
 package testenv
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strings"
 	"testing"
 )
@@ -274,4 +276,14 @@ func RequireAxe(t testing.TB) string {
 	}
 	t.Skip("axe-core (axe.min.js) is missing: install it with infra/browser/install.sh to run the console's accessibility test")
 	return ""
+}
+
+// Label marks the calling goroutine, and every goroutine it starts from
+// now on, with the test's name (pprof label "test"), so that a CPU profile
+// of a whole package (go test -cpuprofile, read with `go tool pprof
+// -tags`) tells each test's share of the CPU apart: where the time of
+// `make test` goes. Call it from the test's own goroutine, before the
+// program under test starts.
+func Label(t testing.TB) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("test", t.Name())))
 }

@@ -45,6 +45,12 @@ type Test struct {
 	// to its end when longer: a parent of parallel subtests reports
 	// about nothing itself.
 	Elapsed time.Duration
+	// Running is the time it ran: the union of the times it and its
+	// subtests were running, not paused waiting for a parallel slot. A
+	// parent is counted until its first subtest starts; from then on,
+	// its subtests are. Of a parallel test in a busy package, Elapsed
+	// mostly measures the wait; Running is its own time.
+	Running time.Duration
 }
 
 // Run is what one `go test -json` stream reported.
@@ -66,7 +72,11 @@ type filter struct {
 	last    time.Time
 	started map[string]time.Time // package + "\x00" + test: start or resumption
 	parents map[string]bool      // package + "\x00" + test: has subtests
-	pending map[string][]line    // package: output of tests not finished
+	// running: when a test or subtest started or resumed, while it runs
+	// and is not a parent; busy: the top-level test's running intervals.
+	running map[string]time.Time
+	busy    map[string][]interval
+	pending map[string][]line // package: output of tests not finished
 }
 
 // Filter reads a `go test -json` stream from r and writes to w what a
@@ -77,7 +87,8 @@ type filter struct {
 // that of tests still running when their package fails (a timeout) is
 // written then. It returns the times it saw.
 func Filter(r io.Reader, w io.Writer) (Run, error) {
-	f := &filter{w: w, started: map[string]time.Time{}, parents: map[string]bool{}, pending: map[string][]line{}}
+	f := &filter{w: w, started: map[string]time.Time{}, parents: map[string]bool{}, pending: map[string][]line{},
+		running: map[string]time.Time{}, busy: map[string][]interval{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -129,6 +140,7 @@ func (f *filter) event(e event) error {
 	}
 	key := e.Package + "\x00" + e.Test
 	top := !strings.Contains(e.Test, "/")
+	f.track(e, key)
 	switch e.Action {
 	case "output":
 		f.pending[e.Package] = append(f.pending[e.Package], line{e.Test, e.Output})
@@ -160,9 +172,62 @@ func (f *filter) event(e event) error {
 		}
 		delete(f.started, key)
 		delete(f.parents, key)
-		f.run.Tests = append(f.run.Tests, Test{Package: e.Package, Name: e.Test, Result: result(e.Action), Elapsed: elapsed})
+		running := union(f.busy[key])
+		delete(f.busy, key)
+		f.run.Tests = append(f.run.Tests, Test{Package: e.Package, Name: e.Test, Result: result(e.Action), Elapsed: elapsed, Running: running})
 	}
 	return nil
+}
+
+// interval is a time a test ran.
+type interval struct{ from, to time.Time }
+
+// track follows when each test and subtest runs, for Test.Running: a
+// test runs from "run" or "cont" to "pause" or its result; a parent only
+// until its first subtest starts.
+func (f *filter) track(e event, key string) {
+	if e.Time.IsZero() {
+		return
+	}
+	top, _, _ := strings.Cut(e.Test, "/")
+	topKey := e.Package + "\x00" + top
+	end := func(k string) {
+		if from, ok := f.running[k]; ok {
+			f.busy[topKey] = append(f.busy[topKey], interval{from, e.Time})
+			delete(f.running, k)
+		}
+	}
+	switch e.Action {
+	case "run", "cont":
+		if i := strings.LastIndexByte(e.Test, '/'); i >= 0 && e.Action == "run" {
+			end(e.Package + "\x00" + e.Test[:i]) // the parent's time is now its subtests'
+		}
+		f.running[key] = e.Time
+	case "pause", "pass", "fail", "skip":
+		end(key)
+	}
+}
+
+// union is the length of the union of the intervals.
+func union(in []interval) time.Duration {
+	slices.SortFunc(in, func(a, b interval) int { return a.from.Compare(b.from) })
+	var sum time.Duration
+	var cur interval
+	for i, v := range in {
+		switch {
+		case i == 0:
+			cur = v
+		case v.from.After(cur.to):
+			sum += cur.to.Sub(cur.from)
+			cur = v
+		case v.to.After(cur.to):
+			cur.to = v.to
+		}
+	}
+	if len(in) > 0 {
+		sum += cur.to.Sub(cur.from)
+	}
+	return sum
 }
 
 func (f *filter) packageEvent(e event) error {
@@ -221,12 +286,12 @@ func result(action string) string {
 }
 
 // Summary writes run's packages, slowest first, with their total, and its
-// n slowest top-level tests, under the title.
+// n slowest top-level tests by running time, under the title.
 func Summary(w io.Writer, title string, run Run, n int) error {
 	pkgs := slices.Clone(run.Packages)
 	slices.SortStableFunc(pkgs, func(a, b Package) int { return cmp.Compare(b.Elapsed, a.Elapsed) })
 	tests := slices.Clone(run.Tests)
-	slices.SortStableFunc(tests, func(a, b Test) int { return cmp.Compare(b.Elapsed, a.Elapsed) })
+	slices.SortStableFunc(tests, func(a, b Test) int { return cmp.Compare(b.Running, a.Running) })
 	tests = tests[:min(n, len(tests))]
 
 	width := len("package")
@@ -243,9 +308,10 @@ func Summary(w io.Writer, title string, run Run, n int) error {
 	}
 	fmt.Fprintf(&b, "%-*s  %9s\n", width, fmt.Sprintf("(%d packages, summed)", len(pkgs)), secs(sum))
 	if len(tests) > 0 {
-		fmt.Fprintf(&b, "the %d slowest tests:\n", len(tests))
+		fmt.Fprintf(&b, "the %d slowest tests (running: not paused for a parallel slot; elapsed: with the waits):\n", len(tests))
+		fmt.Fprintf(&b, "  %9s  %9s\n", "running", "elapsed")
 		for _, t := range tests {
-			fmt.Fprintf(&b, "  %9s  %-4s  %s %s\n", secs(t.Elapsed), t.Result, t.Package, t.Name)
+			fmt.Fprintf(&b, "  %9s  %9s  %-4s  %s %s\n", secs(t.Running), secs(t.Elapsed), t.Result, t.Package, t.Name)
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

@@ -1,7 +1,10 @@
 package testtime
 
 import (
+	"io"
+	"maps"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,9 +132,10 @@ func TestSummary(t *testing.T) {
 	}
 	got := b.String()
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	// title, header, 4 packages, the sum, the heading of the tests, 2 tests
-	if len(lines) != 10 {
-		t.Fatalf("%d lines, want 10:\n%s", len(lines), got)
+	// title, header, 4 packages, the sum, the heading of the tests and its
+	// columns, 2 tests
+	if len(lines) != 11 {
+		t.Fatalf("%d lines, want 11:\n%s", len(lines), got)
 	}
 	if !strings.HasPrefix(lines[0], "== test times: sample (wall ") {
 		t.Errorf("title %q", lines[0])
@@ -142,7 +146,46 @@ func TestSummary(t *testing.T) {
 	if !strings.Contains(lines[6], "(4 packages, summed)") || !strings.HasSuffix(lines[6], "0.5s") {
 		t.Errorf("sum line %q", lines[6])
 	}
-	if lines[7] != "the 2 slowest tests:" || !strings.HasSuffix(lines[8], "ok    example.com/sample/good TestSlow") {
+	if !strings.HasPrefix(lines[7], "the 2 slowest tests (running: ") || !strings.HasSuffix(lines[9], "ok    example.com/sample/good TestSlow") {
 		t.Errorf("slowest tests:\n%s", strings.Join(lines[7:], "\n"))
+	}
+}
+
+// TestRunningLeavesOutTheWaits: a parallel test that waited 100 s for a
+// slot and ran 3 s, and a parent that set up for 1 s and then ran two
+// parallel subtests of 2 s each, one after the other after waiting: the
+// slowest by elapsed time are not the slowest by running time.
+func TestRunningLeavesOutTheWaits(t *testing.T) {
+	at := func(s int) string { return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC).Format(time.RFC3339Nano) }
+	ev := func(s int, action, test string, elapsed float64) string {
+		return `{"Time":"` + at(s) + `","Action":"` + action + `","Package":"p","Test":"` + test + `","Elapsed":` + strconv.FormatFloat(elapsed, 'f', -1, 64) + "}\n"
+	}
+	events := ev(0, "run", "TestWaits", 0) + ev(0, "pause", "TestWaits", 0) +
+		ev(0, "run", "TestSerial", 0) + ev(5, "pass", "TestSerial", 5) +
+		ev(5, "run", "TestParent", 0) + ev(6, "run", "TestParent/a", 0) + ev(6, "pause", "TestParent/a", 0) +
+		ev(6, "run", "TestParent/b", 0) + ev(6, "pause", "TestParent/b", 0) +
+		ev(50, "cont", "TestParent/a", 0) + ev(52, "pass", "TestParent/a", 2) +
+		ev(60, "cont", "TestParent/b", 0) + ev(62, "pass", "TestParent/b", 2) + ev(62, "pass", "TestParent", 0) +
+		ev(100, "cont", "TestWaits", 0) + ev(103, "pass", "TestWaits", 103) +
+		`{"Time":"` + at(103) + `","Action":"pass","Package":"p","Elapsed":103}` + "\n"
+	run, err := Filter(strings.NewReader(events), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Duration{}
+	for _, tt := range run.Tests {
+		got[tt.Name] = tt.Running
+	}
+	want := map[string]time.Duration{"TestWaits": 3 * time.Second, "TestSerial": 5 * time.Second, "TestParent": 5 * time.Second}
+	if !maps.Equal(got, want) {
+		t.Errorf("running times %v, want %v", got, want)
+	}
+	var b strings.Builder
+	if err := Summary(&b, "p", run, 3); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) < 3 || !strings.HasSuffix(lines[len(lines)-1], "p TestWaits") || !strings.Contains(lines[len(lines)-1], "3.0s     103.0s") {
+		t.Errorf("the test that waited longest is not the last by running time:\n%s", b.String())
 	}
 }

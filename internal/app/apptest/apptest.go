@@ -152,6 +152,7 @@ const UpstreamAllow = "127.0.0.0/8,::1/128"
 // Start starts an app and stops it when the test ends.
 func Start(t testing.TB, o Options) *App {
 	t.Helper()
+	testenv.Label(t)
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
