@@ -18,17 +18,12 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"image"
 	"image/color"
 	"image/jpeg"
-	"image/png"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
-	"golang.org/x/image/font/basicfont"
-	"golang.org/x/image/math/fixed"
 	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/source"
@@ -44,7 +39,6 @@ type Options struct {
 // Source draws test-pattern tiles.
 type Source struct {
 	opts Options
-	enc  png.Encoder
 }
 
 var _ source.Source = (*Source)(nil)
@@ -63,7 +57,7 @@ func New(node *yaml.Node) (*Source, error) {
 	if doc.Delay < 0 {
 		return nil, fmt.Errorf("testpattern options: delay %v is negative", doc.Delay)
 	}
-	return &Source{opts: doc.Options, enc: png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &bufferPool{}}}, nil
+	return &Source{opts: doc.Options}, nil
 }
 
 // ErrInjected is returned for metatiles of a zoom level listed in failZooms.
@@ -113,84 +107,38 @@ func Label(req source.Request, x, y int64) []string {
 func (s *Source) Tile(req source.Request, x, y int64) ([]byte, error) {
 	w, h := req.GridSet.TileWidth, req.GridSet.TileHeight
 	lines := Label(req, x, y)
+	bg := bgOf(lines)
+	fg := color.RGBA{A: 255}
+	b := newBitmap(w, h)
+	b.frame() // the tile's edges show on a map
+	for i, l := range lines {
+		b.text(8, 20+16*i, l)
+	}
+	switch req.Format {
+	case "image/jpeg":
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, b.rgba(bg, fg), &jpeg.Options{Quality: 85}); err != nil {
+			return nil, fmt.Errorf("encode jpeg: %w", err)
+		}
+		return buf.Bytes(), nil
+	case "image/png", "image/png8", "image/png24", "image/png; mode=24bit":
+		data, err := b.png(bg, fg)
+		if err != nil {
+			return nil, fmt.Errorf("encode png: %w", err)
+		}
+		return data, nil
+	default:
+		return nil, fmt.Errorf("testpattern: format %s is not supported", req.Format)
+	}
+}
+
+// bgOf is a tile's background colour, derived from its label.
+func bgOf(lines []string) color.RGBA {
 	hash := fnv.New32a()
 	for _, l := range lines {
 		hash.Write([]byte(l))
 		hash.Write([]byte{0})
 	}
 	sum := hash.Sum32()
-	bg := color.RGBA{R: 128 + uint8(sum)&127, G: 128 + uint8(sum>>8)&127, B: 128 + uint8(sum>>16)&127, A: 255}
-	img := image.NewPaletted(image.Rect(0, 0, w, h), color.Palette{bg, color.Black})
-	for i := range w { // a frame shows the tile's edges on a map
-		img.SetColorIndex(i, 0, 1)
-		img.SetColorIndex(i, h-1, 1)
-	}
-	for j := range h {
-		img.SetColorIndex(0, j, 1)
-		img.SetColorIndex(w-1, j, 1)
-	}
-	for i, l := range lines {
-		drawText(img, 8, 20+16*i, l)
-	}
-	var buf bytes.Buffer
-	switch req.Format {
-	case "image/jpeg":
-		if err := jpeg.Encode(&buf, toRGBA(img), &jpeg.Options{Quality: 85}); err != nil {
-			return nil, fmt.Errorf("encode jpeg: %w", err)
-		}
-	case "image/png", "image/png8", "image/png24", "image/png; mode=24bit":
-		if err := s.enc.Encode(&buf, img); err != nil {
-			return nil, fmt.Errorf("encode png: %w", err)
-		}
-	default:
-		return nil, fmt.Errorf("testpattern: format %s is not supported", req.Format)
-	}
-	return buf.Bytes(), nil
+	return color.RGBA{R: 128 + uint8(sum)&127, G: 128 + uint8(sum>>8)&127, B: 128 + uint8(sum>>16)&127, A: 255}
 }
-
-// drawText writes s in palette index 1 with its baseline at (x, y). It
-// reads the glyph masks directly: going through image/draw's generic path
-// on a paletted image costs far more than the rest of the tile.
-func drawText(img *image.Paletted, x, y int, s string) {
-	face := basicfont.Face7x13
-	dot := fixed.P(x, y)
-	for _, r := range s {
-		dr, mask, mp, adv, ok := face.Glyph(dot, r)
-		if !ok {
-			dr, mask, mp, adv, _ = face.Glyph(dot, '?')
-		}
-		dr = dr.Intersect(img.Rect)
-		m := mask.(*image.Alpha)
-		for py := dr.Min.Y; py < dr.Max.Y; py++ {
-			for px := dr.Min.X; px < dr.Max.X; px++ {
-				if m.AlphaAt(mp.X+px-dr.Min.X, mp.Y+py-dr.Min.Y).A >= 0x80 {
-					img.Pix[img.PixOffset(px, py)] = 1
-				}
-			}
-		}
-		dot.X += adv
-	}
-}
-
-// toRGBA converts a paletted image for the JPEG encoder's fast path.
-func toRGBA(p *image.Paletted) *image.RGBA {
-	out := image.NewRGBA(p.Rect)
-	var lut [256][4]uint8
-	for i, c := range p.Palette {
-		r, g, b, a := c.RGBA()
-		lut[i] = [4]uint8{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}
-	}
-	for i, ix := range p.Pix {
-		copy(out.Pix[4*i:4*i+4], lut[ix][:])
-	}
-	return out
-}
-
-type bufferPool struct{ p sync.Pool }
-
-func (b *bufferPool) Get() *png.EncoderBuffer {
-	v, _ := b.p.Get().(*png.EncoderBuffer)
-	return v
-}
-
-func (b *bufferPool) Put(e *png.EncoderBuffer) { b.p.Put(e) }
