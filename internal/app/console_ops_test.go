@@ -22,6 +22,7 @@ import (
 // request runs on.
 func TestConsoleKillOneTask(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":2}}`)
 	defer a.Do(t, http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
@@ -63,6 +64,7 @@ func TestConsoleKillOneTask(t *testing.T) {
 // among the finished tasks; a task killed from the page shows none.
 func TestConsoleFailureReasons(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#tasks")
 	waitEval(t, page, `document.querySelector('#failure-list li')?.textContent === 'No task failed in the last 24 hours.'`, 10*time.Second)
@@ -121,6 +123,7 @@ func TestConsoleFailureReasons(t *testing.T) {
 // it estimates and submits carries the chosen values.
 func TestConsoleParameterChoices(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#seed")
 	page.Eval(t, `(s => { s.value = 'topp:states'; s.dispatchEvent(new Event('change')); return ''; })(document.querySelector('#seed-form select'))`)
@@ -176,6 +179,7 @@ func TestConsoleParameterChoices(t *testing.T) {
 // read without them renders, so the check could fail.
 func TestConsoleBaseMapReadsOnlyStored(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	wms := newCountingWMS(t)
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, wms.URL, "http://127.0.0.1:1")})
 	seedReq(t, a, "od:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)

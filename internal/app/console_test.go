@@ -76,6 +76,7 @@ func noConsoleErrors(t *testing.T, page *browsertest.Page) {
 // redirect of /console to /console/.
 func TestConsoleServed(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	if r := a.DoAuth(t, "", "", http.MethodGet, "/console/", ""); r.Status != http.StatusUnauthorized {
 		t.Errorf("GET /console/ without credentials: %d, want 401", r.Status)
@@ -130,6 +131,7 @@ func TestConsoleServed(t *testing.T) {
 // it, beside its /rest, and the page's relative addresses reach both.
 func TestConsoleUnderBasePath(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_BASE_PATH": "/gwc"}})
 	if r := a.Do(t, http.MethodGet, "/gwc/console/", ""); r.Status != http.StatusOK || r.Header.Get("Content-Security-Policy") == "" {
 		t.Fatalf("GET /gwc/console/: %d", r.Status)
@@ -146,6 +148,7 @@ func TestConsoleUnderBasePath(t *testing.T) {
 // error or a CSP violation and lists the layers.
 func TestConsoleLoads(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#seed")
 	var layers []string
@@ -245,6 +248,7 @@ func squareMeetsTriangle(x0, y0, x1, y1 float64, tri [3][2]float64) bool {
 // here independently, tile by tile).
 func TestConsoleSeedPolygon(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#seed")
 	waitEval(t, page, `window.consoleSeed.gridSet === 'EPSG:4326'`, 10*time.Second)
@@ -356,6 +360,7 @@ func restRequests(page *browsertest.Page, from int) (n int, urls []string) {
 // killed.
 func TestConsoleTasksKill(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":128}}`)
 	if len(rows) != 128 {
@@ -441,6 +446,7 @@ func waitLive(t *testing.T, a *apptest.App, want int, d time.Duration) {
 // most 3 requests).
 func TestConsoleIdleRequests(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#tasks")
 	time.Sleep(2 * time.Second) // the first load's requests
@@ -471,6 +477,7 @@ const consoleWMSDoc = `<wmsLayer>
 // in it, shows as text.
 func TestConsoleLayerConflict(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	title := `<img src=x id=injected>Roads &amp; more`
 	doc := strings.Replace(consoleWMSDoc, "TITLE", `&lt;img src=x id=injected&gt;Roads &amp;amp; more`, 1)
@@ -519,6 +526,7 @@ func TestConsoleLayerConflict(t *testing.T) {
 // expire marked.
 func TestConsoleQuota(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	if r := a.Do(t, http.MethodPut, "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"globalQuota":{"value":"100","units":"MiB"},"layerQuotas":[{"layer":"topp:states","expirationPolicyName":"LRU","quota":{"value":"1","units":"MiB"}}]}}`, "Content-Type", "application/json"); r.Status != http.StatusOK {
 		t.Fatalf("PUT diskquota: %d %s", r.Status, r.Body)
@@ -648,6 +656,7 @@ func setValue(t *testing.T, page *browsertest.Page, sel, value string) {
 // server's next run is the first of them, and Delete removes it.
 func TestConsoleSchedules(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#schedules")
 	waitEval(t, page, `document.querySelector('#schedule-list p, #schedule-list table')`, 10*time.Second)
@@ -695,6 +704,7 @@ func TestConsoleSchedules(t *testing.T) {
 // every visible control.
 func TestConsoleAccessibility(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	axePath := testenv.RequireAxe(t)
 	axe, err := os.ReadFile(axePath)
 	if err != nil {
@@ -785,6 +795,7 @@ func TestConsoleAccessibility(t *testing.T) {
 // the service refuses it (403), and the tasks run on.
 func TestConsoleCrossSiteKillRefused(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	testenv.RequireChromium(t)
 	a := apptest.Start(t, apptest.Options{})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":6,"threadCount":2}}`)
@@ -833,6 +844,7 @@ func TestConsoleCrossSiteKillRefused(t *testing.T) {
 // tiles only once its name is typed, and Delete removes a layer.
 func TestConsoleUploadsAndLayerActions(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	a := apptest.Start(t, apptest.Options{})
 	if r := a.Do(t, http.MethodPut, "/rest/layers/edit:roads.xml", strings.Replace(consoleWMSDoc, "TITLE", "Roads", 1), "Content-Type", "text/xml"); r.Status/100 != 2 {
 		t.Fatalf("PUT: %d %s", r.Status, r.Body)
@@ -935,6 +947,7 @@ func compareEstimate(t *testing.T, a *apptest.App, page *browsertest.Page, ctype
 // whose document is the one the server proposed.
 func TestConsoleLayersFromCapabilities(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
 	wmsURL := testenv.RequireWMS(t)
 	a := apptest.Start(t, apptest.Options{})
 	page := openConsole(t, a, "#layers")

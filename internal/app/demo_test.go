@@ -40,6 +40,7 @@ type placedTile struct {
 // error.
 func TestDemoPageShowsTheStoredTiles(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what a map client (GDAL, OWSLib, OpenLayers in Chromium) makes of the served documents and tiles")
 	testenv.RequireChromium(t)
 	a := apptest.Start(t, apptest.Options{})
 	for _, body := range []string{

@@ -36,6 +36,7 @@ import (
 // the document and the tiles of the window.
 func TestGDALReadsSeededTilesThroughTMS(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what a map client (GDAL, OWSLib, OpenLayers in Chromium) makes of the served documents and tiles")
 	gdalinfo, gdalTranslate := testenv.RequireGDAL(t)
 	// The documents carry absolute URLs built from the public URL. Making
 	// it a front server that serves the app's own handler shows every

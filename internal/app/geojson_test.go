@@ -204,6 +204,7 @@ func TestGeoJSONTiles(t *testing.T) {
 // does and stores nothing.
 func TestGeoJSONHostileUpstream(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "how a source treats a hostile or secret-bearing upstream")
 	up := geoJSONUpstream(t)
 	var log apptest.LogBuffer
 	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(geoJSONLayers, up.URL), SeedThreads: 2, Log: &log})

@@ -56,6 +56,7 @@ const unknownLane = `{"task":999,"cursor":0}`
 // message of the same batch is finished with (not reported: deleted).
 func TestHandleSQSRefusesMalformedLaneMessages(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "the intake of lane messages (its programs are on the local AWS stack in every pass)")
 	var log apptest.LogBuffer
 	a := apptest.Start(t, apptest.Options{Log: &log})
 	// Task 1 RUNNING, so that a lenient read of {"task":1} would work it.
@@ -112,6 +113,7 @@ func sqsRecord(id, body string) events.SQSMessage {
 // nothing else is left.
 func TestMalformedLaneMessagesDeadLetteredOnBothPaths(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "the intake of lane messages (its programs are on the local AWS stack in every pass)")
 	paths := []struct {
 		name string
 		// run takes lane messages in until ctx ends.

@@ -128,6 +128,7 @@ func (w *bitWriter) flush() {
 // library's decoder on small images (the same code makes the big ones).
 func TestBombPNG(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "how a source treats a hostile or secret-bearing upstream")
 	for _, size := range [][2]int{{1, 1}, {64, 64}, {100, 37}, {129, 2}, {1500, 1500}} {
 		img, err := png.Decode(bytes.NewReader(bombPNG(t, size[0], size[1])))
 		if err != nil {

@@ -23,6 +23,7 @@ import (
 // The landing page leads GDAL to the collections.
 func TestGDALReadsSeededTilesThroughOGCAPI(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what a map client (GDAL, OWSLib, OpenLayers in Chromium) makes of the served documents and tiles")
 	gdalinfo, gdalTranslate := testenv.RequireGDAL(t)
 	front := httptest.NewUnstartedServer(nil)
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})

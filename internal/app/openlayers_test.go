@@ -70,6 +70,7 @@ fetch(q.get('caps')).then(function (r) { return r.text(); }).then(function (text
 // their pixels where the grid puts them.
 func TestOpenLayersShowsTheWMTSTiles(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what a map client (GDAL, OWSLib, OpenLayers in Chromium) makes of the served documents and tiles")
 	testenv.RequireChromium(t)
 	olDir := testenv.RequireOpenLayers(t)
 	front := httptest.NewUnstartedServer(nil)

@@ -26,15 +26,6 @@ import (
 	"tilecache/internal/tilestore/s3store"
 )
 
-// awsPass skips a test outside the AWS pass of `make test`, which runs
-// these packages a second time with TILECACHE_TEST_BACKEND=aws.
-func awsPass(t *testing.T) {
-	t.Helper()
-	if os.Getenv("TILECACHE_TEST_BACKEND") != "aws" {
-		t.Skip("multi-process test: runs in the AWS pass (TILECACHE_TEST_BACKEND=aws, part of make test)")
-	}
-}
-
 // logEvents returns the JSON log records of a process with the given message.
 func logEvents(p *apptest.Process, msg string) []map[string]any {
 	var out []map[string]any

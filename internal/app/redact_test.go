@@ -94,6 +94,7 @@ func startJSONLogged(t *testing.T, layers string, log *apptest.LogBuffer) *appte
 // and parameter names, but neither secret.
 func TestUpstreamSecretsStayOutOfTheLog(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "how a source treats a hostile or secret-bearing upstream")
 	var calls, authorized atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)

@@ -22,6 +22,7 @@ import (
 // asking for allowPrivateUpstream) is refused with a 400 at PUT.
 func TestUpstreamAddresses(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "how a source treats a hostile or secret-bearing upstream")
 	up := apptest.Start(t, apptest.Options{Layers: `
 layers:
   - name: src:world

@@ -114,18 +114,15 @@ var ogrFeature = regexp.MustCompile(`(?m)^OGRFeature`)
 // sample of z2-6), and the same counts as the walker that checked them.
 func TestVectorSeedMatchesMapServer(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what MapServer's vector answers become")
 	wmsURL := testenv.RequireWMS(t)
 	if _, err := exec.LookPath("ogrinfo"); err != nil {
 		t.Skip("ogrinfo (gdal-bin, infra/wms/install.sh) not installed")
 	}
 	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, wmsURL, "http://127.0.0.1:1"), SeedThreads: 2})
-	// z0-6 (5,461 tiles, each asked of MapServer twice: by the seed and
-	// here) on the embedded backend; on AWS, where what the test adds is
-	// the bucket, z0-5, a quarter of the MapServer work.
-	zoomStop := 6
-	if backendOf(a) == "aws" {
-		zoomStop = 5
-	}
+	// z0-6: 5,461 tiles, each asked of MapServer twice (by the seed and
+	// here).
+	const zoomStop = 6
 	start := time.Now()
 	tasks := waitFinished(t, a, ids(seedReq(t, a, "wms:vector", fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,
 		"format":"application/vnd.mapbox-vector-tile","threadCount":2}}`, zoomStop))), 300*time.Second)
@@ -459,6 +456,7 @@ sys.stdout.buffer.write(tile.read())
 // nothing.
 func TestVectorHostileUpstream(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what MapServer's vector answers become")
 	wmsURL := testenv.RequireWMS(t)
 	up := gzipWMS(t, wmsURL)
 	var log apptest.LogBuffer

@@ -30,6 +30,7 @@ import (
 // same for the XYZ source (tilejson-xyz.json, rows from the top).
 func TestDemoPageDrawsVectorTiles(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what a map client (GDAL, OWSLib, OpenLayers in Chromium) makes of the served documents and tiles")
 	testenv.RequireChromium(t)
 	wmsURL := testenv.RequireWMS(t)
 	// The page is served through a front that records the paths asked

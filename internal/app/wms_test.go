@@ -196,6 +196,7 @@ func wantDone(t *testing.T, tasks []task.Task) {
 // metatile area.
 func TestWMSSeedFormatsMatchUpstream(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what the WMS source asks upstream and the image encoders make of its answers")
 	a, wmsURL := startWMS(t)
 	const layers = "hillshade,polygons,lines,points"
 	for _, f := range []struct {
@@ -248,6 +249,7 @@ func TestWMSSeedFormatsMatchUpstream(t *testing.T) {
 // the same area: both are lossless renderings of the same map.
 func TestWMSSeedFromTIFF(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what the WMS source asks upstream and the image encoders make of its answers")
 	a, wmsURL := startWMS(t)
 	wantDone(t, seedAndWait(t, a, "wms:tiff", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
 		"format":"image/png","threadCount":2}}`))
@@ -270,6 +272,7 @@ func TestWMSSeedFromTIFF(t *testing.T) {
 // requests of the same area.
 func TestWMS130AxisOrderAndGutter(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what the WMS source asks upstream and the image encoders make of its answers")
 	a, wmsURL := startWMS(t)
 	wantDone(t, seedAndWait(t, a, "wms:world13", `{"seedRequest":{"zoomStart":2,"zoomStop":2}}`))
 	prefix := "wms:world13/EPSG:4326/png/default/"

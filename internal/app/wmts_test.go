@@ -22,6 +22,7 @@ import (
 // the capabilities' ResourceURL names.
 func TestGDALReadsSeededTilesThroughWMTS(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what a map client (GDAL, OWSLib, OpenLayers in Chromium) makes of the served documents and tiles")
 	_, gdalTranslate := testenv.RequireGDAL(t)
 	front := httptest.NewUnstartedServer(nil)
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})
@@ -111,6 +112,7 @@ sys.stdout.buffer.write(tile.read())
 // tile (rows from the bottom), for each grid set.
 func TestOWSLibReadsTheWMTSCapabilities(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "what a map client (GDAL, OWSLib, OpenLayers in Chromium) makes of the served documents and tiles")
 	python := testenv.RequireOWSLib(t)
 	front := httptest.NewUnstartedServer(nil)
 	a := apptest.Start(t, apptest.Options{Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})

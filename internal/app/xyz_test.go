@@ -16,6 +16,7 @@ import (
 // png8 is re-encoded, and tiles the service does not have (404) are blank.
 func TestXYZSourceCachesATileService(t *testing.T) {
 	t.Parallel()
+	embeddedPass(t, "how a source treats a hostile or secret-bearing upstream")
 	up := apptest.Start(t, apptest.Options{Layers: `
 layers:
   - name: src:world

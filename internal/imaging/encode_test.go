@@ -173,8 +173,12 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, in := range inputs {
-				if (level != 0 || format != "image/png") && !strings.HasPrefix(in.name, "rgb") {
-					continue // the other levels and names need no full matrix
+				if (level != 0 || format != "image/png") && (!strings.HasPrefix(in.name, "rgb") || strings.Contains(in.name, " sub 256 ")) {
+					// The other levels and names need no full matrix: a
+					// level changes the deflate, not the rows, so the
+					// whole rgb images and their odd cuts stand for the
+					// rest (under -race, deflating is most of the time).
+					continue
 				}
 				t.Run(fmt.Sprintf("%s/level %d/%s", format, level, in.name), func(t *testing.T) {
 					data, err := enc.Encode(in.img)
