@@ -109,11 +109,17 @@ func (e *pngEncoder) Encode(img image.Image) ([]byte, error) {
 
 // chunk appends a PNG chunk.
 func (st *pngState) chunk(typ string, data []byte) {
-	start := len(st.out.b)
-	st.out.b = binary.BigEndian.AppendUint32(st.out.b, uint32(len(data)))
-	st.out.b = append(st.out.b, typ...)
-	st.out.b = append(st.out.b, data...)
-	st.out.b = binary.BigEndian.AppendUint32(st.out.b, crc32.ChecksumIEEE(st.out.b[start+4:]))
+	st.out.b = AppendPNGChunk(st.out.b, typ, data)
+}
+
+// AppendPNGChunk appends a PNG chunk of type typ holding data to b: its
+// length, type, data and CRC.
+func AppendPNGChunk(b []byte, typ string, data []byte) []byte {
+	start := len(b)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	b = append(b, typ...)
+	b = append(b, data...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start+4:]))
 }
 
 // header appends the signature and the IHDR chunk.

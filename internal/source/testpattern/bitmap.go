@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"sync"
 
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
+
+	"tilecache/internal/imaging"
 )
 
 // bitmap is a two-colour tile kept as the scanlines of a 1-bit paletted
@@ -157,32 +158,18 @@ func (b *bitmap) png(bg, fg color.RGBA) ([]byte, error) {
 		return nil, err
 	}
 	z := d.buf.Bytes()
-	out := bytes.NewBuffer(make([]byte, 0, 8+25+18+len(z)+12*(1+len(z)/idatSize)+12))
-	out.WriteString("\x89PNG\r\n\x1a\n")
+	out := make([]byte, 0, 8+25+18+len(z)+12*(1+len(z)/idatSize)+12)
+	out = append(out, "\x89PNG\r\n\x1a\n"...)
 	var ihdr [13]byte
 	binary.BigEndian.PutUint32(ihdr[0:], uint32(b.w))
 	binary.BigEndian.PutUint32(ihdr[4:], uint32(b.h))
 	ihdr[8], ihdr[9] = 1, 3 // bit depth 1, colour type 3 (paletted)
-	chunk(out, "IHDR", ihdr[:])
-	chunk(out, "PLTE", []byte{bg.R, bg.G, bg.B, fg.R, fg.G, fg.B})
+	out = imaging.AppendPNGChunk(out, "IHDR", ihdr[:])
+	out = imaging.AppendPNGChunk(out, "PLTE", []byte{bg.R, bg.G, bg.B, fg.R, fg.G, fg.B})
 	for len(z) > 0 {
 		n := min(len(z), idatSize)
-		chunk(out, "IDAT", z[:n])
+		out = imaging.AppendPNGChunk(out, "IDAT", z[:n])
 		z = z[n:]
 	}
-	chunk(out, "IEND", nil)
-	return out.Bytes(), nil
-}
-
-func chunk(out *bytes.Buffer, name string, data []byte) {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
-	out.Write(n[:])
-	crc := crc32.NewIEEE()
-	crc.Write([]byte(name))
-	crc.Write(data)
-	out.WriteString(name)
-	out.Write(data)
-	binary.BigEndian.PutUint32(n[:], crc.Sum32())
-	out.Write(n[:])
+	return imaging.AppendPNGChunk(out, "IEND", nil), nil
 }
