@@ -19,7 +19,7 @@ import (
 // stored and usage equal to what is stored.
 func TestSeedOnAFullDisk(t *testing.T) {
 	t.Parallel()
-	if os.Getenv("TILECACHE_TEST_BACKEND") == "aws" {
+	if apptest.AWSPass() {
 		t.Skip("a test of the embedded backend")
 	}
 	if os.Geteuid() != 0 {

@@ -44,7 +44,7 @@ var faultRates = faultproxy.Config{ThrottleRate: 0.08, ServerErrorRate: 0.02, Re
 
 func TestSeedUnderCloudFaults(t *testing.T) {
 	t.Parallel()
-	if os.Getenv("TILECACHE_TEST_BACKEND") != "aws" {
+	if !apptest.AWSPass() {
 		t.Skip("the fault suite runs in the AWS backend pass (TILECACHE_TEST_BACKEND=aws)")
 	}
 	services := []struct {

@@ -175,7 +175,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // budgeted.
 func TestPeakRSSAgainstOversizedAnswers(t *testing.T) {
 	t.Parallel()
-	if os.Getenv("TILECACHE_TEST_BACKEND") == "aws" {
+	if apptest.AWSPass() {
 		t.Skip("measured once, in the embedded pass")
 	}
 	answers := [][]byte{bombPNG(t, 8192, 8192), bombPNG(t, 16384, 16384), bombPNG(t, 1500, 1500)}

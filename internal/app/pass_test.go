@@ -1,8 +1,9 @@
 package app_test
 
 import (
-	"os"
 	"testing"
+
+	"tilecache/internal/app/apptest"
 )
 
 // `make test` runs this package twice: every test on the embedded backend,
@@ -13,7 +14,7 @@ import (
 // awsPass skips a test outside the AWS pass.
 func awsPass(t *testing.T) {
 	t.Helper()
-	if os.Getenv("TILECACHE_TEST_BACKEND") != "aws" {
+	if !apptest.AWSPass() {
 		t.Skip("multi-process test: runs in the AWS pass (TILECACHE_TEST_BACKEND=aws, part of make test)")
 	}
 }
@@ -27,7 +28,7 @@ func awsPass(t *testing.T) {
 // CPU-bound on 2 cores).
 func embeddedPass(t *testing.T, what string) {
 	t.Helper()
-	if os.Getenv("TILECACHE_TEST_BACKEND") == "aws" {
+	if apptest.AWSPass() {
 		t.Skip("runs in the embedded pass only: " + what + " is the same on every backend")
 	}
 }

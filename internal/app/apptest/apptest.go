@@ -149,6 +149,12 @@ type App struct {
 // refusal sets it to "" in Options.Env.
 const UpstreamAllow = "127.0.0.0/8,::1/128"
 
+// AWSPass reports whether this is the AWS pass of the end-to-end tests
+// (TILECACHE_TEST_BACKEND=aws): apps start on the local AWS stack unless
+// a test picks its backend. `make test` runs the end-to-end packages once
+// on each backend.
+func AWSPass() bool { return os.Getenv("TILECACHE_TEST_BACKEND") == "aws" }
+
 // Start starts an app and stops it when the test ends.
 func Start(t testing.TB, o Options) *App {
 	t.Helper()
@@ -175,8 +181,8 @@ func Start(t testing.TB, o Options) *App {
 		"TILECACHE_CHECKPOINT_INTERVAL": dur(o.Checkpoint, CheckpointInterval), "TILECACHE_KILL_CHECK_INTERVAL": KillCheckInterval, "TILECACHE_LANE_SLICE": dur(o.Slice, "1s"),
 		"TILECACHE_STALE_AFTER": dur(o.StaleAfter, "2m"), "TILECACHE_UPSTREAM_ALLOW": UpstreamAllow,
 	}
-	if o.Backend == "" {
-		o.Backend = os.Getenv("TILECACHE_TEST_BACKEND")
+	if o.Backend == "" && AWSPass() {
+		o.Backend = "aws"
 	}
 	var prefix string
 	if o.Backend == "aws" {
