@@ -54,10 +54,12 @@ func (b *build) binary(t testing.TB, flags ...string) string {
 
 // PlainBinary builds cmd/tilecache once per test binary without the race
 // detector (which multiplies memory use), for measurements.
-func PlainBinary(t testing.TB) string { t.Helper(); return plainBuild.binary(t) }
+func PlainBinary(t testing.TB) string { t.Helper(); return plainBuild.binary(t, "-ldflags=-s -w") }
 
 // Binary builds cmd/tilecache once per test binary and returns its path.
-func Binary(t testing.TB) string { t.Helper(); return raceBuild.binary(t, "-race") }
+// Without DWARF tables (-s -w): stack traces and race reports read the Go
+// symbol table, and linking goes twice as fast.
+func Binary(t testing.TB) string { t.Helper(); return raceBuild.binary(t, "-race", "-ldflags=-s -w") }
 
 // Process is a `tilecache serve` process on the AWS backend.
 type Process struct {
