@@ -70,7 +70,7 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 	if res.Status != http.StatusOK || !strings.Contains(res.Body, "<action>created</action>") || res.Header.Get("ETag") == "" {
 		t.Fatalf("PUT grid set: %d %s", res.Status, res.Body)
 	}
-	doc := runLayerDoc(wmsURL, "image/png", "3")
+	doc := runLayerDoc(wmsURL, "image/png", "2")
 	res = a.Do(t, "PUT", "/rest/layers/run:world.xml", doc, xml...)
 	if res.Status != http.StatusOK || !strings.Contains(res.Body, "<action>created</action>") {
 		t.Fatalf("PUT layer: %d %s", res.Status, res.Body)
@@ -103,10 +103,10 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 		t.Errorf("the layer list lacks the new layer:\n%s", res.Body)
 	}
 
-	// A seed with that definition: z0–3 of EPSG:4326 in PNG.
-	rows := seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":3,"format":"image/png","threadCount":2}}`)
+	// A seed with that definition: z0–2 of EPSG:4326 in PNG.
+	rows := seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2,"format":"image/png","threadCount":2}}`)
 	waitFinished(t, a, ids(rows), 2*time.Minute)
-	if got, want := keys(t, a, "run:world/EPSG:4326/png/default/"), expectKeys("run:world/EPSG:4326/png/default/", 0, 3, "png"); !slices.Equal(got, want) {
+	if got, want := keys(t, a, "run:world/EPSG:4326/png/default/"), expectKeys("run:world/EPSG:4326/png/default/", 0, 2, "png"); !slices.Equal(got, want) {
 		t.Fatalf("seeded %d tiles, want %d", len(got), len(want))
 	}
 	if _, meta, _ := a.Get(t, "run:world/EPSG:4326/png/default/0/0/0.png"); meta.CacheControl != "public, max-age=3600" {
@@ -128,7 +128,7 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 	}
 
 	// Optimistic versions: a stale If-Match is a 412 and changes nothing.
-	changed := runLayerDoc(wmsURL, "image/png,image/jpeg", "2")
+	changed := runLayerDoc(wmsURL, "image/png,image/jpeg", "1")
 	res = a.Do(t, "PUT", "/rest/layers/run:world.xml", changed, "Content-Type", "text/xml", "If-Match", `"0123456789abcdef01234567"`)
 	if res.Status != http.StatusPreconditionFailed || !strings.Contains(res.Body, "changed since you read it") {
 		t.Fatalf("a stale PUT: %d %s", res.Status, res.Body)
@@ -137,30 +137,30 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 		t.Fatalf("PUT with If-None-Match: * of an existing layer: %d %s", res.Status, res.Body)
 	}
 
-	// The change (POST, GeoWebCache's modification): JPEG added, level 3
-	// dropped. The answer counts the tiles of level 3, orphaned; they stay
+	// The change (POST, GeoWebCache's modification): JPEG added, level 2
+	// dropped. The answer counts the tiles of level 2, orphaned; they stay
 	// until asked.
 	res = a.Do(t, "POST", "/rest/layers/run:world.xml", changed, "Content-Type", "text/xml", "If-Match", tag)
 	if res.Status != http.StatusOK || !strings.Contains(res.Body, "<action>modified</action>") ||
-		!strings.Contains(res.Body, `tiles="128"`) || !strings.Contains(res.Body, `reason="level 3 no longer in the grid subset"`) {
+		!strings.Contains(res.Body, `tiles="32"`) || !strings.Contains(res.Body, `reason="level 2 no longer in the grid subset"`) {
 		t.Fatalf("POST the change: %d %s", res.Status, res.Body)
 	}
 	if res.Header.Get("ETag") == tag {
 		t.Errorf("the ETag did not change with the definition")
 	}
-	if n := len(keys(t, a, "run:world/EPSG:4326/png/default/3/")); n != 128 {
-		t.Errorf("%d tiles of level 3 stored after a change without truncate, want the 128 kept", n)
+	if n := len(keys(t, a, "run:world/EPSG:4326/png/default/2/")); n != 32 {
+		t.Errorf("%d tiles of level 2 stored after a change without truncate, want the 32 kept", n)
 	}
 	// The same change again with ?truncate=true removes them.
 	res = a.Do(t, "PUT", "/rest/layers/run:world.xml?truncate=true", changed, xml...)
-	if res.Status != http.StatusOK || !strings.Contains(res.Body, `truncated="128"`) {
+	if res.Status != http.StatusOK || !strings.Contains(res.Body, `truncated="32"`) {
 		t.Fatalf("PUT ?truncate=true: %d %s", res.Status, res.Body)
 	}
-	if n := len(keys(t, a, "run:world/EPSG:4326/png/default/3/")); n != 0 {
-		t.Errorf("%d tiles of level 3 left after ?truncate=true", n)
+	if n := len(keys(t, a, "run:world/EPSG:4326/png/default/2/")); n != 0 {
+		t.Errorf("%d tiles of level 2 left after ?truncate=true", n)
 	}
-	if n := len(keys(t, a, "run:world/EPSG:4326/png/default/")); n != 42 {
-		t.Errorf("%d tiles of levels 0–2 left, want the 42 still addressed", n)
+	if n := len(keys(t, a, "run:world/EPSG:4326/png/default/")); n != 10 {
+		t.Errorf("%d tiles of levels 0–1 left, want the 10 still addressed", n)
 	}
 
 	// A seed with the new definition: JPEG.
@@ -169,11 +169,11 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 	if got, want := keys(t, a, "run:world/EPSG:4326/jpeg/default/"), expectKeys("run:world/EPSG:4326/jpeg/default/", 0, 1, "jpeg"); !slices.Equal(got, want) {
 		t.Errorf("seeded %v, want %v", got, want)
 	}
-	// And in the custom grid set: 2 + 8 + 32 tiles of 512 pixels.
-	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"Quarter","zoomStart":0,"zoomStop":2,"format":"image/png"}}`)
+	// And in the custom grid set: 2 + 8 tiles of 512 pixels.
+	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"Quarter","zoomStart":0,"zoomStop":1,"format":"image/png"}}`)
 	waitFinished(t, a, ids(rows), 2*time.Minute)
-	if n := len(keys(t, a, "run:world/Quarter/png/default/")); n != 42 {
-		t.Errorf("seeded %d tiles of Quarter, want 42", n)
+	if n := len(keys(t, a, "run:world/Quarter/png/default/")); n != 10 {
+		t.Errorf("seeded %d tiles of Quarter, want 10", n)
 	}
 
 	// Refusals.
@@ -199,7 +199,7 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 
 	// DELETE with a task in progress is refused; without truncate the
 	// tiles stay; the grid set can go once no layer uses it.
-	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":2,"zoomStop":2,"format":"image/png","type":"reseed"}}`)
+	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"Quarter","zoomStart":0,"zoomStop":1,"format":"image/png","type":"reseed"}}`)
 	if res := a.Do(t, "DELETE", "/rest/layers/run:world.xml", ""); res.Status != http.StatusConflict || !strings.Contains(res.Body, "kill them first") {
 		// The reseed may have finished already: then the DELETE went
 		// through, which the next checks would catch.

@@ -209,16 +209,18 @@ func TestWMSSeedFormatsMatchUpstream(t *testing.T) {
 		{"image/jpeg", "jpeg", "jpeg", "image/jpeg", 0, 255}, // tolerance: see check
 	} {
 		t.Run(f.id, func(t *testing.T) {
-			wantDone(t, seedAndWait(t, a, "wms:world", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
-				"format":"`+f.mime+`","threadCount":2}}`))
-			prefix := "wms:world/EPSG:900913/" + f.id + "/default/"
-			if got := len(keys(t, a, prefix)); got != 1+4+16+64 {
-				t.Fatalf("%d tiles stored, want 85", got)
-			}
 			// z3 metatile x 4..7, y 0..3 (y from the bottom): the direct
-			// GetMap is 1024² of its whole area.
+			// GetMap is 1024² of its whole area. The seed covers that
+			// area (a metre inside its edges) at z0-3: four GetMaps,
+			// whose metatiles are stored whole (1 + 4 + 16 + 16 tiles).
 			box := tileBox("EPSG:900913", 3, 4, 0)
 			box2 := tileBox("EPSG:900913", 3, 7, 3)
+			wantDone(t, seedAndWait(t, a, "wms:world", fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
+				"bounds":{"coords":{"double":[%f,%f,%f,%f]}},"format":"`+f.mime+`","threadCount":2}}`, box[0]+1, box[1]+1, box2[2]-1, box2[3]-1)))
+			prefix := "wms:world/EPSG:900913/" + f.id + "/default/"
+			if got := len(keys(t, a, prefix)); got != 1+4+16+16 {
+				t.Fatalf("%d tiles stored, want 37", got)
+			}
 			ref := getMap(t, wmsURL, layers, "EPSG:900913", [4]float64{box[0], box[1], box2[2], box2[3]}, 1024, 1024, nil)
 			check := func(name string, tile, ref image.Image, ox, oy int) {
 				t.Helper()
@@ -251,13 +253,16 @@ func TestWMSSeedFromTIFF(t *testing.T) {
 	t.Parallel()
 	embeddedPass(t, "what the WMS source asks upstream and the image encoders make of its answers")
 	a, wmsURL := startWMS(t)
-	wantDone(t, seedAndWait(t, a, "wms:tiff", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
-		"format":"image/png","threadCount":2}}`))
-	prefix := "wms:tiff/EPSG:900913/png/default/"
-	if got := len(keys(t, a, prefix)); got != 85 {
-		t.Fatalf("%d tiles stored, want 85", got)
-	}
+	// The seed covers the z3 metatile x 0..3, y 4..7 (a metre inside its
+	// edges) at z0-3: four GetMaps, whose metatiles are stored whole
+	// (1 + 4 + 16 + 16 tiles).
 	box, box2 := tileBox("EPSG:900913", 3, 0, 4), tileBox("EPSG:900913", 3, 3, 7)
+	wantDone(t, seedAndWait(t, a, "wms:tiff", fmt.Sprintf(`{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
+		"bounds":{"coords":{"double":[%f,%f,%f,%f]}},"format":"image/png","threadCount":2}}`, box[0]+1, box[1]+1, box2[2]-1, box2[3]-1)))
+	prefix := "wms:tiff/EPSG:900913/png/default/"
+	if got := len(keys(t, a, prefix)); got != 37 {
+		t.Fatalf("%d tiles stored, want 37", got)
+	}
 	ref := getMap(t, wmsURL, "hillshade,polygons,lines,points", "EPSG:900913", [4]float64{box[0], box[1], box2[2], box2[3]}, 1024, 1024, nil)
 	for _, xy := range [][2]int64{{0, 4}, {1, 7}, {3, 5}, {2, 6}} {
 		tile := decodeTile(t, a, fmt.Sprintf("%s3/%d/%d.png", prefix, xy[0], xy[1]), "image/png")
