@@ -24,6 +24,7 @@ import (
 	"tilecache/internal/source"
 	"tilecache/internal/source/testpattern"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -70,9 +71,11 @@ var waitScale = func() time.Duration {
 	return time.Duration(n)
 }()
 
+// waitFor waits until cond holds (testenv.Eventually), its bound
+// stretched by waitScale.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	waitEvery(t, timeout, 20*time.Millisecond, what, cond)
+	testenv.Eventually(t, timeout*waitScale, what, cond)
 }
 
 // waitEvery is waitFor checking cond every interval: a long wait whose

@@ -168,6 +168,11 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 	inputs := encodeInputs() // made once: building them is most of the test's time under -race
 	for _, format := range []string{"image/png", "image/png24", "image/png; mode=24bit"} {
 		for _, level := range []int{0, 1, 6, 9} {
+			if level != 0 && format != "image/png" {
+				// The 24-bit names choose the colour type, not the
+				// deflate: image/png tries the levels.
+				continue
+			}
 			enc, err := NewEncoder(format, Options{PNGCompression: level})
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 const (
@@ -219,13 +220,7 @@ func wantNextID(t testing.TB, a *apptest.App, want int64) {
 
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(t, timeout, what, cond)
 }
 
 // doReader sends a request whose body is read from r, with the test

@@ -21,6 +21,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A service that tests need: what it is called in messages and the make
@@ -286,4 +287,23 @@ func RequireAxe(t testing.TB) string {
 // program under test starts.
 func Label(t testing.TB) {
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("test", t.Name())))
+}
+
+// Eventually waits until cond holds, failing the test after timeout with
+// what it waited for. It checks at once, then after pauses that start at
+// 10 ms and grow by half each time to at most 200 ms: a short wait ends
+// promptly, and a long one (a seed of thousands of tiles, each check a
+// status list read from the task store) does not spend the CPU and the
+// stack that the work waited for needs on checks 50 times a second.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	pause := 10 * time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(pause)
+		pause = min(pause*3/2, 200*time.Millisecond)
+	}
 }
