@@ -169,11 +169,11 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 	if got, want := keys(t, a, "run:world/EPSG:4326/jpeg/default/"), expectKeys("run:world/EPSG:4326/jpeg/default/", 0, 1, "jpeg"); !slices.Equal(got, want) {
 		t.Errorf("seeded %v, want %v", got, want)
 	}
-	// And in the custom grid set: 2 + 8 tiles of 512 pixels.
-	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"Quarter","zoomStart":0,"zoomStop":1,"format":"image/png"}}`)
+	// And in the custom grid set: the 2 tiles of 512 pixels of its level 0.
+	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"Quarter","zoomStart":0,"zoomStop":0,"format":"image/png"}}`)
 	waitFinished(t, a, ids(rows), 2*time.Minute)
-	if n := len(keys(t, a, "run:world/Quarter/png/default/")); n != 10 {
-		t.Errorf("seeded %d tiles of Quarter, want 10", n)
+	if got := keys(t, a, "run:world/Quarter/png/default/"); !slices.Equal(got, []string{"run:world/Quarter/png/default/0/0/0.png", "run:world/Quarter/png/default/0/1/0.png"}) {
+		t.Errorf("seeded %v of Quarter, want its 2 tiles of level 0", got)
 	}
 
 	// Refusals.
@@ -199,7 +199,7 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 
 	// DELETE with a task in progress is refused; without truncate the
 	// tiles stay; the grid set can go once no layer uses it.
-	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"Quarter","zoomStart":0,"zoomStop":1,"format":"image/png","type":"reseed"}}`)
+	rows = seedReq(t, a, "run:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":1,"zoomStop":1,"format":"image/png","type":"reseed"}}`)
 	if res := a.Do(t, "DELETE", "/rest/layers/run:world.xml", ""); res.Status != http.StatusConflict || !strings.Contains(res.Body, "kill them first") {
 		// The reseed may have finished already: then the DELETE went
 		// through, which the next checks would catch.
