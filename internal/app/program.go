@@ -476,6 +476,12 @@ func (c *sourceCache) check(cat *layer.Catalogue) error {
 // lanes the previous process left RUNNING.
 func (p *Program) Run(ctx context.Context) error {
 	ctx = p.metricsContext(ctx)
+	// Installed first: the listener answers from the start, while the
+	// recovery or sweep below may take seconds (a DynamoDB query under
+	// load), and what its requests record must not be dropped.
+	if p.Prometheus != nil {
+		defer p.Metrics.Install(p.Prometheus)()
+	}
 	if p.RecoverAll {
 		if err := p.Engine.Recover(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -485,9 +491,6 @@ func (p *Program) Run(ctx context.Context) error {
 		}
 	} else if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
 		p.log.Error("sweep", "err", err)
-	}
-	if p.Prometheus != nil {
-		defer p.Metrics.Install(p.Prometheus)()
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { p.publish(ctx) })
