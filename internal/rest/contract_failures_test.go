@@ -13,6 +13,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 )
 
 type failuresDoc struct {
@@ -56,7 +57,7 @@ func TestFailureReasons(t *testing.T) {
 	wantKill := a.Do(t, "POST", "/rest/seed/slow:world", "kill_all=all", "Content-Type", ctForm)
 	wantOK(t, wantKill, ctHTML)
 	ids := []int64{first[0][3], budget[0][3], budget[1][3]}
-	waitFor(t, 20*time.Second, "the broken tasks to abort", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the broken tasks to abort", func() bool {
 		for _, id := range append(ids, done[0][3]) {
 			tk, err := a.Local.Tasks.Get(t.Context(), id)
 			if err != nil || tk.Status.Active() {
@@ -65,9 +66,9 @@ func TestFailureReasons(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 5*time.Second, "three failures recorded", func() bool { return len(getFailures(t, a, "").Failures) == 3 })
+	testenv.Eventually(t, 5*time.Second, "three failures recorded", func() bool { return len(getFailures(t, a, "").Failures) == 3 })
 	// Gone from the status lists (contract §5.4) but still kept.
-	waitFor(t, 12*time.Second, "the finished tasks to leave the status list", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 12*time.Second, "the finished tasks to leave the status list", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 	d := getFailures(t, a, "")
 	got := map[int64]int{}
 	for i, f := range d.Failures {

@@ -97,7 +97,7 @@ func TestLayersFromCapabilitiesREST(t *testing.T) {
 		t.Errorf("GET the layer put: %d %s", res.Status, res.Body)
 	}
 	seedJSON(t, a, "points", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":0,"format":"image/png"}}`)
-	waitFor(t, 30*time.Second, "the seed of the layer put", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 30*time.Second, "the seed of the layer put", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 	if res := a.Do(t, "GET", "/tiles/points/EPSG:4326/png/0/0/0.png", ""); res.Status != http.StatusOK || res.Header.Get("Content-Type") != "image/png" {
 		t.Errorf("a tile of the layer put, seeded from the WMS: %d %q %q", res.Status, res.Header.Get("Content-Type"), res.Body)
 	}

@@ -12,10 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
 )
 
 const (
@@ -216,11 +214,6 @@ func wantNextID(t testing.TB, a *apptest.App, want int64) {
 	t.Helper()
 	rows := seedJSON(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":0}}`)
 	wantIDs(t, rows, want, 1)
-}
-
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testenv.Eventually(t, timeout, what, cond)
 }
 
 // doReader sends a request whose body is read from r, with the test

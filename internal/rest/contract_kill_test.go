@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 const (
@@ -123,7 +124,7 @@ func TestKillPageFinished(t *testing.T) {
 	seedJSON(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":0,"type":"truncate"}}`)
 	seedJSON(t, a, "broken:world", `{"seedRequest":{"zoomStart":2,"zoomStop":2}}`)
 	want := map[int64]int64{1: 2, 2: 2, 3: 2, 4: -1}
-	waitFor(t, 3*time.Second, "tasks 1–4 to finish", func() bool {
+	testenv.Eventually(t, 3*time.Second, "tasks 1–4 to finish", func() bool {
 		got := map[int64]int64{}
 		for _, r := range list(t, a, "/rest/seed.json") {
 			got[r[3]] = r[4]

@@ -11,6 +11,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 )
 
 func statusOf(t testing.TB, a *apptest.App) map[int64]int64 {
@@ -28,7 +29,7 @@ func TestKillOneTask(t *testing.T) {
 	rows := seedJSON(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":5,"threadCount":3}}`)
 	defer killAll(t, a)
 	wantIDs(t, rows, 1, 3) // 1 and 2 run, 3 pends
-	waitFor(t, 10*time.Second, "task 2 to make progress", func() bool {
+	testenv.Eventually(t, 10*time.Second, "task 2 to make progress", func() bool {
 		tk, err := a.Local.Tasks.Get(t.Context(), 2)
 		return err == nil && tk.Done > 0
 	})
@@ -89,11 +90,11 @@ func TestKillOneTask(t *testing.T) {
 	if st[1] != 1 || st[2] == 0 || st[2] == 1 {
 		t.Fatalf("after killing task 2: got %v, want 1 RUNNING and 2 gone or -1", st)
 	}
-	waitFor(t, 5*time.Second, "task 3 to take the freed thread", func() bool { return statusOf(t, a)[3] == 1 })
+	testenv.Eventually(t, 5*time.Second, "task 3 to take the freed thread", func() bool { return statusOf(t, a)[3] == 1 })
 	// While task 1 goes on, the killed task stands still.
 	before, _ := a.Local.Tasks.Get(t.Context(), 2)
 	one, _ := a.Local.Tasks.Get(t.Context(), 1)
-	waitFor(t, 10*time.Second, "task 1 to go on", func() bool {
+	testenv.Eventually(t, 10*time.Second, "task 1 to go on", func() bool {
 		now, _ := a.Local.Tasks.Get(t.Context(), 1)
 		return now.Done > one.Done
 	})

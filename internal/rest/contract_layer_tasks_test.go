@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 // slowStoreLayer is a store-managed layer that draws a tile in 40 ms.
@@ -41,7 +42,7 @@ func TestLayerChangesWhileTasksRun(t *testing.T) {
 	rows := seedJSON(t, a, "run:slow", `{"seedRequest":{"zoomStart":0,"zoomStop":4,"threadCount":1}}`)
 	defer killAll(t, a)
 	id := ids(rows)[0]
-	waitFor(t, 10*time.Second, "a tile of the seed", func() bool { return len(a.Keys(t, "run:slow/")) > 0 })
+	testenv.Eventually(t, 10*time.Second, "a tile of the seed", func() bool { return len(a.Keys(t, "run:slow/")) > 0 })
 
 	busy := "Layer run:slow has tasks in progress (" + strconv.FormatInt(id, 10) + "): "
 	wantError(t, a.Do(t, "PUT", "/rest/layers/run:slow.xml?truncate=true", slowWMSDoc, xml...), http.StatusConflict,
@@ -54,7 +55,7 @@ func TestLayerChangesWhileTasksRun(t *testing.T) {
 	}
 
 	killAll(t, a)
-	waitFor(t, 30*time.Second, "the killed seed to stop", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the killed seed to stop", func() bool {
 		for _, r := range list(t, a, "/rest/seed/run:slow.json") {
 			if r[4] == 0 || r[4] == 1 {
 				return false
@@ -68,7 +69,7 @@ func TestLayerChangesWhileTasksRun(t *testing.T) {
 	}
 	// The tiles are truncated in the background, by a TRUNCATE task of the
 	// deleted layer's name.
-	waitFor(t, 30*time.Second, "the deleted layer's truncation to end", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the deleted layer's truncation to end", func() bool {
 		res := a.Do(t, "GET", "/rest/seed/run:slow.json", "")
 		return res.Status == http.StatusBadRequest // the mark is gone with the truncation
 	})

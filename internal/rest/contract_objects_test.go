@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestObjectEndpoint(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})
 	seedJSON(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)
-	waitFor(t, 10*time.Second, "the seed to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 10*time.Second, "the seed to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 	get := func(method, path string) apptest.Response { t.Helper(); return a.DoAuth(t, "", "", method, path, "") }
 
 	res := get("GET", "/demo:world/EPSG:4326/png/default/1/3/1.png")

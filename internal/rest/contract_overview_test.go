@@ -109,10 +109,10 @@ func TestOverview(t *testing.T) {
 		t.Fatalf("PUT quota: %d %s", res.Status, res.Body)
 	}
 	seedJSON(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":1,"format":"image/png"}}`)
-	waitFor(t, 60*time.Second, "the seed to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 60*time.Second, "the seed to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 	// One running and one pending task of slow:world (one seed thread).
 	slow := seedJSON(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":6,"threadCount":2}}`)
-	waitFor(t, 10*time.Second, "slow:world to run", func() bool {
+	testenv.Eventually(t, 10*time.Second, "slow:world to run", func() bool {
 		st := map[int64]int64{}
 		for _, r := range list(t, a, "/rest/seed/slow:world.json") {
 			st[r[3]] = r[4]
@@ -189,7 +189,7 @@ func TestOverview(t *testing.T) {
 
 	// Killed: slow:world's last finished task is ABORTED, killed.
 	killAll(t, a)
-	waitFor(t, 10*time.Second, "slow:world's tasks to stop", func() bool { return len(list(t, a, "/rest/seed/slow:world.json")) == 0 })
+	testenv.Eventually(t, 10*time.Second, "slow:world's tasks to stop", func() bool { return len(list(t, a, "/rest/seed/slow:world.json")) == 0 })
 	d = getOverview(t, a)
 	for _, l := range d.Layers {
 		if l.Name == "slow:world" {

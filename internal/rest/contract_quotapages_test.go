@@ -15,6 +15,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/quota"
+	"tilecache/internal/testenv"
 )
 
 type pagesDoc struct {
@@ -59,7 +60,7 @@ func TestQuotaPages(t *testing.T) {
 	// 64×64 tiles, 90° at z7 of EPSG:4326), and the top-left grid set's z1.
 	seedJSON(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","bounds":{"coords":{"double":[-91,-1,-89,1]}},"zoomStart":6,"zoomStop":7,"format":"image/png","threadCount":2}}`)
 	seedJSON(t, a, "demo:world", `{"seedRequest":{"gridSetId":"TopLeft4326","zoomStart":1,"zoomStop":1,"format":"image/png"}}`)
-	waitFor(t, 120*time.Second, "the seeds to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 120*time.Second, "the seeds to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 
 	// Reads of one page, through the access log intake.
 	last := time.Now().UTC().Truncate(time.Millisecond)

@@ -16,6 +16,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/auth"
+	"tilecache/internal/testenv"
 )
 
 const (
@@ -363,7 +364,7 @@ func TestAuthentication(t *testing.T) {
 		stored := func() int {
 			return len(a.TileKeys(t, "demo:world/"))
 		}
-		waitFor(t, 5*time.Second, "task 1 to store its tiles", func() bool {
+		testenv.Eventually(t, 5*time.Second, "task 1 to store its tiles", func() bool {
 			for _, r := range list(t, a, "/rest/seed.json") {
 				if r[3] == 1 && r[4] != 2 {
 					return false

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -18,7 +19,7 @@ func TestTileEndpoint(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})
 	seedJSON(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)
 	seedJSON(t, a, "topp:states", `{"seedRequest":{"zoomStart":0,"zoomStop":0,"parameters":{"entry":{"string":["STYLES","polygon"]}}}}`)
-	waitFor(t, 10*time.Second, "the seeds to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 10*time.Second, "the seeds to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 
 	get := func(path string) apptest.Response { t.Helper(); return a.DoAuth(t, "", "", "GET", path, "") }
 	res := get("/tiles/demo:world/EPSG:4326/png/1/3/1.png")

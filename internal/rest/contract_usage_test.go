@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 // The usage report, GET /rest/diskquota/usage.json|.xml (README "Disk
@@ -23,7 +24,7 @@ func TestUsageReport(t *testing.T) {
 		t.Fatalf("PUT: got %d %q", res.Status, res.Body)
 	}
 	rows := seedJSON(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)
-	waitFor(t, 10*time.Second, "the seed to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 10*time.Second, "the seed to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 	_ = rows
 
 	res = a.Do(t, "GET", "/rest/diskquota/usage.json", "")
