@@ -201,7 +201,7 @@ func TestLayerCoverageGeometry(t *testing.T) {
     metatiling: [4, 4]
     renderOnMiss: {enabled: true}
     coverage: {geometry: "%s"}
-    source: {type: wms, url: "%s", layers: "hillshade,polygons,lines,points"}
+    source: {type: wms, url: "%s", layers: "polygons,lines,points"}
 `, triangleWKT(), wms.URL)
 	a := apptest.Start(t, apptest.Options{Layers: layers})
 	const prefix = "cov:world/EPSG:4326/png/default/"
