@@ -45,6 +45,10 @@ eval "$wms_env"
 # Headless Chromium (demo page test) and GDAL (map-client test), once.
 bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib or OpenLayers could not be installed; failing" >&2; exit 1; }
 export TILECACHE_REQUIRE_DEVSTACK=1
+# The stack is this run's own and goes whole when it ends (MinIO's data
+# directory with it): the end-to-end tests leave the objects they wrote
+# rather than delete them one by one (apptest).
+export TILECACHE_TEST_DISPOSABLE_STACK=1
 
 "${MAKE:-make}" -s --no-print-directory lint-template GO="$GO"
 # Two passes, each its own `go test` process: every package on the embedded
