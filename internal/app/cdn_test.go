@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 // requestPath is the URL path a client asks the CDN for a key (without
@@ -97,7 +98,7 @@ func TestCDNInvalidatesWhatChanged(t *testing.T) {
 	submit := func(body string) {
 		t.Helper()
 		seedReq(t, a, "quota:world", `{"seedRequest":{`+body+`}}`)
-		waitFor(t, 60*time.Second, "the tasks to finish", func() bool { return len(listRows(t, a, "/rest/seed.json")) == 0 })
+		testenv.Eventually(t, 60*time.Second, "the tasks to finish", func() bool { return len(listRows(t, a, "/rest/seed.json")) == 0 })
 	}
 
 	// Seeding adds tiles: only the documents of the new tile set change.
@@ -142,7 +143,7 @@ func TestCDNInvalidatesWhatChanged(t *testing.T) {
 		paths := cdnStep(t, a, c, func() {
 			putQuota(t, a, `"enabled":true,"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"SECONDS","layerQuotas":[`+
 				layerQuotaJSON("quota:world", "LRU", 1)+`]`)
-			waitFor(t, 30*time.Second, "the clean-up to delete every page", func() bool { return len(keys(t, a, set)) == 0 })
+			testenv.Eventually(t, 30*time.Second, "the clean-up to delete every page", func() bool { return len(keys(t, a, set)) == 0 })
 		})
 		wantCovered(t, "clean-up", tilePaths(paths), before, before)
 		putQuota(t, a, `"enabled":false,"layerQuotas":[]`)

@@ -14,6 +14,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 )
 
 // TestConsoleKillOneTask kills one running task with its row's button:
@@ -78,7 +79,7 @@ func TestConsoleFailureReasons(t *testing.T) {
 			Reason string `json:"reason"`
 		} `json:"failures"`
 	}
-	waitFor(t, 20*time.Second, "both tasks to end and their failures to be recorded", func() bool {
+	testenv.Eventually(t, 20*time.Second, "both tasks to end and their failures to be recorded", func() bool {
 		for _, id := range ids(rows) {
 			if tk, err := a.Local.Tasks.Get(t.Context(), id); err != nil || tk.Status.Active() {
 				return false
@@ -159,7 +160,7 @@ func TestConsoleParameterChoices(t *testing.T) {
 	}
 	page.Do(t, "submit", chromedp.Click(chromedp.CSS(`#seed-submit`)))
 	var job task.Job
-	waitFor(t, 20*time.Second, "the submitted job", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the submitted job", func() bool {
 		var err error
 		job, err = a.Local.Tasks.Job(t.Context(), 1)
 		return err == nil

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 // TestCrossSiteKillRefused: a page of another site that posts
@@ -29,7 +30,7 @@ func TestCrossSiteKillRefused(t *testing.T) {
 		}
 		return false
 	}
-	waitFor(t, 10*time.Second, "the seed to run", running)
+	testenv.Eventually(t, 10*time.Second, "the seed to run", running)
 	browser := []string{"Content-Type", "application/x-www-form-urlencoded", "Origin", "https://evil.example",
 		"Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document"}
 	res := a.Do(t, "POST", "/rest/seed", "kill_all=all", browser...)
@@ -50,7 +51,7 @@ func TestCrossSiteKillRefused(t *testing.T) {
 	}
 	// The seed keeps running: still RUNNING, its count still moving.
 	before, _ := a.Local.Tasks.Get(t.Context(), id)
-	waitFor(t, 10*time.Second, "the seed to make progress", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the seed to make progress", func() bool {
 		now, _ := a.Local.Tasks.Get(t.Context(), id)
 		return now.Done > before.Done
 	})
@@ -69,7 +70,7 @@ func TestCrossSiteKillRefused(t *testing.T) {
 	if !strings.Contains(page, "slow:world, SEED, RUNNING") {
 		t.Errorf("curl's kill page does not list the running task: %s", page)
 	}
-	waitFor(t, 10*time.Second, "the killed seed to stop", func() bool { return !running() })
+	testenv.Eventually(t, 10*time.Second, "the killed seed to stop", func() bool { return !running() })
 }
 
 func basicAuth() string {

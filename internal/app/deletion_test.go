@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -95,7 +96,7 @@ func deleteGone(t *testing.T, a *apptest.App) int64 {
 		t.Fatalf("DELETE ?truncate=true: %d %s", res.Status, res.Body)
 	}
 	t.Logf("DELETE ?truncate=true answered in %v", took.Round(time.Millisecond))
-	if took > 5*time.Second*waitScale { // a whole truncation takes tens of seconds
+	if took > 5*time.Second*testenv.WaitScale() { // a whole truncation takes tens of seconds
 		t.Errorf("DELETE ?truncate=true took %v: the truncation is not the request's", took)
 	}
 	id, _ := strconv.ParseInt(m[1], 10, 64)
@@ -177,7 +178,7 @@ func TestLayerDeletedInTheBackground(t *testing.T) {
 	}
 	// A TRUNCATE row of the deleted name, in both lists, making progress.
 	var progress row
-	waitFor(t, 20*time.Second, "the truncation to make progress", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the truncation to make progress", func() bool {
 		r, ok := rowOf(listRows(t, a, "/rest/seed.json"), id)
 		if !ok {
 			t.Fatalf("task %d not listed in /rest/seed.json", id)
@@ -224,7 +225,7 @@ func TestLayerDeletedInTheBackground(t *testing.T) {
 	if tiles, bytes := usedBy(t, a, "run:gone"); tiles != 0 || bytes != 0 {
 		t.Errorf("the usage report counts %d tiles, %d bytes of the deleted layer, want none", tiles, bytes)
 	}
-	waitFor(t, 10*time.Second, "the truncation's row to end", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the truncation's row to end", func() bool {
 		r, ok := rowOf(listRows(t, a, "/rest/seed.json"), id)
 		return !ok || r[4] == 2 && r[0] == r[1]
 	})
@@ -253,7 +254,7 @@ func TestDeletedLayerTruncationKilled(t *testing.T) {
 	if res.Status != http.StatusOK || !strings.Contains(res.Body, fmt.Sprintf("[%d: run:gone, TRUNCATE, ", id)) {
 		t.Fatalf("kill: %d %s", res.Status, res.Body)
 	}
-	waitFor(t, 5*time.Second, "the killed truncation to leave the list", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the killed truncation to leave the list", func() bool {
 		r, ok := rowOf(listRows(t, a, "/rest/seed.json"), id)
 		return !ok || r[4] == -1
 	})

@@ -50,7 +50,7 @@ func TestDemoPageShowsTheStoredTiles(t *testing.T) {
 		waitFinished(t, a, ids(seedReq(t, a, "demo:world", body)), 60*time.Second)
 	}
 	var entries []indexEntry
-	waitFor(t, 10*time.Second, "index.json to list both tile sets and the page to be written", func() bool {
+	testenv.Eventually(t, 10*time.Second, "index.json to list both tile sets and the page to be written", func() bool {
 		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
 		var idx struct {
 			TileSets []indexEntry `json:"tileSets"`

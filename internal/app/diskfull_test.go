@@ -10,6 +10,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 )
 
 // TestSeedOnAFullDisk: the embedded backend's tiles on a small file system
@@ -50,7 +51,7 @@ func TestSeedOnAFullDisk(t *testing.T) {
 		Checkpoint: 100 * time.Millisecond, Log: logs, Env: map[string]string{"TILECACHE_LANE_VISIBILITY": "1s"}})
 	waitSettled(t, a)
 	rows := seedReq(t, a, "quota:world", `{"seedRequest":{"zoomStart":0,"zoomStop":5,"threadCount":2}}`)
-	waitFor(t, time.Minute, "the disk to fill up", func() bool { return strings.Contains(logs.String(), "no space left on device") })
+	testenv.Eventually(t, time.Minute, "the disk to fill up", func() bool { return strings.Contains(logs.String(), "no space left on device") })
 	for _, id := range ids(rows) {
 		tk, err := a.Local.Tasks.Get(t.Context(), id)
 		if err != nil {

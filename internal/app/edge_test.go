@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 // edgeWMS is a WMS that answers GetMaps of the requested size: opaque red,
@@ -321,7 +322,7 @@ func TestEdgeTruncationPrecise(t *testing.T) {
 	miss := func(p string) chan int {
 		done := make(chan int, 1)
 		go func() { s, _, _ := getTile(t, a.URL, p); done <- s }()
-		waitFor(t, 10*time.Second, "the render to reach the WMS", func() bool { return u.inFlight.Load() > 0 })
+		testenv.Eventually(t, 10*time.Second, "the render to reach the WMS", func() bool { return u.inFlight.Load() > 0 })
 		return done
 	}
 	// Level 3 of EPSG:4326: 16×8 tiles of 45°; the render is of x 0-1, y 0-1

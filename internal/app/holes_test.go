@@ -14,6 +14,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 )
@@ -250,7 +251,7 @@ func TestSeedRefreshesStaleTilesOnly(t *testing.T) {
 	all := tileKeys("holes:stale", 3, 8, 11, 4, 7, nil)
 	h.step("seed", "holes:stale", z3Box, all)
 	// Every tile stale: older than expireCache by the store's clock.
-	waitFor(t, 10*time.Second, "the tiles to be stale", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the tiles to be stale", func() bool {
 		stale := true
 		if err := h.a.Local.Tiles.List(t.Context(), h.a.Prefix+"holes:stale/", func(o tilestore.Object) error {
 			stale = stale && time.Since(o.Modified) > 3*time.Second

@@ -8,6 +8,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 )
 
 // TestKillOneTaskAcrossProcesses: a one-task kill (kill_thread) sent to
@@ -35,7 +36,7 @@ func TestKillOneTaskAcrossProcesses(t *testing.T) {
 		}
 		return tk
 	}
-	waitFor(t, 60*time.Second, "both lanes to make progress", func() bool { return get(rows[0][3]).Done > 0 && get(rows[1][3]).Done > 0 })
+	testenv.Eventually(t, 60*time.Second, "both lanes to make progress", func() bool { return get(rows[0][3]).Done > 0 && get(rows[1][3]).Done > 0 })
 	stoppedIn := map[string]int{}
 	for i, r := range rows {
 		id := r[3]
@@ -76,7 +77,7 @@ func TestKillOneTaskAcrossProcesses(t *testing.T) {
 		if i == 0 {
 			other := rows[1][3]
 			o := get(other).Done
-			waitFor(t, 20*time.Second, "the other task to go on", func() bool { tk := get(other); return tk.Status == task.Running && tk.Done > o })
+			testenv.Eventually(t, 20*time.Second, "the other task to go on", func() bool { tk := get(other); return tk.Status == task.Running && tk.Done > o })
 		} else {
 			time.Sleep(500 * time.Millisecond)
 		}

@@ -119,7 +119,7 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 		}
 	}
 	// The discovery documents follow: the tile set is in the index.
-	waitFor(t, 10*time.Second, "index.json to list the new layer", func() bool {
+	testenv.Eventually(t, 10*time.Second, "index.json to list the new layer", func() bool {
 		return strings.Contains(a.DoAuth(t, "", "", "GET", "/index.json", "").Body, `"run:world"`)
 	})
 	// JPEG is not a format of the layer yet.
@@ -276,7 +276,7 @@ func TestLayerChangeSeenByAnotherProcess(t *testing.T) {
 		t.Fatalf("PUT layer: %d %s", res.Status, res.Body)
 	}
 	start := time.Now()
-	waitFor(t, 10*time.Second, "process B to know the layer", func() bool {
+	testenv.Eventually(t, 10*time.Second, "process B to know the layer", func() bool {
 		return b.Do(t, "GET", "/rest/layers/run:world.xml", "").Status == http.StatusOK
 	})
 	seen := time.Since(start)
@@ -289,7 +289,7 @@ func TestLayerChangeSeenByAnotherProcess(t *testing.T) {
 		t.Fatalf("PUT the change: %d %s", res.Status, res.Body)
 	}
 	var rows []row
-	waitFor(t, 10*time.Second, "process B to accept a JPEG seed", func() bool {
+	testenv.Eventually(t, 10*time.Second, "process B to accept a JPEG seed", func() bool {
 		res := b.Do(t, "POST", "/rest/seed/run:world.json", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":1,"format":"image/jpeg"}}`)
 		if res.Status == http.StatusOK {
 			rows = decodeRows(t, res.Body)
@@ -297,7 +297,7 @@ func TestLayerChangeSeenByAnotherProcess(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, 2*time.Minute, "the JPEG seed to finish", func() bool {
+	testenv.Eventually(t, 2*time.Minute, "the JPEG seed to finish", func() bool {
 		for _, r := range listRows(t, b, "/rest/seed.json") {
 			if slices.Contains(ids(rows), r[3]) {
 				return false

@@ -19,6 +19,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 )
 
 // pngChunk appends a PNG chunk with its CRC.
@@ -208,7 +209,7 @@ func TestPeakRSSAgainstOversizedAnswers(t *testing.T) {
 	a := p.App()
 	rows := seedReq(t, a, "hostile:wms", `{"seedRequest":{"zoomStart":0,"zoomStop":5,"threadCount":8,"tileFailureRetryCount":0,"totalFailuresBeforeAborting":100000}}`)
 	last := map[int64]int64{} // task id → last status seen
-	waitFor(t, 120*time.Second, "the seed to finish", func() bool {
+	testenv.Eventually(t, 120*time.Second, "the seed to finish", func() bool {
 		active := false
 		for _, r := range listRows(t, a, "/rest/seed.json") {
 			last[r[3]] = r[4]

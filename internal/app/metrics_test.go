@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testenv"
 )
 
 // scrape GETs /metrics and returns every sample as "name{k=v,…}" → value
@@ -69,7 +70,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	rows := seedReq(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:4326","zoomStart":0,"zoomStop":2,"threadCount":2}}`)
 	waitFinished(t, a, ids(rows), 30*time.Second)
 	var after map[string]float64
-	waitFor(t, 5*time.Second, "the seed's metrics", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the seed's metrics", func() bool {
 		after = scrape(t, a)
 		return after[`tilecache_tiles_stored_total{layer=demo:world}`]-before[`tilecache_tiles_stored_total{layer=demo:world}`] >= 42
 	})

@@ -301,7 +301,7 @@ func TestRenderOnMissRacingTruncate(t *testing.T) {
 		status, _, _ := getTile(t, a.URL, "/tiles/od:race/EPSG:4326/png/3/1/1.png")
 		done <- status
 	}()
-	waitFor(t, 10*time.Second, "the render to reach the upstream", func() bool { return calls.Load() > 0 })
+	testenv.Eventually(t, 10*time.Second, "the render to reach the upstream", func() bool { return calls.Load() > 0 })
 	rows := seedReq(t, a, "od:race", `{"seedRequest":{"zoomStart":3,"zoomStop":3,"type":"truncate"}}`)
 	waitFinished(t, a, ids(rows), 30*time.Second)
 	if status := <-done; status != 200 {

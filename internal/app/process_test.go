@@ -22,6 +22,7 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 )
@@ -75,7 +76,7 @@ func TestTwoProcessesShareOneRequest(t *testing.T) {
 	if got := listRows(t, b, "/rest/seed/slow:world.json"); len(got) != 4 {
 		t.Errorf("process B lists %v, want the 4 tasks", got)
 	}
-	waitFor(t, 60*time.Second, "the request to finish", func() bool {
+	testenv.Eventually(t, 60*time.Second, "the request to finish", func() bool {
 		for _, r := range listRows(t, b, "/rest/seed.json") {
 			if r[4] == 0 || r[4] == 1 {
 				return false
@@ -187,7 +188,7 @@ func TestUpstreamCapHoldsAcrossProcesses(t *testing.T) {
 	if bad.Load() != 0 {
 		t.Errorf("%d of 16 renders on miss failed", bad.Load())
 	}
-	waitFor(t, 60*time.Second, "the request to finish", func() bool {
+	testenv.Eventually(t, 60*time.Second, "the request to finish", func() bool {
 		for _, r := range listRows(t, pb.App(), "/rest/seed.json") {
 			if r[4] == 0 || r[4] == 1 {
 				return false
@@ -215,7 +216,7 @@ func TestWorkerKilledMidLaneFinishesExactly(t *testing.T) {
 	dir := t.TempDir()
 	pa := apptest.StartProcess(t, dir, nil)
 	rows := seedReq(t, pa.App(), "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2}}`)
-	waitFor(t, 30*time.Second, "progress on both lanes", func() bool {
+	testenv.Eventually(t, 30*time.Second, "progress on both lanes", func() bool {
 		for _, r := range listRows(t, pa.App(), "/rest/seed.json") {
 			if r[0] < 10 {
 				return false
@@ -225,7 +226,7 @@ func TestWorkerKilledMidLaneFinishesExactly(t *testing.T) {
 	})
 	pa.Kill() // SIGKILL mid-lane: no checkpoint, no continuation, no ack
 	pb := apptest.StartProcess(t, dir, nil)
-	waitFor(t, 60*time.Second, "the request to finish on the fresh process", func() bool {
+	testenv.Eventually(t, 60*time.Second, "the request to finish on the fresh process", func() bool {
 		for _, r := range listRows(t, pb.App(), "/rest/seed.json") {
 			if r[4] == 0 || r[4] == 1 {
 				return false
@@ -280,7 +281,7 @@ func (m *ownMinIO) start(t *testing.T) {
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "MinIO to be ready", func() bool {
+	testenv.Eventually(t, 30*time.Second, "MinIO to be ready", func() bool {
 		res, err := httpGet("http://" + m.addr + "/minio/health/ready")
 		return err == nil && res == 200
 	})
@@ -310,7 +311,7 @@ func TestMinIORestartMidSeedLosesNothing(t *testing.T) {
 	s3 := map[string]string{"AWS_ENDPOINT_URL_S3": "http://" + m.addr, "TILECACHE_S3_BUCKET": "restart"}
 	p := apptest.StartProcess(t, dir, s3)
 	rows := seedReq(t, p.App(), "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2}}`)
-	waitFor(t, 30*time.Second, "progress", func() bool {
+	testenv.Eventually(t, 30*time.Second, "progress", func() bool {
 		for _, r := range listRows(t, p.App(), "/rest/seed.json") {
 			if r[0] < 20 {
 				return false
@@ -321,7 +322,7 @@ func TestMinIORestartMidSeedLosesNothing(t *testing.T) {
 	m.stop()
 	time.Sleep(1500 * time.Millisecond) // lanes fail against the stopped store
 	m.start(t)
-	waitFor(t, 90*time.Second, "the request to finish after the restart", func() bool {
+	testenv.Eventually(t, 90*time.Second, "the request to finish after the restart", func() bool {
 		for _, r := range listRows(t, p.App(), "/rest/seed.json") {
 			if r[4] == 0 || r[4] == 1 {
 				return false

@@ -11,6 +11,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/quota"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -106,7 +107,7 @@ func putQuota(t testing.TB, a *apptest.App, fields string) {
 func waitSettled(t testing.TB, a *apptest.App) usageReport {
 	t.Helper()
 	var r usageReport
-	waitFor(t, 60*time.Second, "usage to be counted with no recount pending", func() bool {
+	testenv.Eventually(t, 60*time.Second, "usage to be counted with no recount pending", func() bool {
 		r = getUsage(t, a)
 		return !r.RecountPending
 	})
@@ -227,7 +228,7 @@ func TestUsageHasNoDrift(t *testing.T) {
 	for _, k := range []string{"3/1/1.png", "4/9/2.png", "4/30/15.png"} {
 		a.Put(t, "quota:world/EPSG:4326/png/default/"+k, []byte("stale"), tilestore.Meta{ContentType: "image/png"})
 	}
-	waitFor(t, 30*time.Second, "a requested recount", func() bool {
+	testenv.Eventually(t, 30*time.Second, "a requested recount", func() bool {
 		done, err := a.Local.Cleaner.Recount(t.Context(), []string{"quota:world"})
 		if err != nil {
 			t.Fatal(err)
@@ -259,7 +260,7 @@ func TestUsageHasNoDrift(t *testing.T) {
 	progress := func(of []row, n int64) {
 		t.Helper()
 		want := ids(of)
-		waitFor(t, 20*time.Second, "progress on both lanes", func() bool {
+		testenv.Eventually(t, 20*time.Second, "progress on both lanes", func() bool {
 			seen := 0
 			for _, r := range listRows(t, a, "/rest/seed.json") {
 				if slices.Contains(want, r[3]) {
@@ -359,7 +360,7 @@ func bytesOf(t *testing.T, a *apptest.App, layer string, pages ...quota.PageKey)
 func wantPagesLeft(t *testing.T, a *apptest.App, layer string, keep []quota.PageKey) {
 	t.Helper()
 	var got []quota.PageKey
-	waitFor(t, 30*time.Second, "the clean-up of "+layer, func() bool {
+	testenv.Eventually(t, 30*time.Second, "the clean-up of "+layer, func() bool {
 		got = slices.Collect(maps.Keys(recorded(t, a, layer)))
 		return len(got) == len(keep)
 	})
@@ -506,7 +507,7 @@ func TestFrequencyChangeReschedules(t *testing.T) {
 	// Enabled, hourly: the first clean-up runs at once (there was none).
 	putQuota(t, a, `"enabled":true,"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"HOURS"`)
 	var first string
-	waitFor(t, 10*time.Second, "the first clean-up", func() bool { first = last(); return first != "" })
+	testenv.Eventually(t, 10*time.Second, "the first clean-up", func() bool { first = last(); return first != "" })
 	time.Sleep(2 * time.Second)
 	if got := last(); got != first {
 		t.Fatalf("hourly clean-up ran again after 2 s: %s, then %s", first, got)
@@ -514,7 +515,7 @@ func TestFrequencyChangeReschedules(t *testing.T) {
 	// Every second: the next one runs within about a second of the PUT.
 	putQuota(t, a, `"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"SECONDS"`)
 	var second string
-	waitFor(t, 5*time.Second, "a clean-up on the new schedule", func() bool { second = last(); return second != first })
+	testenv.Eventually(t, 5*time.Second, "a clean-up on the new schedule", func() bool { second = last(); return second != first })
 	// Back to hourly: no more clean-ups.
 	putQuota(t, a, `"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"HOURS"`)
 	settled := last()

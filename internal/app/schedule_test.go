@@ -22,6 +22,7 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/rest"
 	"tilecache/internal/schedule"
+	"tilecache/internal/testenv"
 )
 
 // scheduleDoc is what GET /rest/schedules/{name}.json shows.
@@ -176,7 +177,7 @@ func TestScheduleMissedRunsFireOnceOnWake(t *testing.T) {
 
 	b := apptest.Start(t, apptest.Options{DataDir: dir})
 	var got scheduleDoc
-	waitFor(t, 30*time.Second, "the missed run", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the missed run", func() bool {
 		got = getSchedule(t, b, "hourly")
 		return got.LastRun != nil && got.LastRun.Outcome != "starting"
 	})

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,31 +58,12 @@ func listRows(t testing.TB, a *apptest.App, path string) []row {
 	return decodeRows(t, res.Body)
 }
 
-// waitScale stretches the bound of every wait (TILECACHE_TEST_WAIT_SCALE,
-// a whole number, default 1; `make test` sets 3): a wait's bound ends a
-// stall, it is no speed figure, and a full test run shares two cores
-// between every package and the race detector.
-var waitScale = func() time.Duration {
-	n, err := strconv.Atoi(os.Getenv("TILECACHE_TEST_WAIT_SCALE"))
-	if err != nil || n < 1 {
-		return 1
-	}
-	return time.Duration(n)
-}()
-
-// waitFor waits until cond holds (testenv.Eventually), its bound
-// stretched by waitScale.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testenv.Eventually(t, timeout*waitScale, what, cond)
-}
-
-// waitEvery is waitFor checking cond every interval: a long wait whose
+// waitEvery is testenv.Eventually checking cond every interval: a long wait whose
 // checks are not free (a status list read from the task store) checks
 // less often, leaving the stack to the work waited for.
 func waitEvery(t testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
 	t.Helper()
-	timeout *= waitScale
+	timeout *= testenv.WaitScale()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -97,7 +77,7 @@ func waitEvery(t testing.TB, timeout, interval time.Duration, what string, cond 
 // their final records from the task store.
 func waitFinished(t testing.TB, a *apptest.App, ids []int64, timeout time.Duration) []task.Task {
 	t.Helper()
-	waitFor(t, timeout, fmt.Sprintf("tasks %v to finish", ids), func() bool {
+	testenv.Eventually(t, timeout, fmt.Sprintf("tasks %v to finish", ids), func() bool {
 		for _, r := range listRows(t, a, "/rest/seed.json") {
 			if slices.Contains(ids, r[3]) && (r[4] == 0 || r[4] == 1) {
 				return false
@@ -194,7 +174,7 @@ func TestSmallSeedEndToEnd(t *testing.T) {
 		t.Fatalf("got rows %v, want 2 tasks holding 42 tiles", rows)
 	}
 	// Progress is visible while the lanes work.
-	waitFor(t, 10*time.Second, "visible progress", func() bool {
+	testenv.Eventually(t, 10*time.Second, "visible progress", func() bool {
 		for _, r := range listRows(t, a, "/rest/seed/slow:world.json") {
 			if r[4] == 1 && r[0] > 0 && r[0] < r[1] && r[2] == r[1]-r[0] {
 				return true
@@ -204,7 +184,7 @@ func TestSmallSeedEndToEnd(t *testing.T) {
 	})
 	// DONE is listed at most briefly, then the tasks are gone.
 	sawDone := false
-	waitFor(t, 15*time.Second, "tasks to leave the list", func() bool {
+	testenv.Eventually(t, 15*time.Second, "tasks to leave the list", func() bool {
 		rows := listRows(t, a, "/rest/seed/slow:world.json")
 		for _, r := range rows {
 			if r[4] == 2 {
@@ -353,7 +333,7 @@ func TestPoolOfTwoWithFiveTasks(t *testing.T) {
 	}
 	// As threads free, pending tasks start, never more than two at once.
 	seenRunning := map[int64]bool{}
-	waitFor(t, 30*time.Second, "all five to run", func() bool {
+	testenv.Eventually(t, 30*time.Second, "all five to run", func() bool {
 		running := 0
 		for _, r := range listRows(t, a, "/rest/seed.json") {
 			if r[4] == 1 {
@@ -441,7 +421,7 @@ func TestKill(t *testing.T) {
 		}
 	}
 	// Within 5 s killed tasks leave the list.
-	waitFor(t, 6*time.Second, "killed tasks to leave the list", func() bool { return len(listRows(t, a, "/rest/seed.json")) == 0 })
+	testenv.Eventually(t, 6*time.Second, "killed tasks to leave the list", func() bool { return len(listRows(t, a, "/rest/seed.json")) == 0 })
 }
 
 func TestRestartMidSeedFinishesWithExactCounts(t *testing.T) {
@@ -449,7 +429,7 @@ func TestRestartMidSeedFinishesWithExactCounts(t *testing.T) {
 	dir := t.TempDir()
 	a := apptest.Start(t, apptest.Options{DataDir: dir, SeedThreads: 2})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":2}}`)
-	waitFor(t, 10*time.Second, "some progress", func() bool {
+	testenv.Eventually(t, 10*time.Second, "some progress", func() bool {
 		for _, r := range listRows(t, a, "/rest/seed.json") {
 			if r[0] > 0 {
 				return true
@@ -482,7 +462,7 @@ func TestDuplicateLaneMessageDoesNotDoubleCount(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3}}`)
 	id := rows[0][3]
-	waitFor(t, 10*time.Second, "progress", func() bool {
+	testenv.Eventually(t, 10*time.Second, "progress", func() bool {
 		tk, _ := a.Local.Tasks.Get(t.Context(), id)
 		return tk.Cursor > 0
 	})
@@ -625,7 +605,7 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
     source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", retries: 5, retryBackoff: 400ms, maxConcurrent: 1}
 `})
 	rows := seedReq(t, a, "failing:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"tileFailureRetryCount":10,"tileFailureRetryWaitTime":2000}}`)
-	waitFor(t, 10*time.Second, "the upstream to be called", func() bool { return calls.Load() >= 2 })
+	testenv.Eventually(t, 10*time.Second, "the upstream to be called", func() bool { return calls.Load() >= 2 })
 	if res := a.Do(t, "POST", "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded"); res.Status != 200 {
 		t.Fatalf("kill: got %d %q", res.Status, res.Body)
 	}

@@ -57,7 +57,7 @@ func TestDemoPageDrawsVectorTiles(t *testing.T) {
 	wantDone(t, waitFinished(t, a, ids(seedReq(t, a, "wms:vector", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":3,
 		"format":"application/vnd.mapbox-vector-tile","threadCount":2}}`)), 120*time.Second))
 	set := -1
-	waitFor(t, 10*time.Second, "index.json to list the vector tile set and the page to be written", func() bool {
+	testenv.Eventually(t, 10*time.Second, "index.json to list the vector tile set and the page to be written", func() bool {
 		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
 		var idx struct {
 			TileSets []struct {

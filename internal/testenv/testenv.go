@@ -19,7 +19,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -289,14 +291,28 @@ func Label(t testing.TB) {
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("test", t.Name())))
 }
 
-// Eventually waits until cond holds, failing the test after timeout with
-// what it waited for. It checks at once, then after pauses that start at
-// 10 ms and grow by half each time to at most 200 ms: a short wait ends
-// promptly, and a long one (a seed of thousands of tiles, each check a
-// status list read from the task store) does not spend the CPU and the
-// stack that the work waited for needs on checks 50 times a second.
+// WaitScale is how much the bound of every wait is stretched
+// (TILECACHE_TEST_WAIT_SCALE, a whole number, default 1; `make test` sets
+// 3): a wait's bound ends a stall, it is no speed figure, and a full test
+// run shares two cores between every package and the race detector.
+var WaitScale = sync.OnceValue(func() time.Duration {
+	n, err := strconv.Atoi(os.Getenv("TILECACHE_TEST_WAIT_SCALE"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return time.Duration(n)
+})
+
+// Eventually waits until cond holds, failing the test after timeout
+// (stretched by WaitScale) with what it waited for. It checks at once,
+// then after pauses that start at 10 ms and grow by half each time to at
+// most 200 ms: a short wait ends promptly, and a long one (a seed of
+// thousands of tiles, each check a status list read from the task store)
+// does not spend the CPU and the stack that the work waited for needs on
+// checks 50 times a second.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout *= WaitScale()
 	deadline := time.Now().Add(timeout)
 	pause := 10 * time.Millisecond
 	for !cond() {
