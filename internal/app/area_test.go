@@ -193,7 +193,7 @@ func TestGeometryErrors(t *testing.T) {
 // covered tiles of its metatile.
 func TestLayerCoverageGeometry(t *testing.T) {
 	t.Parallel()
-	wms := newCountingWMS(t)
+	wms := newWMSProxy(t, nil)
 	layers := apptest.Layers + fmt.Sprintf(`
   - name: cov:world
     gridSubsets: [{gridSet: EPSG:4326}]

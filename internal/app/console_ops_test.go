@@ -181,7 +181,7 @@ func TestConsoleParameterChoices(t *testing.T) {
 func TestConsoleBaseMapReadsOnlyStored(t *testing.T) {
 	t.Parallel()
 	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
-	wms := newCountingWMS(t)
+	wms := newWMSProxy(t, nil)
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, wms.URL, "http://127.0.0.1:1")})
 	seedReq(t, a, "od:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)
 	waitLive(t, a, 0, 60*time.Second)

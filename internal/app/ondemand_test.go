@@ -23,22 +23,27 @@ import (
 	"tilecache/internal/testenv"
 )
 
-// countingWMS is a proxy in front of the test WMS that counts GetMaps.
-type countingWMS struct {
+// wmsProxy is a proxy in front of the test WMS that counts GetMaps and
+// shows each answer to a hook, if one is given.
+type wmsProxy struct {
 	URL     string // the layer's url: the proxy with the WMS's own path and query
 	getMaps atomic.Int64
 }
 
-func newCountingWMS(t *testing.T) *countingWMS {
+// newWMSProxy starts a proxy to the test WMS. answered, when not nil,
+// sees each request's query and the WMS's answer (status, Content-Type,
+// body) before the proxy passes it on.
+func newWMSProxy(t *testing.T, answered func(q url.Values, status int, contentType string, body []byte)) *wmsProxy {
 	t.Helper()
 	u, err := url.Parse(testenv.RequireWMS(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &countingWMS{}
+	p := &wmsProxy{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.EqualFold(r.URL.Query().Get("REQUEST"), "GetMap") {
-			c.getMaps.Add(1)
+		q := r.URL.Query()
+		if strings.EqualFold(q.Get("REQUEST"), "GetMap") {
+			p.getMaps.Add(1)
 		}
 		res, err := http.Get(u.Scheme + "://" + u.Host + r.RequestURI)
 		if err != nil {
@@ -46,16 +51,24 @@ func newCountingWMS(t *testing.T) *countingWMS {
 			return
 		}
 		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		if answered != nil {
+			answered(q, res.StatusCode, res.Header.Get("Content-Type"), body)
+		}
 		w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
 		w.WriteHeader(res.StatusCode)
-		io.Copy(w, res.Body)
+		w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
-	c.URL = srv.URL + u.Path
+	p.URL = srv.URL + u.Path
 	if u.RawQuery != "" {
-		c.URL += "?" + u.RawQuery
+		p.URL += "?" + u.RawQuery
 	}
-	return c
+	return p
 }
 
 const onDemandLayers = `
@@ -94,7 +107,7 @@ func getTile(t *testing.T, base, path string) (int, http.Header, []byte) {
 // and refused parameters never reach the WMS; usage equals the listing.
 func TestRenderOnMiss(t *testing.T) {
 	t.Parallel()
-	wms := newCountingWMS(t)
+	wms := newWMSProxy(t, nil)
 	failing := httptest.NewServer(http.NotFoundHandler())
 	defer failing.Close()
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, wms.URL, failing.URL)})
@@ -227,7 +240,7 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 func TestRenderOnMissTwoProcesses(t *testing.T) {
 	t.Parallel()
 	awsPass(t)
-	wms := newCountingWMS(t)
+	wms := newWMSProxy(t, nil)
 	dir := t.TempDir()
 	layers := filepath.Join(dir, "od-layers.yaml")
 	if err := os.WriteFile(layers, []byte(apptest.Layers+fmt.Sprintf(onDemandLayers, wms.URL, "http://127.0.0.1:1")), 0o644); err != nil {

@@ -105,37 +105,24 @@ func ogrLayers(t *testing.T, dir string, data []byte) (counts map[string]int, at
 
 var ogrFeature = regexp.MustCompile(`(?m)^OGRFeature`)
 
-// mvtRecorder passes GetMaps to the test WMS and keeps MapServer's MVT
-// answers by the tile whose area the request's BBOX is (to a millimetre):
-// what the seed was given for each tile it asked.
+// mvtRecorder keeps MapServer's MVT answers to GetMaps (through a
+// wmsProxy) by the tile whose area the request's BBOX is (to a
+// millimetre): what the seed was given for each tile it asked.
 type mvtRecorder struct {
-	wmsURL string
 	mu     sync.Mutex
 	byTile map[[3]int64][]byte
 }
 
-func (m *mvtRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	res, err := http.Get(m.wmsURL + "?" + r.URL.RawQuery)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
+// record is the wmsProxy hook.
+func (m *mvtRecorder) record(q url.Values, status int, contentType string, body []byte) {
+	if status != http.StatusOK || contentType != vectortile.MVT || q.Get("FORMAT") != vectortile.MVT {
 		return
 	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
+	if tile, ok := tileOfBBox(q.Get("BBOX")); ok {
+		m.mu.Lock()
+		m.byTile[tile] = body
+		m.mu.Unlock()
 	}
-	if q := r.URL.Query(); res.StatusCode == http.StatusOK && res.Header.Get("Content-Type") == vectortile.MVT && q.Get("FORMAT") == vectortile.MVT {
-		if tile, ok := tileOfBBox(q.Get("BBOX")); ok {
-			m.mu.Lock()
-			m.byTile[tile] = body
-			m.mu.Unlock()
-		}
-	}
-	w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
-	w.WriteHeader(res.StatusCode)
-	w.Write(body)
 }
 
 // tileOfBBox is the tile z/x/y (y from the bottom) of EPSG:900913 whose
@@ -184,10 +171,9 @@ func TestVectorSeedMatchesMapServer(t *testing.T) {
 	// The seed reaches MapServer through a recorder, so that every tile
 	// is compared with what MapServer answered for its area without
 	// asking it twice; the tiles ogrinfo reads are asked again directly.
-	rec := &mvtRecorder{wmsURL: wmsURL, byTile: map[[3]int64][]byte{}}
-	recSrv := httptest.NewServer(rec)
-	t.Cleanup(recSrv.Close)
-	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, recSrv.URL, "http://127.0.0.1:1"), SeedThreads: 2})
+	rec := &mvtRecorder{byTile: map[[3]int64][]byte{}}
+	proxy := newWMSProxy(t, rec.record)
+	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, proxy.URL, "http://127.0.0.1:1"), SeedThreads: 2})
 	// z0-6: 5,461 tiles.
 	const zoomStop = 6
 	start := time.Now()
