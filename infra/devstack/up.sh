@@ -116,8 +116,12 @@ start_minio() {
   fi
   mkdir -p -- "$data"
   log "minio: starting on $S3_URL (console 127.0.0.1:$S3_CONSOLE_PORT, data in $data)"
+  # The data scanner (usage statistics, lifecycle rules: nothing tilecache
+  # reads) at its slowest: with 20,000 objects stored it took 3.3, 7.1, 1.2
+  # and 1.1 s of CPU in the four idle minutes that followed at its default
+  # speed, 0.2 s in all at the slowest.
   MINIO_ROOT_USER="$DEVSTACK_ACCESS_KEY" MINIO_ROOT_PASSWORD="$DEVSTACK_SECRET_KEY" \
-    MINIO_BROWSER=off MINIO_UPDATE=off \
+    MINIO_BROWSER=off MINIO_UPDATE=off MINIO_SCANNER_SPEED=slowest \
     launch minio "$STATE_DIR" "$MINIO_BIN" server "$data" \
     --address "127.0.0.1:$S3_PORT" --console-address "127.0.0.1:$S3_CONSOLE_PORT"
 }
