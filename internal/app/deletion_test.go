@@ -132,7 +132,7 @@ func refusedWhileMarked(t *testing.T, x *apptest.App, who string) {
 // list answers Unknown layer again).
 func waitTruncated(t *testing.T, a *apptest.App, timeout time.Duration) {
 	t.Helper()
-	waitEvery(t, timeout, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
+	testenv.EventuallyEvery(t, timeout, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
 		return a.Do(t, "GET", "/rest/seed/run:gone.json", "").Status == http.StatusBadRequest
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/faultproxy"
 	"tilecache/internal/task"
+	"tilecache/internal/testenv"
 )
 
 const faultLayers = `
@@ -104,7 +105,7 @@ func TestSeedUnderCloudFaults(t *testing.T) {
 		// task store through the proxies, which the lanes need.
 		// The bound on the time is the ratio checked at the end; this
 		// wait only ends a seed that stalls.
-		waitEvery(t, 5*time.Minute, 500*time.Millisecond, fmt.Sprintf("tasks %v to finish", want), func() bool {
+		testenv.EventuallyEvery(t, 5*time.Minute, 500*time.Millisecond, fmt.Sprintf("tasks %v to finish", want), func() bool {
 			res := a.Do(t, "GET", "/rest/seed/"+layer+".json", "")
 			switch res.Status {
 			case 503:

@@ -215,7 +215,7 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 		}
 		// The tiles go in the background: the truncation's end removes
 		// the deletion mark, and the name is unknown again.
-		waitEvery(t, time.Minute, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
+		testenv.EventuallyEvery(t, time.Minute, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
 			return a.Do(t, "GET", "/rest/seed/run:world.json", "").Status == http.StatusBadRequest
 		})
 		if n := len(keys(t, a, "run:world/")); n != 0 {
@@ -399,7 +399,7 @@ func TestLayerChangesReachTheCDN(t *testing.T) {
 		}
 		// The tiles go in the background, and the CDN hears of them when
 		// their truncation ends (it removes the deletion mark).
-		waitEvery(t, time.Minute, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
+		testenv.EventuallyEvery(t, time.Minute, 100*time.Millisecond, "the deleted layer's truncation to end", func() bool {
 			return a.Do(t, "GET", "/rest/seed/run:world.json", "").Status == http.StatusBadRequest
 		})
 	})

@@ -58,21 +58,6 @@ func listRows(t testing.TB, a *apptest.App, path string) []row {
 	return decodeRows(t, res.Body)
 }
 
-// waitEvery is testenv.Eventually checking cond every interval: a long wait whose
-// checks are not free (a status list read from the task store) checks
-// less often, leaving the stack to the work waited for.
-func waitEvery(t testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
-	t.Helper()
-	timeout *= testenv.WaitScale()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(interval)
-	}
-}
-
 // waitFinished waits until the tasks are absent from the list and returns
 // their final records from the task store.
 func waitFinished(t testing.TB, a *apptest.App, ids []int64, timeout time.Duration) []task.Task {

@@ -312,14 +312,30 @@ var WaitScale = sync.OnceValue(func() time.Duration {
 // checks 50 times a second.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	wait(t, timeout, what, cond, 10*time.Millisecond, func(p time.Duration) time.Duration { return min(p*3/2, 200*time.Millisecond) })
+}
+
+// EventuallyEvery is Eventually checking cond every interval: for a long
+// wait whose checks are not free (a status list read from the task store
+// through a fault proxy), so that they leave the stack to the work waited
+// for.
+func EventuallyEvery(t testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
+	wait(t, timeout, what, cond, interval, func(p time.Duration) time.Duration { return p })
+}
+
+// wait checks cond at once and then after each pause, the first pause
+// given and each next one made from the last by next, until cond holds or
+// timeout (stretched by WaitScale) has passed.
+func wait(t testing.TB, timeout time.Duration, what string, cond func() bool, pause time.Duration, next func(time.Duration) time.Duration) {
+	t.Helper()
 	timeout *= WaitScale()
 	deadline := time.Now().Add(timeout)
-	pause := 10 * time.Millisecond
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(pause)
-		pause = min(pause*3/2, 200*time.Millisecond)
+		pause = next(pause)
 	}
 }
