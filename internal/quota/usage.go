@@ -174,7 +174,9 @@ type Accounting interface {
 	// MarkDirty flags layers for a recount.
 	MarkDirty(ctx context.Context, layers []string) error
 	// RemoveLayer forgets every page of a layer and zeroes its totals (mass
-	// truncation), leaving the layer dirty if dirty is set.
+	// truncation, a deleted layer's truncation), leaving the layer dirty
+	// if dirty is set and clearing a recount flagged before otherwise: the
+	// caller deleted every tile of the layer, so zero is its exact count.
 	RemoveLayer(ctx context.Context, layer string, dirty bool) error
 }
 

@@ -199,6 +199,17 @@ func Run(t *testing.T, newStore func(t *testing.T) quota.UsageStore) {
 			t.Error("layer dirty after RemoveLayer(dirty=false)")
 		}
 		wantTotals(t, s, "b", 1, 10)
+		// A recount flagged before the removal (a lane taken over, say)
+		// is moot once every tile is gone: the flag goes with the counts.
+		if err := s.MarkDirty(t.Context(), []string{"a"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveLayer(t.Context(), "a", false); err != nil {
+			t.Fatal(err)
+		}
+		if l := wantTotals(t, s, "a", 0, 0); l.Dirty {
+			t.Error("layer marked dirty before RemoveLayer(dirty=false) still dirty after it")
+		}
 		if err := s.RemoveLayer(t.Context(), "b", true); err != nil {
 			t.Fatal(err)
 		}

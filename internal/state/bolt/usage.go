@@ -230,7 +230,7 @@ func (s *Usage) RemoveLayer(ctx context.Context, layer string, dirty bool) error
 		if err := dropOrder(tx, layer); err != nil {
 			return err
 		}
-		return changeLayer(tx, layer, func(r *layerRecord) { r.Tiles, r.Bytes, r.Dirty = 0, 0, dirty || r.Dirty })
+		return changeLayer(tx, layer, func(r *layerRecord) { r.Tiles, r.Bytes, r.Dirty = 0, 0, dirty })
 	})
 }
 

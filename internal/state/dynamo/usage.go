@@ -248,10 +248,7 @@ func (s *Usage) RemoveLayer(ctx context.Context, layer string, dirty bool) error
 		return err
 	}
 	e := newExpr()
-	update := "SET " + e.n(aLayer) + " = " + e.v(str(layer))
-	if dirty {
-		update += ", " + e.n(aDirty) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: true})
-	}
+	update := "SET " + e.n(aLayer) + " = " + e.v(str(layer)) + ", " + e.n(aDirty) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: dirty})
 	s.wrote("RemoveLayer", 1)
 	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
