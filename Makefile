@@ -62,6 +62,7 @@ run: tilecache
 	TILECACHE_ADDR=$(ADDR) TILECACHE_DATA=$(DATA) TILECACHE_UPSTREAM_ALLOW=$(UPSTREAM_ALLOW) ./bin/tilecache serve
 
 ## test: vet, then every test with the race detector, on both backends (starts and stops a local AWS stack and a test WMS)
+test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 test: vet
 	@GO=$(GO) bash infra/test.sh
 

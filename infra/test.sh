@@ -10,6 +10,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"
+# Builds without the clone's directory in them (-trimpath): the build
+# cache's keys then name the module, not the directory, so a new clone of
+# code compiled before (CI's clean clone) reuses those builds instead of
+# compiling every package of the module again, with and without the race
+# detector. The programs the tests build (go build) inherit it; `make
+# test` sets it for its go vet too.
+[[ " ${GOFLAGS:-} " == *" -trimpath "* ]] || export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 
 results="${TILECACHE_TEST_RESULTS_DIR:-$PWD/.devstack/test-results}"
 mkdir -p "$results"
