@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -40,6 +41,7 @@ type Page struct {
 	console  []string // console messages of type error or warning, and uncaught exceptions
 	requests []Request
 	byID     map[network.RequestID]int
+	budget   chan struct{} // closed when the virtual time budget RunVirtualTime set is spent
 }
 
 // Open starts a headless Chromium with a fresh profile, opens url and
@@ -118,6 +120,11 @@ func (p *Page) listen(ev any) {
 			msg += " " + d.Exception.Description
 		}
 		p.console = append(p.console, msg)
+	case *emulation.EventVirtualTimeBudgetExpired:
+		if p.budget != nil {
+			close(p.budget)
+			p.budget = nil
+		}
 	case *network.EventRequestWillBeSent:
 		p.byID[ev.RequestID] = len(p.requests)
 		p.requests = append(p.requests, Request{URL: ev.Request.URL})
@@ -171,6 +178,33 @@ func (p *Page) Eval(t testing.TB, expr string) string {
 func (p *Page) WaitFor(t testing.TB, selector string) {
 	t.Helper()
 	p.Do(t, "wait for "+selector, chromedp.WaitVisible(chromedp.CSS(selector)))
+}
+
+// RunVirtualTime lets d of the page's time pass on Chromium's virtual
+// clock: its timers fire, and Date.now and performance.now move, as if d
+// had passed, in the real time the page's work takes. The clock stands
+// still while one of the page's requests is waiting for its answer, so
+// every request made meanwhile is answered by the real server in the
+// page's order. After d the page's clock stays paused: use it last, for a
+// behaviour over a span of time (e.g. how often an idle page polls).
+func (p *Page) RunVirtualTime(t testing.TB, d time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.budget = done
+	p.mu.Unlock()
+	budget := float64(d.Milliseconds())
+	if _, err := chromedp.Call(p.ctx, emulation.SetVirtualTimePolicy, emulation.SetVirtualTimePolicyParams{
+		Policy: emulation.VirtualTimePolicyPauseIfNetworkFetchesPending,
+		Budget: &budget,
+	}); err != nil {
+		t.Fatalf("virtual time: %v", err)
+	}
+	select {
+	case <-done:
+	case <-p.ctx.Done():
+		t.Fatalf("%v of virtual time did not pass: %v (console: %q)", d, p.ctx.Err(), p.Console())
+	}
 }
 
 // Screenshot returns a PNG of the viewport (CSS pixels at scale 1, so
