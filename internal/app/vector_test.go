@@ -273,9 +273,13 @@ func TestVectorSeedMatchesMapServer(t *testing.T) {
 			t.Errorf("%s: %d bytes stored, MapServer answers %d for the tile", key, len(data), len(direct))
 		}
 		gotCounts, gotAttrs := ogrLayers(t, dir, data)
-		wantCounts, wantAttrs := ogrLayers(t, dir, direct)
-		if fmt.Sprint(gotCounts) != fmt.Sprint(wantCounts) || gotAttrs != wantAttrs {
-			t.Errorf("%s: ogrinfo reads %v from the stored tile, %v from MapServer's (attributes equal: %v)", key, gotCounts, wantCounts, gotAttrs == wantAttrs)
+		if !bytes.Equal(data, direct) {
+			// Which features differ: what GDAL reads from each. (Equal
+			// bytes read the same, so GDAL runs once for them.)
+			wantCounts, wantAttrs := ogrLayers(t, dir, direct)
+			if fmt.Sprint(gotCounts) != fmt.Sprint(wantCounts) || gotAttrs != wantAttrs {
+				t.Errorf("%s: ogrinfo reads %v from the stored tile, %v from MapServer's (attributes equal: %v)", key, gotCounts, wantCounts, gotAttrs == wantAttrs)
+			}
 		}
 		vt, _ := vectortile.Parse(data, 0)
 		for _, l := range vt.Layers {
