@@ -47,14 +47,12 @@ func gzipped(b []byte) func() []byte {
 	})
 }
 
-// Handler serves the console's files: "/" (and "/index.html") the page,
-// "/app.js" and "/app.css" its parts. Paths are relative to where the
-// handler is mounted (http.StripPrefix the mount point). Every answer
-// carries the Content-Security-Policy, nosniff, no-referrer and
-// X-Frame-Options DENY; the page is never stored by caches
-// (no-store), the script and style sheet only privately and revalidated
-// by ETag (no-cache), so an update of the program shows at once.
-func Handler() http.Handler {
+// embedded are the console's files, read and hashed once per process
+// however many handlers it makes (a test process makes one per program
+// it starts), and gzipped once, in the background from the first call:
+// under the race detector that compression took 6 s of CPU in a test
+// run that made a handler for each of its programs.
+var embedded = sync.OnceValue(func() map[string]file {
 	files := map[string]file{}
 	err := fs.WalkDir(dist, "dist", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -77,6 +75,18 @@ func Handler() http.Handler {
 			f.gz()
 		}
 	}()
+	return files
+})
+
+// Handler serves the console's files: "/" (and "/index.html") the page,
+// "/app.js" and "/app.css" its parts. Paths are relative to where the
+// handler is mounted (http.StripPrefix the mount point). Every answer
+// carries the Content-Security-Policy, nosniff, no-referrer and
+// X-Frame-Options DENY; the page is never stored by caches
+// (no-store), the script and style sheet only privately and revalidated
+// by ETag (no-cache), so an update of the program shows at once.
+func Handler() http.Handler {
+	files := embedded()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", Policy)
