@@ -185,8 +185,10 @@ func (p *Page) WaitFor(t testing.TB, selector string) {
 // had passed, in the real time the page's work takes. The clock stands
 // still while one of the page's requests is waiting for its answer, so
 // every request made meanwhile is answered by the real server in the
-// page's order. After d the page's clock stays paused: use it last, for a
-// behaviour over a span of time (e.g. how often an idle page polls).
+// page's order. After d the page's clock stays paused until the next
+// call: use it for a behaviour over a span of time (e.g. how often an
+// idle page polls), after the steps that need the page's clock to run
+// with the real one.
 func (p *Page) RunVirtualTime(t testing.TB, d time.Duration) {
 	t.Helper()
 	done := make(chan struct{})

@@ -34,7 +34,7 @@ type file struct {
 	body  []byte
 	ctype string
 	etag  string
-	gz    func() []byte // body gzipped, made once (started when the handler is made)
+	gz    func() []byte // body gzipped, made once (started in the background when the files are read)
 }
 
 func gzipped(b []byte) func() []byte {
