@@ -128,6 +128,28 @@ func (c *Catalogue) ByID(id string) (*Layer, bool) {
 	return l, l != nil
 }
 
+// TilesID returns the store id (the first segment of the tile keys) of
+// the tiles kept under the layer name: the configured layer's id (known
+// without building the layer), or a deleted layer's while its deletion
+// mark is there, or else the name itself, a layer's default id, unless a
+// configured layer has that id. ok is false for that last case: the
+// name's tiles, if any, cannot be told apart from that layer's.
+func (c *Catalogue) TilesID(name string) (id string, ok bool) {
+	k := c.get()
+	if s, found := k.layers[name]; found {
+		return s.id, true
+	}
+	for _, d := range k.deleting {
+		if d.Name == name {
+			return d.ID, true
+		}
+	}
+	if _, taken := k.ids[name]; taken {
+		return "", false
+	}
+	return name, true
+}
+
 // Names returns the layer names in configuration order.
 func (c *Catalogue) Names() []string { return append([]string(nil), c.get().names...) }
 

@@ -488,7 +488,7 @@ func (c *Cleaner) deletePage(ctx context.Context, p Page) (Page, bool, error) {
 		return Page{}, false, err
 	}
 	if c.opts.Changes != nil && len(keys) > 0 {
-		if set, ok := c.tileSet(k.Set); ok {
+		if set, _, known := c.tileSet(k.Set); known {
 			x0, _, x1, _ := k.TileRange()
 			// Reported before the deletes: the purger sends later, and a
 			// failed delete part way has removed some tiles too.
@@ -505,21 +505,25 @@ func (c *Cleaner) deletePage(ctx context.Context, p Page) (Page, bool, error) {
 	return c.store.DeletePageAsRead(ctx, p)
 }
 
-// tileSet returns where the store keeps the tiles of a usage tile set; ok
-// is false when the format's extension is unknown.
-func (c *Cleaner) tileSet(s tilestore.SetName) (tilestore.TileSet, bool) {
-	id := s.Layer
-	if l, ok := c.layers.Layer(s.Layer); ok {
-		id = l.ID
-	}
-	ext, ok := tilestore.FormatExt(s.FormatID)
-	return tilestore.TileSet{SetName: s, Prefix: c.opts.KeyPrefix, LayerID: id, Ext: ext}, ok
+// tileSet returns where the store keeps the tiles of a usage tile set
+// (see layer.Catalogue.TilesID); reachable is false when the layer's name
+// is another layer's id, known when the format's extension is known.
+func (c *Cleaner) tileSet(s tilestore.SetName) (set tilestore.TileSet, reachable, known bool) {
+	id, reachable := c.layers.TilesID(s.Layer)
+	ext, known := tilestore.FormatExt(s.FormatID)
+	return tilestore.TileSet{SetName: s, Prefix: c.opts.KeyPrefix, LayerID: id, Ext: ext}, reachable, known
 }
 
 // pageKeys returns the keys of every tile the page can hold: its 64×64
 // positions clipped to the layer's coverage when the layer is configured.
 // For a format whose extension is unknown it lists the page's columns.
+// A page whose tiles cannot be told apart from another layer's (its
+// layer's name is that layer's id) has none: only its record goes.
 func (c *Cleaner) pageKeys(ctx context.Context, k PageKey) ([]string, error) {
+	set, reachable, known := c.tileSet(k.Set)
+	if !reachable {
+		return nil, nil
+	}
 	x0, y0, x1, y1 := k.TileRange()
 	if l, ok := c.layers.Layer(k.Set.Layer); ok {
 		if sub, ok := l.Subset(k.Set.GridSetID); ok && k.Z < sub.GridSet.Levels() {
@@ -527,7 +531,6 @@ func (c *Cleaner) pageKeys(ctx context.Context, k PageKey) ([]string, error) {
 			x0, y0, x1, y1 = max(x0, cov.MinX), max(y0, cov.MinY), min(x1, cov.MaxX), min(y1, cov.MaxY)
 		}
 	}
-	set, known := c.tileSet(k.Set)
 	var keys []string
 	for x := x0; x <= x1; x++ {
 		if known {

@@ -111,6 +111,18 @@ func copyMap(m map[string]bool) map[string]bool {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, `
+layers:
+  - name: a
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    source: {type: testpattern}
+`)
+}
+
+// newFixtureWith is newFixture with the layer file layers.
+func newFixtureWith(t *testing.T, layers string) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := bolt.Open(filepath.Join(dir, "db"))
 	if err != nil {
@@ -122,13 +134,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := layer.Parse([]byte(`
-layers:
-  - name: a
-    gridSubsets: [{gridSet: EPSG:4326}]
-    formats: [image/png]
-    source: {type: testpattern}
-`), "test")
+	cat, err := layer.Parse([]byte(layers), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

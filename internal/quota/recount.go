@@ -129,31 +129,33 @@ func (c *Cleaner) recountLayer(ctx context.Context, l LayerUsage, blockSize int6
 		return false, err
 	}
 	start := c.opts.Now()
-	id := l.Layer
-	if cl, ok := c.layers.Layer(l.Layer); ok {
-		id = cl.ID
-	}
-	prefix := tilestore.LayerPrefix(c.opts.KeyPrefix, id)
 	counts := make(Deltas)
 	var objects int64
-	err := c.tiles.List(ctx, prefix, func(o tilestore.Object) error {
-		ts, z, x, y, ok := tilestore.ParseLayerKey(c.opts.KeyPrefix, id, o.Key)
-		if !ok {
-			return nil // a side object (parameters, metadata), or no tile key
+	id, reachable := c.layers.TilesID(l.Layer)
+	if !reachable {
+		// The name is another layer's id (this layer is gone, and its id
+		// was not its name): listing it would count that layer's tiles.
+		c.log.Info("layer recount: the name is another layer's id, its own usage counted empty", "layer", l.Layer)
+	} else {
+		err := c.tiles.List(ctx, tilestore.LayerPrefix(c.opts.KeyPrefix, id), func(o tilestore.Object) error {
+			ts, z, x, y, ok := tilestore.ParseLayerKey(c.opts.KeyPrefix, id, o.Key)
+			if !ok {
+				return nil // a side object (parameters, metadata), or no tile key
+			}
+			objects++
+			ts.Layer = l.Layer
+			counts.Add(PageOf(ts.SetName, z, x, y), 1, Blocks(o.Size, blockSize))
+			return nil
+		})
+		if err != nil {
+			return false, fmt.Errorf("recount layer %s: list its tiles: %w", l.Layer, err)
 		}
-		objects++
-		ts.Layer = l.Layer
-		counts.Add(PageOf(ts.SetName, z, x, y), 1, Blocks(o.Size, blockSize))
-		return nil
-	})
-	if err != nil {
-		return false, fmt.Errorf("recount layer %s: list its tiles: %w", l.Layer, err)
 	}
 	if ok, err := c.atRest(ctx, l.Layer); err != nil || !ok {
 		return false, err
 	}
 	list := counts.List()
-	err = c.store.ReplaceLayer(ctx, l.Layer, l.Version, list, c.opts.Now())
+	err := c.store.ReplaceLayer(ctx, l.Layer, l.Version, list, c.opts.Now())
 	if apperr.Is(err, apperr.Conflict) {
 		c.log.Info("layer recount deferred: its usage changed meanwhile", "layer", l.Layer)
 		return false, nil

@@ -64,3 +64,67 @@ func TestTileKeysOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestNameOfAnotherLayersID: the usage of a layer that is gone, whose name
+// is now another layer's id, reaches none of that layer's tiles: its
+// recount counts it empty (the other layer's tiles are counted once, as
+// that layer's), and its clean-up removes its page records and no tile.
+func TestNameOfAnotherLayersID(t *testing.T) {
+	f := newFixtureWith(t, `
+layers:
+  - name: b
+    id: gone
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    source: {type: testpattern}
+`)
+	ctx := t.Context()
+	name := tilestore.SetName{Layer: "gone", GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}
+	b := tilestore.TileSet{SetName: name, LayerID: "gone", Ext: "png"}
+	b.SetName.Layer = "b"
+	tiles := []string{b.Key(3, 1, 1), b.Key(3, 70, 1)}
+	for _, k := range tiles {
+		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The usage the layer called gone left behind.
+	left := []quota.PageDelta{{Page: quota.PageOf(name, 3, 1, 1), Tiles: 1, Bytes: 8192}}
+	if err := f.store.ApplyDeltas(ctx, left, f.now); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cleaner.Maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.store.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, l := range ls {
+		if l.Dirty {
+			t.Errorf("layer %s still awaits its recount", l.Layer)
+		}
+		got[l.Layer] = l.Tiles
+	}
+	if got["b"] != 2 || got["gone"] != 0 {
+		t.Fatalf("recount: got tiles by layer %v, want b 2 and gone 0", got)
+	}
+
+	// A clean-up of gone's pages (recorded again) deletes none of b's tiles.
+	if err := f.store.ApplyDeltas(ctx, left, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.configure(t, quota.Patch{Enabled: ptr(true), LayerQuotas: &[]quota.LayerQuota{{Layer: "gone", Policy: "LRU", Quota: 0}}})
+	if err := f.cleaner.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := f.store.Pages(ctx, "gone"); err != nil || len(ps) != 0 {
+		t.Errorf("gone's pages after its clean-up: %+v (err %v), want none", ps, err)
+	}
+	for _, k := range tiles {
+		if _, found, err := f.tiles.Stat(ctx, k); err != nil || !found {
+			t.Errorf("b's tile %s: got found %v (err %v) after gone's clean-up, want it kept", k, found, err)
+		}
+	}
+}
