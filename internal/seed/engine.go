@@ -180,6 +180,13 @@ type Engine struct {
 // source its tiles are rendered from (unless Options.SourceOf is set).
 func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.Store, q queue.Queue, tiles tilestore.Store, opts Options, log *slog.Logger) *Engine {
 	opts = opts.withDefaults()
+	if opts.Visibility <= opts.takeoverAfter() {
+		// A redelivered message finds the dead worker's lease still held
+		// and is dropped (see Work): only Sweep resumes the lane.
+		log.Warn("a lane whose worker dies waits for the stale sweep: lane messages are visible again before its lease lapses "+
+			"(make the lane visibility longer than 5 checkpoint intervals)",
+			"lane_visibility", opts.Visibility.String(), "lease", opts.takeoverAfter().String(), "stale_after", opts.StaleAfter.String())
+	}
 	return &Engine{layers: layers, planner: NewPlanner(layers, sources, tiles, opts.planner(), log), tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
 		accounts: metatile.Accounts{Usage: opts.Usage, Log: log}, working: &working{},
 		poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}}
