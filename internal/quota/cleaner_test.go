@@ -161,6 +161,29 @@ func (f *fixture) lastCleanUp(t *testing.T) time.Time {
 	return st.LastCleanUp
 }
 
+// put stores a 5,000-byte object at each key.
+func (f *fixture) put(t *testing.T, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if err := f.tiles.Put(t.Context(), k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// maintain runs the cleaner's maintenance and returns every layer's usage.
+func (f *fixture) maintain(t *testing.T) []quota.LayerUsage {
+	t.Helper()
+	if err := f.cleaner.Maintain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.store.Layers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // TestRunDueFollowsTheInterval: RunDue cleans up only when enabled and the
@@ -213,11 +236,7 @@ func TestRecountWaitsForRest(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "a", Ext: "png"}
-	for _, k := range []string{set.Key(3, 1, 1), set.Key(3, 70, 1), tilestore.ParametersKey("", "a", "abc")} {
-		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.put(t, set.Key(3, 1, 1), set.Key(3, 70, 1), tilestore.ParametersKey("", "a", "abc"))
 	f.active["a"] = true
 	if err := f.cleaner.Maintain(ctx); err != nil {
 		t.Fatal(err)
@@ -290,11 +309,7 @@ func TestCleanUpWaitsForPendingRecount(t *testing.T) {
 	ctx := t.Context()
 	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, LayerID: "a", Ext: "png"}
 	keys := []string{set.Key(8, 1, 1), set.Key(8, 70, 1), set.Key(8, 150, 1)}
-	for _, k := range keys {
-		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.put(t, keys...)
 	// Usage counts ten times what is stored (a lane's uncheckpointed work
 	// counted twice, say), and is marked for a recount.
 	if err := f.cleaner.Maintain(ctx); err != nil { // usage counted from here on

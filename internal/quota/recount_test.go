@@ -22,18 +22,8 @@ func TestTileKeysOnly(t *testing.T) {
 		png.LevelDir(3) + "1/01.png", png.LevelDir(3) + "1/+2.png", png.LevelDir(3) + "1/-1.png", png.LevelDir(3) + "1/3.jpeg",
 		pbf.LevelDir(3) + "1/02.pbf", pbf.LevelDir(3) + "1/4.", png.Dir() + "tilemapresource.xml", tilestore.ParametersKey("", "a", "abc"),
 	}
-	for _, k := range append(tiles, others...) {
-		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.cleaner.Maintain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ls, err := f.store.Layers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, append(tiles, others...)...)
+	ls := f.maintain(t)
 	if len(ls) != 1 || ls[0].Dirty || ls[0].Tiles != 2 || ls[0].Bytes != 2*8192 {
 		t.Fatalf("recount: got %+v, want 2 tiles of 8192 bytes, clean", ls)
 	}
@@ -83,23 +73,13 @@ layers:
 	b := tilestore.TileSet{SetName: name, LayerID: "gone", Ext: "png"}
 	b.SetName.Layer = "b"
 	tiles := []string{b.Key(3, 1, 1), b.Key(3, 70, 1)}
-	for _, k := range tiles {
-		if err := f.tiles.Put(ctx, k, make([]byte, 5000), tilestore.Meta{ContentType: "image/png"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.put(t, tiles...)
 	// The usage the layer called gone left behind.
 	left := []quota.PageDelta{{Page: quota.PageOf(name, 3, 1, 1), Tiles: 1, Bytes: 8192}}
 	if err := f.store.ApplyDeltas(ctx, left, f.now); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.cleaner.Maintain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ls, err := f.store.Layers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := f.maintain(t)
 	got := map[string]int64{}
 	for _, l := range ls {
 		if l.Dirty {
