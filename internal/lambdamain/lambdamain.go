@@ -1,0 +1,46 @@
+// Package lambdamain starts a Lambda function's program, the same way for
+// every function: the configuration read through the process's lookup,
+// the program built, its metrics written to the log at the end of each
+// invocation, and its handler served by the Lambda runtime.
+package lambdamain
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"tilecache/internal/app"
+	"tilecache/internal/config"
+)
+
+// Program is what every function's program does besides handling events.
+type Program interface {
+	// EnableEMF writes the program's metrics to w at the end of each
+	// invocation, in CloudWatch's embedded metric format.
+	EnableEMF(w io.Writer, function string)
+}
+
+// Run loads the configuration through lookup (os.LookupEnv in a main),
+// builds the program and serves handler(program) with the Lambda runtime;
+// it never returns. A configuration or a program that cannot be built is
+// logged and ends the process with status 1, so Lambda reports an init
+// error.
+func Run[P Program](lookup config.Lookup, build func(context.Context, config.Config, *slog.Logger) (P, error), handler func(P) any) {
+	cfg, err := config.Load(lookup)
+	if err != nil {
+		slog.Error("configuration", "err", err)
+		os.Exit(1)
+	}
+	log := app.NewLogger(cfg.LogLevel)
+	p, err := build(context.Background(), cfg, log)
+	if err != nil {
+		log.Error("start", "err", err)
+		os.Exit(1)
+	}
+	function, _ := lookup("AWS_LAMBDA_FUNCTION_NAME")
+	p.EnableEMF(os.Stdout, function)
+	lambda.Start(handler(p))
+}
