@@ -139,10 +139,8 @@ func (c *Catalogue) TilesID(name string) (id string, ok bool) {
 	if s, found := k.layers[name]; found {
 		return s.id, true
 	}
-	for _, d := range k.deleting {
-		if d.Name == name {
-			return d.ID, true
-		}
+	if d, found := k.deletion(name); found {
+		return d.ID, true
 	}
 	if _, taken := k.ids[name]; taken {
 		return "", false

@@ -39,8 +39,10 @@ func (d *Config) Unmark(name, id string) bool {
 }
 
 // Deleting returns the deletion mark of the layer called name, if any.
-func (c *Catalogue) Deleting(name string) (Deletion, bool) {
-	k := c.get()
+func (c *Catalogue) Deleting(name string) (Deletion, bool) { return c.get().deletion(name) }
+
+// deletion returns the deletion mark of the layer called name, if any.
+func (k *contents) deletion(name string) (Deletion, bool) {
 	i := slices.IndexFunc(k.deleting, func(d Deletion) bool { return d.Name == name })
 	if i < 0 {
 		return Deletion{}, false

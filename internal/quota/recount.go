@@ -129,33 +129,15 @@ func (c *Cleaner) recountLayer(ctx context.Context, l LayerUsage, blockSize int6
 		return false, err
 	}
 	start := c.opts.Now()
-	counts := make(Deltas)
-	var objects int64
-	id, reachable := c.layers.TilesID(l.Layer)
-	if !reachable {
-		// The name is another layer's id (this layer is gone, and its id
-		// was not its name): listing it would count that layer's tiles.
-		c.log.Info("layer recount: the name is another layer's id, its own usage counted empty", "layer", l.Layer)
-	} else {
-		err := c.tiles.List(ctx, tilestore.LayerPrefix(c.opts.KeyPrefix, id), func(o tilestore.Object) error {
-			ts, z, x, y, ok := tilestore.ParseLayerKey(c.opts.KeyPrefix, id, o.Key)
-			if !ok {
-				return nil // a side object (parameters, metadata), or no tile key
-			}
-			objects++
-			ts.Layer = l.Layer
-			counts.Add(PageOf(ts.SetName, z, x, y), 1, Blocks(o.Size, blockSize))
-			return nil
-		})
-		if err != nil {
-			return false, fmt.Errorf("recount layer %s: list its tiles: %w", l.Layer, err)
-		}
+	counts, err := c.listUsage(ctx, l.Layer, blockSize)
+	if err != nil {
+		return false, err
 	}
 	if ok, err := c.atRest(ctx, l.Layer); err != nil || !ok {
 		return false, err
 	}
 	list := counts.List()
-	err := c.store.ReplaceLayer(ctx, l.Layer, l.Version, list, c.opts.Now())
+	err = c.store.ReplaceLayer(ctx, l.Layer, l.Version, list, c.opts.Now())
 	if apperr.Is(err, apperr.Conflict) {
 		c.log.Info("layer recount deferred: its usage changed meanwhile", "layer", l.Layer)
 		return false, nil
@@ -163,11 +145,37 @@ func (c *Cleaner) recountLayer(ctx context.Context, l LayerUsage, blockSize int6
 	if err != nil {
 		return false, fmt.Errorf("recount layer %s: %w", l.Layer, err)
 	}
-	var bytes int64
+	var tiles, bytes int64
 	for _, p := range list {
-		bytes += p.Bytes
+		tiles, bytes = tiles+p.Tiles, bytes+p.Bytes
 	}
-	c.log.Info("layer usage recounted", "layer", l.Layer, "tiles", objects, "pages", len(list),
+	c.log.Info("layer usage recounted", "layer", l.Layer, "tiles", tiles, "pages", len(list),
 		"used_bytes", bytes, "previous_bytes", l.Bytes, "drift_bytes", bytes-l.Bytes, "duration", c.opts.Now().Sub(start).String())
 	return true, nil
+}
+
+// listUsage counts the stored tiles of the layer called name by page,
+// from a listing of its tiles (see layer.Catalogue.TilesID).
+func (c *Cleaner) listUsage(ctx context.Context, name string, blockSize int64) (Deltas, error) {
+	counts := make(Deltas)
+	id, reachable := c.layers.TilesID(name)
+	if !reachable {
+		// The name is another layer's id (this layer is gone, and its id
+		// was not its name): listing it would count that layer's tiles.
+		c.log.Info("layer recount: the name is another layer's id, its own usage counted empty", "layer", name)
+		return counts, nil
+	}
+	err := c.tiles.List(ctx, tilestore.LayerPrefix(c.opts.KeyPrefix, id), func(o tilestore.Object) error {
+		ts, z, x, y, ok := tilestore.ParseLayerKey(c.opts.KeyPrefix, id, o.Key)
+		if !ok {
+			return nil // a side object (parameters, metadata), or no tile key
+		}
+		ts.Layer = name
+		counts.Add(PageOf(ts.SetName, z, x, y), 1, Blocks(o.Size, blockSize))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recount layer %s: list its tiles: %w", name, err)
+	}
+	return counts, nil
 }
