@@ -30,6 +30,12 @@ var refusedNetworks = []struct {
 	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
 	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignment"}, // DS-Lite, NAT64 discovery and the like
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "6to4 relay anycast"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
 	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"}, // with the broadcast address
 	{netip.MustParsePrefix("::/128"), "unspecified"},
@@ -39,7 +45,20 @@ var refusedNetworks = []struct {
 	{netip.MustParsePrefix("fec0::/10"), "site-local"}, // deprecated
 	{netip.MustParsePrefix("fc00::/7"), "unique-local"},
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+	// Inside global unicast (2000::/3), what is not a host of the public
+	// Internet or reaches an IPv4 address through a relay.
+	{netip.MustParsePrefix("2001::/32"), "Teredo"},
+	{netip.MustParsePrefix("2001:10::/28"), "ORCHID"},
+	{netip.MustParsePrefix("2001:20::/28"), "ORCHID"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("2002::/16"), "6to4"},
+	{netip.MustParsePrefix("3fff::/20"), "documentation"},
 }
+
+// globalUnicast is IPv6's global unicast space: an IPv6 address outside it
+// (and not of the classes above) is none the public Internet routes, the
+// local-use NAT64 prefix 64:ff9b:1::/48 among them.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
 
 // nat64 is the well-known NAT64 prefix: 64:ff9b::a.b.c.d reaches the IPv4
 // address a.b.c.d through a translator.
@@ -47,8 +66,8 @@ var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // AddressClass names the class of network ip is in when an upstream may
 // not be there by default ("loopback", "link-local", "private",
-// "unique-local", …), or returns "" for an address of the public
-// Internet. An IPv4-mapped IPv6 address (::ffff:127.0.0.1) and a NAT64 one
+// "unique-local", "documentation", "non-global IPv6", …), or returns ""
+// for a global unicast address of the public Internet. An IPv4-mapped IPv6 address (::ffff:127.0.0.1) and a NAT64 one
 // (64:ff9b::7f00:1) are of their IPv4 address's class.
 func AddressClass(ip netip.Addr) string {
 	ip = ip.WithZone("").Unmap()
@@ -63,6 +82,9 @@ func AddressClass(ip netip.Addr) string {
 		if n.prefix.Contains(ip) {
 			return n.class
 		}
+	}
+	if ip.Is6() && !globalUnicast.Contains(ip) {
+		return "non-global IPv6"
 	}
 	return ""
 }
@@ -86,8 +108,8 @@ type AddressError struct {
 }
 
 func (e *AddressError) Error() string {
-	return fmt.Sprintf("refused to connect to %s, a %s address: an upstream may be at a loopback, link-local, private or unique-local address "+
-		"only when TILECACHE_UPSTREAM_ALLOW lists its network or the layer, in the layer file, sets allowPrivateUpstream: true on its source", e.Addr, e.Class)
+	return fmt.Sprintf("refused to connect to %s, a %s address: an upstream may be at an address that is not global unicast (loopback, link-local, private, "+
+		"unique-local, documentation, …) only when TILECACHE_UPSTREAM_ALLOW lists its network or the layer, in the layer file, sets allowPrivateUpstream: true on its source", e.Addr, e.Class)
 }
 
 // Check returns an *AddressError when the policy refuses ip, else nil.

@@ -75,7 +75,25 @@ func TestAddressClass(t *testing.T) {
 		{"64:ff9b::808:808", ""},
 		{"2001:4860:4860::8888", ""},
 		{"2a05:d018::1", ""},
-		{"fbff:ffff::1", ""},
+		{"3ffe:ffff::1", ""},
+		// Not global unicast, or not a host of the public Internet.
+		{"fbff:ffff::1", "non-global IPv6"},
+		{"100::1", "non-global IPv6"},           // discard-only
+		{"64:ff9b:1::a00:1", "non-global IPv6"}, // local-use NAT64
+		{"2002:7f00:1::1", "6to4"},              // 6to4 of 127.0.0.1
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"},
+		{"2001:db8::1", "documentation"},
+		{"3fff::1", "documentation"},
+		{"198.18.0.1", "benchmarking"},
+		{"198.19.255.255", "benchmarking"},
+		{"192.0.0.8", "IETF protocol assignment"},
+		{"192.0.2.1", "documentation"},
+		{"198.51.100.7", "documentation"},
+		{"203.0.113.9", "documentation"},
+		{"192.88.99.1", "6to4 relay anycast"},
+		{"::ffff:198.18.0.1", "benchmarking"},
+		{"198.17.255.255", ""},
+		{"198.20.0.0", ""},
 		{"fec0::", "site-local"},
 	}
 	for _, tt := range tests {
