@@ -79,10 +79,11 @@ var edgeIDs = []string{"wmts", "xyz", "ogcapi", "ogcapi.json"}
 
 // rootIDs are the keys of the documents published at the root of the tile
 // store (the discovery index and TMS root, the WMTS capabilities, the demo
-// page) and the first path segments of `tilecache serve`'s own endpoints:
+// page) and the first path segments of `tilecache serve`'s own endpoints
+// (the REST interface, tiles, metrics and the console):
 // a layer or grid set with one of them as its id would overwrite a
 // document or be shadowed by an endpoint.
-var rootIDs = []string{"index.json", "index.html", "tms.xml", "WMTSCapabilities.xml", "rest", "tiles", "metrics"}
+var rootIDs = []string{"index.json", "index.html", "tms.xml", "WMTSCapabilities.xml", "rest", "tiles", "metrics", "console"}
 
 // checkID returns why id cannot be the id of a layer or grid set (what
 // says which), nil when it can: ids are a segment of tile keys and of the

@@ -13,7 +13,7 @@ func TestReservedLayerIDs(t *testing.T) {
 		"_tilecache": "service's own objects", "wmts": "CDN maps", "xyz": "CDN maps", "ogcapi": "CDN maps",
 		"ogcapi.json": "CDN maps", "index.json": "document or endpoint", "index.html": "document or endpoint",
 		"tms.xml": "document or endpoint", "WMTSCapabilities.xml": "document or endpoint", "rest": "document or endpoint",
-		"tiles": "document or endpoint", "metrics": "document or endpoint", "a/b": "must not contain /",
+		"tiles": "document or endpoint", "metrics": "document or endpoint", "console": "document or endpoint", "a/b": "must not contain /",
 		`a\b`: "must not contain /", "..": "must not be . or ..", "a\tb": "control characters",
 	} {
 		doc := "layers:\n  - name: l\n    id: \"" + strings.ReplaceAll(strings.ReplaceAll(id, `\`, `\\`), "\t", `\t`) + "\"\n    formats: [image/png]\n    gridSubsets: [{gridSet: EPSG:4326}]\n" +
