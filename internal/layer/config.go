@@ -3,7 +3,11 @@ package layer
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -83,6 +87,7 @@ func items(ns []*yaml.Node, section, field string) ([]item, error) {
 // render returns the lines yaml.Marshal writes for entry n as an item of
 // section: the document of that one item without its first line.
 func render(section string, n *yaml.Node) ([]byte, error) {
+	quoteMultiline(n)
 	doc, err := yaml.Marshal(map[string][]*yaml.Node{section: {n}})
 	if err != nil {
 		return nil, fmt.Errorf("write the %s entry: %w", section, err)
@@ -207,16 +212,94 @@ func put(entries *[]item, section, field, key string, entry []byte) (bool, error
 
 // putEntry puts entry (an Entry or a GridSetEntry) under key.
 func putEntry[E Entry | GridSetEntry](entries *[]item, section, key string, entry E) (bool, error) {
-	doc, err := yaml.Marshal(map[string][]E{section: {entry}})
+	n, err := encodeNode(&entry)
 	if err != nil {
 		return false, fmt.Errorf("write the %s entry %q: %w", section, key, err)
 	}
-	text, ok := bytes.CutPrefix(doc, []byte(section+":\n"))
-	if !ok {
-		return false, fmt.Errorf("write the %s entry %q: unexpected layout %q", section, key, doc)
+	text, err := render(section, n)
+	if err != nil {
+		return false, fmt.Errorf("write the %s entry %q: %w", section, key, err)
 	}
 	return replace(entries, item{key: key, text: text}), nil
 }
+
+// quoteMultiline writes every string of n that spans lines double-quoted,
+// its line breaks escaped: an entry's text is then cut out of the document
+// and indented again line by line (splitStored, indentItem), which a block
+// scalar does not survive when its first line starts with a space (the
+// indentation indicator yaml.v3 writes, "|4-") or a tab.
+func quoteMultiline(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && multiline(n.Value) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		quoteMultiline(c)
+	}
+}
+
+// encodeNode returns the node of *v (a pointer to a struct) as
+// yaml.Node.Encode does, with its strings that span lines double-quoted.
+// Encode writes the value as text and parses it back, and yaml.v3 writes
+// a block scalar whose line starts with a tab but cannot read it: each
+// such string is encoded as a placeholder of one line, put back into the
+// node, and restored in *v.
+func encodeNode(v any) (*yaml.Node, error) {
+	type held struct {
+		at  reflect.Value
+		was string
+	}
+	var swapped []held
+	mark := fmt.Sprintf("\x01multiline %x ", rand.Uint64()) // no value holds it by chance
+	var walk func(reflect.Value)
+	walk = func(x reflect.Value) {
+		switch x.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if !x.IsNil() {
+				walk(x.Elem())
+			}
+		case reflect.Struct:
+			for i := range x.NumField() {
+				if x.Type().Field(i).IsExported() {
+					walk(x.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := range x.Len() {
+				walk(x.Index(i))
+			}
+		case reflect.String:
+			if x.CanSet() && multiline(x.String()) {
+				swapped = append(swapped, held{x, x.String()})
+				x.SetString(mark + strconv.Itoa(len(swapped)-1))
+			}
+		}
+	}
+	walk(reflect.ValueOf(v))
+	var n yaml.Node
+	err := n.Encode(v)
+	for _, h := range swapped {
+		h.at.SetString(h.was)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var restore func(*yaml.Node)
+	restore = func(m *yaml.Node) {
+		if rest, ok := strings.CutPrefix(m.Value, mark); ok && m.Kind == yaml.ScalarNode {
+			if i, err := strconv.Atoi(rest); err == nil && i >= 0 && i < len(swapped) {
+				m.Value, m.Style = swapped[i].was, yaml.DoubleQuotedStyle
+			}
+		}
+		for _, c := range m.Content {
+			restore(c)
+		}
+	}
+	restore(&n)
+	return &n, nil
+}
+
+// multiline reports whether a string spans lines.
+func multiline(s string) bool { return strings.ContainsAny(s, "\n\r") }
 
 // replace puts e in place of the entry of its key, or last; it reports
 // whether the entry is new.

@@ -98,3 +98,46 @@ func entryKeyOf(t *testing.T, entry string) string {
 	}
 	return entryKey(nc.layers[0], "name")
 }
+
+// TestMultilineStringsRoundTrip: a string that spans lines and starts
+// with a space or a tab (a title pasted from another document, say) is
+// stored and read back as it was, through PutLayer and PutLayerEntry; it
+// was written as a block scalar whose indentation indicator did not
+// survive the entry being cut out and indented again, and the stored
+// configuration no longer parsed.
+func TestMultilineStringsRoundTrip(t *testing.T) {
+	for _, title := range []string{" Roads\nand rivers", "  two\n  spaces", "\ttab\nfirst", "a\n\tb", "plain\nlines\n", " \n "} {
+		for _, how := range []string{"PutLayer", "PutLayerEntry"} {
+			cfg, err := ParseConfig(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if how == "PutLayer" {
+				entry := fmt.Sprintf("name: l\ntitle: %q\ngridSubsets: [{gridSet: EPSG:4326}]\nformats: [image/png]\nsource: {type: testpattern}\n", title)
+				_, err = cfg.PutLayer("l", []byte(entry))
+			} else {
+				_, err = cfg.PutLayerEntry(Entry{Name: "l", Title: title, Formats: []string{"image/png"}})
+			}
+			if err != nil {
+				t.Fatalf("%s %q: %v", how, title, err)
+			}
+			doc, err := cfg.Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := ParseConfig(doc)
+			if err != nil {
+				t.Fatalf("%s %q: the stored configuration does not parse back: %v\n%s", how, title, err, doc)
+			}
+			b, _ := again.Bytes()
+			nc, err := parseNodes(b)
+			if err != nil || len(nc.layers) != 1 {
+				t.Fatalf("%s %q: %v\n%s", how, title, err, b)
+			}
+			var e Entry
+			if err := nc.layers[0].Decode(&e); err != nil || e.Title != title {
+				t.Errorf("%s %q: read back title %q (%v)\n%s", how, title, e.Title, err, b)
+			}
+		}
+	}
+}

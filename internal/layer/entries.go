@@ -86,6 +86,9 @@ func (s *standalone) node(n *yaml.Node, flow bool) (*yaml.Node, error) {
 	if flow && c.Kind == yaml.ScalarNode && c.Value == "" && c.ShortTag() == "!!null" {
 		c.Value = "null"
 	}
+	if c.Kind == yaml.ScalarNode && multiline(c.Value) {
+		c.Style = yaml.DoubleQuotedStyle // see quoteMultiline
+	}
 	flow = flow || c.Style&yaml.FlowStyle != 0
 	if len(n.Content) > 0 {
 		s.visiting[n] = true
