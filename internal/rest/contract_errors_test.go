@@ -6,6 +6,8 @@ package rest_test
 // creates no task and consumes no id.
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"tilecache/internal/app/apptest"
@@ -163,6 +165,22 @@ func TestMassTruncateErrors(t *testing.T) {
 		{name: "empty body", path: "/rest/masstruncate", body: ``, header: xmlCT},
 		{name: "DOCTYPE", path: "/rest/masstruncate", body: `<!DOCTYPE truncateLayer [<!ENTITY l "demo:world">]><truncateLayer><layerName>&l;</layerName></truncateLayer>`, header: xmlCT},
 	})
+	// A browser's post without a Content-Type (a CORS simple request a page
+	// of any site may send) is refused whatever its origin, before the
+	// body is read; curl's still truncates, as GeoWebCache's does.
+	for _, h := range [][]string{{"Origin", a.URL}, {"Sec-Fetch-Site", "same-origin"}, {"Sec-Fetch-Mode", "no-cors"}} {
+		res := a.Do(t, "POST", "/rest/masstruncate", truncateBody, h...)
+		wantUnsupported(t, res)
+		if !strings.Contains(res.Body, "Content-Type: text/xml") {
+			t.Errorf("%s: %q, want it to name text/xml", h[0], res.Body)
+		}
+	}
+	if res := a.Do(t, "POST", "/rest/masstruncate", truncateBody, "Origin", a.URL, "Content-Type", "text/xml"); res.Status != http.StatusOK {
+		t.Errorf("the service's own page with text/xml: %d %q", res.Status, res.Body)
+	}
+	if res := a.Do(t, "POST", "/rest/masstruncate", truncateBody); res.Status != http.StatusOK {
+		t.Errorf("no Content-Type, not a browser: %d %q", res.Status, res.Body)
+	}
 }
 
 func TestDiskQuotaErrors(t *testing.T) {

@@ -40,7 +40,14 @@ func firstValue(h string) string {
 func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
 	switch mediaType(ct) {
-	case "", "text/xml", "application/xml":
+	case "":
+		if fromBrowser(r) {
+			// A browser's post without a Content-Type is a CORS simple
+			// request, which any page can send without asking: the most
+			// destructive call would rest on the cross-site guard alone.
+			return apperr.New(apperr.Unsupported, "Unsupported Content-Type (none): a mass truncate sent by a browser must say Content-Type: text/xml")
+		}
+	case "text/xml", "application/xml":
 	default:
 		return apperr.Invalidf("Format extension unknown or not specified: %s", mediaType(ct))
 	}
@@ -57,4 +64,11 @@ func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// fromBrowser reports whether a request carries the headers browsers add
+// to what a page sends (Origin, Fetch Metadata); curl, the CLI and
+// GeoWebCache's tooling send neither.
+func fromBrowser(r *http.Request) bool {
+	return r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Mode") != "" || r.Header.Get("Sec-Fetch-Site") != ""
 }
