@@ -32,6 +32,40 @@
 // call the API in loops, the outcome of each check (success or failure) is
 // remembered in a small bounded in-memory cache keyed by a salted SHA-256
 // digest of the name and password; passwords themselves are never kept.
+//
+// # Failed logins
+//
+// Failed logins are counted per client address (ClientAddress) and per
+// account name, and a guesser is answered
+//
+//	429 Too Many Requests
+//	Retry-After: 10
+//	Content-Type: text/plain; charset=utf-8
+//
+//	Too many failed logins from this address: try again in 10 s (…)\n
+//
+// before any bcrypt comparison, so a flood of wrong passwords costs next to
+// nothing. With DefaultLimits: 10 failures from one address within 5
+// minutes lock the address for 10 s; once locked, each further failure
+// locks it again for twice as long (20 s, 40 s, … up to 15 minutes), and
+// the doubling is forgotten one step per 5 minutes without failures. 20
+// failures naming one account within 5 minutes lock that account in the
+// same way, for every address that has not logged in as it.
+//
+// An (account, address) pair that logged in successfully within the last
+// 24 hours is known: its attempts pass whatever the locks of its address
+// and its account, so a flood from elsewhere does not lock the real
+// administrator out where they work. A correct password from an unknown
+// pair at a locked address or of a locked account is refused until the lock
+// ends (it is not even checked), as GeoServer's brute-force protection does.
+// A known pair's own failures (5 within 5 minutes) make it unknown again.
+// Checks in flight count as failures until they end, so that concurrent
+// guesses run no more checks than the limit. Only failures that cost a
+// bcrypt comparison count: credentials the verify cache remembers as wrong
+// (a client looping with an old password) and passwords longer than bcrypt
+// reads are answered 401 at once, uncounted, even from a locked address. All this state is in memory,
+// per process (per Lambda instance), in maps of bounded size that forget
+// the least recently used entry; account names are held as salted digests.
 package auth
 
 import (
@@ -79,6 +113,15 @@ type Authenticator struct {
 	// compare is bcrypt.CompareHashAndPassword; a field so that white-box
 	// tests can count calls.
 	compare func(hash, password []byte) error
+	limits  *limiter
+}
+
+// Option adjusts New.
+type Option func(*Authenticator)
+
+// WithLimits sets the limits of failed logins (DefaultLimits without it).
+func WithLimits(l Limits) Option {
+	return func(a *Authenticator) { a.limits = newLimiter(l) }
 }
 
 // dummyHashBody is the salt and checksum part of a bcrypt hash of a random
@@ -91,11 +134,17 @@ const dummyHashBody = "bLCouxc4vQnlEvb4QrfupuWRMwGx1J.0n0yxoPPzCANsrfYniwmti"
 // account whose Hash is not a valid bcrypt hash can never authenticate, and
 // if two accounts share a name the first one wins. With no accounts every
 // request is answered with 401.
-func New(accounts []Account) *Authenticator {
+func New(accounts []Account, opts ...Option) *Authenticator {
 	a := &Authenticator{
 		accounts: make([]Account, len(accounts)),
 		cache:    newVerifyCache(defaultCacheSize),
 		compare:  bcrypt.CompareHashAndPassword,
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	if a.limits == nil {
+		a.limits = newLimiter(DefaultLimits)
 	}
 	maxCost := 0
 	for i, acc := range accounts {
@@ -162,12 +211,26 @@ func (a *Authenticator) authenticate(name, password string) (*Account, bool) {
 	return acc, true
 }
 
+// knownFailure reports whether name and password are known to fail without
+// a bcrypt comparison: a password bcrypt would truncate, or a failure the
+// verify cache remembers. (A remembered success is no such answer: it
+// would let a locked guesser try passwords against the cache.)
+func (a *Authenticator) knownFailure(name, password string) bool {
+	if len(password) > MaxPasswordBytes {
+		return true
+	}
+	ok, hit := a.cache.get(a.cache.key(name, password))
+	return hit && !ok
+}
+
 // Middleware returns a handler that lets a request through to next only if
 // it carries HTTP Basic credentials of an administrator account. Missing or
 // malformed credentials (another scheme, bad base64, no colon) and wrong
 // name or password get 401 with a Basic challenge; valid credentials of a
-// non-administrator get 403. In those cases next is not called. On success
-// the account name is available to next through User(r.Context()).
+// non-administrator get 403; credentials from a locked address or for a
+// locked account get 429 with Retry-After, unchecked (see "Failed logins"
+// above). In those cases next is not called. On success the account name
+// is available to next through User(r.Context()).
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Request.BasicAuth accepts only the Basic scheme (case-insensitive),
@@ -177,7 +240,18 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			unauthorized(w)
 			return
 		}
+		if a.knownFailure(name, password) {
+			// Free (no bcrypt) and teaches nothing: not counted.
+			unauthorized(w)
+			return
+		}
+		at, refused := a.limits.admit(name, ClientAddress(r))
+		if refused.why != "" {
+			tooManyRequests(w, refused)
+			return
+		}
 		acc, ok := a.authenticate(name, password)
+		a.limits.done(at, ok)
 		if !ok {
 			unauthorized(w)
 			return
