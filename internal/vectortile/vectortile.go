@@ -12,7 +12,11 @@
 // feature (a z0 tile of a dense layer holds tens of thousands), its
 // nesting is fixed by the format (tile → layer → feature or value, never
 // recursive), and every length is checked against what is left before it
-// is used, so a hostile answer costs at most one pass over its bytes.
+// is used, so a hostile answer costs at most a few passes over its bytes.
+// What a tile may hold (MaxLayers, MaxFeatures, MaxKeys, MaxValues,
+// MaxNameLength) is counted before anything of it is kept, so what a
+// check allocates is bounded by AllocBound of the tile's size whatever it
+// holds.
 package vectortile
 
 import (
@@ -94,6 +98,8 @@ type Error struct {
 	Msg string
 	// What the body is not: "" is a Mapbox Vector Tile.
 	What string
+	// tooLarge is set when the body is larger than the size allowed.
+	tooLarge bool
 }
 
 func (e *Error) Error() string {
@@ -109,9 +115,47 @@ func invalid(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(
 // its first byte would be field 3 of wire type 7, which does not exist.
 func Gzipped(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
+// Limits of what one tile may hold, checked by counting as its bytes are
+// walked, before anything of it is kept: an answer past one is refused
+// with an error naming the limit, at a cost of one pass over its bytes
+// and no allocation per layer, feature, key or value. A tile under
+// MaxSize could otherwise hold a million layers of a few bytes each, and
+// a report of what it holds would take forty times its size. The limits
+// are far above what real tiles hold: OpenMapTiles' have about 20
+// layers and under a thousand keys in all (name:xx in some sixty
+// languages in a few layers), a tile of raw OpenStreetMap tags a few
+// thousand keys, and MapServer's z0 tile
+// of the test kit's 14,000 features is 1.1 MB (200,000 such features
+// would be 16 MB, the size limit).
+const (
+	// MaxLayers is the most layers a Mapbox Vector Tile may have.
+	MaxLayers = 1000
+	// MaxFeatures is the most features a tile may have, in all its
+	// layers.
+	MaxFeatures = 200_000
+	// MaxKeys is the most attribute keys a tile may have: an MVT's keys
+	// in all its layers, a GeoJSON tile's distinct property names. What a
+	// tile reports of its keys is bounded by it.
+	MaxKeys = 10_000
+	// MaxValues is the most attribute values a Mapbox Vector Tile may
+	// have in all its layers (each is kept as one byte while its features
+	// are checked; a GeoJSON tile keeps nothing per value).
+	MaxValues = 1_000_000
+	// MaxNameLength is the longest layer name or key, in bytes
+	// (OpenStreetMap's keys are at most 255 characters).
+	MaxNameLength = 1024
+)
+
 // Parse checks that data (gzip-compressed or not) is a Mapbox Vector Tile
-// of at most max bytes decompressed (max ≤ 0: MaxSize) and returns what it
+// of at most max bytes decompressed (max ≤ 0: MaxSize), within MaxLayers,
+// MaxFeatures, MaxKeys, MaxValues and MaxNameLength, and returns what it
 // holds. An empty body is a valid tile without layers.
+//
+// The tile is walked three times, none of them allocating per layer,
+// feature, key or value: its layers are counted, then each layer's
+// features, keys and values are counted and its name and keys measured,
+// and only then is each layer checked and reported. What Parse allocates
+// is at most AllocBound of the decompressed size.
 func Parse(data []byte, max int) (Tile, error) {
 	if max <= 0 {
 		max = MaxSize
@@ -122,14 +166,20 @@ func Parse(data []byte, max int) (Tile, error) {
 	if err != nil {
 		return Tile{}, err
 	}
+	c, err := count(data)
+	if err != nil {
+		return Tile{}, err
+	}
+	if c.layers == 0 {
+		return t, nil
+	}
+	t.Layers = make([]Layer, 0, c.layers)
+	var w walker
 	err = fields(data, func(num int, wt int, v uint64, b []byte) error {
 		if num != 3 {
-			return nil // an extension or unknown field: skipped
+			return nil
 		}
-		if wt != wireBytes {
-			return invalid("layer field of wire type %d", wt)
-		}
-		l, err := parseLayer(b)
+		l, err := w.layer(b)
 		if err != nil {
 			return fmt.Errorf("layer %d: %w", len(t.Layers), err)
 		}
@@ -142,44 +192,118 @@ func Parse(data []byte, max int) (Tile, error) {
 	return t, nil
 }
 
-// parseLayer checks one layer message.
-func parseLayer(data []byte) (Layer, error) {
+// counts are what a tile holds, counted.
+type counts struct {
+	layers, features, keys, values int
+}
+
+// count counts the layers of a tile, refusing more than MaxLayers, then
+// the features, keys and values of each, refusing a name or key longer
+// than MaxNameLength and totals over MaxFeatures, MaxKeys and MaxValues.
+// It checks the wire format of the tile and layer messages on the way.
+func count(data []byte) (counts, error) {
+	var c counts
+	err := fields(data, func(num int, wt int, v uint64, b []byte) error {
+		if num != 3 {
+			return nil // an extension or unknown field: skipped
+		}
+		if wt != wireBytes {
+			return invalid("layer field of wire type %d", wt)
+		}
+		c.layers++
+		return nil
+	})
+	if err != nil {
+		return c, err
+	}
+	if c.layers > MaxLayers {
+		return c, invalid("%d layers, more than the %d a tile may have", c.layers, MaxLayers)
+	}
+	i := 0
+	err = fields(data, func(num int, wt int, v uint64, b []byte) error {
+		if num != 3 {
+			return nil
+		}
+		err := fields(b, func(num int, wt int, v uint64, b []byte) error {
+			want := wireBytes
+			switch num {
+			case 15, 5:
+				want = wireVarint
+			case 1, 2, 3, 4:
+			default:
+				return nil
+			}
+			if wt != want {
+				return invalid("field %d of wire type %d", num, wt)
+			}
+			switch num {
+			case 1:
+				if len(b) > MaxNameLength {
+					return invalid("a layer name of %d bytes, more than the %d a name may have", len(b), MaxNameLength)
+				}
+			case 2:
+				c.features++
+			case 3:
+				if len(b) > MaxNameLength {
+					return invalid("key %d of %d bytes, more than the %d a key may have", c.keys, len(b), MaxNameLength)
+				}
+				c.keys++
+			case 4:
+				c.values++
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+		i++
+		return nil
+	})
+	switch {
+	case err != nil:
+		return c, err
+	case c.features > MaxFeatures:
+		return c, invalid("%d features, more than the %d a tile may have", c.features, MaxFeatures)
+	case c.keys > MaxKeys:
+		return c, invalid("%d keys, more than the %d a tile may have", c.keys, MaxKeys)
+	case c.values > MaxValues:
+		return c, invalid("%d values, more than the %d a tile may have", c.values, MaxValues)
+	}
+	return c, nil
+}
+
+// walker checks the layers of one tile, reusing its buffers from one
+// layer to the next.
+type walker struct {
+	values []uint8 // per value of the layer, its typed field
+	keys   []uint8 // per key of the layer, the type of its first value
+}
+
+// layer checks one layer message (counted: see count) and reports it.
+func (w *walker) layer(data []byte) (Layer, error) {
 	var (
 		l                Layer
 		version          uint64 = 1
-		values           int
-		types            []uint8 // per value, its typed field
-		features         [][]byte
 		hasName, hasVers bool
+		nkeys            int
 	)
+	w.values = w.values[:0]
+	// First the layer's name, version, keys and values (which a feature
+	// may precede), then its features.
 	err := fields(data, func(num int, wt int, v uint64, b []byte) error {
-		want := wireBytes
-		switch num {
-		case 15, 5:
-			want = wireVarint
-		case 1, 2, 3, 4:
-		default:
-			return nil
-		}
-		if wt != want {
-			return invalid("field %d of wire type %d", num, wt)
-		}
 		switch num {
 		case 15:
 			version, hasVers = v, true
 		case 1:
 			l.Name, hasName = string(b), true
-		case 2:
-			features = append(features, b)
 		case 3:
-			l.Keys = append(l.Keys, string(b))
+			nkeys++
 		case 4:
 			typ, err := checkValue(b)
 			if err != nil {
-				return fmt.Errorf("value %d: %w", values, err)
+				return fmt.Errorf("value %d: %w", len(w.values), err)
 			}
-			types = append(types, typ)
-			values++
+			w.values = append(w.values, typ)
 		case 5:
 			if v == 0 || v > 1<<31 {
 				return invalid("extent %d", v)
@@ -196,18 +320,37 @@ func parseLayer(data []byte) (Layer, error) {
 	case hasVers && version != 1 && version != 2:
 		return Layer{}, invalid("layer %q of version %d", l.Name, version)
 	}
-	keyTypes := make([]uint8, len(l.Keys))
-	for i, f := range features {
-		typ, err := checkFeature(f, types, keyTypes)
-		if err != nil {
-			return Layer{}, fmt.Errorf("layer %q feature %d: %w", l.Name, i, err)
-		}
-		l.Geometry[typ]++
+	if nkeys > 0 {
+		l.Keys = make([]string, 0, nkeys)
 	}
-	l.Features = len(features)
-	l.KeyTypes = make([]string, len(l.Keys))
-	for i, t := range keyTypes {
-		l.KeyTypes[i] = valueTypes[t]
+	if cap(w.keys) < nkeys {
+		w.keys = make([]uint8, nkeys)
+	} else {
+		w.keys = w.keys[:nkeys]
+		clear(w.keys)
+	}
+	err = fields(data, func(num int, wt int, v uint64, b []byte) error {
+		switch num {
+		case 2:
+			typ, err := checkFeature(b, w.values, w.keys)
+			if err != nil {
+				return fmt.Errorf("layer %q feature %d: %w", l.Name, l.Features, err)
+			}
+			l.Geometry[typ]++
+			l.Features++
+		case 3:
+			l.Keys = append(l.Keys, string(b))
+		}
+		return nil
+	})
+	if err != nil {
+		return Layer{}, err
+	}
+	if nkeys > 0 {
+		l.KeyTypes = make([]string, nkeys)
+		for i, t := range w.keys {
+			l.KeyTypes[i] = valueTypes[t]
+		}
 	}
 	return l, nil
 }
@@ -442,6 +585,8 @@ func varints(data []byte, fn func(uint64) error, end ...func() error) error {
 
 // gunzip returns data decompressed when it is gzip-compressed (and
 // whether it was), failing when it is more than max bytes either way.
+// The buffer is sized from the stream's trailer (its last member's size),
+// so a tile of one member is read without growing it.
 func gunzip(data []byte, max int) ([]byte, bool, error) {
 	gz := Gzipped(data)
 	if gz {
@@ -449,16 +594,61 @@ func gunzip(data []byte, max int) ([]byte, bool, error) {
 		if err != nil {
 			return nil, true, invalid("gzip header: %v", err)
 		}
-		raw, err := io.ReadAll(io.LimitReader(zr, int64(max)+1))
-		if err != nil {
+		var buf bytes.Buffer
+		if n, ok := gzipSize(data); ok {
+			buf.Grow(min(n, max) + bytes.MinRead)
+		}
+		if _, err := buf.ReadFrom(io.LimitReader(zr, int64(max)+1)); err != nil {
 			return nil, true, invalid("gzip stream: %v", err)
 		}
-		data = raw
+		data = buf.Bytes()
 	}
 	if len(data) > max {
-		return nil, gz, invalid("more than %d bytes", max)
+		return nil, gz, &Error{Msg: fmt.Sprintf("more than %d bytes", max), tooLarge: true}
 	}
 	return data, gz, nil
+}
+
+// gzipSize returns the size a gzip stream says it decompresses to: the
+// last four bytes, its last member's size modulo 2³².
+func gzipSize(data []byte) (int, bool) {
+	if len(data) < 18 { // a header of 10 bytes and a trailer of 8
+		return 0, false
+	}
+	t := data[len(data)-4:]
+	return int(uint32(t[0]) | uint32(t[1])<<8 | uint32(t[2])<<16 | uint32(t[3])<<24), true
+}
+
+// Size returns the size of data once decompressed, as far as can be told
+// before decompressing it, from 1 to MaxSize: its length, or when it is
+// gzip-compressed the size its trailer gives. A gzip stream of several
+// members (rare) decompresses to more than its trailer says: Parse with
+// this size as its max refuses it (IsTooLarge), and a caller that reserved
+// memory for this size checks it again with MaxSize.
+func Size(data []byte) int {
+	n := len(data)
+	if Gzipped(data) {
+		n, _ = gzipSize(data)
+	}
+	return min(max(n, 1), MaxSize)
+}
+
+// AllocBound is the most bytes Parse or ParseGeoJSON allocates to check a
+// tile of size bytes decompressed (or, if larger, of the size its gzip
+// trailer gives, up to their max: the buffer it is read into is sized
+// from the trailer): the decompressed copy of a gzip-
+// compressed tile, the names reported (never more bytes than the tile
+// holds), the walk's buffers of a byte per key and value, and a constant
+// for the gzip reader (its window and tables) and the report's structures
+// (at most MaxLayers layers and MaxKeys keys, with a GeoJSON tile's set of
+// the keys met: 10,000 new GeoJSON keys take 2.3 MB). FuzzParseMemory
+// and TestHostileTiles hold both parsers to it.
+func AllocBound(size int) int64 { return 3*int64(size) + 4<<20 }
+
+// IsTooLarge reports whether err refused a tile for its size.
+func IsTooLarge(err error) bool {
+	e, ok := errors.AsType[*Error](err)
+	return ok && e.tooLarge
 }
 
 // IsInvalid reports whether err says a body is not a vector tile.
