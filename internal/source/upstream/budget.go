@@ -12,7 +12,9 @@ import (
 // across layers and lanes: a source acquires the size of the image it is
 // about to decode and releases it once the tiles are cut and encoded, so
 // however many lanes render at once, decoded pixels never take more than
-// the budget (TILECACHE_DECODE_MEMORY). A nil *Budget bounds nothing.
+// the budget (TILECACHE_DECODE_MEMORY). Checking a vector tile takes from
+// the same budget what the check may allocate (Pipeline.Vector). A nil
+// *Budget bounds nothing.
 type Budget struct {
 	sem  *semaphore.Weighted
 	size int64
@@ -44,7 +46,8 @@ func DecodedSize(w, h int) int64 { return int64(w) * int64(h) * 4 }
 
 // Shared is what the sources of one process share.
 type Shared struct {
-	// Budget bounds the decoded images in flight (nil: no bound).
+	// Budget bounds the decoded images and vector tile checks in flight
+	// (nil: no bound).
 	Budget *Budget
 	// Allow lists the networks every layer's upstream may be at, whatever
 	// their class (TILECACHE_UPSTREAM_ALLOW; see AddressPolicy).

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tilecache/internal/metrics"
+	"tilecache/internal/vectortile"
 )
 
 // HTTPOptions configure how a source talks to its upstream. Zero values
@@ -243,9 +244,22 @@ func (c *Client) Fetch(ctx context.Context, url string, use func(body []byte, co
 // Sources pass the size the image they asked for can take, so an upstream
 // cannot make a process hold more than that per request.
 func (c *Client) FetchLimited(ctx context.Context, url string, limit int64, use func(body []byte, contentType string) error) error {
+	return c.fetchLimited(ctx, url, limit, "the image", use)
+}
+
+// FetchVector is FetchLimited for a vector tile: an answer of at most
+// vectortile.MaxSize bytes plus room for headers and an exception report
+// (1 MiB).
+func (c *Client) FetchVector(ctx context.Context, url string, use func(body []byte, contentType string) error) error {
+	return c.fetchLimited(ctx, url, vectortile.MaxSize+1<<20, "the vector tile", use)
+}
+
+// fetchLimited is FetchLimited of an answer that is what (for the message
+// refusing a longer one).
+func (c *Client) fetchLimited(ctx context.Context, url string, limit int64, what string, use func(body []byte, contentType string) error) error {
 	limit = min(max(limit, 1), maxBody)
 	for try := 0; ; try++ {
-		buf, ct, err := c.fetchOnce(ctx, url, limit)
+		buf, ct, err := c.fetchOnce(ctx, url, limit, what)
 		if err == nil {
 			err = use(buf.Bytes(), ct)
 			c.release(buf)
@@ -285,7 +299,7 @@ func (c *Client) release(buf *bytes.Buffer) {
 }
 
 // fetchOnce makes one request and reads a 200 answer into a pooled buffer.
-func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes.Buffer, string, error) {
+func (c *Client) fetchOnce(ctx context.Context, url string, limit int64, what string) (*bytes.Buffer, string, error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -293,7 +307,7 @@ func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes
 	}
 	defer func() { <-c.sem }()
 	start := time.Now()
-	buf, ct, err := c.request(ctx, url, limit)
+	buf, ct, err := c.request(ctx, url, limit, what)
 	metrics.UpstreamSeconds.Observe(ctx, time.Since(start).Seconds(), c.opts.Layer)
 	if err != nil && ctx.Err() == nil {
 		metrics.UpstreamErrors.Add(ctx, 1, c.opts.Layer)
@@ -305,7 +319,7 @@ func (c *Client) fetchOnce(ctx context.Context, url string, limit int64) (*bytes
 // the HTTP client's *url.Error, which carries the URL of the request that
 // failed with its query, is redacted in place, so errors.Is and errors.As
 // still see through it (context.DeadlineExceeded, net.Error).
-func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*bytes.Buffer, string, error) {
+func (c *Client) request(ctx context.Context, rawURL string, limit int64, what string) (*bytes.Buffer, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	safe := func() string { return Redact(rawURL) } // on failures only
@@ -342,7 +356,7 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*byte
 	buf.Reset()
 	if resp.ContentLength > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d the image asked for can take", resp.ContentLength, limit)}
+		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d %s asked for can take", resp.ContentLength, limit, what)}
 	}
 	if resp.ContentLength > 0 {
 		// bytes.MinRead more: ReadFrom wants that much room for the read
@@ -358,7 +372,7 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64) (*byte
 	}
 	if n > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than the image asked for can take", limit)}
+		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than %s asked for can take", limit, what)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{

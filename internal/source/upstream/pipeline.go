@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -198,15 +199,30 @@ func DecodeFailure(url, contentType string, err error) *Error {
 // Content-Type contentType, from url) in vector tile format format (MVT or
 // GeoJSON): body as it came (gzip-compressed or not: Encoding says), once
 // vectortile.ParseAs found it a tile of that format of at most
-// vectortile.MaxSize bytes; an empty GeoJSON answer is stored as a
-// FeatureCollection without features. An answer
-// that is not one (an HTML page, a service exception, a truncated or
-// oversized body) is an *Error, and nothing of it is stored. A tile
-// without features is blank: skipped unless skipBlank is none (any other
-// mode skips it, as it draws nothing).
-func (p *Pipeline) Vector(format string, body []byte, contentType, url string, x, y int64) (source.Tile, error) {
-	vt, err := vectortile.ParseAs(format, body, vectortile.MaxSize)
+// vectortile.MaxSize bytes and within the limits of what a tile may hold;
+// an empty GeoJSON answer is stored as a FeatureCollection without
+// features. An answer that is not one (an HTML page, a service
+// exception, a truncated or oversized body, a tile past a limit) is an
+// *Error, and nothing of it is stored. A tile without features is blank:
+// skipped unless skipBlank is none (any other mode skips it, as it draws
+// nothing).
+//
+// The check is counted against budget (nil: no bound) as images' decoding
+// is: it takes VectorCost of body, waiting for room, so that however many
+// vector tiles are fetched at once the checks in flight take no more
+// memory than the budget.
+func (p *Pipeline) Vector(ctx context.Context, budget *Budget, format string, body []byte, contentType, url string, x, y int64) (source.Tile, error) {
+	vt, err := p.checkVector(ctx, budget, format, body, vectortile.Size(body))
+	if err != nil && vectortile.IsTooLarge(err) && vectortile.Gzipped(body) && vectortile.Size(body) < vectortile.MaxSize {
+		// A gzip stream of several members, or one whose trailer lies:
+		// larger than its trailer says. Checked again with room for the
+		// largest tile.
+		vt, err = p.checkVector(ctx, budget, format, body, vectortile.MaxSize)
+	}
 	if err != nil {
+		if !vectortile.IsInvalid(err) {
+			return source.Tile{}, err // the wait for the budget ended
+		}
 		msg := err.Error() + " (" + contentType + ")"
 		if len(body) > 0 && (body[0] == '<' || strings.Contains(contentType, "xml") || strings.Contains(contentType, "html")) {
 			msg += ": " + Excerpt(body)
@@ -224,6 +240,17 @@ func (p *Pipeline) Vector(format string, body []byte, contentType, url string, x
 		t.Encoding = "gzip"
 	}
 	return t, nil
+}
+
+// checkVector checks body as a vector tile of at most size bytes
+// decompressed, holding what that may cost from budget meanwhile.
+func (p *Pipeline) checkVector(ctx context.Context, budget *Budget, format string, body []byte, size int) (vectortile.Tile, error) {
+	release, err := budget.Acquire(ctx, vectortile.AllocBound(size))
+	if err != nil {
+		return vectortile.Tile{}, fmt.Errorf("check a vector tile: %w", err)
+	}
+	defer release()
+	return vectortile.ParseAs(format, body, size)
 }
 
 // Encodes reports whether the pipeline has an encoder for format.

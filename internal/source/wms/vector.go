@@ -6,7 +6,6 @@ import (
 
 	"tilecache/internal/grid"
 	"tilecache/internal/source"
-	"tilecache/internal/vectortile"
 )
 
 // renderVector renders the tiles of a metatile in a vector tile format:
@@ -18,7 +17,8 @@ import (
 // layer's metatiling (MimeType.supportsTiling is false, isVector true),
 // and so does this source; the metatile stays the unit of the seed's
 // lanes and of render on miss. Each answer is checked (Pipeline.Vector)
-// and stored as it came.
+// and stored as it came; the checks take their cost from the process's
+// decode budget, as images' decoding does.
 func (s *Source) renderVector(ctx context.Context, req source.Request) ([]source.Tile, error) {
 	r := req.Tiles
 	return source.EachTile(ctx, r, func(ctx context.Context, t *source.Tile) error {
@@ -30,10 +30,13 @@ func (s *Source) renderVector(ctx context.Context, req source.Request) ([]source
 			return err
 		}
 		// Bounded by the largest vector tile accepted, plus room for
-		// headers and an exception report.
-		err = s.client.FetchLimited(ctx, u, vectortile.MaxSize+1<<20, func(body []byte, contentType string) error {
-			out, err := s.pipe.Vector(req.Format, body, contentType, u, t.X, t.Y)
-			*t = out
+		// headers and an exception report; t is set only from a tile
+		// checked, so that a failure names the tile that failed.
+		err = s.client.FetchVector(ctx, u, func(body []byte, contentType string) error {
+			out, err := s.pipe.Vector(ctx, s.budget, req.Format, body, contentType, u, t.X, t.Y)
+			if err == nil {
+				*t = out
+			}
 			return err
 		})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,6 +58,8 @@ func TestVectorTiles(t *testing.T) {
 		case "/2/0/0.pbf":
 			w.Header().Set("Content-Encoding", "gzip")
 			w.Write(bomb)
+		case "/2/3/1.pbf":
+			w.Write(bytes.Repeat([]byte{0x1a, 0x04, 0x0a, 0x02, 'a', 'b'}, 2000))
 		default:
 			http.NotFound(w, r)
 		}
@@ -105,13 +108,19 @@ layers:
 	}{
 		{"html", 1, 1, 0, "Bad gateway"},
 		{"truncated", 1, 0, 1, "truncated"},
-		{"50 MB", 1, 1, 1, "more than"},
+		{"50 MB", 1, 1, 1, "more than the vector tile asked for can take"},
 		{"gzip past MaxSize", 2, 0, 0, "more than"},
+		{"2000 layers", 2, 3, 1, "2000 layers, more than the 1000 a tile may have"},
 	} {
 		tiles, err := render(src, c.z, c.x, c.y)
 		var ue *upstream.Error
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), srv.URL) || !strings.Contains(err.Error(), c.message) || tiles != nil {
 			t.Errorf("%s: got %d tiles, %v; want an upstream error naming the URL and %q", c.name, len(tiles), err, c.message)
+		}
+		// The failure names the tile that failed (rows from the bottom).
+		_, rows := g.Size(c.z)
+		if at := fmt.Sprintf("xyz tile z%d %d/%d:", c.z, c.x, rows-1-c.y); err == nil || !strings.Contains(err.Error(), at) {
+			t.Errorf("%s: %v, want it to name %q", c.name, err, at)
 		}
 	}
 	// Not there (404): an empty tile, stored as such or skipped.

@@ -192,17 +192,25 @@ func (s *Source) tile(ctx context.Context, req source.Request, t *source.Tile, r
 // included) once checked (upstream.Pipeline.Vector). A tile the upstream
 // does not have (404 or 204) is an empty vector tile: skipped when
 // skipBlank allows, else stored empty (zero bytes, a tile of no layers).
+//
+// t keeps its position whatever happens: it is set only from a tile
+// checked, so that a failure names the tile that failed.
 func (s *Source) vector(ctx context.Context, req source.Request, t *source.Tile, u string) error {
-	err := s.client.FetchLimited(ctx, u, vectortile.MaxSize+1<<20, func(body []byte, contentType string) error {
-		out, err := s.pipe.Vector(req.Format, body, contentType, u, t.X, t.Y)
-		*t = out
+	err := s.client.FetchVector(ctx, u, func(body []byte, contentType string) error {
+		out, err := s.pipe.Vector(ctx, s.budget, req.Format, body, contentType, u, t.X, t.Y)
+		if err == nil {
+			*t = out
+		}
 		return err
 	})
 	var ue *upstream.Error
 	if errors.As(err, &ue) && (ue.Status == http.StatusNotFound || ue.Status == http.StatusNoContent) {
-		out, err := s.pipe.Vector(req.Format, nil, "", u, t.X, t.Y)
+		out, err := s.pipe.Vector(ctx, s.budget, req.Format, nil, "", u, t.X, t.Y)
+		if err != nil {
+			return fmt.Errorf("xyz tile z%d %d/%d: %w", req.Z, t.X, t.Y, err)
+		}
 		*t = out
-		return err
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("xyz tile z%d %d/%d: %w", req.Z, t.X, t.Y, err)
