@@ -433,6 +433,12 @@ func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string,
 // (claim, existence checks, tiles, usage), a hit, a key of unknown
 // parameters and a layer that does not render on miss.
 func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, tile *app.Program) {
+	// One of the service's own objects (a seed request's prepared area),
+	// written where the API keeps them: never served.
+	own := lambdatest.Tiles(t, r) // not recorded
+	if err := own.Put(t.Context(), r.Prefix+"/_tilecache/areas/probe.json", []byte(`{"rows":[]}`), tilestore.Meta{ContentType: "application/json"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		path   string
 		status int
@@ -441,6 +447,8 @@ func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, t
 		{"/od:test/EPSG:4326/png/default/2/4/3.png", 200},
 		{"/od:test/EPSG:4326/png/0123456789abcdef0123456789abcdef01234567/2/5/2.png", 404},
 		{"/demo:world/EPSG:4326/png/default/2/5/2.png", 404},
+		{"/_tilecache/areas/probe.json", 404},
+		{"/_tilecache%2Fareas%2Fprobe.json", 404},
 	} {
 		var ev events.LambdaFunctionURLRequest
 		lambdatest.ReadEvent(t, "tile/testdata/miss-get.json", &ev)

@@ -14,6 +14,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tilecache/internal/config"
+	"tilecache/internal/edgepath"
 	"tilecache/internal/metrics"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/rest"
@@ -188,6 +189,13 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "Method "+r.Method+" not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if edgepath.Reserved(r.URL.EscapedPath()) {
+			// The service's own objects (the prepared areas of seed
+			// requests) are never served, as `tilecache serve` and the
+			// edge refuse them.
+			http.Error(w, "Not found: no such tile", http.StatusNotFound)
 			return
 		}
 		objects.ServeHTTP(w, r)
