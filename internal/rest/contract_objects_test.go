@@ -80,4 +80,15 @@ func TestObjectEndpoint(t *testing.T) {
 	if hits != 2 {
 		t.Errorf("got %d hits on demo:world, want 2 (two GETs; HEAD and misses do not count)", hits)
 	}
+	// Objects share the console's origin: a document among them runs
+	// sandboxed (an origin of its own), and no object is sniffed as
+	// another type; tiles through /tiles alike.
+	for _, path := range []string{"/", "/demo:world/EPSG:4326/png/default/1/3/1.png", "/tiles/demo:world/EPSG:4326/png/1/3/1.png"} {
+		res := get("GET", path)
+		if res.Status != http.StatusOK || res.Header.Get("X-Content-Type-Options") != "nosniff" ||
+			res.Header.Get("Content-Security-Policy") != "sandbox allow-scripts allow-popups allow-downloads" {
+			t.Errorf("GET %s: %d, nosniff %q, CSP %q; want 200, nosniff and a sandbox", path, res.Status,
+				res.Header.Get("X-Content-Type-Options"), res.Header.Get("Content-Security-Policy"))
+		}
+	}
 }

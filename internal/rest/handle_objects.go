@@ -132,13 +132,25 @@ func writeObject(w http.ResponseWriter, r *http.Request, data []byte, meta tiles
 	}
 }
 
+// ObjectPolicy is the Content-Security-Policy of every stored object this
+// process answers. Here objects share an origin with the console and the
+// REST interface, whose Basic credentials the browser holds: a document
+// among them (the demo page, or whatever an upstream or a writer of the
+// bucket put there) runs sandboxed, in an origin of its own, so its
+// scripts reach nothing the console's origin may; the demo page's fetches
+// of tiles and documents still pass (they are answered to any origin).
+const ObjectPolicy = "sandbox allow-scripts allow-popups allow-downloads"
+
 // objectHeaders writes the status and headers of an object of size bytes:
 // its stored Content-Type (contentType when none is stored),
-// Cache-Control and Content-Encoding.
+// Cache-Control and Content-Encoding, and nosniff and ObjectPolicy (a
+// tile is never read as another type, nor run in the service's origin).
 func objectHeaders(w http.ResponseWriter, meta tilestore.Meta, contentType string, size int64) {
 	if meta.ContentType != "" {
 		contentType = meta.ContentType
 	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", ObjectPolicy)
 	w.Header().Set("Content-Type", contentType)
 	if meta.CacheControl != "" {
 		w.Header().Set("Cache-Control", meta.CacheControl)
