@@ -30,6 +30,36 @@ const (
 	tmsName         = "tms.xml"
 )
 
+// Limits of what the publisher writes. A vector tile set's TileJSON lists
+// the layers of a tile an upstream sent (vector_layers): before these, a
+// hostile tile made it 115 MB, which every MapLibre client of the tile
+// set downloads, and which a process rendering it held several times.
+const (
+	// maxVectorLayers is the most layers vector_layers lists and
+	// maxVectorFields the most fields it lists of each; a layer or field
+	// whose name is longer than maxVectorName bytes is left out, and so
+	// are those past the limits, with a warning. OpenMapTiles' tiles have
+	// about 20 layers of up to some 80 fields (name:xx in every language).
+	maxVectorLayers = 200
+	maxVectorFields = 300
+	maxVectorName   = 256
+	// maxTileSetDocument is the largest document of a tile set (its
+	// TileJSON documents and TileMap). A TileJSON past it is published
+	// with vector_layers empty, as before the tile set's first tile is
+	// stored: the layers are optional to its readers (MapLibre draws a
+	// style's source-layers without them), the tiles' URLs are not. Any
+	// other document past its limit is not written, with a warning, and
+	// the copy stored before stays: a stale document still describes the
+	// tile set, a missing one fails every client.
+	maxTileSetDocument = 1 << 20
+	// maxRootDocument is the largest of the documents describing every
+	// tile set (index.json, tms.xml, the WMTS capabilities, the OGC API
+	// documents). They are made of the layer configuration, not of
+	// upstream answers: the limit is a backstop, far above what a large
+	// configuration gives.
+	maxRootDocument = 32 << 20
+)
+
 // The documents change when the layer file does, so CDNs keep them briefly.
 const cacheControl = "public, max-age=300"
 
@@ -349,6 +379,12 @@ func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string,
 	docs := []document{{d.set.Dir() + tileMapName, tm, xmlMeta}}
 	for _, name := range [...]string{tileJSONName, tileJSONXYZName} {
 		tj, ok, err := tileJSON(d, p.baseURL, name == tileJSONXYZName)
+		if err == nil && len(tj) > maxTileSetDocument && len(d.vectorLayers) > 0 {
+			p.log.Warn("TileJSON too large: published with vector_layers empty", "key", d.set.Dir()+name,
+				"bytes", len(tj), "limit", maxTileSetDocument, "vector_layers", len(d.vectorLayers))
+			d.vectorLayers = nil
+			tj, ok, err = tileJSON(d, p.baseURL, name == tileJSONXYZName)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("render %s of %s: %w", name, d.set.Dir(), err)
 		}
@@ -358,6 +394,9 @@ func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string,
 	}
 	var changed []string
 	for _, doc := range docs {
+		if !p.fits(doc, maxTileSetDocument) {
+			continue
+		}
 		ch, err := p.write(ctx, doc, nil)
 		if err != nil {
 			return changed, err
@@ -435,6 +474,9 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []st
 	}
 	var changed []string
 	for _, doc := range docs {
+		if !p.fits(doc.document, maxRootDocument) {
+			continue
+		}
 		ch, err := p.write(ctx, doc.document, doc.same)
 		if err != nil {
 			return changed, err
@@ -469,6 +511,16 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []st
 	}
 	removed, err := p.removeIfPresent(ctx, stale...)
 	return append(changed, removed...), err
+}
+
+// fits reports whether doc is at most limit bytes, warning when it is not:
+// it is then not written, and the copy stored before (if any) stays.
+func (p *Publisher) fits(doc document, limit int) bool {
+	if len(doc.data) <= limit {
+		return true
+	}
+	p.log.Warn("discovery document too large: not written", "key", doc.key, "bytes", len(doc.data), "limit", limit)
+	return false
 }
 
 // write stores doc unless the stored copy has the same meta and content
@@ -637,5 +689,37 @@ func (p *Publisher) vectorLayers(ctx context.Context, set tilestore.TileSet) ([]
 		p.log.Warn("stored vector tile does not parse: no vector_layers", "key", first, "error", err)
 		return nil, nil
 	}
-	return vt.Layers, nil
+	layers, dropped := listedLayers(vt.Layers)
+	if dropped > 0 {
+		p.log.Warn("vector_layers left out of the TileJSON: past the limits of what it lists", "key", first,
+			"layers_and_fields", dropped, "max_layers", maxVectorLayers, "max_fields", maxVectorFields, "max_name_bytes", maxVectorName)
+	}
+	return layers, nil
+}
+
+// listedLayers returns what vector_layers lists of layers: at most
+// maxVectorLayers layers of at most maxVectorFields fields (keys with a
+// type), none of a name longer than maxVectorName bytes; and how many
+// layers and fields it leaves out.
+func listedLayers(layers []vectortile.Layer) (listed []vectortile.Layer, dropped int) {
+	for _, l := range layers {
+		if len(l.Name) > maxVectorName || len(listed) == maxVectorLayers {
+			dropped++
+			continue
+		}
+		out := vectortile.Layer{Name: l.Name, Features: l.Features, Geometry: l.Geometry}
+		for i, k := range l.Keys {
+			if l.KeyTypes[i] == "" {
+				continue // not a field: no feature gives it a value
+			}
+			if len(k) > maxVectorName || len(out.Keys) == maxVectorFields {
+				dropped++
+				continue
+			}
+			out.Keys = append(out.Keys, k)
+			out.KeyTypes = append(out.KeyTypes, l.KeyTypes[i])
+		}
+		listed = append(listed, out)
+	}
+	return listed, dropped
 }
