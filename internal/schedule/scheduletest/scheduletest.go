@@ -475,8 +475,9 @@ func testNextRuns(t *testing.T, s Stores, hourly func(*testing.T, string) schedu
 }
 
 // testMaxSchedules: a store holds at most schedule.MaxSchedules
-// schedules; one more is a Conflict naming the limit, and deleting one
-// makes room.
+// schedules, however many creates race for the last places: of 16 creates
+// let go together for the last 4, 4 pass and 12 are a Conflict naming the
+// limit; one more is refused the same way, and deleting one makes room.
 func testMaxSchedules(t *testing.T, s Stores, hourly func(*testing.T, string) schedule.Schedule) {
 	sc := hourly(t, "s")
 	create := func(i int) error {
@@ -484,9 +485,8 @@ func testMaxSchedules(t *testing.T, s Stores, hourly func(*testing.T, string) sc
 		c.Name = fmt.Sprintf("s%04d", i)
 		return s.CreateSchedule(t.Context(), c)
 	}
-	// Most of them eight at a time (far below the limit, the counts of
-	// racing creates do not matter), the last ones one by one.
-	const together = schedule.MaxSchedules - 10
+	const racing, left = 16, 4
+	const before = schedule.MaxSchedules - left
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -498,7 +498,7 @@ func testMaxSchedules(t *testing.T, s Stores, hourly func(*testing.T, string) sc
 			}
 		})
 	}
-	for i := range together {
+	for i := range before {
 		work <- i
 	}
 	close(work)
@@ -506,20 +506,48 @@ func testMaxSchedules(t *testing.T, s Stores, hourly func(*testing.T, string) sc
 	if t.Failed() {
 		t.FailNow()
 	}
-	for i := together; i < schedule.MaxSchedules; i++ {
-		if err := create(i); err != nil {
-			t.Fatalf("schedule %d of %d: %v", i+1, schedule.MaxSchedules, err)
+	tooMany := func(err error) bool {
+		return apperr.Is(err, apperr.Conflict) && strings.Contains(apperr.Message(err), fmt.Sprint(schedule.MaxSchedules))
+	}
+	// The racing creates start together, each from its own goroutine.
+	start := make(chan struct{})
+	errs := make([]error, racing)
+	for i := range racing {
+		wg.Go(func() {
+			<-start
+			errs[i] = create(before + i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			created++
+		case !tooMany(err):
+			t.Errorf("racing create %d: got %v, want nil or a conflict naming the limit of %d", i, err, schedule.MaxSchedules)
 		}
 	}
-	err := create(schedule.MaxSchedules)
-	if !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.Message(err), fmt.Sprint(schedule.MaxSchedules)) {
+	all, bad, err := s.Schedules(t.Context())
+	if err != nil || len(bad) != 0 {
+		t.Fatalf("Schedules: %v, unreadable %v", err, bad)
+	}
+	if created != left || len(all) != schedule.MaxSchedules {
+		t.Fatalf("%d creates racing for the last %d places: %d passed, the store holds %d schedules; want %d and the limit of %d",
+			racing, left, created, len(all), left, schedule.MaxSchedules)
+	}
+	if err := create(schedule.MaxSchedules + racing); !tooMany(err) {
 		t.Fatalf("schedule %d: got %v, want a conflict naming the limit of %d", schedule.MaxSchedules+1, err, schedule.MaxSchedules)
 	}
 	if err := s.DeleteSchedule(t.Context(), "s0000"); err != nil {
 		t.Fatal(err)
 	}
-	if err := create(schedule.MaxSchedules); err != nil {
+	if err := create(schedule.MaxSchedules + racing); err != nil {
 		t.Fatalf("after a delete: %v", err)
+	}
+	if err := create(schedule.MaxSchedules + racing + 1); !tooMany(err) {
+		t.Fatalf("after a delete and a create: got %v, want a conflict naming the limit of %d", err, schedule.MaxSchedules)
 	}
 }
 

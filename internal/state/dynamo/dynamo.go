@@ -20,6 +20,7 @@
 //	pk=meta       sk=pool   running   the number of RUNNING tasks
 //	pk=meta       sk=quota  data, version   the disk-quota configuration
 //	pk=meta       sk=lanes#<layer>  running   the layer's RUNNING tasks
+//	pk=meta       sk=schedules  n   the number of schedules (see schedules.go)
 //	pk=job#<id>   sk=job    data (the task.Job as JSON), open (tasks not yet
 //	                        finished), failures, [state], [expires]
 //	pk=task#<id>  sk=task   one attribute per task field, plus left (Total −

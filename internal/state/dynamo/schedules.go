@@ -1,7 +1,8 @@
 // The schedules of saved requests (schedule.Store): one item per
 // schedule in one partition, pk=schedules sk=<name>, so that listing them
-// is one Query. A claim is one conditional UpdateItem on the schedule's
-// next due time.
+// is one Query, and their number in pk=meta sk=schedules, which the
+// transactions of a create and a delete change with the schedule. A claim
+// is one conditional UpdateItem on the schedule's next due time.
 
 package dynamo
 
@@ -85,19 +86,14 @@ func decodeSchedule(item map[string]types.AttributeValue) (schedule.Schedule, er
 	return sc, nil
 }
 
-// CreateSchedule implements schedule.Store: a count of the schedules
-// (a Query of their keys, up to schedule.MaxSchedules), then one PutItem,
-// conditional on the name being free. The cap is checked before the
-// write, not with it: creates racing each other may pass it by their
-// number, not more.
+// CreateSchedule implements schedule.Store: one TransactWriteItems of the
+// schedule's PutItem (conditional on the name being free) and an ADD of 1
+// to the schedules' count (conditional on it being under
+// schedule.MaxSchedules), so that creates racing each other cannot pass
+// the cap together: DynamoDB applies the count's updates one after the
+// other. A table whose schedules were saved before the count existed gets
+// its count first (initScheduleCount).
 func (s *Schedules) CreateSchedule(ctx context.Context, sc schedule.Schedule) error {
-	n, err := s.countSchedules(ctx)
-	if err != nil {
-		return err
-	}
-	if n >= schedule.MaxSchedules {
-		return schedule.TooMany()
-	}
 	def, err := json.Marshal(schedDef{Name: sc.Name, Cron: sc.Cron, Timezone: sc.Timezone, Layer: sc.Layer, Request: sc.Request, Created: sc.Created})
 	if err != nil {
 		return fmt.Errorf("encode schedule %q: %w", sc.Name, err)
@@ -105,19 +101,85 @@ func (s *Schedules) CreateSchedule(ctx context.Context, sc schedule.Schedule) er
 	item := s.scheduleKey(sc.Name)
 	item[aSchedDef] = str(string(def))
 	item[aSchedNext] = num(nanos(sc.Next))
+	what := fmt.Sprintf("create schedule %q", sc.Name)
+	for counted := false; ; counted = true {
+		e := newExpr()
+		count := e.n(aSchedCount)
+		add := types.TransactWriteItem{Update: &types.Update{
+			TableName:                           &s.table,
+			Key:                                 s.metaKey(skSchedules),
+			UpdateExpression:                    aws.String("ADD " + count + " " + e.v(num(1))),
+			ConditionExpression:                 aws.String("attribute_exists(" + count + ") AND " + count + " < " + e.v(num(schedule.MaxSchedules))),
+			ExpressionAttributeNames:            e.Names(),
+			ExpressionAttributeValues:           e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}}
+		p := newExpr()
+		put := types.TransactWriteItem{Put: &types.Put{
+			TableName:                &s.table,
+			Item:                     item,
+			ConditionExpression:      aws.String("attribute_not_exists(" + p.n(attrPK) + ")"),
+			ExpressionAttributeNames: p.Names(),
+		}}
+		reasons, err := s.transact(ctx, "CreateSchedule", []types.TransactWriteItem{add, put})
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if reasons == nil {
+			return nil
+		}
+		if len(reasons) == 2 && code(reasons[1]) == "ConditionalCheckFailed" {
+			return apperr.New(apperr.Conflict, "Schedule %s exists", apperr.Show(sc.Name))
+		}
+		if code(reasons[0]) != "ConditionalCheckFailed" {
+			return fmt.Errorf("%s: refused (%s)", what, reasonCodes(reasons))
+		}
+		if _, ok := numAttr(reasons[0].Item, aSchedCount); ok {
+			return schedule.TooMany()
+		}
+		if counted {
+			return fmt.Errorf("%s: the schedules' count is missing after it was made", what)
+		}
+		if err := s.initScheduleCount(ctx); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+}
+
+// The schedules' count: pk=meta sk=schedules, attribute n, changed only in
+// the transactions that create or delete a schedule.
+const (
+	skSchedules = "schedules"
+	aSchedCount = "n"
+)
+
+// initScheduleCount makes the schedules' count of a table that has none
+// (its schedules were saved by an earlier version, or there are none
+// yet): a consistent count of the schedules' keys, put unless the count
+// exists. No schedule can be created or deleted between the count and the
+// put: each create and delete is conditional on the count existing, and
+// the put on it not existing (nothing removes it).
+func (s *Schedules) initScheduleCount(ctx context.Context) error {
+	n := 0
+	err := s.querySchedules(ctx, "count schedules", true, []string{attrSK}, func(map[string]types.AttributeValue) bool {
+		n++
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	item := s.metaKey(skSchedules)
+	item[aSchedCount] = num(int64(n))
 	e := newExpr()
-	s.wrote("CreateSchedule", 1)
+	s.wrote("count schedules", 1)
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                &s.table,
 		Item:                     item,
 		ConditionExpression:      aws.String("attribute_not_exists(" + e.n(attrPK) + ")"),
 		ExpressionAttributeNames: e.Names(),
 	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return apperr.New(apperr.Conflict, "Schedule %s exists", apperr.Show(sc.Name))
-	}
-	if err != nil {
-		return s.fail(ctx, err, "create schedule %q", sc.Name)
+	if err != nil && !isConditionFailed(err) { // a condition failed: another process made it
+		return s.fail(ctx, err, "save the schedules' count (%d)", n)
 	}
 	return nil
 }
@@ -171,17 +233,6 @@ func (s *store) querySchedules(ctx context.Context, what string, consistent bool
 	return nil
 }
 
-// countSchedules counts the schedules, up to schedule.MaxSchedules,
-// reading their keys alone.
-func (s *store) countSchedules(ctx context.Context) (int, error) {
-	n := 0
-	err := s.querySchedules(ctx, "count schedules", false, []string{attrSK}, func(map[string]types.AttributeValue) bool {
-		n++
-		return n < schedule.MaxSchedules
-	})
-	return n, err
-}
-
 // Schedules implements schedule.Store: a consistent Query of the
 // schedules' partition, whose sort key is the name (a listing shows a
 // schedule just created).
@@ -229,24 +280,47 @@ func (s *Schedules) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedul
 	return out, bad, nil
 }
 
-// DeleteSchedule implements schedule.Store: one DeleteItem, conditional on
-// the schedule existing.
+// DeleteSchedule implements schedule.Store: one TransactWriteItems of the
+// schedule's DeleteItem (conditional on it existing) and an ADD of −1 to
+// the schedules' count (conditional on the count existing: a table
+// without one gets it first, as in CreateSchedule).
 func (s *Schedules) DeleteSchedule(ctx context.Context, name string) error {
-	e := newExpr()
-	s.wrote("DeleteSchedule", 1)
-	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                &s.table,
-		Key:                      s.scheduleKey(name),
-		ConditionExpression:      aws.String("attribute_exists(" + e.n(attrPK) + ")"),
-		ExpressionAttributeNames: e.Names(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
+	what := fmt.Sprintf("delete schedule %q", name)
+	for counted := false; ; counted = true {
+		e := newExpr()
+		count := e.n(aSchedCount)
+		sub := types.TransactWriteItem{Update: &types.Update{
+			TableName:                 &s.table,
+			Key:                       s.metaKey(skSchedules),
+			UpdateExpression:          aws.String("ADD " + count + " " + e.v(num(-1))),
+			ConditionExpression:       aws.String("attribute_exists(" + count + ")"),
+			ExpressionAttributeNames:  e.Names(),
+			ExpressionAttributeValues: e.Values(),
+		}}
+		d := newExpr()
+		del := types.TransactWriteItem{Delete: &types.Delete{
+			TableName:                &s.table,
+			Key:                      s.scheduleKey(name),
+			ConditionExpression:      aws.String("attribute_exists(" + d.n(attrPK) + ")"),
+			ExpressionAttributeNames: d.Names(),
+		}}
+		reasons, err := s.transact(ctx, "DeleteSchedule", []types.TransactWriteItem{sub, del})
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if reasons == nil {
+			return nil
+		}
+		if len(reasons) == 2 && code(reasons[1]) == "ConditionalCheckFailed" {
+			return apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
+		}
+		if code(reasons[0]) != "ConditionalCheckFailed" || counted {
+			return fmt.Errorf("%s: refused (%s)", what, reasonCodes(reasons))
+		}
+		if err := s.initScheduleCount(ctx); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 	}
-	if err != nil {
-		return s.fail(ctx, err, "delete schedule %q", name)
-	}
-	return nil
 }
 
 // ClaimRun implements schedule.Store: one UpdateItem of next, last and

@@ -1,11 +1,19 @@
 package dynamo
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"tilecache/internal/apperr"
+	"tilecache/internal/schedule"
 	"tilecache/internal/schedule/scheduletest"
 )
 
@@ -30,4 +38,95 @@ func TestScheduleConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+}
+
+// TestScheduleCapOnSchedulesSavedBefore: on a table whose schedules were
+// saved by an earlier version (no count item), creates racing for the
+// last places first count the schedules there (each of them may, one
+// count is kept) and pass the cap no more than on a counted table; a
+// delete on such a table keeps the count right too.
+func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
+	testClient(t)
+	sh := newShared(t)
+	sc, err := schedule.New("s", "0 * * * *", "", "topp:states", json.RawMessage(`{"seedRequest":{}}`), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := func(t *testing.T, s *adapters, n int) {
+		t.Helper()
+		var reqs []types.WriteRequest
+		for i := range n {
+			item := s.scheduleKey(fmt.Sprintf("old%04d", i))
+			item[aSchedDef] = str(fmt.Sprintf(`{"name":"old%04d","cron":"0 * * * *","layer":"topp:states","request":{}}`, i))
+			item[aSchedNext] = num(nanos(sc.Next))
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+		if err := s.batchWrite(t.Context(), "legacy schedules", reqs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(t *testing.T, s *adapters) (int64, bool) {
+		t.Helper()
+		out, err := s.client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &s.table, Key: s.metaKey(skSchedules), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return numAttr(out.Item, aSchedCount)
+	}
+
+	t.Run("RacingCreates", func(t *testing.T) {
+		s := sh.store(t)
+		const racing, left = 16, 2
+		legacy(t, s, schedule.MaxSchedules-left)
+		if _, ok := count(t, s); ok {
+			t.Fatal("a count item before any create")
+		}
+		start := make(chan struct{})
+		errs := make([]error, racing)
+		var wg sync.WaitGroup
+		for i := range racing {
+			wg.Go(func() {
+				<-start
+				c := sc
+				c.Name = fmt.Sprintf("new%02d", i)
+				errs[i] = s.CreateSchedule(t.Context(), c)
+			})
+		}
+		close(start)
+		wg.Wait()
+		created := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				created++
+			case !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.Message(err), fmt.Sprint(schedule.MaxSchedules)):
+				t.Errorf("create %d: %v, want nil or a conflict naming the limit", i, err)
+			}
+		}
+		all, _, err := s.Schedules(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := count(t, s); created != left || len(all) != schedule.MaxSchedules || n != schedule.MaxSchedules {
+			t.Fatalf("%d creates for the last %d places: %d passed, %d schedules, count %d; want %d, %d, %[7]d",
+				racing, left, created, len(all), n, left, schedule.MaxSchedules)
+		}
+	})
+
+	t.Run("DeleteFirst", func(t *testing.T) {
+		s := sh.store(t)
+		legacy(t, s, 3)
+		if err := s.DeleteSchedule(t.Context(), "old0001"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteSchedule(t.Context(), "old0001"); !apperr.Is(err, apperr.NotFound) {
+			t.Fatalf("deleted twice: %v, want NotFound", err)
+		}
+		if err := s.CreateSchedule(t.Context(), sc); err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := count(t, s); !ok || n != 3 {
+			t.Fatalf("count %d (%v) after 3 saved before, a delete and a create; want 3", n, ok)
+		}
+	})
 }
