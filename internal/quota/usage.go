@@ -46,6 +46,13 @@ func (k PageKey) ID() string {
 	return b.String()
 }
 
+// LevelPrefix returns the prefix of the ids of the pages of level z of
+// set: "layer|gridSet|formatId|parametersId|z|". Page ids sort by set,
+// then level, so a level's pages are one run of ids.
+func LevelPrefix(set tilestore.SetName, z int) string {
+	return set.ID() + "|" + strconv.Itoa(z) + "|"
+}
+
 // TileRange returns the first and last tile column and row of the page.
 func (k PageKey) TileRange() (minX, minY, maxX, maxY int64) {
 	const side = 1 << PageShift
@@ -194,6 +201,15 @@ type PageStore interface {
 	Layers(ctx context.Context) ([]LayerUsage, error)
 	// Pages returns a layer's pages that hold tiles or bytes, in page id order.
 	Pages(ctx context.Context, layer string) ([]Page, error)
+	// LevelPages returns up to limit of the pages of tile set set at level
+	// z that hold tiles or bytes, in page id order, starting after the
+	// page whose id is after (at the first when after is empty), and the
+	// after of the next call: "" when there are no more (a store may give
+	// one more that leads to an empty last call). It reads the
+	// level by its key prefix (LevelPrefix): about limit pages (plus empty
+	// ones the store keeps) a call, however many the layer and the level
+	// hold.
+	LevelPages(ctx context.Context, set tilestore.SetName, z int, after string, limit int) (pages []Page, next string, err error)
 	// PagesInOrder returns up to limit of a layer's pages that hold tiles
 	// or bytes, in the expiration order of policy (by OrderKey), starting
 	// after the page whose OrderKey is cursor (at the first when cursor is

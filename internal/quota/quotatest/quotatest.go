@@ -364,6 +364,7 @@ func Run(t *testing.T, newStore func(t *testing.T) quota.UsageStore) {
 		}
 	})
 	t.Run("ExpirationOrderMatchesSort", func(t *testing.T) { runOrder(t, newStore) })
+	t.Run("LevelPagesByPrefix", func(t *testing.T) { runLevel(t, newStore) })
 	t.Run("CleanUpDeletesAsTheSortOfEveryPage", func(t *testing.T) { runCleanUp(t, newStore) })
 	t.Run("LayerNamesAreOpaque", func(t *testing.T) {
 		s := newStore(t)

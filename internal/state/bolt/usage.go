@@ -1,9 +1,12 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -303,6 +306,54 @@ func (s *Usage) Pages(ctx context.Context, layer string) ([]quota.Page, error) {
 		})
 	})
 	return out, err
+}
+
+// LevelPages implements quota.PageStore: a cursor Seek to the level's
+// prefix (or past after) in the layer's pages bucket, then up to limit
+// keys.
+func (s *Usage) LevelPages(ctx context.Context, set tilestore.SetName, z int, after string, limit int) ([]quota.Page, string, error) {
+	prefix := quota.LevelPrefix(set, z)
+	if after != "" && !strings.HasPrefix(after, prefix) {
+		return nil, "", apperr.Invalidf("%s is not a page of level %d of %s", apperr.Show(after), z, set.ID())
+	}
+	var out []quota.Page
+	var next string
+	err := s.view(ctx, "read the pages of level "+strconv.Itoa(z)+" of "+set.ID(), func(tx *bbolt.Tx) error {
+		b, _ := layerPages(tx, set.Layer, false)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		k, v := c.Seek([]byte(prefix))
+		if after != "" {
+			k, v = c.Seek([]byte(after))
+			if k != nil && string(k) == after {
+				k, v = c.Next()
+			}
+		}
+		for n := 0; k != nil && bytes.HasPrefix(k, []byte(prefix)); k, v = c.Next() {
+			if n == max(limit, 1) {
+				return nil
+			}
+			n++
+			next = string(k)
+			var r pageRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode page %q: %w", k, err)
+			}
+			// A grid set id holding "|" could share the prefix: the
+			// record says which set and level the page is of.
+			if (r.Tiles != 0 || r.Bytes != 0) && r.Grid == set.GridSetID && r.Format == set.FormatID && r.Params == set.ParametersID && r.Z == z {
+				out = append(out, recordPage(set.Layer, r))
+			}
+		}
+		next = "" // the level ended
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return out, next, nil
 }
 
 // DeletePage implements quota.PageStore.

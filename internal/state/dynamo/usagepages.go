@@ -7,6 +7,8 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -91,6 +93,55 @@ func (s *Usage) Pages(ctx context.Context, layer string) ([]quota.Page, error) {
 	}
 	return out, nil
 }
+
+// LevelPages implements quota.PageStore: one Query of the layer's pages
+// partition with begins_with on the sort key (the page id, whose prefix
+// is the set and level), starting after the page after, Limit limit (at
+// most 1000 a call).
+func (s *Usage) LevelPages(ctx context.Context, set tilestore.SetName, z int, after string, limit int) ([]quota.Page, string, error) {
+	prefix := quota.LevelPrefix(set, z)
+	what := "read the pages of level " + strconv.Itoa(z) + " of " + set.ID()
+	if after != "" && !strings.HasPrefix(after, prefix) {
+		return nil, "", apperr.Invalidf("%s is not a page of level %d of %s", apperr.Show(after), z, set.ID())
+	}
+	e := newExpr()
+	in := &dynamodb.QueryInput{
+		TableName: &s.table,
+		KeyConditionExpression: aws.String(e.n(attrPK) + " = " + e.v(str(s.pagesPK(set.Layer))) +
+			" AND begins_with(" + e.n(attrSK) + ", " + e.v(str(prefix)) + ")"),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(int32(min(max(limit, 1), maxLevelPagesRead))),
+	}
+	if after != "" {
+		in.ExclusiveStartKey = s.key(pkPagesPre+set.Layer, after)
+	}
+	out, err := s.client.Query(ctx, in, s.callOpts...)
+	if err != nil {
+		return nil, "", s.fail(ctx, err, "%s", what)
+	}
+	pages := make([]quota.Page, 0, len(out.Items))
+	for _, item := range out.Items {
+		p, err := decodePage(item)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", what, err)
+		}
+		// A grid set id holding "|" could share the prefix: the item says
+		// which set and level the page is of.
+		if (p.Tiles != 0 || p.Bytes != 0) && p.Key.Set == set && p.Key.Z == z {
+			pages = append(pages, p)
+		}
+	}
+	var next string
+	if len(out.LastEvaluatedKey) > 0 {
+		next, _ = strAttr(out.LastEvaluatedKey, attrSK)
+	}
+	return pages, next, nil
+}
+
+// maxLevelPagesRead caps the items of one LevelPages Query.
+const maxLevelPagesRead = 1000
 
 // pageRemoval is the transaction item that deletes a page if it still
 // holds what it held when read.
