@@ -59,6 +59,10 @@
 // pair at a locked address or of a locked account is refused until the lock
 // ends (it is not even checked), as GeoServer's brute-force protection does.
 // A known pair's own failures (5 within 5 minutes) make it unknown again.
+// A refusal is held for a second before it is answered (64 at most at
+// once; never on Lambda), so a guesser that waits for its answers, as a
+// flood over a few connections does, sends a few requests a second instead
+// of thousands.
 // Checks in flight count as failures until they end, so that concurrent
 // guesses run no more checks than the limit. Only failures that cost a
 // bcrypt comparison count: credentials the verify cache remembers as wrong
@@ -247,6 +251,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		}
 		at, refused := a.limits.admit(name, ClientAddress(r))
 		if refused.why != "" {
+			a.limits.hold(r, refused)
 			tooManyRequests(w, refused)
 			return
 		}

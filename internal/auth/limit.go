@@ -2,6 +2,7 @@ package auth
 
 import (
 	"container/list"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
@@ -40,6 +41,15 @@ type Limits struct {
 	// Addresses, Accounts and Pairs cap the remembered addresses, account
 	// names and known pairs; the least recently used is forgotten first.
 	Addresses, Accounts, Pairs int
+	// Hold is how long a refusal that came in on a connection of this
+	// process is held before it is answered (at most until the lock ends),
+	// and Holding how many are held at once; the others are answered at
+	// once. A guesser that waits for its answers then sends a few a second
+	// instead of thousands, and a held request costs a parked goroutine,
+	// not CPU. Requests made by the Lambda adapter are never held: there a
+	// wait is billed and holds the function's concurrency.
+	Hold    time.Duration
+	Holding int
 }
 
 // DefaultLimits are the limits of an Authenticator made without
@@ -57,6 +67,8 @@ var DefaultLimits = Limits{
 	Addresses:       16384,
 	Accounts:        4096,
 	Pairs:           4096,
+	Hold:            time.Second,
+	Holding:         64,
 }
 
 func (l Limits) withDefaults() Limits {
@@ -77,6 +89,8 @@ func (l Limits) withDefaults() Limits {
 	set(&l.Addresses, d.Addresses)
 	set(&l.Accounts, d.Accounts)
 	set(&l.Pairs, d.Pairs)
+	set(&l.Holding, d.Holding)
+	setD(&l.Hold, d.Hold)
 	setD(&l.Window, d.Window)
 	setD(&l.Lock, d.Lock)
 	setD(&l.MaxLock, d.MaxLock)
@@ -183,6 +197,9 @@ type limiter struct {
 	l    Limits
 	salt [32]byte
 	now  func() time.Time
+	// wait waits for d or ctx's end (a field so that tests can see it).
+	wait    func(ctx context.Context, d time.Duration)
+	holding chan struct{} // a slot per held refusal
 
 	mu        sync.Mutex
 	addresses *lru[string, *record]
@@ -192,7 +209,7 @@ type limiter struct {
 
 func newLimiter(l Limits) *limiter {
 	l = l.withDefaults()
-	lim := &limiter{l: l, now: time.Now,
+	lim := &limiter{l: l, now: time.Now, wait: wait, holding: make(chan struct{}, l.Holding),
 		addresses: newLRU[string, *record](l.Addresses),
 		accounts:  newLRU[nameKey, *record](l.Accounts),
 		pairs:     newLRU[pairKey, *pair](l.Pairs),
@@ -310,6 +327,28 @@ func (lim *limiter) account(k nameKey) *record {
 // seconds rounds d up to whole seconds, at least 1 (Retry-After).
 func seconds(d time.Duration) int64 {
 	return max(1, int64((d+time.Second-1)/time.Second))
+}
+
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// hold delays the refusal of r as Limits.Hold says.
+func (lim *limiter) hold(r *http.Request, ref refusal) {
+	if r.Context().Value(http.LocalAddrContextKey) == nil {
+		return // not on a connection of this process: the Lambda adapter's
+	}
+	select {
+	case lim.holding <- struct{}{}:
+		defer func() { <-lim.holding }()
+		lim.wait(r.Context(), min(lim.l.Hold, ref.retry))
+	default: // Holding requests held already
+	}
 }
 
 func tooManyRequests(w http.ResponseWriter, r refusal) {

@@ -31,6 +31,9 @@ type limitedServer struct {
 
 func newLimitedServer(t *testing.T, l Limits) *limitedServer {
 	t.Helper()
+	if l.Hold == 0 {
+		l.Hold = time.Nanosecond // TestRefusalsHeld checks the holding
+	}
 	s := &limitedServer{a: New([]Account{{Name: "admin", Hash: mustHash(t, "s3cret", bcrypt.MinCost), Admin: true}}, WithLimits(l))}
 	s.clock.Store(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC).UnixNano())
 	s.a.limits.now = func() time.Time { return time.Unix(0, s.clock.Load()) }
@@ -223,6 +226,61 @@ func TestFailedLoginsConcurrentGuesses(t *testing.T) {
 	}
 	if got[429] != n-limit || got[401] != limit || s.compares.Load() != limit {
 		t.Errorf("answers %v after %d comparisons, want %d × 401 and %d × 429 after %d", got, s.compares.Load(), limit, n-limit, limit)
+	}
+}
+
+// TestRefusalsHeld: a refusal on a connection is held Hold before it is
+// answered, Holding at most at once (the others at once); one the Lambda
+// adapter made (no connection of this process) is never held.
+func TestRefusalsHeld(t *testing.T) {
+	s := newLimitedServer(t, Limits{AddressFailures: 1, Lock: time.Hour, MaxLock: time.Hour, Hold: time.Second, Holding: 2})
+	held, release := make(chan time.Duration, 8), make(chan struct{})
+	s.a.limits.wait = func(ctx context.Context, d time.Duration) {
+		held <- d
+		<-release
+	}
+	c := from("127.0.0.1")
+	s.expect(t, c, "admin", "guess", 401, "", "Authentication required", 1)
+	answers := make(chan int, 2)
+	for range 2 {
+		go func() {
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, s.URL+"/", nil)
+			req.SetBasicAuth("admin", "guess again")
+			res, err := c.Do(req)
+			if err != nil {
+				answers <- 0
+				return
+			}
+			res.Body.Close()
+			answers <- res.StatusCode
+		}()
+	}
+	for range 2 {
+		if d := <-held; d != time.Second {
+			t.Errorf("held for %s, want 1s", d)
+		}
+	}
+	// Both slots taken: the next refusal is answered at once.
+	s.expect(t, c, "admin", "third", 429, "3600", "from this address", 0)
+	// A request the Lambda adapter made.
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = "127.0.0.1"
+	r.SetBasicAuth("admin", "fourth")
+	s.a.Middleware(http.NotFoundHandler()).ServeHTTP(w, r)
+	if w.Code != 429 || len(held) != 0 {
+		t.Errorf("a Lambda request: %d, %d held; want 429 at once", w.Code, len(held))
+	}
+	select {
+	case st := <-answers:
+		t.Fatalf("a held refusal was answered (%d) before its wait ended", st)
+	default:
+	}
+	close(release)
+	for range 2 {
+		if st := <-answers; st != 429 {
+			t.Errorf("held refusal: %d, want 429", st)
+		}
 	}
 }
 
