@@ -165,11 +165,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
-	tiles := rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	var tiles http.Handler = rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	tiles = storedOnlyForAccounts(users, tiles)
 	var objects http.Handler = rest.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	objects = edgepath.Handler(edgepath.NewLive(layers).Table, objects)
+	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, objects))
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: an administrator's on the main
 	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
@@ -182,6 +183,23 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
+}
+
+// storedOnlyForAccounts lets a stored-only read (rest.StoredOnly: the
+// console's base map) through to next only with an account's credentials,
+// challenged like the REST interface's (the browser answers the challenge
+// with the credentials it holds for the console); any other read passes
+// as it is. Anonymously, whether a tile is stored could be asked without
+// rendering it, telling which areas of a render-on-miss layer were viewed.
+func storedOnlyForAccounts(users *auth.Authenticator, next http.Handler) http.Handler {
+	guarded := users.Middleware(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest.StoredOnly(r) {
+			guarded.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // AccessFlushEvery is how often tile reads are flushed to the usage store.

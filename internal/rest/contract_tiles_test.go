@@ -80,3 +80,35 @@ func TestTileEndpoint(t *testing.T) {
 		t.Errorf("got %d hits on demo:world, want 1 (the GET; HEAD and misses do not count)", hits)
 	}
 }
+
+// TestStoredOnlyReadsNeedAnAccount: a stored-only read (X-Tilecache-Stored-Only,
+// or Cache-Control: only-if-cached) tells whether a tile is stored without
+// rendering it, so which areas of a render-on-miss layer were viewed: it
+// is an account's read, challenged like the REST interface's, through
+// /tiles and the store's own paths alike. A plain read stays anonymous.
+func TestStoredOnlyReadsNeedAnAccount(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	seedJSON(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":0}}`)
+	testenv.Eventually(t, 10*time.Second, "the seed to finish", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
+	const stored, missing = "/tiles/demo:world/EPSG:4326/png/0/0/0.png", "/tiles/demo:world/EPSG:4326/png/1/0/0.png"
+	for _, path := range []string{stored, missing, "/demo:world/EPSG:4326/png/default/0/0/0.png", "/demo:world/EPSG:4326/png/default/1/0/0.png"} {
+		for _, h := range [][]string{{"X-Tilecache-Stored-Only", "1"}, {"Cache-Control", "max-age=0, only-if-cached"}} {
+			res := a.DoAuth(t, "", "", "GET", path, "", h...)
+			if res.Status != http.StatusUnauthorized || res.Header.Get("WWW-Authenticate") == "" {
+				t.Errorf("anonymous %s %s: %d %q, want 401 with a challenge", h[0], path, res.Status, res.Body)
+			}
+		}
+	}
+	if res := a.DoAuth(t, "", "", "GET", stored, "", "X-Tilecache-Stored-Only", "1"); res.Body == "" || bytes.HasPrefix([]byte(res.Body), []byte("\x89PNG")) {
+		t.Errorf("anonymous stored-only read answered the tile: %d", res.Status)
+	}
+	if res := a.Do(t, "GET", stored, "", "X-Tilecache-Stored-Only", "1"); res.Status != http.StatusOK {
+		t.Errorf("an account's stored-only read of a stored tile: %d %q", res.Status, res.Body)
+	}
+	if res := a.Do(t, "GET", missing, "", "X-Tilecache-Stored-Only", "1"); res.Status != http.StatusGatewayTimeout {
+		t.Errorf("an account's stored-only read of a missing tile: %d %q, want 504", res.Status, res.Body)
+	}
+	if res := a.DoAuth(t, "", "", "GET", stored, ""); res.Status != http.StatusOK {
+		t.Errorf("anonymous plain read: %d %q", res.Status, res.Body)
+	}
+}

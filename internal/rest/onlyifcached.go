@@ -30,6 +30,13 @@ func onlyIfCached(r *http.Request) bool {
 	return false
 }
 
+// StoredOnly reports whether a tile or object request asks for what is
+// stored and nothing else (see onlyIfCached). Such a read tells whether a
+// tile is stored without rendering it, where a plain GET of a layer that
+// renders on miss would render it: which areas were viewed. So it is an
+// account's read: the program puts the accounts in front of it.
+func StoredOnly(r *http.Request) bool { return onlyIfCached(r) }
+
 // answerNotCached answers a miss asked only-if-cached: 504, as RFC 9111
 // has a cache answer such a request it cannot satisfy from storage.
 func answerNotCached(w http.ResponseWriter, r *http.Request) {

@@ -8,7 +8,10 @@
 // of Cache-Control: only-if-cached, which Chromium keeps for its own
 // cache), answered from storage alone (504 when the tile is not stored), so the
 // map never makes the server render, store or call an upstream; a
-// missing tile stays empty, and the map shows what is cached where.
+// missing tile stays empty, and the map shows what is cached where. A
+// stored-only read is an account's (it tells which areas were viewed
+// without rendering them): the browser answers its challenge with the
+// credentials it holds for the console.
 import Map from 'ol/Map.js';
 import View from 'ol/View.js';
 import TileLayer from 'ol/layer/Tile.js';
@@ -69,7 +72,7 @@ const seg = (s) => encodeURIComponent(s).replace(/%3A/gi, ':');
 // loadStored loads one base tile from storage only.
 function loadStored(tile, src) {
   baseStats.asked++;
-  fetch(src, { headers: { 'X-Tilecache-Stored-Only': '1' }, credentials: 'omit' })
+  fetch(src, { headers: { 'X-Tilecache-Stored-Only': '1' }, credentials: 'same-origin' })
     .then(async (r) => {
       if (!r.ok) {
         if (r.status === 504 || r.status === 404) baseStats.missing++; else { baseStats.failed++; baseStats.error = 'HTTP ' + r.status; }
