@@ -124,33 +124,91 @@ func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent
 	defer p.flushMetrics()
 	defer p.flushCDN(ctx)
 	p.refreshLayers(ctx)
+	return runJobs(ctx, p.log, p.maintenanceJobs(ev))
+}
+
+// job is one named piece of the cleaner's work.
+type job struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// maintenanceJobs are the jobs of one invocation of the cleaner, in
+// order: the work that keeps tasks and the quota moving first, then the
+// documents of the tile store and the edge's grid sets, which read what
+// upstreams answered (a stored vector tile's layers, say) and so come
+// last, each bounded in time.
+func (p *Program) maintenanceJobs(ev events.EventBridgeEvent) []job {
+	jobs := []job{
+		{"sweep", p.Engine.Sweep},
+		{"schedules", func(ctx context.Context) error { _, err := p.Schedules.Tick(ctx, time.Now()); return err }},
+	}
+	if layers, ok := recountRequest(ev.Detail); ok {
+		jobs = append(jobs, job{"recount", func(ctx context.Context) error {
+			done, err := p.Cleaner.Recount(ctx, layers)
+			p.log.Info("recount requested", "layers", layers, "recounted", done)
+			return err
+		}})
+	}
+	jobs = append(jobs, job{"quota clean-up", func(ctx context.Context) error { return p.Cleaner.RunDue(ctx, time.Now()) }})
 	if !p.published {
 		// The first invocation after a cold start (a deployment may have
 		// brought a new layer file) brings the documents up to date; a
-		// failed attempt is repeated by the next invocation.
-		p.published = p.publish(ctx)
+		// failed attempt (logged) is repeated by the next invocation.
+		jobs = append(jobs, job{"publish", func(ctx context.Context) error {
+			ctx, cancel := boundedBy(ctx, publishBudget)
+			defer cancel()
+			p.published = p.publish(ctx)
+			return nil
+		}})
 	}
 	if p.edgeVersion != p.Registry.Catalogue().Version() {
 		// Likewise the grid sets the CDN's edge path function maps with,
-		// and again whenever the layers change.
-		p.syncEdge(ctx)
+		// and again whenever the layers change (logged when it fails).
+		jobs = append(jobs, job{"edge sync", func(ctx context.Context) error {
+			ctx, cancel := boundedBy(ctx, publishBudget)
+			defer cancel()
+			p.syncEdge(ctx)
+			return nil
+		}})
 	}
+	return jobs
+}
+
+// publishBudget bounds the time the cleaner spends on the documents of
+// the tile store, and on the edge's grid sets, in one invocation.
+const publishBudget = 30 * time.Second
+
+// boundedBy returns ctx bounded by d, and by what is left of its deadline
+// less the CDN flush's budget.
+func boundedBy(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl)-flushBudget)
+	}
+	return context.WithTimeout(ctx, max(d, 0))
+}
+
+// runJobs runs jobs one after the other; a job's failure, or its panic,
+// is logged and named in the error returned, and never stops the jobs
+// after it.
+func runJobs(ctx context.Context, log *slog.Logger, jobs []job) error {
 	var errs []error
-	if err := p.Engine.Sweep(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("scheduled sweep: %w", err))
-	}
-	if _, err := p.Schedules.Tick(ctx, time.Now()); err != nil {
-		errs = append(errs, fmt.Errorf("fire schedules: %w", err))
-	}
-	if layers, ok := recountRequest(ev.Detail); ok {
-		done, err := p.Cleaner.Recount(ctx, layers)
+	for _, j := range jobs {
+		start := time.Now()
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return j.run(ctx)
+		}()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("recount: %w", err))
+			log.Error("maintenance job failed", "job", j.name, "seconds", time.Since(start).Seconds(), "err", err)
+			errs = append(errs, fmt.Errorf("%s: %w", j.name, err))
+			continue
 		}
-		p.log.Info("recount requested", "layers", layers, "recounted", done)
-	}
-	if err := p.Cleaner.RunDue(ctx, time.Now()); err != nil {
-		errs = append(errs, fmt.Errorf("scheduled clean-up: %w", err))
+		log.Debug("maintenance job done", "job", j.name, "seconds", time.Since(start).Seconds())
 	}
 	return errors.Join(errs...)
 }

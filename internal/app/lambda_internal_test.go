@@ -132,3 +132,73 @@ func TestScheduleSyncsEdgeAfterALayerChange(t *testing.T) {
 		t.Errorf("an invocation without a change wrote the edge")
 	}
 }
+
+// TestRunJobsIsolatesFailures: a job that fails or panics is named in the
+// error and logged, and the jobs after it still run.
+func TestRunJobsIsolatesFailures(t *testing.T) {
+	t.Parallel()
+	var ran []string
+	record := func(name string, err error) job {
+		return job{name, func(context.Context) error { ran = append(ran, name); return err }}
+	}
+	err := runJobs(t.Context(), slog.New(slog.DiscardHandler), []job{
+		record("first", nil),
+		{"panics", func(context.Context) error { ran = append(ran, "panics"); panic("out of bounds") }},
+		record("fails", fmt.Errorf("table gone")),
+		record("last", nil),
+	})
+	if !slices.Equal(ran, []string{"first", "panics", "fails", "last"}) {
+		t.Errorf("ran %v, want every job", ran)
+	}
+	if err == nil || !strings.Contains(err.Error(), "panics: panic: out of bounds") || !strings.Contains(err.Error(), "fails: table gone") {
+		t.Errorf("error %v, want both failures named", err)
+	}
+}
+
+// TestMaintenanceJobsPublishLast: the cleaner sweeps, fires schedules and
+// cleans up before it publishes the tile store's documents (which read
+// what upstreams answered), and the publication is bounded in time.
+func TestMaintenanceJobsPublishLast(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) (string, bool) {
+		v, ok := map[string]string{"TILECACHE_DATA": dir}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewWorker(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var names []string
+	for _, j := range p.maintenanceJobs(events.EventBridgeEvent{Detail: json.RawMessage(`{"recount":true}`)}) {
+		names = append(names, j.name)
+	}
+	if want := []string{"sweep", "schedules", "recount", "quota clean-up", "publish", "edge sync"}; !slices.Equal(names, want) {
+		t.Errorf("jobs %v, want %v", names, want)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+	defer cancel()
+	bounded, stop := boundedBy(ctx, publishBudget)
+	defer stop()
+	if dl, ok := bounded.Deadline(); !ok || time.Until(dl) > publishBudget {
+		t.Errorf("publication deadline %v, want within %v", dl, publishBudget)
+	}
+	short, cancelShort := context.WithTimeout(t.Context(), 5*time.Second) // less than the flush's budget left
+	defer cancelShort()
+	if b, stop := boundedBy(short, publishBudget); b.Err() == nil {
+		stop()
+		t.Error("a publication with no time left after the CDN flush's budget was not cut short")
+	} else {
+		stop()
+	}
+	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
+		t.Fatal(err)
+	}
+	if !p.published {
+		t.Error("the documents were not published")
+	}
+}
