@@ -22,6 +22,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tilecache/internal/auth"
+	"tilecache/internal/auth/accountsecret"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
 	"tilecache/internal/cdn/cloudfront"
@@ -142,7 +143,7 @@ type Program struct {
 // New builds the whole program from cfg: engine, backends and the REST
 // handler behind Basic auth. Close releases what it opened.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
-	users, err := LoadAccounts(cfg)
+	users, err := LoadAccounts(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -314,14 +315,25 @@ func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[st
 	return out, nil
 }
 
-// LoadAccounts reads the administrator accounts: TILECACHE_ACCOUNTS (the
-// accounts-file format inline, entries separated by newlines or spaces;
-// for Lambda, filled from SSM or Secrets Manager) or else the file
-// TILECACHE_USERS.
-func LoadAccounts(cfg config.Config) (*auth.Authenticator, error) {
-	if cfg.Accounts != "" {
-		entries := strings.Join(strings.Fields(cfg.Accounts), "\n")
-		users, err := auth.Parse(strings.NewReader(entries), "TILECACHE_ACCOUNTS")
+// LoadAccounts reads the administrator accounts: from the SSM parameter or
+// Secrets Manager secret TILECACHE_ACCOUNTS_SECRET names (what ApiFunction
+// does), or TILECACHE_ACCOUNTS (the accounts-file format inline, entries
+// separated by newlines or spaces), or else the file TILECACHE_USERS.
+func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, error) {
+	accounts, source := cfg.Accounts, "TILECACHE_ACCOUNTS"
+	if cfg.AccountsSecret != "" {
+		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
+		if err != nil {
+			return nil, fmt.Errorf("load accounts: %w", err)
+		}
+		if accounts, err = accountsecret.Read(ctx, awsCfg, cfg.AWS.Env, cfg.AccountsSecret); err != nil {
+			return nil, fmt.Errorf("load accounts (TILECACHE_ACCOUNTS_SECRET): %w", err)
+		}
+		source = cfg.AccountsSecret
+	}
+	if accounts != "" || cfg.AccountsSecret != "" {
+		entries := strings.Join(strings.Fields(accounts), "\n")
+		users, err := auth.Parse(strings.NewReader(entries), source)
 		if err != nil {
 			return nil, fmt.Errorf("load accounts: %w", err)
 		}

@@ -58,11 +58,19 @@ func (s *Server) read(r *reader) {
 type Auth struct {
 	UsersFile string // TILECACHE_USERS, accounts file (name:bcrypt-hash per line); default in TILECACHE_DATA
 	Accounts  string // TILECACHE_ACCOUNTS, the same entries inline (wins over the file)
+	// AccountsSecret is TILECACHE_ACCOUNTS_SECRET, the ARN of an SSM
+	// parameter or Secrets Manager secret holding the same entries, read
+	// at start (wins over the file; not with TILECACHE_ACCOUNTS).
+	AccountsSecret string
 }
 
 func (a *Auth) read(r *reader) {
 	a.UsersFile = r.str("TILECACHE_USERS", filepath.Join(r.str("TILECACHE_DATA", defaultDataDir), "users"))
 	a.Accounts = r.str("TILECACHE_ACCOUNTS", "")
+	a.AccountsSecret = strings.TrimSpace(r.str("TILECACHE_ACCOUNTS_SECRET", ""))
+	if a.AccountsSecret != "" && a.Accounts != "" {
+		r.fail(errors.New("TILECACHE_ACCOUNTS_SECRET and TILECACHE_ACCOUNTS are both set: set one"))
+	}
 }
 
 // Storage is where tiles, tasks and lane messages are kept: the embedded
@@ -258,6 +266,7 @@ type AWS struct {
 var sdkVariables = []string{
 	"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
 	"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_CLOUDFRONT",
+	"AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL_SECRETS_MANAGER", // TILECACHE_ACCOUNTS_SECRET
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 }
 

@@ -149,7 +149,7 @@ var (
 )
 
 // Accounts returns the value of TILECACHE_ACCOUNTS for the test account,
-// as the SSM parameter named by AccountsParameter would hold it.
+// as the SSM parameter AccountsSecret names would hold it.
 func Accounts(t testing.TB) string {
 	t.Helper()
 	accountsOnce.Do(func() {
