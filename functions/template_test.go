@@ -137,7 +137,8 @@ func TestTemplateMakefileTargets(t *testing.T) {
 var notOnLambda = map[string]string{
 	"TILECACHE_ADDR":            "listen address of `tilecache serve`; a function listens on nothing (Lambda invokes its handler)",
 	"TILECACHE_DATA":            "data directory of the embedded backends; the functions run TILECACHE_BACKEND=aws",
-	"TILECACHE_USERS":           "accounts file; ApiFunction gets TILECACHE_ACCOUNTS, which wins",
+	"TILECACHE_USERS":           "accounts file; ApiFunction gets TILECACHE_ACCOUNTS_SECRET, which wins",
+	"TILECACHE_ACCOUNTS":        "the accounts inline, for local use: an environment is shown to anyone who may read the function's configuration; ApiFunction reads them from TILECACHE_ACCOUNTS_SECRET at start",
 	"TILECACHE_WORKERS":         "lane workers of Program.Run (long polling); on Lambda the SQS event source invokes WorkerFunction",
 	"TILECACHE_LANE_VISIBILITY": "visibility of Program.Run's own receives; the event source receives with the queue's VisibilityTimeout",
 	"TILECACHE_BASE_PATH":       "the HTTP API routes /rest at the root of its $default stage",
@@ -195,16 +196,16 @@ var (
 func TestTemplateEnvironment(t *testing.T) {
 	tp := loadTemplate(t)
 	read := readVariables(t)
-	if !slices.Contains(read, "TILECACHE_ACCOUNTS") {
-		t.Fatalf("config.Load no longer reads TILECACHE_ACCOUNTS (read: %v): ApiFunction's accounts come from it", read)
+	if !slices.Contains(read, "TILECACHE_ACCOUNTS_SECRET") {
+		t.Fatalf("config.Load no longer reads TILECACHE_ACCOUNTS_SECRET (read: %v): ApiFunction's accounts come from it", read)
 	}
 	for name := range notOnLambda {
 		if !slices.Contains(read, name) {
 			t.Errorf("notOnLambda lists %s, which config.Load does not read any more: remove it", name)
 		}
 	}
-	if get(tp.root, "Globals", "Function", "Environment", "Variables", "TILECACHE_ACCOUNTS") != nil {
-		t.Errorf("Globals: TILECACHE_ACCOUNTS must be ApiFunction's only")
+	if get(tp.root, "Globals", "Function", "Environment", "Variables", "TILECACHE_ACCOUNTS_SECRET") != nil {
+		t.Errorf("Globals: TILECACHE_ACCOUNTS_SECRET must be ApiFunction's only")
 	}
 	for name := range tileFunctionOnly {
 		if !slices.Contains(read, name) {
@@ -215,7 +216,7 @@ func TestTemplateEnvironment(t *testing.T) {
 		env := tp.env(id)
 		var want []string
 		for _, name := range read {
-			if _, skip := notOnLambda[name]; skip || (name == "TILECACHE_ACCOUNTS" && id != "ApiFunction") {
+			if _, skip := notOnLambda[name]; skip || (name == "TILECACHE_ACCOUNTS_SECRET" && id != "ApiFunction") {
 				continue
 			}
 			if _, skip := notOnTileFunction[name]; skip && id == "TileFunction" {
@@ -250,7 +251,8 @@ func TestTemplateEnvironment(t *testing.T) {
 			}
 		}
 		w := &world{tp: tp, refs: map[string]string{"TileBucket": "bucket", "TaskTable": "table", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"},
-			atts: map[string]string{"EdgeGridSets.Arn": "arn:aws:cloudfront::000000000000:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab"}}
+			params: map[string]string{"AccountsSecret": "arn:aws:ssm:us-east-1:000000000000:parameter/tilecache/accounts"},
+			atts:   map[string]string{"EdgeGridSets.Arn": "arn:aws:cloudfront::000000000000:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab"}}
 		vals := map[string]string{}
 		for name, n := range env {
 			v, err := w.eval(n)
@@ -258,9 +260,6 @@ func TestTemplateEnvironment(t *testing.T) {
 				t.Fatalf("%s: %s: %v", id, name, err)
 			}
 			vals[name] = fmt.Sprint(v)
-		}
-		if id == "ApiFunction" {
-			vals["TILECACHE_ACCOUNTS"] = "admin:$2a$04$resolved.from.ssm" // stands for the resolved dynamic reference
 		}
 		cfg, err := config.Load(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
 		if err != nil {
@@ -280,15 +279,14 @@ func TestTemplateEnvironment(t *testing.T) {
 			t.Errorf("%s must be !Ref %s", name, param)
 		}
 	}
-	acc := tp.env("ApiFunction")["TILECACHE_ACCOUNTS"]
-	if a, ok := tagged(acc, "Sub"); !ok || a.Value != "{{resolve:ssm:${AccountsParameter}}}" {
-		t.Errorf("ApiFunction TILECACHE_ACCOUNTS must be !Sub \"{{resolve:ssm:${AccountsParameter}}}\" (a dynamic reference), got %v", acc)
+	if id, _ := refTarget(tp.env("ApiFunction")["TILECACHE_ACCOUNTS_SECRET"]); id != "AccountsSecret" {
+		t.Errorf("ApiFunction TILECACHE_ACCOUNTS_SECRET must be !Ref AccountsSecret (read at start: the hashes stay out of the environment)")
 	}
 }
 
 func TestTemplateParametersAndOutputs(t *testing.T) {
 	tp := loadTemplate(t)
-	for _, p := range []string{"PoolSize", "KeyPrefix", "EnableCdn", "AccountsParameter", "WorkerTimeout",
+	for _, p := range []string{"PoolSize", "KeyPrefix", "EnableCdn", "AccountsSecret", "WorkerTimeout",
 		"CdnCorsOrigins", "CdnNotFoundTtl", "CdnAliases", "CdnCertificateArn", "CdnAccessLogs"} {
 		if get(tp.root, "Parameters", p) == nil {
 			t.Errorf("parameter %s is missing", p)
