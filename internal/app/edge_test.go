@@ -213,7 +213,7 @@ func TestEdgeNothingLeaks(t *testing.T) {
 	for _, c := range []struct{ mode, path, want string }{
 		{"fail", "/tiles/edge:world/EPSG:4326/png/3/0/0.png", "upstream error\n"},
 		{"fail", "/edge:world/EPSG:4326/png/default/3/2/0.png", "upstream error\n"},
-		{"exception", "/tiles/edge:world/EPSG:4326/png/3/4/0.png", "upstream answered no image\n"},
+		{"exception", "/tiles/edge:world/EPSG:4326/png/3/4/0.png", "upstream answered no valid tile\n"},
 	} {
 		u.mode.Store(c.mode)
 		status, h, body := getTile(t, a.URL, c.path)

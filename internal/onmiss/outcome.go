@@ -38,8 +38,9 @@ var (
 	// ErrUpstreamError marks a render on miss whose upstream failed (502).
 	ErrUpstreamError = errors.New("upstream error")
 	// ErrUpstreamNoImage marks a render on miss whose upstream answered
-	// something that is not an image, such as a WMS exception (502).
-	ErrUpstreamNoImage = errors.New("upstream answered no image")
+	// something that is not a tile of the layer's format, such as a WMS
+	// exception or a vector tile that fails its check (502).
+	ErrUpstreamNoImage = errors.New("upstream answered no valid tile")
 	// ErrBusy is returned when a miss could not get a render slot in time,
 	// or too many misses already wait in this process (503, Retry-After).
 	ErrBusy = apperr.New(apperr.Unavailable, "too many tiles are being rendered; retry shortly")

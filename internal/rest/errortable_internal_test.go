@@ -44,7 +44,7 @@ func TestErrorTable(t *testing.T) {
 			http.StatusServiceUnavailable, "The task store is unreachable", true},
 		{"request: internal", failedRequest, errors.New("secret detail"), http.StatusInternalServerError, generic, true},
 		{"render: timeout", failedRender, upstreamFailure(onmiss.ErrUpstreamTimeout), http.StatusGatewayTimeout, "upstream timeout", false},
-		{"render: not an image", failedRender, upstreamFailure(onmiss.ErrUpstreamNoImage), http.StatusBadGateway, "upstream answered no image", false},
+		{"render: not an image", failedRender, upstreamFailure(onmiss.ErrUpstreamNoImage), http.StatusBadGateway, "upstream answered no valid tile", false},
 		{"render: upstream error", failedRender, upstreamFailure(onmiss.ErrUpstreamError), http.StatusBadGateway, "upstream error", false},
 		{"render: remembered failure", failedRender, onmiss.ErrUpstreamError, http.StatusBadGateway, "upstream error", false},
 		{"render: busy", failedRender, onmiss.ErrBusy, http.StatusServiceUnavailable, busy, false},
