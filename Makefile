@@ -124,6 +124,11 @@ LAYERS_N ?= 5000
 bench-layers:
 	$(GO) run ./internal/bench/layerbench -layers $(LAYERS_N) -backend $(or $(BACKEND),embedded)
 
+## bench-probes: the hostile-upstream probes (an MVT upstream answering 16 MB tiles of 1.19 M layers, its GeoJSON twin; render on miss and a seed) against bin/tilecache, and BEFORE=path/to/another/tilecache beside it: answer, time, peak RSS, TileJSON written
+.PHONY: bench-probes
+bench-probes: tilecache
+	$(GO) run ./internal/bench/probebench -bin bin/tilecache $(if $(BEFORE),-bin $(BEFORE))
+
 ## bench-scale: the quota clean-up at 10k, 100k and 1M tile pages in DynamoDB Local (time, items read, peak RSS; JSON and SVG under .devstack/bench-scale)
 bench-scale:
 	@GO=$(GO) bash infra/bench-scale.sh
