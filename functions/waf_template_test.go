@@ -86,7 +86,11 @@ func TestTemplateAccountsSecret(t *testing.T) {
 			t.Errorf("%s: TILECACHE_ACCOUNTS_SECRET set %v, want it on ApiFunction only", fn, ok)
 		}
 	}
-	pattern := regexp.MustCompile(get(tp.root, "Parameters", "AccountsSecret", "AllowedPattern").Value)
+	p := get(tp.root, "Parameters", "AccountsSecret", "AllowedPattern")
+	if p == nil {
+		t.Fatal("no parameter AccountsSecret with an AllowedPattern (the ARN of the accounts' SSM parameter or secret)")
+	}
+	pattern := regexp.MustCompile(p.Value)
 	for arn, ok := range map[string]bool{
 		"arn:aws:ssm:eu-west-1:123456789012:parameter/tilecache/accounts":                true,
 		"arn:aws:ssm:eu-west-1:123456789012:parameter/accounts":                          true,
