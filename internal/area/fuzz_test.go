@@ -2,6 +2,8 @@ package area
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,13 +68,31 @@ func FuzzReadTileList(f *testing.F) {
 	g, _ := grid.Builtin("EPSG:900913")
 	f.Fuzz(func(t *testing.T, text string, xyz bool, parentsTo, childrenTo int) {
 		// Children of deep tiles are many: keep the targets' levels low.
-		o := ListOptions{XYZ: xyz, ParentsTo: parentsTo%8 - 1, ChildrenTo: childrenTo%8 - 1, MetaW: 4, MetaH: 4, MaxMetatiles: 10_000}
+		o := ListOptions{XYZ: xyz, ParentsTo: parentsTo%8 - 1, ChildrenTo: childrenTo%8 - 1, MetaW: 4, MetaH: 4, MaxMetatiles: 10_000, MaxWork: 40_000}
 		l, err := ReadTileList(strings.NewReader(text), g, o)
+		// Whatever the batch of keys pending, the list and its limits
+		// are the same: each is checked on the distinct keys.
+		for _, batch := range []int{1, 3} {
+			o := o
+			o.batch = batch
+			lb, errb := ReadTileList(strings.NewReader(text), g, o)
+			if fmt.Sprint(errb) != fmt.Sprint(err) || (err == nil && !bytes.Equal(lb.Marshal(), l.Marshal())) {
+				t.Fatalf("ReadTileList(%q) with a batch of %d: %v, not %v as with the default batch", text, batch, errb, err)
+			}
+		}
 		if err != nil {
 			if !apperr.Is(err, apperr.Invalid) {
 				t.Fatalf("ReadTileList(%q): %v is not Invalid", text, err)
 			}
 			return
+		}
+		if l.Metatiles() > o.MaxMetatiles {
+			t.Fatalf("%d metatiles, more than %d", l.Metatiles(), o.MaxMetatiles)
+		}
+		for z, keys := range l.levels {
+			if !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != len(keys) {
+				t.Fatalf("level %d: keys not sorted and distinct", z)
+			}
 		}
 		back, err := UnmarshalTileList(l.Marshal(), g)
 		if err != nil {

@@ -152,11 +152,11 @@ func probes(t testing.TB) []probe {
 		{"tile list 0/0/0 with childrenTo=15, EPSG:900913", func() error {
 			_, err := list(merc, "0/0/0\n", 15)
 			return err
-		}, "more than 20000000 metatiles (the limit of a list)"},
+		}, "more than 8000000 metatiles (the limit of a list)"},
 		{"tile list 0/0/0 with childrenTo=1, custom grid set of 10^14 tiles at level 1", func() error {
 			_, err := list(deepGrid(), "0/0/0\n", 1)
 			return err
-		}, "more than 20000000 metatiles (the limit of a list)"},
+		}, "more than 8000000 metatiles (the limit of a list)"},
 		{"tile list 25/0/0, 25/0/33554431 planned at z25", func() error {
 			l, err := list(merc, "25/0/0\n25/0/33554431\n", -1)
 			if err != nil {
@@ -328,7 +328,7 @@ func TestTileListCountsBeforeKeeping(t *testing.T) {
 	o.ChildrenTo = -1
 	o.MaxMetatiles = 3
 	_, err = ReadTileList(strings.NewReader("5/0/0\n5/4/0\n5/8/0\n5/12/0\n"), g, o)
-	if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), "4 metatiles, more than 3") {
+	if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), "line 4: the list names more than 3 metatiles (the limit of a list): 4 with") {
 		t.Fatalf("got %v, want the fourth metatile refused", err)
 	}
 }

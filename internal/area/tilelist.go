@@ -3,16 +3,53 @@ package area
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
-	"strconv"
-	"strings"
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
+)
+
+// The limits of a tile list. A list is read as it arrives: it holds, per
+// level, its distinct metatile keys, sorted (8 bytes each), and a batch
+// of at most listBatch keys not merged into them yet, whatever its length
+// and however often it names a tile; each limit is checked before the
+// keys it bounds are kept.
+const (
+	// DefaultMaxMetatiles bounds the distinct metatiles of a list. Its 8
+	// million keys are 64 MB; merging a batch into a level holds that
+	// level twice for a moment (the old array and one a quarter longer),
+	// and the copy stored beside the job is marshalled from them (1 to 5
+	// bytes a key): `tilecache serve` taking a list of 7 million peaked
+	// at 226 MB (35 MB of it the idle process), so a list at the limit
+	// fits the API function's 512 MB (its GOMEMLIMIT is 448 MiB) and a
+	// function of 1 GB comfortably. The limit was 20 million: a list of
+	// 18 million peaked at 550 to 610 MB.
+	DefaultMaxMetatiles = 8_000_000
+	// DefaultMaxLines bounds the lines of a list, blank lines and comments
+	// included: each costs its parsing whatever it names, and the expiry
+	// lists of a day of the planet's changes are a few million tiles.
+	// With the 1 MiB a line may hold, the body's size bounds the rest.
+	DefaultMaxLines = 4_000_000
+	// DefaultMaxWork bounds the metatiles a list's lines name with their
+	// parents and children, duplicates included (a level's range that the
+	// range the line before added there holds is not counted again, so
+	// sorted lists count their shared parents once). Each is checked
+	// against those held, a few nanoseconds for a duplicate: 64 million
+	// bound the reading of a list that names the same large areas over
+	// and over to a second or so of CPU (BenchmarkReadTileListNearLimit:
+	// 63 million near the limit, where each line is counted first).
+	DefaultMaxWork = 64_000_000
+	// listBatch is the number of keys a list gathers before merging them
+	// into its sorted keys: 4 MiB (about 10 MiB allocated in all as it
+	// grows; near the limit, a hash set of them too), and a merge per
+	// 262,144 keys.
+	listBatch = 1 << 18
 )
 
 // ListOptions say how to read a list of tiles.
@@ -29,8 +66,17 @@ type ListOptions struct {
 	// MetaW and MetaH are the layer's metatile size: a list names the
 	// metatiles holding its tiles.
 	MetaW, MetaH int
-	// MaxMetatiles bounds the metatiles a list may name (0: 20,000,000).
+	// MaxMetatiles bounds the distinct metatiles a list may name (0:
+	// DefaultMaxMetatiles).
 	MaxMetatiles int
+	// MaxLines bounds the lines of a list (0: DefaultMaxLines).
+	MaxLines int
+	// MaxWork bounds the metatiles a list's lines may name with their
+	// parents and children, duplicates included (0: DefaultMaxWork).
+	MaxWork int64
+
+	// batch replaces listBatch (tests).
+	batch int
 }
 
 // TileList is the metatiles holding the tiles of a list, by level: every
@@ -45,54 +91,34 @@ type TileList struct {
 
 // ReadTileList reads lines "z/x/y" (also "z x y"; blank lines and lines
 // starting with '#' are skipped) of tiles of grid set g, streaming: it
-// keeps one key per metatile, not the lines. Errors name the line.
+// keeps one key per distinct metatile, not the lines, and refuses (an
+// apperr.Invalid naming the line, the limit and what the list reached)
+// a line past o's limits before keeping its keys.
 func ReadTileList(r io.Reader, g *grid.GridSet, o ListOptions) (*TileList, error) {
 	if o.MetaW < 1 || o.MetaH < 1 {
 		return nil, fmt.Errorf("metatile size %dx%d", o.MetaW, o.MetaH)
 	}
-	maxMetas := o.MaxMetatiles
-	if maxMetas <= 0 {
-		maxMetas = 20_000_000
-	}
+	maxMetas := int64(cmp.Or(max(o.MaxMetatiles, 0), DefaultMaxMetatiles))
+	maxLines := cmp.Or(max(o.MaxLines, 0), DefaultMaxLines)
+	maxWork := cmp.Or(max(o.MaxWork, 0), DefaultMaxWork)
 	l := &TileList{grid: g, mw: int64(o.MetaW), mh: int64(o.MetaH), levels: map[int][]uint64{}}
-	count := 0 // keys held, duplicates included
-	// reserve checks, before any key is appended, that n more keys keep
-	// the list within its cap: duplicates are compacted away first when
-	// they would take the keys held past twice the cap, so that memory
-	// stays bounded by the cap whatever the list's ranges.
-	reserve := func(line int, n int64) error {
-		tooMany := func() error {
-			return apperr.Invalidf("tile list line %d: the list names more than %d metatiles (the limit of a list) with this line's tiles, parents and children; split it", line, maxMetas)
-		}
-		if n > int64(maxMetas) {
-			return tooMany()
-		}
-		if int64(count)+n > 2*int64(maxMetas) {
-			if count = l.compact(); int64(count)+n > 2*int64(maxMetas) {
-				return tooMany()
-			}
-		}
-		return nil
-	}
-	add := func(z int, tr grid.TileRange) {
-		for my := tr.MinY / l.mh; my <= tr.MaxY/l.mh; my++ {
-			for mx := tr.MinX / l.mw; mx <= tr.MaxX/l.mw; mx++ {
-				l.levels[z] = append(l.levels[z], uint64(mx)<<32|uint64(my))
-			}
-		}
-		count += int(l.metatiles(tr))
-	}
+	s := &listSet{l: l, batch: cmp.Or(max(o.batch, 0), listBatch), last: map[int]grid.TileRange{}}
+	var work int64 // metatiles named, duplicates included
 	ranges := make([]grid.TileRange, 0, 64)
+	metas := make([]grid.TileRange, 0, 64)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	n := 0
 	for sc.Scan() {
 		n++
+		if n > maxLines {
+			return nil, apperr.Invalidf("tile list line %d: the list has more than %d lines (the limit of a list); split it", n, maxLines)
+		}
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		z, x, y, err := parseTileLine(string(line))
+		z, x, y, err := parseTileLine(line)
 		if err != nil {
 			return nil, apperr.Invalidf("tile list line %d: %v", n, err)
 		}
@@ -122,18 +148,41 @@ func ReadTileList(r io.Reader, g *grid.GridSet, o ListOptions) (*TileList, error
 				ranges = append(ranges, levelRange(g, e, cz))
 			}
 		}
+		// One range of metatiles per level, each counted unless the
+		// range the line before added at its level holds it.
+		metas = metas[:0]
 		var need int64
 		for _, tr := range ranges {
 			if cols, rows := g.Size(tr.Z); (cols-1)/l.mw >= 1<<32 || (rows-1)/l.mh >= 1<<32 {
 				return nil, apperr.Invalidf("tile list line %d: level %d of grid set %s has more than 2^32 metatile columns or rows, more than a tile list can name", n, tr.Z, g.ID)
 			}
-			need = satAdd(need, l.metatiles(tr))
+			m := grid.TileRange{Z: tr.Z, MinX: tr.MinX / l.mw, MaxX: tr.MaxX / l.mw, MinY: tr.MinY / l.mh, MaxY: tr.MaxY / l.mh}
+			if last, ok := s.last[m.Z]; ok && last.ContainsRange(m) {
+				continue
+			}
+			metas = append(metas, m)
+			need = satAdd(need, rangeCount(m))
 		}
-		if err := reserve(n, need); err != nil {
-			return nil, err
+		if need > maxMetas {
+			return nil, apperr.Invalidf("tile list line %d: the list names more than %d metatiles (the limit of a list): this line names %d with its parents and children; split it", n, maxMetas, need)
 		}
-		for _, tr := range ranges {
-			add(tr.Z, tr)
+		if work = satAdd(work, need); work > maxWork {
+			return nil, apperr.Invalidf("tile list line %d: the list's lines name more than %d metatiles with their parents and children, duplicates included (the limit of a list's work): %d with this line's; split it or drop its duplicates", n, maxWork, work)
+		}
+		// Near the limit, the line's new metatiles are counted before
+		// any is kept.
+		fresh := need
+		if s.bound()+need > maxMetas {
+			held := s.exact()
+			if fresh = s.count(metas); held+fresh > maxMetas {
+				return nil, apperr.Invalidf("tile list line %d: the list names more than %d metatiles (the limit of a list): %d with this line's tiles, parents and children; split it", n, maxMetas, held+fresh)
+			}
+		}
+		for _, m := range metas {
+			if fresh > 0 {
+				s.add(m)
+			}
+			s.last[m.Z] = m
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -142,21 +191,182 @@ func ReadTileList(r io.Reader, g *grid.GridSet, o ListOptions) (*TileList, error
 		}
 		return nil, fmt.Errorf("read the tile list: %w", err)
 	}
-	switch n := l.compact(); {
-	case n == 0:
+	s.flush()
+	if s.held == 0 {
 		return nil, apperr.Invalidf("the tile list names no tile")
-	case n > maxMetas:
-		return nil, apperr.Invalidf("the tile list names %d metatiles, more than %d (the limit of a list); split it", n, maxMetas)
 	}
 	l.countLines()
 	return l, nil
 }
 
-// metatiles returns the number of metatiles holding the tiles of tr,
+// levelKey is a metatile key of a level.
+type levelKey struct {
+	z   int
+	key uint64
+}
+
+// listSet is the distinct metatile keys of a list being read: those of
+// l.levels, sorted, and the keys pending, none of them in l.levels but
+// some maybe more than once, until there are batch of them and they are
+// merged (pending and scratch are reused: the set allocates its batch
+// once). Near the list's limit, set is the distinct pending keys, so that
+// a line's new keys are counted exactly.
+type listSet struct {
+	l       *TileList
+	held    int64 // keys in l.levels
+	pending []levelKey
+	scratch []uint64
+	batch   int
+	set     map[levelKey]struct{}
+	// last is, per level, the range of metatiles added last.
+	last map[int]grid.TileRange
+}
+
+// bound returns at least the number of distinct keys of the set.
+func (s *listSet) bound() int64 {
+	if s.set != nil {
+		return s.held + int64(len(s.set))
+	}
+	return s.held + int64(len(s.pending))
+}
+
+// exact returns the number of distinct keys of the set, making set.
+func (s *listSet) exact() int64 {
+	if s.set == nil {
+		s.set = make(map[levelKey]struct{}, len(s.pending))
+		for _, lk := range s.pending {
+			s.set[lk] = struct{}{}
+		}
+	}
+	return s.held + int64(len(s.set))
+}
+
+// scan calls f with each key of the metatile range m, and whether the
+// set holds it (for a pending key: only when set is made). A column's
+// keys are found by one binary search and a walk along the keys held in
+// it.
+func (s *listSet) scan(m grid.TileRange, f func(k uint64, has bool) (merged bool)) {
+	for c := m.MinX; c <= m.MaxX; c++ {
+		keys := s.l.levels[m.Z]
+		i, _ := slices.BinarySearch(keys, uint64(c)<<32|uint64(m.MinY))
+		for r := m.MinY; r <= m.MaxY; r++ {
+			k := uint64(c)<<32 | uint64(r)
+			for i < len(keys) && keys[i] < k {
+				i++
+			}
+			has := i < len(keys) && keys[i] == k
+			if !has && s.set != nil {
+				_, has = s.set[levelKey{m.Z, k}]
+			}
+			if f(k, has) { // merged: the level's keys are new
+				keys = s.l.levels[m.Z]
+				i, _ = slices.BinarySearch(keys, k)
+			}
+		}
+	}
+}
+
+// count returns the number of keys of the metatile ranges ms (of
+// distinct levels) that the set does not hold; exact must have been
+// called.
+func (s *listSet) count(ms []grid.TileRange) int64 {
+	var n int64
+	for _, m := range ms {
+		s.scan(m, func(_ uint64, has bool) bool {
+			if !has {
+				n++
+			}
+			return false
+		})
+	}
+	return n
+}
+
+// add adds the keys of the metatile range m, merging the pending keys
+// into the sorted ones whenever they reach the batch.
+func (s *listSet) add(m grid.TileRange) {
+	s.scan(m, func(k uint64, has bool) bool {
+		if has {
+			return false
+		}
+		if len(s.pending) == cap(s.pending) { // doubled up to the batch
+			s.pending = append(make([]levelKey, 0, min(max(2*cap(s.pending), 256), s.batch)), s.pending...)
+		}
+		s.pending = append(s.pending, levelKey{m.Z, k})
+		if s.set != nil {
+			s.set[levelKey{m.Z, k}] = struct{}{}
+		}
+		if len(s.pending) < s.batch {
+			return false
+		}
+		s.flush()
+		return true
+	})
+}
+
+// flush merges the pending keys into the sorted keys of their levels:
+// grouped by level (a counting sort), then sorted and deduplicated.
+func (s *listSet) flush() {
+	var start [66]int // per level + 1, where its keys start in scratch
+	for _, lk := range s.pending {
+		start[lk.z+1]++
+	}
+	for z := 1; z < len(start); z++ {
+		start[z] += start[z-1]
+	}
+	s.scratch = slices.Grow(s.scratch[:0], len(s.pending))[:len(s.pending)]
+	next := start
+	for _, lk := range s.pending {
+		s.scratch[next[lk.z]] = lk.key
+		next[lk.z]++
+	}
+	for z := range len(start) - 1 {
+		if start[z] == start[z+1] {
+			continue
+		}
+		keys := s.scratch[start[z]:start[z+1]]
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		s.l.levels[z] = mergeInto(s.l.levels[z], keys)
+		s.held += int64(len(keys))
+	}
+	s.pending, s.set = s.pending[:0], nil
+}
+
+// mergeInto returns the keys of a and b, sorted and disjoint, sorted: in
+// place when a has room for them, else in a new array a quarter longer
+// than a (so that merges of small batches into a large level seldom copy
+// it).
+func mergeInto(a, b []uint64) []uint64 {
+	n := len(a) + len(b)
+	if cap(a) < n {
+		out := make([]uint64, n, max(n, len(a)+len(a)/4))
+		i, j := 0, 0
+		for k := range out {
+			if j == len(b) || (i < len(a) && a[i] < b[j]) {
+				out[k], i = a[i], i+1
+			} else {
+				out[k], j = b[j], j+1
+			}
+		}
+		return out
+	}
+	i, j := len(a)-1, len(b)-1
+	a = a[:n]
+	for k := n - 1; j >= 0; k-- {
+		if i >= 0 && a[i] > b[j] {
+			a[k], i = a[i], i-1
+		} else {
+			a[k], j = b[j], j-1
+		}
+	}
+	return a
+}
+
+// rangeCount returns the number of metatiles of the metatile range m,
 // saturating at math.MaxInt64.
-func (l *TileList) metatiles(tr grid.TileRange) int64 {
-	cols := tr.MaxX/l.mw - tr.MinX/l.mw + 1
-	rows := tr.MaxY/l.mh - tr.MinY/l.mh + 1
+func rangeCount(m grid.TileRange) int64 {
+	cols, rows := m.MaxX-m.MinX+1, m.MaxY-m.MinY+1
 	if cols <= 0 || rows <= 0 {
 		return 0
 	}
@@ -175,18 +385,39 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// parseTileLine reads "z/x/y" or "z x y".
-func parseTileLine(s string) (z int, x, y int64, err error) {
-	parts := strings.Split(s, "/")
-	if len(parts) != 3 {
-		parts = strings.Fields(s)
+// parseTileLine reads "z/x/y" or "z x y" (each number may be surrounded
+// by spaces around the slashes), without allocating unless it fails.
+func parseTileLine(s []byte) (z int, x, y int64, err error) {
+	var parts [3][]byte
+	np := 0
+	if bytes.Count(s, []byte{'/'}) == 2 {
+		rest := s
+		for i := range parts {
+			j := bytes.IndexByte(rest, '/')
+			if j < 0 {
+				j = len(rest)
+			}
+			parts[i] = bytes.TrimSpace(rest[:j])
+			rest = rest[min(j+1, len(rest)):]
+		}
+		np = 3
+	} else {
+		for f := range bytes.FieldsSeq(s) {
+			if np == len(parts) {
+				np++
+				break
+			}
+			parts[np] = f
+			np++
+		}
 	}
-	if len(parts) != 3 {
+	if np != 3 {
 		return 0, 0, 0, fmt.Errorf("%q is not z/x/y", s)
 	}
 	var v [3]int64
 	for i, p := range parts {
-		if v[i], err = strconv.ParseInt(strings.TrimSpace(p), 10, 64); err != nil {
+		var ok bool
+		if v[i], ok = parseInt(p); !ok {
 			return 0, 0, 0, fmt.Errorf("%q is not z/x/y: %q is not an integer", s, p)
 		}
 	}
@@ -194,6 +425,38 @@ func parseTileLine(s string) (z int, x, y int64, err error) {
 		return 0, 0, 0, fmt.Errorf("zoom level %d is too deep", v[0])
 	}
 	return int(v[0]), v[1], v[2], nil
+}
+
+// parseInt reads a decimal int64 with an optional sign, as
+// strconv.ParseInt(string(b), 10, 64) does.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg, b = b[0] == '-', b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if u > (1<<63)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+		if u > 1<<63 {
+			return 0, false
+		}
+	}
+	if neg {
+		return -int64(u), true // 1<<63 wraps to math.MinInt64
+	}
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
 }
 
 func shrink(e grid.Extent) grid.Extent {
@@ -211,19 +474,6 @@ func levelRange(g *grid.GridSet, e grid.Extent, z int) grid.TileRange {
 		MinX: clamp(int64((e.MinX-o.MinX)/w), cols-1), MaxX: clamp(int64((e.MaxX-o.MinX)/w), cols-1),
 		MinY: clamp(int64((e.MinY-o.MinY)/h), rows-1), MaxY: clamp(int64((e.MaxY-o.MinY)/h), rows-1),
 	}
-}
-
-// compact sorts and deduplicates every level's keys and returns their
-// number.
-func (l *TileList) compact() int {
-	n := 0
-	for z, keys := range l.levels {
-		slices.Sort(keys)
-		keys = slices.Compact(keys)
-		l.levels[z] = slices.Clip(keys)
-		n += len(keys)
-	}
-	return n
 }
 
 // countLines counts, per level, the metatile rows and columns holding
@@ -381,7 +631,19 @@ const listMagic = "TCTL1\n"
 // Marshal encodes the list: per level, its metatile keys delta-encoded
 // as varints.
 func (l *TileList) Marshal() []byte {
-	b := []byte(listMagic)
+	// The size is counted first: a list near its limit is tens of
+	// megabytes, whose doublings would hold twice that.
+	size := len(listMagic) + 4*binary.MaxVarintLen64 + len(l.grid.ID) + 1
+	for _, keys := range l.levels {
+		size += 2 * binary.MaxVarintLen64
+		prev := uint64(0)
+		for _, k := range keys {
+			size += uvarintLen(k - prev)
+			prev = k
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, listMagic...)
 	b = binary.AppendUvarint(b, uint64(l.grid.Levels()))
 	b = append(b, l.grid.ID...)
 	b = append(b, 0)
@@ -405,6 +667,9 @@ func (l *TileList) Marshal() []byte {
 	}
 	return b
 }
+
+// uvarintLen returns the length of v as a uvarint.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // IsTileList reports whether data is a marshalled tile list.
 func IsTileList(data []byte) bool { return bytes.HasPrefix(data, []byte(listMagic)) }

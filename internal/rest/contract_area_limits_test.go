@@ -68,7 +68,7 @@ func TestAreaLimits(t *testing.T) {
 		name, query, list, want string
 		status                  int
 	}{
-		{"children of 0/0/0 to z15", "childrenTo=15", "0/0/0\n", "more than 20000000 metatiles (the limit of a list)", 400},
+		{"children of 0/0/0 to z15", "childrenTo=15", "0/0/0\n", "more than 8000000 metatiles (the limit of a list)", 400},
 		{"two tiles 2^25 rows apart", "", "25/0/0\n25/0/33554431\n", "", 200},
 	} {
 		for _, endpoint := range []string{"/rest/seed/demo:world.json", "/rest/estimate/demo:world.json"} {

@@ -20,9 +20,11 @@ import (
 // XML forms.
 const TileListType = "text/x-tile-list"
 
-// MaxTileListBody bounds a tile list's body (after gzip, when the body is
-// compressed): the list is read line by line, never held whole, and keeps
-// one key per metatile.
+// MaxTileListBody bounds a tile list's body, and the list unzipped when
+// the body is gzipped (past it: 413): the list is read line by line,
+// never held whole, and keeps one key per distinct metatile (the limits
+// on its lines and metatiles are area.ReadTileList's). 256 MiB holds the
+// most lines a list may have (area.DefaultMaxLines) at 64 bytes each.
 const MaxTileListBody = 256 << 20
 
 // tileListQuery lists the query parameters of a tile list request.
