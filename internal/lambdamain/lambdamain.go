@@ -1,6 +1,7 @@
 // Package lambdamain starts a Lambda function's program, the same way for
 // every function: the configuration read through the process's lookup,
-// the program built, its metrics written to the log at the end of each
+// the Go runtime's memory limit set from the function's memory size, the
+// program built, its metrics written to the log at the end of each
 // invocation, and its handler served by the Lambda runtime.
 package lambdamain
 
@@ -24,7 +25,8 @@ type Program interface {
 }
 
 // Run loads the configuration through lookup (os.LookupEnv in a main),
-// builds the program and serves handler(program) with the Lambda runtime;
+// sets the runtime's memory limit unless GOMEMLIMIT is set (see
+// memoryLimit), builds the program and serves handler(program) with the Lambda runtime;
 // it never returns. A configuration or a program that cannot be built is
 // logged and ends the process with status 1, so Lambda reports an init
 // error.
@@ -35,6 +37,7 @@ func Run[P Program](lookup config.Lookup, build func(context.Context, config.Con
 		os.Exit(1)
 	}
 	log := app.NewLogger(cfg.LogLevel)
+	setMemoryLimit(lookup, log)
 	p, err := build(context.Background(), cfg, log)
 	if err != nil {
 		log.Error("start", "err", err)
