@@ -26,8 +26,8 @@ type Program interface {
 
 // Run loads the configuration through lookup (os.LookupEnv in a main),
 // sets the runtime's memory limit unless GOMEMLIMIT is set (see
-// memoryLimit), builds the program and serves handler(program) with the Lambda runtime;
-// it never returns. A configuration or a program that cannot be built is
+// memoryLimit), builds the program and serves handler(program) with the
+// Lambda runtime; it never returns. A configuration or a program that cannot be built is
 // logged and ends the process with status 1, so Lambda reports an init
 // error.
 func Run[P Program](lookup config.Lookup, build func(context.Context, config.Config, *slog.Logger) (P, error), handler func(P) any) {
