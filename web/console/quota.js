@@ -212,18 +212,18 @@ function drawPages(p) {
   const feats = p.pages.map((pg) => {
     const v = value(pg);
     const c = v === null ? [200, 200, 200] : ramp(hi > lo ? (v - lo) / (hi - lo) : 1);
-    const marked = pg.rank <= nextN;
+    const marked = pg.rank > 0 && pg.rank <= nextN;
     const f = new Feature({ geometry: fromExtent(pg.bounds), page: pg, marked });
     f.setStyle(new Style({ fill: new Fill({ color: [...c, 0.7] }), stroke: new Stroke({ color: marked ? '#0000ff' : '#555', width: marked ? 3 : 1 }) }));
     return f;
   });
   gmap.source.addFeatures(feats);
-  const marked = p.pages.filter((pg) => pg.rank <= nextN).length;
+  const marked = p.pages.filter((pg) => pg.rank > 0 && pg.rank <= nextN).length;
   const lab = key === 'lastAccess' ? (v) => (isFinite(v) ? new Date(v).toLocaleString() : '–') : num;
   replace(cov.info,
     el('p', { dataset: { pages: p.pages.length, marked } },
-      `${p.pageCount} pages at level ${p.zoom} of ${p.layer} ${p.gridSet} ${p.format} (${p.layerPageCount} in the layer), policy ${p.policy} (${p.quotaScope} quota, ${p.enabled ? 'enforced' : 'not enforced'})` +
-      `${p.truncated ? `; the first ${p.pages.length} by rank shown` : ''}; ${marked} of them among the ${nextN} pages the clean-up would expire next (thick blue outline).`),
+      `${p.pageCount ?? `over ${p.pages.length}`} pages at level ${p.zoom} of ${p.layer} ${p.gridSet} ${p.format} (${p.layerPageCount ?? `over ${p.rankedPages}`} in the layer), policy ${p.policy} (${p.quotaScope} quota, ${p.enabled ? 'enforced' : 'not enforced'})` +
+      `${p.truncated ? `; ${p.pages.length} shown` : ''}; ${marked} of them among the ${nextN} pages the clean-up would expire next (thick blue outline).`),
     el('p', { class: 'legend' }, `Colour by ${cov.colour.selectedOptions[0].textContent}: `,
       el('span', { class: 'swatch sw-lo' }), ` ${vals.length ? lab(lo) : '–'} `, el('span', { class: 'swatch sw-hi' }), ` ${vals.length ? lab(hi) : '–'}`,
       key === 'lastAccess' ? [' ', el('span', { class: 'swatch sw-none' }), ' never read'] : null));
@@ -231,7 +231,7 @@ function drawPages(p) {
     el('table', { id: 'pages-table' },
       el('thead', {}, el('tr', {}, ['Rank', 'Page', 'Tiles', 'Bytes', 'Hits', 'Last read'].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, p.pages.slice(0, 500).map((pg) => el('tr', {},
-        el('td', { class: 'n', text: String(pg.rank) }), el('td', { text: `${pg.x},${pg.y} (tiles ${pg.tileRange.join(', ')})` }),
+        el('td', { class: 'n', text: pg.rank ? String(pg.rank) : `> ${p.rankedPages}` }), el('td', { text: `${pg.x},${pg.y} (tiles ${pg.tileRange.join(', ')})` }),
         el('td', { class: 'n', text: num(pg.tiles) }), el('td', { class: 'n', text: bytes(pg.bytes) }), el('td', { class: 'n', text: num(pg.hits) }),
         el('td', { text: pg.lastAccess ? new Date(pg.lastAccess).toLocaleString() : 'never' })))))));
 }
