@@ -262,7 +262,8 @@ var tileDenied = map[itemCall]string{
 // cover what render on miss writes, each pattern is used, and tasks, jobs
 // and the meta items (pool, sequence, quota configuration) stay out of
 // reach. Reads (the quota configuration, claims and the truncation marks
-// the API leaves, jobs) are not limited.
+// the API leaves, jobs) are limited by partition key too
+// (TestTemplateTileRoleItemsByLeadingKeys).
 func TestTemplateTileWritesLeadingKeys(t *testing.T) {
 	tp := loadTemplate(t)
 	w := cdnWorld(tp, map[string]string{"EnableCdn": "true"})

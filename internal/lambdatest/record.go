@@ -190,14 +190,60 @@ func DynamoDBARN(table, index string) string {
 	return arn
 }
 
+// hashKey is the partition key attribute of the tables the programs use
+// (dynamo.CreateTable).
+const hashKey = "pk"
+
+// leadingKeys is a call's condition keys for an item of partition key
+// value pk (IAM's dynamodb:LeadingKeys); none when pk is empty.
+func leadingKeys(pk string) map[string]string {
+	if pk == "" {
+		return nil
+	}
+	return map[string]string{"dynamodb:LeadingKeys": pk}
+}
+
+// itemPK is the partition key value of an item or key in DynamoDB JSON.
+type itemPK map[string]struct{ S string }
+
+func (k itemPK) pk() string { return k[hashKey].S }
+
+// queryPK is the partition key value a Query's key condition compares
+// with, IAM's dynamodb:LeadingKeys for it ("#pk = :v", "pk = :v").
+func queryPK(cond string, names map[string]string, values map[string]struct{ S string }) string {
+	for part := range strings.SplitSeq(cond, " AND ") {
+		name, value, ok := strings.Cut(part, "=")
+		if !ok || strings.ContainsAny(value, "<>") {
+			continue
+		}
+		name, value = strings.Trim(strings.TrimSpace(name), "()"), strings.Trim(strings.TrimSpace(value), "()")
+		if n, ok := names[name]; ok {
+			name = n
+		}
+		if name == hashKey || name == "gsi1pk" { // the table's, the index active's
+
+			return values[value].S
+		}
+	}
+	return ""
+}
+
 func classifyDynamoDB(r *http.Request, body []byte) []Call {
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
 	var req struct {
 		TableName    string
 		IndexName    string
+		Key, Item    itemPK
 		RequestItems map[string]json.RawMessage
 		// TransactWriteItems / TransactGetItems
-		TransactItems []map[string]struct{ TableName string }
+		TransactItems []map[string]struct {
+			TableName string
+			Key, Item itemPK
+		}
+		// Query
+		KeyConditionExpression    string
+		ExpressionAttributeNames  map[string]string
+		ExpressionAttributeValues map[string]struct{ S string }
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return []Call{{Action: "dynamodb:?", Op: op}}
@@ -213,18 +259,44 @@ func classifyDynamoDB(r *http.Request, body []byte) []Call {
 				if !ok {
 					action = "?" + kind
 				}
-				out = append(out, Call{Action: "dynamodb:" + action, Resource: DynamoDBARN(v.TableName, ""), Op: op})
+				out = append(out, Call{Action: "dynamodb:" + action, Resource: DynamoDBARN(v.TableName, ""), Op: op,
+					Keys: leadingKeys(v.Key.pk() + v.Item.pk())})
 			}
 		}
 		return out
 	case "BatchWriteItem", "BatchGetItem":
+		// One call per item: IAM holds every item's partition key to a
+		// ForAllValues condition on dynamodb:LeadingKeys.
 		var out []Call
-		for table := range req.RequestItems {
-			out = append(out, Call{Action: "dynamodb:" + op, Resource: DynamoDBARN(table, ""), Op: op})
+		for table, raw := range req.RequestItems {
+			var writes []struct {
+				PutRequest    struct{ Item itemPK }
+				DeleteRequest struct{ Key itemPK }
+			}
+			var reads struct{ Keys []itemPK }
+			var pks []string
+			if op == "BatchWriteItem" && json.Unmarshal(raw, &writes) == nil {
+				for _, w := range writes {
+					pks = append(pks, w.PutRequest.Item.pk()+w.DeleteRequest.Key.pk())
+				}
+			} else if op == "BatchGetItem" && json.Unmarshal(raw, &reads) == nil {
+				for _, k := range reads.Keys {
+					pks = append(pks, k.pk())
+				}
+			}
+			if len(pks) == 0 {
+				pks = []string{""}
+			}
+			for _, pk := range pks {
+				out = append(out, Call{Action: "dynamodb:" + op, Resource: DynamoDBARN(table, ""), Op: op, Keys: leadingKeys(pk)})
+			}
 		}
 		return out
+	case "Query":
+		return []Call{{Action: "dynamodb:Query", Resource: DynamoDBARN(req.TableName, req.IndexName), Op: op,
+			Keys: leadingKeys(queryPK(req.KeyConditionExpression, req.ExpressionAttributeNames, req.ExpressionAttributeValues))}}
 	}
-	return []Call{{Action: "dynamodb:" + op, Resource: DynamoDBARN(req.TableName, req.IndexName), Op: op}}
+	return []Call{{Action: "dynamodb:" + op, Resource: DynamoDBARN(req.TableName, req.IndexName), Op: op, Keys: leadingKeys(req.Key.pk() + req.Item.pk())}}
 }
 
 // SQSARN is the ARN of a queue on the local stack.
