@@ -181,6 +181,7 @@ type pair struct {
 	lastSuccess time.Time
 	failures    int // since the last success, within the window
 	windowStart time.Time
+	inFlight    int // attempts admitted as known and not yet done
 }
 
 // nameKey identifies an account name without holding it: names come from
@@ -246,7 +247,9 @@ func (lim *limiter) admit(name, addr string) (attempt, refusal) {
 		if now.Sub(p.windowStart) >= lim.l.Window {
 			p.failures, p.windowStart = 0, now
 		}
-		if p.failures < lim.l.KnownFailures {
+		// As for the locks, checks in flight count as failures.
+		if p.failures+p.inFlight < lim.l.KnownFailures {
+			p.inFlight++
 			at.known = true
 			return at, refusal{}
 		}
@@ -274,6 +277,8 @@ func (lim *limiter) done(at attempt, ok bool) {
 	if !at.known {
 		ar.release()
 		acc.release()
+	} else if p, found := lim.pairs.get(pk); found {
+		p.inFlight = max(0, p.inFlight-1)
 	}
 	if ok {
 		p, found := lim.pairs.get(pk)

@@ -172,11 +172,12 @@ func TestFailedLoginsKnownPairPassesUnderAttack(t *testing.T) {
 	s.expect(t, admin, "admin", "s3cret", 429, "3600", "from this address", 0)
 }
 
-// TestFailedLoginsConcurrentGuesses: 16 guesses at once from one address
-// make AddressFailures bcrypt comparisons, not 16: checks in flight count.
-func TestFailedLoginsConcurrentGuesses(t *testing.T) {
-	const n, limit = 16, 3
-	s := newLimitedServer(t, Limits{AddressFailures: limit, AccountFailures: 100, Lock: time.Hour, MaxLock: time.Hour})
+// concurrentGuesses sends n wrong passwords for admin at once from
+// 127.0.0.1, holding every bcrypt comparison until the answers without one
+// (n - checks) have come, and returns the answers by status. It fails if
+// more than checks comparisons start.
+func concurrentGuesses(t *testing.T, s *limitedServer, n, checks int) map[int]int {
+	t.Helper()
 	started, release := make(chan struct{}, n), make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
@@ -191,7 +192,7 @@ func TestFailedLoginsConcurrentGuesses(t *testing.T) {
 	for i := range n {
 		go func() {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL+"/", nil)
-			req.SetBasicAuth("admin", fmt.Sprint("guess", i))
+			req.SetBasicAuth("admin", fmt.Sprint("concurrent guess ", i))
 			res, err := c.Do(req)
 			if err != nil {
 				statuses <- 0
@@ -203,29 +204,52 @@ func TestFailedLoginsConcurrentGuesses(t *testing.T) {
 	}
 	deadline := time.After(20 * time.Second) // a guard against a hang, not a wait
 	got := map[int]int{}
-	for range limit {
+	for range checks {
 		select {
 		case <-started:
 		case <-deadline:
-			t.Fatal("fewer comparisons started than the limit")
+			t.Fatalf("fewer than %d comparisons started", checks)
 		}
 	}
-	for range n - limit {
+	for range n - checks {
 		select {
 		case st := <-statuses:
 			got[st]++
 		case <-started:
-			t.Fatalf("a comparison beyond the limit of %d started", limit)
+			t.Fatalf("more than %d comparisons started", checks)
 		case <-deadline:
-			t.Fatalf("answers before the comparisons ended: %v, want %d × 429", got, n-limit)
+			t.Fatalf("answers before the comparisons ended: %v, want %d", got, n-checks)
 		}
 	}
 	once.Do(func() { close(release) })
-	for range limit {
+	for range checks {
 		got[<-statuses]++
 	}
+	return got
+}
+
+// TestFailedLoginsConcurrentGuesses: 16 guesses at once from one address
+// make AddressFailures bcrypt comparisons, not 16: checks in flight count.
+func TestFailedLoginsConcurrentGuesses(t *testing.T) {
+	const n, limit = 16, 3
+	s := newLimitedServer(t, Limits{AddressFailures: limit, AccountFailures: 100, Lock: time.Hour, MaxLock: time.Hour})
+	got := concurrentGuesses(t, s, n, limit)
 	if got[429] != n-limit || got[401] != limit || s.compares.Load() != limit {
 		t.Errorf("answers %v after %d comparisons, want %d × 401 and %d × 429 after %d", got, s.compares.Load(), limit, n-limit, limit)
+	}
+}
+
+// TestFailedLoginsKnownPairConcurrentGuesses: a known pair's guesses in
+// flight count against KnownFailures too; beyond it the address's limit
+// applies (2 as the known pair + 3 from the address, of 16).
+func TestFailedLoginsKnownPairConcurrentGuesses(t *testing.T) {
+	const n, known, address = 16, 2, 3
+	s := newLimitedServer(t, Limits{AddressFailures: address, AccountFailures: 100, KnownFailures: known, Lock: time.Hour, MaxLock: time.Hour})
+	s.expect(t, from("127.0.0.1"), "admin", "s3cret", 200, "", "hello admin", 1)
+	s.compares.Store(0)
+	got := concurrentGuesses(t, s, n, known+address)
+	if got[429] != n-known-address || got[401] != known+address {
+		t.Errorf("answers %v after %d comparisons, want %d × 401 and %d × 429", got, s.compares.Load(), known+address, n-known-address)
 	}
 }
 
