@@ -130,3 +130,48 @@ func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleLostAnswers: a create or a delete whose answer is lost is
+// retried by the SDK with the transaction's token, which DynamoDB
+// recognises: the call succeeds and the count changes once.
+func TestScheduleLostAnswers(t *testing.T) {
+	testClient(t)
+	sh := newShared(t)
+	c, loser := losingClient(t)
+	s := all(New(c, sh.table, WithNamespace("lostsched/")))
+	sc, err := schedule.New("a", "0 * * * *", "", "topp:states", json.RawMessage(`{"seedRequest":{}}`), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSchedule(t.Context(), sc); err != nil { // makes the count
+		t.Fatal(err)
+	}
+	count := func() int64 {
+		out, err := s.client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &s.table, Key: s.metaKey(skSchedules), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := numAttr(out.Item, aSchedCount)
+		return n
+	}
+	sc.Name = "b"
+	loser.lose("TransactWriteItems", 1)
+	if err := s.CreateSchedule(t.Context(), sc); err != nil {
+		t.Fatalf("create with its answer lost: %v", err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("count %d after two creates, want 2", n)
+	}
+	loser.lose("TransactWriteItems", 1)
+	if err := s.DeleteSchedule(t.Context(), "a"); err != nil {
+		t.Fatalf("delete with its answer lost: %v", err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("count %d after a delete, want 1", n)
+	}
+	loser.mu.Lock()
+	defer loser.mu.Unlock()
+	if len(loser.lost) != 2 {
+		t.Fatalf("lost %d answers (%v), want 2", len(loser.lost), loser.lost)
+	}
+}
