@@ -82,6 +82,12 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
     metatiling: [4, 4]
     renderOnMiss: {enabled: true}
     source: {type: testpattern}
+  - name: od:broken
+    gridSubsets: [{gridSet: EPSG:4326}]
+    formats: [image/png]
+    metatiling: [4, 4]
+    renderOnMiss: {enabled: true}
+    source: {type: testpattern, failZooms: [2]}
   - name: gone:world
     managedBy: store
     gridSubsets: [{gridSet: EPSG:4326}]
@@ -512,8 +518,9 @@ func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string,
 }
 
 // exerciseTile answers CloudFront's failover requests: a miss rendered
-// (claim, existence checks, tiles, usage), a hit, a key of unknown
-// parameters and a layer that does not render on miss.
+// (claim, existence checks, tiles, usage), a hit, a miss whose render
+// fails (its outcome remembered) and one of the same metatile, a key of
+// unknown parameters and a layer that does not render on miss.
 func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, tile *app.Program) {
 	// One of the service's own objects (a seed request's prepared area),
 	// written where the API keeps them: never served.
@@ -527,6 +534,8 @@ func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, t
 	}{
 		{"/od:test/EPSG:4326/png/default/2/5/2.png", 200},
 		{"/od:test/EPSG:4326/png/default/2/4/3.png", 200},
+		{"/od:broken/EPSG:4326/png/default/2/5/2.png", 502}, // the render fails: its outcome is remembered
+		{"/od:broken/EPSG:4326/png/default/2/4/3.png", 502}, // answered from the remembered outcome
 		{"/od:test/EPSG:4326/png/0123456789abcdef0123456789abcdef01234567/2/5/2.png", 404},
 		{"/demo:world/EPSG:4326/png/default/2/5/2.png", 404},
 		{"/_tilecache/areas/probe.json", 404},
