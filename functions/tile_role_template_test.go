@@ -31,7 +31,8 @@ func tileRoleWorlds(t *testing.T) map[string]*world {
 // under the key prefix), never a root document, an OGC API document, a
 // tile set's documents, an object of the service's own (_tilecache/) or
 // anything outside the key prefix; it still reads any object under the
-// prefix (the requested one, parameters objects).
+// prefix (the requested one, parameters objects) but the service's own,
+// which the function answers 404 without reading.
 func TestTemplateTileRoleWritesTilesOnly(t *testing.T) {
 	tiles := []string{
 		"demo:world/EPSG:4326/png/default/2/5/2.png",
@@ -72,8 +73,9 @@ func TestTemplateTileRoleWritesTilesOnly(t *testing.T) {
 					t.Errorf("prefix %q: TileRole allows %s of %s, which is not a tile", prefix, a, under(k))
 				}
 			}
-			if !strings.HasPrefix(k, "_tilecache/") && !can("s3:GetObject", under(k)) {
-				t.Errorf("prefix %q: TileRole refuses s3:GetObject of %s", prefix, under(k))
+			own := strings.HasPrefix(k, "_tilecache/")
+			if got := can("s3:GetObject", under(k)); got == own {
+				t.Errorf("prefix %q: TileRole allows s3:GetObject of %s: %v, want %v (the service's own objects are never served)", prefix, under(k), got, !own)
 			}
 		}
 		if prefix != "" {
