@@ -18,10 +18,19 @@
 //
 //	Authentication required\n
 //
-// and valid credentials of an account without the administrator role get
-// 403 with the text/plain body "Administrator role required\n". Bodies are
-// written by http.Error, hence the trailing newline. In both cases the wrapped
-// handler is not called, so nothing is read or changed.
+// and valid credentials of an account without a role (the accounts file's
+// "user", kept for compatibility) get 403 with a text/plain body naming the
+// account. Bodies are written by http.Error, hence the trailing newline. In
+// both cases the wrapped handler is not called, so nothing is read or
+// changed.
+//
+// # Roles
+//
+// Every other account has a Role (Viewer < Operator < Admin). The
+// middleware only authenticates: it stores the request's Principal (name
+// and role) in the context, and what a role may do is decided where the
+// request is answered (the REST interface's table, or Require in front of
+// a handler), answered 403 with Refusal's line when the role falls short.
 //
 // # Timing and caching
 //
@@ -86,11 +95,8 @@ import (
 // the same challenge.
 const Realm = "GeoWebCache Secured"
 
-// Response bodies; clients may match them (written with a trailing newline).
-const (
-	msgUnauthorized = "Authentication required"
-	msgForbidden    = "Administrator role required"
-)
+// The 401 body; clients may match it (written with a trailing newline).
+const msgUnauthorized = "Authentication required"
 
 // Account is one user of the administration API.
 type Account struct {
@@ -100,9 +106,9 @@ type Account struct {
 	Name string
 	// Hash is the bcrypt hash of the password ($2a$, $2b$ or $2y$).
 	Hash []byte
-	// Admin reports whether the account holds the administrator role. Only
-	// administrators may use the API; others are answered with 403.
-	Admin bool
+	// Role is what the account may do; RoleNone (the accounts file's
+	// "user") is refused every request with 403.
+	Role Role
 }
 
 // Authenticator checks HTTP Basic credentials against a fixed set of
@@ -228,13 +234,15 @@ func (a *Authenticator) knownFailure(name, password string) bool {
 }
 
 // Middleware returns a handler that lets a request through to next only if
-// it carries HTTP Basic credentials of an administrator account. Missing or
+// it carries HTTP Basic credentials of an account with a role. Missing or
 // malformed credentials (another scheme, bad base64, no colon) and wrong
-// name or password get 401 with a Basic challenge; valid credentials of a
-// non-administrator get 403; credentials from a locked address or for a
-// locked account get 429 with Retry-After, unchecked (see "Failed logins"
-// above). In those cases next is not called. On success the account name
-// is available to next through User(r.Context()).
+// name or password get 401 with a Basic challenge; valid credentials of an
+// account without a role get 403; credentials from a locked address or for
+// a locked account get 429 with Retry-After, unchecked (see "Failed logins"
+// above). In those cases next is not called. On success the request's
+// Principal is available to next through PrincipalOf(r.Context()) and the
+// account name through User; whether the role allows the request is for
+// next to decide (Require).
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Request.BasicAuth accepts only the Basic scheme (case-insensitive),
@@ -261,11 +269,13 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			unauthorized(w)
 			return
 		}
-		if !acc.Admin {
-			http.Error(w, msgForbidden, http.StatusForbidden)
+		p := Principal{Name: acc.Name, Role: acc.Role}
+		if acc.Role == RoleNone {
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			http.Error(w, "Account "+acc.Name+" has no role: the user role, kept for compatibility, allows no request", http.StatusForbidden)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, acc.Name)))
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
 }
 
@@ -274,13 +284,10 @@ func unauthorized(w http.ResponseWriter) {
 	http.Error(w, msgUnauthorized, http.StatusUnauthorized)
 }
 
-// userKey is the context key under which Middleware stores the account name.
-type userKey struct{}
-
 // User returns the name of the account that Middleware authenticated for the
 // request whose context is ctx. ok is false if the request did not pass
 // through Middleware.
 func User(ctx context.Context) (name string, ok bool) {
-	name, ok = ctx.Value(userKey{}).(string)
-	return name, ok
+	p, ok := PrincipalOf(ctx)
+	return p.Name, ok
 }

@@ -75,7 +75,7 @@ func countingAuthenticator(t *testing.T, accounts []Account) (*Authenticator, fu
 func TestAuthenticateComparesAndCaches(t *testing.T) {
 	adminHash := mustHash(t, "pw", bcrypt.MinCost)
 	a, compared := countingAuthenticator(t, []Account{
-		{Name: "admin", Hash: adminHash, Admin: true},
+		{Name: "admin", Hash: adminHash, Role: Admin},
 		{Name: "viewer", Hash: mustHash(t, "look", bcrypt.MinCost)},
 	})
 	steps := []struct {
@@ -111,11 +111,11 @@ func TestAuthenticateComparesAndCaches(t *testing.T) {
 
 func TestLookupFirstMatchWins(t *testing.T) {
 	a := New([]Account{
-		{Name: "x", Hash: mustHash(t, "1", bcrypt.MinCost), Admin: true},
-		{Name: "x", Hash: mustHash(t, "2", bcrypt.MinCost), Admin: false},
+		{Name: "x", Hash: mustHash(t, "1", bcrypt.MinCost), Role: Admin},
+		{Name: "x", Hash: mustHash(t, "2", bcrypt.MinCost), Role: RoleNone},
 	})
 	acc, ok := a.lookup("x")
-	if !ok || !acc.Admin {
+	if !ok || acc.Role != Admin {
 		t.Errorf("lookup: got (%+v, %v), want the first account", acc, ok)
 	}
 	if _, ok := a.lookup("xx"); ok {
@@ -124,7 +124,7 @@ func TestLookupFirstMatchWins(t *testing.T) {
 }
 
 func TestNewCopiesAccounts(t *testing.T) {
-	accounts := []Account{{Name: "a", Hash: mustHash(t, "pw", bcrypt.MinCost), Admin: true}}
+	accounts := []Account{{Name: "a", Hash: mustHash(t, "pw", bcrypt.MinCost), Role: Admin}}
 	a := New(accounts)
 	accounts[0].Name = "b"
 	accounts[0].Hash[10] ^= 1
@@ -213,7 +213,7 @@ func TestCacheConcurrent(t *testing.T) {
 }
 
 func TestSetAccountLineEmpty(t *testing.T) {
-	got := string(setAccountLine(nil, "a", "H"))
+	got := string(setAccountLine(nil, "a", "H", ""))
 	if want := "a:H\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -240,7 +240,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		for _, name := range []string{"admin", accounts[0].Name} {
-			out := setAccountLine([]byte(content), name, h)
+			out := setAccountLine([]byte(content), name, h, "")
 			got, err := parseAccounts(bytes.NewReader(out), "f")
 			if err != nil {
 				t.Fatalf("setAccountLine(%q, %q) = %q does not parse: %v", content, name, out, err)

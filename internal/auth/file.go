@@ -16,12 +16,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Roles in the optional third field of an accounts file line.
-const (
-	roleAdmin = "admin"
-	roleUser  = "user"
-)
-
 // LoadFile reads an accounts file (format as for Parse) and returns an
 // Authenticator for its accounts. Errors name the file and, for content
 // errors, the line.
@@ -42,8 +36,10 @@ func LoadFile(path string) (*Authenticator, error) {
 //	name:bcrypt-hash
 //	name:bcrypt-hash:role
 //
-// where role is "admin" (the default) or "user". A user-role account can
-// authenticate but is refused (403) because the API needs an administrator.
+// where role is "viewer", "operator" or "admin" (the default, so that a
+// file written before roles existed keeps its administrators), or "user":
+// kept for compatibility, an account that authenticates and is refused
+// every request (403).
 // Blank lines and lines whose first non-blank character is '#' are ignored;
 // leading and trailing whitespace and a CR before the newline are removed.
 // Hashes must be bcrypt ($2a$, $2b$ or $2y$, as written by HashPassword or
@@ -109,18 +105,16 @@ func parseLine(line string) (Account, error) {
 	if err := checkName(fields[0]); err != nil {
 		return Account{}, err
 	}
-	acc := Account{Name: fields[0], Hash: []byte(fields[1]), Admin: true}
+	acc := Account{Name: fields[0], Hash: []byte(fields[1]), Role: Admin}
 	if err := checkHash(acc.Hash); err != nil {
 		return Account{}, fmt.Errorf("account %q: %w", acc.Name, err)
 	}
 	if len(fields) == 3 {
-		switch fields[2] {
-		case roleAdmin:
-		case roleUser:
-			acc.Admin = false
-		default:
-			return Account{}, fmt.Errorf("account %q: unknown role %q (want %q or %q)", acc.Name, fields[2], roleAdmin, roleUser)
+		role, err := ParseRole(fields[2])
+		if err != nil {
+			return Account{}, fmt.Errorf("account %q: %w", acc.Name, err)
 		}
+		acc.Role = role
 	}
 	return acc, nil
 }
@@ -203,8 +197,21 @@ func HashPassword(password string, cost int) (string, error) {
 // so a reader sees either the old or the new file. Concurrent AddAccount
 // calls on the same file are not serialised: the last rename wins.
 func AddAccount(path, name, password string, cost int) error {
+	return AddAccountRole(path, name, password, "", cost)
+}
+
+// AddAccountRole is AddAccount that also sets the account's role: role is
+// a word of the accounts file's third field ("viewer", "operator",
+// "admin", or "user" for no access), written on the account's line; ""
+// keeps the line's role (a new account is then an administrator).
+func AddAccountRole(path, name, password, role string, cost int) error {
 	if err := checkName(name); err != nil {
 		return fmt.Errorf("add account: %w", err)
+	}
+	if role != "" {
+		if _, err := ParseRole(role); err != nil {
+			return fmt.Errorf("add account %q: %w", name, err)
+		}
 	}
 	hash, err := HashPassword(password, cost)
 	if err != nil {
@@ -214,7 +221,7 @@ func AddAccount(path, name, password string, cost int) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("add account %q: %w", name, err)
 	}
-	content := setAccountLine(old, name, hash)
+	content := setAccountLine(old, name, hash, role)
 	if _, err := parseAccounts(bytes.NewReader(content), path); err != nil {
 		return fmt.Errorf("add account %q: file would not load, left unchanged: %w", name, err)
 	}
@@ -224,9 +231,19 @@ func AddAccount(path, name, password string, cost int) error {
 	return nil
 }
 
-// setAccountLine returns content with the hash of account name set to hash,
-// as AddAccount describes.
-func setAccountLine(content []byte, name, hash string) []byte {
+// setAccountLine returns content with the hash of account name set to hash
+// and, unless role is "", its role set to role, as AddAccountRole
+// describes.
+func setAccountLine(content []byte, name, hash, role string) []byte {
+	withRole := func(old string) string {
+		switch {
+		case role != "":
+			return name + ":" + hash + ":" + role
+		case old != "":
+			return name + ":" + hash + ":" + old
+		}
+		return name + ":" + hash
+	}
 	var out bytes.Buffer
 	replaced := false
 	for len(content) > 0 {
@@ -245,17 +262,15 @@ func setAccountLine(content []byte, name, hash string) []byte {
 			continue // a duplicate line for the same account
 		}
 		replaced = true
-		out.WriteString(name + ":" + hash)
-		if _, role, hasRole := strings.Cut(after, ":"); hasRole {
-			out.WriteString(":" + role)
-		}
+		_, old, _ := strings.Cut(after, ":")
+		out.WriteString(withRole(old))
 		out.WriteByte('\n')
 	}
 	if !replaced {
 		if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
 			out.WriteByte('\n')
 		}
-		out.WriteString(name + ":" + hash + "\n")
+		out.WriteString(withRole("") + "\n")
 	}
 	return out.Bytes()
 }

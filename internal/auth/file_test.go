@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 		{"bcrypt cost not digits", "a:$2a$+5$" + h[7:] + "\n", `f:1: account "a": password is not a bcrypt hash`, nil},
 		{"no colon", "ok:" + h + "\n\njustaname\n", `f:3: want "name:bcrypt-hash" or "name:bcrypt-hash:role", found no ':'`, []string{"justaname"}},
 		{"too many fields", "a:" + h + ":admin:extra\n", "f:1: want \"name:bcrypt-hash\" or \"name:bcrypt-hash:role\", found 4 fields", nil},
-		{"unknown role", "a:" + h + ":root\n", `f:1: account "a": unknown role "root" (want "admin" or "user")`, nil},
+		{"unknown role", "a:" + h + ":root\n", `f:1: account "a": unknown role "root" (want viewer, operator, admin, or user for no access)`, nil},
 		{"empty role", "a:" + h + ":\n", `f:1: account "a": unknown role ""`, nil},
 		{"role in upper case", "a:" + h + ":ADMIN\n", `f:1: account "a": unknown role "ADMIN"`, nil},
 		{"empty name", ":" + h + "\n", "f:1: empty account name", nil},

@@ -34,7 +34,7 @@ func newLimitedServer(t *testing.T, l Limits) *limitedServer {
 	if l.Hold == 0 {
 		l.Hold = time.Nanosecond // TestRefusalsHeld checks the holding
 	}
-	s := &limitedServer{a: New([]Account{{Name: "admin", Hash: mustHash(t, "s3cret", bcrypt.MinCost), Admin: true}}, WithLimits(l))}
+	s := &limitedServer{a: New([]Account{{Name: "admin", Hash: mustHash(t, "s3cret", bcrypt.MinCost), Role: Admin}}, WithLimits(l))}
 	s.clock.Store(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC).UnixNano())
 	s.a.limits.now = func() time.Time { return time.Unix(0, s.clock.Load()) }
 	s.a.compare = func(hash, password []byte) error {

@@ -44,9 +44,9 @@ type testServer struct {
 func MustServer(tb testing.TB, opts ...auth.Option) *testServer {
 	tb.Helper()
 	a := auth.New([]auth.Account{
-		{Name: "admin", Hash: MustHash(tb, "s3cret"), Admin: true},
-		{Name: "colon", Hash: MustHash(tb, "a:b:c"), Admin: true},
-		{Name: "viewer", Hash: MustHash(tb, "look"), Admin: false},
+		{Name: "admin", Hash: MustHash(tb, "s3cret"), Role: auth.Admin},
+		{Name: "colon", Hash: MustHash(tb, "a:b:c"), Role: auth.Admin},
+		{Name: "viewer", Hash: MustHash(tb, "look"), Role: auth.RoleNone},
 	}, opts...)
 	ts := &testServer{}
 	ts.Server = httptest.NewServer(a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +94,7 @@ const (
 	wantChallenge   = `Basic realm="GeoWebCache Secured"`
 	wantContentType = "text/plain; charset=utf-8"
 	want401Body     = "Authentication required\n"
-	want403Body     = "Administrator role required\n"
+	want403Body     = "Account viewer has no role: the user role, kept for compatibility, allows no request\n"
 )
 
 func TestMiddlewareUnauthorized(t *testing.T) {
@@ -192,7 +192,7 @@ func TestMiddlewareSuccess(t *testing.T) {
 // unauthenticated request gets 401 even where the router would answer 405 or
 // 404, while an authenticated one reaches the router.
 func TestMiddlewareBeforeRouting(t *testing.T) {
-	a := auth.New([]auth.Account{{Name: "admin", Hash: MustHash(t, "pw"), Admin: true}})
+	a := auth.New([]auth.Account{{Name: "admin", Hash: MustHash(t, "pw"), Role: auth.Admin}})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /rest/seed.json", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "tasks")
@@ -304,7 +304,7 @@ func TestMiddlewareConcurrent(t *testing.T) {
 // bytes, so a 72-byte password followed by anything must not log in.
 func TestMiddlewareRefusesPasswordsBcryptWouldTruncate(t *testing.T) {
 	pw := strings.Repeat("p", auth.MaxPasswordBytes)
-	a := auth.New([]auth.Account{{Name: "long", Hash: MustHash(t, pw), Admin: true}})
+	a := auth.New([]auth.Account{{Name: "long", Hash: MustHash(t, pw), Role: auth.Admin}})
 	ts := httptest.NewServer(a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "in") })))
 	defer ts.Close()
 	if res := do(t, ts, http.MethodGet, "/rest/seed.json", basic("long", pw)); res.status != http.StatusOK {
