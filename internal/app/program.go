@@ -173,15 +173,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// function maps them.
 	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, objects))
 	p.Prometheus = metrics.NewPrometheus()
-	// /metrics is no anonymous path: an administrator's on the main
-	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
-	// see Serve) that is not exposed where the tiles are.
-	var metricsH http.Handler = users.Middleware(p.Prometheus.Handler())
+	// /metrics is no anonymous path: a viewer's (it only reads, and a
+	// scraper should hold the least role) on the main listener, or
+	// anyone's on a listener of its own (TILECACHE_METRICS_ADDR, see Serve)
+	// that is not exposed where the tiles are.
+	var metricsH http.Handler = users.Middleware(auth.Require(auth.Viewer, p.Prometheus.Handler()))
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
 	p.Handler = withMetrics(p.Metrics, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
-		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH))))
+		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler())), mount(cfg.BasePath, api, tiles, objects, metricsH))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
@@ -192,8 +193,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 // with the credentials it holds for the console); any other read passes
 // as it is. Anonymously, whether a tile is stored could be asked without
 // rendering it, telling which areas of a render-on-miss layer were viewed.
+// Any role may ask (viewer).
 func storedOnlyForAccounts(users *auth.Authenticator, next http.Handler) http.Handler {
-	guarded := users.Middleware(next)
+	guarded := users.Middleware(auth.Require(auth.Viewer, next))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rest.StoredOnly(r) {
 			guarded.ServeHTTP(w, r)

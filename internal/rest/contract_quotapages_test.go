@@ -402,7 +402,7 @@ func TestQuotaPagesReadOneLevel(t *testing.T) {
 				rank[p.Key] = i + 1
 			}
 			pages := &countingPages{store: store}
-			srv := httptest.NewServer(rest.New(rest.Services{Layers: cat, Quota: store}, rest.Options{Pages: pages}, slog.New(slog.DiscardHandler)))
+			srv := httptest.NewServer(asAdmin(rest.New(rest.Services{Layers: cat, Quota: store}, rest.Options{Pages: pages}, slog.New(slog.DiscardHandler))))
 			t.Cleanup(srv.Close)
 
 			for _, c := range []struct{ zoom, limit, levelPages int }{{7, 1000, 8}, {11, 100, 2048}, {12, 1000, 3264}, {12, 10000, 3264}} {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/auth"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/task"
 )
@@ -97,7 +98,8 @@ func TestHandlerAnswersErrorsFromTheTable(t *testing.T) {
 		h := New(Services{Tasks: listTasks{list: func(context.Context, string) ([]task.Task, error) { return nil, tt.err }}},
 			Options{}, slog.New(slog.DiscardHandler))
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/rest/seed.json", nil))
+		req := httptest.NewRequest(http.MethodGet, "/rest/seed.json", nil)
+		h.ServeHTTP(rec, req.WithContext(auth.WithPrincipal(req.Context(), auth.Principal{Name: "admin", Role: auth.Admin})))
 		if rec.Code != tt.status || rec.Body.String() != tt.body {
 			t.Errorf("%v: got %d %q, want %d %q", tt.err, rec.Code, rec.Body.String(), tt.status, tt.body)
 		}

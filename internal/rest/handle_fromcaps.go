@@ -38,7 +38,7 @@ func (h *Handler) withFromCapabilities(rt route) route {
 		methods[m] = fn
 	}
 	methods[http.MethodPost] = h.fromCapabilities
-	return route{methods}
+	return route{kindFromCapabilities, methods}
 }
 
 type fromCapsRequest struct {

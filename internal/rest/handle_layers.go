@@ -45,19 +45,20 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 	}
 	switch path {
 	case "/rest/layers", "/rest/layers.xml":
-		return route{map[string]handlerFunc{http.MethodGet: h.listLayers, http.MethodDelete: whole("layer")}}, true
+		return route{kindLayers, map[string]handlerFunc{http.MethodGet: h.listLayers, http.MethodDelete: whole("layer")}}, true
 	case "/rest/gridsets", "/rest/gridsets.xml":
-		return route{map[string]handlerFunc{http.MethodGet: h.listGridSets, http.MethodDelete: whole("gridset")}}, true
+		return route{kindGridSets, map[string]handlerFunc{http.MethodGet: h.listGridSets, http.MethodDelete: whole("gridset")}}, true
 	}
 	for _, res := range []struct {
 		prefix string
+		kind   routeKind
 		get    func(name string) handlerFunc
 		writes func(name string) map[string]handlerFunc
 	}{
-		{"/rest/layers/", h.getLayer, func(name string) map[string]handlerFunc {
+		{"/rest/layers/", kindLayer, h.getLayer, func(name string) map[string]handlerFunc {
 			return map[string]handlerFunc{http.MethodPut: h.putLayer(name, true), http.MethodPost: h.putLayer(name, false), http.MethodDelete: h.deleteLayer(name)}
 		}},
-		{"/rest/gridsets/", h.getGridSet, func(name string) map[string]handlerFunc {
+		{"/rest/gridsets/", kindGridSet, h.getGridSet, func(name string) map[string]handlerFunc {
 			return map[string]handlerFunc{http.MethodPut: h.putGridSet(name), http.MethodDelete: h.deleteGridSet(name)}
 		}},
 	} {
@@ -79,7 +80,7 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 					methods[m] = refuse
 				}
 			}
-			return route{methods}, true
+			return route{res.kind, methods}, true
 		}
 		methods := map[string]handlerFunc{http.MethodGet: res.get(name)}
 		if h.svc.Editor != nil {
@@ -87,7 +88,7 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 			// is: PUT, POST and DELETE answer 405.
 			maps.Copy(methods, res.writes(name))
 		}
-		return route{methods}, true
+		return route{res.kind, methods}, true
 	}
 	return route{}, false
 }

@@ -81,7 +81,7 @@ func (h *Handler) quotaPagesRoute(path string) (route, bool) {
 	if !ok || f != formatJSON {
 		return route{}, false
 	}
-	return route{map[string]handlerFunc{http.MethodGet: h.quotaPages(name)}}, true
+	return route{kindQuotaPages, map[string]handlerFunc{http.MethodGet: h.quotaPages(name)}}, true
 }
 
 // quotaPages answers the pages of layer's tile set (gridSet, format,

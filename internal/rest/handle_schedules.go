@@ -82,7 +82,7 @@ func scheduledSeedRequest(layer string, body []byte) (seed.Request, error) {
 // scheduleRoute routes /rest/schedules.json and /rest/schedules/{name}.json.
 func (h *Handler) scheduleRoute(path string) (route, bool) {
 	if path == "/rest/schedules.json" {
-		return route{map[string]handlerFunc{http.MethodGet: h.listSchedules, http.MethodPost: h.createSchedule}}, true
+		return route{kindSchedules, map[string]handlerFunc{http.MethodGet: h.listSchedules, http.MethodPost: h.createSchedule}}, true
 	}
 	raw, ok := strings.CutPrefix(path, "/rest/schedules/")
 	if !ok || strings.Contains(raw, "/") {
@@ -93,7 +93,7 @@ func (h *Handler) scheduleRoute(path string) (route, bool) {
 	if f != formatJSON || err != nil || name == "" {
 		return route{}, false
 	}
-	return route{map[string]handlerFunc{http.MethodGet: h.getSchedule(name), http.MethodDelete: h.deleteSchedule(name)}}, true
+	return route{kindSchedule, map[string]handlerFunc{http.MethodGet: h.getSchedule(name), http.MethodDelete: h.deleteSchedule(name)}}, true
 }
 
 // scheduleBody is the body of POST /rest/schedules.json.

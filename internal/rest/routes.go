@@ -6,8 +6,10 @@ import (
 	"strings"
 )
 
-// route is one resource of the contract's method matrix (§3).
+// route is one resource of the contract's method matrix (§3): its kind
+// (the row of the authorization table, access.go) and its methods.
 type route struct {
+	kind    routeKind
 	methods map[string]handlerFunc
 }
 
@@ -55,33 +57,37 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 	path := r.URL.EscapedPath()
 	switch path {
 	case "/rest/seed.json":
-		return route{map[string]handlerFunc{http.MethodGet: h.listAll}}, true
+		return route{kindTasks, map[string]handlerFunc{http.MethodGet: h.listAll}}, true
 	case "/rest/seed":
-		return route{map[string]handlerFunc{http.MethodPost: h.killAll}}, true
+		return route{kindKillAll, map[string]handlerFunc{http.MethodPost: h.killAll}}, true
 	case "/rest/masstruncate":
-		return route{map[string]handlerFunc{http.MethodGet: h.massTruncateTypes, http.MethodPost: h.massTruncate}}, true
+		return route{kindMassTruncate, map[string]handlerFunc{http.MethodGet: h.massTruncateTypes, http.MethodPost: h.massTruncate}}, true
 	case "/rest/diskquota.xml":
-		return route{map[string]handlerFunc{http.MethodGet: h.getQuota(formatXML), http.MethodPut: h.putQuota(formatXML)}}, true
+		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.getQuota(formatXML), http.MethodPut: h.putQuota(formatXML)}}, true
 	case "/rest/diskquota.json":
-		return route{map[string]handlerFunc{http.MethodGet: h.getQuota(formatJSON), http.MethodPut: h.putQuota(formatJSON)}}, true
+		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.getQuota(formatJSON), http.MethodPut: h.putQuota(formatJSON)}}, true
 	case "/rest/diskquota/usage.xml":
-		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatXML)}}, true
+		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.getUsage(formatXML)}}, true
 	case "/rest/diskquota/usage.json":
-		return route{map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
+		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
 	case "/rest/overview.json":
 		// An extension of this project: a console's first page in one
 		// answer (handle_overview.go).
-		return route{map[string]handlerFunc{http.MethodGet: h.overview}}, true
+		return route{kindOverview, map[string]handlerFunc{http.MethodGet: h.overview}}, true
 	case "/rest/failures.json":
 		// An extension of this project: why tasks failed
 		// (handle_failures.go).
 		if h.opts.Failures == nil {
 			return route{}, false
 		}
-		return route{map[string]handlerFunc{http.MethodGet: h.failures}}, true
+		return route{kindFailures, map[string]handlerFunc{http.MethodGet: h.failures}}, true
+	case "/rest/whoami.json":
+		// An extension of this project: the request's account, role and
+		// what it may do (handle_whoami.go).
+		return route{kindWhoAmI, map[string]handlerFunc{http.MethodGet: h.whoAmI}}, true
 	case "/rest/diskquota/access.json":
 		// An extension of this project (GeoWebCache has no such path).
-		return route{map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
+		return route{kindAccessLog, map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
 	}
 	if rt, ok := h.quotaPagesRoute(path); ok {
 		// An extension of this project: the disk quota's usage pages of a
@@ -110,7 +116,7 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		if !ok || f == formatNone || strings.Contains(raw, "/") {
 			return route{}, false
 		}
-		return route{map[string]handlerFunc{http.MethodPost: h.estimate(name, f)}}, true
+		return route{kindEstimate, map[string]handlerFunc{http.MethodPost: h.estimate(name, f)}}, true
 	}
 	raw, ok := strings.CutPrefix(path, "/rest/seed/")
 	if !ok || raw == "" || strings.Contains(raw, "/") {
@@ -122,7 +128,7 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		return route{}, false
 	}
 	if f == formatNone {
-		return route{map[string]handlerFunc{http.MethodPost: h.postLayer(name)}}, true
+		return route{kindLayerForm, map[string]handlerFunc{http.MethodPost: h.postLayer(name)}}, true
 	}
-	return route{map[string]handlerFunc{http.MethodGet: h.listLayer(name, f), http.MethodPost: h.postSeed(name, f)}}, true
+	return route{kindLayerTasks, map[string]handlerFunc{http.MethodGet: h.listLayer(name, f), http.MethodPost: h.postSeed(name, f)}}, true
 }

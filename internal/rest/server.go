@@ -88,6 +88,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
 		return
 	}
+	if !h.authorize(w, r, rt.kind) {
+		return
+	}
 	if err := fn(w, r); err != nil {
 		h.writeError(w, r, err)
 	}

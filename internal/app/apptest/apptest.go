@@ -33,6 +33,32 @@ const (
 	Password = "s3cret pass"
 )
 
+// The other accounts of every test app, all with Password: one of each
+// lower role, and one of the accounts file's "user" role (no access).
+const (
+	ViewerUser   = "vera"
+	OperatorUser = "otto"
+	NoRoleUser   = "uma"
+)
+
+// writeAccounts writes the accounts file of a test app or process at
+// path, unless it exists: User (an administrator, the file's default
+// role), ViewerUser, OperatorUser and NoRoleUser.
+func writeAccounts(t testing.TB, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	if err := auth.AddAccount(path, User, Password, bcrypt.MinCost); err != nil {
+		t.Fatal(err)
+	}
+	for name, role := range map[string]string{ViewerUser: "viewer", OperatorUser: "operator", NoRoleUser: "user"} {
+		if err := auth.AddAccountRole(path, name, Password, role, bcrypt.MinCost); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // Layers is the default layer file of test apps.
 const Layers = `
 gridSets:
@@ -170,11 +196,7 @@ func Start(t testing.TB, o Options) *App {
 		t.Fatal(err)
 	}
 	users := filepath.Join(o.DataDir, "users")
-	if _, err := os.Stat(users); err != nil {
-		if err := auth.AddAccount(users, User, Password, bcrypt.MinCost); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeAccounts(t, users)
 	env := map[string]string{
 		"TILECACHE_DATA": o.DataDir, "TILECACHE_LAYERS": layers, "TILECACHE_USERS": users,
 		"TILECACHE_SEED_THREADS":        itoa(max(o.SeedThreads, 0), 4),

@@ -16,10 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
-
-	"tilecache/internal/auth"
 )
 
 // A build of cmd/tilecache, made once per test binary.
@@ -110,11 +106,7 @@ func processFiles(t testing.TB, dataDir, layers string) map[string]string {
 		t.Fatal(err)
 	}
 	users := filepath.Join(dataDir, "users")
-	if _, err := os.Stat(users); err != nil {
-		if err := auth.AddAccount(users, User, Password, bcrypt.MinCost); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeAccounts(t, users)
 	return map[string]string{"TILECACHE_LAYERS": lf, "TILECACHE_USERS": users, "TILECACHE_DATA": dataDir,
 		"TILECACHE_UPSTREAM_ALLOW": UpstreamAllow}
 }

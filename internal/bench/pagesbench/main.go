@@ -38,6 +38,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
+	"tilecache/internal/auth"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
@@ -176,7 +177,11 @@ func measure(ctx context.Context, backend string, pages []quota.Page, perLevel m
 	defer cleanup()
 	fmt.Fprintf(os.Stderr, "%s: loaded in %.1f s\n", backend, time.Since(start).Seconds())
 	c := &counting{store: s}
-	srv := httptest.NewServer(rest.New(rest.Services{Layers: cat, Quota: s}, rest.Options{Pages: c}, slog.New(slog.DiscardHandler)))
+	api := rest.New(rest.Services{Layers: cat, Quota: s}, rest.Options{Pages: c}, slog.New(slog.DiscardHandler))
+	// No accounts here: every request is an administrator's.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{Name: "bench", Role: auth.Admin})))
+	}))
 	defer srv.Close()
 	for _, zs := range strings.Split(levelList, ",") {
 		z, err := strconv.Atoi(zs)

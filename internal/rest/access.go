@@ -1,0 +1,172 @@
+package rest
+
+import (
+	"net/http"
+	"slices"
+
+	"tilecache/internal/auth"
+)
+
+// routeKind names a route of the interface (a path pattern); every route
+// the router answers carries one, and access says what each of its methods
+// needs.
+type routeKind int
+
+const (
+	kindTasks            routeKind = iota // /rest/seed.json
+	kindKillAll                           // /rest/seed
+	kindLayerTasks                        // /rest/seed/{layer}.json|xml
+	kindLayerForm                         // /rest/seed/{layer}
+	kindEstimate                          // /rest/estimate/{layer}.json|xml
+	kindMassTruncate                      // /rest/masstruncate
+	kindQuota                             // /rest/diskquota.json|xml
+	kindUsage                             // /rest/diskquota/usage.json|xml
+	kindQuotaPages                        // /rest/diskquota/pages/{layer}.json
+	kindAccessLog                         // /rest/diskquota/access.json
+	kindOverview                          // /rest/overview.json
+	kindFailures                          // /rest/failures.json
+	kindLayers                            // /rest/layers[.xml]
+	kindLayer                             // /rest/layers/{layer}.xml|json
+	kindFromCapabilities                  // /rest/layers/from-capabilities.json
+	kindGridSets                          // /rest/gridsets[.xml]
+	kindGridSet                           // /rest/gridsets/{gridset}.xml|json
+	kindSchedules                         // /rest/schedules.json
+	kindSchedule                          // /rest/schedules/{name}.json
+	kindWhoAmI                            // /rest/whoami.json
+	numKinds                              // not a route: the count
+)
+
+// permission is what one method of a route needs: the lowest role that
+// may send it, and what it does, in words whoami.json reports.
+type permission struct {
+	need auth.Role
+	does []string
+}
+
+// The capabilities whoami.json reports, each allowed from one role up.
+var (
+	read          = permission{auth.Viewer, []string{"read"}}
+	estimate      = permission{auth.Viewer, []string{"estimate"}}
+	seedOrKill    = permission{auth.Operator, []string{"seed", "kill"}}
+	kill          = permission{auth.Operator, []string{"kill"}}
+	schedules     = permission{auth.Operator, []string{"schedules"}}
+	massTruncate  = permission{auth.Admin, []string{"masstruncate"}}
+	editQuota     = permission{auth.Admin, []string{"quota"}}
+	postAccessLog = permission{auth.Admin, []string{"accesslog"}}
+	editLayers    = permission{auth.Admin, []string{"layers"}}
+	editGridSets  = permission{auth.Admin, []string{"gridsets"}}
+)
+
+// routeAccess is one row of the authorization table.
+type routeAccess struct {
+	path    string // the route's pattern, as the README's table names it
+	methods map[string]permission
+}
+
+// access is the authorization table: every route and method of the
+// interface and the role it needs, in one place; ServeHTTP checks it
+// before any handler runs. HEAD needs what GET needs. A method the table
+// does not list needs the administrator (and is logged as a gap): the
+// matrix test (contract_roles_test.go) fails on any route or method
+// missing here.
+var access = [numKinds]routeAccess{
+	kindTasks:      {"/rest/seed.json", map[string]permission{"GET": read}},
+	kindKillAll:    {"/rest/seed", map[string]permission{"POST": kill}},
+	kindLayerTasks: {"/rest/seed/{layer}.json|xml", map[string]permission{"GET": read, "POST": seedOrKill}},
+	// A seed, reseed or truncate request by its Content-Type, else a kill
+	// of the layer's tasks or of one task.
+	kindLayerForm: {"/rest/seed/{layer}", map[string]permission{"POST": seedOrKill}},
+	// A dry run: changes nothing.
+	kindEstimate:     {"/rest/estimate/{layer}.json|xml", map[string]permission{"POST": estimate}},
+	kindMassTruncate: {"/rest/masstruncate", map[string]permission{"GET": read, "POST": massTruncate}},
+	kindQuota:        {"/rest/diskquota.json|xml", map[string]permission{"GET": read, "PUT": editQuota}},
+	kindUsage:        {"/rest/diskquota/usage.json|xml", map[string]permission{"GET": read}},
+	kindQuotaPages:   {"/rest/diskquota/pages/{layer}.json", map[string]permission{"GET": read}},
+	// Tile reads counted from access logs: they steer the clean-up.
+	kindAccessLog: {"/rest/diskquota/access.json", map[string]permission{"POST": postAccessLog}},
+	kindOverview:  {"/rest/overview.json", map[string]permission{"GET": read}},
+	kindFailures:  {"/rest/failures.json", map[string]permission{"GET": read}},
+	kindLayers:    {"/rest/layers[.xml]", map[string]permission{"GET": read, "DELETE": editLayers}},
+	kindLayer:     {"/rest/layers/{layer}.xml|json", map[string]permission{"GET": read, "PUT": editLayers, "POST": editLayers, "DELETE": editLayers}},
+	// A proposal changes nothing, but it makes the server fetch the
+	// capabilities of a URL the client chooses (20 s, 8 MiB), and only an
+	// administrator can act on what it proposes: admin.
+	kindFromCapabilities: {"/rest/layers/from-capabilities.json", map[string]permission{"GET": read, "PUT": editLayers, "POST": editLayers, "DELETE": editLayers}},
+	kindGridSets:         {"/rest/gridsets[.xml]", map[string]permission{"GET": read, "DELETE": editGridSets}},
+	kindGridSet:          {"/rest/gridsets/{gridset}.xml|json", map[string]permission{"GET": read, "PUT": editGridSets, "DELETE": editGridSets}},
+	// POST creates a schedule or changes the one of its name.
+	kindSchedules: {"/rest/schedules.json", map[string]permission{"GET": read, "POST": schedules}},
+	kindSchedule:  {"/rest/schedules/{name}.json", map[string]permission{"GET": read, "DELETE": schedules}},
+	kindWhoAmI:    {"/rest/whoami.json", map[string]permission{"GET": read}},
+}
+
+// needs is the permission a method of a route of kind k needs; ok is
+// false when the table lists none (then the administrator's is assumed).
+func needs(k routeKind, method string) (permission, bool) {
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	if k < 0 || k >= numKinds {
+		return permission{need: auth.Admin}, false
+	}
+	p, ok := access[k].methods[method]
+	if !ok {
+		return permission{need: auth.Admin}, false
+	}
+	return p, true
+}
+
+// authorize reports whether the request may run a method of a route of
+// kind k, and answers 403 (one line naming the role needed and the one
+// held) when it may not.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, k routeKind) bool {
+	perm, listed := needs(k, r.Method)
+	if !listed {
+		h.log.Error("route missing from the authorization table: administrators only", "method", r.Method, "path", r.URL.Path, "kind", int(k))
+	}
+	p, ok := auth.PrincipalOf(r.Context())
+	if ok && p.Role.Allows(perm.need) {
+		return true
+	}
+	writeText(w, http.StatusForbidden, auth.Refusal(perm.need, p, ok))
+	return false
+}
+
+// Capabilities lists what role may do, as whoami.json reports it: the
+// words of the table's permissions its role allows, sorted.
+func Capabilities(role auth.Role) []string {
+	var out []string
+	for _, ra := range access {
+		for _, p := range ra.methods {
+			if role.Allows(p.need) {
+				for _, d := range p.does {
+					if !slices.Contains(out, d) {
+						out = append(out, d)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Permission is one row of AccessTable.
+type Permission struct {
+	Method, Path string
+	Role         auth.Role
+}
+
+// AccessTable is the authorization table, route by route (in the table's
+// order) and method by method (GET, POST, PUT, DELETE).
+func AccessTable() []Permission {
+	var out []Permission
+	for _, ra := range access {
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			if p, ok := ra.methods[m]; ok {
+				out = append(out, Permission{Method: m, Path: ra.path, Role: p.need})
+			}
+		}
+	}
+	return out
+}
