@@ -26,8 +26,15 @@ import (
 // until it has loaded the layers.
 func openConsole(t *testing.T, a *apptest.App, hash string) *browsertest.Page {
 	t.Helper()
+	return openConsoleAs(t, a, apptest.User, hash)
+}
+
+// openConsoleAs is openConsole signed in as the account user (whose
+// password is apptest.Password).
+func openConsoleAs(t *testing.T, a *apptest.App, user, hash string) *browsertest.Page {
+	t.Helper()
 	testenv.RequireChromium(t)
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(apptest.User+":"+apptest.Password))
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+apptest.Password))
 	url := a.URL + "/console/" + hash
 	if strings.Contains(hash, "console/") { // a base path's
 		url = a.URL + "/" + hash

@@ -24,14 +24,14 @@ export function init(section, refreshOverview) {
   const url = el('input', { type: 'url', placeholder: 'https://example.com/wms', required: true });
   const version = el('select', {}, el('option', { value: '1.3.0', text: '1.3.0' }), el('option', { value: '1.1.1', text: '1.1.1' }));
   const capsOut = el('div', { id: 'caps-result' });
-  const capsForm = el('form', { id: 'caps-form', onsubmit: (e) => { e.preventDefault(); fromCapabilities(url.value, version.value, capsOut); } },
+  const capsForm = el('form', { id: 'caps-form', 'data-needs': 'layers', onsubmit: (e) => { e.preventDefault(); fromCapabilities(url.value, version.value, capsOut); } },
     el('div', { class: 'row' }, field('WMS address', url), field('Version', version)),
     el('p', {}, el('button', { type: 'submit', text: 'Read the capabilities' })), capsOut);
   replace(root,
     el('h2', { id: 'h-layers', text: 'Layers' }),
     el('p', { class: 'toolbar' }, el('button', { type: 'button', text: 'Reload', onclick: () => refresh() })),
     listBox, panel,
-    el('h3', { text: 'New layers from a WMS\'s capabilities' }), capsForm,
+    el('h3', { text: 'New layers from a WMS\'s capabilities', 'data-needs': 'layers' }), capsForm,
     el('h3', { text: 'Grid sets' }), gridBox);
 }
 
@@ -58,8 +58,8 @@ function renderLayers() {
       el('td', { text: last }),
       el('td', { class: 'actions' },
         el('button', { type: 'button', text: 'Document', 'aria-label': `Document of ${l.name}`, onclick: () => edit(l.name) }), ' ',
-        el('button', { type: 'button', text: 'Truncate…', 'aria-label': `Truncate ${l.name}`, onclick: () => truncate(l.name) }), ' ',
-        el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': `Delete ${l.name}`, onclick: () => del(l.name) })));
+        el('button', { type: 'button', text: 'Truncate…', 'data-needs': 'masstruncate', 'aria-label': `Truncate ${l.name}`, onclick: () => truncate(l.name) }), ' ',
+        el('button', { type: 'button', class: 'danger', text: 'Delete…', 'data-needs': 'layers', 'aria-label': `Delete ${l.name}`, onclick: () => del(l.name) })));
   });
   replace(listBox, el('table', { id: 'layers-table' },
     el('caption', { class: 'sr-only', text: 'Layers' }),
@@ -134,7 +134,7 @@ async function edit(name) {
         el('button', { type: 'button', text: 'Take theirs', onclick: () => { area.value = theirs.text; etag = theirTag; replace(out); } }))));
   };
   openPanel(`Layer ${name}: GeoWebCache document`, field('Document (XML)', area),
-    el('p', { class: 'toolbar' }, el('button', { type: 'button', id: 'layer-save', text: 'Save', onclick: () => save(etag) }),
+    el('p', { class: 'toolbar' }, el('button', { type: 'button', id: 'layer-save', text: 'Save', 'data-needs': 'layers', onclick: () => save(etag) }),
       el('span', { class: 'hint', text: `version ${etag}` })), out);
 }
 
@@ -188,7 +188,7 @@ async function fromCapabilities(url, version, out) {
     return { p, cb, row: el('li', {}, cb, el('label', { htmlFor: 'caps-' + i, text: `${p.name}${p.title ? ' — ' + p.title : ''}${p.exists ? ' (exists: it would be replaced)' : ''}` }),
       el('details', {}, el('summary', { text: 'Document' }), el('pre', { class: 'doc', text: p.xml }))) };
   });
-  const create = el('button', { type: 'button', text: 'Create the chosen layers' });
+  const create = el('button', { type: 'button', text: 'Create the chosen layers', 'data-needs': 'layers' });
   create.addEventListener('click', async () => {
     let n = 0;
     for (const b of boxes.filter((x) => x.cb.checked)) {

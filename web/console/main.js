@@ -9,6 +9,7 @@ import * as layers from './layers.js';
 import * as quota from './quota.js';
 import * as schedules from './schedules.js';
 import { loadOverview } from './model.js';
+import { getJSON } from './api.js';
 import { say } from './util.js';
 
 const pages = { tasks, seed, layers, quota, schedules };
@@ -31,6 +32,27 @@ async function refreshOverview() {
   return overview;
 }
 
+// loadWhoAmI asks who the console's account is and what its role may do
+// (GET /rest/whoami.json) and shows only that: every control marked
+// data-needs="<capability>" is hidden by console.css unless the body's
+// data-may lists the capability. Until it is known, none is shown (the
+// server refuses what the role may not do in any case).
+async function loadWhoAmI() {
+  const note = document.getElementById('whoami');
+  try {
+    const me = await getJSON('whoami.json');
+    document.body.dataset.role = me.role;
+    document.body.dataset.may = me.capabilities.join(' ');
+    const all = me.roles[me.roles.length - 1].capabilities;
+    const hidden = all.filter((c) => !me.capabilities.includes(c));
+    note.textContent = `Signed in as ${me.name} (${me.role})` +
+      (hidden.length ? `: controls of what this role may not do are hidden (${hidden.join(', ')}).` : '.');
+  } catch (e) {
+    note.textContent = 'Who you are could not be read: no control that changes anything is shown.';
+    say('Who am I: ' + e.message, true);
+  }
+}
+
 function route() {
   const name = (location.hash.slice(1) || 'tasks').split('/')[0];
   const current = pages[name] ? name : 'tasks';
@@ -49,6 +71,7 @@ function route() {
 
 async function start() {
   window.consoleStartAt = performance.now();
+  const who = loadWhoAmI();
   const loading = refreshOverview();
   tasks.init(document.getElementById('page-tasks'), () => firstOverview.then(() => overview.layers.map((l) => l.name)));
   seed.init(document.getElementById('page-seed'));
@@ -58,6 +81,7 @@ async function start() {
   window.addEventListener('hashchange', route);
   route();
   await loading;
+  await who;
   window.consoleReady = true;
   window.consoleReadyAt = performance.now();
   document.body.dataset.ready = '1';

@@ -42,7 +42,7 @@ export function init(section, refreshOverview) {
     el('div', { class: 'row' }, field('Clean up every', cfg.cacheCleanUpFrequency), field('Units', cfg.cacheCleanUpUnits)),
     el('div', { class: 'row' }, field('Concurrent clean-ups', cfg.maxConcurrentCleanUps), field('Disk block size (bytes)', cfg.diskBlockSize)),
     field('Layer quotas (JSON)', cfg.layerQuotas, '[{"layer": "name", "expirationPolicyName": "LRU", "quota": {"value": "10", "units": "MiB"}}]'),
-    el('p', {}, el('button', { type: 'submit', id: 'quota-save', text: 'Save the configuration' })), cfg.result);
+    el('p', { 'data-needs': 'quota' }, el('button', { type: 'submit', id: 'quota-save', text: 'Save the configuration' })), cfg.result);
   usageBox = el('div', { id: 'usage' });
   cov = {
     layer: select([]), gridSet: select([]), format: select([]),

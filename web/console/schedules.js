@@ -24,7 +24,7 @@ export function init(section) {
     previewNote: el('p', { id: 'cron-note', class: 'hint', 'aria-live': 'polite' }),
     result: el('div', { id: 'schedule-result', 'aria-live': 'polite' }),
   };
-  const form = el('form', { id: 'schedule-form', novalidate: true, onsubmit: add },
+  const form = el('form', { id: 'schedule-form', novalidate: true, onsubmit: add, 'data-needs': 'schedules' },
     el('div', { class: 'row' }, field('Name', f.name, 'letters, digits, . _ -'), field('Cron expression', f.cron, 'minute hour day month weekday, or @daily, @every 6h'),
       field('Time zone', f.tz, 'an IANA name, e.g. Europe/Paris')),
     el('div', { class: 'row' }, field('Layer', f.layer), field('Type', f.type), field('Grid set', f.gridSet)),
@@ -73,7 +73,7 @@ async function load() {
       el('th', { scope: 'row', text: s.name }), el('td', { text: s.cron }), el('td', { text: s.timezone || 'UTC' }),
       el('td', { text: `${sr.type || 'seed'} ${r.layer} ${sr.gridSetId || ''} levels ${sr.zoomStart}–${sr.zoomStop}` }),
       el('td', { class: 'next-run', text: s.nextRun || '–' }), el('td', { text: last }),
-      el('td', {}, el('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete schedule ${s.name}`, onclick: () => del(s.name) })));
+      el('td', {}, el('button', { type: 'button', class: 'danger', text: 'Delete', 'data-needs': 'schedules', 'aria-label': `Delete schedule ${s.name}`, onclick: () => del(s.name) })));
   });
   replace(list, rows.length ? el('table', { id: 'schedules-table' },
     el('caption', { class: 'sr-only', text: 'Schedules' }),

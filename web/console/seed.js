@@ -41,7 +41,7 @@ export function init(section) {
     xyz: el('input', { type: 'checkbox', checked: true }),
     parentsTo: el('input', { type: 'number', min: 0 }),
     childrenTo: el('input', { type: 'number', min: 0 }),
-    submit: el('button', { type: 'submit', id: 'seed-submit', text: 'Submit' }),
+    submit: el('button', { type: 'submit', id: 'seed-submit', text: 'Submit', 'data-needs': 'seed' }),
   };
   const areaKinds = [['whole', 'The layer\'s whole coverage'], ['box', 'A box (draw it, or type its bounds)'], ['polygon', 'A polygon (draw it)'],
     ['file', 'A geometry file (GeoJSON or WKT)'], ['list', 'A tile list (z/x/y lines)']];

@@ -26,7 +26,7 @@ const groups = new Map(); // layer → {section, tbody, summary}
 export function init(section, names) {
   root = section;
   layerNames = names;
-  const killAll = el('button', { type: 'button', class: 'danger', id: 'kill-all', text: 'Kill all tasks', onclick: () => kill('', 'all') });
+  const killAll = el('button', { type: 'button', class: 'danger', id: 'kill-all', 'data-needs': 'kill', text: 'Kill all tasks', onclick: () => kill('', 'all') });
   body = el('div', { id: 'task-groups' });
   replace(root,
     el('h2', { id: 'h-tasks', text: 'Tasks' }),
@@ -137,7 +137,7 @@ function groupOf(layer) {
   const summary = el('span', { class: 'group-summary' });
   const section = el('section', { class: 'task-group', dataset: { layer } },
     el('h3', {}, el('span', { text: layer }), ' ', summary),
-    el('p', { class: 'toolbar' },
+    el('p', { class: 'toolbar', 'data-needs': 'kill' },
       el('button', { type: 'button', text: 'Kill running', 'aria-label': `Kill running tasks of ${layer}`, onclick: () => kill(layer, 'running') }), ' ',
       el('button', { type: 'button', text: 'Kill pending', 'aria-label': `Kill pending tasks of ${layer}`, onclick: () => kill(layer, 'pending') }), ' ',
       el('button', { type: 'button', class: 'danger', text: 'Kill all', 'aria-label': `Kill all tasks of ${layer}`, onclick: () => kill(layer, 'all') })),
@@ -159,7 +159,7 @@ function makeRow(t) {
   if (!protoRow) {
     protoRow = el('tr', {}, el('td'), el('td'), el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
       el('td', { class: 'n' }), el('td', { class: 'n' }), el('td', { class: 'n' }),
-      el('td', {}, el('button', { type: 'button', class: 'small', text: 'Kill' })));
+      el('td', {}, el('button', { type: 'button', class: 'small', text: 'Kill', 'data-needs': 'kill' })));
   }
   const tr = protoRow.cloneNode(true);
   const [idCell, status, barCell, tiles, rate, eta, action] = tr.children;
