@@ -32,7 +32,10 @@ import (
 
 const usage = `usage:
   tilecache serve                              run the service (configured by TILECACHE_* variables)
-  tilecache useradd -file F -name N [-random]  add or replace an administrator account;
+  tilecache useradd -file F -name N [-role R] [-random]
+                                               add an account or set its password (and its role
+                                               with -role: viewer, operator, admin, or user for
+                                               no access; a new account is an admin without it);
                                                the password is read from stdin, or generated
                                                and printed with -random
   tilecache recount [layer ...]                rebuild the disk usage of the layers (default all)
@@ -110,11 +113,17 @@ func useradd(args []string, stdin io.Reader, stdout io.Writer) error {
 	file := fs.String("file", "", "accounts file")
 	name := fs.String("name", "", "account name")
 	random := fs.Bool("random", false, "generate a password and print it")
+	role := fs.String("role", "", "the account's role: viewer, operator, admin, or user (no access); default: an existing account's, else admin")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *file == "" || *name == "" {
 		return fmt.Errorf("useradd needs -file and -name\n%s", usage)
+	}
+	if *role != "" {
+		if _, err := auth.ParseRole(*role); err != nil {
+			return fmt.Errorf("useradd -role: %w", err)
+		}
 	}
 	var password string
 	if *random {
@@ -131,7 +140,7 @@ func useradd(args []string, stdin io.Reader, stdout io.Writer) error {
 			return fmt.Errorf("empty password on stdin")
 		}
 	}
-	if err := auth.AddAccount(*file, *name, password, bcrypt.DefaultCost); err != nil {
+	if err := auth.AddAccountRole(*file, *name, password, *role, bcrypt.DefaultCost); err != nil {
 		return err
 	}
 	if *random {

@@ -15,21 +15,21 @@ type routeKind int
 const (
 	kindTasks            routeKind = iota // /rest/seed.json
 	kindKillAll                           // /rest/seed
-	kindLayerTasks                        // /rest/seed/{layer}.json|xml
+	kindLayerTasks                        // /rest/seed/{layer}.{json,xml}
 	kindLayerForm                         // /rest/seed/{layer}
-	kindEstimate                          // /rest/estimate/{layer}.json|xml
+	kindEstimate                          // /rest/estimate/{layer}.{json,xml}
 	kindMassTruncate                      // /rest/masstruncate
-	kindQuota                             // /rest/diskquota.json|xml
-	kindUsage                             // /rest/diskquota/usage.json|xml
+	kindQuota                             // /rest/diskquota.{json,xml}
+	kindUsage                             // /rest/diskquota/usage.{json,xml}
 	kindQuotaPages                        // /rest/diskquota/pages/{layer}.json
 	kindAccessLog                         // /rest/diskquota/access.json
 	kindOverview                          // /rest/overview.json
 	kindFailures                          // /rest/failures.json
 	kindLayers                            // /rest/layers[.xml]
-	kindLayer                             // /rest/layers/{layer}.xml|json
+	kindLayer                             // /rest/layers/{layer}.{xml,json}
 	kindFromCapabilities                  // /rest/layers/from-capabilities.json
 	kindGridSets                          // /rest/gridsets[.xml]
-	kindGridSet                           // /rest/gridsets/{gridset}.xml|json
+	kindGridSet                           // /rest/gridsets/{gridset}.{xml,json}
 	kindSchedules                         // /rest/schedules.json
 	kindSchedule                          // /rest/schedules/{name}.json
 	kindWhoAmI                            // /rest/whoami.json
@@ -72,28 +72,28 @@ type routeAccess struct {
 var access = [numKinds]routeAccess{
 	kindTasks:      {"/rest/seed.json", map[string]permission{"GET": read}},
 	kindKillAll:    {"/rest/seed", map[string]permission{"POST": kill}},
-	kindLayerTasks: {"/rest/seed/{layer}.json|xml", map[string]permission{"GET": read, "POST": seedOrKill}},
+	kindLayerTasks: {"/rest/seed/{layer}.{json,xml}", map[string]permission{"GET": read, "POST": seedOrKill}},
 	// A seed, reseed or truncate request by its Content-Type, else a kill
 	// of the layer's tasks or of one task.
 	kindLayerForm: {"/rest/seed/{layer}", map[string]permission{"POST": seedOrKill}},
 	// A dry run: changes nothing.
-	kindEstimate:     {"/rest/estimate/{layer}.json|xml", map[string]permission{"POST": estimate}},
+	kindEstimate:     {"/rest/estimate/{layer}.{json,xml}", map[string]permission{"POST": estimate}},
 	kindMassTruncate: {"/rest/masstruncate", map[string]permission{"GET": read, "POST": massTruncate}},
-	kindQuota:        {"/rest/diskquota.json|xml", map[string]permission{"GET": read, "PUT": editQuota}},
-	kindUsage:        {"/rest/diskquota/usage.json|xml", map[string]permission{"GET": read}},
+	kindQuota:        {"/rest/diskquota.{json,xml}", map[string]permission{"GET": read, "PUT": editQuota}},
+	kindUsage:        {"/rest/diskquota/usage.{json,xml}", map[string]permission{"GET": read}},
 	kindQuotaPages:   {"/rest/diskquota/pages/{layer}.json", map[string]permission{"GET": read}},
 	// Tile reads counted from access logs: they steer the clean-up.
 	kindAccessLog: {"/rest/diskquota/access.json", map[string]permission{"POST": postAccessLog}},
 	kindOverview:  {"/rest/overview.json", map[string]permission{"GET": read}},
 	kindFailures:  {"/rest/failures.json", map[string]permission{"GET": read}},
 	kindLayers:    {"/rest/layers[.xml]", map[string]permission{"GET": read, "DELETE": editLayers}},
-	kindLayer:     {"/rest/layers/{layer}.xml|json", map[string]permission{"GET": read, "PUT": editLayers, "POST": editLayers, "DELETE": editLayers}},
+	kindLayer:     {"/rest/layers/{layer}.{xml,json}", map[string]permission{"GET": read, "PUT": editLayers, "POST": editLayers, "DELETE": editLayers}},
 	// A proposal changes nothing, but it makes the server fetch the
 	// capabilities of a URL the client chooses (20 s, 8 MiB), and only an
 	// administrator can act on what it proposes: admin.
 	kindFromCapabilities: {"/rest/layers/from-capabilities.json", map[string]permission{"GET": read, "PUT": editLayers, "POST": editLayers, "DELETE": editLayers}},
 	kindGridSets:         {"/rest/gridsets[.xml]", map[string]permission{"GET": read, "DELETE": editGridSets}},
-	kindGridSet:          {"/rest/gridsets/{gridset}.xml|json", map[string]permission{"GET": read, "PUT": editGridSets, "DELETE": editGridSets}},
+	kindGridSet:          {"/rest/gridsets/{gridset}.{xml,json}", map[string]permission{"GET": read, "PUT": editGridSets, "DELETE": editGridSets}},
 	// POST creates a schedule or changes the one of its name.
 	kindSchedules: {"/rest/schedules.json", map[string]permission{"GET": read, "POST": schedules}},
 	kindSchedule:  {"/rest/schedules/{name}.json", map[string]permission{"GET": read, "DELETE": schedules}},

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -42,43 +43,43 @@ func roleCases() []roleCase {
 		{"/rest/seed.json", "GET", "/rest/seed.json", "", nil, viewer},
 		{"/rest/seed", "POST", "/rest/seed", "kill_all=all", form, operator},
 		{"/rest/seed", "POST", "/rest/seed", "kill_thread=1&thread_id=999", form, operator},
-		{"/rest/seed/{layer}.json|xml", "GET", "/rest/seed/demo:world.json", "", nil, viewer},
-		{"/rest/seed/{layer}.json|xml", "GET", "/rest/seed/demo:world.xml", "", nil, viewer},
-		{"/rest/seed/{layer}.json|xml", "POST", "/rest/seed/demo:world.json", seedBodyJSON, nil, operator},
-		{"/rest/seed/{layer}.json|xml", "POST", "/rest/seed/demo:world.xml", seedBodyXML, nil, operator},
-		{"/rest/seed/{layer}.json|xml", "POST", "/rest/seed/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":0,"type":"reseed"}}`, nil, operator},
-		{"/rest/seed/{layer}.json|xml", "POST", "/rest/seed/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":0,"type":"truncate"}}`, nil, operator},
+		{"/rest/seed/{layer}.{json,xml}", "GET", "/rest/seed/demo:world.json", "", nil, viewer},
+		{"/rest/seed/{layer}.{json,xml}", "GET", "/rest/seed/demo:world.xml", "", nil, viewer},
+		{"/rest/seed/{layer}.{json,xml}", "POST", "/rest/seed/demo:world.json", seedBodyJSON, nil, operator},
+		{"/rest/seed/{layer}.{json,xml}", "POST", "/rest/seed/demo:world.xml", seedBodyXML, nil, operator},
+		{"/rest/seed/{layer}.{json,xml}", "POST", "/rest/seed/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":0,"type":"reseed"}}`, nil, operator},
+		{"/rest/seed/{layer}.{json,xml}", "POST", "/rest/seed/demo:world.json", `{"seedRequest":{"zoomStart":0,"zoomStop":0,"type":"truncate"}}`, nil, operator},
 		{"/rest/seed/{layer}", "POST", "/rest/seed/demo:world", seedBodyJSON, js, operator},
 		{"/rest/seed/{layer}", "POST", "/rest/seed/demo:world", "0/0/0\n", []string{"Content-Type", rest.TileListType}, operator},
 		{"/rest/seed/{layer}", "POST", "/rest/seed/demo:world", "kill_all=all", form, operator},
 		{"/rest/seed/{layer}", "POST", "/rest/seed/demo:world", "kill_thread=1&thread_id=999", form, operator},
-		{"/rest/estimate/{layer}.json|xml", "POST", "/rest/estimate/demo:world.json", seedBodyJSON, nil, viewer},
+		{"/rest/estimate/{layer}.{json,xml}", "POST", "/rest/estimate/demo:world.json", seedBodyJSON, nil, viewer},
 		{"/rest/masstruncate", "GET", "/rest/masstruncate", "", nil, viewer},
 		{"/rest/masstruncate", "POST", "/rest/masstruncate", truncateBody, xmlType, admin},
-		{"/rest/diskquota.json|xml", "GET", "/rest/diskquota.json", "", nil, viewer},
-		{"/rest/diskquota.json|xml", "GET", "/rest/diskquota.xml", "", nil, viewer},
-		{"/rest/diskquota.json|xml", "PUT", "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"maxConcurrentCleanUps":7}}`, nil, admin},
-		{"/rest/diskquota.json|xml", "PUT", "/rest/diskquota.xml", `<cacheQuotaConfiguration><maxConcurrentCleanUps>5</maxConcurrentCleanUps></cacheQuotaConfiguration>`, nil, admin},
-		{"/rest/diskquota/usage.json|xml", "GET", "/rest/diskquota/usage.json", "", nil, viewer},
+		{"/rest/diskquota.{json,xml}", "GET", "/rest/diskquota.json", "", nil, viewer},
+		{"/rest/diskquota.{json,xml}", "GET", "/rest/diskquota.xml", "", nil, viewer},
+		{"/rest/diskquota.{json,xml}", "PUT", "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"maxConcurrentCleanUps":7}}`, nil, admin},
+		{"/rest/diskquota.{json,xml}", "PUT", "/rest/diskquota.xml", `<cacheQuotaConfiguration><maxConcurrentCleanUps>5</maxConcurrentCleanUps></cacheQuotaConfiguration>`, nil, admin},
+		{"/rest/diskquota/usage.{json,xml}", "GET", "/rest/diskquota/usage.json", "", nil, viewer},
 		{"/rest/diskquota/pages/{layer}.json", "GET", "/rest/diskquota/pages/demo:world.json?gridSet=EPSG:4326&format=image/png&z=0", "", nil, viewer},
 		{"/rest/diskquota/access.json", "POST", "/rest/diskquota/access.json", `{"id":"roles","reads":[]}`, js, admin},
 		{"/rest/overview.json", "GET", "/rest/overview.json", "", nil, viewer},
 		{"/rest/failures.json", "GET", "/rest/failures.json", "", nil, viewer},
 		{"/rest/layers[.xml]", "GET", "/rest/layers.xml", "", nil, viewer},
 		{"/rest/layers[.xml]", "DELETE", "/rest/layers", "", nil, admin},
-		{"/rest/layers/{layer}.xml|json", "GET", "/rest/layers/demo:world.xml", "", nil, viewer},
-		{"/rest/layers/{layer}.xml|json", "PUT", "/rest/layers/roles:new.xml", "<wmsLayer/>", xmlType, admin},
-		{"/rest/layers/{layer}.xml|json", "POST", "/rest/layers/roles:new.xml", "<wmsLayer/>", xmlType, admin},
-		{"/rest/layers/{layer}.xml|json", "DELETE", "/rest/layers/roles:none.xml", "", nil, admin},
+		{"/rest/layers/{layer}.{xml,json}", "GET", "/rest/layers/demo:world.xml", "", nil, viewer},
+		{"/rest/layers/{layer}.{xml,json}", "PUT", "/rest/layers/roles:new.xml", "<wmsLayer/>", xmlType, admin},
+		{"/rest/layers/{layer}.{xml,json}", "POST", "/rest/layers/roles:new.xml", "<wmsLayer/>", xmlType, admin},
+		{"/rest/layers/{layer}.{xml,json}", "DELETE", "/rest/layers/roles:none.xml", "", nil, admin},
 		{"/rest/layers/from-capabilities.json", "GET", "/rest/layers/from-capabilities.json", "", nil, viewer},
 		{"/rest/layers/from-capabilities.json", "POST", "/rest/layers/from-capabilities.json", `{"url":"http://127.0.0.1:1/wms"}`, js, admin},
 		{"/rest/layers/from-capabilities.json", "PUT", "/rest/layers/from-capabilities.json", "{}", js, admin},
 		{"/rest/layers/from-capabilities.json", "DELETE", "/rest/layers/from-capabilities.json", "", nil, admin},
 		{"/rest/gridsets[.xml]", "GET", "/rest/gridsets.xml", "", nil, viewer},
 		{"/rest/gridsets[.xml]", "DELETE", "/rest/gridsets", "", nil, admin},
-		{"/rest/gridsets/{gridset}.xml|json", "GET", "/rest/gridsets/TopLeft4326.xml", "", nil, viewer},
-		{"/rest/gridsets/{gridset}.xml|json", "PUT", "/rest/gridsets/RolesGrid.xml", "<gridSet/>", xmlType, admin},
-		{"/rest/gridsets/{gridset}.xml|json", "DELETE", "/rest/gridsets/NoSuchGrid.xml", "", nil, admin},
+		{"/rest/gridsets/{gridset}.{xml,json}", "GET", "/rest/gridsets/TopLeft4326.xml", "", nil, viewer},
+		{"/rest/gridsets/{gridset}.{xml,json}", "PUT", "/rest/gridsets/RolesGrid.xml", "<gridSet/>", xmlType, admin},
+		{"/rest/gridsets/{gridset}.{xml,json}", "DELETE", "/rest/gridsets/NoSuchGrid.xml", "", nil, admin},
 		{"/rest/schedules.json", "GET", "/rest/schedules.json", "", nil, viewer},
 		{"/rest/schedules.json", "POST", "/rest/schedules.json", schedule, js, operator},
 		{"/rest/schedules/{name}.json", "GET", "/rest/schedules/roles-nightly.json", "", nil, viewer},
@@ -252,4 +253,28 @@ func asAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{Name: "admin", Role: auth.Admin})))
 	})
+}
+
+// TestREADMESecurityTable: the README's table of routes and roles is the
+// authorization table's, row by row.
+func TestREADMESecurityTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	cells := map[string][]string{}
+	for _, p := range rest.AccessTable() {
+		if _, ok := cells[p.Path]; !ok {
+			order = append(order, p.Path)
+		}
+		cells[p.Path] = append(cells[p.Path], p.Method+" "+p.Role.String())
+	}
+	var want strings.Builder
+	for _, path := range order {
+		want.WriteString("| `" + path + "` | " + strings.Join(cells[path], ", ") + " |\n")
+	}
+	if !strings.Contains(string(readme), want.String()) {
+		t.Errorf("README.md lacks the table of routes and roles:\n%s", want.String())
+	}
 }
