@@ -132,9 +132,10 @@ func TestRoleTableCoversEveryRoute(t *testing.T) {
 // TestRoleMatrix sends every request of the matrix as anonymous, as a
 // "user" account, and as each role, and checks the status class: 401
 // without credentials, 403 naming the role needed and the one held below
-// it, anything else at or above it. The refused requests run first and
-// change nothing: no task, no id consumed, no schedule, the quota, the
-// layers and the grid sets as they were.
+// it, anything else at or above it. The refused requests run first, while
+// a task runs, and change nothing: the task runs on, no task is added, no
+// id consumed, no schedule, the quota, the layers and the grid sets as
+// they were.
 func TestRoleMatrix(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{})
 	accounts := []struct{ name, role string }{
@@ -145,7 +146,7 @@ func TestRoleMatrix(t *testing.T) {
 	allowed := func(role, need string) bool { return rank[role] >= rank[need] }
 	snapshot := func() map[string]string {
 		s := map[string]string{}
-		for _, p := range []string{"/rest/seed.json", "/rest/diskquota.json", "/rest/schedules.json", "/rest/layers.xml", "/rest/gridsets.xml"} {
+		for _, p := range []string{"/rest/diskquota.json", "/rest/schedules.json", "/rest/layers.xml", "/rest/gridsets.xml"} {
 			res := a.Do(t, "GET", p, "")
 			if res.Status != http.StatusOK {
 				t.Fatalf("GET %s: %d %s", p, res.Status, res.Body)
@@ -155,6 +156,8 @@ func TestRoleMatrix(t *testing.T) {
 		return s
 	}
 	before := snapshot()
+	running := seedJSON(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":1}}`)
+	defer killAll(t, a)
 	cases := roleCases()
 	send := func(t *testing.T, user string, c roleCase) apptest.Response {
 		return a.DoAuth(t, user, apptest.Password, c.method, c.path, c.body, c.headers...)
@@ -187,10 +190,16 @@ func TestRoleMatrix(t *testing.T) {
 				t.Errorf("GET %s after refused requests:\n%s\nwant\n%s", p, after[p], b)
 			}
 		}
-		if rows := list(t, a, "/rest/seed.json"); len(rows) != 0 {
-			t.Errorf("tasks after refused requests: %v", rows)
+		rows := list(t, a, "/rest/seed.json")
+		if !slices.Equal(ids(rows), ids(running)) {
+			t.Errorf("tasks after refused requests: %v, want %v", ids(rows), ids(running))
 		}
-		wantNextID(t, a, 1)
+		for _, r := range rows {
+			if r[4] != 0 && r[4] != 1 {
+				t.Errorf("task %d after refused kills: status %d, want pending or running", r[3], r[4])
+			}
+		}
+		wantNextID(t, a, slices.Max(ids(running))+1)
 	})
 	t.Run("allowed", func(t *testing.T) {
 		for _, acc := range accounts[2:] {
