@@ -48,6 +48,7 @@ import (
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
+	"tilecache/internal/tiletoken"
 	"tilecache/internal/web"
 )
 
@@ -138,6 +139,9 @@ type Program struct {
 	// Registry keeps the layer catalogue current: the layer file and the
 	// configuration changed at run time.
 	Registry *layer.Registry
+	// TileKeys sign and check the tile tokens that open private layers
+	// (New and NewTile set it).
+	TileKeys *tiletoken.Keyring
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -166,12 +170,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
+	if p.TileKeys, err = tileKeys(cfg, log); err != nil {
+		return nil, err
+	}
+	// A private layer's tiles and documents only with a tile token for
+	// it, by every path: /tiles/, the keys and the edge paths.
 	var tiles http.Handler = rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
-	tiles = storedOnlyForAccounts(users, tiles)
+	tiles = privateTiles(layers, p.TileKeys, storedOnlyForAccounts(users, tiles))
 	var objects http.Handler = rest.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, objects))
+	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, privateObjects(layers, p.TileKeys, objects)))
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: an administrator's on the main
 	// listener, or anyone's on a listener of its own (TILECACHE_METRICS_ADDR,
