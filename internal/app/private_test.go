@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -154,5 +155,58 @@ func TestPrivateLayer(t *testing.T) {
 				t.Errorf("%s with a token: %d, %d bytes; want 200 and the %d bytes without", p, status, len(got), len(want))
 			}
 		}
+	}
+}
+
+// TestIssueTileTokens: POST /rest/tiletokens.json, behind the accounts,
+// answers a token for the layers named (by their ids) signed with the
+// current key, valid for the lifetime asked; it opens the private layer's
+// tiles, and bad requests are 4xx naming the problem.
+func TestIssueTileTokens(t *testing.T) {
+	t.Parallel()
+	a := apptest.Start(t, apptest.Options{Layers: privateLayers, Env: map[string]string{"TILECACHE_TILE_TOKEN_KEYS": privateKeys}})
+	wantDone(t, seedAndWait(t, a, "topp:states", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,"format":"image/png"}}`))
+	const tile = "/xyz/topp:states/EPSG:900913/png/default/0/0/0.png"
+	if status, _, _ := getWith(t, a.URL, tile); status != 401 {
+		t.Fatalf("%s without a token: %d, want 401", tile, status)
+	}
+	if res := a.DoAuth(t, "", "", "POST", "/rest/tiletokens.json", `{"layers":["topp:states"]}`, "Content-Type", "application/json"); res.Status != 401 {
+		t.Errorf("anonymous: %d %q, want 401", res.Status, res.Body)
+	}
+	before := time.Now()
+	res := a.Do(t, "POST", "/rest/tiletokens.json", `{"layers":["topp:states","demo:world"],"lifetime":600}`, "Content-Type", "application/json")
+	var got struct {
+		Token     string   `json:"token"`
+		Expires   string   `json:"expires"`
+		ExpiresAt int64    `json:"expiresAt"`
+		LayerIDs  []string `json:"layerIds"`
+		KeyID     string   `json:"keyId"`
+	}
+	if res.Status != 200 || json.Unmarshal([]byte(res.Body), &got) != nil || got.KeyID != "k2" ||
+		strings.Join(got.LayerIDs, ",") != "topp:states,demo:world" || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("issue: %d %q", res.Status, res.Body)
+	}
+	if exp := time.Unix(got.ExpiresAt, 0); exp.Before(before.Add(599*time.Second)) || exp.After(time.Now().Add(601*time.Second)) {
+		t.Errorf("expires at %s, want 600 s from now", exp)
+	}
+	if status, h, body := getWith(t, a.URL, withToken(tile, got.Token)); status != 200 || h.Get("Content-Type") != "image/png" {
+		t.Errorf("%s with the issued token: %d %.100q", tile, status, body)
+	}
+	for _, c := range []struct{ body, contentType, says string }{
+		{`{"layers":["nope"]}`, "application/json", `no layer named "nope"`},
+		{`{"layers":[]}`, "application/json", "name 1 to 100 layers"},
+		{`{"layers":["topp:states"],"lifetime":86401}`, "application/json", "give 1 to 86400 seconds"},
+		{`{"layers":["topp:states"],"lifetime":0}`, "application/json", "give 1 to 86400 seconds"},
+		{`{"layers":["topp:states"],"ttl":5}`, "application/json", "unknown field"},
+		{`{"layers":`, "application/json", "not {"},
+		{`{"layers":["topp:states"]}`, "text/plain", "application/json"},
+	} {
+		res := a.Do(t, "POST", "/rest/tiletokens.json", c.body, "Content-Type", c.contentType)
+		if res.Status < 400 || res.Status >= 500 || !strings.Contains(res.Body, c.says) {
+			t.Errorf("%s (%s): %d %q, want a 4xx saying %q", c.body, c.contentType, res.Status, res.Body, c.says)
+		}
+	}
+	if res := a.Do(t, "GET", "/rest/tiletokens.json", ""); res.Status != 405 {
+		t.Errorf("GET: %d, want 405", res.Status)
 	}
 }

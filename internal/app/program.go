@@ -190,7 +190,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		metricsH = nil
 	}
 	p.Handler = withMetrics(p.Metrics, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
-		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH))))
+		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, withTileTokens(api,
+			users.Middleware(issueTileTokens(layers, p.TileKeys, time.Now))), tiles, objects, metricsH))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
