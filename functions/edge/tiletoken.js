@@ -1,15 +1,11 @@
-// tilecache tile tokens at the edge: the twin of internal/tiletoken for the
-// CloudFront Function (runtime cloudfront-js-2.0: crypto.createHmac and
-// Buffer, no async here). A token is v1.{kid}.{exp}.{layers}.{sig} (see
-// internal/tiletoken); both pass internal/tiletoken/testdata/vectors.json.
-// tilepath.js holds this text verbatim (the tests check it).
+// Tile tokens v1.{kid}.{exp}.{layers}.{sig}: the twin of internal/tiletoken
+// (both pass its testdata/vectors.json); tilepath.js holds this verbatim.
 var TT_MAX = 2048;
 var TT_B64 = /^[A-Za-z0-9_-]+$/;
 var TT_KID = /^[A-Za-z0-9_-]{1,32}$/;
 var TT_EXP = /^[1-9][0-9]{0,11}$/;
 
-// tileTokenParse reads a token's fields: {kid, exp, layers, body, sig},
-// or a string, the outcome ('missing', 'malformed').
+// tileTokenParse: the token's fields, or the outcome (a string).
 function tileTokenParse(s) {
     if (!s) {
         return 'missing';
@@ -25,10 +21,8 @@ function tileTokenParse(s) {
     return { kid: f[1], exp: Number(f[2]), layers: f[3], body: s.slice(0, s.length - 44), sig: f[4] };
 }
 
-// tileTokenCheck checks a parsed token against its key's secret (null:
-// not known) for layer at now (Unix seconds): 'ok', 'unknown-key',
-// 'bad-signature', 'expired', 'malformed' or 'wrong-layer', in that
-// order of checks.
+// tileTokenCheck: the outcome of a parsed token for layer at now (Unix
+// seconds) given its key's secret (null: unknown), checked in Go's order.
 function tileTokenCheck(t, secret, layer, now) {
     if (secret === null || secret === undefined) {
         return 'unknown-key';
@@ -46,7 +40,7 @@ function tileTokenCheck(t, secret, layer, now) {
     }
     var raw = Buffer.from(t.layers, 'base64url');
     var text = raw.toString('utf8');
-    // Only canonical base64url of valid UTF-8 encodes back to itself.
+    // Only canonical base64url of UTF-8 encodes back to itself.
     if (Buffer.from(text, 'utf8').toString('base64url') !== t.layers) {
         return 'malformed';
     }

@@ -117,6 +117,8 @@ func TestPrivateLayer(t *testing.T) {
 			{"in the query", withToken(p, good), nil, 200, ""},
 			{"as Bearer", p, []string{"Authorization", "Bearer " + good}, 200, ""},
 			{"signed by the previous key", withToken(p, byOldKey), nil, 200, ""},
+			{"in the edge's header", p, []string{"X-Tile-Token", good}, 200, ""},
+			{"expired, in the edge's header", p, []string{"X-Tile-Token", expired}, 401, "expired"},
 		} {
 			status, h, body := getWith(t, a.URL, c.path, c.headers...)
 			if status != c.status || (c.says != "" && !bytes.Contains(body, []byte(c.says))) {

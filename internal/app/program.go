@@ -288,7 +288,17 @@ func (p *Program) syncEdge(ctx context.Context) {
 		p.edgeVersion = snap.Version()
 		return
 	}
-	changed, err := edgepath.Sync(ctx, p.edge, edgepath.TableOf(snap))
+	var keys []tiletoken.Key
+	if p.cfg.TileTokenKeys != "" {
+		ring, err := tiletoken.ParseKeyring(p.cfg.TileTokenKeys)
+		if err != nil {
+			p.log.Error("read the tile token keys for the edge", "err", err)
+			return
+		}
+		keys = ring.Keys()
+	}
+	// The grid sets, the private layers and the tile token keys (by id).
+	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.Values(edgepath.TableOf(snap), edgepath.PrivateOf(snap), keys))
 	if err != nil {
 		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
 		return

@@ -12,8 +12,13 @@ import (
 // library adds one to its tile URL template where it cannot set a header.
 const QueryParam = "token"
 
+// EdgeHeader is the header the edge function moves a checked token to,
+// for the origin (the query string is not forwarded).
+const EdgeHeader = "X-Tile-Token"
+
 // FromRequest returns the tile token of r: the query parameter token,
-// else an Authorization: Bearer header's; "" when it has neither.
+// else an Authorization: Bearer header's, else EdgeHeader's; "" when it
+// has none.
 func FromRequest(r *http.Request) string {
 	if t := r.URL.Query().Get(QueryParam); t != "" {
 		return t
@@ -21,7 +26,7 @@ func FromRequest(r *http.Request) string {
 	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return strings.TrimSpace(v)
 	}
-	return ""
+	return r.Header.Get(EdgeHeader)
 }
 
 // Guard lets a request for a private layer's tiles or documents through
