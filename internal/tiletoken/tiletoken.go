@@ -30,6 +30,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -148,12 +150,12 @@ func ParseKeyring(s string) (*Keyring, error) {
 // Current returns the id of the key that signs.
 func (r *Keyring) Current() string { return r.current }
 
-// Keys returns every key, the current one first.
+// Keys returns every key, the current one first, the others by id.
 func (r *Keyring) Keys() []Key {
 	out := []Key{{ID: r.current, Secret: r.secrets[r.current]}}
-	for id, s := range r.secrets {
+	for _, id := range slices.Sorted(maps.Keys(r.secrets)) {
 		if id != r.current {
-			out = append(out, Key{ID: id, Secret: s})
+			out = append(out, Key{ID: id, Secret: r.secrets[id]})
 		}
 	}
 	return out
