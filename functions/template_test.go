@@ -144,6 +144,7 @@ var notOnLambda = map[string]string{
 	"TILECACHE_BASE_PATH":       "the HTTP API routes /rest at the root of its $default stage",
 	"TILECACHE_METRICS_ADDR":    "listen address of /metrics of `tilecache serve`; a function listens on nothing (its metrics go to its log as EMF)",
 	"TILECACHE_UPSTREAM_ALLOW":  "networks upstreams may be at although private: for development; a function's loopback holds the Runtime API and its link-local network the metadata service",
+	"TILECACHE_TILE_TOKEN_KEYS": "tile token keys are secrets (an environment is shown to anyone who may read the function's configuration); a deployment's are to come from a secret, not wired yet: without them the edge knows no key and refuses every private layer's request",
 }
 
 // readVariables returns the TILECACHE_* variables config.Load reads, by

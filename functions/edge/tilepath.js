@@ -1,28 +1,10 @@
-// tilecache edge path function: a CloudFront Function (runtime
-// cloudfront-js-2.0, viewer request) that maps the paths map clients ask
-// for — WMTS RESTful, XYZ and OGC API - Tiles, rows counted from the top —
-// to the keys the tiles are stored under (rows from the bottom):
-//
-//   /wmts/{layer}/{gridSet}/{format}/{parametersId}/{TileMatrix}/{TileCol}/{TileRow}.{ext}
-//   /xyz/{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{y}.{ext}
-//   /ogcapi/collections/{layer}/map/tiles/{tileMatrixSetId}/{z}/{y}/{x}.{format}
-//   /ogcapi/collections/{layer}/tiles/{tileMatrixSetId}/{z}/{y}/{x}.{vector format}
-//     -> /{layer}/{gridSet}/{format}/{parametersId}/{z}/{x}/{rows(z)-1-y}.{ext}
-//
-// The columns and rows of each grid set's levels come from the
-// distribution's KeyValueStore (key: the grid set id, or the registered
-// tile matrix set id it is published as, value: "c0,c1,...;r0,r1,..."
-// and, for the latter, ";{gridSetId}"; written by the service). A path
-// with a number not written canonically, a level, column or row outside
-// the grid set, or an unknown grid set is answered 404 here and never
-// reaches the bucket; so is one with a segment that decodes to nothing,
-// . or .., or holds %2F, a tile of the layer _tilecache, a known format
-// with another extension, or a key longer than MAX_KEY. Paths under
-// /_tilecache/ (the service's own objects) are answered 404 too. The
-// other /ogcapi paths are the OGC API documents, stored as /ogcapi.json
-// and /ogcapi/{path}.json. Every other path passes unchanged. The same mapping, in Go, is internal/edgepath;
-// both pass internal/edgepath/testdata/cases.json.
+// tilecache edge function (cloudfront-js-2.0, viewer request): WMTS, XYZ
+// and OGC API - Tiles paths to stored keys, as internal/edgepath documents
+// (both pass its testdata/cases.json); a private layer's objects only with
+// a valid tile token (?token= or Bearer, moved to x-tile-token). The
+// KeyValueStore holds grid sets by id, /private/{layer id}, /key/{kid}.
 import cf from 'cloudfront';
+import crypto from 'crypto';
 
 var kvs = cf.kvs();
 var CANONICAL = /^(0|[1-9][0-9]{0,14})$/;
@@ -70,13 +52,11 @@ function levels(value) {
     return { cols: cols, rows: rows, gridSet: parts[2] };
 }
 
-// MAX_KEY: the longest key path served, escapes included (S3's longest
-// key; edgepath.MaxKey).
+// MAX_KEY: the longest key path served (edgepath.MaxKey).
 var MAX_KEY = 1024;
 
-// segment returns a path segment percent-decoded as the bucket decodes it,
-// or null when it does not decode or decodes to '', '.', '..' or something
-// with a '/' (%2F): no key has such a segment (edgepath's segment).
+// segment: a path segment percent-decoded, null when no key has it
+// (edgepath's segment).
 function segment(s) {
     var d;
     try {
@@ -87,8 +67,7 @@ function segment(s) {
     return d === '' || d === '.' || d === '..' || d.indexOf('/') >= 0 ? null : d;
 }
 
-// tile maps a tile whose row counts from the top to its stored key's
-// path, or answers 404.
+// tile maps a tile (rows from the top) to its key's path, or a 404.
 async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
     var plain = [layer, gridSet, format, params, ext].map(segment);
     if (plain.indexOf(null) >= 0 || plain[0] === '_tilecache' ||
@@ -98,8 +77,7 @@ async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
     }
     var grid;
     try {
-        // The store knows grid sets by their ids; a client may have
-        // escaped one (EPSG%3A4326).
+        // by id, unescaped (EPSG%3A4326)
         grid = levels(await kvs.get(plain[1]));
     } catch (e) {
         return notFound(); // no such grid set
@@ -125,9 +103,8 @@ function name(s) {
     return dot < 0 ? null : [s.slice(0, dot), s.slice(dot + 1)];
 }
 
-// reserved reports whether a path names one of the service's own objects
-// (_tilecache/: the prepared areas of seed requests), percent-decoded as
-// the bucket decodes it, leading slashes aside (edgepath.Reserved).
+// reserved: whether a path names the service's own objects
+// (edgepath.Reserved).
 function reserved(uri) {
     var p = uri;
     try {
@@ -141,7 +118,7 @@ function reserved(uri) {
     return p === '_tilecache' || p.startsWith('_tilecache/');
 }
 
-async function handler(event) {
+async function route(event) {
     var request = event.request;
     var uri = request.uri;
     var seg, n;
@@ -194,4 +171,118 @@ async function handler(event) {
     }
     request.uri = doc;
     return request;
+}
+
+// Tile tokens v1.{kid}.{exp}.{layers}.{sig}: the twin of internal/tiletoken
+// (both pass its testdata/vectors.json); tilepath.js holds this verbatim.
+var TT_MAX = 2048;
+var TT_B64 = /^[A-Za-z0-9_-]+$/;
+var TT_KID = /^[A-Za-z0-9_-]{1,32}$/;
+var TT_EXP = /^[1-9][0-9]{0,11}$/;
+
+// tileTokenParse: the token's fields, or the outcome (a string).
+function tileTokenParse(s) {
+    if (!s) {
+        return 'missing';
+    }
+    if (s.length > TT_MAX) {
+        return 'malformed';
+    }
+    var f = s.split('.');
+    if (f.length !== 5 || f[0] !== 'v1' || !TT_KID.test(f[1]) || !TT_EXP.test(f[2]) ||
+        !TT_B64.test(f[3]) || f[4].length !== 43 || !TT_B64.test(f[4])) {
+        return 'malformed';
+    }
+    return { kid: f[1], exp: Number(f[2]), layers: f[3], body: s.slice(0, s.length - 44), sig: f[4] };
+}
+
+// tileTokenCheck: the outcome of a parsed token for layer at now (Unix
+// seconds) given its key's secret (null: unknown), checked in Go's order.
+function tileTokenCheck(t, secret, layer, now) {
+    if (secret === null || secret === undefined) {
+        return 'unknown-key';
+    }
+    var sig = crypto.createHmac('sha256', secret).update(t.body).digest('base64url');
+    var diff = sig.length ^ t.sig.length;
+    for (var i = 0; i < sig.length && i < t.sig.length; i++) {
+        diff |= sig.charCodeAt(i) ^ t.sig.charCodeAt(i);
+    }
+    if (diff !== 0) {
+        return 'bad-signature';
+    }
+    if (now >= t.exp) {
+        return 'expired';
+    }
+    var raw = Buffer.from(t.layers, 'base64url');
+    var text = raw.toString('utf8');
+    // Only canonical base64url of UTF-8 encodes back to itself.
+    if (Buffer.from(text, 'utf8').toString('base64url') !== t.layers) {
+        return 'malformed';
+    }
+    var ids = text.split('\n');
+    for (var j = 0; j < ids.length; j++) {
+        if (ids[j] === layer) {
+            return 'ok';
+        }
+    }
+    return 'wrong-layer';
+}
+
+function refuse(status, msg) {
+    return {
+        statusCode: status,
+        headers: {
+            'content-type': { value: 'text/plain; charset=utf-8' },
+            'cache-control': { value: 'no-store' },
+            'access-control-allow-origin': { value: '*' }
+        },
+        body: { encoding: 'text', data: msg + '\n' }
+    };
+}
+
+// guard: a private layer's keys and OGC API collection only with a valid
+// tile token for it (tiletoken.Guard).
+async function guard(request) {
+    var seg = request.uri.split('/');
+    var id = seg[1] === 'ogcapi' && seg[2] === 'collections' && seg.length > 3 ?
+        (seg.length === 4 ? seg[3].replace(/\.json$/, '') : seg[3]) : seg[1];
+    id = request.method === 'OPTIONS' ? null : segment(id || '');
+    if (id === null) {
+        return request;
+    }
+    try {
+        await kvs.get('/private/' + id);
+    } catch (e) {
+        return request; // a public layer
+    }
+    var q = request.querystring.token;
+    var a = request.headers.authorization;
+    var tok = q && q.value ? q.value : (a && a.value.startsWith('Bearer ') ? a.value.slice(7).trim() : '');
+    var t = tileTokenParse(tok);
+    if (typeof t !== 'string') {
+        var secret = null;
+        try {
+            secret = await kvs.get('/key/' + t.kid);
+        } catch (e) {
+            // unknown key
+        }
+        t = tileTokenCheck(t, secret, id, Math.floor(Date.now() / 1000));
+    }
+    if (t === 'ok') {
+        delete request.querystring.token;
+        request.headers['x-tile-token'] = { value: tok };
+        return request;
+    }
+    if (t === 'wrong-layer') {
+        return refuse(403, 'Forbidden: the tile token is not for layer ' + id);
+    }
+    if (t === 'missing') {
+        return refuse(401, 'Unauthorized: layer ' + id + ' is private: a tile token for it is needed');
+    }
+    return refuse(401, t === 'expired' ? 'Unauthorized: the tile token has expired' : 'Unauthorized: the tile token is not valid (' + t + ')');
+}
+
+async function handler(event) {
+    var res = await route(event);
+    return res.statusCode === undefined ? guard(res) : res;
 }

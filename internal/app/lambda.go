@@ -242,7 +242,11 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 	if err != nil {
 		return nil, err
 	}
-	objects := rest.NewObjects(p.Registry.Catalogue(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses)
+	if p.TileKeys, err = tileKeys(cfg, log); err != nil {
+		return nil, err
+	}
+	objects := privateObjects(p.Registry.Catalogue(), p.TileKeys,
+		rest.NewObjects(p.Registry.Catalogue(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses))
 	p.Handler = withMetrics(p.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

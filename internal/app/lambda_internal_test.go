@@ -202,3 +202,57 @@ func TestMaintenanceJobsPublishLast(t *testing.T) {
 		t.Error("the documents were not published")
 	}
 }
+
+// TestScheduleSyncsPrivateLayersAndKeysToTheEdge: the cleaner writes the
+// private layers' ids and the tile token keys into the edge's store beside
+// the grid sets (/private/{id}, /key/{kid}), and a layer made private at
+// run time reaches it at the next invocation.
+func TestScheduleSyncsPrivateLayersAndKeysToTheEdge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keys := "k2:" + strings.Repeat("2", 43) + ",k1:" + strings.Repeat("1", 43)
+	cfg, err := config.Load(func(k string) (string, bool) {
+		v, ok := map[string]string{"TILECACHE_DATA": dir, "TILECACHE_LAYERS_REFRESH": "1ms", "TILECACHE_TILE_TOKEN_KEYS": keys}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewWorker(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	kv := &memKV{values: map[string]string{}}
+	p.edge = kv
+	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
+		t.Fatal(err)
+	}
+	if kv.values["/key/k2"] != strings.Repeat("2", 43) || kv.values["/key/k1"] != strings.Repeat("1", 43) {
+		t.Errorf("after a cold start the edge holds %v, want the keys k1 and k2", kv.values)
+	}
+	for k := range kv.values {
+		if strings.HasPrefix(k, "/private/") {
+			t.Errorf("no layer is private, the edge holds %s", k)
+		}
+	}
+	other, err := layer.OpenRegistry(t.Context(), nil, "none", p.Config, time.Hour, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Update(t.Context(), func(doc *layer.Config, _ *layer.Catalogue) error {
+		_, err := doc.PutLayer("secret", []byte("name: secret\nid: s1\nprivate: true\ngridSubsets: [{gridSet: EPSG:4326}]\nformats: [image/png]\nsource: {type: testpattern}\n"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Registry.Sync(t.Context()); err != nil { // this process learns of the change
+		t.Fatal(err)
+	}
+	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
+		t.Fatal(err)
+	}
+	if kv.values["/private/s1"] != "1" || kv.values["EPSG:4326"] == "" {
+		t.Errorf("after the private layer was added the edge holds %v", kv.values)
+	}
+}

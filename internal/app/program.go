@@ -48,6 +48,7 @@ import (
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
+	"tilecache/internal/tiletoken"
 	"tilecache/internal/web"
 )
 
@@ -138,6 +139,9 @@ type Program struct {
 	// Registry keeps the layer catalogue current: the layer file and the
 	// configuration changed at run time.
 	Registry *layer.Registry
+	// TileKeys sign and check the tile tokens that open private layers
+	// (New and NewTile set it).
+	TileKeys *tiletoken.Keyring
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -166,12 +170,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
+	if p.TileKeys, err = tileKeys(cfg, log); err != nil {
+		return nil, err
+	}
+	// A private layer's tiles and documents only with a tile token for
+	// it, by every path: /tiles/, the keys and the edge paths.
 	var tiles http.Handler = rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
-	tiles = storedOnlyForAccounts(users, tiles)
+	tiles = privateTiles(layers, p.TileKeys, storedOnlyForAccounts(users, tiles))
 	var objects http.Handler = rest.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, objects))
+	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, privateObjects(layers, p.TileKeys, objects)))
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: a viewer's (it only reads, and a
 	// scraper should hold the least role) on the main listener, or
@@ -182,7 +191,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		metricsH = nil
 	}
 	p.Handler = withMetrics(p.Metrics, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
-		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler())), mount(cfg.BasePath, api, tiles, objects, metricsH))))
+		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler())), mount(cfg.BasePath, withTileTokens(api,
+			users.Middleware(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now)))), tiles, objects, metricsH))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }
@@ -280,7 +290,17 @@ func (p *Program) syncEdge(ctx context.Context) {
 		p.edgeVersion = snap.Version()
 		return
 	}
-	changed, err := edgepath.Sync(ctx, p.edge, edgepath.TableOf(snap))
+	var keys []tiletoken.Key
+	if p.cfg.TileTokenKeys != "" {
+		ring, err := tiletoken.ParseKeyring(p.cfg.TileTokenKeys)
+		if err != nil {
+			p.log.Error("read the tile token keys for the edge", "err", err)
+			return
+		}
+		keys = ring.Keys()
+	}
+	// The grid sets, the private layers and the tile token keys (by id).
+	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.Values(edgepath.TableOf(snap), edgepath.PrivateOf(snap), keys))
 	if err != nil {
 		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
 		return

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tilecache/internal/tiletoken"
 )
 
 // defaultDataDir is TILECACHE_DATA's default, which the accounts file's
@@ -237,12 +239,23 @@ type Edge struct {
 	// invalidations (TILECACHE_CDN_PURGE_INTERVAL, default 30s): a level
 	// that changes throughout is one path per period, not one per tile.
 	CDNPurgeEvery time.Duration
+	// TileTokenKeys are the keys tile tokens are signed and checked with
+	// (TILECACHE_TILE_TOKEN_KEYS: "kid:secret,kid:secret,…", the
+	// current key first, see tiletoken.ParseKeyring); "" for a key made
+	// at start, whose tokens do not outlive the process.
+	TileTokenKeys string
 }
 
 func (e *Edge) read(r *reader) {
 	e.CDNDistribution = r.str("TILECACHE_CDN_DISTRIBUTION_ID", "")
 	e.EdgeGridSets = r.str("TILECACHE_EDGE_KVS_ARN", "")
 	e.CDNPurgeEvery = r.duration("TILECACHE_CDN_PURGE_INTERVAL", "30s")
+	e.TileTokenKeys = strings.TrimSpace(r.str("TILECACHE_TILE_TOKEN_KEYS", ""))
+	if e.TileTokenKeys != "" {
+		if _, err := tiletoken.ParseKeyring(e.TileTokenKeys); err != nil {
+			r.fail(fmt.Errorf("TILECACHE_TILE_TOKEN_KEYS: %w", err))
+		}
+	}
 }
 
 // AWS is how every AWS client is made.

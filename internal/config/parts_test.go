@@ -82,6 +82,15 @@ func TestPartsSet(t *testing.T) {
 	if want := (config.Edge{CDNDistribution: "E1", EdgeGridSets: "arn:kvs", CDNPurgeEvery: 5 * time.Second}); err != nil || e != want {
 		t.Errorf("edge: got %+v, %v; want %+v", e, err, want)
 	}
+	keys := "k2:" + strings.Repeat("s", 32) + ",k1:" + strings.Repeat("t", 32)
+	if e, err := config.Read[config.Edge](lookup(map[string]string{"TILECACHE_TILE_TOKEN_KEYS": keys})); err != nil || e.TileTokenKeys != keys {
+		t.Errorf("tile token keys: got %q, %v", e.TileTokenKeys, err)
+	}
+	for _, bad := range []string{"k2", "k2:short", "k:" + strings.Repeat("s", 32) + ",k:" + strings.Repeat("s", 32)} {
+		if _, err := config.Read[config.Edge](lookup(map[string]string{"TILECACHE_TILE_TOKEN_KEYS": bad})); err == nil || !strings.Contains(err.Error(), "TILECACHE_TILE_TOKEN_KEYS") {
+			t.Errorf("tile token keys %q: got %v, want an error naming the variable", bad, err)
+		}
+	}
 	al, err := config.Read[config.AccessLogs](lookup(map[string]string{"TILECACHE_ACCESS_LOG_FORMAT": "s3",
 		"TILECACHE_ACCESS_LOG_PATH_PREFIX": "/tiles/", "TILECACHE_ACCESS_LOG_ORIGIN_PATH": "/o"}))
 	if want := (config.AccessLogs{AccessLogFormat: "s3", AccessLogPathPrefix: "/tiles/", AccessLogOriginPath: "/o"}); err != nil || al != want {

@@ -260,6 +260,9 @@ func (p *Publisher) RefreshLayers(ctx context.Context, names []string) ([]string
 	if err != nil {
 		return changed, fmt.Errorf("refresh discovery documents: %w", err)
 	}
+	// The stored index leaves private layers out: their tile sets are
+	// found again, as the named layers' are.
+	names = withPrivate(names, p.layers)
 	named := make(map[string]bool, len(names))
 	for _, n := range names {
 		named[n] = true
@@ -418,12 +421,19 @@ func (p *Publisher) writeTileSet(ctx context.Context, d *description) ([]string,
 // capabilities, their OGC API collections) are written for the layers
 // whose ids are in ids, or all when ids is nil: a layer's depend on its
 // own tile sets alone.
+//
+// The shared documents (index.json, tms.xml, the root WMTS capabilities,
+// the OGC API landing page and collections) leave private layers out; a
+// private layer's own documents (its WMTS capabilities, its OGC API
+// collection) are written as any layer's, under paths the origin and the
+// edge serve only with a tile token for it.
 func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []string, ids map[string]bool) ([]string, error) {
-	idx, err := index(ds, p.now())
+	public := publicOf(ds)
+	idx, err := index(public, p.now())
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", indexName, err)
 	}
-	tms, err := tileMapService(ds, p.baseURL)
+	tms, err := tileMapService(public, p.baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", tmsName, err)
 	}
@@ -436,7 +446,7 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []st
 	}
 	// WMTS capabilities: every tile set at the root, each layer's under
 	// its id.
-	wmts, err := wmtsCapabilities(ds, p.baseURL)
+	wmts, err := wmtsCapabilities(public, p.baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", wmtsName, err)
 	}
@@ -459,9 +469,25 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []st
 		}{document{tilestore.LayerPrefix(p.prefix, id) + wmtsName, data, xmlMeta}, nil})
 	}
 	// OGC API – Tiles: the landing page and everything under ogcapi/.
-	ogc, err := ogcAPIDocuments(ds, p.baseURL, grid.TileMatrixSetIDs(p.layers.GridSets()))
+	tmsIDs := grid.TileMatrixSetIDs(p.layers.GridSets())
+	ogc, err := ogcAPIDocuments(ds, p.baseURL, tmsIDs)
 	if err != nil {
 		return nil, fmt.Errorf("render the OGC API documents: %w", err)
+	}
+	if len(public) < len(ds) {
+		// Every collection's own documents, the shared ones of the
+		// public layers alone.
+		shared, err := ogcAPIDocuments(public, p.baseURL, tmsIDs)
+		if err != nil {
+			return nil, fmt.Errorf("render the OGC API documents: %w", err)
+		}
+		for k := range ogc {
+			if _, own := ogcCollectionOf(k); !own {
+				if doc, ok := shared[k]; ok {
+					ogc[k] = doc
+				}
+			}
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(ogc)) {
 		if id, ok := ogcCollectionOf(k); ok && ids != nil && !ids[id] {
@@ -722,4 +748,27 @@ func listedLayers(layers []vectortile.Layer) (listed []vectortile.Layer, dropped
 		listed = append(listed, out)
 	}
 	return listed, dropped
+}
+
+// publicOf returns the descriptions of the tile sets of public layers.
+func publicOf(ds []*description) []*description {
+	var out []*description
+	for _, d := range ds {
+		if !d.layer.Private {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// withPrivate returns names with the names of the catalogue's private
+// layers added (each once).
+func withPrivate(names []string, layers *layer.Catalogue) []string {
+	out := slices.Clone(names)
+	for _, n := range layers.Names() {
+		if l, ok := layers.Layer(n); ok && l.Private && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -248,6 +248,9 @@ func (d *decoder) own(e *elem, path string, l *Layer) {
 	set("tc:id", &l.ID)
 	set("tc:attribution", &l.Attribution)
 	set("tc:cacheControl", &l.CacheControl)
+	if b := d.boolean(e, path, "tc:private"); b != nil {
+		l.Private = *b
+	}
 	set("tc:format", &src.Format)
 	set("tc:axisOrder", &src.AxisOrder)
 	set("tc:retryBackoff", &src.RetryBackoff)

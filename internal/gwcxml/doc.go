@@ -33,7 +33,7 @@
 // # tilecache's own elements
 //
 // What GeoWebCache cannot say travels in the namespace [Namespace]
-// (prefix tc): tc:id, tc:attribution, tc:cacheControl,
+// (prefix tc): tc:id, tc:attribution, tc:cacheControl, tc:private,
 // tc:renderOnMiss (enabled, zoomStart, zoomStop), tc:coverage (geometry,
 // srs, buffer), and the WMS source's options tc:format (asked of the WMS),
 // tc:axisOrder, tc:srs (entry gridSet="…"), tc:timeout, tc:retries,

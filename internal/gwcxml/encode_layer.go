@@ -231,6 +231,9 @@ func writeOwn(w *writer, l *layer.Layer, src WMSSource, timeout string) {
 	}
 	opt("attribution", l.Attribution)
 	opt("cacheControl", l.CacheControl)
+	if l.Private {
+		w.leaf("tc:private", "true")
+	}
 	if m := l.RenderOnMiss; m != nil {
 		w.open("tc:renderOnMiss")
 		w.leaf("tc:enabled", "true")

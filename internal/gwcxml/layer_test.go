@@ -75,7 +75,7 @@ func TestDecodeEveryElement(t *testing.T) {
 	c := mustParse(t, nil, l)
 	got, _ := c.Layer("topp:states")
 	if got.Enabled || got.Title != "US states" || got.Description != "Free text & more." || got.ID != "states" ||
-		got.Attribution != "© State data providers" || got.CacheControl != "" {
+		got.Attribution != "© State data providers" || got.CacheControl != "" || !got.Private {
 		t.Errorf("names and texts: got %+v", got)
 	}
 	if !reflect.DeepEqual(got.Formats, []string{"image/png", "image/jpeg"}) || got.MetaWidth != 2 || got.MetaHeight != 3 || got.Gutter != 8 {

@@ -24,6 +24,7 @@ type Entry struct {
 	Metatiling        []int            `yaml:"metatiling,omitempty"`
 	Gutter            int              `yaml:"gutter,omitempty"`
 	CacheControl      string           `yaml:"cacheControl,omitempty"`
+	Private           bool             `yaml:"private,omitempty"`
 	ExpireClients     *int             `yaml:"expireClients,omitempty"`
 	ExpireClientsList []ExpirationRule `yaml:"expireClientsList,omitempty"`
 	ExpireCache       *int             `yaml:"expireCache,omitempty"`

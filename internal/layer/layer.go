@@ -56,6 +56,11 @@ type Layer struct {
 	// CacheControl is stored as each tile's Cache-Control so a CDN serving the
 	// bucket directly honours it. Empty: none.
 	CacheControl string
+	// Private is true when the layer file says `private: true`: its
+	// tiles and its own documents are served only to a request carrying
+	// a valid tile token for it (internal/tiletoken), and the shared
+	// documents leave it out.
+	Private bool
 	// ClientExpiry are the layer's expireClients rules: the max-age, in
 	// seconds, clients may keep a tile of each zoom (see ClientMaxAge);
 	// nil when not configured.
