@@ -211,4 +211,11 @@ func TestIssueTileTokens(t *testing.T) {
 	if res := a.Do(t, "GET", "/rest/tiletokens.json", ""); res.Status != 405 {
 		t.Errorf("GET: %d, want 405", res.Status)
 	}
+	// A viewer may ask for one (it opens what the viewer may read); an
+	// account without a role may not.
+	for user, want := range map[string]int{apptest.ViewerUser: 200, apptest.NoRoleUser: 403} {
+		if res := a.DoAuth(t, user, apptest.Password, "POST", "/rest/tiletokens.json", `{"layers":["topp:states"]}`, "Content-Type", "application/json"); res.Status != want {
+			t.Errorf("%s: %d %q, want %d", user, res.Status, res.Body, want)
+		}
+	}
 }
