@@ -1,0 +1,21 @@
+package bolt_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"tilecache/internal/audit"
+	"tilecache/internal/audit/audittest"
+	"tilecache/internal/state/bolt"
+)
+
+func TestAuditConformance(t *testing.T) {
+	audittest.Run(t, func(t *testing.T) audit.Store {
+		d, err := bolt.Open(filepath.Join(t.TempDir(), "tasks.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d.Audit(audittest.Retention)
+	})
+}
