@@ -263,3 +263,22 @@ func testConcurrent(t *testing.T, s audit.Store, writers, perWriter int) {
 	}
 	checkNewestFirst(t, got)
 }
+
+// BenchmarkAppend appends records one after the other and reports the
+// median and 99th percentile of one Append.
+func BenchmarkAppend(b *testing.B, s audit.Store) {
+	t0 := now()
+	lat := make([]time.Duration, 0, b.N)
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		if err := s.Append(b.Context(), record(t0.Add(time.Duration(i)*time.Microsecond), "a", "alice", i)); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		i++
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}

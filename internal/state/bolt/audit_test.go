@@ -19,3 +19,12 @@ func TestAuditConformance(t *testing.T) {
 		return d.Audit(audittest.Retention)
 	})
 }
+
+func BenchmarkAuditAppend(b *testing.B) {
+	d, err := bolt.Open(filepath.Join(b.TempDir(), "tasks.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	audittest.BenchmarkAppend(b, d.Audit(audittest.Retention))
+}
