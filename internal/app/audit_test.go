@@ -75,6 +75,10 @@ func TestAuditTrail(t *testing.T) {
 	if res := a.DoAuth(t, apptest.User, "wrong", "POST", "/rest/masstruncate", "<truncateLayer><layerName>demo:world</layerName></truncateLayer>", "Content-Type", "text/xml"); res.Status != 401 {
 		t.Fatalf("wrong password: %d %q, want 401", res.Status, res.Body)
 	}
+	// Refused by the cross-site guard, before the accounts' middleware.
+	if res := a.Do(t, "POST", "/rest/seed/demo:world", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded", "Sec-Fetch-Site", "cross-site"); res.Status != 403 {
+		t.Fatalf("cross-site kill: %d %q, want 403", res.Status, res.Body)
+	}
 	// A failed request: recorded with its message.
 	if res := a.Do(t, "POST", "/rest/masstruncate", "<truncateLayer><layerName>no:such</layerName></truncateLayer>", "Content-Type", "text/xml"); res.Status/100 != 4 {
 		t.Fatalf("mass truncate of no layer: %d %q, want a 4xx", res.Status, res.Body)
@@ -93,6 +97,7 @@ func TestAuditTrail(t *testing.T) {
 	u := apptest.User
 	wants := []want{ // newest first
 		{u, false, "POST", "/rest/masstruncate", "no:such", nil, 400},
+		{u, true, "POST", "/rest/seed/demo:world", "demo:world", nil, 403},
 		{u, true, "POST", "/rest/masstruncate", "", nil, 401},
 		{u, false, "POST", "/rest/masstruncate", "topp:states", nil, 200},
 		{u, false, "PUT", "/rest/layers/run:world.xml", "run:world", nil, 200},
@@ -121,7 +126,7 @@ func TestAuditTrail(t *testing.T) {
 		if (r.Status >= 400) != (r.Message != "") {
 			t.Errorf("record %d: status %d with message %q; want a message for failures only", i, r.Status, r.Message)
 		}
-		if w.status == 401 && r.Count != 1 {
+		if audit.Refused(w.status) && r.Count != 1 {
 			t.Errorf("record %d: a refusal counting %d, want 1", i, r.Count)
 		}
 	}
@@ -141,11 +146,11 @@ func TestAuditTrail(t *testing.T) {
 	if n := len(auditRecords(t, a, url.Values{"account": {"nobody"}})); n != 0 {
 		t.Errorf("account=nobody: %d records, want none", n)
 	}
-	if n := len(auditRecords(t, a, url.Values{"layer": {"demo:world"}, "limit": {"1"}})); n != 2 {
-		t.Errorf("layer=demo:world in pages of 1: %d records, want 2", n)
+	if n := len(auditRecords(t, a, url.Values{"layer": {"demo:world"}, "limit": {"1"}})); n != 3 {
+		t.Errorf("layer=demo:world in pages of 1: %d records, want 3 (the seed, the kill, the cross-site refusal)", n)
 	}
-	if n := len(auditRecords(t, a, url.Values{"since": {got[2].At.Format(time.RFC3339Nano)}})); n != 3 {
-		t.Errorf("since the refusal: %d records, want 3", n)
+	if n := len(auditRecords(t, a, url.Values{"since": {got[3].At.Format(time.RFC3339Nano)}})); n != 4 {
+		t.Errorf("since the mass truncate: %d records, want 4", n)
 	}
 	for _, q := range []string{"limit=0", "limit=1001", "limit=ten", "since=yesterday", "after=x"} {
 		if res := a.Do(t, "GET", audit.Path+"?"+q, ""); res.Status != 400 {

@@ -159,8 +159,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}
 	layers := p.Registry.Catalogue()
 	// The audit trail: the recorder sits outside the accounts' middleware
-	// to see refusals; Identify, inside it, names the account (every
-	// account is an administrator).
+	// and the cross-site guard to see their refusals; Identify, inside
+	// them, names the account (every account is an administrator).
 	p.Audit = audit.NewRecorder(p.State.Audit(cfg.AuditRetention), func(r *http.Request) (string, string) {
 		name, _ := auth.User(r.Context())
 		return name, "admin"
@@ -178,7 +178,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Failures:      p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 	}, log)))
-	api = p.Audit.Wrap("", withAuditTrail(api, users.Middleware(p.Audit.Handler(log))))
+	api = withAuditTrail(api, users.Middleware(p.Audit.Handler(log)))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
 	var tiles http.Handler = rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	tiles = storedOnlyForAccounts(users, tiles)
@@ -194,8 +194,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = withMetrics(p.Metrics, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
-		mountConsole(cfg.BasePath, p.Audit.Wrap("/console", users.Middleware(console.Handler())), mount(cfg.BasePath, api, tiles, objects, metricsH))))
+	p.Handler = withMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
+		mountConsole(cfg.BasePath, users.Middleware(console.Handler()), mount(cfg.BasePath, api, tiles, objects, metricsH)))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
 }

@@ -102,11 +102,35 @@ func (rec *Recorder) Identify(next http.Handler) http.Handler {
 	})
 }
 
-// Wrap returns next behind the Recorder; mount is put in front of the
-// path recorded (next sees paths without it: "/console" for the console).
-// Place it outside the authentication middleware.
-func (rec *Recorder) Wrap(mount string, next http.Handler) http.Handler {
+// Scope is the paths below the base path whose requests are recorded:
+// the administration interface and the console.
+var Scope = []string{"/rest", "/console"}
+
+// inScope returns path below base if it is in Scope.
+func inScope(base, path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, base)
+	if !ok {
+		return "", false
+	}
+	for _, p := range Scope {
+		if rest == p || strings.HasPrefix(rest, p+"/") {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
+// Wrap returns next behind the Recorder, which records the requests to
+// paths in Scope below base (paths recorded without base) and passes any
+// other untouched. Place it outside the authentication middleware and
+// whatever else may refuse a request (the cross-site guard).
+func (rec *Recorder) Wrap(base string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, ok := inScope(base, r.URL.Path)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
 		at := rec.clock().UTC()
 		n := &note{}
 		cw := &capture{ResponseWriter: w}
@@ -119,7 +143,7 @@ func (rec *Recorder) Wrap(mount string, next http.Handler) http.Handler {
 		if !refused && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions) {
 			return
 		}
-		rc := Record{At: at, Address: rec.address(r), Method: r.Method, Path: mount + r.URL.Path,
+		rc := Record{At: at, Address: rec.address(r), Method: r.Method, Path: path,
 			Layer: n.layer, Tasks: n.tasks, Status: status}
 		if n.identified {
 			rc.Account, rc.Role = n.account, n.role
@@ -127,7 +151,9 @@ func (rec *Recorder) Wrap(mount string, next http.Handler) http.Handler {
 			rc.Account, rc.Unverified = name, true
 		}
 		if rc.Layer == "" {
-			rc.Layer = PathLayer(r.URL.EscapedPath())
+			if escaped, ok := inScope(base, r.URL.EscapedPath()); ok {
+				rc.Layer = PathLayer(escaped)
+			}
 		}
 		if status >= 400 {
 			rc.Message = cw.message()

@@ -33,6 +33,12 @@ func (c *clock) Add(d time.Duration) {
 // account from X-Test-Account (set by next's Identify when present).
 func setup(t *testing.T, next http.Handler, opts ...audit.Option) (*audit.Recorder, audit.Store, *httptest.Server) {
 	t.Helper()
+	return setupAt(t, "", next, opts...)
+}
+
+// setupAt is setup with the Recorder at base path base.
+func setupAt(t *testing.T, base string, next http.Handler, opts ...audit.Option) (*audit.Recorder, audit.Store, *httptest.Server) {
+	t.Helper()
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "tasks.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +66,7 @@ func setup(t *testing.T, next http.Handler, opts ...audit.Option) (*audit.Record
 			rec.Identify(next).ServeHTTP(w, r)
 		}
 	})
-	srv := httptest.NewServer(rec.Wrap("", guard))
+	srv := httptest.NewServer(rec.Wrap(base, guard))
 	t.Cleanup(srv.Close)
 	return rec, store, srv
 }
@@ -217,5 +223,25 @@ func TestRefusalAddressesBounded(t *testing.T) {
 	}
 	if len(got) != 5 || got[0].Address != "*" || got[0].Count != 6 || total != 10 {
 		t.Fatalf("after Close: %+v; want the shared window's 6 later refusals in one record, 10 in all", got)
+	}
+}
+
+// TestScope: only the administration interface and the console below the
+// base path are recorded, their paths without it.
+func TestScope(t *testing.T) {
+	_, store, srv := setupAt(t, "/gwc", ok)
+	for _, p := range []string{"/gwc/tiles/a/0/0/0.png", "/gwc/restx", "/rest/seed", "/gwc/metrics", "/gwc/consoles"} {
+		send(t, srv, "POST", p, "alice", "")
+		send(t, srv, "GET", p, "", "")
+	}
+	if got := all(t, store); len(got) != 0 {
+		t.Fatalf("requests outside the scope left %+v, want none", got)
+	}
+	send(t, srv, "POST", "/gwc/rest/layers/x.xml", "alice", "")
+	send(t, srv, "DELETE", "/gwc/console/x", "alice", "")
+	send(t, srv, "PUT", "/gwc/rest", "alice", "")
+	got := all(t, store)
+	if len(got) != 3 || got[2].Path != "/rest/layers/x.xml" || got[2].Layer != "x" || got[1].Path != "/console/x" || got[0].Path != "/rest" {
+		t.Fatalf("records %+v; want /rest/layers/x.xml (layer x), /console/x and /rest", got)
 	}
 }
