@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -30,7 +31,7 @@ func (rec *Recorder) Handler(log *slog.Logger) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		rec.Flush(r.Context())
+		rec.Flush(context.WithoutCancel(r.Context()))
 		page, err := rec.store.List(r.Context(), q)
 		if err != nil {
 			log.Error("list audit records", "err", err)

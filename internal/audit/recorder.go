@@ -134,40 +134,58 @@ func (rec *Recorder) Wrap(base string, next http.Handler) http.Handler {
 		at := rec.clock().UTC()
 		n := &note{}
 		cw := &capture{ResponseWriter: w}
-		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
-		status := cw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		refused := Refused(status)
-		if !refused && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions) {
-			return
-		}
-		rc := Record{At: at, Address: rec.address(r), Method: r.Method, Path: path,
-			Layer: n.layer, Tasks: n.tasks, Status: status}
-		if n.identified {
-			rc.Account, rc.Role = n.account, n.role
-		} else if name, _, ok := r.BasicAuth(); ok {
-			rc.Account, rc.Unverified = name, true
-		}
-		if rc.Layer == "" {
-			if escaped, ok := inScope(base, r.URL.EscapedPath()); ok {
-				rc.Layer = PathLayer(escaped)
+		defer func() {
+			// A handler that panicked answered nothing yet: recorded as
+			// the 500 the server's recovery makes of it.
+			if p := recover(); p != nil {
+				if p != http.ErrAbortHandler && cw.status == 0 {
+					cw.status = http.StatusInternalServerError
+					cw.body.WriteString("the handler failed (panic; see the server log)")
+				}
+				rec.finish(base, path, at, r, n, cw)
+				panic(p)
 			}
-		}
-		if status >= 400 {
-			rc.Message = cw.message()
-		}
-		// The request's own context may end with its client: the record
-		// is still due.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
-		defer cancel()
-		if refused {
-			rec.refused(ctx, rc)
-			return
-		}
-		rec.append(ctx, rc)
+		}()
+		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
+		rec.finish(base, path, at, r, n, cw)
 	})
+}
+
+// finish records request r (path below base, arrived at at) once its
+// handler returned, if it is a change or was refused.
+func (rec *Recorder) finish(base, path string, at time.Time, r *http.Request, n *note, cw *capture) {
+	status := cw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	refused := Refused(status)
+	if !refused && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions) {
+		return
+	}
+	rc := Record{At: at, Address: rec.address(r), Method: r.Method, Path: path,
+		Layer: n.layer, Tasks: n.tasks, Status: status}
+	if n.identified {
+		rc.Account, rc.Role = n.account, n.role
+	} else if name, _, ok := r.BasicAuth(); ok {
+		rc.Account, rc.Unverified = name, true
+	}
+	if rc.Layer == "" {
+		if escaped, ok := inScope(base, r.URL.EscapedPath()); ok {
+			rc.Layer = PathLayer(escaped)
+		}
+	}
+	if status >= 400 {
+		rc.Message = cw.message()
+	}
+	// The request's own context may end with its client: the record is
+	// still due.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+	defer cancel()
+	if refused {
+		rec.refused(ctx, rc)
+		return
+	}
+	rec.append(ctx, rc)
 }
 
 func (rec *Recorder) append(ctx context.Context, rc Record) {
@@ -291,10 +309,14 @@ func (rec *Recorder) Close(ctx context.Context) {
 }
 
 // PathLayer is the layer named in an administration path (escaped, as
-// the REST interface reads it): /rest/seed/{layer}…,
+// the REST interface reads it; not /rest/layers/from-capabilities.json):
+// /rest/seed/{layer}…,
 // /rest/layers/{layer}…, /rest/estimate/{layer}…, /rest/diskquota/pages/{layer}…;
 // "" for any other.
 func PathLayer(path string) string {
+	if path == "/rest/layers/from-capabilities.json" {
+		return ""
+	}
 	for _, p := range []string{"/rest/seed/", "/rest/layers/", "/rest/estimate/", "/rest/diskquota/pages/"} {
 		raw, ok := strings.CutPrefix(path, p)
 		if !ok || raw == "" {

@@ -182,6 +182,7 @@ func TestRefusalsAggregatePerAddress(t *testing.T) {
 	c := &clock{now: time.Now()}
 	_, store, srv := setup(t, ok, audit.WithClock(c.Now))
 	send(t, srv, "GET", "/rest/seed.json", "", "192.0.2.1")
+	c.Add(time.Millisecond) // records of one time have no order
 	send(t, srv, "POST", "/rest/seed", "deny", "192.0.2.2")
 	for range 3 {
 		c.Add(time.Second)
@@ -243,5 +244,43 @@ func TestScope(t *testing.T) {
 	got := all(t, store)
 	if len(got) != 3 || got[2].Path != "/rest/layers/x.xml" || got[2].Layer != "x" || got[1].Path != "/console/x" || got[0].Path != "/rest" {
 		t.Fatalf("records %+v; want /rest/layers/x.xml (layer x), /console/x and /rest", got)
+	}
+}
+
+// TestPanicRecorded: a change whose handler panicked is recorded as a 500.
+func TestPanicRecorded(t *testing.T) {
+	_, store, srv := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		audit.Note(r.Context(), "a", 7)
+		panic("boom")
+	}))
+	req, err := http.NewRequestWithContext(t.Context(), "POST", srv.URL+"/rest/seed/a.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Test-Account", "alice")
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close() // the server drops the connection: no answer
+	}
+	got := all(t, store)
+	if len(got) != 1 || got[0].Status != 500 || got[0].Layer != "a" || len(got[0].Tasks) != 1 || got[0].Message == "" {
+		t.Fatalf("records %+v; want the panicked change as a 500", got)
+	}
+}
+
+func TestPathLayer(t *testing.T) {
+	for path, want := range map[string]string{
+		"/rest/seed/topp:states.json":            "topp:states",
+		"/rest/seed/a%2Fb+c":                     "a/b c",
+		"/rest/layers/x.xml":                     "x",
+		"/rest/layers/from-capabilities.json":    "",
+		"/rest/estimate/x.json":                  "x",
+		"/rest/diskquota/pages/x/EPSG:4326.json": "x",
+		"/rest/seed":                             "",
+		"/rest/masstruncate":                     "",
+		"/rest/schedules/nightly.json":           "",
+	} {
+		if got := audit.PathLayer(path); got != want {
+			t.Errorf("PathLayer(%s) = %q, want %q", path, got, want)
+		}
 	}
 }
