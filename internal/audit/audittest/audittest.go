@@ -282,3 +282,30 @@ func BenchmarkAppend(b *testing.B, s audit.Store) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
+
+// BenchmarkList lists the newest 50 of 200 records of today filtered by a
+// layer that has 10 (so the listing reads every day of the retention)
+// and reports the median time of one List.
+func BenchmarkList(b *testing.B, s audit.Store) {
+	t0 := now()
+	for i := range 200 {
+		layer := "a"
+		if i%20 == 0 {
+			layer = "b"
+		}
+		if err := s.Append(b.Context(), record(t0.Add(-time.Duration(i)*time.Second), layer, "alice", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		p, err := s.List(b.Context(), audit.Query{Layer: "b", Limit: 50})
+		if err != nil || len(p.Records) != 10 {
+			b.Fatalf("List: %d records, %v; want 10", len(p.Records), err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+}

@@ -28,3 +28,12 @@ func BenchmarkAuditAppend(b *testing.B) {
 	defer d.Close()
 	audittest.BenchmarkAppend(b, d.Audit(audittest.Retention))
 }
+
+func BenchmarkAuditList(b *testing.B) {
+	d, err := bolt.Open(filepath.Join(b.TempDir(), "tasks.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	audittest.BenchmarkList(b, d.Audit(audittest.Retention))
+}

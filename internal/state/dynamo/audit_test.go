@@ -49,3 +49,7 @@ func TestAuditItem(t *testing.T) {
 func BenchmarkAuditAppend(b *testing.B) {
 	audittest.BenchmarkAppend(b, New(testClient(b), newTable(b)).Audit(audittest.Retention))
 }
+
+func BenchmarkAuditList(b *testing.B) {
+	audittest.BenchmarkList(b, New(testClient(b), newTable(b)).Audit(audittest.Retention))
+}
