@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"tilecache/internal/audit"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
@@ -45,7 +46,8 @@ func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
 // DynamoState is the state adapters over table.
 func DynamoState(table *dynamo.Table) State {
 	return State{Tasks: table.Tasks(), Usage: table.Usage(), Schedules: table.Schedules(), Config: table.Config(),
-		Claims: table.Claims(), ReadMarks: table.ReadMarks(), Writes: table}
+		Claims: table.Claims(), ReadMarks: table.ReadMarks(), Writes: table,
+		Audit: func(d time.Duration) audit.Store { return table.Audit(d) }}
 }
 
 // awsRetry is the retry policy of every AWS client: cfg's attempts and

@@ -778,7 +778,7 @@ func TestConsoleAccessibility(t *testing.T) {
 	waitEval(t, page, `document.querySelector('tr[data-status="RUNNING"]')`, 15*time.Second)
 	runAxe("tasks")
 	tabAll("tasks")
-	for _, p := range []string{"seed", "layers", "quota", "schedules"} {
+	for _, p := range []string{"seed", "layers", "quota", "schedules", "audit"} {
 		page.Eval(t, `(() => { location.hash = '#`+p+`'; return ''; })()`)
 		waitEval(t, page, `!document.getElementById('page-`+p+`').hidden`, 5*time.Second)
 		switch p {
@@ -792,6 +792,8 @@ func TestConsoleAccessibility(t *testing.T) {
 			waitEval(t, page, `document.querySelector('#coverage-info p')`, 10*time.Second)
 		case "schedules":
 			waitEval(t, page, `document.querySelectorAll('#cron-preview li').length === 5`, 10*time.Second)
+		case "audit":
+			waitEval(t, page, `document.querySelector('#audit-table tbody tr')`, 10*time.Second)
 		}
 		runAxe(p)
 		tabAll(p)
@@ -974,5 +976,39 @@ func TestConsoleLayersFromCapabilities(t *testing.T) {
 		t.Fatalf("GET the created layer %s: %d %s", name, r.Status, r.Body)
 	}
 	waitEval(t, page, fmt.Sprintf(`document.querySelector('#layers-table tr[data-layer=%q]')`, name), 10*time.Second)
+	noConsoleErrors(t, page)
+}
+
+// TestConsoleAudit: the audit trail page lists the records newest first,
+// the account of a refusal marked unverified, and filters by layer and
+// account.
+func TestConsoleAudit(t *testing.T) {
+	t.Parallel()
+	embeddedPass(t, "a console page in Chromium (it reads through the REST interface, which TestAuditTrail checks on both backends)")
+	a := apptest.Start(t, apptest.Options{})
+	seeded := ids(seedReq(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":0}}`))
+	if r := a.Do(t, http.MethodPost, "/rest/masstruncate", "<truncateLayer><layerName>topp:states</layerName></truncateLayer>", "Content-Type", "text/xml"); r.Status != 200 {
+		t.Fatalf("mass truncate: %d %s", r.Status, r.Body)
+	}
+	if r := a.DoAuth(t, "mallory", "guess", http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded"); r.Status != 401 {
+		t.Fatalf("wrong password: %d", r.Status)
+	}
+	page := openConsole(t, a, "#audit")
+	waitEval(t, page, `document.querySelectorAll('#audit-table tbody tr').length === 3`, 10*time.Second)
+	var rows [][]string
+	evalJSON(t, page, `Array.from(document.querySelectorAll('#audit-table tbody tr')).map(tr => Array.from(tr.cells).slice(1).map(td => td.textContent))`, &rows)
+	want := [][]string{
+		{"mallory (unverified)", "–", "127.0.0.1", "POST /rest/seed", "–", "–", "401 Authentication required"},
+		{apptest.User, "admin", "127.0.0.1", "POST /rest/masstruncate", "topp:states", "–", "200"},
+		{apptest.User, "admin", "127.0.0.1", "POST /rest/seed/demo:world.json", "demo:world", fmt.Sprint(seeded[0]), "200"},
+	}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("rows %q\nwant %q", rows, want)
+	}
+	page.Do(t, "filter by layer", chromedp.SetValue(chromedp.CSS(`#audit-form select`), "topp:states"), chromedp.Click(chromedp.CSS(`#audit-form button[type=submit]`)))
+	waitEval(t, page, `document.querySelectorAll('#audit-table tbody tr').length === 1`, 10*time.Second)
+	setValue(t, page, `#audit-account`, "mallory")
+	page.Do(t, "filter by account too", chromedp.Click(chromedp.CSS(`#audit-form button[type=submit]`)))
+	waitEval(t, page, `!document.querySelector('#audit-table') && document.querySelector('#audit-list p')`, 10*time.Second)
 	noConsoleErrors(t, page)
 }

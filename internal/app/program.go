@@ -21,6 +21,7 @@ import (
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"tilecache/internal/audit"
 	"tilecache/internal/auth"
 	"tilecache/internal/auth/accountsecret"
 	"tilecache/internal/awsconf"
@@ -85,6 +86,8 @@ type State struct {
 	// Writes counts the state's write requests when its adapters do (the
 	// DynamoDB table's); nil otherwise.
 	Writes WriteCounter
+	// Audit is the audit trail, keeping records for a retention.
+	Audit func(retention time.Duration) audit.Store
 }
 
 // WriteCounter counts the write requests of the state adapters.
@@ -142,6 +145,9 @@ type Program struct {
 	// TileKeys sign and check the tile tokens that open private layers
 	// (New and NewTile set it).
 	TileKeys *tiletoken.Keyring
+	// Audit records the administration requests (nil without the REST
+	// handler); Close flushes the refusals it counted.
+	Audit *audit.Recorder
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -156,7 +162,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		return nil, err
 	}
 	layers := p.Registry.Catalogue()
-	api := users.Middleware(rest.New(rest.Services{
+	// The audit trail: the recorder sits outside the accounts' middleware
+	// and the cross-site guard to see their refusals; Identify, inside
+	// them, names the account (or token) and its role.
+	p.Audit = audit.NewRecorder(p.State.Audit(cfg.AuditRetention), func(r *http.Request) (string, string) {
+		pr, ok := auth.PrincipalOf(r.Context())
+		if !ok {
+			return "", ""
+		}
+		who := pr.Name
+		if pr.TokenID != "" {
+			who = "token:" + pr.TokenID
+		}
+		return who, pr.Role.String()
+	}, auth.ClientAddress, log)
+	api := users.Middleware(p.Audit.Identify(rest.New(rest.Services{
 		Planner: p.Engine.Planner(), Tasks: p.Engine, Layers: layers,
 		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry,
 	}, rest.Options{
@@ -168,7 +188,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Recent:        p.Tasks,
 		Failures:      p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
-	}, log))
+	}, log)))
+	// The audit trail is an administrator's to read.
+	api = withAuditTrail(api, users.Middleware(auth.Require(auth.Admin, p.Audit.Handler(log))))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
 	if p.TileKeys, err = tileKeys(cfg, log); err != nil {
 		return nil, err
@@ -190,11 +212,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = withMetrics(p.Metrics, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
+	p.Handler = withMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
 		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler())), mount(cfg.BasePath, withTileTokens(api,
-			users.Middleware(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now)))), tiles, objects, metricsH))))
+			users.Middleware(p.Audit.Identify(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now))))), tiles, objects, metricsH)))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil
+}
+
+// withAuditTrail serves audit.Path with trail and everything else with api.
+func withAuditTrail(api, trail http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == audit.Path {
+			trail.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // storedOnlyForAccounts lets a stored-only read (rest.StoredOnly: the
@@ -387,7 +420,8 @@ func EmbeddedBackends(dir string) (Backends, error) {
 
 // BoltState is the state adapters in db.
 func BoltState(db *bolt.DB) State {
-	return State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks()}
+	return State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks(),
+		Audit: func(d time.Duration) audit.Store { return db.Audit(d) }}
 }
 
 // mount serves api for base+"/rest" and everything below it, tiles
@@ -587,8 +621,14 @@ func (p *Program) publish(ctx context.Context) bool {
 	return err == nil
 }
 
-// Close releases the backends. Call it after Run returned.
+// Close releases the backends, first writing the refusals the audit
+// trail counted. Call it after Run returned.
 func (p *Program) Close() error {
+	if p.Audit != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		p.Audit.Close(ctx)
+		cancel()
+	}
 	if p.Backends.Close == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -100,4 +101,19 @@ func (r *reader) duration(name, def string) time.Duration {
 		r.fail(fmt.Errorf("%s must be a positive duration such as 1s or 250ms, got %q", name, v))
 	}
 	return d
+}
+
+// days returns a positive duration given as a duration (2160h) or a
+// whole number of days (90d).
+func (r *reader) days(name, def string) time.Duration {
+	v := r.str(name, def)
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		if d, err := strconv.Atoi(n); err == nil && d > 0 && d <= 100*365 {
+			return time.Duration(d) * 24 * time.Hour
+		}
+	} else if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d
+	}
+	r.fail(fmt.Errorf("%s must be a positive number of days such as 90d, or a duration such as 720h, got %q", name, v))
+	return 0
 }

@@ -115,3 +115,24 @@ func TestUpstreamAllow(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditRetention(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  time.Duration
+	}{{"", 90 * 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}, {"36h", 36 * time.Hour}, {" 365d ", 365 * 24 * time.Hour}} {
+		env := map[string]string{}
+		if c.value != "" {
+			env["TILECACHE_AUDIT_RETENTION"] = c.value
+		}
+		got, err := config.Load(lookup(env))
+		if err != nil || got.AuditRetention != c.want {
+			t.Errorf("TILECACHE_AUDIT_RETENTION=%q: %v, %v; want %v", c.value, got.AuditRetention, err, c.want)
+		}
+	}
+	for _, bad := range []string{"0d", "-1d", "1.5d", "ninety", "0s", "d", "40000d"} {
+		if _, err := config.Load(lookup(map[string]string{"TILECACHE_AUDIT_RETENTION": bad})); err == nil || !strings.Contains(err.Error(), "TILECACHE_AUDIT_RETENTION") {
+			t.Errorf("TILECACHE_AUDIT_RETENTION=%q: got error %v, want one naming it", bad, err)
+		}
+	}
+}

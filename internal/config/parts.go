@@ -87,6 +87,11 @@ type Storage struct {
 	Bucket   string // TILECACHE_S3_BUCKET, the tile bucket
 	Table    string // TILECACHE_DYNAMODB_TABLE, the task table
 	QueueURL string // TILECACHE_SQS_QUEUE_URL, the lane queue
+
+	// AuditRetention is how long the audit trail keeps its records in the
+	// task store (TILECACHE_AUDIT_RETENTION: days such as 90d, or a
+	// duration such as 36h; default 90d).
+	AuditRetention time.Duration
 }
 
 func (s *Storage) read(r *reader) {
@@ -96,6 +101,7 @@ func (s *Storage) read(r *reader) {
 	s.Bucket = r.str("TILECACHE_S3_BUCKET", "")
 	s.Table = r.str("TILECACHE_DYNAMODB_TABLE", "tilecache")
 	s.QueueURL = r.str("TILECACHE_SQS_QUEUE_URL", "")
+	s.AuditRetention = r.days("TILECACHE_AUDIT_RETENTION", "90d")
 	switch s.Backend {
 	case "embedded":
 	case "aws":

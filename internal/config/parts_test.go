@@ -27,7 +27,7 @@ func TestPartDefaults(t *testing.T) {
 	a, err := config.Read[config.Auth](lookup(nil))
 	check("auth", a, config.Auth{UsersFile: ".data/users"}, err)
 	st, err := config.Read[config.Storage](lookup(nil))
-	check("storage", st, config.Storage{Backend: "embedded", DataDir: ".data", Table: "tilecache"}, err)
+	check("storage", st, config.Storage{Backend: "embedded", DataDir: ".data", Table: "tilecache", AuditRetention: 90 * 24 * time.Hour}, err)
 	l, err := config.Read[config.Layers](lookup(nil))
 	check("layers", l, config.Layers{LayersRefresh: 5 * time.Second}, err)
 	ln, err := config.Read[config.Lanes](lookup(nil))
@@ -63,7 +63,7 @@ func TestPartsSet(t *testing.T) {
 	}
 	st, err := config.Read[config.Storage](lookup(map[string]string{"TILECACHE_BACKEND": "aws", "TILECACHE_KEY_PREFIX": "/cache/",
 		"TILECACHE_S3_BUCKET": "b", "TILECACHE_DYNAMODB_TABLE": "t", "TILECACHE_SQS_QUEUE_URL": "http://q/1/q"}))
-	if want := (config.Storage{Backend: "aws", DataDir: ".data", KeyPrefix: "cache", Bucket: "b", Table: "t", QueueURL: "http://q/1/q"}); err != nil || st != want {
+	if want := (config.Storage{Backend: "aws", DataDir: ".data", KeyPrefix: "cache", Bucket: "b", Table: "t", QueueURL: "http://q/1/q", AuditRetention: 90 * 24 * time.Hour}); err != nil || st != want {
 		t.Errorf("storage: got %+v, %v; want %+v", st, err, want)
 	}
 	ln, err := config.Read[config.Lanes](lookup(map[string]string{"TILECACHE_SEED_THREADS": "4", "TILECACHE_WORKERS": "0", "TILECACHE_LANE_VISIBILITY": "2s"}))

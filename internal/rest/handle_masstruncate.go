@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/audit"
 	"tilecache/internal/wire"
 )
 
@@ -59,6 +60,7 @@ func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	audit.Note(r.Context(), name)
 	if _, err := h.svc.Tasks.MassTruncate(r.Context(), name); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/audit"
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
 	"tilecache/internal/wire"
@@ -109,6 +111,7 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 		if err != nil {
 			return err
 		}
+		noteTasks(r.Context(), name, tasks)
 		writeTasks(w, f, tasks)
 		return nil
 	}
@@ -205,6 +208,7 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 	if err != nil {
 		return err
 	}
+	noteTasks(r.Context(), layer, killed)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, killPage(set, layer, killed, finished))
@@ -230,4 +234,14 @@ func killPage(set seed.KillSet, layer string, killed, finished []task.Task) stri
 	}
 	b.WriteString("</body></html>\n")
 	return b.String()
+}
+
+// noteTasks tells the audit trail the layer a request acted on and the
+// tasks it created or killed.
+func noteTasks(ctx context.Context, layer string, tasks []task.Task) {
+	ids := make([]int64, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	audit.Note(ctx, layer, ids...)
 }

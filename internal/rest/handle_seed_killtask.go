@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/audit"
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
 )
@@ -66,6 +67,7 @@ func (h *Handler) killThread(w http.ResponseWriter, r *http.Request, layer strin
 	if err != nil {
 		return err
 	}
+	audit.Note(r.Context(), t.Layer, t.ID)
 	var terminated, finished []task.Task
 	if killed {
 		terminated = []task.Task{t}

@@ -55,6 +55,7 @@ func (h *Handler) seedTileList(name string, f format) handlerFunc {
 		if err != nil {
 			return err
 		}
+		noteTasks(r.Context(), name, tasks)
 		writeTasks(w, f, tasks)
 		return nil
 	}

@@ -1,5 +1,5 @@
 // The console: a page per hash (#tasks, #seed, #layers, #quota,
-// #schedules), all in one document; the task list polls in the
+// #schedules, #audit), all in one document; the task list polls in the
 // background so the navigation shows how many tasks run.
 import 'ol/ol.css';
 import './console.css';
@@ -8,11 +8,12 @@ import * as seed from './seed.js';
 import * as layers from './layers.js';
 import * as quota from './quota.js';
 import * as schedules from './schedules.js';
+import * as audit from './audit.js';
 import { loadOverview } from './model.js';
 import { getJSON } from './api.js';
 import { say } from './util.js';
 
-const pages = { tasks, seed, layers, quota, schedules };
+const pages = { tasks, seed, layers, quota, schedules, audit };
 let overview = { layers: [], gridSets: [] };
 let overviewLoaded;
 const firstOverview = new Promise((resolve) => { overviewLoaded = resolve; });
@@ -25,6 +26,7 @@ async function refreshOverview() {
     layers.setOverview(overview);
     quota.setOverview(overview);
     schedules.setOverview(overview);
+    audit.setOverview(overview);
   } catch (e) {
     say('Layers: ' + e.message, true);
   }
@@ -78,6 +80,7 @@ async function start() {
   layers.init(document.getElementById('page-layers'), refreshOverview);
   quota.init(document.getElementById('page-quota'), refreshOverview);
   schedules.init(document.getElementById('page-schedules'));
+  audit.init(document.getElementById('page-audit'));
   window.addEventListener('hashchange', route);
   route();
   await loading;

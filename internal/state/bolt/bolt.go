@@ -5,8 +5,9 @@
 // totals; usage.go, usageorder.go, quota.go), Schedules (schedule.Store:
 // the schedules of saved requests; schedules.go), Config
 // (layer.ConfigStore: the configuration managed at run time; config.go),
-// Claims (onmiss.Claims: the claims of render on miss; claims.go) and
-// ReadMarks (quota.Marks: the batches of reads recorded; claims.go).
+// Claims (onmiss.Claims: the claims of render on miss; claims.go),
+// ReadMarks (quota.Marks: the batches of reads recorded; claims.go) and
+// Audit (audit.Store: the audit trail; audit.go).
 //
 // The number of RUNNING tasks is derived (active minus pending index entries)
 // rather than counted, so it cannot drift. Every operation is one bbolt

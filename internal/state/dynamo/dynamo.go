@@ -4,7 +4,8 @@
 // tile pages and layer totals), Schedules (schedule.Store: the schedules of
 // saved requests), Config (layer.ConfigStore: the configuration managed at
 // run time), Claims (onmiss.Claims: the claims of render on miss) and
-// ReadMarks (quota.Marks: the batches of reads recorded). Each port's
+// ReadMarks (quota.Marks: the batches of reads recorded) and Audit
+// (audit.Store: the audit trail). Each port's
 // methods live in the files named after it; the plumbing they share is in
 // expr.go, codec.go and errors.go.
 //
@@ -38,6 +39,8 @@
 //	                        configuration managed at run time (see config.go)
 //	pk=config     sk=doc         version, doc, size: its document,
 //	                        gzip-compressed
+//	pk=audit#<UTC day>  sk=<record id>  data, layer, account, expires: a
+//	                        record of the audit trail (see audit.go)
 //
 // With WithNamespace, every pk and gsi1pk value is prefixed by the namespace.
 //
@@ -186,8 +189,8 @@ type Option func(*store)
 // empty store without creating a table, and deployments may use it to keep
 // two environments in one table. Give each store a distinct ns that is not a
 // prefix of another's followed by "meta", "job#", "task#", "active",
-// "finished", "usage", "pages#", "claim#", "schedules" or "config"; a
-// trailing separator such as "t1/" guarantees that.
+// "finished", "usage", "pages#", "claim#", "schedules", "config" or
+// "audit#"; a trailing separator such as "t1/" guarantees that.
 func WithNamespace(ns string) Option { return func(s *store) { s.ns = ns } }
 
 // WithFinishedKeep sets how long tasks finished by an older version, which
