@@ -216,3 +216,21 @@ func TestAuditLoginFlood(t *testing.T) {
 		t.Fatalf("%d records counting %d refusals; want at most %d counting %d", len(got), total, bound, n)
 	}
 }
+
+// TestAuditRecordsRoles: a request beyond its account's role is refused
+// (403) and recorded with the account and its role, and the audit trail
+// is an administrator's to read.
+func TestAuditRecordsRoles(t *testing.T) {
+	t.Parallel()
+	a := apptest.Start(t, apptest.Options{})
+	if res := a.DoAuth(t, apptest.ViewerUser, apptest.Password, "POST", "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded"); res.Status != 403 {
+		t.Fatalf("a viewer's kill: %d %q, want 403", res.Status, res.Body)
+	}
+	if res := a.DoAuth(t, apptest.OperatorUser, apptest.Password, "GET", audit.Path, ""); res.Status != 403 {
+		t.Errorf("an operator's read of the audit trail: %d %q, want 403", res.Status, res.Body)
+	}
+	got := auditRecords(t, a, url.Values{"account": {apptest.ViewerUser}})
+	if len(got) != 1 || got[0].Role != "viewer" || got[0].Status != 403 || got[0].Path != "/rest/seed" || got[0].Unverified {
+		t.Fatalf("records of %s: %+v, want the refused kill with the viewer role", apptest.ViewerUser, got)
+	}
+}
