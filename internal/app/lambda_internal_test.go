@@ -72,19 +72,7 @@ func (m *memKV) Write(_ context.Context, version string, put map[string]string, 
 // in another process is mapped at the edge within a minute).
 func TestScheduleSyncsEdgeAfterALayerChange(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cfg, err := config.Load(func(k string) (string, bool) {
-		v, ok := map[string]string{"TILECACHE_DATA": dir, "TILECACHE_LAYERS_REFRESH": "1ms"}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewWorker(t.Context(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := newTestWorker(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms"})
 	kv := &memKV{values: map[string]string{}}
 	p.edge = kv
 	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
@@ -160,19 +148,7 @@ func TestRunJobsIsolatesFailures(t *testing.T) {
 // what upstreams answered), and the publication is bounded in time.
 func TestMaintenanceJobsPublishLast(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cfg, err := config.Load(func(k string) (string, bool) {
-		v, ok := map[string]string{"TILECACHE_DATA": dir}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewWorker(t.Context(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := newTestWorker(t, nil)
 	var names []string
 	for _, j := range p.maintenanceJobs(events.EventBridgeEvent{Detail: json.RawMessage(`{"recount":true}`)}) {
 		names = append(names, j.name)
@@ -209,20 +185,8 @@ func TestMaintenanceJobsPublishLast(t *testing.T) {
 // run time reaches it at the next invocation.
 func TestScheduleSyncsPrivateLayersAndKeysToTheEdge(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
 	keys := "k2:" + strings.Repeat("2", 43) + ",k1:" + strings.Repeat("1", 43)
-	cfg, err := config.Load(func(k string) (string, bool) {
-		v, ok := map[string]string{"TILECACHE_DATA": dir, "TILECACHE_LAYERS_REFRESH": "1ms", "TILECACHE_TILE_TOKEN_KEYS": keys}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewWorker(t.Context(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := newTestWorker(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms", "TILECACHE_TILE_TOKEN_KEYS": keys})
 	kv := &memKV{values: map[string]string{}}
 	p.edge = kv
 	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
@@ -255,4 +219,28 @@ func TestScheduleSyncsPrivateLayersAndKeysToTheEdge(t *testing.T) {
 	if kv.values["/private/s1"] != "1" || kv.values["EPSG:4326"] == "" {
 		t.Errorf("after the private layer was added the edge holds %v", kv.values)
 	}
+}
+
+// newTestWorker builds the worker program (what the cleaner function
+// runs) on the embedded backends in a directory of the test's own, with
+// env besides; it is closed when the test ends.
+func newTestWorker(t *testing.T, env map[string]string) *Program {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) (string, bool) {
+		if k == "TILECACHE_DATA" {
+			return dir, true
+		}
+		v, ok := env[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewWorker(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
