@@ -14,7 +14,7 @@ const corsS3Origin = "88a5eaf4-2fd4-4709-b370-b4c650ea3fcf"
 // cdnWorld is a deployment of the template with the CDN settings given.
 func cdnWorld(tp *template, params map[string]string) *world {
 	w := &world{tp: tp, params: params,
-		refs: map[string]string{"TileBucket": "bkt", "TileDistribution": "E2EXAMPLE", "TileCachePolicy": "cp-1",
+		refs: map[string]string{"TileBucket": "bkt", "TileDistribution": "E2EXAMPLE", "TileCachePolicy": "cp-1", "TileOriginRequestPolicy": "orp-1",
 			"TileResponseHeadersPolicy": "rhp-1", "TaskTable": "table", "TileFunction": "tile-fn", "TileLogGroup": "/tilecache/tile", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"},
 		atts: map[string]string{"TileBucket.Arn": "arn:aws:s3:::bkt", "TileBucket.RegionalDomainName": "bkt.s3.us-east-1.amazonaws.com",
 			"TileOriginAccessControl.Id": "oac-1", "TileDistribution.DomainName": "d111.cloudfront.net",
@@ -199,8 +199,15 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 			if got := strs(b["CachedMethods"]); !slices.Equal(got, []string{"GET", "HEAD"}) {
 				t.Errorf("CachedMethods: got %v, want GET, HEAD (a preflight's answer depends on its Origin, which is not in the cache key)", got)
 			}
-			if b["OriginRequestPolicyId"] != corsS3Origin {
-				t.Errorf("OriginRequestPolicyId: got %v, want CORS-S3Origin %s (S3 answers a preflight only with its Origin and Access-Control-Request-Method)", b["OriginRequestPolicyId"], corsS3Origin)
+			// What CORS-S3Origin forwarded (S3 answers a preflight only with
+			// its Origin and Access-Control-Request-Method), and the tile
+			// token (TestTemplateTileTokenReachesTileFunction).
+			if b["OriginRequestPolicyId"] != "orp-1" {
+				t.Errorf("OriginRequestPolicyId: got %v, want the template's own TileOriginRequestPolicy (CORS-S3Origin %s forwards no tile token)", b["OriginRequestPolicyId"], corsS3Origin)
+			}
+			orp, _ := resource(t, w, "TileOriginRequestPolicy")
+			if got := strs(m(orp, "OriginRequestPolicyConfig", "HeadersConfig", "Headers")); !slices.Equal(got, []string{"Origin", "Access-Control-Request-Headers", "Access-Control-Request-Method", "x-tile-token"}) {
+				t.Errorf("origin request policy headers: got %v, want CORS-S3Origin's (Origin, Access-Control-Request-Headers, Access-Control-Request-Method) and x-tile-token", got)
 			}
 			if b["CachePolicyId"] != "cp-1" || b["ResponseHeadersPolicyId"] != "rhp-1" {
 				t.Errorf("cache behaviour: got cache policy %v, response headers policy %v; want the template's own", b["CachePolicyId"], b["ResponseHeadersPolicyId"])
@@ -330,7 +337,7 @@ func TestTemplateCdnForMapClients(t *testing.T) {
 	// CORS, nothing to invalidate and no public URL.
 	for _, prefix := range []string{"", "tiles"} {
 		w := cdnWorld(tp, map[string]string{"EnableCdn": "false", "KeyPrefix": prefix, "CdnAccessLogs": "true"})
-		for _, id := range append(tp.resourcesOfType("AWS::CloudFront::Distribution"), "TileOriginAccessControl", "TileCachePolicy", "TileResponseHeadersPolicy", "CdnLogBucket",
+		for _, id := range append(tp.resourcesOfType("AWS::CloudFront::Distribution"), "TileOriginAccessControl", "TileCachePolicy", "TileOriginRequestPolicy", "TileResponseHeadersPolicy", "CdnLogBucket",
 			"TileFunction", "TileRole", "TileLogGroup", "TileFunctionAccessControl", "TileFunctionUrlPermission", "TileFunctionInvokePermission") {
 			if _, ok := resource(t, w, id); ok {
 				t.Errorf("EnableCdn false: %s is created", id)

@@ -144,8 +144,14 @@ var notOnLambda = map[string]string{
 	"TILECACHE_BASE_PATH":       "the HTTP API routes /rest at the root of its $default stage",
 	"TILECACHE_METRICS_ADDR":    "listen address of /metrics of `tilecache serve`; a function listens on nothing (its metrics go to its log as EMF)",
 	"TILECACHE_UPSTREAM_ALLOW":  "networks upstreams may be at although private: for development; a function's loopback holds the Runtime API and its link-local network the metadata service",
-	"TILECACHE_TILE_TOKEN_KEYS": "tile token keys are secrets (an environment is shown to anyone who may read the function's configuration); a deployment's are to come from a secret, not wired yet: without them the edge knows no key and refuses every private layer's request",
+	"TILECACHE_TILE_TOKEN_KEYS": "tile token keys are secrets (an environment is shown to anyone who may read the function's configuration): ApiFunction, TileFunction and CleanerFunction read them from TILECACHE_TILE_TOKEN_KEYS_SECRET at start",
 }
+
+// tileTokenKeysFunctions are the functions that read the tile token keys
+// (TILECACHE_TILE_TOKEN_KEYS_SECRET): ApiFunction issues tokens,
+// TileFunction checks them on misses, CleanerFunction writes them into the
+// edge's key-value store. No other function may read the secret.
+var tileTokenKeysFunctions = map[string]bool{"ApiFunction": true, "TileFunction": true, "CleanerFunction": true}
 
 // readVariables returns the TILECACHE_* variables config.Load reads, by
 // recording its lookups for an empty, an embedded and an AWS environment
@@ -218,6 +224,9 @@ func TestTemplateEnvironment(t *testing.T) {
 		var want []string
 		for _, name := range read {
 			if _, skip := notOnLambda[name]; skip || (name == "TILECACHE_ACCOUNTS_SECRET" && id != "ApiFunction") {
+				continue
+			}
+			if name == "TILECACHE_TILE_TOKEN_KEYS_SECRET" && !tileTokenKeysFunctions[id] {
 				continue
 			}
 			if _, skip := notOnTileFunction[name]; skip && id == "TileFunction" {

@@ -242,7 +242,7 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 	if err != nil {
 		return nil, err
 	}
-	if p.TileKeys, err = tileKeys(cfg, log); err != nil {
+	if p.TileKeys, err = tileKeys(p.cfg, log); err != nil { // p.cfg: with the keys of TILECACHE_TILE_TOKEN_KEYS_SECRET
 		return nil, err
 	}
 	objects := privateObjects(p.Registry.Catalogue(), p.TileKeys,

@@ -25,7 +25,7 @@ func tileKeys(cfg config.Config, log *slog.Logger) (*tiletoken.Keyring, error) {
 	if cfg.TileTokenKeys != "" {
 		return tiletoken.ParseKeyring(cfg.TileTokenKeys)
 	}
-	log.Info("tile tokens signed with a key made at start: set TILECACHE_TILE_TOKEN_KEYS for tokens that outlive the process")
+	log.Info("tile tokens signed with a key made at start: set TILECACHE_TILE_TOKEN_KEYS (or TILECACHE_TILE_TOKEN_KEYS_SECRET) for tokens that outlive the process")
 	return tiletoken.NewKeyring(tiletoken.NewKey("local"))
 }
 

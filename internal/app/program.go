@@ -192,7 +192,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// The audit trail is an administrator's to read.
 	api = withAuditTrail(api, users.Middleware(auth.Require(auth.Admin, p.Audit.Handler(log))))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
-	if p.TileKeys, err = tileKeys(cfg, log); err != nil {
+	if p.TileKeys, err = tileKeys(p.cfg, log); err != nil { // p.cfg: with the keys of TILECACHE_TILE_TOKEN_KEYS_SECRET
 		return nil, err
 	}
 	// A private layer's tiles and documents only with a tile token for
@@ -254,6 +254,10 @@ const AccessFlushEvery = 5 * time.Second
 // NewWorker builds the program without the REST handler (and without
 // accounts): what the worker and cleaner functions need.
 func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
+	cfg, err := LoadTileTokenKeys(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	file, fileName, err := layer.ReadFile(cfg.LayersFile)
 	if err != nil {
 		return nil, err
@@ -377,11 +381,8 @@ func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[st
 func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, error) {
 	accounts, source := cfg.Accounts, "TILECACHE_ACCOUNTS"
 	if cfg.AccountsSecret != "" {
-		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
-		if err != nil {
-			return nil, fmt.Errorf("load accounts: %w", err)
-		}
-		if accounts, err = accountsecret.Read(ctx, awsCfg, cfg.AWS.Env, cfg.AccountsSecret); err != nil {
+		var err error
+		if accounts, err = readSecret(ctx, cfg, cfg.AccountsSecret); err != nil {
 			return nil, fmt.Errorf("load accounts (TILECACHE_ACCOUNTS_SECRET): %w", err)
 		}
 		source = cfg.AccountsSecret
@@ -399,6 +400,39 @@ func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, 
 		return nil, fmt.Errorf("load accounts (create one with `tilecache useradd`): %w", err)
 	}
 	return users, nil
+}
+
+// LoadTileTokenKeys returns cfg with the tile token keys read from the SSM
+// parameter or Secrets Manager secret TILECACHE_TILE_TOKEN_KEYS_SECRET
+// names, if it names one (what ApiFunction, TileFunction and
+// CleanerFunction do at start, as the accounts); else cfg as it is.
+// NewWorker calls it, so every program built from it signs, checks and
+// writes to the edge the same keys.
+func LoadTileTokenKeys(ctx context.Context, cfg config.Config) (config.Config, error) {
+	if cfg.TileTokenKeysSecret == "" {
+		return cfg, nil
+	}
+	text, err := readSecret(ctx, cfg, cfg.TileTokenKeysSecret)
+	if err != nil {
+		return cfg, fmt.Errorf("load tile token keys (TILECACHE_TILE_TOKEN_KEYS_SECRET): %w", err)
+	}
+	text = strings.TrimSpace(text)
+	if _, err := tiletoken.ParseKeyring(text); err != nil {
+		return cfg, fmt.Errorf("load tile token keys (TILECACHE_TILE_TOKEN_KEYS_SECRET %s): %w", cfg.TileTokenKeysSecret, err)
+	}
+	cfg.TileTokenKeys = text
+	return cfg, nil
+}
+
+// readSecret returns the text kept at arn, an SSM parameter or a Secrets
+// Manager secret (see accountsecret), read with the program's AWS
+// configuration.
+func readSecret(ctx context.Context, cfg config.Config, arn string) (string, error) {
+	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
+	if err != nil {
+		return "", err
+	}
+	return accountsecret.Read(ctx, awsCfg, cfg.AWS.Env, arn)
 }
 
 // EmbeddedBackends opens the tile directory and the bbolt file under dir,

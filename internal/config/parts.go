@@ -250,6 +250,12 @@ type Edge struct {
 	// current key first, see tiletoken.ParseKeyring); "" for a key made
 	// at start, whose tokens do not outlive the process.
 	TileTokenKeys string
+	// TileTokenKeysSecret is TILECACHE_TILE_TOKEN_KEYS_SECRET, the ARN
+	// of an SSM parameter or Secrets Manager secret holding the same
+	// text, read at start into TileTokenKeys (app.LoadTileTokenKeys; not
+	// with TILECACHE_TILE_TOKEN_KEYS): the functions' way, whose
+	// environment must hold no secret.
+	TileTokenKeysSecret string
 }
 
 func (e *Edge) read(r *reader) {
@@ -261,6 +267,10 @@ func (e *Edge) read(r *reader) {
 		if _, err := tiletoken.ParseKeyring(e.TileTokenKeys); err != nil {
 			r.fail(fmt.Errorf("TILECACHE_TILE_TOKEN_KEYS: %w", err))
 		}
+	}
+	e.TileTokenKeysSecret = strings.TrimSpace(r.str("TILECACHE_TILE_TOKEN_KEYS_SECRET", ""))
+	if e.TileTokenKeysSecret != "" && e.TileTokenKeys != "" {
+		r.fail(errors.New("TILECACHE_TILE_TOKEN_KEYS_SECRET and TILECACHE_TILE_TOKEN_KEYS are both set: set one"))
 	}
 }
 
@@ -285,7 +295,7 @@ type AWS struct {
 var sdkVariables = []string{
 	"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
 	"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_CLOUDFRONT",
-	"AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL_SECRETS_MANAGER", // TILECACHE_ACCOUNTS_SECRET
+	"AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL_SECRETS_MANAGER", // TILECACHE_ACCOUNTS_SECRET, TILECACHE_TILE_TOKEN_KEYS_SECRET
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 }
 

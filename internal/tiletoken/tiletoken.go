@@ -133,10 +133,11 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 // ParseKeyring reads "kid:secret,kid:secret,…", the current key first.
 func ParseKeyring(s string) (*Keyring, error) {
 	var keys []Key
-	for _, part := range strings.Split(s, ",") {
+	for i, part := range strings.Split(s, ",") {
 		id, secret, ok := strings.Cut(strings.TrimSpace(part), ":")
 		if !ok {
-			return nil, fmt.Errorf("tile token keys: %q is not kid:secret", part)
+			// Not quoted: the entry may be a secret pasted without its id.
+			return nil, fmt.Errorf("tile token keys: entry %d is not kid:secret", i+1)
 		}
 		keys = append(keys, Key{ID: id, Secret: secret})
 	}
