@@ -95,3 +95,18 @@ func (v *Verifier) lookup(ctx context.Context, id string, now time.Time) (Token,
 	}
 	return t, found, nil
 }
+
+// VerifyBearer is Verify as auth.BearerVerifier asks: ok false with a nil
+// error when bearer does not authenticate.
+func (v *Verifier) VerifyBearer(ctx context.Context, bearer string) (auth.Principal, bool, error) {
+	p, err := v.Verify(ctx, bearer)
+	switch {
+	case errors.Is(err, ErrRefused):
+		return auth.Principal{}, false, nil
+	case err != nil:
+		return auth.Principal{}, false, err
+	}
+	return p, true, nil
+}
+
+var _ auth.BearerVerifier = (*Verifier)(nil)
