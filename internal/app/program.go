@@ -185,7 +185,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}, auth.ClientAddress, log)
 	api := users.Middleware(p.Audit.Identify(rest.New(rest.Services{
 		Planner: p.Engine.Planner(), Tasks: p.Engine, Layers: layers,
-		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry,
+		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry, Tokens: p.State.Tokens,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },

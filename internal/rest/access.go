@@ -33,6 +33,8 @@ const (
 	kindSchedules                         // /rest/schedules.json
 	kindSchedule                          // /rest/schedules/{name}.json
 	kindWhoAmI                            // /rest/whoami.json
+	kindTokens                            // /rest/tokens.json
+	kindToken                             // /rest/tokens/{id}.json
 	numKinds                              // not a route: the count
 )
 
@@ -55,6 +57,7 @@ var (
 	postAccessLog = permission{auth.Admin, []string{"accesslog"}}
 	editLayers    = permission{auth.Admin, []string{"layers"}}
 	editGridSets  = permission{auth.Admin, []string{"gridsets"}}
+	tokens        = permission{auth.Admin, []string{"tokens"}}
 )
 
 // routeAccess is one row of the authorization table.
@@ -98,6 +101,9 @@ var access = [numKinds]routeAccess{
 	kindSchedules: {"/rest/schedules.json", map[string]permission{"GET": read, "POST": schedules}},
 	kindSchedule:  {"/rest/schedules/{name}.json", map[string]permission{"GET": read, "DELETE": schedules}},
 	kindWhoAmI:    {"/rest/whoami.json", map[string]permission{"GET": read}},
+	// The API tokens, even their listing: an administrator's.
+	kindTokens: {"/rest/tokens.json", map[string]permission{"GET": tokens, "POST": tokens}},
+	kindToken:  {"/rest/tokens/{id}.json", map[string]permission{"DELETE": tokens}},
 }
 
 // needs is the permission a method of a route of kind k needs; ok is
