@@ -1,8 +1,10 @@
 package rest
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"tilecache/internal/auth"
 )
@@ -131,11 +133,48 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, k routeKind)
 		h.log.Error("route missing from the authorization table: administrators only", "method", r.Method, "path", r.URL.Path, "kind", int(k))
 	}
 	p, ok := auth.PrincipalOf(r.Context())
-	if ok && p.Role.Allows(perm.need) {
+	if !ok || !p.Role.Allows(perm.need) {
+		writeText(w, http.StatusForbidden, auth.Refusal(perm.need, p, ok))
+		return false
+	}
+	if p.Layers == nil {
 		return true
 	}
-	writeText(w, http.StatusForbidden, auth.Refusal(perm.need, p, ok))
-	return false
+	// A layer-limited principal (a token limited to layers) may send
+	// anything its role allows to a route naming one of its layers, and
+	// only reads to a route naming none (a listing, the quota, kill all,
+	// mass truncation, schedules, tokens span every layer).
+	switch layer := layerOfRoute(k, r.URL.EscapedPath()); {
+	case layer != "" && !p.MayUseLayer(layer):
+		writeText(w, http.StatusForbidden, fmt.Sprintf("This request concerns layer %s; %s is limited to layers %s", layer, p, strings.Join(p.Layers, ", ")))
+		return false
+	case layer == "" && r.Method != http.MethodGet && r.Method != http.MethodHead:
+		writeText(w, http.StatusForbidden, fmt.Sprintf("This request concerns every layer; %s is limited to layers %s", p, strings.Join(p.Layers, ", ")))
+		return false
+	}
+	return true
+}
+
+// layerOfRoute is the layer a route of kind k at path names, "" for a
+// route that names none.
+func layerOfRoute(k routeKind, path string) string {
+	var prefix string
+	switch k {
+	case kindLayerTasks, kindLayerForm:
+		prefix = "/rest/seed/"
+	case kindEstimate:
+		prefix = "/rest/estimate/"
+	case kindQuotaPages:
+		prefix = "/rest/diskquota/pages/"
+	case kindLayer:
+		prefix = "/rest/layers/"
+	default:
+		return ""
+	}
+	raw, _ := strings.CutPrefix(path, prefix)
+	raw, _ = splitSuffix(raw)
+	name, _ := layerSegment(raw)
+	return name
 }
 
 // Capabilities lists what role may do, as whoami.json reports it: the
