@@ -109,4 +109,11 @@ func (v *Verifier) VerifyBearer(ctx context.Context, bearer string) (auth.Princi
 	return p, true, nil
 }
 
+// IsToken says whether bearer has the form of a token (<16 hex
+// digits>.<secret>).
+func (v *Verifier) IsToken(bearer string) bool {
+	_, _, ok := Split(bearer)
+	return ok
+}
+
 var _ auth.BearerVerifier = (*Verifier)(nil)

@@ -39,9 +39,10 @@
 //	Authorization: Bearer <id>.<secret>
 //
 // (an API token, internal/apitoken), whose Principal is the token's
-// creator with the token's role, id and layers. A wrong, revoked or
-// expired token gets 401 with a Bearer challenge (RFC 6750,
-// error="invalid_token") and counts as a failed login of its address, so
+// creator with the token's role, id and layers. A value that is not a
+// token's form is no credentials (401, Basic challenge, uncounted); a
+// wrong, revoked or expired token gets 401 with the Basic challenge and a
+// Bearer one (RFC 6750, error="invalid_token") and counts as a failed login of its address, so
 // the locks below apply to tokens and passwords together; a token that
 // cannot be checked (its store is unavailable) gets 503, uncounted.
 //
@@ -144,9 +145,13 @@ type Authenticator struct {
 }
 
 // BearerVerifier checks the value of an Authorization: Bearer header (an
-// API token, internal/apitoken). ok false with a nil error: the value
-// does not authenticate; an error: it cannot be checked now.
+// API token, internal/apitoken). IsToken says whether the value has the
+// form of a token, without I/O: one that has not is answered as a request
+// without credentials (401 with the Basic challenge), uncounted, as a
+// malformed Basic header is. VerifyBearer: ok false with a nil error, the
+// value does not authenticate; an error, it cannot be checked now.
 type BearerVerifier interface {
+	IsToken(bearer string) bool
 	VerifyBearer(ctx context.Context, bearer string) (p Principal, ok bool, err error)
 }
 
@@ -176,6 +181,11 @@ func bearerOf(r *http.Request) (string, bool) {
 
 // serveBearer authenticates a request carrying Bearer credentials.
 func (a *Authenticator) serveBearer(w http.ResponseWriter, r *http.Request, bearer string, next http.Handler) {
+	if !a.bearer.IsToken(bearer) {
+		// Free (no lookup) and teaches nothing: not counted.
+		unauthorized(w)
+		return
+	}
 	name := "token " + bearer[:min(len(bearer), 16)]
 	at, refused := a.limits.admit(name, ClientAddress(r))
 	if refused.why != "" {
@@ -192,7 +202,10 @@ func (a *Authenticator) serveBearer(w http.ResponseWriter, r *http.Request, bear
 	}
 	a.limits.done(at, ok)
 	if !ok || p.Role == RoleNone {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="`+Realm+`", error="invalid_token"`)
+		// The Basic challenge first, as for any other 401 (clients
+		// written for GeoWebCache read it), then the token's error.
+		w.Header().Set("WWW-Authenticate", `Basic realm="`+Realm+`"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="`+Realm+`", error="invalid_token"`)
 		http.Error(w, msgUnauthorized, http.StatusUnauthorized)
 		return
 	}

@@ -17,6 +17,8 @@ import (
 // fails to check "down".
 type fakeBearer struct{}
 
+func (fakeBearer) IsToken(b string) bool { return !strings.HasPrefix(b, "not-") }
+
 func (fakeBearer) VerifyBearer(_ context.Context, b string) (auth.Principal, bool, error) {
 	switch b {
 	case "good":
@@ -53,8 +55,8 @@ func TestBearer(t *testing.T) {
 		t.Errorf("lower-case scheme: %d %q", r.status, r.body)
 	}
 	r := do(t, ts, "GET", "/", "Bearer wrong")
-	if r.status != 401 || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer ") {
-		t.Errorf("wrong token: %d, challenge %q; want 401 with a Bearer challenge", r.status, r.header.Get("WWW-Authenticate"))
+	if ch := r.header.Values("WWW-Authenticate"); r.status != 401 || len(ch) != 2 || ch[0] != `Basic realm="GeoWebCache Secured"` || !strings.HasPrefix(ch[1], "Bearer ") {
+		t.Errorf("wrong token: %d, challenges %q; want 401 with the Basic challenge, then a Bearer one", r.status, ch)
 	}
 	if r := do(t, ts, "GET", "/", "Bearer down"); r.status != 503 {
 		t.Errorf("unavailable store: %d %q; want 503", r.status, r.body)
@@ -72,6 +74,11 @@ func TestBearerFailuresCountAsFailedLogins(t *testing.T) {
 	for range 5 {
 		if r := do(t, ts, "GET", "/", "Bearer down"); r.status != 503 {
 			t.Fatalf("unavailable store: %d", r.status)
+		}
+	}
+	for range 5 { // not a token: no credentials, uncounted
+		if r := do(t, ts, "GET", "/", "Bearer not-a-token"); r.status != 401 || len(r.header.Values("WWW-Authenticate")) != 1 {
+			t.Fatalf("not a token: %d %q; want 401 with the Basic challenge only", r.status, r.header.Values("WWW-Authenticate"))
 		}
 	}
 	for i := range 3 {

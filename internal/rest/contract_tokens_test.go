@@ -57,8 +57,8 @@ func untilRefused(t *testing.T, a *apptest.App, tok issuedToken, bound time.Dura
 	for {
 		res := bearer(t, a, tok, "GET", "/rest/seed.json", "")
 		if res.Status == http.StatusUnauthorized {
-			if ch := res.Header.Get("WWW-Authenticate"); !strings.HasPrefix(ch, "Bearer ") {
-				t.Errorf("challenge %q; want Bearer", ch)
+			if ch := res.Header.Values("WWW-Authenticate"); len(ch) != 2 || !strings.HasPrefix(ch[1], "Bearer ") {
+				t.Errorf("challenges %q; want Basic, then Bearer", ch)
 			}
 			return time.Since(start)
 		}
