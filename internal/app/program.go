@@ -21,6 +21,7 @@ import (
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"tilecache/internal/apitoken"
 	"tilecache/internal/audit"
 	"tilecache/internal/auth"
 	"tilecache/internal/auth/accountsecret"
@@ -88,6 +89,8 @@ type State struct {
 	Writes WriteCounter
 	// Audit is the audit trail, keeping records for a retention.
 	Audit func(retention time.Duration) audit.Store
+	// Tokens are the API tokens (Authorization: Bearer).
+	Tokens apitoken.Store
 }
 
 // WriteCounter counts the write requests of the state adapters.
@@ -162,6 +165,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		return nil, err
 	}
 	layers := p.Registry.Catalogue()
+	// API tokens beside the accounts' passwords, each read from the task
+	// store at most apitoken.CacheFor ago, so that a revocation reaches
+	// every process within that time.
+	users = users.WithBearer(apitoken.NewVerifier(p.State.Tokens, apitoken.CacheFor))
 	// The audit trail: the recorder sits outside the accounts' middleware
 	// and the cross-site guard to see their refusals; Identify, inside
 	// them, names the account (or token) and its role.
@@ -178,7 +185,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}, auth.ClientAddress, log)
 	api := users.Middleware(p.Audit.Identify(rest.New(rest.Services{
 		Planner: p.Engine.Planner(), Tasks: p.Engine, Layers: layers,
-		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry,
+		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry, Tokens: p.State.Tokens,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
@@ -455,7 +462,7 @@ func EmbeddedBackends(dir string) (Backends, error) {
 // BoltState is the state adapters in db.
 func BoltState(db *bolt.DB) State {
 	return State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks(),
-		Audit: func(d time.Duration) audit.Store { return db.Audit(d) }}
+		Audit: func(d time.Duration) audit.Store { return db.Audit(d) }, Tokens: db.Tokens()}
 }
 
 // mount serves api for base+"/rest" and everything below it, tiles

@@ -32,6 +32,20 @@
 // request is answered (the REST interface's table, or Require in front of
 // a handler), answered 403 with Refusal's line when the role falls short.
 //
+// # Tokens
+//
+// An Authenticator made WithBearer also accepts
+//
+//	Authorization: Bearer <id>.<secret>
+//
+// (an API token, internal/apitoken), whose Principal is the token's
+// creator with the token's role, id and layers. A value that is not a
+// token's form is no credentials (401, Basic challenge, uncounted); a
+// wrong, revoked or expired token gets 401 with the Basic challenge and a
+// Bearer one (RFC 6750, error="invalid_token") and counts as a failed login of its address, so
+// the locks below apply to tokens and passwords together; a token that
+// cannot be checked (its store is unavailable) gets 503, uncounted.
+//
 // # Timing and caching
 //
 // Account names are compared in constant time, and a request naming an
@@ -85,7 +99,9 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -124,6 +140,76 @@ type Authenticator struct {
 	// tests can count calls.
 	compare func(hash, password []byte) error
 	limits  *limiter
+	// bearer checks Bearer credentials (nil: only Basic is accepted).
+	bearer BearerVerifier
+}
+
+// BearerVerifier checks the value of an Authorization: Bearer header (an
+// API token, internal/apitoken). IsToken says whether the value has the
+// form of a token, without I/O: one that has not is answered as a request
+// without credentials (401 with the Basic challenge), uncounted, as a
+// malformed Basic header is. VerifyBearer: ok false with a nil error, the
+// value does not authenticate; an error, it cannot be checked now.
+type BearerVerifier interface {
+	IsToken(bearer string) bool
+	VerifyBearer(ctx context.Context, bearer string) (p Principal, ok bool, err error)
+}
+
+// WithBearer returns an Authenticator that also accepts
+//
+//	Authorization: Bearer <value>
+//
+// checked by v, sharing a's accounts, verify cache and failed-login
+// limits: a failed bearer value counts as a failed login of its address
+// (and of the name "token <first 16 bytes>"), a successful one sets the
+// Principal v returns. A bearer value that cannot be checked (the store
+// is unavailable) is answered 503, uncounted.
+func (a *Authenticator) WithBearer(v BearerVerifier) *Authenticator {
+	b := *a
+	b.bearer = v
+	return &b
+}
+
+// bearerOf returns the credentials of an Authorization: Bearer header.
+func bearerOf(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
+		return "", false
+	}
+	return strings.TrimSpace(h[7:]), true
+}
+
+// serveBearer authenticates a request carrying Bearer credentials.
+func (a *Authenticator) serveBearer(w http.ResponseWriter, r *http.Request, bearer string, next http.Handler) {
+	if !a.bearer.IsToken(bearer) {
+		// Free (no lookup) and teaches nothing: not counted.
+		unauthorized(w)
+		return
+	}
+	name := "token " + bearer[:min(len(bearer), 16)]
+	at, refused := a.limits.admit(name, ClientAddress(r))
+	if refused.why != "" {
+		a.limits.hold(r, refused)
+		tooManyRequests(w, refused)
+		return
+	}
+	p, ok, err := a.bearer.VerifyBearer(r.Context(), bearer)
+	if err != nil {
+		a.limits.abandon(at)
+		slog.ErrorContext(r.Context(), "check bearer token", "err", err)
+		http.Error(w, "Cannot check the token now: try again", http.StatusServiceUnavailable)
+		return
+	}
+	a.limits.done(at, ok)
+	if !ok || p.Role == RoleNone {
+		// The Basic challenge first, as for any other 401 (clients
+		// written for GeoWebCache read it), then the token's error.
+		w.Header().Set("WWW-Authenticate", `Basic realm="`+Realm+`"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="`+Realm+`", error="invalid_token"`)
+		http.Error(w, msgUnauthorized, http.StatusUnauthorized)
+		return
+	}
+	next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 }
 
 // Option adjusts New.
@@ -247,6 +333,10 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Request.BasicAuth accepts only the Basic scheme (case-insensitive),
 		// standard base64 and a colon in the decoded text.
+		if bearer, ok := bearerOf(r); ok && a.bearer != nil {
+			a.serveBearer(w, r, bearer, next)
+			return
+		}
 		name, password, ok := r.BasicAuth()
 		if !ok {
 			unauthorized(w)

@@ -266,6 +266,19 @@ func (lim *limiter) admit(name, addr string) (attempt, refusal) {
 	return at, refusal{}
 }
 
+// abandon ends an admitted attempt that could not be checked (the store
+// of tokens was unavailable): neither a success nor a failure.
+func (lim *limiter) abandon(at attempt) {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	if !at.known {
+		lim.address(at.addr).release()
+		lim.account(at.name).release()
+	} else if p, found := lim.pairs.get(pairKey{at.name, at.addr}); found {
+		p.inFlight = max(0, p.inFlight-1)
+	}
+}
+
 // done records how an admitted attempt ended.
 func (lim *limiter) done(at attempt, ok bool) {
 	now := lim.now()

@@ -37,6 +37,7 @@ type Globals struct {
 	Server   string `help:"Base URL of the server, under which /rest lives (GeoWebCache: https://host/geoserver/gwc)." env:"TILECACHE_URL" default:"${default_server}"`
 	User     string `help:"User name (else from the credentials file)." env:"TILECACHE_USER"`
 	Password string `help:"Password; prefer the environment or the credentials file, a flag shows in the process list." env:"TILECACHE_PASSWORD"`
+	Token    string `help:"API token (<id>.<secret>, from POST /rest/tokens.json), sent as Authorization: Bearer instead of a user and password; prefer the environment, a flag shows in the process list." env:"TILECACHE_TOKEN"`
 	Netrc    string `help:"netrc-style credentials file, mode 600: 'machine HOST login USER password PASSWORD'; its 'default' entry goes only to the host of TILECACHE_URL (else 127.0.0.1)." env:"TILECACHE_NETRC" default:"~/.netrc"`
 }
 
@@ -292,8 +293,12 @@ func (g Globals) client(env Env) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--server %q: want an http(s) URL such as %s", g.Server, defaultServer)
 	}
-	c := &Client{Base: g.Server, User: g.User, Password: g.Password, HTTP: env.HTTP, Stderr: env.Stderr}
-	if c.Password == "" {
+	c := &Client{Base: g.Server, User: g.User, Password: g.Password, Token: g.Token, HTTP: env.HTTP, Stderr: env.Stderr}
+	if c.Token != "" {
+		// A token replaces the account's credentials.
+		c.User, c.Password = "", ""
+	}
+	if c.Password == "" && c.Token == "" {
 		own := ownHost(os.LookupEnv)
 		m, err := credentials(g.Netrc, u.Hostname(), own, g.User)
 		if err != nil {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,5 +235,41 @@ func TestTileListFlag(t *testing.T) {
 	r = runCLI(t, cli.Env{}, append([]string{"estimate", "demo:world", "--xyz"}, auth(a)...)...)
 	if r.code != cli.ExitError || !strings.Contains(r.stderr, "need --tiles") {
 		t.Fatalf("--xyz alone: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestToken: --token and TILECACHE_TOKEN send an API token (Bearer)
+// instead of an account's credentials; a revoked token is refused (401).
+func TestToken(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	res := a.Do(t, "POST", "/rest/tokens.json", `{"role":"viewer","lifetime":"1h"}`, "Content-Type", "application/json")
+	var tok struct{ ID, Token string }
+	if err := json.Unmarshal([]byte(res.Body), &tok); err != nil || res.Status != 201 {
+		t.Fatalf("issue a token: %d %s", res.Status, res.Body)
+	}
+	r := runCLI(t, cli.Env{}, "tasks", "--server", a.URL, "--token", tok.Token, "--netrc", filepath.Join(t.TempDir(), "none"))
+	if r.code != 0 || !strings.Contains(r.stdout, "processed") {
+		t.Fatalf("tasks with --token: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Setenv("TILECACHE_TOKEN", tok.Token)
+	r = runCLI(t, cli.Env{}, "seed", "demo:world", "--zoom", "0", "--server", a.URL, "--netrc", filepath.Join(t.TempDir(), "none"))
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "403") || !strings.Contains(r.stderr, "token "+tok.ID) {
+		t.Errorf("seed with a viewer's TILECACHE_TOKEN: exit %d %q; want 403 naming the token", r.code, r.stderr)
+	}
+	if res := a.Do(t, "DELETE", "/rest/tokens/"+tok.ID+".json", ""); res.Status != 204 {
+		t.Fatalf("revoke: %d %s", res.Status, res.Body)
+	}
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		r = runCLI(t, cli.Env{}, "tasks", "--server", a.URL, "--netrc", filepath.Join(t.TempDir(), "none"))
+		if r.code == cli.ExitError && strings.Contains(r.stderr, "401") {
+			break
+		}
+		if r.code != 0 || time.Since(start) > 5*time.Second {
+			t.Fatalf("revoked token after %v: exit %d %q", time.Since(start), r.code, r.stderr)
+		}
+		<-tick.C
 	}
 }

@@ -28,7 +28,10 @@ type Client struct {
 	Base     string // the URL under which /rest lives, e.g. http://127.0.0.1:8080 or https://host/geoserver/gwc
 	User     string
 	Password string
-	HTTP     *http.Client // nil: one with a one-minute timeout
+	// Token, when set, is sent as Authorization: Bearer instead of User
+	// and Password (an API token).
+	Token string
+	HTTP  *http.Client // nil: one with a one-minute timeout
 	// Stderr receives the warning about credentials sent over plain
 	// http:// to a host other than this machine (nil: os.Stderr).
 	Stderr io.Writer
@@ -77,7 +80,10 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	if c.User != "" {
+	switch {
+	case c.Token != "":
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	case c.User != "":
 		req.SetBasicAuth(c.User, c.Password)
 	}
 	res, err := c.httpClient().Do(req)

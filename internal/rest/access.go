@@ -1,8 +1,10 @@
 package rest
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"tilecache/internal/auth"
 )
@@ -33,6 +35,8 @@ const (
 	kindSchedules                         // /rest/schedules.json
 	kindSchedule                          // /rest/schedules/{name}.json
 	kindWhoAmI                            // /rest/whoami.json
+	kindTokens                            // /rest/tokens.json
+	kindToken                             // /rest/tokens/{id}.json
 	numKinds                              // not a route: the count
 )
 
@@ -55,6 +59,7 @@ var (
 	postAccessLog = permission{auth.Admin, []string{"accesslog"}}
 	editLayers    = permission{auth.Admin, []string{"layers"}}
 	editGridSets  = permission{auth.Admin, []string{"gridsets"}}
+	tokens        = permission{auth.Admin, []string{"tokens"}}
 )
 
 // routeAccess is one row of the authorization table.
@@ -98,6 +103,9 @@ var access = [numKinds]routeAccess{
 	kindSchedules: {"/rest/schedules.json", map[string]permission{"GET": read, "POST": schedules}},
 	kindSchedule:  {"/rest/schedules/{name}.json", map[string]permission{"GET": read, "DELETE": schedules}},
 	kindWhoAmI:    {"/rest/whoami.json", map[string]permission{"GET": read}},
+	// The API tokens, even their listing: an administrator's.
+	kindTokens: {"/rest/tokens.json", map[string]permission{"GET": tokens, "POST": tokens}},
+	kindToken:  {"/rest/tokens/{id}.json", map[string]permission{"DELETE": tokens}},
 }
 
 // needs is the permission a method of a route of kind k needs; ok is
@@ -125,11 +133,48 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, k routeKind)
 		h.log.Error("route missing from the authorization table: administrators only", "method", r.Method, "path", r.URL.Path, "kind", int(k))
 	}
 	p, ok := auth.PrincipalOf(r.Context())
-	if ok && p.Role.Allows(perm.need) {
+	if !ok || !p.Role.Allows(perm.need) {
+		writeText(w, http.StatusForbidden, auth.Refusal(perm.need, p, ok))
+		return false
+	}
+	if p.Layers == nil {
 		return true
 	}
-	writeText(w, http.StatusForbidden, auth.Refusal(perm.need, p, ok))
-	return false
+	// A layer-limited principal (a token limited to layers) may send
+	// anything its role allows to a route naming one of its layers, and
+	// only reads to a route naming none (a listing, the quota, kill all,
+	// mass truncation, schedules, tokens span every layer).
+	switch layer := layerOfRoute(k, r.URL.EscapedPath()); {
+	case layer != "" && !p.MayUseLayer(layer):
+		writeText(w, http.StatusForbidden, fmt.Sprintf("This request concerns layer %s; %s is limited to layers %s", layer, p, strings.Join(p.Layers, ", ")))
+		return false
+	case layer == "" && r.Method != http.MethodGet && r.Method != http.MethodHead:
+		writeText(w, http.StatusForbidden, fmt.Sprintf("This request concerns every layer; %s is limited to layers %s", p, strings.Join(p.Layers, ", ")))
+		return false
+	}
+	return true
+}
+
+// layerOfRoute is the layer a route of kind k at path names, "" for a
+// route that names none.
+func layerOfRoute(k routeKind, path string) string {
+	var prefix string
+	switch k {
+	case kindLayerTasks, kindLayerForm:
+		prefix = "/rest/seed/"
+	case kindEstimate:
+		prefix = "/rest/estimate/"
+	case kindQuotaPages:
+		prefix = "/rest/diskquota/pages/"
+	case kindLayer:
+		prefix = "/rest/layers/"
+	default:
+		return ""
+	}
+	raw, _ := strings.CutPrefix(path, prefix)
+	raw, _ = splitSuffix(raw)
+	name, _ := layerSegment(raw)
+	return name
 }
 
 // Capabilities lists what role may do, as whoami.json reports it: the

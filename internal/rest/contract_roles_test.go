@@ -85,6 +85,9 @@ func roleCases() []roleCase {
 		{"/rest/schedules/{name}.json", "GET", "/rest/schedules/roles-nightly.json", "", nil, viewer},
 		{"/rest/schedules/{name}.json", "DELETE", "/rest/schedules/roles-nightly.json", "", nil, operator},
 		{"/rest/whoami.json", "GET", "/rest/whoami.json", "", nil, viewer},
+		{"/rest/tokens.json", "GET", "/rest/tokens.json", "", nil, admin},
+		{"/rest/tokens.json", "POST", "/rest/tokens.json", `{"role":"viewer","lifetime":"1h","label":"roles"}`, js, admin},
+		{"/rest/tokens/{id}.json", "DELETE", "/rest/tokens/0123456789abcdef.json", "", nil, admin},
 	}
 }
 
@@ -233,7 +236,7 @@ func TestWhoAmI(t *testing.T) {
 	want := map[string][]string{
 		"viewer":   {"estimate", "read"},
 		"operator": {"estimate", "kill", "read", "schedules", "seed"},
-		"admin":    {"accesslog", "estimate", "gridsets", "kill", "layers", "masstruncate", "quota", "read", "schedules", "seed"},
+		"admin":    {"accesslog", "estimate", "gridsets", "kill", "layers", "masstruncate", "quota", "read", "schedules", "seed", "tokens"},
 	}
 	for _, acc := range []struct{ name, role string }{{apptest.ViewerUser, "viewer"}, {apptest.OperatorUser, "operator"}, {apptest.User, "admin"}} {
 		res := a.DoAuth(t, acc.name, apptest.Password, "GET", "/rest/whoami.json", "")

@@ -104,6 +104,11 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		}
 		return rt, true
 	}
+	if rt, ok := h.tokenRoute(path); ok {
+		// An extension of this project: the API tokens
+		// (handle_tokens.go).
+		return rt, true
+	}
 	if rt, ok := h.scheduleRoute(path); ok {
 		// An extension of this project (handle_schedules.go).
 		return rt, true

@@ -142,4 +142,6 @@ type Services struct {
 	// Editor serves PUT, POST and DELETE of /rest/layers/… and
 	// /rest/gridsets/… (nil: 405, the layer file is all there is).
 	Editor LayerEditor
+	// Tokens: /rest/tokens (nil: 404, no tokens are kept).
+	Tokens TokenStore
 }

@@ -41,6 +41,8 @@
 //	                        gzip-compressed
 //	pk=audit#<UTC day>  sk=<record id>  data, layer, account, expires: a
 //	                        record of the audit trail (see audit.go)
+//	pk=token      sk=<token id>  data, [revoked], expires: an API token
+//	                        (see tokens.go)
 //
 // With WithNamespace, every pk and gsi1pk value is prefixed by the namespace.
 //
@@ -189,8 +191,8 @@ type Option func(*store)
 // empty store without creating a table, and deployments may use it to keep
 // two environments in one table. Give each store a distinct ns that is not a
 // prefix of another's followed by "meta", "job#", "task#", "active",
-// "finished", "usage", "pages#", "claim#", "schedules", "config" or
-// "audit#"; a trailing separator such as "t1/" guarantees that.
+// "finished", "usage", "pages#", "claim#", "schedules", "config",
+// "audit#" or "token"; a trailing separator such as "t1/" guarantees that.
 func WithNamespace(ns string) Option { return func(s *store) { s.ns = ns } }
 
 // WithFinishedKeep sets how long tasks finished by an older version, which

@@ -1,0 +1,209 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"tilecache/internal/apitoken"
+	"tilecache/internal/apperr"
+	"tilecache/internal/auth"
+)
+
+// An extension of this project: the API tokens (internal/apitoken), an
+// administrator's to issue, list and revoke.
+//
+//	POST   /rest/tokens.json        {"role", "layers", "lifetime" | "expires", "label"}
+//	                                → 201 with the token's bearer value, shown once
+//	GET    /rest/tokens.json        → {"tokens": [...]}, without secrets
+//	DELETE /rest/tokens/{id}.json   → 204; the token stops authenticating in
+//	                                  every process within apitoken.CacheFor
+
+// TokenStore keeps the API tokens (apitoken.Store).
+type TokenStore interface {
+	Create(ctx context.Context, t apitoken.Token) error
+	List(ctx context.Context) ([]apitoken.Token, error)
+	Revoke(ctx context.Context, id string, at time.Time) error
+}
+
+// DefaultTokenLifetime is the lifetime of a token issued without one.
+const DefaultTokenLifetime = 30 * 24 * time.Hour
+
+// tokenRoute routes /rest/tokens.json and /rest/tokens/{id}.json.
+func (h *Handler) tokenRoute(path string) (route, bool) {
+	if path == "/rest/tokens.json" {
+		return route{kindTokens, map[string]handlerFunc{http.MethodGet: h.listTokens, http.MethodPost: h.createToken}}, true
+	}
+	raw, ok := strings.CutPrefix(path, "/rest/tokens/")
+	if !ok || strings.Contains(raw, "/") {
+		return route{}, false
+	}
+	raw, f := splitSuffix(raw)
+	id, err := url.PathUnescape(raw)
+	if f != formatJSON || err != nil || id == "" {
+		return route{}, false
+	}
+	return route{kindToken, map[string]handlerFunc{http.MethodDelete: h.revokeToken(id)}}, true
+}
+
+// tokenBody is the body of POST /rest/tokens.json.
+type tokenBody struct {
+	Role     string    `json:"role"`
+	Layers   []string  `json:"layers"`
+	Lifetime string    `json:"lifetime"`
+	Expires  time.Time `json:"expires"`
+	Label    string    `json:"label"`
+}
+
+// tokenJSON is a token as the interface shows it.
+type tokenJSON struct {
+	ID      string    `json:"id"`
+	Token   string    `json:"token,omitempty"`
+	Role    string    `json:"role"`
+	Layers  []string  `json:"layers,omitempty"`
+	Expires time.Time `json:"expires"`
+	Label   string    `json:"label,omitempty"`
+	Creator string    `json:"creator"`
+	Created time.Time `json:"created"`
+	Revoked time.Time `json:"revoked,omitzero"`
+	// State is "active", "revoked" or "expired".
+	State string `json:"state"`
+}
+
+func tokenJSONOf(t apitoken.Token, now time.Time) tokenJSON {
+	state := "active"
+	switch {
+	case !t.Revoked.IsZero():
+		state = "revoked"
+	case !now.Before(t.Expires):
+		state = "expired"
+	}
+	return tokenJSON{ID: t.ID, Role: t.Role.String(), Layers: t.Layers, Expires: t.Expires, Label: t.Label,
+		Creator: t.Creator, Created: t.Created, Revoked: t.Revoked, State: state}
+}
+
+func (h *Handler) tokens() (TokenStore, error) {
+	if h.svc.Tokens == nil {
+		return nil, apperr.New(apperr.NotFound, "API tokens are not kept by this server")
+	}
+	return h.svc.Tokens, nil
+}
+
+// createToken answers POST /rest/tokens.json: 201 with the token and its
+// bearer value, which is shown this once.
+func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) error {
+	store, err := h.tokens()
+	if err != nil {
+		return err
+	}
+	if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		if mt == "" {
+			mt = "none"
+		}
+		return apperr.New(apperr.Unsupported, "Unsupported Content-Type %s: a token request must be sent as application/json", apperr.Show(mt))
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var b tokenBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return apperr.Invalidf("A token request is a JSON object {\"role\", \"layers\", \"lifetime\" or \"expires\", \"label\"}: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	role, err := auth.ParseRole(b.Role)
+	if err != nil || role == auth.RoleNone {
+		return apperr.Invalidf("Field role must be viewer, operator or admin, not %s", apperr.Show(b.Role))
+	}
+	for _, l := range b.Layers {
+		if _, ok := h.svc.Layers.Layer(l); !ok {
+			return apperr.Invalidf("Unknown layer %s in field layers", apperr.Show(l))
+		}
+	}
+	if b.Layers != nil && len(b.Layers) == 0 {
+		return apperr.Invalidf("Field layers is empty: leave it out for a token of every layer")
+	}
+	now := time.Now()
+	expires := now.Add(DefaultTokenLifetime)
+	switch {
+	case b.Lifetime != "" && !b.Expires.IsZero():
+		return apperr.Invalidf("Give lifetime or expires, not both")
+	case b.Lifetime != "":
+		d, err := time.ParseDuration(b.Lifetime)
+		if err != nil {
+			return apperr.Invalidf("Field lifetime must be a duration such as 720h, not %s", apperr.Show(b.Lifetime))
+		}
+		expires = now.Add(d)
+	case !b.Expires.IsZero():
+		expires = b.Expires
+	}
+	p, _ := auth.PrincipalOf(r.Context())
+	t, bearer, err := apitoken.Issue(p, role, b.Layers, expires, b.Label, now)
+	if err != nil {
+		return err
+	}
+	if err := store.Create(r.Context(), t); err != nil {
+		return err
+	}
+	out := tokenJSONOf(t, now)
+	out.Token = bearer
+	data, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encode token %s: %w", t.ID, err)
+	}
+	w.Header().Set("Location", h.opts.BasePath+"/rest/tokens/"+t.ID+".json")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusCreated)
+	w.Write(data)
+	return nil
+}
+
+// listTokens answers GET /rest/tokens.json: every token, oldest first,
+// without secrets.
+func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) error {
+	store, err := h.tokens()
+	if err != nil {
+		return err
+	}
+	l, err := store.List(r.Context())
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	out := struct {
+		Tokens []tokenJSON `json:"tokens"`
+	}{Tokens: []tokenJSON{}}
+	for _, t := range l {
+		out.Tokens = append(out.Tokens, tokenJSONOf(t, now))
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encode tokens: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(data)
+	return nil
+}
+
+// revokeToken answers DELETE /rest/tokens/{id}.json: 204, 404 for an
+// unknown id.
+func (h *Handler) revokeToken(id string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		store, err := h.tokens()
+		if err != nil {
+			return err
+		}
+		if err := store.Revoke(r.Context(), id, time.Now()); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
