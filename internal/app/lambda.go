@@ -242,9 +242,7 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 	if err != nil {
 		return nil, err
 	}
-	if p.TileKeys, err = tileKeys(p.cfg, log); err != nil { // p.cfg: with the keys of TILECACHE_TILE_TOKEN_KEYS_SECRET
-		return nil, err
-	}
+	p.TileKeys = p.tileKeys()
 	objects := privateObjects(p.Registry.Catalogue(), p.TileKeys,
 		rest.NewObjects(p.Registry.Catalogue(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses))
 	p.Handler = withMetrics(p.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"tilecache/internal/config"
 	"tilecache/internal/layer"
 	"tilecache/internal/tiletoken"
 )
@@ -21,12 +19,13 @@ import (
 // tileKeys returns the keyring tile tokens are signed and checked with:
 // TILECACHE_TILE_TOKEN_KEYS, or else a key made at start (its tokens do
 // not outlive the process, and other processes do not take them).
-func tileKeys(cfg config.Config, log *slog.Logger) (*tiletoken.Keyring, error) {
-	if cfg.TileTokenKeys != "" {
-		return tiletoken.ParseKeyring(cfg.TileTokenKeys)
+func (p *Program) tileKeys() *tiletoken.Keyring {
+	if p.TileKeys != nil {
+		return p.TileKeys
 	}
-	log.Info("tile tokens signed with a key made at start: set TILECACHE_TILE_TOKEN_KEYS (or TILECACHE_TILE_TOKEN_KEYS_SECRET) for tokens that outlive the process")
-	return tiletoken.NewKeyring(tiletoken.NewKey("local"))
+	p.log.Info("tile tokens signed with a key made at start: set TILECACHE_TILE_TOKEN_KEYS (or TILECACHE_TILE_TOKEN_KEYS_SECRET) for tokens that outlive the process")
+	ring, _ := tiletoken.NewKeyring(tiletoken.NewKey("local")) // one valid key: no error
+	return ring
 }
 
 // privateTiles guards the private layers' tiles under /tiles/{layer

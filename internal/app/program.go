@@ -199,9 +199,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// The audit trail is an administrator's to read.
 	api = withAuditTrail(api, users.Middleware(auth.Require(auth.Admin, p.Audit.Handler(log))))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
-	if p.TileKeys, err = tileKeys(p.cfg, log); err != nil { // p.cfg: with the keys of TILECACHE_TILE_TOKEN_KEYS_SECRET
-		return nil, err
-	}
+	p.TileKeys = p.tileKeys()
 	// A private layer's tiles and documents only with a tile token for
 	// it, by every path: /tiles/, the keys and the edge paths.
 	var tiles http.Handler = rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
@@ -313,6 +311,14 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
 	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
 		Metrics: new(metrics.Registry)}
+	if cfg.TileTokenKeys != "" {
+		// The configured keys, parsed once (config.Load and
+		// LoadTileTokenKeys checked them): every program signs, checks and
+		// writes to the edge these.
+		if p.TileKeys, err = tiletoken.ParseKeyring(cfg.TileTokenKeys); err != nil {
+			return nil, err
+		}
+	}
 	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
 		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
@@ -335,13 +341,8 @@ func (p *Program) syncEdge(ctx context.Context) {
 		return
 	}
 	var keys []tiletoken.Key
-	if p.cfg.TileTokenKeys != "" {
-		ring, err := tiletoken.ParseKeyring(p.cfg.TileTokenKeys)
-		if err != nil {
-			p.log.Error("read the tile token keys for the edge", "err", err)
-			return
-		}
-		keys = ring.Keys()
+	if p.cfg.TileTokenKeys != "" { // the configured keys, never a key made at start
+		keys = p.TileKeys.Keys()
 	}
 	// The grid sets, the private layers and the tile token keys (by id).
 	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.Values(edgepath.TableOf(snap), edgepath.PrivateOf(snap), keys))
