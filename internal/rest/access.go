@@ -64,7 +64,7 @@ var (
 
 // routeAccess is one row of the authorization table.
 type routeAccess struct {
-	path    string // the route's pattern, as the README's table names it
+	path    string // the route's pattern, as the security guide's table (docs/security.md) names it
 	methods map[string]permission
 }
 

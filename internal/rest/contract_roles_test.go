@@ -267,10 +267,10 @@ func asAdmin(next http.Handler) http.Handler {
 	})
 }
 
-// TestREADMESecurityTable: the README's table of routes and roles is the
+// TestREADMESecurityTable: the security guide's (docs/security.md) table of routes and roles is the
 // authorization table's, row by row.
 func TestREADMESecurityTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,6 +287,6 @@ func TestREADMESecurityTable(t *testing.T) {
 		want.WriteString("| `" + path + "` | " + strings.Join(cells[path], ", ") + " |\n")
 	}
 	if !strings.Contains(string(readme), want.String()) {
-		t.Errorf("README.md lacks the table of routes and roles:\n%s", want.String())
+		t.Errorf("docs/security.md lacks the table of routes and roles:\n%s", want.String())
 	}
 }
