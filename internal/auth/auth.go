@@ -144,6 +144,8 @@ type Authenticator struct {
 	bearer BearerVerifier
 	// stored reads the accounts added at run time (nil: none).
 	stored *storedCache
+	// cost is the highest bcrypt cost among the accounts.
+	cost int
 }
 
 // BearerVerifier checks the value of an Authorization: Bearer header (an
@@ -255,6 +257,7 @@ func New(accounts []Account, opts ...Option) *Authenticator {
 	if maxCost == 0 {
 		maxCost = bcrypt.DefaultCost
 	}
+	a.cost = maxCost
 	a.dummyHash = fmt.Appendf(nil, "$2a$%02d$%s", maxCost, dummyHashBody)
 	return a
 }

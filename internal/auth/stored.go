@@ -43,6 +43,11 @@ func (a *Authenticator) Configured() []Account {
 	return out
 }
 
+// Cost is the bcrypt cost of the configured accounts' hashes (the
+// highest; bcrypt's default without any): passwords set at run time are
+// hashed at it, so they cost a guesser what the configured ones do.
+func (a *Authenticator) Cost() int { return a.cost }
+
 // IsConfigured reports whether name is one of the accounts the
 // Authenticator was made with.
 func (a *Authenticator) IsConfigured(name string) bool {
