@@ -17,11 +17,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"tilecache/internal/account"
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"tilecache/internal/account"
 	"tilecache/internal/apitoken"
 	"tilecache/internal/audit"
 	"tilecache/internal/auth"
