@@ -98,7 +98,7 @@ func (s *Claims) Note(ctx context.Context, key, note string, until time.Time) er
 
 // noteItem is a claim item holding a note and no owner; it leaves the
 // table by its TTL an hour after it lapses.
-func (s *store) noteItem(key, note string, until time.Time) map[string]types.AttributeValue {
+func (s *Claims) noteItem(key, note string, until time.Time) map[string]types.AttributeValue {
 	item := s.key("claim#"+key, skClaim)
 	item[aNote] = str(note)
 	item[aUntil] = num(nanos(until))

@@ -22,18 +22,18 @@ import (
 const indexFinished = "finished"
 
 // finishedPK is the index partition of finished tasks.
-func (s *store) finishedPK() string { return s.ns + indexFinished }
+func (s *Tasks) finishedPK() string { return s.ns + indexFinished }
 
 // finishedIndexSet is the SET clause, without "SET", that moves a task
 // item finishing at nanos from the active partition to the finished one.
-func (s *store) finishedIndexSet(e *expr, nanos int64) string {
+func (s *Tasks) finishedIndexSet(e *expr, nanos int64) string {
 	return e.n(attrGSIPK) + " = " + e.v(str(s.finishedPK())) + ", " + e.n(attrGSISK) + " = " + e.v(num(nanos))
 }
 
 // listFinished reads the tasks finished at or after since (nanoseconds)
 // from the finished partition: a key range, so its cost is the number of
 // tasks it returns.
-func (s *store) listFinished(ctx context.Context, since int64, vis *visibility) ([]taskItem, error) {
+func (s *Tasks) listFinished(ctx context.Context, since int64, vis *visibility) ([]taskItem, error) {
 	const what = "list finished tasks"
 	var out []taskItem
 	e := newExpr()

@@ -26,7 +26,7 @@ func (s *Tasks) Running(ctx context.Context) (int64, error) {
 
 // runningCount reads the RUNNING count of a meta item (the pool's, or a
 // layer's lanes), consistently; 0 when the item has none.
-func (s *store) runningCount(ctx context.Context, sk, what string) (int64, error) {
+func (s *Tasks) runningCount(ctx context.Context, sk, what string) (int64, error) {
 	e := newExpr()
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                &s.table,
@@ -158,7 +158,7 @@ func (s *Tasks) Promote(ctx context.Context, pool int, laneCap func(layer string
 // (limit; ≤ 0: none) have room, in one transaction of the pool count, the
 // layer's count of RUNNING tasks and the task. ok: promoted; full: the
 // pool is full; layerFull: the layer is at its cap (nothing changed).
-func (s *store) promote(ctx context.Context, id int64, layerName string, pool, limit int, now time.Time) (ok, full, layerFull bool, err error) {
+func (s *Tasks) promote(ctx context.Context, id int64, layerName string, pool, limit int, now time.Time) (ok, full, layerFull bool, err error) {
 	pe := newExpr()
 	le := newExpr()
 	te := newExpr()
@@ -251,7 +251,7 @@ func replayed(cp task.Checkpoint, old taskItem) bool {
 // condition fails, refused answers from the item as it is (an error, or
 // the task when the write turns out to have been applied already); a
 // missing task is NotFound.
-func (s *store) updateTask(ctx context.Context, what string, id int64, in *dynamodb.UpdateItemInput, refused func(old taskItem) (task.Task, error)) (task.Task, error) {
+func (s *Tasks) updateTask(ctx context.Context, what string, id int64, in *dynamodb.UpdateItemInput, refused func(old taskItem) (task.Task, error)) (task.Task, error) {
 	in.TableName, in.Key = &s.table, s.taskKey(id)
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
@@ -338,7 +338,7 @@ func checkpointRefused(cp task.Checkpoint, old taskItem) error {
 }
 
 // checkpointUpdate returns the conditional update of a checkpoint.
-func (s *store) checkpointUpdate(cp task.Checkpoint, now time.Time) *types.Update {
+func (s *Tasks) checkpointUpdate(cp task.Checkpoint, now time.Time) *types.Update {
 	e := newExpr()
 	update, cond := checkpointExpr(e, cp, now)
 	return &types.Update{
@@ -358,7 +358,7 @@ func (s *store) checkpointUpdate(cp task.Checkpoint, now time.Time) *types.Updat
 // layer). A consistent read of the task before it answers Conflict and
 // Invalid without writing and gives the task to return (a transaction
 // returns no values); the transaction's condition still decides.
-func (s *store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error) {
+func (s *Tasks) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error) {
 	it, err := s.getTask(ctx, cp.ID)
 	if err != nil {
 		return task.Task{}, err
@@ -369,7 +369,7 @@ func (s *store) checkpointWithUsage(ctx context.Context, cp task.Checkpoint, now
 	if err := checkpointRefused(cp, it); err != nil {
 		return task.Task{}, err
 	}
-	items := append([]types.TransactWriteItem{{Update: s.checkpointUpdate(cp, now)}}, s.usageItems(cp.Usage, now)...)
+	items := append([]types.TransactWriteItem{{Update: s.checkpointUpdate(cp, now)}}, s.usage().usageItems(cp.Usage, now)...)
 	reasons, err := s.transact(ctx, fmt.Sprintf("checkpoint task %d", cp.ID), items)
 	if err != nil {
 		return task.Task{}, err
@@ -456,7 +456,7 @@ func (s *Tasks) Kill(ctx context.Context, id int64, expect task.Status, now time
 }
 
 // finish moves t from its status (PENDING or RUNNING, as read) to status.
-func (s *store) finish(ctx context.Context, what string, t task.Task, status task.Status, killed bool, now time.Time) error {
+func (s *Tasks) finish(ctx context.Context, what string, t task.Task, status task.Status, killed bool, now time.Time) error {
 	te := newExpr()
 	tok := token.New()
 	update := "SET " + te.n(aStatus) + " = " + te.v(num(int64(status))) +
@@ -522,7 +522,7 @@ func (s *store) finish(ctx context.Context, what string, t task.Task, status tas
 // expireJob gives a job whose tasks are all finished its TTL, best-effort:
 // the finish that counted the job's last open task down sees open = 0 here
 // (each finisher reads after its own transaction).
-func (s *store) expireJob(ctx context.Context, jobID int64, now time.Time) {
+func (s *Tasks) expireJob(ctx context.Context, jobID int64, now time.Time) {
 	e := newExpr()
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                &s.table,
@@ -565,3 +565,7 @@ func appliedBefore(r types.CancellationReason, tok string) bool {
 	it, err := decodeTask(r.Item)
 	return err == nil && it.WriteToken == tok
 }
+
+// usage is the usage's items over the same table: a checkpoint carries
+// the usage of the tiles it counts in its own transaction.
+func (s *Tasks) usage() *Usage { return &Usage{s.store} }

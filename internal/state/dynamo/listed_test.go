@@ -108,7 +108,7 @@ func TestListReadsStatusAttributes(t *testing.T) {
 // TestDecodeListedMatchesDecodeTask decodes one full task item both ways:
 // the listed fields must agree.
 func TestDecodeListedMatchesDecodeTask(t *testing.T) {
-	s := &store{table: "t"}
+	s := &Tasks{&store{table: "t"}}
 	full := task.Task{ID: 41, JobID: 40, Layer: "roads", Type: task.Truncate, Status: task.Aborted, Start: 3, End: 9,
 		Cursor: 5, Total: 96, Done: 32, Heartbeat: time.Unix(0, 1700000000123456789).UTC(), Created: time.Unix(5, 0).UTC(),
 		Finished: time.Unix(0, 1700000000999999999).UTC(), Killed: true, Owner: "w1", WriteToken: "tok", After: "k/9"}

@@ -19,7 +19,7 @@ const quotaAttempts = 10
 
 // readQuota returns the stored configuration (the default when there is
 // none) and its version (0 when there is none).
-func (s *store) readQuota(ctx context.Context, what string) (quota.Config, int64, error) {
+func (s *Usage) readQuota(ctx context.Context, what string) (quota.Config, int64, error) {
 	cfg := quota.Default()
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &s.table,

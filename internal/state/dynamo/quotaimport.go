@@ -16,7 +16,7 @@ import (
 const importBatch = 25
 
 // pageItemOf is the whole item of page p, as the store's writes leave it.
-func (s *store) pageItemOf(p quota.Page) map[string]types.AttributeValue {
+func (s *Usage) pageItemOf(p quota.Page) map[string]types.AttributeValue {
 	item := s.pageKey(p.Key)
 	item[aLayer] = str(p.Key.Set.Layer)
 	item[aGrid] = str(p.Key.Set.GridSetID)

@@ -47,7 +47,7 @@ type schedDef struct {
 	Created  time.Time       `json:"created"`
 }
 
-func (s *store) scheduleKey(name string) map[string]types.AttributeValue {
+func (s *Schedules) scheduleKey(name string) map[string]types.AttributeValue {
 	return s.key(pkSchedules, name)
 }
 
@@ -203,7 +203,7 @@ func (s *Schedules) Schedule(ctx context.Context, name string) (schedule.Schedul
 // querySchedules calls each for every item of the schedules' partition,
 // in name order, until each returns false, with the attributes of
 // projection only (all when empty).
-func (s *store) querySchedules(ctx context.Context, what string, consistent bool, projection []string, each func(item map[string]types.AttributeValue) bool) error {
+func (s *Schedules) querySchedules(ctx context.Context, what string, consistent bool, projection []string, each func(item map[string]types.AttributeValue) bool) error {
 	e := newExpr()
 	in := &dynamodb.QueryInput{
 		TableName:              &s.table,

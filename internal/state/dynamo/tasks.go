@@ -116,7 +116,7 @@ func (s *Tasks) Create(ctx context.Context, job task.Job, lanes []task.Lane, now
 	return job, tasks, nil
 }
 
-func (s *store) newTaskItem(t task.Task, staged int64) (map[string]types.AttributeValue, error) {
+func (s *Tasks) newTaskItem(t task.Task, staged int64) (map[string]types.AttributeValue, error) {
 	it := taskItem{
 		ID: t.ID, JobID: t.JobID, Layer: t.Layer, Type: int(t.Type), Status: int(t.Status),
 		Start: t.Start, End: t.End, Cursor: t.Cursor, Total: t.Total, Done: t.Done, Left: t.Total - t.Done,
@@ -135,7 +135,7 @@ func (s *store) newTaskItem(t task.Task, staged int64) (map[string]types.Attribu
 
 // createStaged writes a large request: items (the job first) by batches,
 // then the flip of the job to committed. See the package comment.
-func (s *store) createStaged(ctx context.Context, jobID int64, items []map[string]types.AttributeValue) error {
+func (s *Tasks) createStaged(ctx context.Context, jobID int64, items []map[string]types.AttributeValue) error {
 	what := fmt.Sprintf("create job %d", jobID)
 	reqs := make([]types.WriteRequest, len(items))
 	for i, it := range items {
@@ -181,7 +181,7 @@ func (s *store) createStaged(ctx context.Context, jobID int64, items []map[strin
 // abandon makes a staged job impossible to commit and deletes the given
 // tasks of it, unless the job is committed already (then it reports true
 // and changes nothing). The job item stays, abandoned, until its TTL.
-func (s *store) abandon(ctx context.Context, jobID int64, taskIDs []int64) (committed bool, err error) {
+func (s *Tasks) abandon(ctx context.Context, jobID int64, taskIDs []int64) (committed bool, err error) {
 	what := fmt.Sprintf("abandon staged job %d", jobID)
 	e := newExpr()
 	s.wrote("abandon", 1)
@@ -211,11 +211,11 @@ func (s *store) abandon(ctx context.Context, jobID int64, taskIDs []int64) (comm
 // visibility answers, for one List, Promote or Get, whether the jobs of
 // staged tasks are committed, reading each job at most once.
 type visibility struct {
-	s    *store
+	s    *Tasks
 	jobs map[int64]string // job id -> state ("" when the job item is missing)
 }
 
-func (s *store) newVisibility() *visibility { return &visibility{s: s, jobs: map[int64]string{}} }
+func (s *Tasks) newVisibility() *visibility { return &visibility{s: s, jobs: map[int64]string{}} }
 
 // visible reports whether the task exists for readers: a staged task only
 // once its job is committed.
@@ -255,7 +255,7 @@ func (v *visibility) visible(ctx context.Context, it taskItem) (bool, error) {
 
 // getTask reads a task item with a consistent read; NotFound when missing
 // or staged and not committed.
-func (s *store) getTask(ctx context.Context, id int64) (taskItem, error) {
+func (s *Tasks) getTask(ctx context.Context, id int64) (taskItem, error) {
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &s.table,
 		Key:            s.taskKey(id),

@@ -65,18 +65,18 @@ type Usage struct{ *store }
 
 var _ quota.UsageStore = (*Usage)(nil)
 
-func (s *store) usageKey(sk string) map[string]types.AttributeValue { return s.key(pkUsage, sk) }
-func (s *store) layerKey(layer string) map[string]types.AttributeValue {
+func (s *Usage) usageKey(sk string) map[string]types.AttributeValue { return s.key(pkUsage, sk) }
+func (s *Usage) layerKey(layer string) map[string]types.AttributeValue {
 	return s.usageKey(skLayerPre + layer)
 }
-func (s *store) pagesPK(layer string) string { return s.ns + pkPagesPre + layer }
-func (s *store) pageKey(k quota.PageKey) map[string]types.AttributeValue {
+func (s *Usage) pagesPK(layer string) string { return s.ns + pkPagesPre + layer }
+func (s *Usage) pageKey(k quota.PageKey) map[string]types.AttributeValue {
 	return s.key(pkPagesPre+k.Set.Layer, k.ID())
 }
 
 // layerChange is the transaction item that adds to a layer's totals and
 // bumps its version.
-func (s *store) layerChange(layer string, tiles, bytes int64) types.TransactWriteItem {
+func (s *Usage) layerChange(layer string, tiles, bytes int64) types.TransactWriteItem {
 	e := newExpr()
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table,
@@ -103,7 +103,7 @@ func pageSet(e *expr, k quota.PageKey, now time.Time) string {
 }
 
 // pageChange is the transaction item that adds a delta to a page.
-func (s *store) pageChange(d quota.PageDelta, now time.Time) types.TransactWriteItem {
+func (s *Usage) pageChange(d quota.PageDelta, now time.Time) types.TransactWriteItem {
 	e := newExpr()
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table,
@@ -134,7 +134,7 @@ func merge(deltas []quota.PageDelta) []quota.PageDelta {
 
 // usageItems returns the transaction items of deltas (merged per page): one
 // change per page and one per layer (its sums).
-func (s *store) usageItems(deltas []quota.PageDelta, now time.Time) []types.TransactWriteItem {
+func (s *Usage) usageItems(deltas []quota.PageDelta, now time.Time) []types.TransactWriteItem {
 	deltas = merge(deltas)
 	type sum struct{ tiles, bytes int64 }
 	sums := map[string]*sum{}

@@ -74,7 +74,7 @@ func sameUse(e *expr, p quota.Page) string {
 // recordAccess adds one page's reads: a consistent read of the page, then
 // one UpdateItem of its access, hits and order keys, conditional on its
 // use being unchanged since the read.
-func (s *store) recordAccess(ctx context.Context, a quota.Access) error {
+func (s *Usage) recordAccess(ctx context.Context, a quota.Access) error {
 	what := "record accesses of page " + a.Page.ID()
 	for attempt := 0; attempt < accessTrys; attempt++ {
 		if attempt > 0 {
@@ -183,7 +183,7 @@ func missingIndex(err error) bool {
 
 // ensureOrdered gives every page of the layer its order keys unless the
 // layer item says they have them, then says so (see the top of the file).
-func (s *store) ensureOrdered(ctx context.Context, layer string) error {
+func (s *Usage) ensureOrdered(ctx context.Context, layer string) error {
 	if _, ok := s.ordered.Load(layer); ok {
 		return nil
 	}
@@ -236,7 +236,7 @@ func (s *store) ensureOrdered(ctx context.Context, layer string) error {
 }
 
 // markOrdered sets the layer item's ordered attribute.
-func (s *store) markOrdered(ctx context.Context, layer string) error {
+func (s *Usage) markOrdered(ctx context.Context, layer string) error {
 	e := newExpr()
 	s.wrote("order pages", 1)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -256,7 +256,7 @@ func (s *store) markOrdered(ctx context.Context, layer string) error {
 // eachPage calls fn with each page of a Query of the layer's pages
 // partition (up to 1 MB of items each): memory bounded by one page of the
 // answer, not by the layer.
-func (s *store) eachPage(ctx context.Context, layer string, fn func([]map[string]types.AttributeValue) error) error {
+func (s *Usage) eachPage(ctx context.Context, layer string, fn func([]map[string]types.AttributeValue) error) error {
 	e := newExpr()
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 &s.table,

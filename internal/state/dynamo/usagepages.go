@@ -53,7 +53,7 @@ func decodePage(item map[string]types.AttributeValue) (quota.Page, error) {
 }
 
 // allPages reads every page item of a layer, empty ones included.
-func (s *store) allPages(ctx context.Context, layer string) ([]quota.Page, error) {
+func (s *Usage) allPages(ctx context.Context, layer string) ([]quota.Page, error) {
 	e := newExpr()
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 &s.table,
@@ -145,7 +145,7 @@ const maxLevelPagesRead = 1000
 
 // pageRemoval is the transaction item that deletes a page if it still
 // holds what it held when read.
-func (s *store) pageRemoval(p quota.Page) types.TransactWriteItem {
+func (s *Usage) pageRemoval(p quota.Page) types.TransactWriteItem {
 	e := newExpr()
 	return types.TransactWriteItem{Delete: &types.Delete{
 		TableName: &s.table,
