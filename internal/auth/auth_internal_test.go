@@ -150,7 +150,7 @@ func TestCacheKey(t *testing.T) {
 		}
 		seen[k] = p
 	}
-	if c.key("a", "b") != c.key("a", "b") {
+	if k1, k2 := c.key("a", "b"), c.key("a", "b"); k1 != k2 {
 		t.Errorf("key is not deterministic")
 	}
 	if c.key("a", "b") == newVerifyCache(4).key("a", "b") {
