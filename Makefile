@@ -1,4 +1,5 @@
-# tilecache — see README.md. `make run` serves the demo locally; `make test` runs every test.
+# tilecache — see README.md. `make` alone lists the targets (`make help`); `make run` serves the demo locally; `make test` runs every test.
+# Every target has one `## name: what it does` line above its rule and sits under a `##@ group` line: `make help` prints them.
 SHELL := /bin/bash
 GO    ?= go
 DATA  ?= .data
@@ -6,48 +7,25 @@ ADDR  ?= 127.0.0.1:8080
 # networks every layer's upstream may be at, loopback and private ones included (development only)
 UPSTREAM_ALLOW ?= 127.0.0.0/8,::1/128
 
-.PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss bench-scale devstack devstack-stop wms wms-stop web fuzz clean
+.DEFAULT_GOAL := help
 
-## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile,logs}/bootstrap (linux/arm64)
-build: tilecache
-	@for f in api worker cleaner tile logs; do \
-	  echo "bin/lambda/$$f/bootstrap (linux/arm64)"; \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o bin/lambda/$$f/bootstrap ./functions/$$f || exit 1; done
-
-## build-<Function>: what `sam build` runs for each function (template.yaml, BuildMethod makefile);
-## LAYERS=path/to/layers.yaml ships a layer file as /var/task/layers.yaml (set LayersFile to use it)
+# The recipes several targets share.
+# infra_script: the target's script infra/<target>.sh, with the Go command to use.
+infra_script = @GO=$(GO) bash infra/$@.sh
+# stack_up, stack_down: start or stop the local service the target names (infra/<service>/up.sh, down.sh; <service>-stop stops).
+stack_up   = @bash infra/$@/up.sh
+stack_down = @bash infra/$(@:-stop=)/down.sh
+# lambda_build: build ./functions/$(1) as the Lambda bootstrap $(2)/bootstrap (linux/arm64, as template.yaml deploys it).
 LAMBDA_FLAGS := -trimpath -ldflags "-s -w" -tags lambda.norpc
-LAYERS ?=
-.PHONY: build-ApiFunction build-WorkerFunction build-CleanerFunction build-TileFunction build-LogsFunction lint-template
-build-ApiFunction:
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
-	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
-build-WorkerFunction:
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/worker
-	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
-build-CleanerFunction:
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/cleaner
-	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
-build-TileFunction:
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/tile
-	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
-build-LogsFunction:
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/logs
-	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
+lambda_build = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(2)/bootstrap ./functions/$(1)
+# The Lambda functions of template.yaml (<Name>Function), each built from ./functions/<name>.
+LAMBDA_FUNCTIONS := Api Worker Cleaner Tile Logs
+lower = $(shell tr '[:upper:]' '[:lower:]' <<< '$(1)')
 
-## lint-template: cfn-lint template.yaml (when installed; says so on stderr when not), then the Go template checks
-lint-template:
-	@if command -v cfn-lint >/dev/null 2>&1; then \
-	  echo "cfn-lint template.yaml" >&2; cfn-lint template.yaml; \
-	else \
-	  echo "lint-template: WARNING: cfn-lint is not installed: template.yaml was NOT linted by cfn-lint, only by the Go checks" >&2; fi
-	$(GO) test -count=1 -run '^TestTemplate' ./functions/
+##@ run
+.PHONY: run tilecache
 
-## tilecache: the local program only
-tilecache:
-	$(GO) build -o bin/tilecache ./cmd/tilecache
-
-## run: serve the demo layer on $(ADDR) with the embedded backends under $(DATA)/
+## run: serve the demo layer on ADDR (127.0.0.1:8080) with the embedded backends under DATA (.data/), creating a development account at first
 run: tilecache
 	@mkdir -p $(DATA)
 	@if [ ! -s $(DATA)/users ]; then \
@@ -61,85 +39,131 @@ run: tilecache
 	  echo "           curl -u admin:$$(cat $(DATA)/admin-password) http://$(ADDR)/rest/seed.json"; fi
 	TILECACHE_ADDR=$(ADDR) TILECACHE_DATA=$(DATA) TILECACHE_UPSTREAM_ALLOW=$(UPSTREAM_ALLOW) ./bin/tilecache serve
 
-## test: vet, then every test with the race detector, on both backends (starts and stops a local AWS stack and a test WMS)
+## tilecache: build the local program only, bin/tilecache
+tilecache:
+	$(GO) build -o bin/tilecache ./cmd/tilecache
+
+##@ test
+.PHONY: test vet staticcheck lint-template fuzz
+
+## test: vet and staticcheck, then every test with the race detector on both backends (starts and stops a local AWS stack and a test WMS); what CI runs
 test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
-test: vet
+test: vet staticcheck
 	@GO=$(GO) bash infra/test.sh
 
-## devstack: install (cached) and start MinIO, DynamoDB Local, fauxqs and moto_server (CloudFront) on loopback; use as eval "$$(make -s devstack)"
-devstack:
-	@bash infra/devstack/up.sh
-
-## devstack-stop: stop what devstack started
-devstack-stop:
-	@bash infra/devstack/down.sh
-
-## wms: install (cached) and start the test WMS (MapServer 8 behind lighttpd) on loopback; use as eval "$$(make -s wms)"
-wms:
-	@bash infra/wms/up.sh
-
-## wms-stop: stop what wms started
-wms-stop:
-	@bash infra/wms/down.sh
-
-## fuzz: every fuzz target for FUZZTIME each (default 10s); FUZZ=regexp picks targets; FUZZ_SAVE=N copies N new inputs per target into its committed corpus
-fuzz:
-	@GO=$(GO) bash infra/fuzz.sh
-
-## web: rebuild internal/web/index.html (the demo map page, Leaflet inlined) and internal/console/dist (the console, OpenLayers bundled by esbuild) from web/ after installing its npm packages
-web:
-	cd web && npm install --no-package-lock --no-audit --no-fund && node build.mjs
-
+## vet: gofmt check of every Go file, then go vet
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 
-## bench: every figure of the seeding path as a ratio against its reference measured in the same run (infra/bench.sh: store, seed, truncate, reseed, status, requests per 1,000 tiles; RUNS=3)
-bench:
-	@GO=$(GO) bash infra/bench.sh
+## staticcheck: staticcheck over every package, tests included (the pinned version, installed once and cached); any finding fails
+staticcheck:
+	$(infra_script)
 
-## bench-quick: a fixed test-pattern seed on the embedded backend (tiles/s, peak RSS), then the tile-math benchmarks
+## lint-template: cfn-lint template.yaml (when installed; says so on stderr when not), then the Go template checks
+lint-template:
+	@if command -v cfn-lint >/dev/null 2>&1; then \
+	  echo "cfn-lint template.yaml" >&2; cfn-lint template.yaml; \
+	else \
+	  echo "lint-template: WARNING: cfn-lint is not installed: template.yaml was NOT linted by cfn-lint, only by the Go checks" >&2; fi
+	$(GO) test -count=1 -run '^TestTemplate' ./functions/
+
+## fuzz: every fuzz target for FUZZTIME each (default 10s); FUZZ=regexp picks targets; FUZZ_SAVE=N copies N new inputs per target into its corpus
+fuzz:
+	$(infra_script)
+
+##@ bench
+.PHONY: bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss bench-layers bench-probes bench-scale bench-fanout
+
+## bench: every figure of the seeding path as a ratio against its reference measured in the same run (store, seed, truncate, reseed, status; RUNS=3)
+bench:
+	$(infra_script)
+
+## bench-quick: the tile-math benchmarks (bench-grid), then a fixed test-pattern seed on the embedded backend (tiles/s, peak RSS)
 bench-quick: bench-grid
 	$(GO) run ./internal/bench/seedbench
 
-## bench-seed: seed EPSG:900913 z0-6 (5,461 tiles, 4x4 metatiles, PNG) from the test WMS into MinIO; prints tiles/s, CPU s of seeder / WMS / MinIO, peak RSS and the upstream-alone rate
+## bench-grid: the Go benchmarks of the tile math and the tile stores
+bench-grid:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...
+
+## bench-seed: seed EPSG:900913 z0-6 from the test WMS into MinIO: tiles/s, CPU s of seeder / WMS / MinIO, peak RSS, the upstream-alone rate
 bench-seed:
-	@GO=$(GO) bash infra/bench-seed.sh
+	$(infra_script)
 
-## bench-vector: seed z0-8 of the test WMS's vector layers as PNG and as Mapbox Vector Tiles, alternating, into MinIO; medians of tiles/s, seeder CPU a tile and bytes stored (RUNS, ZOOM)
+## bench-vector: seed z0-8 of the test WMS's vector layers as PNG and as Mapbox Vector Tiles into MinIO: tiles/s, CPU a tile, bytes (RUNS, ZOOM)
 bench-vector:
-	@GO=$(GO) bash infra/bench-vector.sh
+	$(infra_script)
 
-## bench-peers: the bench-seed job side by side with MapCache (and MapProxy: PEERS="mapcache mapproxy") from one WMS into one MinIO; PEERS_DIR is the peers kit (default ../shared/peers)
+## bench-peers: the bench-seed job side by side with MapCache (PEERS="mapcache mapproxy" adds MapProxy); PEERS_DIR: the peers kit (../shared/peers)
 bench-peers:
-	@GO=$(GO) bash infra/bench-peers.sh
+	$(infra_script)
 
-## bench-miss: render on miss from the test WMS (miss latency vs the WMS's own GetMap latency) and tile hits (/tiles vs http.FileServer on the same files), side by side
+## bench-miss: render on miss vs the test WMS's own GetMap latency, and tile hits (/tiles vs http.FileServer on the same files)
 bench-miss:
-	@GO=$(GO) bash infra/bench-miss.sh
+	$(infra_script)
 
-## bench-layers: a stored configuration of LAYERS_N layers (default 5000): cold starts of the API and tile programs (time, CPU, heap, RSS) and refreshes; BACKEND=aws on the devstack
-.PHONY: bench-layers
+## bench-layers: LAYERS_N stored layers (default 5000): cold starts of the API and tile programs, and refreshes; BACKEND=aws on the devstack
 LAYERS_N ?= 5000
 bench-layers:
 	$(GO) run ./internal/bench/layerbench -layers $(LAYERS_N) -backend $(or $(BACKEND),embedded)
 
-## bench-probes: the hostile-upstream probes (an MVT upstream answering 16 MB tiles of 1.19 M layers, its GeoJSON twin; render on miss and a seed) against bin/tilecache, and BEFORE=path/to/another/tilecache beside it: answer, time, peak RSS, TileJSON written
-.PHONY: bench-probes
+## bench-probes: the hostile-upstream probes (16 MB MVT tiles, their GeoJSON twin) against bin/tilecache, and BEFORE=another/tilecache beside it
 bench-probes: tilecache
 	$(GO) run ./internal/bench/probebench -bin bin/tilecache $(if $(BEFORE),-bin $(BEFORE))
 
-## bench-scale: the quota clean-up at 10k, 100k and 1M tile pages in DynamoDB Local (time, items read, peak RSS; JSON and SVG under .devstack/bench-scale)
+## bench-scale: the quota clean-up at 10k, 100k and 1M tile pages in DynamoDB Local (time, items read, peak RSS; under .devstack/bench-scale)
 bench-scale:
-	@GO=$(GO) bash infra/bench-scale.sh
+	$(infra_script)
 
-bench-grid:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/tilestore/...
+## bench-fanout: seeding with 1-16 worker processes on the lane queue behind a 300 ms WMS (tiles/s, efficiency); SEED=N tiles through SQS
+bench-fanout:
+	$(infra_script)
 
+##@ stack
+.PHONY: devstack devstack-stop wms wms-stop
+
+## devstack: install (cached) and start MinIO, DynamoDB Local, fauxqs and moto_server (CloudFront) on loopback; use as eval "$(make -s devstack)"
+devstack:
+	$(stack_up)
+
+## devstack-stop: stop what devstack started
+devstack-stop:
+	$(stack_down)
+
+## wms: install (cached) and start the test WMS (MapServer 8 behind lighttpd) on loopback; use as eval "$(make -s wms)"
+wms:
+	$(stack_up)
+
+## wms-stop: stop what wms started
+wms-stop:
+	$(stack_down)
+
+##@ other
+.PHONY: help build $(LAMBDA_FUNCTIONS:%=build-%Function) web clean
+
+## help: this list (the default goal)
+help:
+	@awk '/^##@ / { printf "%s%s:\n", (groups++ ? "\n" : ""), substr($$0, 5) } \
+	     /^## [^ :]+: / { name = substr($$2, 1, length($$2) - 1); sub(/^## [^ :]+: /, ""); printf "  %-18s %s\n", name, $$0 }' $(firstword $(MAKEFILE_LIST))
+
+## build: bin/tilecache, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile,logs}/bootstrap (linux/arm64)
+build: tilecache
+	@for f in $(call lower,$(LAMBDA_FUNCTIONS)); do \
+	  echo "bin/lambda/$$f/bootstrap (linux/arm64)"; \
+	  $(call lambda_build,$$f,bin/lambda/$$f) || exit 1; done
+
+## build-<Function>: what `sam build` runs for each function of template.yaml (BuildMethod makefile): its bootstrap into ARTIFACTS_DIR
+# LAYERS=path/to/layers.yaml ships a layer file as /var/task/layers.yaml (set LayersFile to use it).
+LAYERS ?=
+$(LAMBDA_FUNCTIONS:%=build-%Function): build-%Function:
+	$(call lambda_build,$(call lower,$*),$(ARTIFACTS_DIR))
+	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
+
+## web: rebuild internal/web/index.html (the demo map page) and internal/console/dist (the console) from web/ after installing its npm packages
+web:
+	cd web && npm install --no-package-lock --no-audit --no-fund && node build.mjs
+
+## clean: remove bin/
 clean:
 	rm -rf bin
-
-## bench-fanout: seeding with 1, 2, 4, 8, 16 worker processes on the lane queue from the test WMS behind a 300 ms delay (tiles/s, scaling efficiency, peak GetMaps vs the upstream cap, DynamoDB writes per 1,000 tiles; JSON and SVG under .devstack/bench-fanout); SEED=N: N test-pattern tiles through SQS with 4 workers, checked DONE, stored and counted exactly
-.PHONY: bench-fanout
-bench-fanout:
-	@GO=$(GO) bash infra/bench-fanout.sh

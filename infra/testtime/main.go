@@ -28,7 +28,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: testtime filter FILE | testtime summary [-n N] TITLE=FILE...")
+		return errors.New("usage: testtime filter FILE | testtime summary [-n N] TITLE=FILE [TITLE=FILE ...]")
 	}
 	switch args[0] {
 	case "filter":

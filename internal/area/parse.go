@@ -212,21 +212,6 @@ func distinct(r orb.Ring) int {
 	return len(seen)
 }
 
-// hasAreal reports whether g holds a polygon.
-func hasAreal(g orb.Geometry) bool {
-	switch g := g.(type) {
-	case orb.Polygon, orb.MultiPolygon:
-		return true
-	case orb.Collection:
-		for _, c := range g {
-			if hasAreal(c) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // hasNonAreal reports whether g holds a line or a point.
 func hasNonAreal(g orb.Geometry) bool {
 	switch g := g.(type) {

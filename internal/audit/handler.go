@@ -28,7 +28,7 @@ func (rec *Recorder) Handler(log *slog.Logger) http.Handler {
 		}
 		q, err := parseQuery(r)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			http.Error(w, "Invalid "+err.Error(), http.StatusBadRequest)
 			return
 		}
 		rec.Flush(context.WithoutCancel(r.Context()))
@@ -53,20 +53,20 @@ func parseQuery(r *http.Request) (Query, error) {
 	if s := v.Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return Query{}, fmt.Errorf("Invalid since %q: give a time in RFC 3339, such as 2026-12-02T00:00:00Z", s)
+			return Query{}, fmt.Errorf("since %q: give a time in RFC 3339, such as 2026-12-02T00:00:00Z", s)
 		}
 		q.Since = t
 	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
-			return Query{}, fmt.Errorf("Invalid limit %q: give a number from 1 to %d", s, MaxLimit)
+			return Query{}, fmt.Errorf("limit %q: give a number from 1 to %d", s, MaxLimit)
 		}
 		q.Limit = n
 	}
 	if q.After != "" {
 		if _, ok := IDTime(q.After); !ok {
-			return Query{}, fmt.Errorf("Invalid after %q: give the next of a previous answer", q.After)
+			return Query{}, fmt.Errorf("after %q: give the next of a previous answer", q.After)
 		}
 	}
 	return q, nil

@@ -284,3 +284,27 @@ func TestPathLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerRefusesBadQueries: each bad parameter is a 400 whose message
+// names it and says what to give instead.
+func TestHandlerRefusesBadQueries(t *testing.T) {
+	rec, _, _ := setup(t, ok)
+	srv := httptest.NewServer(rec.Handler(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	t.Cleanup(srv.Close)
+	for q, want := range map[string]string{
+		"since=yesterday": `Invalid since "yesterday": give a time in RFC 3339, such as 2026-12-02T00:00:00Z`,
+		"limit=0":         `Invalid limit "0": give a number from 1 to 1000`,
+		"limit=ten":       `Invalid limit "ten": give a number from 1 to 1000`,
+		"after=x":         `Invalid after "x": give the next of a previous answer`,
+	} {
+		res, err := http.Get(srv.URL + audit.Path + "?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest || strings.TrimSpace(string(body)) != want {
+			t.Errorf("GET %s?%s: %d %q, want 400 %q", audit.Path, q, res.StatusCode, body, want)
+		}
+	}
+}

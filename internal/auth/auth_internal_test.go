@@ -150,7 +150,7 @@ func TestCacheKey(t *testing.T) {
 		}
 		seen[k] = p
 	}
-	if c.key("a", nil, "b") != c.key("a", nil, "b") {
+	if k1, k2 := c.key("a", nil, "b"), c.key("a", nil, "b"); k1 != k2 {
 		t.Errorf("key is not deterministic")
 	}
 	if c.key("a", nil, "b") == newVerifyCache(4).key("a", nil, "b") {

@@ -128,10 +128,6 @@ func packNRGBA(c color.NRGBA) uint32 {
 	return uint32(c.R) | uint32(c.G)<<8 | uint32(c.B)<<16 | uint32(c.A)<<24
 }
 
-func unpackNRGBA(v uint32) color.NRGBA {
-	return color.NRGBA{R: uint8(v), G: uint8(v >> 8), B: uint8(v >> 16), A: uint8(v >> 24)}
-}
-
 // row returns row y (0 = top of the bounds) as NRGBA bytes. The slice is
 // only valid until the next call.
 func (s *rowSource) row(y int) []byte {

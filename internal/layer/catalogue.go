@@ -94,6 +94,7 @@ func checkID(what, id string) error {
 	case id == "":
 		return fmt.Errorf("%s id is empty", what)
 	case strings.ContainsAny(id, "/\\") || id == "." || id == "..":
+		//lint:ignore ST1005 the ".." it ends with is the name forbidden, not punctuation
 		return fmt.Errorf("id %q must not contain / or \\ and must not be . or ..", id)
 	case strings.ContainsFunc(id, unicode.IsControl):
 		return fmt.Errorf("id %q must not contain control characters", id)
