@@ -6,7 +6,7 @@ ADDR  ?= 127.0.0.1:8080
 # networks every layer's upstream may be at, loopback and private ones included (development only)
 UPSTREAM_ALLOW ?= 127.0.0.0/8,::1/128
 
-.PHONY: run build tilecache test vet bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss bench-scale devstack devstack-stop wms wms-stop web fuzz clean
+.PHONY: run build tilecache test test-edge vet bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss bench-scale devstack devstack-stop wms wms-stop web fuzz clean
 
 ## build: bin/tilecache for this machine, and the Lambda bootstraps bin/lambda/{api,worker,cleaner,tile,logs}/bootstrap (linux/arm64)
 build: tilecache
@@ -73,6 +73,11 @@ devstack:
 ## devstack-stop: stop what devstack started
 devstack-stop:
 	@bash infra/devstack/down.sh
+
+## test-edge: the CDN edge functions (functions/edge/*.js) under node and njs (installed, cached, by infra/njs/install.sh) against their Go twins, and their size
+test-edge:
+	@bash infra/njs/install.sh
+	$(GO) test -count=1 -run '^(TestEdge|TestVectorsEdge|TestTemplateEdge)' ./internal/edgepath ./internal/tiletoken ./functions/
 
 ## wms: install (cached) and start the test WMS (MapServer 8 behind lighttpd) on loopback; use as eval "$$(make -s wms)"
 wms:
