@@ -44,12 +44,17 @@ tilecache:
 	$(GO) build -o bin/tilecache ./cmd/tilecache
 
 ##@ test
-.PHONY: test vet staticcheck lint-template fuzz
+.PHONY: test test-edge vet staticcheck lint-template fuzz
 
 ## test: vet and staticcheck, then every test with the race detector on both backends (starts and stops a local AWS stack and a test WMS); what CI runs
 test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 test: vet staticcheck
 	@GO=$(GO) bash infra/test.sh
+
+## test-edge: the CDN edge functions (functions/edge/*.js) under node and njs (installed, cached, by infra/njs/install.sh) against their Go twins, and their size
+test-edge:
+	@bash infra/njs/install.sh
+	$(GO) test -count=1 -run '^(TestEdge|TestVectorsEdge|TestTemplateEdge)' ./internal/edgepath ./internal/tiletoken ./functions/
 
 ## vet: gofmt check of every Go file, then go vet
 vet:

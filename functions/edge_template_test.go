@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -303,5 +304,55 @@ func TestTemplateEdgePathFunction(t *testing.T) {
 		if _, ok := resource(t, off, id); ok {
 			t.Errorf("%s exists without the CDN", id)
 		}
+	}
+}
+
+// cloudFrontFunctionMax is CloudFront Functions' limit on a function's
+// code: 10 KB.
+const cloudFrontFunctionMax = 10 * 1024
+
+// TestTemplateEdgeFunctionsSize: every CloudFront Function of the template
+// runs on cloudfront-js-2.0 with code within CloudFront Functions' 10 KB,
+// and so does every edge function file (functions/edge/*.js, the tests'
+// driver edgecases.js aside), with its headroom logged.
+func TestTemplateEdgeFunctionsSize(t *testing.T) {
+	tp := loadTemplate(t)
+	w := cdnWorld(tp, map[string]string{"EnableCdn": "true"})
+	ids := tp.resourcesOfType("AWS::CloudFront::Function")
+	if len(ids) == 0 {
+		t.Fatal("no AWS::CloudFront::Function in the template")
+	}
+	for _, id := range ids {
+		fn, ok := resource(t, w, id)
+		if !ok {
+			t.Errorf("%s: missing with the CDN enabled", id)
+			continue
+		}
+		code, _ := fn["FunctionCode"].(string)
+		cfg, _ := fn["FunctionConfig"].(map[string]any)
+		if cfg["Runtime"] != "cloudfront-js-2.0" {
+			t.Errorf("%s: runtime %v, want cloudfront-js-2.0 (the edge tests run its engine, njs)", id, cfg["Runtime"])
+		}
+		if code == "" || len(code) > cloudFrontFunctionMax {
+			t.Errorf("%s: code of %d bytes, CloudFront Functions take 1 to %d", id, len(code), cloudFrontFunctionMax)
+		}
+		t.Logf("%s: %d bytes of code, %d to spare", id, len(code), cloudFrontFunctionMax-len(code))
+	}
+	files, err := filepath.Glob("edge/*.js")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no edge function files (%v)", err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "edgecases.js" {
+			continue // the tests' driver, not deployed
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > cloudFrontFunctionMax {
+			t.Errorf("%s is %d bytes: CloudFront Functions take at most %d", f, st.Size(), cloudFrontFunctionMax)
+		}
+		t.Logf("%s: %d bytes, %d to spare", f, st.Size(), cloudFrontFunctionMax-st.Size())
 	}
 }

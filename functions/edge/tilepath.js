@@ -77,11 +77,13 @@ async function tile(request, layer, gridSet, format, params, zs, xs, ys, ext) {
     }
     var grid;
     try {
-        // by id, unescaped (EPSG%3A4326)
-        grid = levels(await kvs.get(plain[1]));
+        // by id, unescaped (EPSG%3A4326); no await in a call's arguments
+        // (njs, the edge's engine, refuses or crashes on it)
+        grid = await kvs.get(plain[1]);
     } catch (e) {
         return notFound(); // no such grid set
     }
+    grid = levels(grid);
     var z = Number(zs);
     var x = Number(xs);
     var y = Number(ys);
