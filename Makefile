@@ -144,14 +144,14 @@ clean:
 bench-fanout:
 	@GO=$(GO) bash infra/bench-fanout.sh
 
-## bench-functions: each Lambda bootstrap as deployed: packages linked, binary size, and RUNS (default 5) cold starts under the Lambda Runtime Interface Emulator on the local stack (init, first response, peak RSS; min/median/max); starts the stack on the bench ports unless AWS_ENDPOINT_URL_DYNAMODB is set; OUT=file also writes the table
+## bench-functions: each Lambda bootstrap as deployed: packages linked, binary size, and RUNS (default 5) cold starts under the Lambda Runtime Interface Emulator on the local stack (init, first response, peak RSS; min/median/max); starts the stack on the bench ports unless AWS_ENDPOINT_URL_DYNAMODB is set; REVS="7710197 ." measures git revisions and the working tree (.) side by side, runs interleaved; FUNCTIONS=api,tile picks some; OUT=file also writes the tables
 .PHONY: bench-functions code-figures
 bench-functions:
 	@set -euo pipefail; \
 	if [[ -z "$${AWS_ENDPOINT_URL_DYNAMODB:-}" ]]; then \
 	  . infra/bench-env.sh; trap 'bash infra/devstack/down.sh >&2 || true' EXIT; eval "$$(bash infra/devstack/up.sh)"; fi; \
-	$(GO) run ./internal/bench/coldstart -runs $(or $(RUNS),5) $(if $(OUT),-o $(OUT))
+	$(GO) run ./internal/bench/coldstart -runs $(or $(RUNS),5) -revs "$(or $(REVS),.)" $(if $(FUNCTIONS),-functions $(FUNCTIONS)) $(if $(OUT),-o $(OUT))
 
-## code-figures: methods of the largest types, references that run back up inside rest, layer, state/dynamo and seed, README lines and docs/, sleeps and long functions in tests (OUT=file also writes them)
+## code-figures: methods of the largest types, references that run back up inside rest, layer, state/dynamo and seed, README lines and docs/, sleeps and long functions in tests (REV=commit measures that revision instead of the working tree; OUT=file also writes them)
 code-figures:
-	@$(GO) run ./internal/bench/codefigures $(if $(OUT),-o $(OUT))
+	@$(GO) run ./internal/bench/codefigures $(if $(REV),-rev $(REV)) $(if $(OUT),-o $(OUT))

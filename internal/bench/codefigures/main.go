@@ -58,10 +58,11 @@ var backPackages = []string{"rest", "layer", "state/dynamo", "seed"}
 func main() {
 	out := flag.String("o", "", "also write the markdown to this file")
 	top := flag.Int("top", 5, "types with the most methods to list")
+	rev := flag.String("rev", "", "measure this git revision (its files taken with git archive) instead of the working tree")
 	flag.Parse()
 	var buf bytes.Buffer
 	w := io.MultiWriter(os.Stdout, &buf)
-	if err := run(w, *top); err != nil {
+	if err := run(w, *top, *rev); err != nil {
 		fmt.Fprintln(os.Stderr, "codefigures:", err)
 		os.Exit(1)
 	}
@@ -77,12 +78,43 @@ func main() {
 	}
 }
 
-func run(w io.Writer, top int) error {
+func run(w io.Writer, top int, rev string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
 	}
-	files, err := goFiles(root)
+	label, err := gitOutput(root, "rev-parse", "--short", "HEAD")
+	if err != nil {
+		return err
+	}
+	git := true
+	if rev != "" {
+		if label, err = gitOutput(root, "rev-parse", "--short", rev+"^{commit}"); err != nil {
+			return err
+		}
+		tmp, err := os.MkdirTemp("", "tilecache-codefigures-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if _, err := gitOutput(root, "archive", "-o", filepath.Join(tmp, "tree.tar"), label); err != nil {
+			return err
+		}
+		dir := filepath.Join(tmp, "tree")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		cmd := exec.Command("tar", "-xf", filepath.Join(tmp, "tree.tar"))
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("tar: %w: %s", err, out)
+		}
+		root, git = dir, false
+	} else if st, _ := gitOutput(root, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		label += "+changes"
+	}
+	fmt.Fprintf(w, "Code figures at %s\n\n", label)
+	files, err := goFiles(root, git)
 	if err != nil {
 		return err
 	}
@@ -305,17 +337,47 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-// goFiles are the module's .go files (git's when it knows them), relative
-// to root, outside testdata and vendored or hidden folders.
-func goFiles(root string) ([]string, error) {
-	cmd := exec.Command("git", "ls-files", "--cached", "--others", "--exclude-standard", "*.go")
-	cmd.Dir = root
+// gitOutput runs git in dir and returns its output, trimmed.
+func gitOutput(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("git ls-files: %w", err)
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// goFiles are the module's .go files, relative to root, outside testdata
+// and hidden folders: git's (tracked and untracked, not ignored) when git
+// is set, else every one under root.
+func goFiles(root string, git bool) ([]string, error) {
+	var list []string
+	if git {
+		out, err := gitOutput(root, "ls-files", "--cached", "--others", "--exclude-standard", "*.go")
+		if err != nil {
+			return nil, err
+		}
+		list = strings.Split(out, "\n")
+	} else {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".go") {
+				rel, _ := filepath.Rel(root, path)
+				list = append(list, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	var files []string
-	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, f := range list {
 		if f == "" || strings.Contains("/"+f, "/testdata/") || strings.Contains("/"+f, "/.") || strings.Contains("/"+f, "/node_modules/") {
 			continue
 		}

@@ -32,6 +32,14 @@
 //     peak RSS (VmHWM of the bootstrap process from /proc, read after the
 //     first response). Printed as min / median / max.
 //
+// -revs measures several trees side by side in one run: git revisions
+// (their files taken with git archive into a temporary directory) and "."
+// for the working tree, e.g. -revs "7710197 ." for before and after. The
+// cold starts are interleaved (run r of every tree before run r+1 of any)
+// so that the trees share the machine's load; each tree's functions get
+// the environment of its own template.yaml, and every tree the same events
+// (the working tree's).
+//
 // It needs the local stack in its environment
 // (eval "$(TILECACHE_DEVSTACK_DIR=$PWD/.devstack bash infra/devstack/up.sh)");
 // -no-run skips the cold starts. Every run is bounded (-timeout), every
@@ -114,10 +122,11 @@ func main() {
 	only := flag.String("functions", "", "comma-separated template ids or dirs to measure (default: all)")
 	noRun := flag.Bool("no-run", false, "packages and sizes only, no cold starts")
 	out := flag.String("o", "", "also write the markdown report to this file")
+	revs := flag.String("revs", ".", "space- or comma-separated trees to measure side by side, runs interleaved: git revisions (each taken with git archive) or . for the working tree")
 	flag.BoolVar(&verbose, "v", false, "print the output of the emulator and the bootstrap of each run")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(log, *runs, *timeout, *only, *noRun, *out); err != nil {
+	if err := run(log, *runs, *timeout, *only, *noRun, *out, strings.FieldsFunc(*revs, func(r rune) bool { return r == ',' || r == ' ' })); err != nil {
 		log.Error("coldstart", "err", err)
 		os.Exit(1)
 	}
@@ -126,7 +135,25 @@ func main() {
 // verbose: print each run's output (-v).
 var verbose bool
 
-func run(log *slog.Logger, runs int, timeout time.Duration, only string, noRun bool, out string) error {
+// tree is one tree measured: the working tree or a revision's files.
+type tree struct {
+	label, dir string
+	tpl        *template
+}
+
+// measured are one function's figures in one tree.
+type measured struct {
+	deps                         deps
+	deploySize, hostSize         int64
+	hostBootstrap                string
+	env                          map[string]string
+	envDropped, failures         []string
+	inits, firsts, handlers, rss []float64
+	firstStatus                  string
+	err                          error // the function could not be built in this tree
+}
+
+func run(log *slog.Logger, runs int, timeout time.Duration, only string, noRun bool, out string, revs []string) error {
 	root, err := projectRoot()
 	if err != nil {
 		return err
@@ -145,72 +172,81 @@ func run(log *slog.Logger, runs int, timeout time.Duration, only string, noRun b
 			return fmt.Errorf("-functions %q names no function of %v", only, functions)
 		}
 	}
-	var report bytes.Buffer
-	w := io.MultiWriter(os.Stdout, &report)
-	rev, _ := output(root, nil, "git", "rev-parse", "--short", "HEAD")
-	goVersion, _ := output(root, nil, "go", "env", "GOVERSION")
-	loadavg, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(w, "Functions of template.yaml at %s (%s, %d CPUs, load %s)\n\n", strings.TrimSpace(string(rev)),
-		strings.TrimSpace(string(goVersion)), runtime.NumCPU(), strings.Join(strings.Fields(string(loadavg))[:3], " "))
-
+	if len(revs) == 0 {
+		revs = []string{"."}
+	}
 	tmp, err := os.MkdirTemp("", "tilecache-coldstart-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	var trees []*tree
+	for i, rev := range revs {
+		t, err := checkout(root, rev, filepath.Join(tmp, fmt.Sprintf("tree%d", i)))
+		if err != nil {
+			return err
+		}
+		trees = append(trees, t)
+	}
+
+	var report bytes.Buffer
+	w := io.MultiWriter(os.Stdout, &report)
+	goVersion, _ := output(root, nil, "go", "env", "GOVERSION")
+	var labels []string
+	for _, t := range trees {
+		labels = append(labels, t.label)
+	}
+	fmt.Fprintf(w, "Functions of template.yaml at %s (%s, %d CPUs, load at start %s)\n\n", strings.Join(labels, ", "),
+		strings.TrimSpace(string(goVersion)), runtime.NumCPU(), loadAvg())
 
 	// Packages and sizes.
-	type built struct {
-		deps                         deps
-		deploySize, hostSize         int64
-		hostBootstrap                string
-		envDropped, failures         []string
-		inits, firsts, handlers, rss []float64
-		firstStatus                  string
-	}
-	results := make([]*built, len(fns))
+	results := make([][]*measured, len(fns)) // [function][tree]
 	for i, f := range fns {
-		b := &built{}
-		results[i] = b
-		pkg := "./functions/" + f.Dir
-		if b.deps, err = listDeps(root, pkg); err != nil {
-			return err
-		}
-		deploy := filepath.Join(tmp, "deploy-"+f.Dir, "bootstrap")
-		if err := buildBootstrap(root, pkg, deployArch, deploy); err != nil {
-			return err
-		}
-		if b.deploySize, err = size(deploy); err != nil {
-			return err
-		}
-		b.hostBootstrap = deploy
-		if runtime.GOARCH != deployArch {
-			b.hostBootstrap = filepath.Join(tmp, "host-"+f.Dir, "bootstrap")
-			if err := buildBootstrap(root, pkg, runtime.GOARCH, b.hostBootstrap); err != nil {
-				return err
+		results[i] = make([]*measured, len(trees))
+		for j, t := range trees {
+			m := &measured{}
+			results[i][j] = m
+			m.err = measureBuild(t, f, m, filepath.Join(tmp, fmt.Sprintf("bin%d", j)))
+			if m.err != nil {
+				log.Warn("not built", "function", f.ID, "tree", t.label, "err", m.err)
+				continue
 			}
+			log.Info("built", "function", f.ID, "tree", t.label, "internal", m.deps.internal, "others", m.deps.others, "std", m.deps.std, "bytes", m.deploySize)
 		}
-		if b.hostSize, err = size(b.hostBootstrap); err != nil {
-			return err
+	}
+	treeCol := func(t *tree) string {
+		if len(trees) == 1 {
+			return ""
 		}
-		log.Info("built", "function", f.ID, "internal", b.deps.internal, "others", b.deps.others, "std", b.deps.std, "bytes", b.deploySize)
+		return " " + t.label + " |"
+	}
+	treeHead, treeRule := "", ""
+	if len(trees) > 1 {
+		treeHead, treeRule = " tree |", "---|"
 	}
 	fmt.Fprintf(w, "## Packages linked and binary size\n\n")
 	fmt.Fprintf(w, "`go list -deps` for linux/%s with the build's tags; sizes of `GOOS=linux CGO_ENABLED=0 go build %s`.\n\n",
 		deployArch, strings.Join(quoteArgs(buildFlags), " "))
-	fmt.Fprintf(w, "| function | tilecache packages | other modules' packages | std packages | all | modules | heavy parts linked | bootstrap linux/%s | bootstrap linux/%s |\n", deployArch, runtime.GOARCH)
-	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|---|--:|--:|\n")
+	fmt.Fprintf(w, "| function |%s tilecache packages | other modules' packages | std packages | all | modules | heavy parts linked | bootstrap linux/%s | bootstrap linux/%s |\n", treeHead, deployArch, runtime.GOARCH)
+	fmt.Fprintf(w, "|---|%s--:|--:|--:|--:|--:|---|--:|--:|\n", treeRule)
 	for i, f := range fns {
-		b := results[i]
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", f.ID, b.deps.internal, b.deps.others, b.deps.std,
-			b.deps.internal+b.deps.others+b.deps.std, b.deps.modules, strings.Join(b.deps.heavy, ", "), mb(b.deploySize), mb(b.hostSize))
+		for j, t := range trees {
+			m := results[i][j]
+			if m.err != nil {
+				fmt.Fprintf(w, "| %s |%s not built: %s |||||||\n", f.ID, treeCol(t), firstLine(m.err.Error()))
+				continue
+			}
+			fmt.Fprintf(w, "| %s |%s %d | %d | %d | %d | %d | %s | %s | %s |\n", f.ID, treeCol(t), m.deps.internal, m.deps.others, m.deps.std,
+				m.deps.internal+m.deps.others+m.deps.std, m.deps.modules, strings.Join(m.deps.heavy, ", "), mb(m.deploySize), mb(m.hostSize))
+		}
 	}
 	fmt.Fprintln(w)
 	if noRun {
 		return writeReport(out, report.Bytes())
 	}
 
-	// Cold starts.
+	// Cold starts: run r of every tree before run r+1 of any, so that the
+	// trees share the machine's load.
 	rie, rieVersion, err := rieBinary(root)
 	if err != nil {
 		return fmt.Errorf("the Lambda Runtime Interface Emulator cannot be built: %w", err)
@@ -221,58 +257,148 @@ func run(log *slog.Logger, runs int, timeout time.Duration, only string, noRun b
 		return err
 	}
 	defer cleanup()
-	tpl, err := loadTemplate(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		return err
-	}
 	for i, f := range fns {
-		b := results[i]
-		env, dropped, err := tpl.env(f.ID, local)
+		event, err := eventFor(root, f, local) // the working tree's: the same event for every tree
 		if err != nil {
 			return err
 		}
-		b.envDropped = dropped
-		event, err := eventFor(root, f, local)
-		if err != nil {
-			return err
+		for j, t := range trees {
+			m := results[i][j]
+			if m.err == nil {
+				if m.env, m.envDropped, err = t.tpl.env(f.ID, local); err != nil {
+					m.err = err
+				}
+			}
 		}
 		for r := range runs {
-			m, err := coldStart(rie, b.hostBootstrap, f, env, event, timeout, filepath.Join(tmp, "task-"+f.Dir))
-			if err != nil {
-				b.failures = append(b.failures, fmt.Sprintf("run %d: %v", r+1, err))
-				log.Warn("cold start failed", "function", f.ID, "run", r+1, "err", err)
-				continue
+			for j, t := range trees {
+				m := results[i][j]
+				if m.err != nil {
+					continue
+				}
+				c, err := coldStart(rie, m.hostBootstrap, f, m.env, event, timeout, filepath.Join(tmp, "task-"+f.Dir))
+				if err != nil {
+					m.failures = append(m.failures, fmt.Sprintf("run %d: %v", r+1, err))
+					log.Warn("cold start failed", "function", f.ID, "tree", t.label, "run", r+1, "err", err)
+					continue
+				}
+				log.Info("cold start", "function", f.ID, "tree", t.label, "run", r+1, "init_ms", c.init, "first_ms", c.first, "handler_ms", c.handler, "rss_mib", c.rssMiB, "answer", c.answer)
+				m.inits, m.firsts, m.handlers, m.rss = append(m.inits, c.init), append(m.firsts, c.first), append(m.handlers, c.handler), append(m.rss, c.rssMiB)
+				m.firstStatus = c.answer
 			}
-			log.Info("cold start", "function", f.ID, "run", r+1, "init_ms", m.init, "first_ms", m.first, "handler_ms", m.handler, "rss_mib", m.rssMiB, "answer", m.answer)
-			b.inits, b.firsts, b.handlers, b.rss = append(b.inits, m.init), append(b.firsts, m.first), append(b.handlers, m.handler), append(b.rss, m.rssMiB)
-			b.firstStatus = m.answer
 		}
 	}
 	fmt.Fprintf(w, "## Cold start under the Lambda Runtime Interface Emulator\n\n")
-	fmt.Fprintf(w, "aws-lambda-rie %s, bootstrap for linux/%s, %d cold starts each (a fresh emulator and process per run), min / **median** / max. "+
+	fmt.Fprintf(w, "aws-lambda-rie %s, bootstraps for linux/%s, %d cold starts each (a fresh emulator and process per run; the trees' runs interleaved), min / **median** / max; load at the end %s. "+
 		"Init: the emulator's INIT REPORT (process start to ready for the first request); first response: invocation request to answer, init included; "+
-		"handler: the invocation's duration (the emulator's INVOKE RTDONE); RSS: VmHWM of the bootstrap after the first response.\n\n", rieVersion, runtime.GOARCH, runs)
-	fmt.Fprintf(w, "| function | event (answer) | init ms | first response ms | handler ms | peak RSS MiB | runs ok |\n")
-	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|--:|\n")
+		"handler: the invocation's duration (the emulator's INVOKE RTDONE); RSS: VmHWM of the bootstrap after the first response.\n\n", rieVersion, runtime.GOARCH, runs, loadAvg())
+	fmt.Fprintf(w, "| function |%s event (answer) | init ms | first response ms | handler ms | peak RSS MiB | runs ok |\n", treeHead)
+	fmt.Fprintf(w, "|---|%s---|--:|--:|--:|--:|--:|\n", treeRule)
 	for i, f := range fns {
-		b := results[i]
-		fmt.Fprintf(w, "| %s | %s (%s) | %s | %s | %s | %s | %d/%d |\n", f.ID, eventName(f), b.firstStatus,
-			spread(b.inits, 1), spread(b.firsts, 1), spread(b.handlers, 1), spread(b.rss, 1), len(b.inits), runs)
+		for j, t := range trees {
+			m := results[i][j]
+			fmt.Fprintf(w, "| %s |%s %s (%s) | %s | %s | %s | %s | %d/%d |\n", f.ID, treeCol(t), eventName(f), m.firstStatus,
+				spread(m.inits, 1), spread(m.firsts, 1), spread(m.handlers, 1), spread(m.rss, 1), len(m.inits), runs)
+		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Environment: template.yaml's Globals and each function's variables on the local stack (a table, a queue, a key prefix made for the run; "+
+	fmt.Fprintf(w, "Environment: template.yaml's Globals and each function's variables (each tree's own template) on the local stack (a table, a queue, a key prefix made for the run; "+
 		"parameters at their defaults; `!If` conditions taken as true, the CDN deployment); the API gets TILECACHE_ACCOUNTS inline for the SSM secret. Left out, as not to be had locally:\n\n")
 	for i, f := range fns {
-		if d := results[i].envDropped; len(d) > 0 {
-			fmt.Fprintf(w, "- %s: %s\n", f.ID, strings.Join(d, ", "))
+		for j, t := range trees {
+			if d := results[i][j].envDropped; len(d) > 0 {
+				fmt.Fprintf(w, "- %s%s: %s\n", f.ID, strings.TrimSuffix(treeCol(t), " |"), strings.Join(d, ", "))
+			}
 		}
 	}
 	for i, f := range fns {
-		for _, e := range results[i].failures {
-			fmt.Fprintf(w, "\n%s failed: %s\n", f.ID, e)
+		for j, t := range trees {
+			for _, e := range results[i][j].failures {
+				fmt.Fprintf(w, "\n%s%s failed: %s\n", f.ID, strings.TrimSuffix(treeCol(t), " |"), e)
+			}
 		}
 	}
 	return writeReport(out, report.Bytes())
+}
+
+// measureBuild lists what function f links in tree t and builds its
+// bootstraps into dir.
+func measureBuild(t *tree, f function, m *measured, dir string) error {
+	pkg := "./functions/" + f.Dir
+	var err error
+	if m.deps, err = listDeps(t.dir, pkg); err != nil {
+		return err
+	}
+	deploy := filepath.Join(dir, "deploy-"+f.Dir, "bootstrap")
+	if err := buildBootstrap(t.dir, pkg, deployArch, deploy); err != nil {
+		return err
+	}
+	if m.deploySize, err = size(deploy); err != nil {
+		return err
+	}
+	m.hostBootstrap = deploy
+	if runtime.GOARCH != deployArch {
+		m.hostBootstrap = filepath.Join(dir, "host-"+f.Dir, "bootstrap")
+		if err := buildBootstrap(t.dir, pkg, runtime.GOARCH, m.hostBootstrap); err != nil {
+			return err
+		}
+	}
+	m.hostSize, err = size(m.hostBootstrap)
+	return err
+}
+
+// checkout returns the tree of rev: the working tree for ".", else the
+// revision's files written into dir by git archive (no worktree, nothing
+// left in the repository).
+func checkout(root, rev, dir string) (*tree, error) {
+	t := &tree{dir: root}
+	if rev == "." {
+		short, err := output(root, nil, "git", "rev-parse", "--short", "HEAD")
+		if err != nil {
+			return nil, err
+		}
+		t.label = strings.TrimSpace(string(short))
+		if st, _ := output(root, nil, "git", "status", "--porcelain", "--untracked-files=no"); len(bytes.TrimSpace(st)) > 0 {
+			t.label += "+changes"
+		}
+	} else {
+		short, err := output(root, nil, "git", "rev-parse", "--short", rev+"^{commit}")
+		if err != nil {
+			return nil, err
+		}
+		t.label = strings.TrimSpace(string(short))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		archive := filepath.Join(dir + ".tar")
+		if _, err := output(root, nil, "git", "archive", "-o", archive, t.label); err != nil {
+			return nil, err
+		}
+		if _, err := output(dir, nil, "tar", "-xf", archive); err != nil {
+			return nil, err
+		}
+		os.Remove(archive)
+		t.dir = dir
+	}
+	tpl, err := loadTemplate(filepath.Join(t.dir, "template.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	t.tpl = tpl
+	return t, nil
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.ReplaceAll(line, "|", "/")
 }
 
 func writeReport(path string, data []byte) error {
