@@ -227,7 +227,7 @@ func run(log *slog.Logger, runs int, timeout time.Duration, only string, noRun b
 	fmt.Fprintf(w, "## Packages linked and binary size\n\n")
 	fmt.Fprintf(w, "`go list -deps` for linux/%s with the build's tags; sizes of `GOOS=linux CGO_ENABLED=0 go build %s`.\n\n",
 		deployArch, strings.Join(quoteArgs(buildFlags), " "))
-	fmt.Fprintf(w, "| function |%s tilecache packages | other modules' packages | std packages | all | modules | heavy parts linked | bootstrap linux/%s | bootstrap linux/%s |\n", treeHead, deployArch, runtime.GOARCH)
+	fmt.Fprintf(w, "| function |%s tilecache packages (besides main) | other modules' packages | std packages | all | modules | heavy parts linked | bootstrap linux/%s | bootstrap linux/%s |\n", treeHead, deployArch, runtime.GOARCH)
 	fmt.Fprintf(w, "|---|%s--:|--:|--:|--:|--:|---|--:|--:|\n", treeRule)
 	for i, f := range fns {
 		for j, t := range trees {
@@ -472,7 +472,9 @@ func listDeps(root, pkg string) (deps, error) {
 		case f[1] == "true":
 			d.std++
 		case f[0] == modulePath || strings.HasPrefix(f[0], modulePath+"/"):
-			d.internal++
+			if f[0] != strings.TrimPrefix(pkg, ".") && f[0] != modulePath+strings.TrimPrefix(pkg, ".") {
+				d.internal++ // the project's packages besides the main one
+			}
 		default:
 			d.others++
 			if len(f) > 2 {
