@@ -628,7 +628,7 @@ func localResources(log *slog.Logger) (local, func(), error) {
 	env := map[string]string{}
 	cleanup, err := benchenv.AWSResources("coldstart", env)
 	if err != nil {
-		return local{}, nil, err
+		return local{}, nil, fmt.Errorf("the cold starts need the local stack (make bench-functions starts one; -no-run skips them): %w", err)
 	}
 	l := local{Bucket: env["TILECACHE_S3_BUCKET"], Table: env["TILECACHE_DYNAMODB_TABLE"], QueueURL: env["TILECACHE_SQS_QUEUE_URL"], Prefix: env["TILECACHE_KEY_PREFIX"]}
 	hash, err := auth.HashPassword(apiPassword, 4) // bcrypt's least cost: the function checks it once per request
