@@ -78,7 +78,7 @@ fuzz:
 	$(infra_script)
 
 ##@ bench
-.PHONY: bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss bench-layers bench-probes bench-scale bench-fanout
+.PHONY: bench bench-quick bench-grid bench-seed bench-vector bench-peers bench-miss bench-layers bench-probes bench-scale bench-fanout bench-functions code-figures
 
 ## bench: every figure of the seeding path as a ratio against its reference measured in the same run (store, seed, truncate, reseed, status; RUNS=3)
 bench:
@@ -124,6 +124,17 @@ bench-scale:
 ## bench-fanout: seeding with 1-16 worker processes on the lane queue behind a 300 ms WMS (tiles/s, efficiency); SEED=N tiles through SQS
 bench-fanout:
 	$(infra_script)
+
+## bench-functions: each Lambda bootstrap as deployed: packages linked, binary size, and RUNS (default 5) cold starts under the Lambda Runtime Interface Emulator on the local stack (init, first response, peak RSS; min/median/max); starts the stack on the bench ports unless AWS_ENDPOINT_URL_DYNAMODB is set; REVS="7710197 ." measures git revisions and the working tree (.) side by side, runs interleaved; FUNCTIONS=api,tile picks some; OUT=file also writes the tables
+bench-functions:
+	@set -euo pipefail; \
+	if [[ -z "$${AWS_ENDPOINT_URL_DYNAMODB:-}" ]]; then \
+	  . infra/bench-env.sh; trap 'bash infra/devstack/down.sh >&2 || true' EXIT; eval "$$(bash infra/devstack/up.sh)"; fi; \
+	$(GO) run ./internal/bench/coldstart -runs $(or $(RUNS),5) -revs "$(or $(REVS),.)" $(if $(FUNCTIONS),-functions $(FUNCTIONS)) $(if $(OUT),-o $(OUT))
+
+## code-figures: methods of the largest types, references that run back up inside rest, layer, state/dynamo and seed, README lines and docs/, sleeps and long functions in tests (REV=commit measures that revision instead of the working tree; OUT=file also writes them)
+code-figures:
+	@$(GO) run ./internal/bench/codefigures $(if $(REV),-rev $(REV)) $(if $(OUT),-o $(OUT))
 
 ##@ stack
 .PHONY: devstack devstack-stop wms wms-stop
