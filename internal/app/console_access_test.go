@@ -168,10 +168,6 @@ func TestConsolePrivateLayerTiles(t *testing.T) {
 	choose := func(layer string) {
 		page.Eval(t, fmt.Sprintf(`(s => { s.value = %q; s.dispatchEvent(new Event('change')); return ''; })(document.querySelector('#seed-form select'))`, layer))
 	}
-	choose("topp:states")
-	waitEval(t, page, settled+` && performance.getEntriesByType('resource').some(e => e.name.includes('/tiles/topp:states/'))`, 20*time.Second)
-	waitEval(t, page, settled, 20*time.Second)
-
 	// tiles counts the page's requests of a layer's tiles from the n-th
 	// on: by status, with and without a token, and the tokens sent.
 	type count struct {
@@ -200,6 +196,22 @@ func TestConsolePrivateLayerTiles(t *testing.T) {
 		}
 		return c, len(reqs)
 	}
+	// seen waits until the page has asked for a tile of layer (from the
+	// n-th request on) and the base map has settled.
+	seen := func(layer string, from int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if c, _ := tiles(layer, from); c.withToken+c.withoutToken > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after 20 s, no tile of %s asked for (console: %q)", layer, page.Console())
+			}
+		}
+		waitEval(t, page, settled, 20*time.Second)
+	}
+	choose("topp:states")
+	seen("topp:states", 0)
 	c, n := tiles("topp:states", 0)
 	t.Logf("topp:states tiles: %d with a token (%d answered 200), %d without; statuses %v", c.withToken, c.ok, c.withoutToken, c.statuses)
 	if c.ok == 0 || c.withoutToken != 0 || c.statuses[http.StatusUnauthorized]+c.statuses[http.StatusForbidden] != 0 {
@@ -208,9 +220,7 @@ func TestConsolePrivateLayerTiles(t *testing.T) {
 
 	// A public layer's tile URLs carry no token.
 	choose("demo:world")
-	waitEval(t, page, settled+` && document.querySelector('#seed-form select').value === 'demo:world'`, 20*time.Second)
-	waitEval(t, page, `performance.getEntriesByType('resource').some(e => e.name.includes('/tiles/demo:world/'))`, 20*time.Second)
-	waitEval(t, page, settled, 20*time.Second)
+	seen("demo:world", n)
 	if pub, _ := tiles("demo:world", n); pub.withToken != 0 || pub.withoutToken == 0 {
 		t.Errorf("the public layer's tiles: %+v, want none with a token", pub)
 	}
@@ -231,11 +241,16 @@ func TestConsolePrivateLayerTiles(t *testing.T) {
 	choose("topp:states")
 	_, from := tiles("topp:states", 0)
 	page.Eval(t, `(v => { v.setZoom(3); v.setCenter([-95, 37]); return ''; })(window.consoleSeed.map.getView())`)
-	waitEval(t, page, settled, 20*time.Second)
+	seen("topp:states", from)
 	after, _ := tiles("topp:states", from)
 	t.Logf("after renewals: %d tiles with a token (%d answered 200), %d without; statuses %v", after.withToken, after.ok, after.withoutToken, after.statuses)
 	if after.ok == 0 || after.withoutToken != 0 || after.statuses[http.StatusUnauthorized]+after.statuses[http.StatusForbidden] != 0 {
 		t.Errorf("the private layer's tiles after the renewals: %+v", after)
+	}
+	for tok := range after.tokens {
+		if c.tokens[tok] {
+			t.Errorf("a tile asked after the renewals carries the first token")
+		}
 	}
 	page.Eval(t, `(window.consoleTileToken.lifetime = 3600, window.consoleTileToken.renew(), '')`)
 	noConsoleErrors(t, page)
