@@ -47,7 +47,7 @@ func AWSBackends(ctx context.Context, cfg config.Config) (Backends, error) {
 func DynamoState(table *dynamo.Table) State {
 	return State{Tasks: table.Tasks(), Usage: table.Usage(), Schedules: table.Schedules(), Config: table.Config(),
 		Claims: table.Claims(), ReadMarks: table.ReadMarks(), Writes: table,
-		Audit: func(d time.Duration) audit.Store { return table.Audit(d) }, Tokens: table.Tokens()}
+		Audit: func(d time.Duration) audit.Store { return table.Audit(d) }, Tokens: table.Tokens(), Accounts: table.Accounts()}
 }
 
 // awsRetry is the retry policy of every AWS client: cfg's attempts and

@@ -21,6 +21,7 @@ import (
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"tilecache/internal/account"
 	"tilecache/internal/apitoken"
 	"tilecache/internal/audit"
 	"tilecache/internal/auth"
@@ -91,6 +92,8 @@ type State struct {
 	Audit func(retention time.Duration) audit.Store
 	// Tokens are the API tokens (Authorization: Bearer).
 	Tokens apitoken.Store
+	// Accounts are the accounts added at run time.
+	Accounts account.Store
 }
 
 // WriteCounter counts the write requests of the state adapters.
@@ -169,6 +172,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// store at most apitoken.CacheFor ago, so that a revocation reaches
 	// every process within that time.
 	users = users.WithBearer(apitoken.NewVerifier(p.State.Tokens, apitoken.CacheFor))
+	// And the accounts added at run time, each read from the task store
+	// at most auth.StoredFor ago: a change reaches every process within
+	// that time.
+	configured := users
+	users = users.WithAccounts(account.Reader{Store: p.State.Accounts})
 	// The audit trail: the recorder sits outside the accounts' middleware
 	// and the cross-site guard to see their refusals; Identify, inside
 	// them, names the account (or token) and its role.
@@ -186,6 +194,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	api := users.Middleware(p.Audit.Identify(rest.New(rest.Services{
 		Planner: p.Engine.Planner(), Tasks: p.Engine, Layers: layers,
 		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry, Tokens: p.State.Tokens,
+		Accounts: p.State.Accounts, Configured: configured,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
@@ -195,6 +204,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Recent:        p.Tasks,
 		Failures:      p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
+		AccountCost:   configured.Cost(),
 	}, log)))
 	// The audit trail is an administrator's to read.
 	api = withAuditTrail(api, users.Middleware(auth.Require(auth.Admin, p.Audit.Handler(log))))
@@ -463,7 +473,7 @@ func EmbeddedBackends(dir string) (Backends, error) {
 // BoltState is the state adapters in db.
 func BoltState(db *bolt.DB) State {
 	return State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks(),
-		Audit: func(d time.Duration) audit.Store { return db.Audit(d) }, Tokens: db.Tokens()}
+		Audit: func(d time.Duration) audit.Store { return db.Audit(d) }, Tokens: db.Tokens(), Accounts: db.Accounts()}
 }
 
 // mount serves api for base+"/rest" and everything below it, tiles

@@ -142,6 +142,10 @@ type Authenticator struct {
 	limits  *limiter
 	// bearer checks Bearer credentials (nil: only Basic is accepted).
 	bearer BearerVerifier
+	// stored reads the accounts added at run time (nil: none).
+	stored *storedCache
+	// cost is the highest bcrypt cost among the accounts.
+	cost int
 }
 
 // BearerVerifier checks the value of an Authorization: Bearer header (an
@@ -253,6 +257,7 @@ func New(accounts []Account, opts ...Option) *Authenticator {
 	if maxCost == 0 {
 		maxCost = bcrypt.DefaultCost
 	}
+	a.cost = maxCost
 	a.dummyHash = fmt.Appendf(nil, "$2a$%02d$%s", maxCost, dummyHashBody)
 	return a
 }
@@ -279,43 +284,77 @@ func (a *Authenticator) lookup(name string) (acc *Account, found bool) {
 // ones are refused when an account is created and at login.
 const MaxPasswordBytes = 72
 
-// authenticate reports whether name and password are the credentials of an
-// account, and if so which one.
-func (a *Authenticator) authenticate(name, password string) (*Account, bool) {
+// find returns the account called name: a configured one, else a stored
+// one (read through the cache). An error: the stored accounts cannot be
+// read now.
+func (a *Authenticator) find(ctx context.Context, name string) (*Account, bool, error) {
+	if acc, found := a.lookup(name); found || a.stored == nil {
+		return acc, found, nil
+	}
+	acc, found, err := a.stored.read(ctx, name)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	return &acc, true, nil
+}
+
+// peek is find without I/O: known is false when name is not a configured
+// account and nothing fresh is remembered of it as a stored one.
+func (a *Authenticator) peek(name string) (acc *Account, found, known bool) {
+	if acc, found := a.lookup(name); found || a.stored == nil {
+		return acc, found, true
+	}
+	sacc, found, known := a.stored.peek(name)
+	if !found {
+		return nil, found, known
+	}
+	return &sacc, true, known
+}
+
+// hashOf is the hash a password for acc is compared against: its own, or
+// the dummy hash for a name no account has.
+func (a *Authenticator) hashOf(acc *Account, found bool) []byte {
+	if found {
+		return acc.Hash
+	}
+	return a.dummyHash
+}
+
+// authenticate reports whether password is the password of acc (found
+// false: of no account, compared against the dummy hash all the same).
+// The verify cache's key holds the hash compared against, so a password
+// changed at run time is never answered from what was remembered of the
+// old one.
+func (a *Authenticator) authenticate(name, password string, acc *Account, found bool) bool {
 	if len(password) > MaxPasswordBytes {
 		// bcrypt reads only the first 72 bytes: a longer password would be
 		// accepted whatever follows them.
-		return nil, false
+		return false
 	}
-	acc, found := a.lookup(name)
-	key := a.cache.key(name, password)
+	hash := a.hashOf(acc, found)
+	key := a.cache.key(name, hash, password)
 	if ok, hit := a.cache.get(key); hit {
-		if !ok || !found {
-			return nil, false
-		}
-		return acc, true
-	}
-	hash := a.dummyHash
-	if found {
-		hash = acc.Hash
+		return ok && found
 	}
 	ok := a.compare(hash, []byte(password)) == nil && found
 	a.cache.put(key, ok)
-	if !ok {
-		return nil, false
-	}
-	return acc, true
+	return ok
 }
 
 // knownFailure reports whether name and password are known to fail without
-// a bcrypt comparison: a password bcrypt would truncate, or a failure the
-// verify cache remembers. (A remembered success is no such answer: it
+// a bcrypt comparison or a read of the stored accounts: a password bcrypt
+// would truncate, or a failure the verify cache remembers against the
+// account's current hash. (A remembered success is no such answer: it
 // would let a locked guesser try passwords against the cache.)
 func (a *Authenticator) knownFailure(name, password string) bool {
 	if len(password) > MaxPasswordBytes {
 		return true
 	}
-	ok, hit := a.cache.get(a.cache.key(name, password))
+	acc, found, known := a.peek(name)
+	if !known {
+		return false
+	}
+	ok, hit := a.cache.get(a.cache.key(name, a.hashOf(acc, found), password))
 	return hit && !ok
 }
 
@@ -353,7 +392,14 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			tooManyRequests(w, refused)
 			return
 		}
-		acc, ok := a.authenticate(name, password)
+		acc, found, err := a.find(r.Context(), name)
+		if err != nil {
+			a.limits.abandon(at)
+			slog.ErrorContext(r.Context(), "read stored account", "err", err)
+			http.Error(w, "Cannot check the account now: try again", http.StatusServiceUnavailable)
+			return
+		}
+		ok = a.authenticate(name, password, acc, found)
 		a.limits.done(at, ok)
 		if !ok {
 			unauthorized(w)

@@ -92,7 +92,7 @@ func TestAuthenticateComparesAndCaches(t *testing.T) {
 		{"non-admin succeeds at authentication", "viewer", "look", true, a.accounts[1].Hash},
 	}
 	for _, s := range steps {
-		acc, ok := a.authenticate(s.user, s.password)
+		acc, ok := a.check(t, s.user, s.password)
 		if ok != s.wantOK {
 			t.Errorf("%s: ok: got %v, want %v", s.name, ok, s.wantOK)
 		}
@@ -128,7 +128,7 @@ func TestNewCopiesAccounts(t *testing.T) {
 	a := New(accounts)
 	accounts[0].Name = "b"
 	accounts[0].Hash[10] ^= 1
-	if _, ok := a.authenticate("a", "pw"); !ok {
+	if _, ok := a.check(t, "a", "pw"); !ok {
 		t.Errorf("authenticate after caller changed its slice: got false, want true")
 	}
 }
@@ -144,16 +144,16 @@ func TestCacheKey(t *testing.T) {
 	}
 	seen := make(map[cacheKey][2]string)
 	for _, p := range pairs {
-		k := c.key(p[0], p[1])
+		k := c.key(p[0], nil, p[1])
 		if prev, dup := seen[k]; dup {
 			t.Errorf("key(%q) equals key(%q)", p, prev)
 		}
 		seen[k] = p
 	}
-	if c.key("a", "b") != c.key("a", "b") {
+	if c.key("a", nil, "b") != c.key("a", nil, "b") {
 		t.Errorf("key is not deterministic")
 	}
-	if c.key("a", "b") == newVerifyCache(4).key("a", "b") {
+	if c.key("a", nil, "b") == newVerifyCache(4).key("a", nil, "b") {
 		t.Errorf("keys of two caches are equal, want them salted differently")
 	}
 }
@@ -163,7 +163,7 @@ func TestCacheBounded(t *testing.T) {
 	c := newVerifyCache(size)
 	keys := make([]cacheKey, 10)
 	for i := range keys {
-		keys[i] = c.key(fmt.Sprint(i), "pw")
+		keys[i] = c.key(fmt.Sprint(i), nil, "pw")
 		c.put(keys[i], i%2 == 0)
 		if got := c.count(); got > size {
 			t.Fatalf("after %d puts: count got %d, want <= %d", i+1, got, size)
@@ -186,7 +186,7 @@ func TestCacheBounded(t *testing.T) {
 	c.put(keys[9], true)
 	c.put(keys[9], true)
 	for i := range 3 {
-		c.put(c.key("new", fmt.Sprint(i)), false)
+		c.put(c.key("new", nil, fmt.Sprint(i)), false)
 	}
 	if _, hit := c.get(keys[9]); !hit {
 		t.Errorf("key 9 evicted early: re-put took extra slots")
@@ -199,7 +199,7 @@ func TestCacheConcurrent(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 200 {
-				k := c.key(fmt.Sprint(g), fmt.Sprint(i%40))
+				k := c.key(fmt.Sprint(g), nil, fmt.Sprint(i%40))
 				if _, hit := c.get(k); !hit {
 					c.put(k, i%3 == 0)
 				}
@@ -235,7 +235,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, acc := range accounts {
-			if checkName(acc.Name) != nil || checkHash(acc.Hash) != nil {
+			if CheckName(acc.Name) != nil || checkHash(acc.Hash) != nil {
 				t.Fatalf("accepted invalid account %+v", acc)
 			}
 		}
@@ -256,4 +256,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// check is the middleware's check of name and password: find the
+// account, then compare.
+func (a *Authenticator) check(t *testing.T, name, password string) (*Account, bool) {
+	t.Helper()
+	acc, found, err := a.find(t.Context(), name)
+	if err != nil {
+		t.Fatalf("find %q: %v", name, err)
+	}
+	if !a.authenticate(name, password, acc, found) {
+		return nil, false
+	}
+	return acc, true
+}
+
+func TestCacheKeyHoldsTheHash(t *testing.T) {
+	c := newVerifyCache(4)
+	if c.key("a", []byte("h1"), "pw") == c.key("a", []byte("h2"), "pw") {
+		t.Errorf("keys of one password against two hashes are equal")
+	}
+	if c.key("a", []byte("hp"), "w") == c.key("a", []byte("h"), "pw") {
+		t.Errorf("key is ambiguous between hash and password")
+	}
 }

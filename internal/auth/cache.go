@@ -39,14 +39,17 @@ func newVerifyCache(size int) *verifyCache {
 	return c
 }
 
-// key returns SHA-256(salt, len(name), name, NUL, password). The length
-// prefix makes the encoding unambiguous even if name contains NUL bytes.
-func (c *verifyCache) key(name, password string) cacheKey {
+// key returns SHA-256(salt, len(name), name, len(hash), hash, password):
+// the outcome of comparing password with hash, the account's hash when it
+// was checked. The length prefixes make the encoding unambiguous whatever
+// bytes name holds.
+func (c *verifyCache) key(name string, hash []byte, password string) cacheKey {
 	h := sha256.New()
 	h.Write(c.salt[:])
 	h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(name))))
 	h.Write([]byte(name))
-	h.Write([]byte{0})
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(hash))))
+	h.Write(hash)
 	h.Write([]byte(password))
 	var k cacheKey
 	h.Sum(k[:0])

@@ -102,7 +102,7 @@ func parseLine(line string) (Account, error) {
 	if len(fields) > 3 {
 		return Account{}, fmt.Errorf(`want "name:bcrypt-hash" or "name:bcrypt-hash:role", found %d fields`, len(fields))
 	}
-	if err := checkName(fields[0]); err != nil {
+	if err := CheckName(fields[0]); err != nil {
 		return Account{}, err
 	}
 	acc := Account{Name: fields[0], Hash: []byte(fields[1]), Role: Admin}
@@ -119,11 +119,11 @@ func parseLine(line string) (Account, error) {
 	return acc, nil
 }
 
-// checkName reports whether name can be an account name: non-empty UTF-8
+// CheckName reports whether name can be an account name: non-empty UTF-8
 // without ':' (Basic credentials split at the first colon), whitespace or
 // control characters, and not starting with '#' (that line would be a
 // comment).
-func checkName(name string) error {
+func CheckName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("empty account name")
@@ -205,7 +205,7 @@ func AddAccount(path, name, password string, cost int) error {
 // "admin", or "user" for no access), written on the account's line; ""
 // keeps the line's role (a new account is then an administrator).
 func AddAccountRole(path, name, password, role string, cost int) error {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return fmt.Errorf("add account: %w", err)
 	}
 	if role != "" {

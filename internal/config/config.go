@@ -1,5 +1,5 @@
 // Package config reads tilecache's configuration from the environment.
-// Every variable is documented in README.md. The configuration comes in
+// Every variable is documented in docs/operators.md. The configuration comes in
 // parts (Server, Auth, Storage, Layers, Lanes, Miss, Upstream, Edge, AWS,
 // AccessLogs, CrossSite), each read through a lookup function: Load reads them all,
 // Read one; both apply the defaults, validate, and report every problem at

@@ -37,6 +37,8 @@ const (
 	kindWhoAmI                            // /rest/whoami.json
 	kindTokens                            // /rest/tokens.json
 	kindToken                             // /rest/tokens/{id}.json
+	kindAccounts                          // /rest/accounts.json
+	kindAccount                           // /rest/accounts/{name}.json
 	numKinds                              // not a route: the count
 )
 
@@ -60,6 +62,7 @@ var (
 	editLayers    = permission{auth.Admin, []string{"layers"}}
 	editGridSets  = permission{auth.Admin, []string{"gridsets"}}
 	tokens        = permission{auth.Admin, []string{"tokens"}}
+	accounts      = permission{auth.Admin, []string{"accounts"}}
 )
 
 // routeAccess is one row of the authorization table.
@@ -106,6 +109,9 @@ var access = [numKinds]routeAccess{
 	// The API tokens, even their listing: an administrator's.
 	kindTokens: {"/rest/tokens.json", map[string]permission{"GET": tokens, "POST": tokens}},
 	kindToken:  {"/rest/tokens/{id}.json", map[string]permission{"DELETE": tokens}},
+	// The accounts, even their listing: an administrator's.
+	kindAccounts: {"/rest/accounts.json", map[string]permission{"GET": accounts, "POST": accounts}},
+	kindAccount:  {"/rest/accounts/{name}.json", map[string]permission{"GET": accounts, "PUT": accounts, "DELETE": accounts}},
 }
 
 // needs is the permission a method of a route of kind k needs; ok is

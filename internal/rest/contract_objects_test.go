@@ -12,7 +12,7 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// The store's objects under the CDN's paths (README "Serving tiles"): GET
+// The store's objects under the CDN's paths (docs/clients.md "Serving tiles"): GET
 // /{key without the key prefix}, no authentication, the stored object with
 // its Content-Type and Cache-Control and CORS headers, 404 text/plain when
 // absent; "/" is the object index.html.

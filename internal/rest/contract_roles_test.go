@@ -88,6 +88,11 @@ func roleCases() []roleCase {
 		{"/rest/tokens.json", "GET", "/rest/tokens.json", "", nil, admin},
 		{"/rest/tokens.json", "POST", "/rest/tokens.json", `{"role":"viewer","lifetime":"1h","label":"roles"}`, js, admin},
 		{"/rest/tokens/{id}.json", "DELETE", "/rest/tokens/0123456789abcdef.json", "", nil, admin},
+		{"/rest/accounts.json", "GET", "/rest/accounts.json", "", nil, admin},
+		{"/rest/accounts.json", "POST", "/rest/accounts.json", `{"name":"roles-new","password":"password-1","role":"viewer"}`, js, admin},
+		{"/rest/accounts/{name}.json", "GET", "/rest/accounts/roles-none.json", "", nil, admin},
+		{"/rest/accounts/{name}.json", "PUT", "/rest/accounts/roles-new.json", `{"role":"operator"}`, js, admin},
+		{"/rest/accounts/{name}.json", "DELETE", "/rest/accounts/roles-none.json", "", nil, admin},
 	}
 }
 
@@ -149,7 +154,7 @@ func TestRoleMatrix(t *testing.T) {
 	allowed := func(role, need string) bool { return rank[role] >= rank[need] }
 	snapshot := func() map[string]string {
 		s := map[string]string{}
-		for _, p := range []string{"/rest/diskquota.json", "/rest/schedules.json", "/rest/layers.xml", "/rest/gridsets.xml"} {
+		for _, p := range []string{"/rest/diskquota.json", "/rest/schedules.json", "/rest/layers.xml", "/rest/gridsets.xml", "/rest/accounts.json", "/rest/tokens.json"} {
 			res := a.Do(t, "GET", p, "")
 			if res.Status != http.StatusOK {
 				t.Fatalf("GET %s: %d %s", p, res.Status, res.Body)
@@ -236,7 +241,7 @@ func TestWhoAmI(t *testing.T) {
 	want := map[string][]string{
 		"viewer":   {"estimate", "read"},
 		"operator": {"estimate", "kill", "read", "schedules", "seed"},
-		"admin":    {"accesslog", "estimate", "gridsets", "kill", "layers", "masstruncate", "quota", "read", "schedules", "seed", "tokens"},
+		"admin":    {"accesslog", "accounts", "estimate", "gridsets", "kill", "layers", "masstruncate", "quota", "read", "schedules", "seed", "tokens"},
 	}
 	for _, acc := range []struct{ name, role string }{{apptest.ViewerUser, "viewer"}, {apptest.OperatorUser, "operator"}, {apptest.User, "admin"}} {
 		res := a.DoAuth(t, acc.name, apptest.Password, "GET", "/rest/whoami.json", "")

@@ -340,7 +340,7 @@ func TestSuffixDecidesFormat(t *testing.T) {
 	killAll(t, a)
 }
 
-// TestSeedFailureSettingsBounded: the failure settings have ranges (README
+// TestSeedFailureSettingsBounded: the failure settings have ranges (docs/rest.md
 // "Seed, reseed, truncate"); a value outside is a 400 naming the field and
 // records nothing.
 func TestSeedFailureSettingsBounded(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // The tile endpoint, GET /tiles/{layer}/{gridSetId}/{formatId}/{z}/{x}/{y}.{ext}
-// (README "Tiles"): no authentication, the stored object with its
+// (docs/clients.md "The tile endpoint"): no authentication, the stored object with its
 // Content-Type and Cache-Control, 404 text/plain when absent.
 
 func TestTileEndpoint(t *testing.T) {

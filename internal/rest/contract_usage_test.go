@@ -12,8 +12,8 @@ import (
 	"tilecache/internal/testenv"
 )
 
-// The usage report, GET /rest/diskquota/usage.json|.xml (README "Disk
-// quota"): read-only, behind the same authentication, 405 with Allow for
+// The usage report, GET /rest/diskquota/usage.json|.xml (docs/rest.md "Disk
+// usage report"): read-only, behind the same authentication, 405 with Allow for
 // other methods.
 
 func TestUsageReport(t *testing.T) {

@@ -109,6 +109,11 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		// (handle_tokens.go).
 		return rt, true
 	}
+	if rt, ok := h.accountRoute(path); ok {
+		// An extension of this project: the accounts added at run time
+		// (handle_accounts.go).
+		return rt, true
+	}
 	if rt, ok := h.scheduleRoute(path); ok {
 		// An extension of this project (handle_schedules.go).
 		return rt, true

@@ -57,6 +57,9 @@ type Options struct {
 	// interface may be: a layer whose WMS URL is an address it refuses
 	// is a 400. The zero value allows only the public Internet.
 	Upstream upstream.AddressPolicy
+	// AccountCost is the bcrypt cost of the passwords set through
+	// /rest/accounts (0: bcrypt's default).
+	AccountCost int
 }
 
 // Handler is the REST interface. Authentication is a separate middleware

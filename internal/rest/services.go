@@ -144,4 +144,9 @@ type Services struct {
 	Editor LayerEditor
 	// Tokens: /rest/tokens (nil: 404, no tokens are kept).
 	Tokens TokenStore
+	// Accounts: /rest/accounts, the accounts added at run time (nil: 404,
+	// none are kept); Configured, the accounts of the accounts file or
+	// secret, listed there and never changed.
+	Accounts   AccountStore
+	Configured ConfiguredAccounts
 }

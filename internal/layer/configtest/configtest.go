@@ -24,163 +24,201 @@ import (
 // doc is a small layer file document.
 const doc = "layers:\n  - name: topp:states\n    mimeFormats: [image/png]\n"
 
-// Run runs the suite; newStore must return a fresh, empty store per call.
-func Run(t *testing.T, newStore func(t *testing.T) layer.ConfigStore) {
-	want := func(t *testing.T, s layer.ConfigStore, version int64, doc []byte) {
-		t.Helper()
-		got, err := s.Config(t.Context())
-		if err != nil {
-			t.Fatalf("Config: %v", err)
-		}
-		if got.Version != version || !bytes.Equal(got.Doc, doc) {
-			t.Fatalf("Config: got version %d, %d bytes %.60q; want version %d, %d bytes %.60q",
-				got.Version, len(got.Doc), got.Doc, version, len(doc), doc)
-		}
-		if v, err := s.ConfigVersion(t.Context()); err != nil || v != version {
-			t.Fatalf("ConfigVersion: got %d, %v; want %d", v, err, version)
-		}
-	}
-	save := func(t *testing.T, s layer.ConfigStore, expect int64, doc []byte) {
-		t.Helper()
-		v, err := s.SaveConfig(t.Context(), expect, doc)
-		if err != nil || v != expect+1 {
-			t.Fatalf("SaveConfig(%d, %d bytes): got %d, %v; want %d", expect, len(doc), v, err, expect+1)
-		}
-	}
-	wantKind := func(t *testing.T, err error, k apperr.Kind) {
-		t.Helper()
-		if got := apperr.KindOf(err); err == nil || got != k {
-			t.Fatalf("got error %v (kind %v), want kind %v", err, got, k)
-		}
-	}
+// Harness is what every test of the suite runs against.
+type Harness struct {
+	NewStore func(t *testing.T) layer.ConfigStore
+}
 
-	t.Run("Empty", func(t *testing.T) {
-		s := newStore(t)
-		got, err := s.Config(t.Context())
-		if err != nil || got.Version != 0 || len(got.Doc) != 0 {
-			t.Fatalf("empty store: got version %d, %q, %v; want version 0 and no document", got.Version, got.Doc, err)
-		}
-		if v, err := s.ConfigVersion(t.Context()); err != nil || v != 0 {
-			t.Fatalf("empty store: ConfigVersion got %d, %v; want 0", v, err)
-		}
-	})
-	t.Run("SaveAndRead", func(t *testing.T) {
-		s := newStore(t)
-		in := []byte(doc)
-		save(t, s, 0, in)
-		want(t, s, 1, []byte(doc))
-		// Neither the caller's slice nor the one returned is the stored one.
-		in[0] = 'X'
-		got, err := s.Config(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		got.Doc[1] = 'Y'
-		want(t, s, 1, []byte(doc))
-	})
-	t.Run("StaleVersionConflicts", func(t *testing.T) {
-		s := newStore(t)
-		save(t, s, 0, []byte(doc))
-		for _, expect := range []int64{0, 5, -1} {
-			_, err := s.SaveConfig(t.Context(), expect, []byte("layers: []\n"))
-			wantKind(t, err, apperr.Conflict)
-			want(t, s, 1, []byte(doc))
-		}
-		// A conflict on the empty store stores nothing either.
-		e := newStore(t)
-		_, err := e.SaveConfig(t.Context(), 1, []byte(doc))
+// Test is one behaviour of the suite.
+type Test struct {
+	Name string
+	Run  func(t *testing.T, h Harness)
+}
+
+// Tests lists the suite's behaviours, in the order Run runs them.
+var Tests = []Test{
+	{"Empty", testEmpty},
+	{"SaveAndRead", testSaveAndRead},
+	{"StaleVersionConflicts", testStaleVersionConflicts},
+	{"SuccessiveSaves", testSuccessiveSaves},
+	{"LargeDocument", testLargeDocument},
+	{"TooLarge", testTooLarge},
+	{"RegistrySkipsConflictingEntries", testRegistrySkipsConflictingEntries},
+	{"ConcurrentSavers", testConcurrentSavers},
+}
+
+// Run runs the suite, each behaviour a subtest of its name; newStore must
+// return a fresh, empty store per call.
+func Run(t *testing.T, newStore func(t *testing.T) layer.ConfigStore) {
+	h := Harness{NewStore: newStore}
+	for _, tc := range Tests {
+		t.Run(tc.Name, func(t *testing.T) { tc.Run(t, h) })
+	}
+}
+
+func want(t *testing.T, s layer.ConfigStore, version int64, doc []byte) {
+	t.Helper()
+	got, err := s.Config(t.Context())
+	if err != nil {
+		t.Fatalf("Config: %v", err)
+	}
+	if got.Version != version || !bytes.Equal(got.Doc, doc) {
+		t.Fatalf("Config: got version %d, %d bytes %.60q; want version %d, %d bytes %.60q",
+			got.Version, len(got.Doc), got.Doc, version, len(doc), doc)
+	}
+	if v, err := s.ConfigVersion(t.Context()); err != nil || v != version {
+		t.Fatalf("ConfigVersion: got %d, %v; want %d", v, err, version)
+	}
+}
+
+func save(t *testing.T, s layer.ConfigStore, expect int64, doc []byte) {
+	t.Helper()
+	v, err := s.SaveConfig(t.Context(), expect, doc)
+	if err != nil || v != expect+1 {
+		t.Fatalf("SaveConfig(%d, %d bytes): got %d, %v; want %d", expect, len(doc), v, err, expect+1)
+	}
+}
+
+func wantKind(t *testing.T, err error, k apperr.Kind) {
+	t.Helper()
+	if got := apperr.KindOf(err); err == nil || got != k {
+		t.Fatalf("got error %v (kind %v), want kind %v", err, got, k)
+	}
+}
+
+func testEmpty(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	got, err := s.Config(t.Context())
+	if err != nil || got.Version != 0 || len(got.Doc) != 0 {
+		t.Fatalf("empty store: got version %d, %q, %v; want version 0 and no document", got.Version, got.Doc, err)
+	}
+	if v, err := s.ConfigVersion(t.Context()); err != nil || v != 0 {
+		t.Fatalf("empty store: ConfigVersion got %d, %v; want 0", v, err)
+	}
+}
+
+func testSaveAndRead(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	in := []byte(doc)
+	save(t, s, 0, in)
+	want(t, s, 1, []byte(doc))
+	// Neither the caller's slice nor the one returned is the stored one.
+	in[0] = 'X'
+	got, err := s.Config(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Doc[1] = 'Y'
+	want(t, s, 1, []byte(doc))
+}
+
+func testStaleVersionConflicts(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	save(t, s, 0, []byte(doc))
+	for _, expect := range []int64{0, 5, -1} {
+		_, err := s.SaveConfig(t.Context(), expect, []byte("layers: []\n"))
 		wantKind(t, err, apperr.Conflict)
-		want(t, e, 0, nil)
-	})
-	t.Run("SuccessiveSaves", func(t *testing.T) {
-		s := newStore(t)
-		for v := range int64(3) {
-			d := fmt.Appendf(nil, "%s# save %d\n", doc, v+1)
-			save(t, s, v, d)
-			want(t, s, v+1, d)
-		}
-		// An empty document is a document.
-		save(t, s, 3, []byte{})
-		want(t, s, 4, nil)
-	})
-	t.Run("LargeDocument", func(t *testing.T) {
-		s := newStore(t)
-		big := largeDoc(3 << 20)
-		save(t, s, 0, big)
-		want(t, s, 1, big)
-		big2 := largeDoc(layer.MaxStoredConfig)
-		save(t, s, 1, big2)
-		want(t, s, 2, big2)
-	})
-	t.Run("TooLarge", func(t *testing.T) {
-		s := newStore(t)
-		save(t, s, 0, []byte(doc))
-		_, err := s.SaveConfig(t.Context(), 1, largeDoc(layer.MaxStoredConfig+1))
-		wantKind(t, err, apperr.Invalid)
 		want(t, s, 1, []byte(doc))
-		e := newStore(t)
-		_, err = e.SaveConfig(t.Context(), 0, largeDoc(layer.MaxStoredConfig+1))
-		wantKind(t, err, apperr.Invalid)
-		want(t, e, 0, nil)
-	})
-	t.Run("RegistrySkipsConflictingEntries", func(t *testing.T) {
-		registrySkipsConflictingEntries(t, newStore(t))
-	})
-	t.Run("ConcurrentSavers", func(t *testing.T) {
-		s := newStore(t)
-		const savers, tries = 8, 50
-		docs := make([][]byte, savers)
-		for i := range docs {
-			docs[i] = fmt.Appendf(nil, "%s# saver %d\n", doc, i)
-		}
-		var (
-			wg       sync.WaitGroup
-			mu       sync.Mutex
-			versions []int64
-		)
-		for i := range savers {
-			wg.Go(func() {
-				for try := range tries {
-					v, err := s.ConfigVersion(t.Context())
-					if err != nil {
-						t.Errorf("saver %d: ConfigVersion: %v", i, err)
-						return
-					}
-					n, err := s.SaveConfig(t.Context(), v, docs[i])
-					if err == nil {
-						if n != v+1 {
-							t.Errorf("saver %d: SaveConfig(%d) gave version %d", i, v, n)
-						}
-						mu.Lock()
-						versions = append(versions, n)
-						mu.Unlock()
-						return
-					}
-					if !apperr.Is(err, apperr.Conflict) {
-						t.Errorf("saver %d, try %d: SaveConfig(%d): %v", i, try, v, err)
-						return
-					}
-					time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+	}
+	// A conflict on the empty store stores nothing either.
+	e := h.NewStore(t)
+	_, err := e.SaveConfig(t.Context(), 1, []byte(doc))
+	wantKind(t, err, apperr.Conflict)
+	want(t, e, 0, nil)
+}
+
+func testSuccessiveSaves(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	for v := range int64(3) {
+		d := fmt.Appendf(nil, "%s# save %d\n", doc, v+1)
+		save(t, s, v, d)
+		want(t, s, v+1, d)
+	}
+	// An empty document is a document.
+	save(t, s, 3, []byte{})
+	want(t, s, 4, nil)
+}
+
+func testLargeDocument(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	big := largeDoc(3 << 20)
+	save(t, s, 0, big)
+	want(t, s, 1, big)
+	big2 := largeDoc(layer.MaxStoredConfig)
+	save(t, s, 1, big2)
+	want(t, s, 2, big2)
+}
+
+func testTooLarge(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	save(t, s, 0, []byte(doc))
+	_, err := s.SaveConfig(t.Context(), 1, largeDoc(layer.MaxStoredConfig+1))
+	wantKind(t, err, apperr.Invalid)
+	want(t, s, 1, []byte(doc))
+	e := h.NewStore(t)
+	_, err = e.SaveConfig(t.Context(), 0, largeDoc(layer.MaxStoredConfig+1))
+	wantKind(t, err, apperr.Invalid)
+	want(t, e, 0, nil)
+}
+
+func testRegistrySkipsConflictingEntries(t *testing.T, h Harness) {
+	registrySkipsConflictingEntries(t, h.NewStore(t))
+}
+
+func testConcurrentSavers(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	const savers, tries = 8, 50
+	docs := make([][]byte, savers)
+	for i := range docs {
+		docs[i] = fmt.Appendf(nil, "%s# saver %d\n", doc, i)
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		versions []int64
+	)
+	for i := range savers {
+		wg.Go(func() {
+			for try := range tries {
+				v, err := s.ConfigVersion(t.Context())
+				if err != nil {
+					t.Errorf("saver %d: ConfigVersion: %v", i, err)
+					return
 				}
-				t.Errorf("saver %d: no save in %d tries", i, tries)
-			})
-		}
-		wg.Wait()
-		if t.Failed() {
-			return
-		}
-		slices.Sort(versions)
-		if !slices.Equal(versions, []int64{1, 2, 3, 4, 5, 6, 7, 8}) {
-			t.Fatalf("saves gave versions %v, want 1 to 8 once each", versions)
-		}
-		got, err := s.Config(t.Context())
-		if err != nil || got.Version != savers {
-			t.Fatalf("after the saves: version %d, %v; want %d", got.Version, err, savers)
-		}
-		if !slices.ContainsFunc(docs, func(d []byte) bool { return bytes.Equal(d, got.Doc) }) {
-			t.Fatalf("after the saves: document %q is none of the savers'", got.Doc)
-		}
-	})
+				n, err := s.SaveConfig(t.Context(), v, docs[i])
+				if err == nil {
+					if n != v+1 {
+						t.Errorf("saver %d: SaveConfig(%d) gave version %d", i, v, n)
+					}
+					mu.Lock()
+					versions = append(versions, n)
+					mu.Unlock()
+					return
+				}
+				if !apperr.Is(err, apperr.Conflict) {
+					t.Errorf("saver %d, try %d: SaveConfig(%d): %v", i, try, v, err)
+					return
+				}
+				time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+			}
+			t.Errorf("saver %d: no save in %d tries", i, tries)
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	slices.Sort(versions)
+	if !slices.Equal(versions, []int64{1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Fatalf("saves gave versions %v, want 1 to 8 once each", versions)
+	}
+	got, err := s.Config(t.Context())
+	if err != nil || got.Version != savers {
+		t.Fatalf("after the saves: version %d, %v; want %d", got.Version, err, savers)
+	}
+	if !slices.ContainsFunc(docs, func(d []byte) bool { return bytes.Equal(d, got.Doc) }) {
+		t.Fatalf("after the saves: document %q is none of the savers'", got.Doc)
+	}
 }
 
 // largeDoc returns a layer file document of exactly n bytes: layer entries

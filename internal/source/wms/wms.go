@@ -36,7 +36,7 @@
 // server its PNG encoding and the seeder its decoding: an 8-bit RGB TIFF
 // in strips is used where it lies, without a copy. The price is bytes:
 // a 1024² metatile is 3.15 MB as TIFF against 0.9–1.9 MB as a fast
-// PNG of a typical basemap (README: "Choosing the upstream format").
+// PNG of a typical basemap (docs/operators.md, "Sources").
 // The tiles are encoded in the tile format whatever the source format.
 //
 // The upstream may not be at a loopback, link-local, private, unique-local

@@ -1,0 +1,105 @@
+package auth
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// AccountReader reads the accounts administrators add at run time (the
+// task store's, internal/account). found is false for a name it does not
+// hold; an error means it cannot be read now.
+type AccountReader interface {
+	ReadAccount(ctx context.Context, name string) (acc Account, found bool, err error)
+}
+
+// StoredFor is the longest an Authenticator remembers an account it read
+// from its AccountReader (and that a name is not there): an account added,
+// changed or removed at run time is seen by every process within it.
+const StoredFor = 2 * time.Second
+
+// storedSize bounds the names remembered.
+const storedSize = 1024
+
+// WithAccounts returns an Authenticator that, for a name none of its own
+// (configured) accounts has, reads r: the accounts added at run time. A
+// configured account always wins over a stored one of the same name.
+// What r answers is remembered for StoredFor, so a flood of requests for
+// one account costs one read per StoredFor; a request whose account
+// cannot be read is answered 503, uncounted.
+func (a *Authenticator) WithAccounts(r AccountReader) *Authenticator {
+	b := *a
+	b.stored = &storedCache{r: r, ttl: StoredFor, clock: time.Now, entries: newLRU[string, storedEntry](storedSize)}
+	return &b
+}
+
+// Configured returns the accounts the Authenticator was made with (the
+// accounts file or secret), without their hashes.
+func (a *Authenticator) Configured() []Account {
+	out := make([]Account, len(a.accounts))
+	for i, acc := range a.accounts {
+		out[i] = Account{Name: acc.Name, Role: acc.Role}
+	}
+	return out
+}
+
+// Cost is the bcrypt cost of the configured accounts' hashes (the
+// highest; bcrypt's default without any): passwords set at run time are
+// hashed at it, so they cost a guesser what the configured ones do.
+func (a *Authenticator) Cost() int { return a.cost }
+
+// IsConfigured reports whether name is one of the accounts the
+// Authenticator was made with.
+func (a *Authenticator) IsConfigured(name string) bool {
+	_, ok := a.lookup(name)
+	return ok
+}
+
+type storedEntry struct {
+	acc     Account
+	found   bool
+	fetched time.Time
+}
+
+// storedCache remembers what an AccountReader answered, for ttl.
+type storedCache struct {
+	r     AccountReader
+	ttl   time.Duration
+	clock func() time.Time
+
+	mu      sync.Mutex
+	entries *lru[string, storedEntry]
+}
+
+// peek returns what is remembered of name, without I/O; known is false if
+// nothing fresh is.
+func (c *storedCache) peek(name string) (acc Account, found, known bool) {
+	now := c.clock()
+	c.mu.Lock()
+	e, hit := c.entries.get(name)
+	c.mu.Unlock()
+	if !hit || now.Sub(e.fetched) >= c.ttl || now.Before(e.fetched) {
+		return Account{}, false, false
+	}
+	return e.acc, e.found, true
+}
+
+// read returns the account of name, from memory if fresh, else from the
+// reader.
+func (c *storedCache) read(ctx context.Context, name string) (Account, bool, error) {
+	if acc, found, known := c.peek(name); known {
+		return acc, found, nil
+	}
+	now := c.clock()
+	acc, found, err := c.r.ReadAccount(ctx, name)
+	if err != nil {
+		return Account{}, false, err
+	}
+	if !found {
+		acc = Account{}
+	}
+	c.mu.Lock()
+	c.entries.put(name, storedEntry{acc, found, now})
+	c.mu.Unlock()
+	return acc, found, nil
+}

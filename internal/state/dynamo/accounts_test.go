@@ -1,0 +1,13 @@
+package dynamo
+
+import (
+	"testing"
+
+	"tilecache/internal/account"
+	"tilecache/internal/account/accounttest"
+)
+
+func TestAccountsConformance(t *testing.T) {
+	sh := newShared(t)
+	accounttest.Run(t, func(t *testing.T) account.Store { return sh.store(t).tbl.Accounts() })
+}
