@@ -1,186 +1,55 @@
 package app_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/browsertest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/auth"
 )
-
-// specAccounts answers /rest/accounts.json and /rest/accounts/{name}.json
-// as the accounts interface is specified (GET lists, POST adds, PUT
-// changes a password or role, DELETE removes; 409 for a configured
-// account, an existing name or the caller's own role or account; 400
-// naming a bad field; 404 for an unknown name), in memory: the console's
-// page is tested against it until the interface is served by the
-// program itself.
-type specAccounts struct {
-	mu       sync.Mutex
-	accounts map[string]*specAccount
-	posts    int
-}
-
-type specAccount struct {
-	Name     string `json:"name"`
-	Role     string `json:"role"`
-	Source   string `json:"source"`
-	Created  string `json:"created,omitempty"`
-	Updated  string `json:"updated,omitempty"`
-	By       string `json:"by,omitempty"`
-	password string
-}
-
-var specName = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
-
-func (s *specAccounts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	caller, _, _ := r.BasicAuth()
-	fail := func(status int, msg string) { http.Error(w, msg, status) }
-	answer := func(status int, a *specAccount) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(a)
-	}
-	validRole := func(role string) bool { return role == "viewer" || role == "operator" || role == "admin" }
-	now := time.Now().UTC().Format(time.RFC3339)
-	if r.URL.Path == "/rest/accounts.json" {
-		switch r.Method {
-		case http.MethodGet:
-			out := struct {
-				Accounts []*specAccount `json:"accounts"`
-			}{Accounts: []*specAccount{}}
-			for _, a := range s.accounts {
-				out.Accounts = append(out.Accounts, a)
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(out)
-		case http.MethodPost:
-			s.posts++
-			var b struct{ Name, Password, Role string }
-			if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-				fail(http.StatusBadRequest, "An account is a JSON object {\"name\", \"password\", \"role\"}: "+err.Error())
-				return
-			}
-			switch {
-			case !specName.MatchString(b.Name):
-				fail(http.StatusBadRequest, fmt.Sprintf("Field name %q: 1 to 64 of A-Z a-z 0-9 . _ @ -", b.Name))
-			case len(b.Password) < 8:
-				fail(http.StatusBadRequest, "Field password: at least 8 characters")
-			case !validRole(b.Role):
-				fail(http.StatusBadRequest, fmt.Sprintf("Field role must be viewer, operator or admin, not %q", b.Role))
-			case s.accounts[b.Name] != nil:
-				fail(http.StatusConflict, fmt.Sprintf("Account %s exists", b.Name))
-			default:
-				a := &specAccount{Name: b.Name, Role: b.Role, Source: "stored", Created: now, Updated: now, By: caller, password: b.Password}
-				s.accounts[b.Name] = a
-				answer(http.StatusCreated, a)
-			}
-		default:
-			fail(http.StatusMethodNotAllowed, "Method not allowed")
-		}
-		return
-	}
-	name, _ := url.PathUnescape(strings.TrimSuffix(strings.TrimPrefix(r.URL.EscapedPath(), "/rest/accounts/"), ".json"))
-	a := s.accounts[name]
-	if a == nil {
-		fail(http.StatusNotFound, fmt.Sprintf("No account named %s", name))
-		return
-	}
-	if a.Source == "configured" {
-		fail(http.StatusConflict, fmt.Sprintf("Account %s is configured in the accounts file: change it there", name))
-		return
-	}
-	switch r.Method {
-	case http.MethodPut:
-		var b struct {
-			Password *string
-			Role     *string
-		}
-		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-			fail(http.StatusBadRequest, "A change is a JSON object {\"password\", \"role\"}: "+err.Error())
-			return
-		}
-		switch {
-		case b.Role != nil && name == caller && *b.Role != a.Role:
-			fail(http.StatusConflict, "You cannot change your own role")
-		case b.Role != nil && !validRole(*b.Role):
-			fail(http.StatusBadRequest, fmt.Sprintf("Field role must be viewer, operator or admin, not %q", *b.Role))
-		case b.Password != nil && len(*b.Password) < 8:
-			fail(http.StatusBadRequest, "Field password: at least 8 characters")
-		default:
-			if b.Role != nil {
-				a.Role = *b.Role
-			}
-			if b.Password != nil {
-				a.password = *b.Password
-			}
-			a.Updated, a.By = now, caller
-			answer(http.StatusOK, a)
-		}
-	case http.MethodDelete:
-		if name == caller {
-			fail(http.StatusConflict, "You cannot remove your own account")
-			return
-		}
-		delete(s.accounts, name)
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		fail(http.StatusMethodNotAllowed, "Method not allowed")
-	}
-}
-
-func (s *specAccounts) get(name string) (specAccount, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.accounts[name]
-	if a == nil {
-		return specAccount{}, false
-	}
-	return *a, true
-}
 
 // TestConsoleAccounts drives the accounts page: configured accounts are
 // shown read-only with a note; an account is added (a mistyped second
 // password is caught on the page, sending nothing), its role changed, a
 // new password set, and it is removed after a confirmation (Cancel
 // removes nothing); the server's own message is shown when it refuses
-// (an existing name, a bad name). The accounts interface is the one
-// specified (specAccounts) in front of a real server serving the rest.
+// (an existing name, a bad name). What the page did is what the server
+// holds: the account signs in with its password and role, then with the
+// new ones, and not once removed (each change seen within auth.StoredFor).
 func TestConsoleAccounts(t *testing.T) {
 	t.Parallel()
 	embeddedPass(t, consolePass)
-	testenv.RequireChromium(t)
 	a := apptest.Start(t, apptest.Options{})
-	spec := &specAccounts{accounts: map[string]*specAccount{
-		apptest.User: {Name: apptest.User, Role: "admin", Source: "configured"},
-		"ann":        {Name: "ann", Role: "viewer", Source: "stored", Created: "2026-12-02T03:00:00Z", Updated: "2026-12-02T03:00:00Z", By: apptest.User, password: "ann's password"},
-	}}
-	target, _ := url.Parse(a.URL)
-	mux := http.NewServeMux()
-	mux.Handle("/rest/accounts.json", spec)
-	mux.Handle("/rest/accounts/", spec)
-	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
-	front := httptest.NewServer(mux)
-	t.Cleanup(front.Close)
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(apptest.User+":"+apptest.Password))
-	page := browsertest.OpenWithHeaders(t, front.URL+"/console/#accounts", 120*time.Second, map[string]string{"Authorization": auth})
-	page.WaitFor(t, `body[data-ready="1"]`)
-	waitEval(t, page, `document.querySelector('#accounts-table tr[data-account="ann"]')`, 10*time.Second)
+	page := openConsole(t, a, "#accounts")
+	waitEval(t, page, `document.querySelector('#accounts-table tr[data-account="admin"]')`, 10*time.Second)
+	// whoami asks the server, as name with password, until it answers
+	// want (a status, and the role for a 200), for at most
+	// auth.StoredFor and a margin.
+	whoami := func(name, password string, want int, role string) {
+		t.Helper()
+		var r apptest.Response
+		for deadline := time.Now().Add(auth.StoredFor + 5*time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			r = a.DoAuth(t, name, password, http.MethodGet, "/rest/whoami.json", "")
+			if r.Status == want && (want != 200 || strings.Contains(r.Body, `"role":"`+role+`"`)) {
+				return
+			}
+		}
+		t.Errorf("%s signing in: %d %s, want %d %s", name, r.Status, r.Body, want, role)
+	}
+	// refusal is the server's own message for a request.
+	refusal := func(method, path, body string) string {
+		t.Helper()
+		r := a.Do(t, method, path, body, "Content-Type", "application/json")
+		if r.Status < 400 || r.Status >= 500 {
+			t.Fatalf("%s %s %s: %d %s, want a 4xx", method, path, body, r.Status, r.Body)
+		}
+		return strings.TrimSpace(r.Body)
+	}
 
 	rows := func() map[string][]string {
 		var rs [][]string
@@ -192,8 +61,8 @@ func TestConsoleAccounts(t *testing.T) {
 		return out
 	}
 	got := rows()
-	if fmt.Sprint(got[apptest.User]) != "[admin configured 0]" || fmt.Sprint(got["ann"]) != "[viewer added here 3]" {
-		t.Errorf("rows %q: want admin configured without a button, ann added here with 3", got)
+	if fmt.Sprint(got[apptest.User]) != "[admin configured 0]" || fmt.Sprint(got[apptest.ViewerUser]) != "[viewer configured 0]" || len(got) != 4 {
+		t.Errorf("rows %q: want the four configured accounts, without a button", got)
 	}
 	if note := page.Eval(t, `document.getElementById('accounts-list').textContent`); !strings.Contains(note, "configured in the accounts file") {
 		t.Errorf("no note on the configured account: %q", note)
@@ -211,31 +80,37 @@ func TestConsoleAccounts(t *testing.T) {
 		waitEval(t, page, `document.getElementById('account-result').textContent !== ''`, 10*time.Second)
 		return page.Eval(t, `document.getElementById('account-result').textContent`)
 	}
-	if msg := add("bob", "operator", "bob's password", "bobs password"); !strings.Contains(msg, "The two passwords differ") || spec.posts != 0 {
-		t.Errorf("mistyped password: %q, %d requests sent", msg, spec.posts)
+	posts := func() int {
+		return strings.Count(page.Eval(t, `JSON.stringify(window.consoleStats.requests.filter(r => r.method === 'POST' && r.path === 'accounts.json'))`), "accounts.json")
+	}
+	if msg := add("bob", "operator", "bob's password", "bobs password"); !strings.Contains(msg, "The two passwords differ") || posts() != 0 {
+		t.Errorf("mistyped password: %q, %d requests sent", msg, posts())
 	}
 	if msg := add("bob", "operator", "bob's password", "bob's password"); !strings.Contains(msg, "Account bob added (operator)") {
 		t.Errorf("add bob: %q", msg)
 	}
 	waitEval(t, page, `document.querySelector('#accounts-table tr[data-account="bob"]')`, 10*time.Second)
-	if b, ok := spec.get("bob"); !ok || b.Role != "operator" || b.password != "bob's password" || b.By != apptest.User {
-		t.Errorf("bob as the server has it: %+v", b)
+	if got := rows()["bob"]; fmt.Sprint(got) != "[operator added here 3]" {
+		t.Errorf("bob's row: %q", got)
 	}
+	whoami("bob", "bob's password", 200, "operator")
 	// The server's refusals, in its words.
-	if msg := add("bob", "viewer", "another password", "another password"); !strings.Contains(msg, "Not added: Account bob exists") {
-		t.Errorf("an existing name: %q", msg)
-	}
-	if msg := add("bad name!", "viewer", "another password", "another password"); !strings.Contains(msg, `Field name "bad name!": 1 to 64 of`) {
-		t.Errorf("a bad name: %q", msg)
+	for _, c := range []struct{ name, password, body string }{
+		{"bob", "another password", `{"name":"bob","password":"another password","role":"viewer"}`},
+		{"bad name!", "another password", `{"name":"bad name!","password":"another password","role":"viewer"}`},
+		{"carol", "short", `{"name":"carol","password":"short","role":"viewer"}`},
+	} {
+		want := refusal(http.MethodPost, "/rest/accounts.json", c.body)
+		if msg := add(c.name, "viewer", c.password, c.password); msg != "Not added: "+want {
+			t.Errorf("%s: the page says %q, want %q", c.body, msg, "Not added: "+want)
+		}
 	}
 
 	// Change bob's role.
 	page.Eval(t, `(s => { s.value = 'viewer'; return ''; })(document.querySelector('select[aria-label="Role of bob"]'))`)
 	page.Do(t, "change bob's role", chromedp.Click(chromedp.CSS(`button[aria-label="Change the role of bob"]`)))
 	waitEval(t, page, `document.querySelector('#accounts-table tr[data-account="bob"] .role').textContent === 'viewer'`, 10*time.Second)
-	if b, _ := spec.get("bob"); b.Role != "viewer" {
-		t.Errorf("bob's role on the server: %s, want viewer", b.Role)
-	}
+	whoami("bob", "bob's password", 200, "viewer")
 	// A new password, typed twice.
 	page.Do(t, "new password for bob", chromedp.Click(chromedp.CSS(`button[aria-label="Set a new password for bob"]`)))
 	waitEval(t, page, `document.querySelector('tr[data-password-for="bob"]')`, 5*time.Second)
@@ -243,9 +118,8 @@ func TestConsoleAccounts(t *testing.T) {
 	setValue(t, page, `input[aria-label="New password for bob, again"]`, "bob's new password")
 	page.Do(t, "set it", chromedp.Click(chromedp.CSS(`tr[data-password-for="bob"] button[type=submit]`)))
 	waitEval(t, page, `!document.querySelector('tr[data-password-for="bob"]')`, 10*time.Second)
-	if b, _ := spec.get("bob"); b.password != "bob's new password" {
-		t.Errorf("bob's password on the server: %q", b.password)
-	}
+	whoami("bob", "bob's new password", 200, "viewer")
+	whoami("bob", "bob's password", 401, "")
 	if s := page.Eval(t, `document.getElementById('status').textContent`); !strings.Contains(s, "password of bob is changed") {
 		t.Errorf("status after the new password: %q", s)
 	}
@@ -258,15 +132,16 @@ func TestConsoleAccounts(t *testing.T) {
 	}
 	page.Do(t, "cancel", chromedp.Click(chromedp.CSS(`dialog[open] #confirm-no`)))
 	waitEval(t, page, `!document.querySelector('dialog')`, 5*time.Second)
-	if _, ok := spec.get("bob"); !ok {
-		t.Fatal("bob removed after Cancel")
+	if r := a.Do(t, http.MethodGet, "/rest/accounts/bob.json", ""); r.Status != 200 {
+		t.Fatalf("bob after Cancel: %d %s", r.Status, r.Body)
 	}
 	page.Do(t, "remove bob", chromedp.Click(chromedp.CSS(`button[aria-label="Remove bob"]`)))
 	waitEval(t, page, `document.querySelector('dialog[open] #confirm-yes')`, 5*time.Second)
 	page.Do(t, "confirm", chromedp.Click(chromedp.CSS(`dialog[open] #confirm-yes`)))
 	waitEval(t, page, `!document.querySelector('#accounts-table tr[data-account="bob"]')`, 10*time.Second)
-	if _, ok := spec.get("bob"); ok {
-		t.Error("bob is still on the server")
+	if r := a.Do(t, http.MethodGet, "/rest/accounts/bob.json", ""); r.Status != 404 {
+		t.Errorf("bob after the removal: %d %s, want 404", r.Status, r.Body)
 	}
+	whoami("bob", "bob's new password", 401, "")
 	noConsoleErrors(t, page)
 }
