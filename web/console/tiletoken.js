@@ -5,6 +5,7 @@
 // (?token=) in every map it draws, and asks again before it expires.
 // Public layers' URLs stay as they are (the edge caches them by URL).
 import { postJSON } from './api.js';
+import { say } from './util.js';
 
 // The token is asked for state.lifetime seconds (an hour) and renewed
 // when a fifth of it is left (counted from its receipt, so the browser's
@@ -75,6 +76,7 @@ async function renew(names) {
   } catch (e) {
     if (pending !== mine) return;
     state.error = e.message;
+    say(`Tile token for the private layers (${names.join(', ')}): ${e.message}; their tiles are not shown`, true);
     // Try again in a minute (the tiles of private layers stay empty).
     timer = setTimeout(() => renew(names), 60_000);
   }
