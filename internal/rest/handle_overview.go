@@ -42,6 +42,9 @@ type overviewLayer struct {
 	LastFinished *overviewTask     `json:"lastFinished"`
 	// Parameters are the layer's parameter filters (handle_overview_params.go).
 	Parameters []overviewParam `json:"parameters"`
+	// Private is true for a private layer: its tiles need a tile token
+	// (the console asks for one, POST /rest/tiletokens.json).
+	Private bool `json:"private,omitempty"`
 }
 
 type overviewUsage struct {
@@ -134,7 +137,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			continue
 		}
-		ol := overviewLayer{Name: l.Name, Title: l.Title, ManagedBy: managedBy(l.Managed), GridSets: subsetIDs(l), Formats: append([]string{}, l.Formats...), Parameters: layerParams(l)}
+		ol := overviewLayer{Name: l.Name, Title: l.Title, ManagedBy: managedBy(l.Managed), GridSets: subsetIDs(l), Formats: append([]string{}, l.Formats...), Parameters: layerParams(l), Private: l.Private}
 		if rep != nil {
 			ol.Usage = &overviewUsage{}
 			for _, lr := range rep.Layers {

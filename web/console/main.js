@@ -1,6 +1,7 @@
 // The console: a page per hash (#tasks, #seed, #layers, #quota,
-// #schedules, #audit), all in one document; the task list polls in the
-// background so the navigation shows how many tasks run.
+// #schedules, and an administrator's #audit, #tokens, #accounts), all in
+// one document; the task list polls in the background so the navigation
+// shows how many tasks run.
 import 'ol/ol.css';
 import './console.css';
 import * as tasks from './tasks.js';
@@ -9,11 +10,15 @@ import * as layers from './layers.js';
 import * as quota from './quota.js';
 import * as schedules from './schedules.js';
 import * as audit from './audit.js';
+import * as tokens from './tokens.js';
+import * as accounts from './accounts.js';
+import * as tileToken from './tiletoken.js';
 import { loadOverview } from './model.js';
 import { getJSON } from './api.js';
 import { say } from './util.js';
 
-const pages = { tasks, seed, layers, quota, schedules, audit };
+const pages = { tasks, seed, layers, quota, schedules, audit, tokens, accounts };
+let limitedTo = null; // the layers a layer-limited principal may use (whoami)
 let overview = { layers: [], gridSets: [] };
 let overviewLoaded;
 const firstOverview = new Promise((resolve) => { overviewLoaded = resolve; });
@@ -27,6 +32,8 @@ async function refreshOverview() {
     quota.setOverview(overview);
     schedules.setOverview(overview);
     audit.setOverview(overview);
+    tokens.setOverview(overview);
+    tileToken.setLayers(overview.layers, limitedTo);
   } catch (e) {
     say('Layers: ' + e.message, true);
   }
@@ -45,6 +52,12 @@ async function loadWhoAmI() {
     const me = await getJSON('whoami.json');
     document.body.dataset.role = me.role;
     document.body.dataset.may = me.capabilities.join(' ');
+    accounts.setMe(me);
+    tokens.setMe(me);
+    if (me.layers) {
+      limitedTo = me.layers;
+      tileToken.setLayers(overview.layers, limitedTo);
+    }
     const all = me.roles[me.roles.length - 1].capabilities;
     const hidden = all.filter((c) => !me.capabilities.includes(c));
     note.textContent = `Signed in as ${me.name} (${me.role})` +
@@ -81,6 +94,8 @@ async function start() {
   quota.init(document.getElementById('page-quota'), refreshOverview);
   schedules.init(document.getElementById('page-schedules'));
   audit.init(document.getElementById('page-audit'));
+  tokens.init(document.getElementById('page-tokens'));
+  accounts.init(document.getElementById('page-accounts'));
   window.addEventListener('hashchange', route);
   route();
   await loading;

@@ -11,7 +11,9 @@
 // missing tile stays empty, and the map shows what is cached where. A
 // stored-only read is an account's (it tells which areas were viewed
 // without rendering them): the browser answers its challenge with the
-// credentials it holds for the console.
+// credentials it holds for the console. A private layer's tiles carry the
+// console's tile token (tiletoken.js) in their URLs; until it is held,
+// none of them is asked for.
 import Map from 'ol/Map.js';
 import View from 'ol/View.js';
 import TileLayer from 'ol/layer/Tile.js';
@@ -28,6 +30,7 @@ import { defaults as defaultInteractions } from 'ol/interaction/defaults.js';
 import Feature from 'ol/Feature.js';
 import { fromExtent } from 'ol/geom/Polygon.js';
 import { Style, Stroke, Fill } from 'ol/style.js';
+import { tokenFor, withToken, onChange } from './tiletoken.js';
 
 // projectionOf returns the OpenLayers projection of a grid set.
 export function projectionOf(g) {
@@ -109,6 +112,11 @@ export class GridMap {
     });
     target.tabIndex = 0;
     this.grid = null;
+    this.baseArg = null;
+    // A private layer drawn before the token came, or whose layers it
+    // opens changed: draw it again (a renewed token only changes the URLs
+    // of the tiles asked from then on).
+    onChange(() => this.setBase(this.baseArg));
   }
 
   // setGridSet shows grid set g (its definition, see model.gridSet).
@@ -132,12 +140,15 @@ export class GridMap {
   // b = {layer, format (MIME type), query ("" or "?K=v&…")}, or null for
   // none. Formats other than images draw nothing.
   setBase(b) {
+    this.baseArg = b;
     const g = this.grid;
     const f = b && g && FORMATS[b.format];
-    const key = f ? [b.layer, g.name, b.format, b.query].join('|') : '';
+    // null while a private layer's token is not held: nothing is drawn.
+    const token = f ? tokenFor(b.layer) : '';
+    const key = f ? [b.layer, g.name, b.format, b.query, token === null ? 'waiting' : token ? 'token' : 'public'].join('|') : '';
     if (key === this.baseKey) return;
     this.baseKey = key;
-    if (!f) { this.base.setSource(null); return; }
+    if (!f || token === null) { this.base.setSource(null); return; }
     const [id, ext] = f;
     const tileGrid = tileGridOf(g);
     const [, miny, , maxy] = g.extent;
@@ -146,7 +157,7 @@ export class GridMap {
     const prefix = `${seg(b.layer)}/${seg(g.name)}/${id}/`;
     this.base.setSource(new TileImage({
       projection: projectionOf(g), tileGrid, transition: 0,
-      tileUrlFunction: ([z, x, y]) => new URL(`./${prefix}${z}/${x}/${rows[z] - 1 - y}.${ext}${b.query}`, tilesRoot).href,
+      tileUrlFunction: ([z, x, y]) => withToken(new URL(`./${prefix}${z}/${x}/${rows[z] - 1 - y}.${ext}${b.query}`, tilesRoot).href, b.layer),
       tileLoadFunction: loadStored,
     }));
   }

@@ -112,3 +112,25 @@ export function childText(parent, name) {
   for (const c of parent.children) if (c.localName === name) return c.textContent.trim();
   return '';
 }
+
+// confirmDialog asks in a modal dialog whether to do what text says: it
+// resolves true when the button named action is pressed, false on
+// "Cancel" or Escape.
+export function confirmDialog(title, text, action) {
+  return new Promise((resolve) => {
+    const d = el('dialog', { class: 'confirm', 'aria-labelledby': 'confirm-title' });
+    const done = (v) => { d.close(); d.remove(); resolve(v); };
+    d.addEventListener('cancel', (ev) => { ev.preventDefault(); done(false); });
+    d.append(el('h3', { id: 'confirm-title', text: title }), el('p', { text }),
+      el('p', { class: 'toolbar' },
+        el('button', { type: 'button', class: 'danger', id: 'confirm-yes', text: action, onclick: () => done(true) }),
+        el('button', { type: 'button', id: 'confirm-no', text: 'Cancel', onclick: () => done(false) })));
+    document.body.append(d);
+    d.showModal();
+  });
+}
+
+// when shows a time of the server's (RFC 3339) to the second, UTC.
+export function when(t) {
+  return t ? el('time', { dateTime: t, text: t.replace(/\.\d+Z$/, 'Z').replace('T', ' ') }) : '–';
+}
