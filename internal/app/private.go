@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"tilecache/internal/auth"
 	"tilecache/internal/layer"
 	"tilecache/internal/tiletoken"
 )
@@ -147,10 +148,16 @@ func issueTileTokens(layers *layer.Catalogue, keys *tiletoken.Keyring, now func(
 			return
 		}
 		var ids []string
+		p, _ := auth.PrincipalOf(r.Context())
 		for _, name := range req.Layers {
 			l, ok := layers.Layer(name)
 			if !ok {
 				text(http.StatusBadRequest, "Bad request: no layer named "+strconv.Quote(name))
+				return
+			}
+			if !p.MayUseLayer(name) {
+				// An API token limited to layers opens only those.
+				text(http.StatusForbidden, fmt.Sprintf("This request concerns layer %s; %s is limited to layers %s", name, p, strings.Join(p.Layers, ", ")))
 				return
 			}
 			if !slices.Contains(ids, l.ID) {

@@ -218,4 +218,21 @@ func TestIssueTileTokens(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d", user, res.Status, res.Body, want)
 		}
 	}
+	// An API token limited to a layer gets tile tokens for that layer only.
+	res = a.Do(t, "POST", "/rest/tokens.json", `{"role":"viewer","layers":["demo:world"],"lifetime":"1h"}`, "Content-Type", "application/json")
+	var api struct {
+		ID    string `json:"id"`
+		Token string `json:"token"`
+	}
+	if res.Status != 201 || json.Unmarshal([]byte(res.Body), &api) != nil {
+		t.Fatalf("API token: %d %q", res.Status, res.Body)
+	}
+	bearer := []string{"Content-Type", "application/json", "Authorization", "Bearer " + api.Token}
+	if res := a.DoAuth(t, "", "", "POST", "/rest/tiletokens.json", `{"layers":["demo:world"]}`, bearer...); res.Status != 200 {
+		t.Errorf("limited token, its layer: %d %q, want 200", res.Status, res.Body)
+	}
+	want := "This request concerns layer topp:states; token " + api.ID + " of account " + apptest.User + " is limited to layers demo:world\n"
+	if res := a.DoAuth(t, "", "", "POST", "/rest/tiletokens.json", `{"layers":["demo:world","topp:states"]}`, bearer...); res.Status != 403 || res.Body != want {
+		t.Errorf("limited token, another layer: %d %q, want 403 %q", res.Status, res.Body, want)
+	}
 }
