@@ -54,6 +54,9 @@ type lane struct {
 	// hard is the latest a render may run to (zero: no limit but the
 	// source's own timeouts).
 	hard time.Time
+	// progress is the task's processed tiles, checkpointed or not (the
+	// status rows read it while the lane runs; a killed lane records it).
+	progress atomic.Int64
 }
 
 // errRenderBudget is the cause of a render cut at the invocation's budget.
@@ -121,7 +124,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 func (ln *lane) run(ctx context.Context) (end laneEnd, err error) {
 	env, t := ln.env, ln.t
 	start := t.Cursor
-	progress := new(atomic.Int64) // the task's processed tiles, checkpointed or not (Engine.List)
+	progress := &ln.progress
 	progress.Store(t.Done)
 	defer env.working.track(t.ID, ln.job.ID, progress)()
 	defer func() {
@@ -352,6 +355,13 @@ func (ln *lane) stopped(ctx context.Context, cur task.Task, from int64) {
 	ln.env.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String())
 	ln.settle(ctx, cur.Status == task.Aborted,
 		fmt.Sprintf("lane of task %d was taken over with uncheckpointed work", cur.ID))
+	if cur.Status == task.Aborted && cur.Killed {
+		// What it stored since its last checkpoint is stored: the
+		// status rows and the console count it.
+		if err := ln.env.tasks.KilledAt(metatile.WriteContext(ctx), cur.ID, ln.progress.Load()); err != nil {
+			ln.env.log.Warn("record the progress of a killed lane", "task", cur.ID, "done", ln.progress.Load(), "err", err)
+		}
+	}
 }
 
 // settle ends the lane's usage that no checkpoint carried: applied when

@@ -38,6 +38,7 @@ type laneTasks interface {
 	Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error)
 	AddFailures(ctx context.Context, jobID int64, n int64) (int64, error)
 	Kill(ctx context.Context, id int64, expect task.Status, now time.Time) (task.Task, error)
+	KilledAt(ctx context.Context, id int64, done int64) error
 }
 
 // laneEnd is what a lane's run leaves to do once it has returned: finish

@@ -269,4 +269,10 @@ type Store interface {
 	Kill(ctx context.Context, id int64, expect Status, now time.Time) (Task, error)
 	// AddFailures adds n tile failures to a job and returns the job's total.
 	AddFailures(ctx context.Context, jobID int64, n int64) (int64, error)
+	// KilledAt records the processed count a killed task's lane reached
+	// after its last checkpoint (the tiles it stored are stored, and the
+	// status rows should say so): Done becomes done when that is more,
+	// at most the lane's total. Conflict when the task is not ABORTED by
+	// a kill; a smaller count changes nothing.
+	KilledAt(ctx context.Context, id int64, done int64) error
 }

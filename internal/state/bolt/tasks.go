@@ -367,6 +367,24 @@ func (s *Tasks) Kill(ctx context.Context, id int64, expect task.Status, now time
 	return before, err
 }
 
+// KilledAt implements task.Store.
+func (s *Tasks) KilledAt(ctx context.Context, id int64, done int64) error {
+	return s.update(ctx, "record a killed task's progress", func(tx *bbolt.Tx) error {
+		t, err := getTask(tx, id)
+		if err != nil {
+			return err
+		}
+		if t.Status != task.Aborted || !t.Killed {
+			return apperr.New(apperr.Conflict, "task %d is %s, not killed", id, t.Status)
+		}
+		if done = min(done, t.Total); done <= t.Done {
+			return nil
+		}
+		t.Done = done
+		return putTask(tx, t)
+	})
+}
+
 // AddFailures implements task.Store.
 func (s *Tasks) AddFailures(ctx context.Context, jobID int64, n int64) (int64, error) {
 	var total int64

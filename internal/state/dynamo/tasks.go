@@ -469,6 +469,39 @@ const (
 	pruneWorkers = 16
 )
 
+// KilledAt implements task.Store: one conditional UpdateItem raising done
+// (never above the lane's total) of a task ABORTED by a kill.
+func (s *Tasks) KilledAt(ctx context.Context, id int64, done int64) error {
+	it, err := s.getTask(ctx, id)
+	if err != nil {
+		return err
+	}
+	if it.Status != int(task.Aborted) || !it.Killed {
+		return apperr.New(apperr.Conflict, "task %d is %s, not killed", id, task.Status(it.Status))
+	}
+	if done = min(done, it.Total); done <= it.Done {
+		return nil
+	}
+	e := newExpr()
+	s.wrote("KilledAt", 1)
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        &s.table,
+		Key:              s.taskKey(id),
+		UpdateExpression: aws.String("SET " + e.n(aDone) + " = " + e.v(num(done))),
+		ConditionExpression: aws.String(e.n(aStatus) + " = " + e.v(num(int64(task.Aborted))) + " AND " +
+			e.n(aKilled) + " = " + e.v(&types.AttributeValueMemberBOOL{Value: true}) + " AND " + e.n(aDone) + " < " + e.v(num(done))),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return nil // a larger count was recorded meanwhile
+	}
+	if err != nil {
+		return s.fail(ctx, err, "record the progress of killed task %d", id)
+	}
+	return nil
+}
+
 // AddFailures implements task.Store. The count lives on the job item; a job
 // id without a job gets an item holding only the count (Job still reports
 // it missing).

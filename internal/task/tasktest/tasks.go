@@ -575,3 +575,45 @@ func testRowLayout(t *testing.T, h Harness) {
 		t.Fatalf("got row %v, want %v", got, want)
 	}
 }
+
+// testKilledAtRecordsAKilledLanesProgress: a killed lane's last count is
+// recorded (raised only, at most the lane's total); a task not killed is
+// a conflict.
+func testKilledAtRecordsAKilledLanesProgress(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	mustCreate(t, s, 2)
+	mustPromote(t, s, 2)
+	if _, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: 1, From: 0, To: 1, Tiles: 4}, t0); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, s.KilledAt(t.Context(), 1, 6), apperr.Conflict) // RUNNING
+	wantKind(t, s.KilledAt(t.Context(), 99, 6), apperr.NotFound)
+	if _, err := s.Kill(t.Context(), 1, task.Running, t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ done, want int64 }{{6, 6}, {5, 6}, {1000, 10}} {
+		if err := s.KilledAt(t.Context(), 1, c.done); err != nil {
+			t.Fatalf("KilledAt(%d): %v", c.done, err)
+		}
+		if tk, _ := s.Get(t.Context(), 1); tk.Done != c.want || tk.Status != task.Aborted || !tk.Killed {
+			t.Fatalf("after KilledAt(%d): %+v, want ABORTED, killed, %d done", c.done, tk, c.want)
+		}
+		if row := (mustGetRow(t, s, 1)); row[0] != c.want || row[2] != 10-c.want {
+			t.Fatalf("after KilledAt(%d): row %v", c.done, row)
+		}
+	}
+	// Aborted by its failures, not killed: nothing to record.
+	if _, err := s.Finish(t.Context(), 2, task.Aborted, t0); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, s.KilledAt(t.Context(), 2, 3), apperr.Conflict)
+}
+
+func mustGetRow(t *testing.T, s task.Store, id int64) [5]int64 {
+	t.Helper()
+	tk, err := s.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk.Row()
+}

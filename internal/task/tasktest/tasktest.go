@@ -40,6 +40,7 @@ var Tests = []Test{
 	{"ConcurrentCheckpointsOneWins", testConcurrentCheckpointsOneWins},
 	{"FinishConditions", testFinishConditions},
 	{"KillExpectsStatus", testKillExpectsStatus},
+	{"KilledAtRecordsAKilledLanesProgress", testKilledAtRecordsAKilledLanesProgress},
 	{"ListActiveAndRecent", testListActiveAndRecent},
 	{"FailuresAreSharedPerJob", testFailuresAreSharedPerJob},
 	{"CheckpointCarriesUsageOnce", testCheckpointCarriesUsageOnce},
