@@ -31,6 +31,7 @@ run: tilecache
 	@if [ ! -s $(DATA)/users ]; then \
 	  ./bin/tilecache useradd -file $(DATA)/users -name admin -random > $(DATA)/admin-password; \
 	  chmod 600 $(DATA)/admin-password; fi
+	@echo "console:   http://$(ADDR)/console/  (sign in with the account below)"
 	@echo "tilecache: http://$(ADDR)/rest  (data in $(DATA)/; demo map page: http://$(ADDR)/ once a layer is seeded)"
 	@if [ -s $(DATA)/admin-password ]; then \
 	  echo "account:   admin / $$(cat $(DATA)/admin-password)   (development account, stored in $(DATA)/users)"; \

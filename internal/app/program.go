@@ -720,7 +720,8 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		defer msrv.Close()
 		log.Info("metrics serving", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
-	log.Info("tilecache serving", "url", "http://"+ln.Addr().String()+cfg.BasePath+"/rest", "data", cfg.DataDir,
+	log.Info("tilecache serving", "console", "http://"+ln.Addr().String()+cfg.BasePath+"/console/",
+		"url", "http://"+ln.Addr().String()+cfg.BasePath+"/rest", "data", cfg.DataDir,
 		"seed_threads", cfg.SeedThreads, "backend", cfg.Backend)
 	select {
 	case <-ctx.Done():

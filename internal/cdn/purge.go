@@ -79,14 +79,19 @@ type Purger struct {
 	opts PurgerOptions
 	log  *slog.Logger
 
+	// off: there is no CDN (Nop): nothing to record or send.
+	off bool
+
 	mu      sync.Mutex
 	pending changes
 	sendMu  sync.Mutex // one batch in flight at a time
 }
 
-// NewPurger returns a purger sending to inv.
+// NewPurger returns a purger sending to inv. With Nop (no CDN in front
+// of the store) it records and sends nothing, and logs nothing.
 func NewPurger(inv Invalidator, opts PurgerOptions, log *slog.Logger) *Purger {
-	return &Purger{inv: inv, opts: opts.withDefaults(), log: log}
+	_, off := inv.(Nop)
+	return &Purger{inv: inv, opts: opts.withDefaults(), log: log, off: off}
 }
 
 // changes is what changed since the last send, keyed by store key paths
@@ -159,7 +164,7 @@ func (p *Purger) rel(key string) (string, bool) {
 // TilesChanged records that tiles of set at level z in columns minX..maxX
 // were replaced or deleted.
 func (p *Purger) TilesChanged(set tilestore.TileSet, z int, minX, maxX int64) {
-	if p == nil {
+	if p == nil || p.off {
 		return
 	}
 	dir, ok := p.rel(set.Dir())
@@ -174,7 +179,7 @@ func (p *Purger) TilesChanged(set tilestore.TileSet, z int, minX, maxX int64) {
 // PrefixChanged records that objects under a key prefix (ending in "/",
 // such as tilestore.LayerPrefix) changed or were removed.
 func (p *Purger) PrefixChanged(prefix string) {
-	if p == nil {
+	if p == nil || p.off {
 		return
 	}
 	rel, ok := p.rel(prefix)
@@ -188,7 +193,7 @@ func (p *Purger) PrefixChanged(prefix string) {
 
 // KeysChanged records that single objects (documents) changed.
 func (p *Purger) KeysChanged(keys ...string) {
-	if p == nil {
+	if p == nil || p.off {
 		return
 	}
 	p.mu.Lock()
@@ -203,7 +208,7 @@ func (p *Purger) KeysChanged(keys ...string) {
 // Run sends what changed every Every until ctx ends, then sends what is
 // left with a short grace period.
 func (p *Purger) Run(ctx context.Context) {
-	if p == nil {
+	if p == nil || p.off {
 		return
 	}
 	tick := time.NewTicker(p.opts.Every)
@@ -225,7 +230,7 @@ func (p *Purger) Run(ctx context.Context) {
 // It never returns an error: failures are logged, and changes whose
 // invalidation could not be sent stay pending for the next Flush.
 func (p *Purger) Flush(ctx context.Context) {
-	if p == nil {
+	if p == nil || p.off {
 		return
 	}
 	p.sendMu.Lock()

@@ -231,3 +231,20 @@ func TestPathsMaxExact(t *testing.T) {
 		t.Errorf("got %+v, want one call with /topp:states/*", rec.calls)
 	}
 }
+
+// TestNopPurgerIsSilent: without a CDN (Nop) changes are neither kept
+// nor sent, and nothing is logged.
+func TestNopPurgerIsSilent(t *testing.T) {
+	var log bytes.Buffer
+	p := NewPurger(Nop{}, PurgerOptions{}, slog.New(slog.NewTextHandler(&log, nil)))
+	p.TilesChanged(states, 3, 1, 2)
+	p.PrefixChanged("a/")
+	p.KeysChanged("a")
+	if !p.pending.empty() {
+		t.Errorf("pending changes kept without a CDN: %+v", p.pending)
+	}
+	p.Flush(t.Context())
+	if log.Len() != 0 {
+		t.Errorf("logged without a CDN: %s", log.String())
+	}
+}
