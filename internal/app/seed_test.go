@@ -388,7 +388,8 @@ func TestKill(t *testing.T) {
 	if st[d1] != 1 {
 		t.Errorf("demo task %d: got status %d, want RUNNING on a freed thread", d1, st[d1])
 	}
-	// A killed running task's counters stop moving.
+	// A killed running task's counters stop moving once its lane stopped.
+	testenv.Eventually(t, 5*time.Second, "the killed lane to stop", func() bool { return !a.Local.Engine.Working(s1) })
 	before, _ := a.Local.Tasks.Get(t.Context(), s1)
 	time.Sleep(400 * time.Millisecond)
 	after, _ := a.Local.Tasks.Get(t.Context(), s1)

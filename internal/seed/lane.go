@@ -352,7 +352,6 @@ func (ln *lane) owned(ctx context.Context, from int64) (bool, error) {
 // stopped ends a lane whose task is no longer its own at cursor from (cur
 // is the task as read now): killed, or taken over by another worker.
 func (ln *lane) stopped(ctx context.Context, cur task.Task, from int64) {
-	ln.env.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String())
 	ln.settle(ctx, cur.Status == task.Aborted,
 		fmt.Sprintf("lane of task %d was taken over with uncheckpointed work", cur.ID))
 	if cur.Status == task.Aborted && cur.Killed {
@@ -362,6 +361,8 @@ func (ln *lane) stopped(ctx context.Context, cur task.Task, from int64) {
 			ln.env.log.Warn("record the progress of a killed lane", "task", cur.ID, "done", ln.progress.Load(), "err", err)
 		}
 	}
+	// Logged last: once it is, the task's counters do not move again.
+	ln.env.log.Info("lane stopped: task killed or taken over", "task", cur.ID, "cursor", from, "status", cur.Status.String(), "done", ln.progress.Load())
 }
 
 // settle ends the lane's usage that no checkpoint carried: applied when
