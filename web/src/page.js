@@ -240,7 +240,7 @@
           '  (level ' + Math.min(ts.maxZoom, Math.floor(vmap.getZoom())) + ')';
       });
       info.textContent = '';
-      var names = (tj.vector_layers || []).map(function (vl, n) { return vl.id; });
+      var names = (tj.vector_layers || []).map(function (vl) { return vl.id; });
       info.appendChild(document.createTextNode(names.length ? 'vector layers: ' : 'TileJSON lists no vector_layers yet: seed the tile set'));
       names.forEach(function (name, n) {
         var s = document.createElement('span');
