@@ -1,8 +1,7 @@
 // The linter of the project's JavaScript (`make lint-web`): eslint's
 // recommended rules over
-// - the console (web/console, ES modules bundled by esbuild for browsers),
-// - the demo map page's script (web/src/page.js, a browser script with the
-//   Leaflet global L; MapLibre GL's global maplibregl is read off window),
+// - the console (web/console) and the demo map page's script (web/src),
+//   ES modules bundled by esbuild for browsers,
 // - the build and test files (node ES modules: web/*.mjs, web/test (in a
 //   page too), the
 //   edge functions' node runners functions/edge/*.mjs),
@@ -33,14 +32,8 @@ export default [
   { basePath: root, ...js.configs.recommended },
   {
     basePath: root,
-    files: ['web/console/**/*.js'],
+    files: ['web/console/**/*.js', 'web/src/**/*.js'],
     languageOptions: { ecmaVersion: 2022, sourceType: 'module', globals: { ...globals.browser } },
-    rules: { 'no-unused-vars': unused },
-  },
-  {
-    basePath: root,
-    files: ['web/src/**/*.js'],
-    languageOptions: { ecmaVersion: 2017, sourceType: 'script', globals: { ...globals.browser, L: 'readonly' } },
     rules: { 'no-unused-vars': unused },
   },
   {
