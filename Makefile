@@ -45,11 +45,11 @@ tilecache:
 	$(GO) build -o bin/tilecache ./cmd/tilecache
 
 ##@ test
-.PHONY: test test-edge vet staticcheck lint-template fuzz
+.PHONY: test test-edge vet staticcheck lint-web test-web lint-template fuzz
 
-## test: vet and staticcheck, then every test with the race detector on both backends (starts and stops a local AWS stack and a test WMS); what CI runs
+## test: vet, staticcheck, lint-web and test-web, then every test with the race detector on both backends (starts and stops a local AWS stack and a test WMS); what CI runs
 test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
-test: vet staticcheck
+test: vet staticcheck lint-web test-web
 	@GO=$(GO) bash infra/test.sh
 
 ## test-edge: the CDN edge functions (functions/edge/*.js) under node and njs (installed, cached, by infra/njs/install.sh) against their Go twins, and their size
@@ -65,6 +65,16 @@ vet:
 ## staticcheck: staticcheck over every package, tests included (the pinned version, installed once and cached); any finding fails
 staticcheck:
 	$(infra_script)
+
+## lint-web: eslint over web/ and functions/edge, then the committed bundles (internal/web/index.html, internal/console/dist) compared with a rebuild of web/ (npm ci from web/package-lock.json first, skipped when installed)
+lint-web:
+	@bash infra/web-install.sh
+	cd web && npm run -s lint && npm run -s check
+
+## test-web: the console's unit tests (vitest, web/test) (npm ci from web/package-lock.json first, skipped when installed)
+test-web:
+	@bash infra/web-install.sh
+	cd web && npm run -s test
 
 ## lint-template: cfn-lint template.yaml (when installed; says so on stderr when not), then the Go template checks
 lint-template:
@@ -177,9 +187,10 @@ $(LAMBDA_FUNCTIONS:%=build-%Function): build-%Function:
 	$(call lambda_build,$(call lower,$*),$(ARTIFACTS_DIR))
 	$(if $(LAYERS),cp $(LAYERS) $(ARTIFACTS_DIR)/layers.yaml)
 
-## web: rebuild internal/web/index.html (the demo map page) and internal/console/dist (the console) from web/ after installing its npm packages
+## web: rebuild internal/web/index.html (the demo map page) and internal/console/dist (the console) from web/ (npm ci from web/package-lock.json first, skipped when installed)
 web:
-	cd web && npm install --no-package-lock --no-audit --no-fund && node build.mjs
+	@bash infra/web-install.sh
+	cd web && node build.mjs
 
 ## clean: remove bin/
 clean:

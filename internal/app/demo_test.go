@@ -24,8 +24,8 @@ type indexEntry struct {
 	Tiles   string `json:"tiles"`
 }
 
-// placedTile is a tile image of the page: its URL and where it is drawn
-// in the viewport.
+// placedTile is a tile of the page (window.demoTiles): its URL and where
+// it is drawn in the viewport.
 type placedTile struct {
 	Src              string
 	Left, Top, Width float64
@@ -158,11 +158,7 @@ type edgeTile struct {
 // such request was answered 200.
 func wantEdgeTiles(t *testing.T, page *browsertest.Page, dir string, rows int64) []edgeTile {
 	t.Helper()
-	js := `JSON.stringify(Array.from(document.querySelectorAll("#map img.leaflet-tile")).map(function (img) {
-		var r = img.getBoundingClientRect();
-		return {Src: img.src, Left: r.left, Top: r.top, Width: r.width, Height: r.height,
-			Loaded: img.classList.contains("leaflet-tile-loaded")};
-	}))`
+	js := `JSON.stringify(window.demoTiles())`
 	var all []placedTile
 	if err := json.Unmarshal([]byte(page.Eval(t, js)), &all); err != nil {
 		t.Fatal(err)
@@ -209,11 +205,7 @@ func screenshot(t *testing.T, page *browsertest.Page) image.Image {
 // page was answered 200 or, for a key not stored, 404.
 func wantTiles(t *testing.T, a *apptest.App, page *browsertest.Page, stored []string, dir string) []placedTile {
 	t.Helper()
-	js := `JSON.stringify(Array.from(document.querySelectorAll("#map img.leaflet-tile")).map(function (img) {
-		var r = img.getBoundingClientRect();
-		return {Src: img.src, Left: r.left, Top: r.top, Width: r.width, Height: r.height,
-			Loaded: img.classList.contains("leaflet-tile-loaded")};
-	}))`
+	js := `JSON.stringify(window.demoTiles())`
 	var all, out []placedTile
 	if err := json.Unmarshal([]byte(page.Eval(t, js)), &all); err != nil {
 		t.Fatal(err)

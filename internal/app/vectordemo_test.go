@@ -21,8 +21,8 @@ import (
 )
 
 // TestDemoPageDrawsVectorTiles opens the demo page in headless Chromium
-// (WebGL in software: SwiftShader) on a Mapbox Vector Tile set seeded from
-// the test WMS: MapLibre GL draws it from its TileJSON, with the style the
+// on a Mapbox Vector Tile set seeded from the test WMS: OpenLayers draws
+// it from its TileJSON, with the style the
 // page makes of vector_layers (the polygons, lines and points of the
 // WMS's layers, each layer in a colour of its own), asking only for stored
 // tiles. The screenshot of the map's canvas shows the lines' and the
@@ -34,8 +34,7 @@ func TestDemoPageDrawsVectorTiles(t *testing.T) {
 	testenv.RequireChromium(t)
 	wmsURL := testenv.RequireWMS(t)
 	// The page is served through a front that records the paths asked
-	// for: MapLibre fetches tiles in its workers, which the page's own
-	// network events do not show.
+	// for (and answered).
 	front := httptest.NewUnstartedServer(nil)
 	a := apptest.Start(t, apptest.Options{Layers: fmt.Sprintf(vectorLayers, wmsURL, "http://127.0.0.1:1"), SeedThreads: 2,
 		Env: map[string]string{"TILECACHE_PUBLIC_URL": "http://" + front.Listener.Addr().String()}})
@@ -82,18 +81,18 @@ func TestDemoPageDrawsVectorTiles(t *testing.T) {
 	// its background.
 	lines, points := color.RGBA{0x1b, 0x99, 0x8b, 0xff}, color.RGBA{0x2e, 0x5e, 0xaa, 0xff}
 	bg := color.RGBA{0xf4, 0xf1, 0xea, 0xff}
-	page := browsertest.OpenWebGL(t, fmt.Sprintf("%s/#set=%d&z=2&lat=20&lon=10", front.URL, set), 120*time.Second)
+	page := browsertest.Open(t, fmt.Sprintf("%s/#set=%d&z=2&lat=20&lon=10", front.URL, set), 120*time.Second)
 	for _, source := range []string{"tms", "xyz"} {
 		if source != "tms" {
 			page.Eval(t, fmt.Sprintf(`document.body.removeAttribute("data-ready"); location.hash = "set=%d&z=2&lat=20&lon=10&source=%s"; ""`, set, source))
 		}
-		page.WaitFor(t, fmt.Sprintf(`body[data-ready="%d"][data-renderer="maplibre"]`, set))
+		page.WaitFor(t, fmt.Sprintf(`body[data-ready="%d"][data-renderer="vector"]`, set))
 		var box struct{ Left, Top, Width, Height float64 }
 		if err := json.Unmarshal([]byte(page.Eval(t, `(function () {
-			var r = document.querySelector("#map canvas.maplibregl-canvas").getBoundingClientRect();
+			var r = document.querySelector("#map canvas").getBoundingClientRect();
 			return JSON.stringify({Left: r.left, Top: r.top, Width: r.width, Height: r.height});
 		})()`)), &box); err != nil || box.Width < 200 || box.Height < 200 {
-			t.Fatalf("%s: MapLibre's canvas: %+v %v", source, box, err)
+			t.Fatalf("%s: the map's canvas: %+v %v", source, box, err)
 		}
 		shot := screenshot(t, page)
 		if dir := os.Getenv("TILECACHE_TEST_SHOTS"); dir != "" {
@@ -120,7 +119,7 @@ func TestDemoPageDrawsVectorTiles(t *testing.T) {
 		t.Logf("%s: %d×%d canvas: %d pixels not background (%.1f%%), %d of the lines' colour, %d of the points'",
 			source, int(box.Width), int(box.Height), other, 100*float64(other)/float64(total), nLines, nPoints)
 		if float64(other) < 0.05*float64(total) || nLines < 50 || nPoints < 50 {
-			t.Errorf("%s: MapLibre drew %d of %d pixels other than the background, %d of the lines' colour and %d of the points'; want 5%% and 50 each",
+			t.Errorf("%s: the page drew %d of %d pixels other than the background, %d of the lines' colour and %d of the points'; want 5%% and 50 each",
 				source, other, total, nLines, nPoints)
 		}
 		// Every tile asked for is a stored key (through the source's paths:

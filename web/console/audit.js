@@ -1,7 +1,7 @@
 // The audit trail page (read only): who changed what and what was
 // refused, newest first, filtered by layer and account, a page of 50 at a
 // time with "Older" following the server's continuation.
-import { getJSON, enc } from './api.js';
+import { getJSON } from './api.js';
 import { el, replace, field, select, setOptions, num } from './util.js';
 
 let list;

@@ -7,7 +7,7 @@ import Feature from 'ol/Feature.js';
 import { fromExtent } from 'ol/geom/Polygon.js';
 import { Style, Stroke, Fill } from 'ol/style.js';
 import { call, getJSON, enc } from './api.js';
-import { el, replace, field, select, setOptions, num, bytes, say } from './util.js';
+import { el, replace, field, select, setOptions, num, bytes } from './util.js';
 import { gridSet, quotaBytes } from './model.js';
 import { GridMap } from './map.js';
 

@@ -1,347 +1,361 @@
 // The demo map page: lists the tile sets of index.json (written beside the
-// tiles) and shows one on a Leaflet map. Every grid is described to Leaflet
-// by the index alone: resolutions per level and the bottom-left origin of
-// tile (0, 0); tile rows are counted from the bottom, as in the keys.
+// tiles) and shows one on an OpenLayers map, bundled into the page by
+// web/build.mjs. Every grid is described to OpenLayers by the index alone:
+// resolutions per level and the bottom-left origin of tile (0, 0); tile
+// rows are counted from the bottom, as in the keys (OpenLayers counts them
+// down from the origin: its row r is the key's row -r - 1).
 // URL hash: #set=N&z=Z&lat=..&lon=..&source=S selects a tile set, a
 // level, a centre and how tiles are asked for: S is tms (the stored keys,
 // the default), xyz (the CDN's /xyz/ paths, rows counted from the top) or
 // wmts (the ResourceURL of the layer's WMTS capabilities, rows from the
 // top). <body data-ready="N"> is set once tile set N's tiles loaded.
-// A vector tile set (Mapbox Vector Tiles) is drawn by MapLibre GL instead,
-// from its TileJSON (tms: tilejson.json, rows from the bottom; xyz:
-// tilejson-xyz.json; wmts: the capabilities' ResourceURL), with a style
-// made from TileJSON's vector_layers: each source layer in a colour of its
-// own, its polygons filled, its lines stroked and its points as circles;
-// <body data-renderer> says which library draws the tile set shown.
-(function () {
-  'use strict';
-  var select = document.getElementById('tileset');
-  var sourceSelect = document.getElementById('source');
-  var info = document.getElementById('info');
-  var cursor = document.getElementById('cursor');
-  var base = location.href.replace(/[#?].*$/, '').replace(/[^/]*$/, '');
-  var transparent = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIAAAUAAXpeqz8AAAAASUVORK5CYII=';
-  var map = null, layer = null, vmap = null, sets = [], shownAt = 0;
-  var mvt = 'application/vnd.mapbox-vector-tile';
-  // palette: one colour per source layer of a vector tile set.
-  var palette = ['#d7263d', '#1b998b', '#2e5eaa', '#f49d37', '#7b2d8b', '#3f88c5', '#8a6f30', '#e84393'];
-  var background = '#f4f1ea';
+// A vector tile set (Mapbox Vector Tiles) is drawn from its TileJSON (tms:
+// tilejson.json, rows from the bottom; xyz: tilejson-xyz.json; wmts: the
+// capabilities' ResourceURL) on tiles 512 pixels wide (level z of the
+// tile set is zoom z), with a style made from TileJSON's vector_layers:
+// each source layer in a colour of its own, its polygons filled, its lines
+// stroked and its points as circles. <body data-renderer> says which kind
+// of layer draws the tile set shown (raster or vector), and
+// window.demoTiles() lists the raster tiles drawn: their URLs and where
+// they are in the viewport.
+import Map from 'ol/Map.js';
+import View from 'ol/View.js';
+import TileLayer from 'ol/layer/Tile.js';
+import VectorTileLayer from 'ol/layer/VectorTile.js';
+import TileImage from 'ol/source/TileImage.js';
+import VectorTileSource from 'ol/source/VectorTile.js';
+import MVT from 'ol/format/MVT.js';
+import TileGrid from 'ol/tilegrid/TileGrid.js';
+import { createXYZ } from 'ol/tilegrid.js';
+import Projection from 'ol/proj/Projection.js';
+import { get as getProjection, fromLonLat, toLonLat, transformExtent } from 'ol/proj.js';
+import { getCenter } from 'ol/extent.js';
+import { Style, Fill, Stroke, Circle } from 'ol/style.js';
 
-  function hash() {
-    var out = {};
-    location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
-      var i = kv.indexOf('=');
-      if (i > 0) out[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1));
-    });
-    return out;
-  }
+const select = document.getElementById('tileset');
+const sourceSelect = document.getElementById('source');
+const info = document.getElementById('info');
+const cursor = document.getElementById('cursor');
+const base = location.href.replace(/[#?].*$/, '').replace(/[^/]*$/, '');
+const mvt = 'application/vnd.mapbox-vector-tile';
+// palette: one colour per source layer of a vector tile set.
+const palette = ['#d7263d', '#1b998b', '#2e5eaa', '#f49d37', '#7b2d8b', '#3f88c5', '#8a6f30', '#e84393'];
+const background = '#f4f1ea';
+let map = null;
+let sets = [];
+let shownAt = 0;
+let drawn = () => [];
 
-  function rel(path) { return base + path.replace(/^\.\//, ''); }
-
-  function isMercator(srs) { return srs === 'EPSG:3857' || srs === 'EPSG:900913'; }
-
-  // crsOf builds a Leaflet CRS for a tile set: projected coordinates are the
-  // grid's units, scale(z) = 1 / resolution(z), and pixel (0, 0) is the
-  // origin, so Leaflet's tile row r is the key's row -r - 1.
-  function crsOf(ts) {
-    var projection = isMercator(ts.srs) ? L.Projection.SphericalMercator
-      : ts.srs === 'EPSG:4326' ? L.Projection.LonLat
-      : {
-        project: function (ll) { return L.point(ll.lng, ll.lat); },
-        unproject: function (p) { return L.latLng(p.y, p.x); },
-        bounds: L.bounds([ts.extent[0], ts.extent[1]], [ts.extent[2], ts.extent[3]])
-      };
-    var res = ts.resolutions;
-    return L.extend({}, L.CRS, {
-      code: ts.srs,
-      projection: projection,
-      transformation: new L.Transformation(1, -ts.origin[0], -1, ts.origin[1]),
-      scale: function (z) {
-        var i = Math.max(0, Math.min(res.length - 1, Math.floor(z)));
-        return (1 / res[i]) * Math.pow(res[i] / (res[i + 1] || res[i] / 2), z - i);
-      },
-      zoom: function (s) {
-        for (var i = 0; i < res.length; i++) {
-          if (Math.abs(s * res[i] - 1) < 1e-9) return i;
-        }
-        return Math.log(s * res[0]) / Math.LN2;
-      },
-      infinite: true
-    });
-  }
-
-  function latLngBounds(ts, crs) {
-    if (ts.bounds) return L.latLngBounds([ts.bounds[1], ts.bounds[0]], [ts.bounds[3], ts.bounds[2]]);
-    return L.latLngBounds(crs.projection.unproject(L.point(ts.extent[0], ts.extent[1])),
-      crs.projection.unproject(L.point(ts.extent[2], ts.extent[3])));
-  }
-
-  // KeyTiles asks for the tiles of the tile set's coverage only: Leaflet's
-  // row r is the key's row -r - 1; with flip, the URL counts rows from the
-  // top (XYZ and WMTS paths): rows(z) - 1 - key's row.
-  var KeyTiles = L.TileLayer.extend({
-    initialize: function (url, ts, flip, options) {
-      this._ts = ts;
-      this._flip = flip;
-      L.TileLayer.prototype.initialize.call(this, url, options);
-    },
-    getTileUrl: function (c) {
-      var y = -c.y - 1;
-      if (this._flip) y = this._ts.rows[c.z] - 1 - y;
-      return this._url.replace('{z}', c.z).replace('{x}', c.x).replace('{y}', y);
-    },
-    _isValidTile: function (c) {
-      var ts = this._ts, r = ts.resolutions[c.z];
-      if (r === undefined) return false;
-      var w = ts.tileWidth * r, h = ts.tileHeight * r, e = 1e-9;
-      var x0 = Math.floor((ts.extent[0] - ts.origin[0]) / w + e), x1 = Math.ceil((ts.extent[2] - ts.origin[0]) / w - e) - 1;
-      var y0 = Math.floor((ts.extent[1] - ts.origin[1]) / h + e), y1 = Math.ceil((ts.extent[3] - ts.origin[1]) / h - e) - 1;
-      var y = -c.y - 1;
-      return c.x >= x0 && c.x <= x1 && y >= y0 && y <= y1;
-    }
+function hash() {
+  const out = {};
+  location.hash.replace(/^#/, '').split('&').forEach((kv) => {
+    const i = kv.indexOf('=');
+    if (i > 0) out[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1));
   });
+  return out;
+}
 
-  // segment escapes a path segment as the documents do (':' kept).
-  function segment(s) { return encodeURIComponent(s).replace(/%3A/gi, ':'); }
+const rel = (path) => base + path.replace(/^\.\//, '');
+const isMercator = (srs) => srs === 'EPSG:3857' || srs === 'EPSG:900913';
+const isLonLat = (srs) => isMercator(srs) || srs === 'EPSG:4326';
 
-  // wmtsTemplate reads the layer's WMTS capabilities and returns its
-  // ResourceURL for the tile set's format, with the tile matrix set and
-  // style filled in and {z}/{x}/{y} for the tile.
-  function wmtsTemplate(ts) {
-    return fetch(rel(ts.wmts), { cache: 'no-cache' }).then(function (r) {
-      if (!r.ok) throw new Error(ts.wmts + ': HTTP ' + r.status);
-      return r.text();
-    }).then(function (text) {
-      var doc = new DOMParser().parseFromString(text, 'application/xml');
-      var OWS = 'http://www.opengis.net/ows/1.1', WMTS = 'http://www.opengis.net/wmts/1.0';
-      var layers = doc.getElementsByTagNameNS(WMTS, 'Layer');
-      for (var i = 0; i < layers.length; i++) {
-        var id = layers[i].getElementsByTagNameNS(OWS, 'Identifier')[0];
-        if (!id || id.textContent !== ts.layerId) continue;
-        var urls = layers[i].getElementsByTagNameNS(WMTS, 'ResourceURL');
-        for (var j = 0; j < urls.length; j++) {
-          if (urls[j].getAttribute('format') === ts.format && urls[j].getAttribute('resourceType') === 'tile') {
-            return urls[j].getAttribute('template')
-              .replace('{TileMatrixSet}', segment(ts.gridSet)).replace('{Style}', segment(ts.parametersId))
-              .replace('{TileMatrix}', '{z}').replace('{TileCol}', '{x}').replace('{TileRow}', '{y}');
-          }
-        }
+// projectionOf: OpenLayers' own for Web Mercator and EPSG:4326; any other
+// CRS is a projection of its own over the grid's extent, its coordinates
+// the grid's (the hash's lat and lon are then y and x in them).
+function projectionOf(ts) {
+  if (isMercator(ts.srs)) return getProjection('EPSG:3857');
+  if (ts.srs === 'EPSG:4326') return getProjection('EPSG:4326');
+  return new Projection({ code: ts.srs, extent: ts.extent });
+}
+
+// toMap and fromMap convert between the hash's lon/lat and the map's
+// coordinates.
+function toMap(ts, lonLat) {
+  return isLonLat(ts.srs) ? fromLonLat(lonLat, projectionOf(ts)) : lonLat;
+}
+
+// shownExtent is what a tile set's view fits at first: its bounds (lon/lat)
+// when the index gives them, else the grid's extent.
+function shownExtent(ts, proj) {
+  if (ts.bounds && isLonLat(ts.srs)) return transformExtent(ts.bounds, 'EPSG:4326', proj);
+  return ts.bounds || ts.extent;
+}
+
+// segment escapes a path segment as the documents do (':' kept).
+const segment = (s) => encodeURIComponent(s).replace(/%3A/gi, ':');
+
+// wmtsTemplate reads the layer's WMTS capabilities and returns its
+// ResourceURL for the tile set's format, with the tile matrix set and
+// style filled in and {z}/{x}/{y} for the tile.
+async function wmtsTemplate(ts) {
+  const r = await fetch(rel(ts.wmts), { cache: 'no-cache' });
+  if (!r.ok) throw new Error(ts.wmts + ': HTTP ' + r.status);
+  const doc = new DOMParser().parseFromString(await r.text(), 'application/xml');
+  const OWS = 'http://www.opengis.net/ows/1.1';
+  const WMTS = 'http://www.opengis.net/wmts/1.0';
+  for (const layer of doc.getElementsByTagNameNS(WMTS, 'Layer')) {
+    const id = layer.getElementsByTagNameNS(OWS, 'Identifier')[0];
+    if (!id || id.textContent !== ts.layerId) continue;
+    for (const u of layer.getElementsByTagNameNS(WMTS, 'ResourceURL')) {
+      if (u.getAttribute('format') === ts.format && u.getAttribute('resourceType') === 'tile') {
+        return u.getAttribute('template')
+          .replace('{TileMatrixSet}', segment(ts.gridSet)).replace('{Style}', segment(ts.parametersId))
+          .replace('{TileMatrix}', '{z}').replace('{TileCol}', '{x}').replace('{TileRow}', '{y}');
       }
-      throw new Error(ts.wmts + ' has no ' + ts.format + ' tiles of layer ' + ts.layerId);
-    });
-  }
-
-  // tileURL returns (a promise of) the tile URL template of a source.
-  function tileURL(ts, source) {
-    if (source === 'xyz') return Promise.resolve(rel(ts.xyz));
-    if (source === 'wmts') return wmtsTemplate(ts);
-    return Promise.resolve(rel(ts.tiles));
-  }
-
-  function label(ts) {
-    var p = Object.keys(ts.parameters || {}).map(function (k) { return k + '=' + ts.parameters[k]; }).join('&');
-    return (ts.title || ts.layer) + ' · ' + ts.gridSet + ' · ' + ts.format + (p ? ' · ' + p : '');
-  }
-
-  // freshContainer removes the map shown (Leaflet's or MapLibre's) and
-  // puts an untouched #map element in its place.
-  function freshContainer() {
-    if (map) { map.remove(); map = null; }
-    if (vmap) { vmap.remove(); vmap = null; }
-    var old = document.getElementById('map'), el = old.cloneNode(false);
-    el.className = '';
-    old.parentNode.replaceChild(el, old);
-    return el;
-  }
-
-  // absolute makes a URL of a document (root-relative or relative to the
-  // page) absolute, keeping {z}/{x}/{y} as they are: MapLibre's workers
-  // fetch tiles from a blob: URL, against which nothing is relative.
-  function absolute(u) {
-    if (/^[a-z][a-z0-9+.-]*:/i.test(u)) return u;
-    if (u.charAt(0) === '/') return location.protocol + '//' + location.host + u;
-    return rel(u);
-  }
-
-  // maplibre evaluates MapLibre GL (once) from its inert text in the page
-  // (a script of a blob: URL); it makes its workers of itself.
-  var maplibrePromise = null;
-  function maplibre() {
-    if (!maplibrePromise) {
-      maplibrePromise = new Promise(function (resolve, reject) {
-        var url = URL.createObjectURL(new Blob([document.getElementById('maplibre-js').textContent], { type: 'text/javascript' }));
-        var s = document.createElement('script');
-        s.src = url;
-        s.onload = function () { URL.revokeObjectURL(url); resolve(window.maplibregl); };
-        s.onerror = function () { reject(new Error('MapLibre GL did not load')); };
-        document.head.appendChild(s);
-      });
     }
-    return maplibrePromise;
   }
+  throw new Error(ts.wmts + ' has no ' + ts.format + ' tiles of layer ' + ts.layerId);
+}
 
-  // vectorStyle is a MapLibre style of a TileJSON's vector_layers: per
-  // source layer one colour, a fill of its polygons, a line of its lines
-  // and a circle per point, over a plain background.
-  function vectorStyle(tj, tiles, scheme) {
-    var is = function (types) { return ['match', ['geometry-type'], types, true, false]; };
-    var layers = [{ id: 'background', type: 'background', paint: { 'background-color': background } }];
-    (tj.vector_layers || []).forEach(function (vl, n) {
-      var c = palette[n % palette.length], common = { source: 'tiles', 'source-layer': vl.id };
-      layers.push(L.extend({ id: vl.id + ' fill', type: 'fill', filter: is(['Polygon', 'MultiPolygon']),
-        paint: { 'fill-color': c, 'fill-opacity': 0.3, 'fill-outline-color': c } }, common));
-      layers.push(L.extend({ id: vl.id + ' line', type: 'line', filter: is(['LineString', 'MultiLineString']),
-        paint: { 'line-color': c, 'line-width': 2 } }, common));
-      layers.push(L.extend({ id: vl.id + ' point', type: 'circle', filter: is(['Point', 'MultiPoint']),
-        paint: { 'circle-color': c, 'circle-radius': 4 } }, common));
-    });
-    var src = { type: 'vector', tiles: tiles, scheme: scheme, minzoom: tj.minzoom, maxzoom: tj.maxzoom };
-    if (tj.bounds) src.bounds = tj.bounds;
-    if (tj.attribution) src.attribution = tj.attribution.replace(/[<>&]/g, '');
-    return { version: 8, sources: { tiles: src }, layers: layers };
+// tileURL returns the tile URL template of a source.
+async function tileURL(ts, source) {
+  if (source === 'xyz') return rel(ts.xyz);
+  if (source === 'wmts') return wmtsTemplate(ts);
+  return rel(ts.tiles);
+}
+
+function label(ts) {
+  const p = Object.keys(ts.parameters || {}).map((k) => k + '=' + ts.parameters[k]).join('&');
+  return (ts.title || ts.layer) + ' · ' + ts.gridSet + ' · ' + ts.format + (p ? ' · ' + p : '');
+}
+
+// overlaps: extents a and b share more than an edge.
+const overlaps = (a, b) => a[0] < b[2] && a[2] > b[0] && a[1] < b[3] && a[3] > b[1];
+const fill = (template, z, x, y) => template.replace('{z}', z).replace('{x}', x).replace('{y}', y);
+const plain = (s) => (s ? s.replace(/[<>&]/g, '') : '');
+
+// freshMap removes the map shown and makes a new one in an untouched #map
+// element.
+function freshMap(view, layer) {
+  if (map) { map.setTarget(null); map = null; }
+  drawn = () => [];
+  const old = document.getElementById('map');
+  const el = old.cloneNode(false);
+  el.className = '';
+  old.parentNode.replaceChild(el, old);
+  map = new Map({ target: el, view, layers: layer ? [layer] : [] });
+  return map;
+}
+
+// ready sets data-ready once the map shown has drawn every tile it asked
+// for (a tile not stored yet counts as drawn).
+function ready(m, i) {
+  m.on('rendercomplete', () => { if (map === m) document.body.setAttribute('data-ready', String(i)); });
+}
+
+// snap moves the view's centre by less than a pixel so that tile edges
+// fall on whole pixels: tiles are drawn as stored, unresampled.
+function snap(m, origin) {
+  const view = m.getView();
+  const size = m.getSize();
+  const c = view.getCenter();
+  const r = view.getResolution();
+  if (!size || !c || !r) return;
+  const dx = ((c[0] - (size[0] / 2) * r - origin[0]) / r) % 1;
+  const dy = ((origin[1] - c[1] - (size[1] / 2) * r) / r) % 1;
+  view.setCenter([c[0] - dx * r, c[1] + dy * r]);
+}
+
+// vectorStyle is a style function of a TileJSON's vector_layers: per
+// source layer one colour, a fill of its polygons, a line of its lines
+// and a circle per point.
+function vectorStyle(tj) {
+  const styles = {};
+  (tj.vector_layers || []).forEach((vl, n) => {
+    const c = palette[n % palette.length];
+    const polygon = new Style({ fill: new Fill({ color: c + '4d' }), stroke: new Stroke({ color: c, width: 1 }) });
+    const line = new Style({ stroke: new Stroke({ color: c, width: 2 }) });
+    const point = new Style({ image: new Circle({ radius: 4, fill: new Fill({ color: c }) }) });
+    styles[vl.id] = { Polygon: polygon, MultiPolygon: polygon, LineString: line, MultiLineString: line, Point: point, MultiPoint: point };
+  });
+  return (feature) => (styles[feature.get('layer')] || {})[feature.getType()];
+}
+
+// showVector draws vector tile set i on tiles 512 pixels wide, whatever
+// the grid's tile size: level z of the tile set is zoom z.
+async function showVector(i, h, source, ts) {
+  const doc = source === 'tms' ? ts.tileJSON : ts.tileJSONXYZ;
+  const at = shownAt;
+  document.body.setAttribute('data-renderer', 'vector');
+  freshMap(new View({ center: [0, 0], zoom: 0 }));
+  if (!doc) {
+    info.textContent = 'no TileJSON for this tile set: vector tile sets are drawn in Web Mercator only';
+    return;
   }
-
-  // showVector draws vector tile set i with MapLibre GL, which draws a
-  // vector tile 512 pixels wide whatever the grid's tile size: level z of
-  // the tile set is MapLibre's zoom z.
-  function showVector(i, h, source, ts, el) {
-    var doc = source === 'tms' ? ts.tileJSON : ts.tileJSONXYZ, at = shownAt;
-    document.body.setAttribute('data-renderer', 'maplibre');
-    if (!doc) {
-      info.textContent = 'no TileJSON for this tile set: MapLibre GL draws Web Mercator tile sets only';
-      return;
-    }
-    var tileJSON = fetch(rel(doc), { cache: 'no-cache' }).then(function (r) {
-      if (!r.ok) throw new Error(doc + ': HTTP ' + r.status);
-      return r.json();
+  try {
+    const r = await fetch(rel(doc), { cache: 'no-cache' });
+    if (!r.ok) throw new Error(doc + ': HTTP ' + r.status);
+    const tj = await r.json();
+    const template = source === 'wmts' ? await wmtsTemplate(ts) : tj.tiles[0];
+    if (at !== shownAt) return; // another tile set or source was chosen meanwhile
+    const proj = getProjection('EPSG:3857');
+    const top = ts.maxZoom + 1;
+    const grid = createXYZ({ extent: proj.getExtent(), tileSize: 512, minZoom: tj.minzoom || 0, maxZoom: tj.maxzoom });
+    const bounds = tj.bounds ? transformExtent(tj.bounds, 'EPSG:4326', proj) : proj.getExtent();
+    const url = new URL(template, location.href).href.replace(/%7B/g, '{').replace(/%7D/g, '}');
+    const layer = new VectorTileLayer({
+      background,
+      style: vectorStyle(tj),
+      source: new VectorTileSource({
+        format: new MVT(), projection: proj, tileGrid: grid, transition: 0, attributions: plain(tj.attribution) || undefined,
+        tileUrlFunction: (c) => {
+          if (!overlaps(grid.getTileCoordExtent(c), bounds)) return undefined;
+          return fill(url, c[0], c[1], source === 'tms' ? (1 << c[0]) - 1 - c[2] : c[2]);
+        },
+      }),
     });
-    Promise.all([tileJSON, source === 'wmts' ? wmtsTemplate(ts) : null, maplibre()]).then(function (got) {
-      if (at !== shownAt) return; // another tile set or source was chosen meanwhile
-      var tj = got[0], ml = got[2];
-      var tiles = (got[1] ? [got[1]] : tj.tiles).map(absolute);
-      var scheme = source === 'tms' ? 'tms' : 'xyz';
-      var opts = { container: el, style: vectorStyle(tj, tiles, scheme), renderWorldCopies: false, fadeDuration: 0,
-        minZoom: 0, maxZoom: ts.maxZoom + 1, canvasContextAttributes: { preserveDrawingBuffer: true } };
-      if (h.z !== undefined) {
-        opts.zoom = +h.z;
-        opts.center = h.lat !== undefined && h.lon !== undefined ? [+h.lon, +h.lat] : [tj.center[0], tj.center[1]];
-      } else {
-        opts.bounds = tj.bounds;
-      }
-      vmap = new ml.Map(opts);
-      var shown = vmap;
-      vmap.once('idle', function () { if (vmap === shown) document.body.setAttribute('data-ready', String(i)); });
-      vmap.on('error', function (e) {
-        info.textContent = 'MapLibre GL: ' + (e.error && e.error.message || e.error);
-        console.error(e.error);
-      });
-      vmap.on('mousemove', function (e) {
-        cursor.textContent = 'lon ' + e.lngLat.lng.toFixed(4) + ', lat ' + e.lngLat.lat.toFixed(4) +
-          '  (level ' + Math.min(ts.maxZoom, Math.floor(vmap.getZoom())) + ')';
-      });
-      info.textContent = '';
-      var names = (tj.vector_layers || []).map(function (vl, n) { return vl.id; });
-      info.appendChild(document.createTextNode(names.length ? 'vector layers: ' : 'TileJSON lists no vector_layers yet: seed the tile set'));
-      names.forEach(function (name, n) {
-        var s = document.createElement('span');
-        s.textContent = '\u25a0 ' + name + '  ';
-        s.style.color = palette[n % palette.length];
-        info.appendChild(s);
-      });
-      var a = document.createElement('a');
-      a.href = rel(doc);
-      a.textContent = 'TileJSON';
-      info.appendChild(a);
-    }).catch(function (err) {
-      info.textContent = 'cannot show the ' + source + ' source: ' + err.message;
-      console.error(err);
-    });
-  }
-
-  function show(i, h) {
-    var ts = sets[i];
-    var source = ['tms', 'xyz', 'wmts'].indexOf(h.source) >= 0 ? h.source : sourceSelect.value;
-    sourceSelect.value = source;
-    document.body.removeAttribute('data-ready');
-    shownAt++;
-    var el = freshContainer();
-    if (ts.format === mvt) {
-      showVector(i, h, source, ts, el);
-      return;
-    }
-    document.body.setAttribute('data-renderer', 'leaflet');
-    var crs = crsOf(ts);
-    var bounds = latLngBounds(ts, crs);
-    // No fade: a tile is drawn fully as soon as it loaded (data-ready
-    // means what is shown is final).
-    map = L.map('map', { crs: crs, minZoom: 0, maxZoom: ts.maxZoom, zoomSnap: 1, fadeAnimation: false });
-    map.attributionControl.setPrefix(false);
-    if (h.z !== undefined && h.lat !== undefined && h.lon !== undefined) {
-      map.setView([+h.lat, +h.lon], +h.z);
-    } else if (h.z !== undefined) {
-      map.setView(bounds.getCenter(), +h.z);
+    const resolutions = Array.from({ length: top + 1 }, (_, z) => grid.getResolution(0) / 2 ** z);
+    const view = new View({ projection: proj, resolutions, constrainResolution: true, multiWorld: true });
+    const m = freshMap(view, layer);
+    if (h.z !== undefined) {
+      view.setZoom(+h.z);
+      view.setCenter(fromLonLat(h.lat !== undefined && h.lon !== undefined ? [+h.lon, +h.lat] : [tj.center[0], tj.center[1]]));
     } else {
-      map.fitBounds(bounds);
+      view.fit(bounds, { size: m.getSize() });
     }
-    var shown = map;
-    tileURL(ts, source).then(function (url) {
-      if (map !== shown) return; // another tile set or source was chosen meanwhile
-      layer = new KeyTiles(url, ts, source !== 'tms', {
-        tileSize: L.point(ts.tileWidth, ts.tileHeight), minZoom: 0, maxZoom: ts.maxZoom,
-        minNativeZoom: ts.minZoom, maxNativeZoom: ts.maxZoom, bounds: bounds, noWrap: true,
-        attribution: ts.attribution ? ts.attribution.replace(/[<>&]/g, '') : '', errorTileUrl: transparent
-      });
-      layer.on('tileerror', function () { /* not seeded yet: normal */ });
-      layer.on('load', function () { document.body.setAttribute('data-ready', String(i)); });
-      layer.addTo(map);
-      info.textContent = '';
-      var links = [['tiles', url], ['TMS', ts.tileMap && rel(ts.tileMap)], ['TileJSON', ts.tileJSON && rel(ts.tileJSON)],
-        ['TileJSON (XYZ)', ts.tileJSONXYZ && rel(ts.tileJSONXYZ)], ['WMTS', ts.wmts && rel(ts.wmts)]];
-      links.forEach(function (l) {
-        if (!l[1]) return;
-        var a = document.createElement('a');
-        a.href = l[0] === 'tiles' ? '#' : l[1];
-        a.textContent = l[0] === 'tiles' ? l[1] : l[0];
-        if (l[0] === 'tiles') a.removeAttribute('href');
-        info.appendChild(a);
-        info.appendChild(document.createTextNode('  '));
-      });
-    }).catch(function (err) {
-      info.textContent = 'cannot show the ' + source + ' source: ' + err.message;
-      console.error(err);
+    ready(m, i);
+    m.on('pointermove', (e) => {
+      const ll = toLonLat(e.coordinate);
+      cursor.textContent = 'lon ' + ll[0].toFixed(4) + ', lat ' + ll[1].toFixed(4) +
+        '  (level ' + Math.min(ts.maxZoom, Math.floor(view.getZoom())) + ')';
     });
-    map.on('mousemove', function (e) {
-      var z = map.getZoom(), r = ts.resolutions[z], p = crs.projection.project(e.latlng);
-      var x = Math.floor((p.x - ts.origin[0]) / (ts.tileWidth * r));
-      var y = Math.floor((p.y - ts.origin[1]) / (ts.tileHeight * r));
-      cursor.textContent = z + '/' + x + '/' + y + '  (' + p.x.toFixed(2) + ', ' + p.y.toFixed(2) + ')';
+    info.textContent = '';
+    const names = (tj.vector_layers || []).map((vl) => vl.id);
+    info.append(names.length ? 'vector layers: ' : 'TileJSON lists no vector_layers yet: seed the tile set');
+    names.forEach((name, n) => {
+      const s = document.createElement('span');
+      s.textContent = '\u25a0 ' + name + '  ';
+      s.style.color = palette[n % palette.length];
+      info.append(s);
     });
+    const a = document.createElement('a');
+    a.href = rel(doc);
+    a.textContent = 'TileJSON';
+    info.append(a);
+  } catch (err) {
+    info.textContent = 'cannot show the ' + source + ' source: ' + err.message;
+    console.error(err);
   }
+}
 
-  fetch('index.json', { cache: 'no-cache' }).then(function (r) {
-    if (!r.ok) throw new Error('index.json: HTTP ' + r.status);
-    return r.json();
-  }).then(function (idx) {
-    sets = idx.tileSets || [];
-    select.textContent = '';
-    if (sets.length === 0) {
-      select.appendChild(new Option('no tile sets yet: seed a layer'));
-      return;
-    }
-    sets.forEach(function (ts, i) { select.appendChild(new Option(label(ts), String(i))); });
-    select.disabled = false;
-    var h = hash(), i = Math.max(0, Math.min(sets.length - 1, parseInt(h.set || '0', 10) || 0));
-    select.value = String(i);
-    select.addEventListener('change', function () { show(+select.value, {}); });
-    sourceSelect.addEventListener('change', function () { show(+select.value, { source: sourceSelect.value }); });
-    window.addEventListener('hashchange', function () {
-      var h = hash(), j = parseInt(h.set || '0', 10) || 0;
-      select.value = String(j);
-      show(j, h);
-    });
-    show(i, h);
-  }).catch(function (err) {
-    select.textContent = '';
-    select.appendChild(new Option('no tile sets yet (' + err.message + ')'));
+// showRaster draws raster tile set i on the grid's own tile grid: a key's
+// row is OpenLayers' row -r - 1; with flip (XYZ and WMTS paths) the URL
+// counts rows from the top: rows(z) - 1 - key's row. Only the tiles of the
+// grid's coverage, and of the layer's bounds when the index gives them,
+// are asked for.
+async function showRaster(i, h, source, ts) {
+  const at = shownAt;
+  document.body.setAttribute('data-renderer', 'raster');
+  const proj = projectionOf(ts);
+  const grid = new TileGrid({
+    origin: ts.origin, resolutions: ts.resolutions, extent: ts.extent, minZoom: ts.minZoom,
+    tileSize: [ts.tileWidth, ts.tileHeight],
   });
-})();
+  const view = new View({ projection: proj, resolutions: ts.resolutions, constrainResolution: true, multiWorld: true, maxZoom: ts.maxZoom });
+  const m = freshMap(view);
+  const extent = shownExtent(ts, proj);
+  if (h.z !== undefined) {
+    view.setZoom(+h.z);
+    view.setCenter(h.lat !== undefined && h.lon !== undefined ? toMap(ts, [+h.lon, +h.lat]) : getCenter(extent));
+  } else {
+    view.fit(extent, { size: m.getSize() });
+  }
+  snap(m, ts.origin);
+  m.on('pointermove', (e) => {
+    const z = Math.round(view.getZoom());
+    const r = ts.resolutions[z];
+    const p = e.coordinate;
+    const x = Math.floor((p[0] - ts.origin[0]) / (ts.tileWidth * r));
+    const y = Math.floor((p[1] - ts.origin[1]) / (ts.tileHeight * r));
+    cursor.textContent = z + '/' + x + '/' + y + '  (' + p[0].toFixed(2) + ', ' + p[1].toFixed(2) + ')';
+  });
+  try {
+    const url = await tileURL(ts, source);
+    if (at !== shownAt) return; // another tile set or source was chosen meanwhile
+    const flip = source !== 'tms';
+    const tileSrc = (c) => {
+      if (!grid.getFullTileRange(c[0])?.containsXY(c[1], c[2]) || !overlaps(grid.getTileCoordExtent(c), extent)) return undefined;
+      const y = -c[2] - 1;
+      return fill(url, c[0], c[1], flip ? ts.rows[c[0]] - 1 - y : y);
+    };
+    const loaded = new Set();
+    const src = new TileImage({
+      projection: proj, tileGrid: grid, transition: 0, wrapX: false, tileUrlFunction: tileSrc,
+      attributions: plain(ts.attribution) || undefined,
+    });
+    src.on('tileloadend', (e) => loaded.add(e.tile.getTileCoord().join('/')));
+    m.addLayer(new TileLayer({ source: src }));
+    ready(m, i);
+    drawn = () => {
+      const z = Math.round(view.getZoom());
+      const box = m.getViewport().getBoundingClientRect();
+      const out = [];
+      grid.forEachTileCoord(view.calculateExtent(m.getSize()), z, (c) => {
+        const u = tileSrc(c);
+        if (!u) return;
+        const e = grid.getTileCoordExtent(c);
+        const tl = m.getPixelFromCoordinate([e[0], e[3]]);
+        const br = m.getPixelFromCoordinate([e[2], e[1]]);
+        out.push({ Src: new URL(u, location.href).href, Left: box.left + tl[0], Top: box.top + tl[1],
+          Width: br[0] - tl[0], Height: br[1] - tl[1], Loaded: loaded.has(c.join('/')) });
+      });
+      return out;
+    };
+    info.textContent = '';
+    const links = [['tiles', url], ['TMS', ts.tileMap && rel(ts.tileMap)], ['TileJSON', ts.tileJSON && rel(ts.tileJSON)],
+      ['TileJSON (XYZ)', ts.tileJSONXYZ && rel(ts.tileJSONXYZ)], ['WMTS', ts.wmts && rel(ts.wmts)]];
+    for (const [name, href] of links) {
+      if (!href) continue;
+      const a = document.createElement('a');
+      if (name === 'tiles') a.textContent = href;
+      else { a.href = href; a.textContent = name; }
+      info.append(a, '  ');
+    }
+  } catch (err) {
+    info.textContent = 'cannot show the ' + source + ' source: ' + err.message;
+    console.error(err);
+  }
+}
+
+function show(i, h) {
+  const ts = sets[i];
+  const source = ['tms', 'xyz', 'wmts'].includes(h.source) ? h.source : sourceSelect.value;
+  sourceSelect.value = source;
+  document.body.removeAttribute('data-ready');
+  shownAt++;
+  if (ts.format === mvt) showVector(i, h, source, ts);
+  else showRaster(i, h, source, ts);
+}
+
+// demoTiles lists the raster tiles of the level shown that are in view:
+// {Src, Left, Top, Width, Height (viewport pixels), Loaded}.
+window.demoTiles = () => drawn();
+
+fetch('index.json', { cache: 'no-cache' }).then((r) => {
+  if (!r.ok) throw new Error('index.json: HTTP ' + r.status);
+  return r.json();
+}).then((idx) => {
+  sets = idx.tileSets || [];
+  select.textContent = '';
+  if (sets.length === 0) {
+    select.append(new Option('no tile sets yet: seed a layer'));
+    return;
+  }
+  sets.forEach((ts, i) => select.append(new Option(label(ts), String(i))));
+  select.disabled = false;
+  const h = hash();
+  const i = Math.max(0, Math.min(sets.length - 1, parseInt(h.set || '0', 10) || 0));
+  select.value = String(i);
+  select.addEventListener('change', () => show(+select.value, {}));
+  sourceSelect.addEventListener('change', () => show(+select.value, { source: sourceSelect.value }));
+  window.addEventListener('hashchange', () => {
+    const h = hash();
+    const j = parseInt(h.set || '0', 10) || 0;
+    select.value = String(j);
+    show(j, h);
+  });
+  show(i, h);
+}).catch((err) => {
+  select.textContent = '';
+  select.append(new Option('no tile sets yet (' + err.message + ')'));
+});
