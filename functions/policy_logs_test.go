@@ -15,8 +15,8 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"tilecache/internal/app"
+	"tilecache/internal/gwc"
 	"tilecache/internal/lambdatest"
-	"tilecache/internal/seed"
 	"tilecache/internal/tilestore"
 )
 
@@ -38,7 +38,7 @@ func exerciseLogs(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder
 	wctx, stop := context.WithCancel(ctx)
 	go worker.Engine.RunWorkers(wctx, 2)
 	z0, z1 := 0, 1
-	ts, err := worker.Engine.Submit(ctx, seed.Request{Layer: "demo:world", GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z1, Format: "image/png", Type: "seed"})
+	ts, err := worker.Engine.Submit(ctx, gwc.SeedRequest{Layer: "demo:world", GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z1, Format: "image/png", Type: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"tilecache/internal/gwc"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/quota"
-	"tilecache/internal/seed"
 	"tilecache/internal/tilestore"
 )
 
@@ -89,7 +89,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	seedSet := func(layer, format string) {
 		t.Helper()
 		z0, z4 := 0, 3
-		ts, err := worker.Engine.Submit(ctx, seed.Request{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z4, Format: format, Type: "seed"})
+		ts, err := worker.Engine.Submit(ctx, gwc.SeedRequest{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z4, Format: format, Type: "seed"})
 		if err != nil {
 			t.Fatal(err)
 		}

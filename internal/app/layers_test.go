@@ -18,7 +18,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/grid"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
@@ -51,7 +51,7 @@ func quarterDoc(t *testing.T) string {
 	t.Helper()
 	g := &grid.GridSet{ID: "Quarter", EPSG: 4326, Extent: grid.Extent{MinX: -180, MinY: -90, MaxX: 180, MaxY: 90},
 		TileWidth: 512, TileHeight: 512, Resolutions: []float64{0.3515625, 0.17578125, 0.087890625}}
-	doc, err := gwcxml.EncodeGridSet(g, layer.GridSetInfo{Description: "EPSG:4326 in 512-pixel tiles"})
+	doc, err := gwc.EncodeGridSet(g, layer.GridSetInfo{Description: "EPSG:4326 in 512-pixel tiles"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +82,11 @@ func TestLayersManagedAtRunTime(t *testing.T) {
 	if res.Status != http.StatusOK || res.Header.Get("ETag") != tag || tag == "" {
 		t.Fatalf("GET layer: %d ETag %q (PUT said %q)\n%s", res.Status, res.Header.Get("ETag"), tag, res.Body)
 	}
-	sent, err := gwcxml.DecodeLayer([]byte(doc))
+	sent, err := gwc.DecodeLayer([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := gwcxml.DecodeLayer([]byte(res.Body))
+	got, err := gwc.DecodeLayer([]byte(res.Body))
 	if err != nil {
 		t.Fatalf("GET layer: %v\n%s", err, res.Body)
 	}

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"sync"
 
-	"tilecache/internal/seed"
+	"tilecache/internal/gwc"
 	"tilecache/internal/task"
 )
 
@@ -141,10 +141,10 @@ func (c *Client) Submit(ctx context.Context, layer string, req SeedRequest) ([]R
 
 // Estimate posts the request to this project's dry-run extension and
 // decodes the answer into the type the server encodes it from.
-func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (seed.Estimate, error) {
+func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (gwc.Estimate, error) {
 	body, err := json.Marshal(map[string]any{"seedRequest": req})
 	if err != nil {
-		return seed.Estimate{}, err
+		return gwc.Estimate{}, err
 	}
 	var b []byte
 	if req.Tiles != "" {
@@ -154,14 +154,14 @@ func (c *Client) Estimate(ctx context.Context, layer string, req SeedRequest) (s
 	}
 	var se *statusError
 	if errors.As(err, &se) && se.Status == http.StatusNotFound {
-		return seed.Estimate{}, errors.New("the server offers no estimates (POST /rest/estimate is an extension of tilecache; GeoWebCache lacks it)")
+		return gwc.Estimate{}, errors.New("the server offers no estimates (POST /rest/estimate is an extension of tilecache; GeoWebCache lacks it)")
 	}
 	if err != nil {
-		return seed.Estimate{}, err
+		return gwc.Estimate{}, err
 	}
-	var est seed.Estimate
+	var est gwc.Estimate
 	if err := json.Unmarshal(b, &est); err != nil {
-		return seed.Estimate{}, fmt.Errorf("decode the estimate: %w", err)
+		return gwc.Estimate{}, fmt.Errorf("decode the estimate: %w", err)
 	}
 	return est, nil
 }

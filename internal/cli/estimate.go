@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"tilecache/internal/seed"
+	"tilecache/internal/gwc"
 )
 
 // rateUnknown says why the time and the Lambda cost of an estimate are
@@ -20,7 +20,7 @@ const rateUnknown = "unknown until a seed on this server measures the layer's re
 // reseed or truncate) of layer. Whatever the server left unknown (the
 // layer's render rate, its stored tiles' sizes, the prices) is said to be
 // unknown, never printed as a number.
-func writeEstimate(out io.Writer, layer, typ string, est seed.Estimate) {
+func writeEstimate(out io.Writer, layer, typ string, est gwc.Estimate) {
 	if est.Type != "" {
 		typ = est.Type
 	}
@@ -71,7 +71,7 @@ func writeEstimate(out io.Writer, layer, typ string, est seed.Estimate) {
 
 // writeCost prints the AWS cost line of est, and a line of its own for a
 // Lambda cost the server could not tell.
-func writeCost(out io.Writer, est seed.Estimate) {
+func writeCost(out io.Writer, est gwc.Estimate) {
 	var parts []string
 	var sum float64
 	for _, s := range []struct{ key, name string }{{"s3", "S3"}, {"dynamodb", "DynamoDB"}, {"sqs", "SQS"}, {"lambda", "Lambda"}} {

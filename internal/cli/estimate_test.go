@@ -17,6 +17,7 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/cli"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
 	"tilecache/internal/queue/memqueue"
@@ -127,7 +128,7 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 				if k.state != state {
 					continue
 				}
-				est, err := e.Planner().Estimate(t.Context(), seed.Request{Layer: k.layer, GridSetID: "EPSG:4326", HasGridSetID: true,
+				est, err := e.Planner().Estimate(t.Context(), gwc.SeedRequest{Layer: k.layer, GridSetID: "EPSG:4326", HasGridSetID: true,
 					ZoomStart: &k.zoom[0], ZoomStop: &k.zoom[1], Type: k.typ, ThreadCount: ptr(4)})
 				if err != nil {
 					t.Fatalf("estimate %v: %v", k, err)
@@ -146,7 +147,7 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 		var wg sync.WaitGroup
 		wg.Go(func() { e.RunWorkers(ctx, 1) })
 		for _, name := range cat.Names() {
-			if _, err := e.Submit(t.Context(), seed.Request{Layer: name, GridSetID: "EPSG:4326", HasGridSetID: true,
+			if _, err := e.Submit(t.Context(), gwc.SeedRequest{Layer: name, GridSetID: "EPSG:4326", HasGridSetID: true,
 				ZoomStart: ptr(0), ZoomStop: ptr(2), Type: "seed"}); err != nil {
 				t.Fatal(err)
 			}

@@ -10,9 +10,9 @@ import (
 	"os"
 
 	"tilecache/internal/accesslog"
+	"tilecache/internal/gwc"
 	"tilecache/internal/quota"
 	"tilecache/internal/token"
-	"tilecache/internal/wire"
 )
 
 // QuotaCmd groups the disk-quota commands.
@@ -85,7 +85,7 @@ func (c IngestLogsCmd) ingest(ctx context.Context, cl *Client, env Env, f access
 	st, err := accesslog.Ingest(ctx, r, f, m, func(ctx context.Context, batch []accesslog.PageHits) error {
 		n++
 		reads := quota.ReadsOf(batch)
-		body, err := cl.do(ctx, "POST", "/rest/diskquota/access.json", "application/json", wire.EncodeAccessBatchByID(accesslog.BatchID(id, n), reads))
+		body, err := cl.do(ctx, "POST", "/rest/diskquota/access.json", "application/json", gwc.EncodeAccessBatchByID(accesslog.BatchID(id, n), reads))
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/wmscaps"
 )
 
@@ -81,7 +81,7 @@ func (f FromCapabilitiesCmd) run(ctx context.Context, env Env) (int, error) {
 		return ExitError, err
 	}
 	if f.Format == "yaml" {
-		file, err := gwcxml.LayerFile(nil, proposals)
+		file, err := gwc.LayerFile(nil, proposals)
 		if err != nil {
 			return ExitError, err
 		}
@@ -142,7 +142,7 @@ var errNotAllImported = errors.New("some items could not be imported (listed abo
 // needsServer reports whether the command talks to the server.
 func (i ImportGeoWebCacheCmd) needsServer() bool { return !i.Print }
 
-func (i ImportGeoWebCacheCmd) read(env Env) (gwcxml.Configuration, error) {
+func (i ImportGeoWebCacheCmd) read(env Env) (gwc.Configuration, error) {
 	var data []byte
 	var err error
 	if i.File == "-" {
@@ -151,9 +151,9 @@ func (i ImportGeoWebCacheCmd) read(env Env) (gwcxml.Configuration, error) {
 		data, err = os.ReadFile(i.File)
 	}
 	if err != nil {
-		return gwcxml.Configuration{}, fmt.Errorf("read the configuration: %w", err)
+		return gwc.Configuration{}, fmt.Errorf("read the configuration: %w", err)
 	}
-	conf, err := gwcxml.DecodeConfiguration(data)
+	conf, err := gwc.DecodeConfiguration(data)
 	if err != nil {
 		return conf, err
 	}
@@ -174,7 +174,7 @@ func (i ImportGeoWebCacheCmd) print(env Env) (int, error) {
 	if err != nil {
 		return ExitError, err
 	}
-	file, err := gwcxml.LayerFile(conf.GridSets, conf.Layers)
+	file, err := gwc.LayerFile(conf.GridSets, conf.Layers)
 	if err != nil {
 		return ExitError, err
 	}
@@ -202,7 +202,7 @@ func (i ImportGeoWebCacheCmd) run(ctx context.Context, c *Client, env Env) (int,
 	}
 	// The documents, as the server will read them: checked together (a
 	// layer may use a grid set of the file).
-	cat, err := gwcxml.Catalogue(conf.GridSets, conf.Layers)
+	cat, err := gwc.Catalogue(conf.GridSets, conf.Layers)
 	if err != nil {
 		return ExitError, err
 	}
@@ -226,7 +226,7 @@ func (i ImportGeoWebCacheCmd) run(ctx context.Context, c *Client, env Env) (int,
 	}
 	for _, g := range conf.GridSets {
 		gs, info, _ := cat.GridSet(g.ID)
-		doc, err := gwcxml.EncodeGridSet(gs, info)
+		doc, err := gwc.EncodeGridSet(gs, info)
 		if err != nil {
 			return ExitError, err
 		}
@@ -234,7 +234,7 @@ func (i ImportGeoWebCacheCmd) run(ctx context.Context, c *Client, env Env) (int,
 	}
 	for _, l := range conf.Layers {
 		ll, _ := cat.Layer(l.Name)
-		doc, err := gwcxml.EncodeLayer(ll)
+		doc, err := gwc.EncodeLayer(ll)
 		if err != nil {
 			return ExitError, err
 		}

@@ -13,7 +13,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/cli"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/testenv"
 )
@@ -88,7 +88,7 @@ func TestLayersFromCapabilities(t *testing.T) {
 		t.Errorf("--near: exit %d, want format image/tiff in\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLI(t, cli.Env{}, "layers", "from-capabilities", wms, "--layers", "points", "--format", "xml")
-	l, err := gwcxml.DecodeLayer([]byte(r.stdout))
+	l, err := gwc.DecodeLayer([]byte(r.stdout))
 	if r.code != 0 || err != nil || l.Name != "points" || l.Source.Layers != "points" || !strings.HasPrefix(l.Source.URL, "http://127.0.0.1:") {
 		t.Errorf("--format xml: exit %d, %v, %+v\n%s%s", r.code, err, l, r.stdout, r.stderr)
 	}
@@ -99,7 +99,7 @@ func TestLayersFromCapabilities(t *testing.T) {
 		if r.code != 0 || err != nil {
 			t.Fatalf("--out: exit %d, %v\n%s", r.code, err, r.stderr)
 		}
-		if l, err := gwcxml.DecodeLayer(data); err != nil || l.Name != name {
+		if l, err := gwc.DecodeLayer(data); err != nil || l.Name != name {
 			t.Errorf("%s.xml: %v, %+v", name, err, l)
 		}
 	}
@@ -182,22 +182,22 @@ func TestLayersImportThroughREST(t *testing.T) {
 	}
 	for _, name := range want.Names() {
 		res := a.Do(t, "GET", "/rest/layers/"+strings.ReplaceAll(name, " ", "%20")+".xml", "")
-		got, err := gwcxml.DecodeLayer([]byte(res.Body))
+		got, err := gwc.DecodeLayer([]byte(res.Body))
 		if res.Status != 200 || err != nil {
 			t.Fatalf("GET layer %s: %d %v\n%s", name, res.Status, err, res.Body)
 		}
 		wl, _ := want.Layer(name)
-		doc, err := gwcxml.EncodeLayer(wl)
+		doc, err := gwc.EncodeLayer(wl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		exp, _ := gwcxml.DecodeLayer(doc)
+		exp, _ := gwc.DecodeLayer(doc)
 		if !reflect.DeepEqual(got, exp) {
 			t.Errorf("layer %s reads back as\n%+v\nwant\n%+v", name, got, exp)
 		}
 	}
 	res := a.Do(t, "GET", "/rest/gridsets/Swiss.xml", "")
-	if g, err := gwcxml.DecodeGridSet([]byte(res.Body)); err != nil || g.EPSG != 2056 || !slices.Equal(g.ScaleDenominators, []float64{1000000, 500000, 250000}) {
+	if g, err := gwc.DecodeGridSet([]byte(res.Body)); err != nil || g.EPSG != 2056 || !slices.Equal(g.ScaleDenominators, []float64{1000000, 500000, 250000}) {
 		t.Errorf("grid set Swiss: %+v %v", g, err)
 	}
 
@@ -228,7 +228,7 @@ func TestLayersListAndGet(t *testing.T) {
 		t.Errorf("layers list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLI(t, cli.Env{}, append([]string{"layers", "get", "roads"}, auth(a)...)...)
-	if l, err := gwcxml.DecodeLayer([]byte(r.stdout)); r.code != 0 || err != nil || l.Source.Layers != "roads" {
+	if l, err := gwc.DecodeLayer([]byte(r.stdout)); r.code != 0 || err != nil || l.Source.Layers != "roads" {
 		t.Errorf("layers get roads: exit %d, %v, %+v\n%s", r.code, err, l, r.stderr)
 	}
 	r = runCLI(t, cli.Env{}, append([]string{"layers", "get", "nope"}, auth(a)...)...)

@@ -9,7 +9,7 @@ import (
 
 // Entry is one layer as its configuration describes it: an entry of the
 // layer file's `layers:` list, and what the REST interface's wmsLayer
-// document says (internal/gwcxml decodes into it and encodes from it). A
+// document says (internal/gwc decodes into it and encodes from it). A
 // layer is built from its entry (see Parse); yaml.Marshal of an Entry
 // writes the entry the stored configuration holds.
 type Entry struct {

@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 )
 
@@ -22,11 +22,11 @@ import (
 func TestPutEntryWritesWhatPutWrites(t *testing.T) {
 	var layers []layer.Entry
 	for _, name := range []string{"full.xml", "gwc_wmslayer.xml", "gwc_wmslayer_minimal.xml"} {
-		data, err := os.ReadFile(filepath.Join("..", "gwcxml", "testdata", name))
+		data, err := os.ReadFile(filepath.Join("..", "gwc", "testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := gwcxml.DecodeLayer(data)
+		e, err := gwc.DecodeLayer(data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -44,11 +44,11 @@ func TestPutEntryWritesWhatPutWrites(t *testing.T) {
 	odd.Source.Headers = map[string]string{"X-Key": "k<&>"}
 	layers = append(layers, odd)
 
-	gs, err := os.ReadFile(filepath.Join("..", "gwcxml", "testdata", "gwc_gridset.xml"))
+	gs, err := os.ReadFile(filepath.Join("..", "gwc", "testdata", "gwc_gridset.xml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gwcxml.DecodeGridSet(gs)
+	g, err := gwc.DecodeGridSet(gs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 // source its tiles are rendered from. Every representation of a layer's
 // configuration decodes into one schema, Entry (GridSetEntry for a grid
 // set): the layer file's entries and the REST interface's documents
-// (internal/gwcxml); a layer is built from its entry. A wms source's
+// (internal/gwc); a layer is built from its entry. A wms source's
 // options are typed there; the source's own mapping is kept as read, and
 // the source package that implements the type decodes it.
 package layer

@@ -68,7 +68,7 @@ const (
 )
 
 // Config is the disk-quota configuration. Sizes are in bytes. The JSON tags
-// are the storage form, not the wire form (see package wire for that).
+// are the storage form, not the wire form (see package gwc for that).
 type Config struct {
 	Enabled bool `json:"enabled"`
 	// DiskBlockSize is the allocation unit, in bytes, that tile sizes are

@@ -12,7 +12,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/grid"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 )
 
@@ -26,7 +26,7 @@ func gridSetDoc(t *testing.T, id string, levels int, ratio float64) string {
 	for z := range res {
 		res[z] = 2 * half / 256 / math.Pow(ratio, float64(z))
 	}
-	doc, err := gwcxml.EncodeGridSet(&grid.GridSet{ID: id, EPSG: 3857, Extent: grid.Extent{MinX: -half, MinY: -half, MaxX: half, MaxY: half},
+	doc, err := gwc.EncodeGridSet(&grid.GridSet{ID: id, EPSG: 3857, Extent: grid.Extent{MinX: -half, MinY: -half, MaxX: half, MaxY: half},
 		TileWidth: 256, TileHeight: 256, Resolutions: res}, layer.GridSetInfo{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/grid"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 )
 
 const layersWithWMS = apptest.Layers + `  - name: roads wms
@@ -78,7 +78,7 @@ func TestLayersAndGridSetsRead(t *testing.T) {
 		if res.Status != http.StatusOK || res.Header.Get("Content-Type") != ctXML {
 			t.Fatalf("GET %s: %d %q", path, res.Status, res.Body)
 		}
-		l, err := gwcxml.DecodeLayer([]byte(res.Body))
+		l, err := gwc.DecodeLayer([]byte(res.Body))
 		if err != nil {
 			t.Fatalf("the wmsLayer document does not decode: %v\n%s", err, res.Body)
 		}
@@ -114,7 +114,7 @@ func TestLayersAndGridSetsRead(t *testing.T) {
 		want *grid.GridSet
 	}{{"EPSG:4326", builtin(t, "EPSG:4326")}, {"EPSG:900913", builtin(t, "EPSG:900913")}} {
 		res = a.Do(t, "GET", "/rest/gridsets/"+tc.id+".xml", "")
-		g, err := gwcxml.DecodeGridSet([]byte(res.Body))
+		g, err := gwc.DecodeGridSet([]byte(res.Body))
 		if res.Status != http.StatusOK || err != nil {
 			t.Fatalf("GET /rest/gridsets/%s.xml: %d %v\n%s", tc.id, res.Status, err, res.Body)
 		}
@@ -123,7 +123,7 @@ func TestLayersAndGridSetsRead(t *testing.T) {
 		}
 	}
 	res = a.Do(t, "GET", "/rest/gridsets/Scaled.xml", "")
-	g, err := gwcxml.DecodeGridSet([]byte(res.Body))
+	g, err := gwc.DecodeGridSet([]byte(res.Body))
 	if res.Status != http.StatusOK || err != nil {
 		t.Fatalf("GET /rest/gridsets/Scaled.xml: %d %v\n%s", res.Status, err, res.Body)
 	}

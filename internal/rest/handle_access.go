@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
 	"tilecache/internal/tilestore"
-	"tilecache/internal/wire"
 )
 
 // LayerIDs finds layers by their store id (layer.Catalogue does).
@@ -45,7 +45,7 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id, reads, byID, err := wire.DecodeAccessBatch(body)
+	id, reads, byID, err := gwc.DecodeAccessBatch(body)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,8 @@ package rest
 import (
 	"net/http"
 
+	"tilecache/internal/gwc"
 	"tilecache/internal/quota"
-	"tilecache/internal/wire"
 )
 
 // getQuota answers GET /rest/diskquota.xml|.json (contract §8.2).
@@ -21,10 +21,10 @@ func (h *Handler) getQuota(f format) handlerFunc {
 
 func writeQuota(w http.ResponseWriter, f format, cfg quota.Config, put bool) {
 	if f == formatXML {
-		writeBody(w, "text/xml; charset=utf-8", wire.QuotaConfigXML(cfg))
+		writeBody(w, "text/xml; charset=utf-8", gwc.QuotaConfigXML(cfg))
 		return
 	}
-	writeBody(w, "application/json", wire.QuotaConfigJSON(cfg, put))
+	writeBody(w, "application/json", gwc.QuotaConfigJSON(cfg, put))
 }
 
 // putQuota answers PUT /rest/diskquota.xml|.json (contract §8.3): a patch,
@@ -37,9 +37,9 @@ func (h *Handler) putQuota(f format) handlerFunc {
 		}
 		var p quota.Patch
 		if f == formatXML {
-			p, err = wire.DecodeQuotaPatchXML(body)
+			p, err = gwc.DecodeQuotaPatchXML(body)
 		} else {
-			p, err = wire.DecodeQuotaPatchJSON(body)
+			p, err = gwc.DecodeQuotaPatchJSON(body)
 		}
 		if err != nil {
 			return err

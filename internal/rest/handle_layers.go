@@ -8,7 +8,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/grid"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 )
 
@@ -100,12 +100,12 @@ func (h *Handler) serviceURL(r *http.Request) string {
 }
 
 func (h *Handler) listLayers(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwcxml.EncodeLayerList(h.svc.Layers.Names(), h.serviceURL(r)))
+	writeBody(w, "application/xml", gwc.EncodeLayerList(h.svc.Layers.Names(), h.serviceURL(r)))
 	return nil
 }
 
 func (h *Handler) listGridSets(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwcxml.EncodeGridSetList(h.svc.Layers.GridSetIDs(), h.serviceURL(r)))
+	writeBody(w, "application/xml", gwc.EncodeGridSetList(h.svc.Layers.GridSetIDs(), h.serviceURL(r)))
 	return nil
 }
 
@@ -116,8 +116,8 @@ func (h *Handler) getLayer(name string) handlerFunc {
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
 		}
-		doc, err := gwcxml.EncodeLayer(l)
-		if errors.Is(err, gwcxml.ErrNotWMS) {
+		doc, err := gwc.EncodeLayer(l)
+		if errors.Is(err, gwc.ErrNotWMS) {
 			return apperr.New(apperr.Conflict, "Layer %s has a %s source: GeoWebCache's wmsLayer document describes WMS layers only", name, l.SourceType)
 		}
 		if err != nil {
@@ -136,7 +136,7 @@ func (h *Handler) getGridSet(name string) handlerFunc {
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown grid set: %s", name)
 		}
-		doc, err := gwcxml.EncodeGridSet(g, info)
+		doc, err := gwc.EncodeGridSet(g, info)
 		if err != nil {
 			return err
 		}

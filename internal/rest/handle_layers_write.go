@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/seed"
 	"tilecache/internal/source/upstream"
@@ -166,8 +166,8 @@ func staleNotes(old, next *layer.Layer) []string {
 // decodeLayer reads a wmsLayer document whose WMS URL is not at an
 // address the service's upstreams may not reach, as far as the URL tells:
 // an IP address, or localhost (a name is checked at each connection).
-func (h *Handler) decodeLayer(body []byte) (gwcxml.Layer, error) {
-	d, err := gwcxml.DecodeLayer(body)
+func (h *Handler) decodeLayer(body []byte) (gwc.Layer, error) {
+	d, err := gwc.DecodeLayer(body)
 	if err != nil {
 		return d, err
 	}
@@ -182,7 +182,7 @@ func (h *Handler) decodeLayer(body []byte) (gwcxml.Layer, error) {
 // modifies a layer from its wmsLayer document.
 func (h *Handler) putLayer(name string, create bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		entry, truncate, err := readEntry(w, r, h.decodeLayer, func(d gwcxml.Layer) string { return d.Name }, "layer", name)
+		entry, truncate, err := readEntry(w, r, h.decodeLayer, func(d gwc.Layer) string { return d.Name }, "layer", name)
 		if err != nil {
 			return err
 		}
@@ -398,7 +398,7 @@ func (h *Handler) deletionConflict(ctx context.Context, d layer.Deletion) error 
 // putGridSet adds or modifies a grid set from its gridSet document.
 func (h *Handler) putGridSet(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		entry, truncate, err := readEntry(w, r, gwcxml.DecodeGridSet, func(d gwcxml.GridSet) string { return d.ID }, "grid set", id)
+		entry, truncate, err := readEntry(w, r, gwc.DecodeGridSet, func(d gwc.GridSet) string { return d.ID }, "grid set", id)
 		if err != nil {
 			return err
 		}

@@ -6,12 +6,12 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/audit"
-	"tilecache/internal/wire"
+	"tilecache/internal/gwc"
 )
 
 // massTruncateTypes answers GET /rest/masstruncate (contract §7.1).
 func (h *Handler) massTruncateTypes(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", wire.MassTruncateRequestsXML(h.selfURL(r)))
+	writeBody(w, "application/xml", gwc.MassTruncateRequestsXML(h.selfURL(r)))
 	return nil
 }
 
@@ -56,7 +56,7 @@ func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	name, err := wire.DecodeMassTruncate(body)
+	name, err := gwc.DecodeMassTruncate(body)
 	if err != nil {
 		return err
 	}

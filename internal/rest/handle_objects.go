@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/gwcmeta"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/site"
@@ -228,7 +228,7 @@ func (h *Objects) missOf(ctx context.Context, rel string) (onmiss.Miss, bool) {
 		if err != nil || !found {
 			return onmiss.Miss{}, false
 		}
-		recorded, err := gwcmeta.Unmarshal(data)
+		recorded, err := gwc.Unmarshal(data)
 		if err != nil {
 			return onmiss.Miss{}, false
 		}

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/gwc"
 	"tilecache/internal/schedule"
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
-	"tilecache/internal/wire"
 )
 
 // Schedules of saved requests, an extension of this project (GeoWebCache
@@ -51,7 +51,7 @@ type ScheduleStore interface {
 type Preparer interface {
 	// Prepare validates and plans r as Submit would; a request the client
 	// got wrong is apperr.Invalid.
-	Prepare(r seed.Request) (seed.Prepared, error)
+	Prepare(r gwc.SeedRequest) (seed.Prepared, error)
 }
 
 // ScheduledRequests starts the requests of schedules (schedule.Starter)
@@ -70,10 +70,10 @@ func (s ScheduledRequests) Start(ctx context.Context, layer string, body json.Ra
 
 // scheduledSeedRequest decodes a schedule's request body, as POST
 // /rest/seed/{layer}.json decodes its body.
-func scheduledSeedRequest(layer string, body []byte) (seed.Request, error) {
-	req, err := wire.DecodeSeedRequestJSON(body)
+func scheduledSeedRequest(layer string, body []byte) (gwc.SeedRequest, error) {
+	req, err := gwc.DecodeSeedRequestJSON(body)
 	if err != nil {
-		return seed.Request{}, err
+		return gwc.SeedRequest{}, err
 	}
 	req.Layer = layer
 	return req, nil

@@ -11,9 +11,9 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/audit"
+	"tilecache/internal/gwc"
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
-	"tilecache/internal/wire"
 )
 
 // listAll answers GET /rest/seed.json: every listed task of every layer.
@@ -49,30 +49,30 @@ func writeTasks(w http.ResponseWriter, f format, tasks []task.Task) {
 		rows[i] = t.Row()
 	}
 	if f == formatXML {
-		writeBody(w, "application/xml", wire.TaskListXML(rows))
+		writeBody(w, "application/xml", gwc.TaskListXML(rows))
 		return
 	}
-	writeBody(w, "application/json", wire.TaskListJSON(rows))
+	writeBody(w, "application/json", gwc.TaskListJSON(rows))
 }
 
 // readSeedRequest reads and decodes the body of a seed request of layer
 // name, in format f.
-func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f format) (seed.Request, error) {
+func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f format) (gwc.SeedRequest, error) {
 	if err := seedMediaType(r, f); err != nil {
-		return seed.Request{}, err
+		return gwc.SeedRequest{}, err
 	}
 	body, err := readBody(w, r)
 	if err != nil {
-		return seed.Request{}, err
+		return gwc.SeedRequest{}, err
 	}
-	var req seed.Request
+	var req gwc.SeedRequest
 	if f == formatXML {
-		req, err = wire.DecodeSeedRequestXML(body)
+		req, err = gwc.DecodeSeedRequestXML(body)
 	} else {
-		req, err = wire.DecodeSeedRequestJSON(body)
+		req, err = gwc.DecodeSeedRequestJSON(body)
 	}
 	if err != nil {
-		return seed.Request{}, err
+		return gwc.SeedRequest{}, err
 	}
 	req.Layer = name
 	return req, nil
@@ -123,7 +123,7 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 // submitting anything.
 func (h *Handler) estimate(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		var req seed.Request
+		var req gwc.SeedRequest
 		var err error
 		if mediaType(r.Header.Get("Content-Type")) == TileListType {
 			req, err = h.readTileListRequest(w, r, name)

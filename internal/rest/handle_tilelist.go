@@ -10,7 +10,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/area"
-	"tilecache/internal/seed"
+	"tilecache/internal/gwc"
 )
 
 // TileListType is the Content-Type of a seed request whose body is a list
@@ -63,9 +63,9 @@ func (h *Handler) seedTileList(name string, f format) handlerFunc {
 
 // readTileListRequest reads a seed request given as a tile list: its
 // fields from the query, its tiles from the body.
-func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, name string) (seed.Request, error) {
+func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, name string) (gwc.SeedRequest, error) {
 	if h.svc.Planner == nil {
-		return seed.Request{}, apperr.New(apperr.Unsupported, "this server does not take tile lists")
+		return gwc.SeedRequest{}, apperr.New(apperr.Unsupported, "this server does not take tile lists")
 	}
 	q := r.URL.Query()
 	for k := range q {
@@ -74,10 +74,10 @@ func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, na
 			known = known || k == p
 		}
 		if !known {
-			return seed.Request{}, apperr.Invalidf("Unknown query parameter %s of a tile list request; known: %s", apperr.Show(k), strings.Join(tileListQuery, ", "))
+			return gwc.SeedRequest{}, apperr.Invalidf("Unknown query parameter %s of a tile list request; known: %s", apperr.Show(k), strings.Join(tileListQuery, ", "))
 		}
 	}
-	req := seed.Request{Layer: name, Type: q.Get("type"), Format: q.Get("format")}
+	req := gwc.SeedRequest{Layer: name, Type: q.Get("type"), Format: q.Get("format")}
 	if q.Has("gridSetId") {
 		req.GridSetID, req.HasGridSetID = q.Get("gridSetId"), true
 	}
@@ -93,7 +93,7 @@ func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, na
 		}
 		v, err := strconv.Atoi(q.Get(p.name))
 		if err != nil {
-			return seed.Request{}, apperr.Invalidf("Invalid value for %s: expected an integer, got %s", p.name, apperr.Show(q.Get(p.name)))
+			return gwc.SeedRequest{}, apperr.Invalidf("Invalid value for %s: expected an integer, got %s", p.name, apperr.Show(q.Get(p.name)))
 		}
 		*p.to = &v
 	}
@@ -107,19 +107,19 @@ func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, na
 		}
 		v, err := strconv.Atoi(q.Get(p.name))
 		if err != nil || v < 0 {
-			return seed.Request{}, apperr.Invalidf("Invalid value for %s: expected a zoom level, got %s", p.name, apperr.Show(q.Get(p.name)))
+			return gwc.SeedRequest{}, apperr.Invalidf("Invalid value for %s: expected a zoom level, got %s", p.name, apperr.Show(q.Get(p.name)))
 		}
 		*p.to = v
 	}
 	if q.Has("xyz") {
 		v, err := strconv.ParseBool(q.Get("xyz"))
 		if err != nil {
-			return seed.Request{}, apperr.Invalidf("Invalid value for xyz: expected true or false, got %s", apperr.Show(q.Get("xyz")))
+			return gwc.SeedRequest{}, apperr.Invalidf("Invalid value for xyz: expected true or false, got %s", apperr.Show(q.Get("xyz")))
 		}
 		o.XYZ = v
 	}
 	if _, ok := h.svc.Layers.Layer(name); !ok {
-		return seed.Request{}, apperr.Invalidf("Unknown layer: %s", name)
+		return gwc.SeedRequest{}, apperr.Invalidf("Unknown layer: %s", name)
 	}
 	body := io.Reader(http.MaxBytesReader(w, r.Body, MaxTileListBody))
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
@@ -127,16 +127,16 @@ func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, na
 	case "gzip":
 		zr, err := gzip.NewReader(body)
 		if err != nil {
-			return seed.Request{}, bodyError(err, "the gzip tile list")
+			return gwc.SeedRequest{}, bodyError(err, "the gzip tile list")
 		}
 		defer zr.Close()
 		body = &limitedReader{r: zr, left: MaxTileListBody}
 	default:
-		return seed.Request{}, apperr.New(apperr.Unsupported, "Unsupported Content-Encoding %s: send the tile list as it is or gzip", apperr.Show(enc))
+		return gwc.SeedRequest{}, apperr.New(apperr.Unsupported, "Unsupported Content-Encoding %s: send the tile list as it is or gzip", apperr.Show(enc))
 	}
 	list, err := h.svc.Planner.ReadTileList(req, body, o)
 	if err != nil {
-		return seed.Request{}, bodyError(err, "the tile list")
+		return gwc.SeedRequest{}, bodyError(err, "the tile list")
 	}
 	req.TileList = list
 	return req, nil

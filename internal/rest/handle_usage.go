@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"tilecache/internal/gwc"
 	"tilecache/internal/quota"
-	"tilecache/internal/wire"
 )
 
 // UsageReporter answers the disk usage report (quota.Cleaner does).
@@ -26,9 +26,9 @@ func (h *Handler) getUsage(f format) handlerFunc {
 			return err
 		}
 		if f == formatXML {
-			writeBody(w, "text/xml; charset=utf-8", wire.UsageXML(rep))
+			writeBody(w, "text/xml; charset=utf-8", gwc.UsageXML(rep))
 		} else {
-			writeBody(w, "application/json", wire.UsageJSON(rep))
+			writeBody(w, "application/json", gwc.UsageJSON(rep))
 		}
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"tilecache/internal/area"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
 	"tilecache/internal/seed"
@@ -31,21 +32,21 @@ type Submitter interface {
 	// Submit validates and records r and starts what the pool allows; it
 	// returns the created tasks as they are after that first dispatch. A
 	// rejected request records nothing.
-	Submit(ctx context.Context, r seed.Request) ([]task.Task, error)
+	Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, error)
 }
 
 // TileListReader reads the tile list of a seed request.
 type TileListReader interface {
 	// ReadTileList reads list as the tiles of request r (its layer and
 	// grid set), naming the metatiles that hold them.
-	ReadTileList(r seed.Request, list io.Reader, o area.ListOptions) (*area.TileList, error)
+	ReadTileList(r gwc.SeedRequest, list io.Reader, o area.ListOptions) (*area.TileList, error)
 }
 
 // Estimator plans a seed request without submitting it.
 type Estimator interface {
 	// Estimate plans r as Submit would (the same validation and errors)
 	// and returns what it would cost; nothing is recorded.
-	Estimate(ctx context.Context, r seed.Request) (seed.Estimate, error)
+	Estimate(ctx context.Context, r gwc.SeedRequest) (gwc.Estimate, error)
 }
 
 // TaskLister lists tasks.

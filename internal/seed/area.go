@@ -15,23 +15,14 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/area"
 	"tilecache/internal/grid"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/tilestore"
 )
 
-// Geometry is an area of a request: GeoJSON or WKT text, in the
-// request's srs (EPSG:4326 when it gives none; an EWKT SRID wins),
-// buffered by Buffer metres, for levels ZoomStart to ZoomStop (both nil:
-// every level of the request).
-type Geometry struct {
-	Text                string
-	Buffer              float64
-	ZoomStart, ZoomStop *int
-}
-
 // prepareArea parses and prepares a request's geometries for sub's grid
 // set, and checks that they give every level zs to ze an area.
-func prepareArea(sub *grid.Subset, r Request, zs, ze int) (*area.Shape, error) {
+func prepareArea(sub *grid.Subset, r gwc.SeedRequest, zs, ze int) (*area.Shape, error) {
 	specs := make([]area.Spec, len(r.Geometries))
 	for i, g := range r.Geometries {
 		geom, srs, err := area.Parse(g.Text)
@@ -164,7 +155,7 @@ func jobArea(l *layer.Layer, sub *grid.Subset, given grid.Area) grid.Area {
 // ReadTileList reads a list of tiles for a request r of a layer (its
 // grid set as Prepare resolves it), naming the metatiles of the layer's
 // size that hold them.
-func (pl *Planner) ReadTileList(r Request, list io.Reader, o area.ListOptions) (*area.TileList, error) {
+func (pl *Planner) ReadTileList(r gwc.SeedRequest, list io.Reader, o area.ListOptions) (*area.TileList, error) {
 	l, ok := pl.layers.Layer(r.Layer)
 	if !ok {
 		return nil, apperr.Invalidf("Unknown layer: %s", r.Layer)

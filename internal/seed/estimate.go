@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"tilecache/internal/gwc"
 	"tilecache/internal/metatile"
 	"tilecache/internal/quota"
 	"tilecache/internal/task"
@@ -31,63 +32,21 @@ const (
 	workerMemoryGB           = 1769.0 / 1024
 )
 
-// LevelEstimate is one zoom level of an estimate.
-type LevelEstimate struct {
-	Zoom      int   `json:"zoom"`
-	Tiles     int64 `json:"tiles"`
-	Metatiles int64 `json:"metatiles"`
-}
-
-// Estimate is what a request would cost, without submitting it: the JSON
-// answer of the dry-run extension (POST /rest/estimate), which the command
-// line decodes into the same type. Tile counts are exact: the tasks'
-// totals of the same request add up to Tiles. Bytes, TilesPerSecond and
-// Seconds are 0 when unknown (the layer holds no tiles yet, or no lane of
-// it ran in this process recently), and CostUSD has no "lambda" while the
-// layer's render rate is unknown.
-type Estimate struct {
-	Layer     string `json:"layer"`
-	GridSetID string `json:"gridSetId"`
-	Format    string `json:"format"`
-	Type      string `json:"type"`
-	Tasks     int    `json:"tasks"`
-	Tiles     int64  `json:"tiles"`
-	Metatiles int64  `json:"metatiles"`
-	// BoxTiles is, for a request restricted to a geometry, the tiles its
-	// bounding box alone would have planned.
-	BoxTiles         int64              `json:"boxTiles,omitempty"`
-	Levels           []LevelEstimate    `json:"levels"`
-	UpstreamRequests int64              `json:"upstreamRequests"`
-	S3Puts           int64              `json:"s3Puts"`
-	S3Reads          int64              `json:"s3Reads"` // existence checks and size lookups (HEAD)
-	S3Lists          int64              `json:"s3Lists"` // listings that learn stored sizes and MD5s (billed like PUTs)
-	S3Deletes        int64              `json:"s3Deletes"`
-	DynamoDBWrites   int64              `json:"dynamoDBWrites"`
-	SQSMessages      int64              `json:"sqsMessages"`
-	AvgTileBytes     int64              `json:"avgTileBytes"`
-	Bytes            int64              `json:"bytes"`
-	TilesPerSecond   float64            `json:"tilesPerSecond"`
-	Seconds          float64            `json:"seconds"`
-	CostUSD          map[string]float64 `json:"costUSD"` // US dollars by service ("s3", "dynamodb", "sqs", "lambda") and in "total"
-	PricesAsOf       string             `json:"pricesAsOf"`
-	Notes            []string           `json:"notes"`
-}
-
 // Estimate plans r as Submit would (the same validation and errors) and
 // returns what it would cost. A seed's PUTs and upstream requests are
 // upper bounds: metatiles whose tiles are all stored are skipped. So are a reseed's
 // PUTs: tiles rendered as they are stored are not stored again.
-func (pl *Planner) Estimate(ctx context.Context, r Request) (Estimate, error) {
+func (pl *Planner) Estimate(ctx context.Context, r gwc.SeedRequest) (gwc.Estimate, error) {
 	p, err := pl.Prepare(r)
 	if err != nil {
-		return Estimate{}, err
+		return gwc.Estimate{}, err
 	}
 	j := p.Job
-	out := Estimate{Layer: j.Layer, GridSetID: j.GridSetID, Format: j.Format, Type: j.Type.String(), Tasks: len(p.Lanes),
+	out := gwc.Estimate{Layer: j.Layer, GridSetID: j.GridSetID, Format: j.Format, Type: j.Type.String(), Tasks: len(p.Lanes),
 		Tiles: p.Plan.Tiles(), Metatiles: p.Plan.Metatiles(), PricesAsOf: Prices.Date}
 	for z := j.ZoomStart; z <= j.ZoomStop; z++ {
 		if lv, ok := p.Plan.Level(z); ok {
-			out.Levels = append(out.Levels, LevelEstimate{Zoom: z, Tiles: lv.Count, Metatiles: lv.Metatiles})
+			out.Levels = append(out.Levels, gwc.LevelEstimate{Zoom: z, Tiles: lv.Count, Metatiles: lv.Metatiles})
 		}
 	}
 	if p.BoxTiles > 0 {

@@ -20,6 +20,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/queue"
 	"tilecache/internal/queue/memqueue"
@@ -157,7 +158,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 
 func (h *harness) submit(t *testing.T, zoomStop, threads, retries, waitMS, maxFailures int) []task.Task {
 	t.Helper()
-	ts, err := h.e.Submit(t.Context(), seed.Request{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+	ts, err := h.e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 		ZoomStart: ptr(0), ZoomStop: ptr(zoomStop), Format: "image/png", Type: "seed", ThreadCount: ptr(threads),
 		RetryCount: ptr(retries), RetryWaitMS: ptr(waitMS), MaxFailures: ptr(maxFailures)})
 	if err != nil {
@@ -591,7 +592,7 @@ func TestLaneRetriesFailedWrites(t *testing.T) {
 		if flaky.failed < 2*stored {
 			t.Fatalf("the store failed %d writes, want at least %d: the test did not inject what it says", flaky.failed, 2*stored)
 		}
-		trunc, err := h.e.Submit(t.Context(), seed.Request{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+		trunc, err := h.e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 			ZoomStart: ptr(0), ZoomStop: ptr(3), Format: "image/png", Type: "truncate"})
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/seed"
 )
@@ -20,7 +21,7 @@ func TestPlannerNeedsNoEngine(t *testing.T) {
 	alone := seed.NewPlanner(cat, nil, nil, seed.PlannerOptions{}, nil)
 	ofEngine := seed.New(cat, nil, nil, nil, nil, seed.Options{}, nil).Planner()
 	for _, typ := range []string{"seed", "reseed", "truncate"} {
-		r := seed.Request{Layer: "topp:states", ZoomStart: ptr(3), ZoomStop: ptr(6), ThreadCount: ptr(3), Type: typ}
+		r := gwc.SeedRequest{Layer: "topp:states", ZoomStart: ptr(3), ZoomStop: ptr(6), ThreadCount: ptr(3), Type: typ}
 		p, err := alone.Prepare(r)
 		if err != nil {
 			t.Fatalf("%s: prepare: %v", typ, err)

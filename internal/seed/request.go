@@ -2,8 +2,8 @@ package seed
 
 import (
 	"tilecache/internal/apperr"
-	"tilecache/internal/area"
 	"tilecache/internal/grid"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
@@ -24,30 +24,6 @@ const (
 	// MaxFailuresLimit bounds totalFailuresBeforeAborting (at least 0).
 	MaxFailuresLimit = 1_000_000_000
 )
-
-// Request is a seed request as decoded from the wire, before validation.
-// Pointers are nil when the field was absent.
-type Request struct {
-	Layer        string
-	GridSetID    string
-	HasGridSetID bool
-	SRS          *int
-	Bounds       *[4]float64
-	ZoomStart    *int
-	ZoomStop     *int
-	Format       string
-	Type         string
-	ThreadCount  *int
-	Parameters   [][2]string
-	RetryCount   *int
-	RetryWaitMS  *int
-	MaxFailures  *int
-	// Geometries restrict the request to areas (see Geometry).
-	Geometries []Geometry
-	// TileList restricts the request to the metatiles of a list of tiles
-	// (see Planner.ReadTileList).
-	TileList *area.TileList
-}
 
 // Prepared is a validated request: the job to record and its lanes.
 type Prepared struct {
@@ -72,7 +48,7 @@ const MaxRecordedDefinition = 64 << 10
 
 // Prepare validates r against the layer catalogue as contract §4.2–§4.4
 // describe and plans it. Errors are apperr.Invalid with the contract's texts.
-func (pl *Planner) Prepare(r Request) (Prepared, error) {
+func (pl *Planner) Prepare(r gwc.SeedRequest) (Prepared, error) {
 	// One configuration throughout (layers change at run time).
 	layers := pl.layers.Snapshot()
 	l, ok := layers.Layer(r.Layer)
@@ -271,7 +247,7 @@ func planJob(sub *grid.Subset, job task.Job, a grid.Area) (*grid.Plan, error) {
 }
 
 // resolveGridSet applies contract §4.3.
-func resolveGridSet(l *layer.Layer, r Request) (*grid.Subset, error) {
+func resolveGridSet(l *layer.Layer, r gwc.SeedRequest) (*grid.Subset, error) {
 	switch {
 	case r.HasGridSetID:
 		s, ok := l.Subset(r.GridSetID)

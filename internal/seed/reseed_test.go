@@ -17,6 +17,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"tilecache/internal/gwc"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/quota"
 	"tilecache/internal/seed"
@@ -94,7 +95,7 @@ func TestLaneReseedStoresOnlyChangedTiles(t *testing.T) {
 		h := &harness{e: e, tasks: ts, q: q, tiles: fs, src: src}
 		run := func(typ string) []task.Task {
 			t.Helper()
-			tasks, err := e.Submit(t.Context(), seed.Request{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+			tasks, err := e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 				ZoomStart: ptr(0), ZoomStop: ptr(2), Format: "image/png", Type: typ, ThreadCount: ptr(2)})
 			if err != nil {
 				t.Fatal(err)

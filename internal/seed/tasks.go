@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/gwcmeta"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
 	"tilecache/internal/queue"
@@ -19,7 +19,7 @@ import (
 // Submit validates and records a request, starts what the pool allows, and
 // returns the created tasks as they are after that first dispatch. A
 // rejected request records nothing and consumes no task ids.
-func (e *Engine) Submit(ctx context.Context, r Request) ([]task.Task, error) {
+func (e *Engine) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, error) {
 	if e.opts.Sync != nil {
 		if err := e.opts.Sync(ctx); err != nil {
 			return nil, fmt.Errorf("read the layer configuration before a %s request for layer %s: %w", r.Type, r.Layer, err)
@@ -132,12 +132,12 @@ func (e *Engine) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) 
 // bucket reader (GeoWebCache among them) can tell what a parameters id
 // stands for: a java.util.Properties object, one entry per parameter.
 func (e *Engine) writeParameters(ctx context.Context, l *layer.Layer, job task.Job) error {
-	data, err := gwcmeta.ParametersObject(job.Parameters)
+	data, err := gwc.ParametersObject(job.Parameters)
 	if err != nil {
 		return fmt.Errorf("encode parameters of layer %s: %w", l.Name, err)
 	}
 	key := tilestore.ParametersKey(e.opts.KeyPrefix, l.ID, job.ParametersID)
-	if err := e.tiles.Put(ctx, key, data, gwcmeta.Meta()); err != nil {
+	if err := e.tiles.Put(ctx, key, data, gwc.Meta()); err != nil {
 		return fmt.Errorf("store parameters of layer %s: %w", l.Name, err)
 	}
 	return nil

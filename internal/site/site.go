@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 
 	"tilecache/internal/discovery"
-	"tilecache/internal/gwcmeta"
+	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/tilestore"
 )
@@ -109,7 +109,7 @@ func (s *Site) mark(ctx context.Context) error {
 	if s.marked.Load() {
 		return nil
 	}
-	if err := gwcmeta.EnsureMarker(ctx, s.tiles, s.prefix); err != nil {
+	if err := gwc.EnsureMarker(ctx, s.tiles, s.prefix); err != nil {
 		return err
 	}
 	s.marked.Store(true)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 )
 
 // Versions are the WMS versions a GetCapabilities request may ask for; the
@@ -124,11 +124,11 @@ func hasKey(q url.Values, key string) bool {
 
 // LayerDocument renders a proposed layer as its GeoWebCache wmsLayer
 // document, after the layer file's checks.
-func LayerDocument(p gwcxml.Layer) ([]byte, error) {
-	c, err := gwcxml.Catalogue(nil, []gwcxml.Layer{p})
+func LayerDocument(p gwc.Layer) ([]byte, error) {
+	c, err := gwc.Catalogue(nil, []gwc.Layer{p})
 	if err != nil {
 		return nil, err
 	}
 	l, _ := c.Layer(p.Name)
-	return gwcxml.EncodeLayer(l)
+	return gwc.EncodeLayer(l)
 }

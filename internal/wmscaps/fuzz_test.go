@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/wmscaps"
 )
 
@@ -74,11 +74,11 @@ func FuzzParse(f *testing.F) {
 			// Whatever the server's names and boxes, the grid subsets and
 			// the source are ones the layer file takes.
 			p.Name, p.Title, p.Source.Layers = "x", "", "x"
-			if err := gwcxml.Check(nil, []gwcxml.Layer{p}); err != nil {
+			if err := gwc.Check(nil, []gwc.Layer{p}); err != nil {
 				t.Fatalf("proposal %d (%s, box %v): %v", i, names[i], c.Layers[slices.IndexFunc(c.Layers, func(l wmscaps.Layer) bool { return l.Name == names[i] })].BBox, err)
 			}
 		}
-		if _, err := gwcxml.LayerFile(nil, ps); err != nil && !apperr.Is(err, apperr.Invalid) {
+		if _, err := gwc.LayerFile(nil, ps); err != nil && !apperr.Is(err, apperr.Invalid) {
 			t.Fatalf("layer file of the proposals: error of kind %v, want Invalid: %v", apperr.KindOf(err), err)
 		}
 	})

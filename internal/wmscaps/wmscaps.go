@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 )
 
 // Layer is a named layer of the capabilities.
@@ -202,7 +202,7 @@ type Options struct {
 // layer's bounding box (in Web Mercator clamped to the map's latitudes).
 // An unknown name, or a server without a lossless format or a GetMap
 // address, is an apperr.Invalid error naming it.
-func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error) {
+func Propose(c *Capabilities, names []string, o Options) ([]gwc.Layer, error) {
 	url := o.URL
 	if url == "" {
 		url = c.GetMapURL
@@ -229,7 +229,7 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 			}
 		}
 	}
-	var out []gwcxml.Layer
+	var out []gwc.Layer
 	var unknown []string
 	for _, name := range names {
 		l, ok := c.Layer(name)
@@ -237,20 +237,20 @@ func Propose(c *Capabilities, names []string, o Options) ([]gwcxml.Layer, error)
 			unknown = append(unknown, name)
 			continue
 		}
-		p := gwcxml.Layer{Name: l.Name, Title: l.Title, Formats: slices.Clone(formats),
-			Source: gwcxml.WMSSource{Type: "wms", URL: url, Layers: l.Name, Format: format, Transparent: true}}
+		p := gwc.Layer{Name: l.Name, Title: l.Title, Formats: slices.Clone(formats),
+			Source: gwc.WMSSource{Type: "wms", URL: url, Layers: l.Name, Format: format, Transparent: true}}
 		if p.Title == l.Name {
 			p.Title = ""
 		}
-		geo := gwcxml.Subset{GridSet: "EPSG:4326"}
-		merc := gwcxml.Subset{GridSet: "EPSG:900913"}
+		geo := gwc.Subset{GridSet: "EPSG:4326"}
+		merc := gwc.Subset{GridSet: "EPSG:900913"}
 		if b, ok := extent(l); ok {
 			geo.Extent = []float64{max(b[0], -180), max(b[1], -90), min(b[2], 180), min(b[3], 90)}
 			x0, y0 := toMercator(b[0], b[1])
 			x1, y1 := toMercator(b[2], b[3])
 			merc.Extent = []float64{x0, y0, x1, y1}
 		}
-		p.GridSubsets = []gwcxml.Subset{geo, merc}
+		p.GridSubsets = []gwc.Subset{geo, merc}
 		out = append(out, p)
 	}
 	if len(unknown) > 0 {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tilecache/internal/gwcxml"
+	"tilecache/internal/gwc"
 	"tilecache/internal/wmscaps"
 )
 
@@ -93,7 +93,7 @@ func TestProposeNamesOnce(t *testing.T) {
 	if err != nil || len(ps) != 2 || ps[0].Name != "roads" || ps[1].Name != "rivers" {
 		t.Fatalf("Propose: %+v, %v; want roads and rivers", ps, err)
 	}
-	if _, err := gwcxml.LayerFile(nil, ps); err != nil {
+	if _, err := gwc.LayerFile(nil, ps); err != nil {
 		t.Errorf("the layer file of the proposals: %v", err)
 	}
 }
@@ -129,7 +129,7 @@ func TestProposeBoxes(t *testing.T) {
 		if got := ps[0].GridSubsets[0].Extent; !slices.Equal(got, tc.want) {
 			t.Errorf("box %s: EPSG:4326 extent %v, want %v", tc.box, got, tc.want)
 		}
-		if err := gwcxml.Check(nil, ps); err != nil {
+		if err := gwc.Check(nil, ps); err != nil {
 			t.Errorf("box %s: %v", tc.box, err)
 		}
 	}

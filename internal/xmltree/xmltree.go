@@ -1,7 +1,7 @@
 // Package xmltree reads a whole XML document into a tree of elements,
 // strictly: UTF-8 only, exactly one root element, no DTD or other
-// directive, no text outside the root. The REST bodies (wire) and the
-// GeoWebCache documents (gwcxml) are read with it.
+// directive, no text outside the root. The REST bodies and the
+// GeoWebCache documents (both in internal/gwc) are read with it.
 package xmltree
 
 import (
