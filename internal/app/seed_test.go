@@ -619,11 +619,13 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 		mu.Lock()
 		calls[r.URL.Path]++
 		mu.Unlock()
-		time.Sleep(1500 * time.Millisecond) // longer than TILECACHE_STALE_AFTER
+		time.Sleep(3 * time.Second) // longer than TILECACHE_STALE_AFTER
 		w.WriteHeader(http.StatusNotFound)  // a blank tile
 	}))
 	defer up.Close()
-	a := apptest.Start(t, apptest.Options{StaleAfter: time.Second, SeedThreads: 4, Layers: apptest.Layers + `
+	// Staleness 2 s: heartbeats every 2/3 s keep the lane fresh unless the
+	// store stalls for 2 s, which a loaded 2-core machine does for 1 s.
+	a := apptest.Start(t, apptest.Options{StaleAfter: 2 * time.Second, SeedThreads: 4, Layers: apptest.Layers + `
   - name: slow:xyz
     gridSubsets:
       - gridSet: EPSG:900913
