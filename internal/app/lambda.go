@@ -17,7 +17,7 @@ import (
 	"tilecache/internal/edgepath"
 	"tilecache/internal/metrics"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/rest"
+	"tilecache/internal/tileserve"
 )
 
 // HandleSQS is the worker function's handler: it takes each lane message
@@ -243,8 +243,8 @@ func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program
 		return nil, err
 	}
 	p.TileKeys = p.tileKeys()
-	objects := privateObjects(p.Registry.Catalogue(), p.TileKeys,
-		rest.NewObjects(p.Registry.Catalogue(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses))
+	objects := tileserve.PrivateObjects(p.Registry.Catalogue(), p.TileKeys,
+		tileserve.NewObjects(p.Registry.Catalogue(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses))
 	p.Handler = withMetrics(p.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

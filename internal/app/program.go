@@ -50,6 +50,7 @@ import (
 	"tilecache/internal/state/bolt"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/tileserve"
 	"tilecache/internal/tilestore/filestore"
 	"tilecache/internal/tiletoken"
 	"tilecache/internal/web"
@@ -78,7 +79,7 @@ type State struct {
 	// Usage is the disk usage and the disk-quota configuration.
 	Usage interface {
 		quota.UsageStore
-		rest.QuotaConfigStore
+		quota.ConfigStore
 	}
 	Schedules schedule.Store
 	// Config is the configuration managed at run time.
@@ -212,12 +213,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	p.TileKeys = p.tileKeys()
 	// A private layer's tiles and documents only with a tile token for
 	// it, by every path: /tiles/, the keys and the edge paths.
-	var tiles http.Handler = rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
-	tiles = privateTiles(layers, p.TileKeys, storedOnlyForAccounts(users, tiles))
-	var objects http.Handler = rest.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	var tiles http.Handler = tileserve.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	tiles = tileserve.PrivateTiles(layers, p.TileKeys, storedOnlyForAccounts(users, tiles))
+	var objects http.Handler = tileserve.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, privateObjects(layers, p.TileKeys, objects)))
+	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, tileserve.PrivateObjects(layers, p.TileKeys, objects)))
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: a viewer's (it only reads, and a
 	// scraper should hold the least role) on the main listener, or
@@ -245,7 +246,7 @@ func withAuditTrail(api, trail http.Handler) http.Handler {
 	})
 }
 
-// storedOnlyForAccounts lets a stored-only read (rest.StoredOnly: the
+// storedOnlyForAccounts lets a stored-only read (tileserve.StoredOnly: the
 // console's base map) through to next only with an account's credentials,
 // challenged like the REST interface's (the browser answers the challenge
 // with the credentials it holds for the console); any other read passes
@@ -255,7 +256,7 @@ func withAuditTrail(api, trail http.Handler) http.Handler {
 func storedOnlyForAccounts(users *auth.Authenticator, next http.Handler) http.Handler {
 	guarded := users.Middleware(auth.Require(auth.Viewer, next))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rest.StoredOnly(r) {
+		if tileserve.StoredOnly(r) {
 			guarded.ServeHTTP(w, r)
 			return
 		}

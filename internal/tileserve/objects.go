@@ -1,4 +1,4 @@
-package rest
+package tileserve
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwcmeta"
+	"tilecache/internal/httperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/site"
@@ -69,7 +70,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
+		httperr.WriteText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
 		return
 	}
 	rel := strings.TrimPrefix(r.URL.Path, "/")
@@ -77,7 +78,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rel = site.IndexObject
 	}
 	if h.malformedTile(rel) {
-		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		httperr.WriteText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 		return
 	}
 	key := rel
@@ -100,7 +101,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		httperr.WriteText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 		return
 	}
 	if r.Method == http.MethodGet && h.rec != nil {
@@ -112,15 +113,15 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // storeReadFailed answers a read of the tile store that failed: 503 when
-// the store is unreachable, else 500 (see failedStoreRead), logged;
+// the store is unreachable, else 500 (see httperr.StoreRead), logged;
 // nothing when the client left.
 func storeReadFailed(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	if r.Context().Err() != nil {
 		return
 	}
-	status, msg, _ := failedStoreRead.answer(err)
+	status, msg, _ := httperr.StoreRead.Answer(err)
 	log.Error("read the tile store", "path", r.URL.Path, "err", err)
-	writeText(w, status, msg)
+	httperr.WriteText(w, status, msg)
 }
 
 // writeObject answers a stored object with its Content-Type (contentType
