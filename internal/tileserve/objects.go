@@ -14,7 +14,6 @@ import (
 	"tilecache/internal/httperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
-	"tilecache/internal/site"
 	"tilecache/internal/tilestore"
 )
 
@@ -23,7 +22,7 @@ import (
 // URLs:
 //
 //	GET /{key without the key prefix}   e.g. /demo:world/EPSG:4326/png/default/3/5/2.png
-//	GET /                               the object index.html (the demo map page, site.IndexObject)
+//	GET /                               the object index.html (the demo map page, tilestore.IndexObject)
 //
 // An object is answered with its stored Content-Type and Cache-Control and
 // with CORS headers allowing any origin; a missing one is a 404 text/plain.
@@ -75,7 +74,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rel := strings.TrimPrefix(r.URL.Path, "/")
 	if rel == "" {
-		rel = site.IndexObject
+		rel = tilestore.IndexObject
 	}
 	if h.malformedTile(rel) {
 		httperr.WriteText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
