@@ -13,6 +13,7 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/schedule"
@@ -102,16 +103,17 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 		"TILECACHE_CDN_DISTRIBUTION_ID": distribution}
 
 	type run struct {
-		r    lambdatest.Resources
-		rec  *lambdatest.Recorder
-		exec func(t *testing.T, r lambdatest.Resources, env map[string]string, p *app.Program)
-		mk   func(testing.TB, map[string]string) *app.Program
+		r   lambdatest.Resources
+		rec *lambdatest.Recorder
+		// start builds the function's program while rec records, then
+		// exercises it.
+		start func(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder, env map[string]string)
 	}
 	runs := map[string]run{
-		"ApiFunction":     {exec: exerciseAPI, mk: lambdatest.API},
-		"WorkerFunction":  {exec: exerciseWorker, mk: lambdatest.Worker},
-		"CleanerFunction": {exec: exerciseCleaner, mk: lambdatest.Worker},
-		"TileFunction":    {exec: exerciseTile, mk: lambdatest.Tile},
+		"ApiFunction":     {start: recorded(lambdatest.API, exerciseAPI)},
+		"WorkerFunction":  {start: recorded(lambdatest.Worker, exerciseWorker)},
+		"CleanerFunction": {start: recorded(lambdatest.Worker, exerciseCleaner)},
+		"TileFunction":    {start: recorded(lambdatest.Tile, exerciseTile)},
 	}
 	for _, fn := range tp.functions() {
 		if fn == "LogsFunction" {
@@ -127,10 +129,7 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 		}
 		rn.r = lambdatest.NewResources(t)
 		rn.rec = &lambdatest.Recorder{}
-		env := lambdatest.Env(t, rn.r, base)
-		var p *app.Program
-		lambdatest.Recording(t, rn.rec, func() { p = rn.mk(t, env) })
-		rn.exec(t, rn.r, env, p)
+		rn.start(t, rn.r, rn.rec, lambdatest.Env(t, rn.r, base))
 		runs[fn] = rn
 	}
 	if t.Failed() {
@@ -517,11 +516,21 @@ func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string,
 	}
 }
 
+// recorded returns a run's start: the program built by mk while rec
+// records the requests of the clients it makes, then exercised by exec.
+func recorded[P any](mk func(testing.TB, map[string]string) P, exec func(*testing.T, lambdatest.Resources, map[string]string, P)) func(*testing.T, lambdatest.Resources, *lambdatest.Recorder, map[string]string) {
+	return func(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder, env map[string]string) {
+		var p P
+		lambdatest.Recording(t, rec, func() { p = mk(t, env) })
+		exec(t, r, env, p)
+	}
+}
+
 // exerciseTile answers CloudFront's failover requests: a miss rendered
 // (claim, existence checks, tiles, usage), a hit, a miss whose render
 // fails (its outcome remembered) and one of the same metatile, a key of
 // unknown parameters and a layer that does not render on miss.
-func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, tile *app.Program) {
+func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, tile *tileorigin.Origin) {
 	// One of the service's own objects (a seed request's prepared area),
 	// written where the API keeps them: never served.
 	own := lambdatest.Tiles(t, r) // not recorded

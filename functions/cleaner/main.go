@@ -6,9 +6,10 @@ import (
 	"os"
 
 	"tilecache/internal/app"
+	"tilecache/internal/config"
 	"tilecache/internal/lambdamain"
 )
 
 func main() {
-	lambdamain.Run(os.LookupEnv, app.NewWorker, func(p *app.Program) any { return p.HandleSchedule })
+	lambdamain.Run(os.LookupEnv, config.Load, app.NewWorker, func(p *app.Program) any { return p.HandleSchedule })
 }

@@ -8,9 +8,10 @@ import (
 	"os"
 
 	"tilecache/internal/app"
+	"tilecache/internal/config"
 	"tilecache/internal/lambdamain"
 )
 
 func main() {
-	lambdamain.Run(os.LookupEnv, app.NewLogs, func(p *app.LogIngester) any { return p.HandleS3 })
+	lambdamain.Run(os.LookupEnv, config.Load, app.NewLogs, func(p *app.LogIngester) any { return p.HandleS3 })
 }

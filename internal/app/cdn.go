@@ -5,6 +5,7 @@ import (
 
 	cf "github.com/aws/aws-sdk-go-v2/service/cloudfront"
 
+	"tilecache/internal/app/core"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
 	"tilecache/internal/cdn/cloudfront"
@@ -18,7 +19,7 @@ func Invalidator(ctx context.Context, cfg config.Config) (cdn.Invalidator, error
 	if cfg.CDNDistribution == "" {
 		return cdn.Nop{}, nil
 	}
-	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
+	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(core.AWSRetry(cfg.AWS)))
 	if err != nil {
 		return nil, err
 	}

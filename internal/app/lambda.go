@@ -7,17 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"tilecache/internal/config"
-	"tilecache/internal/edgepath"
-	"tilecache/internal/metrics"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/tileserve"
 )
 
 // HandleSQS is the worker function's handler: it takes each lane message
@@ -71,21 +65,10 @@ func (p *Program) HandleAPI(ctx context.Context, ev events.APIGatewayV2HTTPReque
 // and write them to w (the function's log: stdout) as CloudWatch Embedded
 // Metric Format lines when the invocation ends, in namespace "tilecache"
 // with the dimension Function.
-func (p *Program) EnableEMF(w io.Writer, function string) {
-	p.emf = metrics.NewEMF("tilecache", map[string]string{"Function": function})
-	p.emfOut = w
-	p.Metrics.Install(p.emf)
-}
+func (p *Program) EnableEMF(w io.Writer, function string) { p.emf.Enable(p.Metrics, w, function) }
 
 // flushMetrics writes the invocation's metrics (EnableEMF).
-func (p *Program) flushMetrics() {
-	if p.emf == nil {
-		return
-	}
-	if err := p.emf.Flush(p.emfOut, time.Now()); err != nil {
-		p.log.Warn("write metrics", "err", err)
-	}
-}
+func (p *Program) flushMetrics() { p.emf.Flush(p.log) }
 
 // flushCDN sends the invalidations an invocation caused before it returns
 // (a frozen function sends nothing in the background), within the
@@ -231,62 +214,4 @@ func recountRequest(detail json.RawMessage) ([]string, bool) {
 		return layers, true
 	}
 	return nil, false
-}
-
-// NewTile builds the tile function's program: the bucket's objects by key
-// path with render on miss (the CDN's failover origin), without the REST
-// API. Its requests come from CloudFront only (the function URL is IAM
-// authenticated, signed by the distribution's origin access control).
-func NewTile(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
-	p, err := NewWorker(ctx, cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	p.TileKeys = p.tileKeys()
-	objects := tileserve.PrivateObjects(p.Registry.Catalogue(), p.TileKeys,
-		tileserve.NewObjects(p.Registry.Catalogue(), p.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(p.Misses))
-	p.Handler = withMetrics(p.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "Method "+r.Method+" not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		if edgepath.Reserved(r.URL.EscapedPath()) {
-			// The service's own objects (the prepared areas of seed
-			// requests) are never served, as `tilecache serve` and the
-			// edge refuse them.
-			http.Error(w, "Not found: no such tile", http.StatusNotFound)
-			return
-		}
-		objects.ServeHTTP(w, r)
-	}))
-	p.proxy = httpadapter.NewV2(p.Handler)
-	return p, nil
-}
-
-// HandleTile is the tile function's handler: Lambda function URL events
-// (payload 2.0, the shape of an HTTP API's) are served by the object
-// handler; a tile answers with its binary body base64-encoded and the
-// stored Content-Type and Cache-Control, which CloudFront caches.
-func (p *Program) HandleTile(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-	ctx = p.metricsContext(ctx)
-	defer p.flushMetrics()
-	p.refreshLayers(ctx)
-	rc := ev.RequestContext
-	res, err := p.proxy.ProxyWithContext(ctx, events.APIGatewayV2HTTPRequest{
-		Version: ev.Version, RawPath: ev.RawPath, RawQueryString: ev.RawQueryString, Cookies: ev.Cookies,
-		Headers: ev.Headers, QueryStringParameters: ev.QueryStringParameters, Body: ev.Body, IsBase64Encoded: ev.IsBase64Encoded,
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			AccountID: rc.AccountID, RequestID: rc.RequestID, APIID: rc.APIID, DomainName: rc.DomainName,
-			DomainPrefix: rc.DomainPrefix, Time: rc.Time, TimeEpoch: rc.TimeEpoch, RouteKey: "$default", Stage: "$default",
-			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
-				Method: rc.HTTP.Method, Path: rc.HTTP.Path, Protocol: rc.HTTP.Protocol, SourceIP: rc.HTTP.SourceIP, UserAgent: rc.HTTP.UserAgent,
-			},
-		},
-	})
-	if err != nil {
-		return events.LambdaFunctionURLResponse{}, err
-	}
-	return events.LambdaFunctionURLResponse{StatusCode: res.StatusCode, Headers: res.Headers, Body: res.Body,
-		IsBase64Encoded: res.IsBase64Encoded, Cookies: res.Cookies}, nil
 }

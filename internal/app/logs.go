@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/accesslog"
+	"tilecache/internal/app/core"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/edgepath"
@@ -137,7 +138,7 @@ func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
 	ctx = metrics.NewContext(ctx, li.metrics)
 	defer li.flushMetrics()
 	if li.registry != nil {
-		refreshLayers(ctx, li.registry, li.log)
+		core.RefreshLayers(ctx, li.registry, li.log)
 	}
 	var errs []error
 	for _, rec := range ev.Records {
@@ -181,11 +182,11 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 	}
 	// The task table only: the log function writes page reads and batch
 	// marks, and neither the tile bucket nor the queue is its business.
-	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
+	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(core.AWSRetry(cfg.AWS)))
 	if err != nil {
 		return nil, err
 	}
-	table := dynamo.New(dynamoClient(awsCfg, cfg), cfg.Table)
+	table := dynamo.New(core.DynamoClient(awsCfg, cfg.AWS), cfg.Table)
 	reg, err := layer.OpenRegistry(ctx, file, fileName, table.Config(), cfg.LayersRefresh, log)
 	if err != nil {
 		return nil, err
@@ -217,7 +218,7 @@ func (o *bucketOpener) Open(ctx context.Context, bucket, key string) (io.ReadClo
 	st, ok := o.stores[bucket]
 	if !ok {
 		var err error
-		if st, err = s3store.NewFromEnv(o.cfg.AWS.Env, bucket, "", func(so *s3store.Options) { so.Retry = awsRetry(o.cfg) }); err != nil {
+		if st, err = s3store.NewFromEnv(o.cfg.AWS.Env, bucket, "", func(so *s3store.Options) { so.Retry = core.AWSRetry(o.cfg.AWS) }); err != nil {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("log bucket %s: %w", bucket, err)
 		}

@@ -14,18 +14,6 @@ import (
 	"tilecache/internal/tiletoken"
 )
 
-// tileKeys returns the keyring tile tokens are signed and checked with:
-// TILECACHE_TILE_TOKEN_KEYS, or else a key made at start (its tokens do
-// not outlive the process, and other processes do not take them).
-func (p *Program) tileKeys() *tiletoken.Keyring {
-	if p.TileKeys != nil {
-		return p.TileKeys
-	}
-	p.log.Info("tile tokens signed with a key made at start: set TILECACHE_TILE_TOKEN_KEYS (or TILECACHE_TILE_TOKEN_KEYS_SECRET) for tokens that outlive the process")
-	ring, _ := tiletoken.NewKeyring(tiletoken.NewKey("local")) // one valid key: no error
-	return ring
-}
-
 // TileTokensPath is where tile tokens are issued, under the base path: an
 // extension path of the REST interface, behind its accounts.
 const TileTokensPath = "/rest/tiletokens.json"

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,9 +22,11 @@ import (
 
 	"tilecache/internal/account"
 	"tilecache/internal/apitoken"
+	"tilecache/internal/app/backends"
+	"tilecache/internal/app/core"
+	"tilecache/internal/app/sources"
 	"tilecache/internal/audit"
 	"tilecache/internal/auth"
-	"tilecache/internal/auth/accountsecret"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
 	"tilecache/internal/cdn/cloudfront"
@@ -35,73 +36,20 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
 	"tilecache/internal/onmiss"
-	"tilecache/internal/queue"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/quota"
 	"tilecache/internal/rest"
 	"tilecache/internal/schedule"
 	"tilecache/internal/seed"
 	"tilecache/internal/site"
-	"tilecache/internal/source"
-	"tilecache/internal/source/testpattern"
 	"tilecache/internal/source/upstream"
-	"tilecache/internal/source/wms"
-	"tilecache/internal/source/xyz"
 	"tilecache/internal/state/bolt"
 	"tilecache/internal/task"
-	"tilecache/internal/tilestore"
 	"tilecache/internal/tileserve"
 	"tilecache/internal/tilestore/filestore"
 	"tilecache/internal/tiletoken"
 	"tilecache/internal/web"
 )
-
-// Backends are the ports' adapters: the tile store, the queue and the
-// state adapters.
-type Backends struct {
-	Tiles tilestore.Store
-	State
-	Queue queue.Queue
-	// RecoverAll says the queue does not survive the process (embedded):
-	// every RUNNING lane is re-enqueued at start, not only stale ones.
-	RecoverAll bool
-	Close      func() error
-}
-
-// State is the state adapters, one per port, over one DynamoDB table or
-// one bbolt file (internal/state/dynamo, internal/state/bolt).
-type State struct {
-	// Tasks is the task store, with the reasons tasks failed.
-	Tasks interface {
-		task.Store
-		task.FailureStore
-	}
-	// Usage is the disk usage and the disk-quota configuration.
-	Usage interface {
-		quota.UsageStore
-		quota.ConfigStore
-	}
-	Schedules schedule.Store
-	// Config is the configuration managed at run time.
-	Config    layer.ConfigStore
-	Claims    onmiss.Claims
-	ReadMarks quota.Marks
-	// Writes counts the state's write requests when its adapters do (the
-	// DynamoDB table's); nil otherwise.
-	Writes WriteCounter
-	// Audit is the audit trail, keeping records for a retention.
-	Audit func(retention time.Duration) audit.Store
-	// Tokens are the API tokens (Authorization: Bearer).
-	Tokens apitoken.Store
-	// Accounts are the accounts added at run time.
-	Accounts account.Store
-}
-
-// WriteCounter counts the write requests of the state adapters.
-type WriteCounter interface {
-	Writes() int64
-	WritesByOp() map[string]int64
-}
 
 // Program is the wired program.
 type Program struct {
@@ -122,8 +70,7 @@ type Program struct {
 	// Prometheus serves the metrics at {base}/metrics (nil without the
 	// REST handler); it records while Run runs.
 	Prometheus *metrics.Prometheus
-	emf        *metrics.EMF
-	emfOut     io.Writer
+	emf        core.EMF
 	// Metrics is the program's own registry: what the program records
 	// reaches the exporters installed in it (Prometheus in Run, EMF).
 	Metrics *metrics.Registry
@@ -133,7 +80,7 @@ type Program struct {
 	// Site keeps the store marker, the tile sets' documents and the demo
 	// page in the tile store.
 	Site *site.Site
-	Backends
+	backends.Backends
 
 	cfg   config.Config
 	log   *slog.Logger
@@ -150,7 +97,7 @@ type Program struct {
 	// configuration changed at run time.
 	Registry *layer.Registry
 	// TileKeys sign and check the tile tokens that open private layers
-	// (New and NewTile set it).
+	// (NewWorker with configured keys, New always).
 	TileKeys *tiletoken.Keyring
 	// Audit records the administration requests (nil without the REST
 	// handler); Close flushes the refusals it counted.
@@ -210,7 +157,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// The audit trail is an administrator's to read.
 	api = withAuditTrail(api, users.Middleware(auth.Require(auth.Admin, p.Audit.Handler(log))))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
-	p.TileKeys = p.tileKeys()
+	if p.TileKeys == nil {
+		if p.TileKeys, err = core.TileKeys("", log); err != nil {
+			return nil, err
+		}
+	}
 	// A private layer's tiles and documents only with a tile token for
 	// it, by every path: /tiles/, the keys and the edge paths.
 	var tiles http.Handler = tileserve.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
@@ -228,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = withMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
+	p.Handler = core.WithMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
 		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler())), mount(cfg.BasePath, withTileTokens(api,
 			users.Middleware(p.Audit.Identify(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now))))), tiles, objects, metricsH)))))
 	p.proxy = httpadapter.NewV2(p.Handler)
@@ -274,11 +225,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
-	file, fileName, err := layer.ReadFile(cfg.LayersFile)
-	if err != nil {
-		return nil, err
-	}
-	var b Backends
+	var b backends.Backends
 	switch cfg.Backend {
 	case "aws":
 		b, err = AWSBackends(ctx, cfg)
@@ -288,29 +235,24 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
-	reg, err := layer.OpenRegistry(ctx, file, fileName, b.State.Config, cfg.LayersRefresh, log)
+	reg, err := core.OpenRegistry(ctx, cfg.Layers, b.State.Config, log)
 	if err != nil {
 		return nil, err
 	}
 	layers := reg.Catalogue()
-	sources := newSourceCache(upstream.Shared{Budget: upstream.NewBudget(cfg.DecodeMemory), Allow: cfg.UpstreamAllow})
-	if err := sources.checkBuilt(layers.Snapshot()); err != nil {
+	srcs, err := sources.ForRegistry(reg, cfg.Upstream)
+	if err != nil {
 		return nil, err
 	}
-	reg.Validate(sources.check)
 	inv, err := Invalidator(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix, Every: cfg.CDNPurgeEvery}, log)
 	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
-	misses := onmiss.New(layers, nil, b.Tiles, b.Tasks, onmiss.Options{
-		SourceOf: sources.of, Sync: func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
-		KeyPrefix: cfg.KeyPrefix, Usage: b.Usage, Claims: b.Claims, ClaimTTL: cfg.ClaimTTL, Wait: cfg.MissWait, Queue: cfg.MissQueue,
-		Timeout: cfg.MissTimeout, Remember: cfg.MissRemember, FailureBackoff: cfg.MissFailureBackoff,
-	}, log)
+	misses := sources.NewMisses(reg, srcs, b, cfg.Miss, cfg.KeyPrefix, log)
 	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
-		SourceOf: sources.of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
+		SourceOf: srcs.Of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs,
 		Truncations: misses,
 		Sync:        func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
@@ -332,7 +274,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	}
 	reg.OnUpdate(p.layersChanged)
 	if cfg.EdgeGridSets != "" {
-		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
+		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(core.AWSRetry(cfg.AWS)))
 		if err != nil {
 			return nil, err
 		}
@@ -401,7 +343,7 @@ func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, 
 	accounts, source := cfg.Accounts, "TILECACHE_ACCOUNTS"
 	if cfg.AccountsSecret != "" {
 		var err error
-		if accounts, err = readSecret(ctx, cfg, cfg.AccountsSecret); err != nil {
+		if accounts, err = core.ReadSecret(ctx, cfg.AWS, cfg.AccountsSecret); err != nil {
 			return nil, fmt.Errorf("load accounts (TILECACHE_ACCOUNTS_SECRET): %w", err)
 		}
 		source = cfg.AccountsSecret
@@ -428,52 +370,34 @@ func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, 
 // NewWorker calls it, so every program built from it signs, checks and
 // writes to the edge the same keys.
 func LoadTileTokenKeys(ctx context.Context, cfg config.Config) (config.Config, error) {
-	if cfg.TileTokenKeysSecret == "" {
-		return cfg, nil
-	}
-	text, err := readSecret(ctx, cfg, cfg.TileTokenKeysSecret)
+	keys, err := core.LoadTileTokenKeys(ctx, cfg.AWS, cfg.TileTokenKeys, cfg.TileTokenKeysSecret)
 	if err != nil {
-		return cfg, fmt.Errorf("load tile token keys (TILECACHE_TILE_TOKEN_KEYS_SECRET): %w", err)
+		return cfg, err
 	}
-	text = strings.TrimSpace(text)
-	if _, err := tiletoken.ParseKeyring(text); err != nil {
-		return cfg, fmt.Errorf("load tile token keys (TILECACHE_TILE_TOKEN_KEYS_SECRET %s): %w", cfg.TileTokenKeysSecret, err)
-	}
-	cfg.TileTokenKeys = text
+	cfg.TileTokenKeys = keys
 	return cfg, nil
-}
-
-// readSecret returns the text kept at arn, an SSM parameter or a Secrets
-// Manager secret (see accountsecret), read with the program's AWS
-// configuration.
-func readSecret(ctx context.Context, cfg config.Config, arn string) (string, error) {
-	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
-	if err != nil {
-		return "", err
-	}
-	return accountsecret.Read(ctx, awsCfg, cfg.AWS.Env, arn)
 }
 
 // EmbeddedBackends opens the tile directory and the bbolt file under dir,
 // with an in-process queue.
-func EmbeddedBackends(dir string) (Backends, error) {
+func EmbeddedBackends(dir string) (backends.Backends, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Backends{}, fmt.Errorf("create data directory: %w", err)
+		return backends.Backends{}, fmt.Errorf("create data directory: %w", err)
 	}
 	tiles, err := filestore.New(filepath.Join(dir, "tiles"))
 	if err != nil {
-		return Backends{}, fmt.Errorf("open tile directory: %w", err)
+		return backends.Backends{}, fmt.Errorf("open tile directory: %w", err)
 	}
 	db, err := bolt.Open(filepath.Join(dir, "tilecache.db"))
 	if err != nil {
-		return Backends{}, err
+		return backends.Backends{}, err
 	}
-	return Backends{Tiles: tiles, State: BoltState(db), Queue: memqueue.New(), RecoverAll: true, Close: db.Close}, nil
+	return backends.Backends{Tiles: tiles, State: BoltState(db), Queue: memqueue.New(), RecoverAll: true, Close: db.Close}, nil
 }
 
 // BoltState is the state adapters in db.
-func BoltState(db *bolt.DB) State {
-	return State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks(),
+func BoltState(db *bolt.DB) backends.State {
+	return backends.State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks(),
 		Audit: func(d time.Duration) audit.Store { return db.Audit(d) }, Tokens: db.Tokens(), Accounts: db.Accounts()}
 }
 
@@ -522,91 +446,6 @@ func mountConsole(base string, consoleH, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
-}
-
-// Sources builds the source of every layer; budget bounds the decoded
-// images in flight across all of them (nil: no bound).
-func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]source.Source, error) {
-	out := map[string]source.Source{}
-	var errs []error
-	snap := layers.Snapshot()
-	for _, name := range snap.Names() {
-		l, ok := snap.Layer(name)
-		if !ok {
-			continue // a stored layer that does not build (logged)
-		}
-		s, err := newSource(l, upstream.Shared{Budget: budget})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
-			continue
-		}
-		out[name] = s
-	}
-	return out, errors.Join(errs...)
-}
-
-// newSource builds the source of layer l.
-func newSource(l *layer.Layer, sh upstream.Shared) (source.Source, error) {
-	switch l.SourceType {
-	case "testpattern":
-		return testpattern.New(&l.Source)
-	case "wms":
-		return wms.New(l, sh)
-	case "xyz":
-		return xyz.New(l, sh)
-	}
-	return nil, fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
-}
-
-// sourceCache holds the sources of layers by definition (layer.Version):
-// a layer changed at run time gets a new source, and a seed that keeps
-// its old definition keeps its old source.
-type sourceCache struct {
-	shared upstream.Shared
-	mu     sync.Mutex
-	byDef  map[string]source.Source
-}
-
-// maxCachedSources bounds the sources kept: past it the cache starts over
-// (sources are cheap to build; what they share, the budget, stays).
-const maxCachedSources = 1024
-
-func newSourceCache(sh upstream.Shared) *sourceCache {
-	return &sourceCache{shared: sh, byDef: map[string]source.Source{}}
-}
-
-// of returns l's source, built once per definition.
-func (c *sourceCache) of(l *layer.Layer) (source.Source, error) {
-	key := l.Name + "\x00" + l.Version
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.byDef[key]; ok {
-		return s, nil
-	}
-	s, err := newSource(l, c.shared)
-	if err != nil {
-		return nil, fmt.Errorf("layer %s: %w", l.Name, err)
-	}
-	if len(c.byDef) >= maxCachedSources {
-		clear(c.byDef)
-	}
-	c.byDef[key] = s
-	return s, nil
-}
-
-// check builds the source of every layer of cat, reporting every failure.
-func (c *sourceCache) check(cat *layer.Catalogue) error {
-	var errs []error
-	for _, name := range cat.Names() {
-		l, ok := cat.Layer(name)
-		if !ok {
-			continue // a stored layer that does not build (logged)
-		}
-		if _, err := c.of(l); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Run works lane messages with the pool's threads, sweeps stale lanes,
@@ -743,14 +582,6 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	return err
 }
 
-// NewLogger returns the JSON logger on stdout that every entry point uses,
-// at the configured level (debug, info, warn, error).
-func NewLogger(level string) *slog.Logger {
-	var l slog.Level
-	l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
-}
-
 // layersChanged brings the documents of the tile store up to date after
 // this process changed the layers (written, the CDN's copies
 // invalidated). Other processes only read the new configuration
@@ -763,13 +594,7 @@ func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue, changed
 
 // refreshLayers reads the stored layer configuration's version when it
 // is due (Registry.Refresh); a failure is logged and the catalogue kept.
-func (p *Program) refreshLayers(ctx context.Context) { refreshLayers(ctx, p.Registry, p.log) }
-
-func refreshLayers(ctx context.Context, reg *layer.Registry, log *slog.Logger) {
-	if _, err := reg.Refresh(ctx); err != nil && ctx.Err() == nil {
-		log.Error("refresh the layer configuration", "err", err)
-	}
-}
+func (p *Program) refreshLayers(ctx context.Context) { core.RefreshLayers(ctx, p.Registry, p.log) }
 
 // errNoMark ends an Update that finds no deletion mark to remove.
 var errNoMark = errors.New("no deletion mark")

@@ -15,7 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"tilecache/internal/app"
+	"tilecache/internal/app/sources"
 	"tilecache/internal/cli"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
@@ -98,7 +98,7 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	real, err := app.Sources(cat, nil)
+	real, err := sources.Of(cat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"tilecache/internal/app"
+	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/auth"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
@@ -239,10 +240,20 @@ func Worker(t testing.TB, env map[string]string) *app.Program {
 	return program(t, env, app.NewWorker)
 }
 
-// Tile builds TileFunction's program (app.NewTile) for env.
-func Tile(t testing.TB, env map[string]string) *app.Program {
+// Tile builds TileFunction's program (tileorigin.New, with the
+// configuration tileorigin.Load reads) for env, closed when the test ends.
+func Tile(t testing.TB, env map[string]string) *tileorigin.Origin {
 	t.Helper()
-	return program(t, env, app.NewTile)
+	cfg, err := tileorigin.Load(testenv.Lookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := tileorigin.New(context.Background(), cfg, Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
 }
 
 // program builds a function's program with newProgram, closed when the
