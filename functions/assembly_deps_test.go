@@ -15,8 +15,10 @@ import (
 // facing, CloudFront's failover origin) links no seed engine, no
 // administration interface, no embedded database and no console or web
 // assets; the log function no administration interface, seed engine or
-// image code. A package that comes back is named with the import chain
-// that brings it, from the function's main package.
+// image code; the worker and the cleaner (the engine's assembly) no
+// administration interface, console or embedded database. A package that
+// comes back is named with the import chain that brings it, from the
+// function's main package.
 func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH: this test lists the bootstraps' packages with it")
@@ -30,6 +32,8 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt"}},
 		{"logs", []string{"tilecache/internal/rest", "tilecache/internal/seed", "tilecache/internal/imaging",
 			"tilecache/internal/onmiss", "tilecache/internal/source", "image/png", "image/jpeg", "golang.org/x/image/webp", "golang.org/x/image/tiff"}},
+		{"worker", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
+		{"cleaner", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
 	} {
 		t.Run(c.function, func(t *testing.T) {
 			t.Parallel()

@@ -14,6 +14,7 @@ import (
 	"tilecache/internal/app"
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/app/tileorigin"
+	"tilecache/internal/app/worker"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/schedule"
@@ -66,7 +67,7 @@ func isRefused(fn string, c lambdatest.Call) (string, bool) {
 // edgeSyncWhy: no emulator here serves the CloudFront KeyValueStore API,
 // so the recording runs set no store; the calls are checked against a
 // fake of its wire format (cloudfront.TestSyncEdgeGridSets).
-const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (app.Program.syncEdge, edgepath.Sync)"
+const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (worker.Program.syncEdge, edgepath.Sync)"
 
 // TestPoliciesMatchRecordedCalls runs each function's handler against the
 // local AWS stack through recording proxies, then checks that the
@@ -117,7 +118,7 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 	}
 	for _, fn := range tp.functions() {
 		if fn == "LogsFunction" {
-			// Not an app.Program: its own run (policy_logs_test.go).
+			// Not a program of the engine: its own run (policy_logs_test.go).
 			rn := run{r: lambdatest.NewResources(t), rec: &lambdatest.Recorder{}}
 			exerciseLogs(t, rn.r, rn.rec, lambdatest.Env(t, rn.r, base))
 			runs[fn] = rn
@@ -459,7 +460,7 @@ func submit(t *testing.T, api *app.Program, layer, body string) []int64 {
 }
 
 // finished reports whether the tasks are no longer PENDING or RUNNING.
-func finished(t *testing.T, p *app.Program, ids []int64) func() bool {
+func finished(t *testing.T, p *worker.Program, ids []int64) func() bool {
 	return func() bool {
 		for _, id := range ids {
 			tk, err := p.Tasks.Get(t.Context(), id)
@@ -477,7 +478,7 @@ func finished(t *testing.T, p *app.Program, ids []int64) func() bool {
 // exerciseWorker works lanes of every kind: a seed continued over several
 // messages, a seed over stored tiles, a truncation, and a job aborted by
 // tile failures.
-func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string, worker *app.Program) {
+func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string, worker *worker.Program) {
 	api := lambdatest.API(t, env) // not recorded: the requests come from ApiFunction
 	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
 	for _, req := range []struct{ layer, body string }{
@@ -569,7 +570,7 @@ func scheduledEvent(t *testing.T) events.EventBridgeEvent {
 // exerciseCleaner sweeps a stale lane and a pending task, then, with
 // tiles stored and the disk quota exceeded, runs the quota's recount and
 // clean-up; last, it submits a scheduled request that is due.
-func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *app.Program) {
+func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *worker.Program) {
 	api := lambdatest.API(t, env)       // not recorded
 	worker := lambdatest.Worker(t, env) // not recorded
 	sqsClient := lambdatest.SQS(t)

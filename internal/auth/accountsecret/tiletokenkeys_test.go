@@ -14,6 +14,7 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/embedded"
 	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/config"
 	"tilecache/internal/tiletoken"
@@ -104,6 +105,6 @@ func TestLoadTileTokenKeysFromSecret(t *testing.T) {
 // newTile builds the tile function's program (the tile origin) on cfg's
 // embedded backends.
 func newTile(ctx context.Context, cfg config.Config) (*tileorigin.Origin, error) {
-	return tileorigin.NewWith(ctx, tileorigin.Of(cfg), func(context.Context) (backends.Backends, error) { return app.EmbeddedBackends(cfg.DataDir) },
+	return tileorigin.NewWith(ctx, tileorigin.Of(cfg), func(context.Context) (backends.Backends, error) { return embedded.Open(cfg.DataDir) },
 		slog.New(slog.DiscardHandler))
 }

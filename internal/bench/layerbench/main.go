@@ -46,6 +46,7 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/embedded"
 	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/auth"
 	"tilecache/internal/bench/benchenv"
@@ -415,7 +416,7 @@ func newTileOrigin(ctx context.Context, cfg config.Config, log *slog.Logger) (*t
 	if cfg.Backend == "aws" {
 		return tileorigin.New(ctx, tileorigin.Of(cfg), log)
 	}
-	return tileorigin.NewWith(ctx, tileorigin.Of(cfg), func(context.Context) (backends.Backends, error) { return app.EmbeddedBackends(cfg.DataDir) }, log)
+	return tileorigin.NewWith(ctx, tileorigin.Of(cfg), func(context.Context) (backends.Backends, error) { return embedded.Open(cfg.DataDir) }, log)
 }
 
 // withStore opens cfg's backends, calls f with its configuration store and
@@ -427,7 +428,7 @@ func withStore(ctx context.Context, cfg config.Config, f func(layer.ConfigStore)
 	if cfg.Backend == "aws" {
 		b, err = app.AWSBackends(ctx, cfg)
 	} else {
-		b, err = app.EmbeddedBackends(cfg.DataDir)
+		b, err = embedded.Open(cfg.DataDir)
 	}
 	if err != nil {
 		return err
