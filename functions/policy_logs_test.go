@@ -14,9 +14,10 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"tilecache/internal/app"
+	"tilecache/internal/app/logingest"
 	"tilecache/internal/gwc"
 	"tilecache/internal/lambdatest"
+	"tilecache/internal/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -82,11 +83,13 @@ func exerciseLogs(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder
 	}
 	t.Cleanup(func() { mc.RemoveObject(context.Background(), logBucket, key, minio.RemoveObjectOptions{}) })
 
-	var li *app.LogIngester
+	var li *logingest.Ingester
 	lambdatest.Recording(t, rec, func() {
-		cfg := lambdatest.Config(t, env)
-		var err error
-		if li, err = app.NewLogs(ctx, cfg, lambdatest.Logger()); err != nil {
+		cfg, err := logingest.Load(testenv.Lookup(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if li, err = logingest.New(ctx, cfg, lambdatest.Logger()); err != nil {
 			t.Fatal(err)
 		}
 	})

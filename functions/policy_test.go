@@ -13,6 +13,8 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/app/tileorigin"
+	"tilecache/internal/app/worker"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/schedule"
@@ -65,7 +67,7 @@ func isRefused(fn string, c lambdatest.Call) (string, bool) {
 // edgeSyncWhy: no emulator here serves the CloudFront KeyValueStore API,
 // so the recording runs set no store; the calls are checked against a
 // fake of its wire format (cloudfront.TestSyncEdgeGridSets).
-const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (app.Program.syncEdge, edgepath.Sync)"
+const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (worker.Program.syncEdge, edgepath.Sync)"
 
 // TestPoliciesMatchRecordedCalls runs each function's handler against the
 // local AWS stack through recording proxies, then checks that the
@@ -102,20 +104,21 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 		"TILECACHE_CDN_DISTRIBUTION_ID": distribution}
 
 	type run struct {
-		r    lambdatest.Resources
-		rec  *lambdatest.Recorder
-		exec func(t *testing.T, r lambdatest.Resources, env map[string]string, p *app.Program)
-		mk   func(testing.TB, map[string]string) *app.Program
+		r   lambdatest.Resources
+		rec *lambdatest.Recorder
+		// start builds the function's program while rec records, then
+		// exercises it.
+		start func(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder, env map[string]string)
 	}
 	runs := map[string]run{
-		"ApiFunction":     {exec: exerciseAPI, mk: lambdatest.API},
-		"WorkerFunction":  {exec: exerciseWorker, mk: lambdatest.Worker},
-		"CleanerFunction": {exec: exerciseCleaner, mk: lambdatest.Worker},
-		"TileFunction":    {exec: exerciseTile, mk: lambdatest.Tile},
+		"ApiFunction":     {start: recorded(lambdatest.API, exerciseAPI)},
+		"WorkerFunction":  {start: recorded(lambdatest.Worker, exerciseWorker)},
+		"CleanerFunction": {start: recorded(lambdatest.Worker, exerciseCleaner)},
+		"TileFunction":    {start: recorded(lambdatest.Tile, exerciseTile)},
 	}
 	for _, fn := range tp.functions() {
 		if fn == "LogsFunction" {
-			// Not an app.Program: its own run (policy_logs_test.go).
+			// Not a program of the engine: its own run (policy_logs_test.go).
 			rn := run{r: lambdatest.NewResources(t), rec: &lambdatest.Recorder{}}
 			exerciseLogs(t, rn.r, rn.rec, lambdatest.Env(t, rn.r, base))
 			runs[fn] = rn
@@ -127,10 +130,7 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 		}
 		rn.r = lambdatest.NewResources(t)
 		rn.rec = &lambdatest.Recorder{}
-		env := lambdatest.Env(t, rn.r, base)
-		var p *app.Program
-		lambdatest.Recording(t, rn.rec, func() { p = rn.mk(t, env) })
-		rn.exec(t, rn.r, env, p)
+		rn.start(t, rn.r, rn.rec, lambdatest.Env(t, rn.r, base))
 		runs[fn] = rn
 	}
 	if t.Failed() {
@@ -460,7 +460,7 @@ func submit(t *testing.T, api *app.Program, layer, body string) []int64 {
 }
 
 // finished reports whether the tasks are no longer PENDING or RUNNING.
-func finished(t *testing.T, p *app.Program, ids []int64) func() bool {
+func finished(t *testing.T, p *worker.Program, ids []int64) func() bool {
 	return func() bool {
 		for _, id := range ids {
 			tk, err := p.Tasks.Get(t.Context(), id)
@@ -478,7 +478,7 @@ func finished(t *testing.T, p *app.Program, ids []int64) func() bool {
 // exerciseWorker works lanes of every kind: a seed continued over several
 // messages, a seed over stored tiles, a truncation, and a job aborted by
 // tile failures.
-func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string, worker *app.Program) {
+func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string, worker *worker.Program) {
 	api := lambdatest.API(t, env) // not recorded: the requests come from ApiFunction
 	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
 	for _, req := range []struct{ layer, body string }{
@@ -517,11 +517,21 @@ func exerciseWorker(t *testing.T, r lambdatest.Resources, env map[string]string,
 	}
 }
 
+// recorded returns a run's start: the program built by mk while rec
+// records the requests of the clients it makes, then exercised by exec.
+func recorded[P any](mk func(testing.TB, map[string]string) P, exec func(*testing.T, lambdatest.Resources, map[string]string, P)) func(*testing.T, lambdatest.Resources, *lambdatest.Recorder, map[string]string) {
+	return func(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder, env map[string]string) {
+		var p P
+		lambdatest.Recording(t, rec, func() { p = mk(t, env) })
+		exec(t, r, env, p)
+	}
+}
+
 // exerciseTile answers CloudFront's failover requests: a miss rendered
 // (claim, existence checks, tiles, usage), a hit, a miss whose render
 // fails (its outcome remembered) and one of the same metatile, a key of
 // unknown parameters and a layer that does not render on miss.
-func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, tile *app.Program) {
+func exerciseTile(t *testing.T, r lambdatest.Resources, env map[string]string, tile *tileorigin.Origin) {
 	// One of the service's own objects (a seed request's prepared area),
 	// written where the API keeps them: never served.
 	own := lambdatest.Tiles(t, r) // not recorded
@@ -560,7 +570,7 @@ func scheduledEvent(t *testing.T) events.EventBridgeEvent {
 // exerciseCleaner sweeps a stale lane and a pending task, then, with
 // tiles stored and the disk quota exceeded, runs the quota's recount and
 // clean-up; last, it submits a scheduled request that is due.
-func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *app.Program) {
+func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *worker.Program) {
 	api := lambdatest.API(t, env)       // not recorded
 	worker := lambdatest.Worker(t, env) // not recorded
 	sqsClient := lambdatest.SQS(t)

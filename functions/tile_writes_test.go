@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"tilecache/internal/app"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/app/sources"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
@@ -179,7 +179,7 @@ func taskJSON(id int64, layer string, typ task.Type, status task.Status, created
 }
 
 // tileMissItems runs misses through the engine the tile function wires
-// (app.NewTile: the task store as Claims and Usage) on a fake DynamoDB
+// (the tile origin, tileorigin.New: the task store as Claims and Usage) on a fake DynamoDB
 // table whose index holds, for layer od:test, a running seed (the render
 // marks the layer for a recount), a reseed submitted during the render
 // whose job cannot be read (the render's tiles are removed and their usage
@@ -191,7 +191,7 @@ func tileMissItems(t *testing.T, hashKey string) []itemCall {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sources, err := app.Sources(layers, nil)
+	sources, err := sources.Of(layers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"tilecache/internal/app"
+	"tilecache/internal/app/core"
 	"tilecache/internal/auth"
 	"tilecache/internal/cli"
 	"tilecache/internal/config"
@@ -76,7 +77,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		if err != nil {
 			return err
 		}
-		return app.Serve(ctx, cfg, app.NewLogger(cfg.LogLevel))
+		return app.Serve(ctx, cfg, core.NewLogger(cfg.LogLevel))
 	case "useradd":
 		return useradd(args[1:], stdin, stdout)
 	case "recount":
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		if err != nil {
 			return err
 		}
-		return recount(ctx, cfg, app.NewLogger(cfg.LogLevel), args[1:], stdout)
+		return recount(ctx, cfg, core.NewLogger(cfg.LogLevel), args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -7,9 +7,10 @@ import (
 	"os"
 
 	"tilecache/internal/app"
+	"tilecache/internal/config"
 	"tilecache/internal/lambdamain"
 )
 
 func main() {
-	lambdamain.Run(os.LookupEnv, app.New, func(p *app.Program) any { return p.HandleAPI })
+	lambdamain.Run(os.LookupEnv, config.Load, app.New, func(p *app.Program) any { return p.HandleAPI })
 }

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 // TestRecordedEvents hands the EventBridge scheduled event of testdata/ to
 // this function's bootstrap (main, as built for Lambda: its handler is
-// app.Program.HandleSchedule) under the Lambda Runtime Interface Emulator,
+// worker.Program.HandleSchedule) under the Lambda Runtime Interface Emulator,
 // on fresh resources of the local AWS stack: it re-enqueues a lane whose
 // worker vanished and starts a pending task whose thread freed.
 func TestRecordedEvents(t *testing.T) {

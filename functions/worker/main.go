@@ -1,14 +1,16 @@
 // Command worker is the worker function: SQS lane messages are worked by
 // the same engine code `tilecache serve` runs, with partial batch failures.
+// Its program is the engine's assembly (package worker), which links no
+// administration interface, console or embedded database.
 package main
 
 import (
 	"os"
 
-	"tilecache/internal/app"
+	"tilecache/internal/app/worker"
 	"tilecache/internal/lambdamain"
 )
 
 func main() {
-	lambdamain.Run(os.LookupEnv, app.NewWorker, func(p *app.Program) any { return p.HandleSQS })
+	lambdamain.Run(os.LookupEnv, worker.Load, worker.NewAWS, func(p *worker.Program) any { return p.HandleSQS })
 }

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 // TestRecordedEvents hands the SQS events of testdata/ to this function's
 // bootstrap (main, as built for Lambda: its handler is
-// app.Program.HandleSQS) under the Lambda Runtime Interface Emulator, on
+// worker.Program.HandleSQS) under the Lambda Runtime Interface Emulator, on
 // fresh resources of the local AWS stack, and checks the partial batch
 // failures, the stored tiles and the EMF lines of the function's log.
 func TestRecordedEvents(t *testing.T) {

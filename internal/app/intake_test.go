@@ -21,8 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"tilecache/internal/app"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/app/worker"
 	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
 )
@@ -117,12 +117,12 @@ func TestMalformedLaneMessagesDeadLetteredOnBothPaths(t *testing.T) {
 	paths := []struct {
 		name string
 		// run takes lane messages in until ctx ends.
-		run func(ctx context.Context, t *testing.T, p *app.Program, r lambdatest.Resources)
+		run func(ctx context.Context, t *testing.T, p *worker.Program, r lambdatest.Resources)
 	}{
-		{"worker process", func(ctx context.Context, t *testing.T, p *app.Program, r lambdatest.Resources) {
+		{"worker process", func(ctx context.Context, t *testing.T, p *worker.Program, r lambdatest.Resources) {
 			p.Engine.RunWorkers(ctx, 2)
 		}},
-		{"worker function", func(ctx context.Context, t *testing.T, p *app.Program, r lambdatest.Resources) {
+		{"worker function", func(ctx context.Context, t *testing.T, p *worker.Program, r lambdatest.Resources) {
 			eventSource(ctx, t, p, r)
 		}},
 	}
@@ -185,7 +185,7 @@ func TestMalformedLaneMessagesDeadLetteredOnBothPaths(t *testing.T) {
 // that a reported message comes back quickly: it invokes HandleSQS with
 // each batch and deletes the messages not reported. It fails the test if a
 // malformed body is not reported.
-func eventSource(ctx context.Context, t *testing.T, p *app.Program, r lambdatest.Resources) {
+func eventSource(ctx context.Context, t *testing.T, p *worker.Program, r lambdatest.Resources) {
 	client := lambdatest.SQS(t)
 	for ctx.Err() == nil {
 		out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{

@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,73 +15,6 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/tiletoken"
 )
-
-// tileKeys returns the keyring tile tokens are signed and checked with:
-// TILECACHE_TILE_TOKEN_KEYS, or else a key made at start (its tokens do
-// not outlive the process, and other processes do not take them).
-func (p *Program) tileKeys() *tiletoken.Keyring {
-	if p.TileKeys != nil {
-		return p.TileKeys
-	}
-	p.log.Info("tile tokens signed with a key made at start: set TILECACHE_TILE_TOKEN_KEYS (or TILECACHE_TILE_TOKEN_KEYS_SECRET) for tokens that outlive the process")
-	ring, _ := tiletoken.NewKeyring(tiletoken.NewKey("local")) // one valid key: no error
-	return ring
-}
-
-// privateTiles guards the private layers' tiles under /tiles/{layer
-// name}/… (see tiletoken.Guard).
-func privateTiles(layers *layer.Catalogue, keys *tiletoken.Keyring, next http.Handler) http.Handler {
-	return tiletoken.Guard{Keys: keys, LayerOf: func(r *http.Request) (string, bool, bool) {
-		rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/tiles/")
-		if !ok {
-			return "", false, false
-		}
-		first, _, _ := strings.Cut(rest, "/")
-		name, err := url.PathUnescape(first)
-		if err != nil {
-			return "", false, false
-		}
-		l, ok := layers.Layer(name)
-		if !ok {
-			return "", false, false
-		}
-		return l.ID, l.Private, true
-	}}.Wrap(next)
-}
-
-// privateObjects guards the private layers' objects by key path (see
-// tiletoken.Guard): the keys under a layer's id (its tiles, their
-// TileJSON and TMS documents, its WMTS capabilities) and its OGC API
-// collection's documents (ogcapi/collections/{id}.json and under
-// ogcapi/collections/{id}/). The edge paths reach it mapped to their keys.
-func privateObjects(layers *layer.Catalogue, keys *tiletoken.Keyring, next http.Handler) http.Handler {
-	return tiletoken.Guard{Keys: keys, LayerOf: func(r *http.Request) (string, bool, bool) {
-		id := ObjectLayer(r.URL.Path)
-		if id == "" {
-			return "", false, false
-		}
-		l, ok := layers.ByID(id)
-		if !ok {
-			return "", false, false
-		}
-		return l.ID, l.Private, true
-	}}.Wrap(next)
-}
-
-// ObjectLayer returns the id of the layer an object's path (without the
-// key prefix, percent-decoded) belongs to if it were a layer's: its first
-// segment, or the collection's of an OGC API collection document; "" for
-// the root.
-func ObjectLayer(p string) string {
-	seg := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 4)
-	if len(seg) >= 3 && seg[0] == "ogcapi" && seg[1] == "collections" {
-		if len(seg) == 3 {
-			return strings.TrimSuffix(seg[2], ".json")
-		}
-		return seg[2]
-	}
-	return seg[0]
-}
 
 // TileTokensPath is where tile tokens are issued, under the base path: an
 // extension path of the REST interface, behind its accounts.

@@ -7,14 +7,10 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -23,137 +19,42 @@ import (
 
 	"tilecache/internal/account"
 	"tilecache/internal/apitoken"
+	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/embedded"
+	"tilecache/internal/app/core"
+	"tilecache/internal/app/worker"
 	"tilecache/internal/audit"
 	"tilecache/internal/auth"
-	"tilecache/internal/auth/accountsecret"
-	"tilecache/internal/awsconf"
-	"tilecache/internal/cdn"
-	"tilecache/internal/cdn/cloudfront"
 	"tilecache/internal/config"
 	"tilecache/internal/console"
 	"tilecache/internal/edgepath"
-	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
-	"tilecache/internal/onmiss"
-	"tilecache/internal/queue"
-	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/quota"
 	"tilecache/internal/rest"
-	"tilecache/internal/schedule"
-	"tilecache/internal/seed"
-	"tilecache/internal/site"
-	"tilecache/internal/source"
-	"tilecache/internal/source/testpattern"
 	"tilecache/internal/source/upstream"
-	"tilecache/internal/source/wms"
-	"tilecache/internal/source/xyz"
-	"tilecache/internal/state/bolt"
-	"tilecache/internal/task"
-	"tilecache/internal/tilestore"
-	"tilecache/internal/tilestore/filestore"
-	"tilecache/internal/tiletoken"
-	"tilecache/internal/web"
+	"tilecache/internal/tileserve"
 )
 
-// Backends are the ports' adapters: the tile store, the queue and the
-// state adapters.
-type Backends struct {
-	Tiles tilestore.Store
-	State
-	Queue queue.Queue
-	// RecoverAll says the queue does not survive the process (embedded):
-	// every RUNNING lane is re-enqueued at start, not only stale ones.
-	RecoverAll bool
-	Close      func() error
-}
-
-// State is the state adapters, one per port, over one DynamoDB table or
-// one bbolt file (internal/state/dynamo, internal/state/bolt).
-type State struct {
-	// Tasks is the task store, with the reasons tasks failed.
-	Tasks interface {
-		task.Store
-		task.FailureStore
-	}
-	// Usage is the disk usage and the disk-quota configuration.
-	Usage interface {
-		quota.UsageStore
-		rest.QuotaConfigStore
-	}
-	Schedules schedule.Store
-	// Config is the configuration managed at run time.
-	Config    layer.ConfigStore
-	Claims    onmiss.Claims
-	ReadMarks quota.Marks
-	// Writes counts the state's write requests when its adapters do (the
-	// DynamoDB table's); nil otherwise.
-	Writes WriteCounter
-	// Audit is the audit trail, keeping records for a retention.
-	Audit func(retention time.Duration) audit.Store
-	// Tokens are the API tokens (Authorization: Bearer).
-	Tokens apitoken.Store
-	// Accounts are the accounts added at run time.
-	Accounts account.Store
-}
-
-// WriteCounter counts the write requests of the state adapters.
-type WriteCounter interface {
-	Writes() int64
-	WritesByOp() map[string]int64
-}
-
-// Program is the wired program.
+// Program is the wired program of `tilecache serve` and the API
+// function: the engine's side (worker.Program, whose fields and methods it
+// has) with the REST interface, the tile serving and the console in front.
 type Program struct {
+	*worker.Program
 	// Handler serves the REST interface (behind Basic auth) under the
 	// configured base path, and 404 elsewhere.
 	Handler http.Handler
-	// Engine is the seeding engine.
-	Engine *seed.Engine
-	// Misses renders tiles on a miss (the tile and object paths).
-	Misses *onmiss.Renderer
-	// Cleaner enforces the disk quota and keeps usage right.
-	Cleaner *quota.Cleaner
-	// Schedules fires the saved requests that are due: every
-	// ScheduleEvery in Run, at every invocation of HandleSchedule.
-	Schedules *schedule.Ticker
 	// Recorder counts client reads of tiles (nil without the REST handler).
 	Recorder *quota.Recorder
 	// Prometheus serves the metrics at {base}/metrics (nil without the
 	// REST handler); it records while Run runs.
 	Prometheus *metrics.Prometheus
-	emf        *metrics.EMF
-	emfOut     io.Writer
-	// Metrics is the program's own registry: what the program records
-	// reaches the exporters installed in it (Prometheus in Run, EMF).
-	Metrics *metrics.Registry
-	// Purger invalidates what changed in the CDN in front of the bucket
-	// (with cdn.Nop when none is configured).
-	Purger *cdn.Purger
-	// Site keeps the store marker, the tile sets' documents and the demo
-	// page in the tile store.
-	Site *site.Site
-	Backends
+	// Audit records the administration requests (nil without the REST
+	// handler); Close flushes the refusals it counted.
+	Audit *audit.Recorder
 
 	cfg   config.Config
 	log   *slog.Logger
 	proxy *httpadapter.HandlerAdapterV2 // HandleAPI's adapter of Handler
-	// published: HandleSchedule ran Publish in this process (Lambda
-	// invokes one event at a time).
-	published bool
-	// edge is the key-value store of the CDN's edge path function (nil:
-	// none); edgeVersion is the layer configuration whose grid sets
-	// HandleSchedule wrote into it in this process (−1: none yet).
-	edge        edgepath.KeyValues
-	edgeVersion int64
-	// Registry keeps the layer catalogue current: the layer file and the
-	// configuration changed at run time.
-	Registry *layer.Registry
-	// TileKeys sign and check the tile tokens that open private layers
-	// (New and NewTile set it).
-	TileKeys *tiletoken.Keyring
-	// Audit records the administration requests (nil without the REST
-	// handler); Close flushes the refusals it counted.
-	Audit *audit.Recorder
 }
 
 // New builds the whole program from cfg: engine, backends and the REST
@@ -209,15 +110,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// The audit trail is an administrator's to read.
 	api = withAuditTrail(api, users.Middleware(auth.Require(auth.Admin, p.Audit.Handler(log))))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
-	p.TileKeys = p.tileKeys()
+	if p.TileKeys == nil {
+		if p.TileKeys, err = core.TileKeys("", log); err != nil {
+			return nil, err
+		}
+	}
 	// A private layer's tiles and documents only with a tile token for
 	// it, by every path: /tiles/, the keys and the edge paths.
-	var tiles http.Handler = rest.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
-	tiles = privateTiles(layers, p.TileKeys, storedOnlyForAccounts(users, tiles))
-	var objects http.Handler = rest.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	var tiles http.Handler = tileserve.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
+	tiles = tileserve.PrivateTiles(layers, p.TileKeys, storedOnlyForAccounts(users, tiles))
+	var objects http.Handler = tileserve.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
 	// function maps them.
-	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, privateObjects(layers, p.TileKeys, objects)))
+	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, tileserve.PrivateObjects(layers, p.TileKeys, objects)))
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: a viewer's (it only reads, and a
 	// scraper should hold the least role) on the main listener, or
@@ -227,7 +132,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	if cfg.MetricsAddr != "" {
 		metricsH = nil
 	}
-	p.Handler = withMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
+	p.Handler = core.WithMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
 		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler())), mount(cfg.BasePath, withTileTokens(api,
 			users.Middleware(p.Audit.Identify(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now))))), tiles, objects, metricsH)))))
 	p.proxy = httpadapter.NewV2(p.Handler)
@@ -245,7 +150,7 @@ func withAuditTrail(api, trail http.Handler) http.Handler {
 	})
 }
 
-// storedOnlyForAccounts lets a stored-only read (rest.StoredOnly: the
+// storedOnlyForAccounts lets a stored-only read (tileserve.StoredOnly: the
 // console's base map) through to next only with an account's credentials,
 // challenged like the REST interface's (the browser answers the challenge
 // with the credentials it holds for the console); any other read passes
@@ -255,7 +160,7 @@ func withAuditTrail(api, trail http.Handler) http.Handler {
 func storedOnlyForAccounts(users *auth.Authenticator, next http.Handler) http.Handler {
 	guarded := users.Middleware(auth.Require(auth.Viewer, next))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rest.StoredOnly(r) {
+		if tileserve.StoredOnly(r) {
 			guarded.ServeHTTP(w, r)
 			return
 		}
@@ -267,130 +172,24 @@ func storedOnlyForAccounts(users *auth.Authenticator, next http.Handler) http.Ha
 const AccessFlushEvery = 5 * time.Second
 
 // NewWorker builds the program without the REST handler (and without
-// accounts): what the worker and cleaner functions need.
+// accounts): the engine's side (worker.New) on cfg's backends, the
+// embedded ones or those on AWS.
 func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
-	cfg, err := LoadTileTokenKeys(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	file, fileName, err := layer.ReadFile(cfg.LayersFile)
-	if err != nil {
-		return nil, err
-	}
-	var b Backends
-	switch cfg.Backend {
-	case "aws":
-		b, err = AWSBackends(ctx, cfg)
-	default:
-		b, err = EmbeddedBackends(cfg.DataDir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	reg, err := layer.OpenRegistry(ctx, file, fileName, b.State.Config, cfg.LayersRefresh, log)
-	if err != nil {
-		return nil, err
-	}
-	layers := reg.Catalogue()
-	sources := newSourceCache(upstream.Shared{Budget: upstream.NewBudget(cfg.DecodeMemory), Allow: cfg.UpstreamAllow})
-	if err := sources.checkBuilt(layers.Snapshot()); err != nil {
-		return nil, err
-	}
-	reg.Validate(sources.check)
-	inv, err := Invalidator(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix, Every: cfg.CDNPurgeEvery}, log)
-	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
-	misses := onmiss.New(layers, nil, b.Tiles, b.Tasks, onmiss.Options{
-		SourceOf: sources.of, Sync: func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
-		KeyPrefix: cfg.KeyPrefix, Usage: b.Usage, Claims: b.Claims, ClaimTTL: cfg.ClaimTTL, Wait: cfg.MissWait, Queue: cfg.MissQueue,
-		Timeout: cfg.MissTimeout, Remember: cfg.MissRemember, FailureBackoff: cfg.MissFailureBackoff,
-	}, log)
-	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
-		SourceOf: sources.of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
-		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs,
-		Truncations: misses,
-		Sync:        func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
-		Unmark:      func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
-	}, log)
-	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
-		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
-	}, log)
-	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, rest.ScheduledRequests{Submitter: engine}, log)
-	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
-		Metrics: new(metrics.Registry)}
-	if cfg.TileTokenKeys != "" {
-		// The configured keys, parsed once (config.Load and
-		// LoadTileTokenKeys checked them): every program signs, checks and
-		// writes to the edge these.
-		if p.TileKeys, err = tiletoken.ParseKeyring(cfg.TileTokenKeys); err != nil {
-			return nil, err
+	w, err := worker.New(ctx, worker.Of(cfg), func(ctx context.Context) (backends.Backends, error) {
+		if cfg.Backend == "aws" {
+			return AWSBackends(ctx, cfg)
 		}
-	}
-	reg.OnUpdate(p.layersChanged)
-	if cfg.EdgeGridSets != "" {
-		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
-		if err != nil {
-			return nil, err
-		}
-		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets).WithLog(log)
-	}
-	return p, nil
-}
-
-// syncEdge writes the grid sets of the layers to the edge path function's
-// key-value store where they differ, and records the configuration it
-// wrote in edgeVersion (a failure is logged and tried again by the next
-// call).
-func (p *Program) syncEdge(ctx context.Context) {
-	snap := p.Registry.Catalogue().Snapshot()
-	if p.edge == nil {
-		p.edgeVersion = snap.Version()
-		return
-	}
-	var keys []tiletoken.Key
-	if p.cfg.TileTokenKeys != "" { // the configured keys, never a key made at start
-		keys = p.TileKeys.Keys()
-	}
-	// The grid sets, the private layers and the tile token keys (by id).
-	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.Values(edgepath.TableOf(snap), edgepath.PrivateOf(snap), keys))
+		return embedded.Open(cfg.DataDir)
+	}, log)
 	if err != nil {
-		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
-		return
+		return nil, err
 	}
-	p.edgeVersion = snap.Version()
-	if len(changed) > 0 {
-		p.log.Info("edge path function's grid sets written", "kvs", p.cfg.EdgeGridSets, "grid_sets", changed)
-	}
+	return &Program{Program: w, cfg: cfg, log: log}, nil
 }
 
 // ScheduleEvery is how often `tilecache serve` looks for due schedules: a
 // run starts at most this late (cron's unit is the minute).
 const ScheduleEvery = 20 * time.Second
-
-// taskActivity answers quota.Activity from the task store.
-type taskActivity struct{ tasks task.Store }
-
-// ActiveLayers implements quota.Activity: the layers of PENDING and
-// RUNNING tasks, and of tasks killed since (a killed lane may store its
-// last metatile before it notices). A task that ended DONE or aborted by
-// its own lane has no writer left, so a layer whose tasks are done is
-// recounted at the next maintenance rather than after a rest.
-func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[string]bool, error) {
-	tasks, err := a.tasks.List(ctx, since)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	for _, t := range tasks {
-		if t.Status.Active() || t.Killed {
-			out[t.Layer] = true
-		}
-	}
-	return out, nil
-}
 
 // LoadAccounts reads the administrator accounts: from the SSM parameter or
 // Secrets Manager secret TILECACHE_ACCOUNTS_SECRET names (what ApiFunction
@@ -400,7 +199,7 @@ func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, 
 	accounts, source := cfg.Accounts, "TILECACHE_ACCOUNTS"
 	if cfg.AccountsSecret != "" {
 		var err error
-		if accounts, err = readSecret(ctx, cfg, cfg.AccountsSecret); err != nil {
+		if accounts, err = core.ReadSecret(ctx, cfg.AWS, cfg.AccountsSecret); err != nil {
 			return nil, fmt.Errorf("load accounts (TILECACHE_ACCOUNTS_SECRET): %w", err)
 		}
 		source = cfg.AccountsSecret
@@ -427,53 +226,12 @@ func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, 
 // NewWorker calls it, so every program built from it signs, checks and
 // writes to the edge the same keys.
 func LoadTileTokenKeys(ctx context.Context, cfg config.Config) (config.Config, error) {
-	if cfg.TileTokenKeysSecret == "" {
-		return cfg, nil
-	}
-	text, err := readSecret(ctx, cfg, cfg.TileTokenKeysSecret)
+	keys, err := core.LoadTileTokenKeys(ctx, cfg.AWS, cfg.TileTokenKeys, cfg.TileTokenKeysSecret)
 	if err != nil {
-		return cfg, fmt.Errorf("load tile token keys (TILECACHE_TILE_TOKEN_KEYS_SECRET): %w", err)
+		return cfg, err
 	}
-	text = strings.TrimSpace(text)
-	if _, err := tiletoken.ParseKeyring(text); err != nil {
-		return cfg, fmt.Errorf("load tile token keys (TILECACHE_TILE_TOKEN_KEYS_SECRET %s): %w", cfg.TileTokenKeysSecret, err)
-	}
-	cfg.TileTokenKeys = text
+	cfg.TileTokenKeys = keys
 	return cfg, nil
-}
-
-// readSecret returns the text kept at arn, an SSM parameter or a Secrets
-// Manager secret (see accountsecret), read with the program's AWS
-// configuration.
-func readSecret(ctx context.Context, cfg config.Config, arn string) (string, error) {
-	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
-	if err != nil {
-		return "", err
-	}
-	return accountsecret.Read(ctx, awsCfg, cfg.AWS.Env, arn)
-}
-
-// EmbeddedBackends opens the tile directory and the bbolt file under dir,
-// with an in-process queue.
-func EmbeddedBackends(dir string) (Backends, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Backends{}, fmt.Errorf("create data directory: %w", err)
-	}
-	tiles, err := filestore.New(filepath.Join(dir, "tiles"))
-	if err != nil {
-		return Backends{}, fmt.Errorf("open tile directory: %w", err)
-	}
-	db, err := bolt.Open(filepath.Join(dir, "tilecache.db"))
-	if err != nil {
-		return Backends{}, err
-	}
-	return Backends{Tiles: tiles, State: BoltState(db), Queue: memqueue.New(), RecoverAll: true, Close: db.Close}, nil
-}
-
-// BoltState is the state adapters in db.
-func BoltState(db *bolt.DB) State {
-	return State{Tasks: db.Tasks(), Usage: db.Usage(), Schedules: db.Schedules(), Config: db.Config(), Claims: db.Claims(), ReadMarks: db.ReadMarks(),
-		Audit: func(d time.Duration) audit.Store { return db.Audit(d) }, Tokens: db.Tokens(), Accounts: db.Accounts()}
 }
 
 // mount serves api for base+"/rest" and everything below it, tiles
@@ -523,97 +281,12 @@ func mountConsole(base string, consoleH, next http.Handler) http.Handler {
 	})
 }
 
-// Sources builds the source of every layer; budget bounds the decoded
-// images in flight across all of them (nil: no bound).
-func Sources(layers *layer.Catalogue, budget *upstream.Budget) (map[string]source.Source, error) {
-	out := map[string]source.Source{}
-	var errs []error
-	snap := layers.Snapshot()
-	for _, name := range snap.Names() {
-		l, ok := snap.Layer(name)
-		if !ok {
-			continue // a stored layer that does not build (logged)
-		}
-		s, err := newSource(l, upstream.Shared{Budget: budget})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
-			continue
-		}
-		out[name] = s
-	}
-	return out, errors.Join(errs...)
-}
-
-// newSource builds the source of layer l.
-func newSource(l *layer.Layer, sh upstream.Shared) (source.Source, error) {
-	switch l.SourceType {
-	case "testpattern":
-		return testpattern.New(&l.Source)
-	case "wms":
-		return wms.New(l, sh)
-	case "xyz":
-		return xyz.New(l, sh)
-	}
-	return nil, fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
-}
-
-// sourceCache holds the sources of layers by definition (layer.Version):
-// a layer changed at run time gets a new source, and a seed that keeps
-// its old definition keeps its old source.
-type sourceCache struct {
-	shared upstream.Shared
-	mu     sync.Mutex
-	byDef  map[string]source.Source
-}
-
-// maxCachedSources bounds the sources kept: past it the cache starts over
-// (sources are cheap to build; what they share, the budget, stays).
-const maxCachedSources = 1024
-
-func newSourceCache(sh upstream.Shared) *sourceCache {
-	return &sourceCache{shared: sh, byDef: map[string]source.Source{}}
-}
-
-// of returns l's source, built once per definition.
-func (c *sourceCache) of(l *layer.Layer) (source.Source, error) {
-	key := l.Name + "\x00" + l.Version
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.byDef[key]; ok {
-		return s, nil
-	}
-	s, err := newSource(l, c.shared)
-	if err != nil {
-		return nil, fmt.Errorf("layer %s: %w", l.Name, err)
-	}
-	if len(c.byDef) >= maxCachedSources {
-		clear(c.byDef)
-	}
-	c.byDef[key] = s
-	return s, nil
-}
-
-// check builds the source of every layer of cat, reporting every failure.
-func (c *sourceCache) check(cat *layer.Catalogue) error {
-	var errs []error
-	for _, name := range cat.Names() {
-		l, ok := cat.Layer(name)
-		if !ok {
-			continue // a stored layer that does not build (logged)
-		}
-		if _, err := c.of(l); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // Run works lane messages with the pool's threads, sweeps stale lanes,
 // runs the disk-quota schedule (clean-ups and recounts), fires the due
 // schedules of saved requests and flushes tile reads until ctx ends. On the embedded backend it first re-enqueues the
 // lanes the previous process left RUNNING.
 func (p *Program) Run(ctx context.Context) error {
-	ctx = p.metricsContext(ctx)
+	ctx = p.MetricsContext(ctx)
 	// Installed first: the listener answers from the start, while the
 	// recovery or sweep below may take seconds (a DynamoDB query under
 	// load), and what its requests record must not be dropped.
@@ -631,7 +304,7 @@ func (p *Program) Run(ctx context.Context) error {
 		p.log.Error("sweep", "err", err)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { p.publish(ctx) })
+	wg.Go(func() { p.Publish(ctx) })
 	wg.Go(func() { p.Engine.RunWorkers(ctx, p.cfg.Workers) })
 	wg.Go(func() { p.Cleaner.RunSchedule(ctx) })
 	wg.Go(func() { p.Purger.Run(ctx) })
@@ -649,28 +322,13 @@ func (p *Program) Run(ctx context.Context) error {
 			wg.Wait()
 			return nil
 		case <-refresh.C:
-			p.refreshLayers(ctx)
+			p.RefreshLayers(ctx)
 		case <-tick.C:
 			if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
 				p.log.Error("sweep", "err", err)
 			}
 		}
 	}
-}
-
-// publish runs Site.Publish and hands what changed to the purger. Its
-// failure is logged (the documents of a tile set are also written by its
-// next seed) and reported as false.
-func (p *Program) publish(ctx context.Context) bool {
-	changed, err := p.Site.Publish(ctx)
-	if err != nil && ctx.Err() == nil {
-		p.log.Error("publish the documents of the tile store", "err", err)
-	}
-	p.Purger.KeysChanged(changed...)
-	if len(changed) > 0 {
-		p.log.Info("documents of the tile store written", "keys", len(changed))
-	}
-	return err == nil
 }
 
 // Close releases the backends, first writing the refusals the audit
@@ -681,10 +339,7 @@ func (p *Program) Close() error {
 		p.Audit.Close(ctx)
 		cancel()
 	}
-	if p.Backends.Close == nil {
-		return nil
-	}
-	return p.Backends.Close()
+	return p.Program.Close()
 }
 
 // Serve runs `tilecache serve`: the REST interface on cfg.Addr plus the
@@ -702,7 +357,7 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// Bodies are at most 1 MiB: a client slower than ReadTimeout is cut
 	// off, and idle keep-alive connections close. No WriteTimeout: a mass
 	// truncation answers when it is done.
-	srv := &http.Server{Handler: p.Handler, BaseContext: func(net.Listener) context.Context { return p.metricsContext(context.Background()) }, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+	srv := &http.Server{Handler: p.Handler, BaseContext: func(net.Listener) context.Context { return p.MetricsContext(context.Background()) }, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -740,52 +395,5 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		err = rerr
 	}
 	log.Info("tilecache stopped")
-	return err
-}
-
-// NewLogger returns the JSON logger on stdout that every entry point uses,
-// at the configured level (debug, info, warn, error).
-func NewLogger(level string) *slog.Logger {
-	var l slog.Level
-	l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
-}
-
-// layersChanged brings the documents of the tile store up to date after
-// this process changed the layers (written, the CDN's copies
-// invalidated). Other processes only read the new configuration
-// (Registry.Refresh); the grid sets of the edge path function are written
-// by HandleSchedule, which holds the right to, when it sees a new
-// configuration.
-func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue, changed []string) {
-	p.publishLayers(ctx, changed)
-}
-
-// refreshLayers reads the stored layer configuration's version when it
-// is due (Registry.Refresh); a failure is logged and the catalogue kept.
-func (p *Program) refreshLayers(ctx context.Context) { refreshLayers(ctx, p.Registry, p.log) }
-
-func refreshLayers(ctx context.Context, reg *layer.Registry, log *slog.Logger) {
-	if _, err := reg.Refresh(ctx); err != nil && ctx.Err() == nil {
-		log.Error("refresh the layer configuration", "err", err)
-	}
-}
-
-// errNoMark ends an Update that finds no deletion mark to remove.
-var errNoMark = errors.New("no deletion mark")
-
-// unmarkDeleted removes the deletion mark of layer name and id from the
-// stored configuration (nothing when it is gone already): the end of a
-// deleted layer's truncation.
-func unmarkDeleted(ctx context.Context, reg *layer.Registry, name, id string) error {
-	_, err := reg.Update(ctx, func(doc *layer.Config, _ *layer.Catalogue) error {
-		if !doc.Unmark(name, id) {
-			return errNoMark
-		}
-		return nil
-	})
-	if errors.Is(err, errNoMark) {
-		return nil
-	}
 	return err
 }

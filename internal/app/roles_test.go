@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/rest"
+	"tilecache/internal/tileserve"
 )
 
 // TestRolesOutsideTheRESTInterface: the console's pages, /metrics and a
@@ -31,7 +31,7 @@ func TestRolesOutsideTheRESTInterface(t *testing.T) {
 		}{
 			{"/console/", nil},
 			{"/metrics", nil},
-			{tile, []string{rest.StoredOnlyHeader, "1"}},
+			{tile, []string{tileserve.StoredOnlyHeader, "1"}},
 		} {
 			res := a.DoAuth(t, c.user, apptest.Password, "GET", r.path, "", r.headers...)
 			switch {

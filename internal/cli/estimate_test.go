@@ -15,7 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"tilecache/internal/app"
+	"tilecache/internal/app/sources"
 	"tilecache/internal/cli"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
@@ -99,7 +99,7 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	real, err := app.Sources(cat, nil)
+	real, err := sources.Of(cat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

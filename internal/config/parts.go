@@ -35,7 +35,7 @@ type Server struct {
 func (s *Server) read(r *reader) {
 	s.Addr = r.str("TILECACHE_ADDR", "127.0.0.1:8080")
 	s.BasePath = strings.TrimRight(r.str("TILECACHE_BASE_PATH", ""), "/")
-	s.LogLevel = strings.ToLower(r.str("TILECACHE_LOG_LEVEL", "info"))
+	s.LogLevel = readLogLevel(r)
 	s.MetricsAddr = r.str("TILECACHE_METRICS_ADDR", "")
 	// Set but empty (a deployment without a CDN): documents carry
 	// root-relative URLs.
@@ -49,11 +49,25 @@ func (s *Server) read(r *reader) {
 	if s.BasePath != "" && !strings.HasPrefix(s.BasePath, "/") {
 		r.fail(fmt.Errorf("TILECACHE_BASE_PATH must start with /, got %q", s.BasePath))
 	}
-	switch s.LogLevel {
+}
+
+// Log is how a process logs: the one part every function reads besides
+// its own (Server holds the same variable for `tilecache serve`).
+type Log struct {
+	LogLevel string // TILECACHE_LOG_LEVEL: debug, info, warn, error
+}
+
+func (l *Log) read(r *reader) { l.LogLevel = readLogLevel(r) }
+
+// readLogLevel reads TILECACHE_LOG_LEVEL.
+func readLogLevel(r *reader) string {
+	level := strings.ToLower(r.str("TILECACHE_LOG_LEVEL", "info"))
+	switch level {
 	case "debug", "info", "warn", "error":
 	default:
-		r.fail(fmt.Errorf("TILECACHE_LOG_LEVEL must be debug, info, warn or error, got %q", s.LogLevel))
+		r.fail(fmt.Errorf("TILECACHE_LOG_LEVEL must be debug, info, warn or error, got %q", level))
 	}
+	return level
 }
 
 // Auth is where the administrators' accounts come from.

@@ -24,6 +24,8 @@ func TestPartDefaults(t *testing.T) {
 	}
 	s, err := config.Read[config.Server](lookup(nil))
 	check("server", s, config.Server{Addr: "127.0.0.1:8080", LogLevel: "info", PublicURL: "http://127.0.0.1:8080"}, err)
+	lg, err := config.Read[config.Log](lookup(nil))
+	check("log", lg, config.Log{LogLevel: "info"}, err)
 	a, err := config.Read[config.Auth](lookup(nil))
 	check("auth", a, config.Auth{UsersFile: ".data/users"}, err)
 	st, err := config.Read[config.Storage](lookup(nil))
@@ -56,6 +58,12 @@ func TestPartsSet(t *testing.T) {
 		"TILECACHE_LOG_LEVEL": "DEBUG", "TILECACHE_METRICS_ADDR": "127.0.0.1:9090"}))
 	if want := (config.Server{Addr: ":9000", BasePath: "/gwc", LogLevel: "debug", PublicURL: "http://:9000/gwc", MetricsAddr: "127.0.0.1:9090"}); err != nil || s != want {
 		t.Errorf("server: got %+v, %v; want %+v", s, err, want)
+	}
+	if lg, err := config.Read[config.Log](lookup(map[string]string{"TILECACHE_LOG_LEVEL": "Warn"})); err != nil || lg.LogLevel != "warn" {
+		t.Errorf("log: got %+v, %v; want warn", lg, err)
+	}
+	if _, err := config.Read[config.Log](lookup(map[string]string{"TILECACHE_LOG_LEVEL": "loud"})); err == nil || !strings.Contains(err.Error(), "TILECACHE_LOG_LEVEL") {
+		t.Errorf("log: a level that is none got %v, want an error naming TILECACHE_LOG_LEVEL", err)
 	}
 	a, err := config.Read[config.Auth](lookup(map[string]string{"TILECACHE_DATA": "/var/tc", "TILECACHE_ACCOUNTS": "a:h"}))
 	if want := (config.Auth{UsersFile: "/var/tc/users", Accounts: "a:h"}); err != nil || a != want {

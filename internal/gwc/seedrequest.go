@@ -44,6 +44,18 @@ func DecodeSeedRequestJSON(body []byte) (SeedRequest, error) {
 	return decodeSeedRequest(root)
 }
 
+// DecodeScheduledSeedRequest decodes the request a schedule of layer keeps
+// (body: a JSON seed request), as POST /rest/seed/{layer}.json decodes its
+// body: what a schedule's creation checks and what its runs submit.
+func DecodeScheduledSeedRequest(layer string, body []byte) (SeedRequest, error) {
+	req, err := DecodeSeedRequestJSON(body)
+	if err != nil {
+		return SeedRequest{}, err
+	}
+	req.Layer = layer
+	return req, nil
+}
+
 func decodeSeedRequest(root *node) (SeedRequest, error) {
 	fields, err := elems(root, "seedRequest")
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"tilecache/internal/app"
+	"tilecache/internal/app/core"
 	"tilecache/internal/config"
 )
 
@@ -24,19 +24,27 @@ type Program interface {
 	EnableEMF(w io.Writer, function string)
 }
 
-// Run loads the configuration through lookup (os.LookupEnv in a main),
-// sets the runtime's memory limit unless GOMEMLIMIT is set (see
-// memoryLimit), builds the program and serves handler(program) with the
-// Lambda runtime; it never returns. A configuration or a program that cannot be built is
-// logged and ends the process with status 1, so Lambda reports an init
-// error.
-func Run[P Program](lookup config.Lookup, build func(context.Context, config.Config, *slog.Logger) (P, error), handler func(P) any) {
-	cfg, err := config.Load(lookup)
+// Run loads the function's configuration with load through lookup
+// (os.LookupEnv in a main), sets the runtime's memory limit unless
+// GOMEMLIMIT is set (see memoryLimit), builds the program and serves
+// handler(program) with the Lambda runtime; it never returns. A
+// configuration or a program that cannot be built is logged and ends the
+// process with status 1, so Lambda reports an init error. Each function
+// hands its own assembly's load and build (config.Load and app.New for the
+// API, tileorigin.Load and tileorigin.New for the tile origin, …), so it
+// reads and links only what it uses.
+func Run[C any, P Program](lookup config.Lookup, load func(config.Lookup) (C, error), build func(context.Context, C, *slog.Logger) (P, error), handler func(P) any) {
+	level, err := config.Read[config.Log](lookup)
 	if err != nil {
 		slog.Error("configuration", "err", err)
 		os.Exit(1)
 	}
-	log := app.NewLogger(cfg.LogLevel)
+	cfg, err := load(lookup)
+	if err != nil {
+		slog.Error("configuration", "err", err)
+		os.Exit(1)
+	}
+	log := core.NewLogger(level.LogLevel)
 	setMemoryLimit(lookup, log)
 	p, err := build(context.Background(), cfg, log)
 	if err != nil {

@@ -98,7 +98,7 @@ func SQSEvent(queueArn string, msgs ...types.Message) events.SQSEvent {
 	return ev
 }
 
-// Handler is WorkerFunction's handler (app.Program.HandleSQS).
+// Handler is WorkerFunction's handler (worker.Program.HandleSQS).
 type Handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 
 // EventSource stands in for the Lambda SQS event source mapping of

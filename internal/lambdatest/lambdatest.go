@@ -1,7 +1,7 @@
 // Package lambdatest runs the Lambda functions in tests, against the local
 // AWS stack (see internal/testenv): per-test resources shaped as
 // template.yaml shapes them, the functions' environment, programs built by
-// app.New and app.NewWorker, API Gateway HTTP API (payload 2.0) events, a
+// app.New, worker.NewAWS and tileorigin.New, API Gateway HTTP API (payload 2.0) events, a
 // stand-in for the SQS event source, a recording proxy that tells which AWS
 // calls a function makes, and the functions' bootstraps built as for Lambda
 // and run under the Lambda Runtime Interface Emulator (AWS's Runtime API,
@@ -36,6 +36,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"tilecache/internal/app"
+	"tilecache/internal/app/tileorigin"
+	"tilecache/internal/app/worker"
 	"tilecache/internal/auth"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
@@ -233,16 +235,36 @@ func API(t testing.TB, env map[string]string) *app.Program {
 }
 
 // Worker builds the program of WorkerFunction and CleanerFunction
-// (app.NewWorker) for env.
-func Worker(t testing.TB, env map[string]string) *app.Program {
+// (worker.NewAWS, with the configuration worker.Load reads) for env,
+// closed when the test ends.
+func Worker(t testing.TB, env map[string]string) *worker.Program {
 	t.Helper()
-	return program(t, env, app.NewWorker)
+	cfg, err := worker.Load(testenv.Lookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := worker.NewAWS(context.Background(), cfg, Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
 
-// Tile builds TileFunction's program (app.NewTile) for env.
-func Tile(t testing.TB, env map[string]string) *app.Program {
+// Tile builds TileFunction's program (tileorigin.New, with the
+// configuration tileorigin.Load reads) for env, closed when the test ends.
+func Tile(t testing.TB, env map[string]string) *tileorigin.Origin {
 	t.Helper()
-	return program(t, env, app.NewTile)
+	cfg, err := tileorigin.Load(testenv.Lookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := tileorigin.New(context.Background(), cfg, Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
 }
 
 // program builds a function's program with newProgram, closed when the

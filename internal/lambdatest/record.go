@@ -66,7 +66,7 @@ var endpointVars = map[string]string{"s3": "AWS_ENDPOINT_URL_S3", "dynamodb": "A
 // Recording runs build with the process's AWS_ENDPOINT_URL_S3, _DYNAMODB,
 // _SQS and _CLOUDFRONT pointing at recording reverse proxies in front of the local
 // stack's endpoints, so that the clients build creates (app.New,
-// app.NewWorker) send every request through rec; then it restores the
+// worker.NewAWS) send every request through rec; then it restores the
 // variables. The proxies keep the Host header, so MinIO's signature checks
 // pass. It uses t.Setenv: the test must not be parallel.
 //

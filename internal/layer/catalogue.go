@@ -16,7 +16,6 @@ import (
 
 	"tilecache/internal/area"
 	"tilecache/internal/grid"
-	"tilecache/internal/imaging"
 	"tilecache/internal/tilestore"
 )
 
@@ -70,6 +69,13 @@ func (c *Catalogue) Version() int64 { return c.get().version }
 // ReservedID is the first key segment of the service's own objects in the
 // tile store (the areas of requests, say); no layer may have it as its id.
 const ReservedID = "_tilecache"
+
+// MaxMetatilePixels is the largest metatile (with its gutter) a WMS layer
+// may ask for, in pixels: the largest image the image code decodes
+// (imaging.MaxPixels, which a test keeps equal). The layer model holds its
+// own copy so that what reads layers (the log function, the tile origin's
+// routing) does not link the image code.
+const MaxMetatilePixels = 1 << 26
 
 // edgeIDs are the first path segments the CDN's edge function maps to
 // other keys (WMTS, XYZ and OGC API – Tiles paths, see
@@ -507,9 +513,9 @@ func buildLayer(ld Entry, gridSets map[string]*grid.GridSet) (*Layer, []error) {
 		for _, sub := range l.Subsets {
 			w := int64(l.MetaWidth*sub.GridSet.TileWidth + 2*l.Gutter)
 			h := int64(l.MetaHeight*sub.GridSet.TileHeight + 2*l.Gutter)
-			if w*h > imaging.MaxPixels {
+			if w*h > MaxMetatilePixels {
 				fail("metatiling %dx%d with gutter %d: a %s metatile is %d×%d pixels, more than the %d a decoded image may have (use smaller metatiles)",
-					l.MetaWidth, l.MetaHeight, l.Gutter, sub.GridSet.ID, w, h, imaging.MaxPixels)
+					l.MetaWidth, l.MetaHeight, l.Gutter, sub.GridSet.ID, w, h, MaxMetatilePixels)
 			}
 		}
 	}

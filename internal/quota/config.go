@@ -43,6 +43,7 @@
 package quota
 
 import (
+	"context"
 	"math"
 	"math/big"
 	"slices"
@@ -66,6 +67,17 @@ const (
 	PolicyLRU = "LRU" // least recently used pages expire first
 	PolicyLFU = "LFU" // least frequently used pages expire first
 )
+
+// ConfigStore keeps the disk-quota configuration (the state adapters'
+// Usage implements it).
+type ConfigStore interface {
+	// QuotaConfig returns the stored configuration, or Default() if none
+	// was ever stored.
+	QuotaConfig(ctx context.Context) (Config, error)
+	// UpdateQuotaConfig atomically replaces the configuration with
+	// fn(current); an error from fn changes nothing and is returned.
+	UpdateQuotaConfig(ctx context.Context, fn func(Config) (Config, error)) (Config, error)
+}
 
 // Config is the disk-quota configuration. Sizes are in bytes. The JSON tags
 // are the storage form, not the wire form (see package gwc for that).

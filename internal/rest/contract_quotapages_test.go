@@ -329,7 +329,7 @@ func levelFixture() []quota.Page {
 // needs to be filled.
 type pagesStore interface {
 	pageReads
-	rest.QuotaConfigStore
+	quota.ConfigStore
 	ApplyDeltas(ctx context.Context, deltas []quota.PageDelta, now time.Time) error
 	RecordAccess(ctx context.Context, accesses []quota.Access) error
 }

@@ -16,7 +16,6 @@ import (
 	"tilecache/internal/gwc"
 	"tilecache/internal/schedule"
 	"tilecache/internal/seed"
-	"tilecache/internal/task"
 )
 
 // Schedules of saved requests, an extension of this project (GeoWebCache
@@ -52,31 +51,6 @@ type Preparer interface {
 	// Prepare validates and plans r as Submit would; a request the client
 	// got wrong is apperr.Invalid.
 	Prepare(r gwc.SeedRequest) (seed.Prepared, error)
-}
-
-// ScheduledRequests starts the requests of schedules (schedule.Starter)
-// as POST /rest/seed/{layer}.json starts a request: the same decoding,
-// then Submit.
-type ScheduledRequests struct{ Submitter Submitter }
-
-// Start implements schedule.Starter.
-func (s ScheduledRequests) Start(ctx context.Context, layer string, body json.RawMessage) ([]task.Task, error) {
-	req, err := scheduledSeedRequest(layer, body)
-	if err != nil {
-		return nil, err
-	}
-	return s.Submitter.Submit(ctx, req)
-}
-
-// scheduledSeedRequest decodes a schedule's request body, as POST
-// /rest/seed/{layer}.json decodes its body.
-func scheduledSeedRequest(layer string, body []byte) (gwc.SeedRequest, error) {
-	req, err := gwc.DecodeSeedRequestJSON(body)
-	if err != nil {
-		return gwc.SeedRequest{}, err
-	}
-	req.Layer = layer
-	return req, nil
 }
 
 // scheduleRoute routes /rest/schedules.json and /rest/schedules/{name}.json.
@@ -131,7 +105,7 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req, err := scheduledSeedRequest(layer, seedBody)
+	req, err := gwc.DecodeScheduledSeedRequest(layer, seedBody)
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,13 @@
 // REST contract, plus the read-only disk usage report and the schedules of
 // saved seed requests (handle_schedules.go). One http.Handler serves the
 // whole contract; it does not know whether net/http or a Lambda adapter
-// drives it. Tiles serves stored tiles to clients, outside the
-// administration interface.
+// drives it. The public tiles and objects, outside the administration
+// interface, are package tileserve's.
 //
 // Errors: handlers return errors classified by apperr, and every failure
 // this package answers (the administration interface's, a tile's, an
-// object's, a missing tile's render) takes its status from one table, in
-// this file: causeStatus, then kindStatus. Client mistakes are answered 4xx
+// object's, a missing tile's render) takes its status from one table,
+// package httperr's. Client mistakes are answered 4xx
 // with a one-line text/plain message; internal errors are logged with
 // detail and answered with a generic message.
 package rest
@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/onmiss"
+	"tilecache/internal/httperr"
 	"tilecache/internal/quota"
 	"tilecache/internal/source/upstream"
 )
@@ -99,89 +99,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// The error table: every failure this package answers takes its status
-// from here. causeStatus comes first: errors answered with a status and a
-// fixed reason of their own whatever their kind (a failed render of a
-// missing tile; the reason is the error's text, never the upstream's
-// words, and the engine logged the failure where it was made). Every other
-// error is answered by its kind, through kindStatus; a kind missing there
-// is a 500.
-var (
-	causeStatus = []struct {
-		err    error
-		status int
-	}{
-		{onmiss.ErrUpstreamTimeout, http.StatusGatewayTimeout},
-		{onmiss.ErrUpstreamNoImage, http.StatusBadGateway},
-		{onmiss.ErrUpstreamError, http.StatusBadGateway},
-		{onmiss.ErrBusy, http.StatusServiceUnavailable},
-	}
-	kindStatus = map[apperr.Kind]int{
-		apperr.Invalid:      http.StatusBadRequest,
-		apperr.NotFound:     http.StatusNotFound,
-		apperr.Conflict:     http.StatusConflict,
-		apperr.Precondition: http.StatusPreconditionFailed,
-		apperr.TooLarge:     http.StatusRequestEntityTooLarge,
-		apperr.Unsupported:  http.StatusUnsupportedMediaType,
-		apperr.Unavailable:  http.StatusServiceUnavailable,
-		apperr.Internal:     http.StatusInternalServerError,
-	}
-)
-
-// failing words the failures of one kind of operation.
-type failing struct {
-	// serverSide: the client cannot have caused the failure (a render, a
-	// read of the tile store), so every kind but Unavailable is answered
-	// as Internal.
-	serverSide  bool
-	internal    string // the line answered for an Internal error
-	unavailable string // the line answered for an Unavailable error; "" for the error's own message
-}
-
-// The operations whose failures are answered.
-var (
-	// failedRequest: a request the client may have got wrong (a handler of
-	// the administration interface, a tile's parameters).
-	failedRequest = failing{internal: "Internal server error; see the server log"}
-	// failedRender: a render of a missing tile.
-	failedRender = failing{serverSide: true, internal: "The tile could not be rendered",
-		unavailable: "The tile could not be rendered now; retry shortly"}
-	// failedStoreRead: a read of the tile store.
-	failedStoreRead = failing{serverSide: true, internal: "The tile store could not be read",
-		unavailable: "The tile store could not be read"}
-)
-
-// answer looks err up in the error table: the status, the one line the
-// client is told, and whether err is to be logged where it is answered
-// (an Internal or Unavailable error; not a cause).
-func (f failing) answer(err error) (status int, msg string, logIt bool) {
-	for _, c := range causeStatus {
-		if errors.Is(err, c.err) {
-			return c.status, c.err.Error(), false
-		}
-	}
-	kind := apperr.KindOf(err)
-	if f.serverSide && kind != apperr.Unavailable {
-		kind = apperr.Internal
-	}
-	status, ok := kindStatus[kind]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	switch {
-	case kind == apperr.Internal:
-		return status, f.internal, true
-	case kind == apperr.Unavailable && f.unavailable != "":
-		return status, f.unavailable, true
-	}
-	return status, apperr.Message(err), kind == apperr.Unavailable
-}
-
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away
 	}
-	status, msg, logIt := failedRequest.answer(err)
+	status, msg, logIt := httperr.Request.Answer(err)
 	if logIt {
 		h.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -189,12 +111,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // writeText writes a one-line text/plain answer.
-func writeText(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	io.WriteString(w, msg+"\n")
-}
+func writeText(w http.ResponseWriter, status int, msg string) { httperr.WriteText(w, status, msg) }
 
 func writeBody(w http.ResponseWriter, contentType string, body []byte) {
 	w.Header().Set("Content-Type", contentType)

@@ -12,16 +12,6 @@ import (
 	"tilecache/internal/task"
 )
 
-// QuotaConfigStore persists the disk-quota configuration.
-type QuotaConfigStore interface {
-	// QuotaConfig returns the stored configuration, or quota.Default() if
-	// none was ever stored.
-	QuotaConfig(ctx context.Context) (quota.Config, error)
-	// UpdateQuotaConfig atomically replaces the configuration with
-	// fn(current); an error from fn changes nothing and is returned.
-	UpdateQuotaConfig(ctx context.Context, fn func(quota.Config) (quota.Config, error)) (quota.Config, error)
-}
-
 // The seeding side's calls the handlers make, one interface per call,
 // grouped by who answers them: Planner (seed.Planner), Tasks (seed.Engine)
 // and Layers (layer.Catalogue). A request the client got wrong is an
@@ -138,8 +128,8 @@ type Services struct {
 	// a read may name, and the layer ids of reads from access logs.
 	Layers Layers
 
-	Quota     QuotaConfigStore // /rest/diskquota
-	Schedules ScheduleStore    // /rest/schedules
+	Quota     quota.ConfigStore // /rest/diskquota
+	Schedules ScheduleStore     // /rest/schedules
 	// Editor serves PUT, POST and DELETE of /rest/layers/… and
 	// /rest/gridsets/… (nil: 405, the layer file is all there is).
 	Editor LayerEditor

@@ -13,7 +13,7 @@ import (
 )
 
 // Starter submits a schedule's request as POST /rest/seed/{layer}.json
-// does (rest.ScheduledRequests).
+// does (worker.ScheduledRequests).
 type Starter interface {
 	// Start validates and submits request (the JSON body of a seed
 	// request) for layer and returns the tasks it created. A request the

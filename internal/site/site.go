@@ -1,7 +1,7 @@
 // Package site keeps what the tile store holds besides tiles, so that
 // other programs can read the bucket on their own: GeoWebCache's store
 // marker, the discovery documents of every tile set (written through
-// package discovery) and the demo map page at the root (IndexObject). The
+// package discovery) and the demo map page at the root (tilestore.IndexObject). The
 // seeding engine asks a Site for a tile set's documents as it writes the
 // tile set (seed.Documents); Publish writes everything, at the local
 // program's start and on a deployment's first clean-up.
@@ -20,11 +20,6 @@ import (
 	"tilecache/internal/layer"
 	"tilecache/internal/tilestore"
 )
-
-// IndexObject is the key, under the key prefix, of the demo map page: the
-// object answered for "/", where the CDN in front of the bucket and the
-// local program serve it.
-const IndexObject = "index.html"
 
 // Site keeps what the tile store holds besides tiles, so that other
 // programs can read it: GeoWebCache's store marker, the discovery
@@ -66,7 +61,7 @@ func (s *Site) Publish(ctx context.Context) ([]string, error) {
 	var changed []string
 	errs := []error{s.mark(ctx)}
 	if s.page != nil {
-		key := IndexObject
+		key := tilestore.IndexObject
 		if s.prefix != "" {
 			key = s.prefix + "/" + key
 		}

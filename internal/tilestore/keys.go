@@ -265,6 +265,11 @@ func ParseCanonical[S string | []byte](s S) (int64, bool) {
 	return int64(n), true
 }
 
+// IndexObject is the key, under the key prefix, of the demo map page: the
+// object answered for "/", where the CDN in front of the bucket and the
+// local program serve it (package site writes it).
+const IndexObject = "index.html"
+
 // ParametersKey returns the key of the side object that records a
 // parameters id's parameters: "[prefix/]layerId/parameters-{id}.properties".
 func ParametersKey(prefix, layerID, parametersID string) string {

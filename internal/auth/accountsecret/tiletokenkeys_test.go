@@ -1,6 +1,7 @@
 package accountsecret_test
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"tilecache/internal/app"
+	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/embedded"
+	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/config"
 	"tilecache/internal/tiletoken"
 )
@@ -48,9 +52,9 @@ func TestLoadTileTokenKeysFromSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := app.NewTile(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	p, err := newTile(t.Context(), cfg)
 	if err != nil {
-		t.Fatalf("NewTile with TILECACHE_TILE_TOKEN_KEYS_SECRET=%s: %v", aws.ToString(out.ARN), err)
+		t.Fatalf("the tile origin with TILECACHE_TILE_TOKEN_KEYS_SECRET=%s: %v", aws.ToString(out.ARN), err)
 	}
 	defer p.Close()
 	now := time.Now()
@@ -89,11 +93,18 @@ func TestLoadTileTokenKeysFromSecret(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = app.NewTile(t.Context(), cfg, slog.New(slog.DiscardHandler))
+		_, err = newTile(t.Context(), cfg)
 		if err == nil || !strings.Contains(err.Error(), "TILECACHE_TILE_TOKEN_KEYS_SECRET") || !strings.Contains(err.Error(), want) {
 			t.Errorf("secret %s: %v, want an error naming the variable and %s", arn, err, want)
 		} else if strings.Contains(err.Error(), "no keys here") {
 			t.Errorf("secret %s: the error %q shows the secret's value", arn, err)
 		}
 	}
+}
+
+// newTile builds the tile function's program (the tile origin) on cfg's
+// embedded backends.
+func newTile(ctx context.Context, cfg config.Config) (*tileorigin.Origin, error) {
+	return tileorigin.NewWith(ctx, tileorigin.Of(cfg), func(context.Context) (backends.Backends, error) { return embedded.Open(cfg.DataDir) },
+		slog.New(slog.DiscardHandler))
 }

@@ -7,7 +7,7 @@
 //
 // For each size (one layer, then -layers) it saves the configuration in a
 // fresh store and starts the API program (app.New) and the tile function's
-// program (app.NewTile) in fresh child processes, -runs times each; a child
+// program (tileorigin.New) in fresh child processes, -runs times each; a child
 // prints its start time, the heap it holds after a collection and its
 // resident set. Then it measures, in this process, a registry's refresh
 // that finds no change (the one read every process makes every
@@ -45,6 +45,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"tilecache/internal/app"
+	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/embedded"
+	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/auth"
 	"tilecache/internal/bench/benchenv"
 	"tilecache/internal/config"
@@ -98,12 +101,21 @@ func startOnce(which string) error {
 	if err != nil {
 		return err
 	}
-	var p *app.Program
+	var p interface {
+		Close() error
+	}
+	var reg *layer.Registry
 	switch which {
 	case "api":
-		p, err = app.New(ctx, cfg, log)
+		var a *app.Program
+		if a, err = app.New(ctx, cfg, log); err == nil {
+			p, reg = a, a.Registry
+		}
 	case "tile":
-		p, err = app.NewTile(ctx, cfg, log)
+		var o *tileorigin.Origin
+		if o, err = newTileOrigin(ctx, cfg, log); err == nil {
+			p, reg = o, o.Registry
+		}
 	default:
 		return fmt.Errorf("-child %q: api or tile", which)
 	}
@@ -120,7 +132,7 @@ func startOnce(which string) error {
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	s := start{Millis: float64(elapsed.Microseconds()) / 1000, CPUms: ms(cpu), HeapMiB: float64(mem.HeapInuse) / (1 << 20), RSSMiB: benchenv.StatusMiB("VmRSS"),
-		Layers: len(p.Registry.Catalogue().Names())}
+		Layers: len(reg.Catalogue().Names())}
 	defer p.Close()
 	return json.NewEncoder(os.Stdout).Encode(s)
 }
@@ -398,16 +410,25 @@ func newSize(ctx context.Context, backend string, doc []byte) (size, error) {
 	return sz, nil
 }
 
+// newTileOrigin builds the tile function's program on cfg's backends: the
+// tile bucket and task table, or the embedded ones.
+func newTileOrigin(ctx context.Context, cfg config.Config, log *slog.Logger) (*tileorigin.Origin, error) {
+	if cfg.Backend == "aws" {
+		return tileorigin.New(ctx, tileorigin.Of(cfg), log)
+	}
+	return tileorigin.NewWith(ctx, tileorigin.Of(cfg), func(context.Context) (backends.Backends, error) { return embedded.Open(cfg.DataDir) }, log)
+}
+
 // withStore opens cfg's backends, calls f with its configuration store and
 // closes them: the embedded store is one file that one process holds, so
 // the children open it only after this one lets go.
 func withStore(ctx context.Context, cfg config.Config, f func(layer.ConfigStore) error) error {
-	var b app.Backends
+	var b backends.Backends
 	var err error
 	if cfg.Backend == "aws" {
 		b, err = app.AWSBackends(ctx, cfg)
 	} else {
-		b, err = app.EmbeddedBackends(cfg.DataDir)
+		b, err = embedded.Open(cfg.DataDir)
 	}
 	if err != nil {
 		return err

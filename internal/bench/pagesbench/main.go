@@ -75,7 +75,7 @@ func main() {
 
 // store is what the bench needs of a usage store.
 type store interface {
-	rest.QuotaConfigStore
+	quota.ConfigStore
 	Pages(ctx context.Context, layer string) ([]quota.Page, error)
 	PagesInOrder(ctx context.Context, layer, policy, cursor string, limit int) ([]quota.Page, string, error)
 }

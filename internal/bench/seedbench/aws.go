@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tilecache/internal/app"
+	"tilecache/internal/app/backends"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/tilestore/s3store"
 )
@@ -62,7 +63,7 @@ func costs(p *app.Program, tiles int64) string {
 }
 
 // writesByOp formats the DynamoDB writes per operation, most first.
-func writesByOp(ddb app.WriteCounter, per func(int64) float64) string {
+func writesByOp(ddb backends.WriteCounter, per func(int64) float64) string {
 	ops := ddb.WritesByOp()
 	names := slices.Collect(maps.Keys(ops))
 	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(ops[b], ops[a]), cmp.Compare(a, b)) })

@@ -1,8 +1,10 @@
-package rest
+package tileserve
 
 import (
 	"net/http"
 	"strings"
+
+	"tilecache/internal/httperr"
 )
 
 // StoredOnlyHeader, set to 1 on a tile request, asks for the stored tile
@@ -41,5 +43,5 @@ func StoredOnly(r *http.Request) bool { return onlyIfCached(r) }
 // has a cache answer such a request it cannot satisfy from storage.
 func answerNotCached(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	writeText(w, http.StatusGatewayTimeout, "Tile not stored (only-if-cached): "+r.URL.Path)
+	httperr.WriteText(w, http.StatusGatewayTimeout, "Tile not stored (only-if-cached): "+r.URL.Path)
 }

@@ -1,4 +1,4 @@
-package rest
+package tileserve
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwc"
+	"tilecache/internal/httperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
-	"tilecache/internal/site"
 	"tilecache/internal/tilestore"
 )
 
@@ -22,7 +22,7 @@ import (
 // URLs:
 //
 //	GET /{key without the key prefix}   e.g. /demo:world/EPSG:4326/png/default/3/5/2.png
-//	GET /                               the object index.html (the demo map page, site.IndexObject)
+//	GET /                               the object index.html (the demo map page, tilestore.IndexObject)
 //
 // An object is answered with its stored Content-Type and Cache-Control and
 // with CORS headers allowing any origin; a missing one is a 404 text/plain.
@@ -69,15 +69,15 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
+		httperr.WriteText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
 		return
 	}
 	rel := strings.TrimPrefix(r.URL.Path, "/")
 	if rel == "" {
-		rel = site.IndexObject
+		rel = tilestore.IndexObject
 	}
 	if h.malformedTile(rel) {
-		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		httperr.WriteText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 		return
 	}
 	key := rel
@@ -100,7 +100,7 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		httperr.WriteText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 		return
 	}
 	if r.Method == http.MethodGet && h.rec != nil {
@@ -112,15 +112,15 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // storeReadFailed answers a read of the tile store that failed: 503 when
-// the store is unreachable, else 500 (see failedStoreRead), logged;
+// the store is unreachable, else 500 (see httperr.StoreRead), logged;
 // nothing when the client left.
 func storeReadFailed(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	if r.Context().Err() != nil {
 		return
 	}
-	status, msg, _ := failedStoreRead.answer(err)
+	status, msg, _ := httperr.StoreRead.Answer(err)
 	log.Error("read the tile store", "path", r.URL.Path, "err", err)
-	writeText(w, status, msg)
+	httperr.WriteText(w, status, msg)
 }
 
 // writeObject answers a stored object with its Content-Type (contentType

@@ -1,4 +1,4 @@
-package app_test
+package logingest_test
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"tilecache/internal/app"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/app/logingest"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
@@ -72,10 +72,10 @@ func TestLogFunctionMetricsNoneKept(t *testing.T) {
 		{"/tiles", 2, 1, 0, 2},
 	} {
 		t.Run("origin path "+c.origin, func(t *testing.T) {
-			cfg := config.Config{Storage: config.Storage{KeyPrefix: "tiles"},
+			cfg := logingest.Config{KeyPrefix: "tiles",
 				AccessLogs: config.AccessLogs{AccessLogFormat: "cloudfront", AccessLogPathPrefix: "/", AccessLogOriginPath: c.origin}}
 			sink := &readSink{}
-			li, err := app.NewLogIngester(cfg, layers, quota.NewReadLog(sink, sink), oneLog(log), slog.New(slog.DiscardHandler))
+			li, err := logingest.NewIngester(cfg, layers, quota.NewReadLog(sink, sink), oneLog(log), slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package rest
+package tileserve
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"tilecache/internal/httperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/quota"
@@ -76,12 +77,12 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cors(w.Header())
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
+		httperr.WriteText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
 		return
 	}
 	tr, ok := h.parse(r.URL.EscapedPath())
 	if !ok {
-		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+		httperr.WriteText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 		return
 	}
 	var pairs [][2]string
@@ -91,11 +92,11 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	params, err := tr.layer.NormaliseParameters(pairs)
 	if err != nil {
-		status, msg, logIt := failedRequest.answer(err) // Invalid: 400 with the filter's message
+		status, msg, logIt := httperr.Request.Answer(err) // Invalid: 400 with the filter's message
 		if logIt {
 			h.log.Error("read the tile parameters", "path", r.URL.Path, "err", err)
 		}
-		writeText(w, status, msg)
+		httperr.WriteText(w, status, msg)
 		return
 	}
 	id, ext, _ := tilestore.Format(tr.format)
@@ -113,7 +114,7 @@ func (h *Tiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !found {
 		if h.misses != nil && !h.rendersParameters(r.Context(), tr.layer, params, set.ParametersID) {
-			writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
+			httperr.WriteText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
 			return
 		}
 		answerMiss(w, r, h.misses, onmiss.Miss{Layer: tr.layer.Name, GridSetID: tr.grid, Format: tr.format, Parameters: params,

@@ -1,8 +1,9 @@
-package app
+package worker
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -14,8 +15,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/embedded"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
+	"tilecache/internal/schedule"
 )
 
 func TestRecountRequest(t *testing.T) {
@@ -143,6 +147,33 @@ func TestRunJobsIsolatesFailures(t *testing.T) {
 	}
 }
 
+// failingRuns is a schedule store whose due times cannot be read.
+type failingRuns struct{ schedule.Store }
+
+func (failingRuns) NextRuns(context.Context) ([]schedule.NextRun, []schedule.Unreadable, error) {
+	return nil, nil, errors.New("schedule table unreachable")
+}
+
+// TestHandleScheduleRunsEveryJobPastAFailure: in a real invocation of the
+// cleaner, a job that fails (the schedules', its store unreachable) is
+// named in the invocation's error, and the jobs after it (the quota
+// clean-up, the documents, the edge's grid sets) still run.
+func TestHandleScheduleRunsEveryJobPastAFailure(t *testing.T) {
+	t.Parallel()
+	p := newTestWorker(t, nil)
+	p.Schedules = schedule.NewTicker(failingRuns{p.State.Schedules}, p.Tasks, ScheduledRequests{Submitter: p.Engine}, slog.New(slog.DiscardHandler))
+	err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{})
+	if err == nil || !strings.Contains(err.Error(), "schedules: ") || !strings.Contains(err.Error(), "schedule table unreachable") {
+		t.Errorf("HandleSchedule: %v, want the schedules job's failure named", err)
+	}
+	if !p.published {
+		t.Error("the documents were not published after the schedules job failed")
+	}
+	if p.edgeVersion != p.Registry.Catalogue().Version() {
+		t.Error("the edge's grid sets were not synced after the schedules job failed")
+	}
+}
+
 // TestMaintenanceJobsPublishLast: the cleaner sweeps, fires schedules and
 // cleans up before it publishes the tile store's documents (which read
 // what upstreams answered), and the publication is bounded in time.
@@ -237,7 +268,7 @@ func newTestWorker(t *testing.T, env map[string]string) *Program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewWorker(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	p, err := New(t.Context(), Of(cfg), func(context.Context) (backends.Backends, error) { return embedded.Open(cfg.DataDir) }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,11 @@
-package app
+// Package logingest is the log ingest's assembly: the program of the log
+// function, which reads access logs (the CDN's standard logs, the tile
+// bucket's server access logs) into the disk quota's pages, so that its LRU
+// and LFU clean-ups see the reads the CDN served. It is built from the
+// shared core (package core: the layer registry, the AWS clients'
+// settings) and the task table alone: it links no administration
+// interface, seed engine, image code or tile rendering.
+package logingest
 
 import (
 	"context"
@@ -13,6 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/accesslog"
+	"tilecache/internal/app/core"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/edgepath"
@@ -28,11 +36,44 @@ type Opener interface {
 	Open(ctx context.Context, bucket, key string) (io.ReadCloser, error)
 }
 
-// LogIngester reads access logs (the CDN's standard logs, the bucket's
+// Config is what the log ingest reads of the configuration.
+type Config struct {
+	KeyPrefix string // TILECACHE_KEY_PREFIX, prefix of every tile key
+	Table     string // TILECACHE_DYNAMODB_TABLE, the task table (usage pages, batch marks, stored layers)
+	config.Layers
+	config.AccessLogs
+	config.AWS
+}
+
+// Load reads the log ingest's configuration through lookup.
+func Load(lookup config.Lookup) (Config, error) {
+	st, err := config.Read[config.Storage](lookup)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{KeyPrefix: st.KeyPrefix, Table: st.Table}
+	if c.Layers, err = config.Read[config.Layers](lookup); err != nil {
+		return Config{}, err
+	}
+	if c.AccessLogs, err = config.Read[config.AccessLogs](lookup); err != nil {
+		return Config{}, err
+	}
+	if c.AWS, err = config.Read[config.AWS](lookup); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Of returns the log ingest's part of cfg.
+func Of(cfg config.Config) Config {
+	return Config{KeyPrefix: cfg.KeyPrefix, Table: cfg.Table, Layers: cfg.Layers, AccessLogs: cfg.AccessLogs, AWS: cfg.AWS}
+}
+
+// Ingester reads access logs (the CDN's standard logs, the bucket's
 // server access logs) into the disk quota's pages, each batch of a log
 // object once (quota.ReadLog), so that LRU and LFU see the reads the CDN
 // served.
-type LogIngester struct {
+type Ingester struct {
 	reads  *quota.ReadLog
 	mapper *accesslog.Mapper
 	format accesslog.Format
@@ -41,10 +82,8 @@ type LogIngester struct {
 	// registry, when set, is refreshed at each invocation (the layers the
 	// logs name may have changed).
 	registry *layer.Registry
-	// emf, when set, collects the metrics of an invocation, written to
-	// emfOut when it ends (EnableEMF).
-	emf    *metrics.EMF
-	emfOut io.Writer
+	// emf writes the metrics of an invocation when it ends (EnableEMF).
+	emf core.EMF
 	// metrics is the ingester's own registry (EMF installs in it).
 	metrics *metrics.Registry
 }
@@ -52,25 +91,12 @@ type LogIngester struct {
 // EnableEMF makes the ingester record its metrics during each invocation
 // and write them to w (the function's log) as CloudWatch Embedded Metric
 // Format lines when the invocation ends, in namespace "tilecache" with
-// the dimension Function, as Program.EnableEMF does.
-func (li *LogIngester) EnableEMF(w io.Writer, function string) {
-	li.emf = metrics.NewEMF("tilecache", map[string]string{"Function": function})
-	li.emfOut = w
-	li.metrics.Install(li.emf)
-}
+// the dimension Function, as every function's program does.
+func (li *Ingester) EnableEMF(w io.Writer, function string) { li.emf.Enable(li.metrics, w, function) }
 
-func (li *LogIngester) flushMetrics() {
-	if li.emf == nil {
-		return
-	}
-	if err := li.emf.Flush(li.emfOut, time.Now()); err != nil {
-		li.log.Warn("write metrics", "err", err)
-	}
-}
-
-// NewLogIngester returns an ingester of logs in cfg's format, whose reads
+// NewIngester returns an ingester of logs in cfg's format, whose reads
 // go to reads; layers resolves the layer ids of tile keys.
-func NewLogIngester(cfg config.Config, layers *layer.Catalogue, reads *quota.ReadLog, open Opener, log *slog.Logger) (*LogIngester, error) {
+func NewIngester(cfg Config, layers *layer.Catalogue, reads *quota.ReadLog, open Opener, log *slog.Logger) (*Ingester, error) {
 	f, err := accesslog.ParseFormat(cfg.AccessLogFormat)
 	if err != nil {
 		return nil, err
@@ -92,12 +118,12 @@ func NewLogIngester(cfg config.Config, layers *layer.Catalogue, reads *quota.Rea
 	if err != nil {
 		return nil, err
 	}
-	return &LogIngester{reads: reads, mapper: m, format: f, open: open, log: log, metrics: new(metrics.Registry)}, nil
+	return &Ingester{reads: reads, mapper: m, format: f, open: open, log: log, metrics: new(metrics.Registry)}, nil
 }
 
 // Ingest reads one log object and records its reads; id names the object
 // (its bucket, key and ETag), so that a redelivery records nothing twice.
-func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (accesslog.Stats, error) {
+func (li *Ingester) Ingest(ctx context.Context, id string, r io.Reader) (accesslog.Stats, error) {
 	ctx = metrics.NewContext(ctx, li.metrics)
 	n := 0
 	var dups int
@@ -133,11 +159,11 @@ func (li *LogIngester) Ingest(ctx context.Context, id string, r io.Reader) (acce
 // invocation, which Lambda retries and then hands to the function's
 // dead-letter queue; objects of the event ingested before it are not
 // counted again on the retry.
-func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
+func (li *Ingester) HandleS3(ctx context.Context, ev events.S3Event) error {
 	ctx = metrics.NewContext(ctx, li.metrics)
-	defer li.flushMetrics()
+	defer li.emf.Flush(li.log)
 	if li.registry != nil {
-		refreshLayers(ctx, li.registry, li.log)
+		core.RefreshLayers(ctx, li.registry, li.log)
 	}
 	var errs []error
 	for _, rec := range ev.Records {
@@ -157,7 +183,7 @@ func (li *LogIngester) HandleS3(ctx context.Context, ev events.S3Event) error {
 	return errors.Join(errs...)
 }
 
-func (li *LogIngester) ingestObject(ctx context.Context, id, bucket, key string) error {
+func (li *Ingester) ingestObject(ctx context.Context, id, bucket, key string) error {
 	start := time.Now()
 	body, err := li.open.Open(ctx, bucket, key)
 	if err != nil {
@@ -171,26 +197,22 @@ func (li *LogIngester) ingestObject(ctx context.Context, id, bucket, key string)
 	return nil
 }
 
-// NewLogs builds the log function's ingester on the AWS backends: reads go
-// to the task table's usage pages, log objects are read from whichever
-// bucket an event names.
-func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogIngester, error) {
-	file, fileName, err := layer.ReadFile(cfg.LayersFile)
-	if err != nil {
-		return nil, err
-	}
+// New builds the log function's ingester on AWS: reads go to the task
+// table's usage pages, log objects are read from whichever bucket an
+// event names.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*Ingester, error) {
 	// The task table only: the log function writes page reads and batch
 	// marks, and neither the tile bucket nor the queue is its business.
-	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(awsRetry(cfg)))
+	awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(core.AWSRetry(cfg.AWS)))
 	if err != nil {
 		return nil, err
 	}
-	table := dynamo.New(dynamoClient(awsCfg, cfg), cfg.Table)
-	reg, err := layer.OpenRegistry(ctx, file, fileName, table.Config(), cfg.LayersRefresh, log)
+	table := dynamo.New(core.DynamoClient(awsCfg, cfg.AWS), cfg.Table)
+	reg, err := core.OpenRegistry(ctx, cfg.Layers, table.Config(), log)
 	if err != nil {
 		return nil, err
 	}
-	li, err := NewLogIngester(cfg, reg.Catalogue(), quota.NewReadLog(table.Usage(), table.ReadMarks()), newBucketOpener(cfg), log)
+	li, err := NewIngester(cfg, reg.Catalogue(), quota.NewReadLog(table.Usage(), table.ReadMarks()), newBucketOpener(cfg), log)
 	if err != nil {
 		return nil, err
 	}
@@ -200,14 +222,14 @@ func NewLogs(ctx context.Context, cfg config.Config, log *slog.Logger) (*LogInge
 
 // newBucketOpener returns an opener with cfg's S3 settings (endpoints,
 // credentials, as read at start like those of the other clients).
-func newBucketOpener(cfg config.Config) *bucketOpener {
+func newBucketOpener(cfg Config) *bucketOpener {
 	return &bucketOpener{cfg: cfg, stores: map[string]*s3store.Store{}}
 }
 
 // bucketOpener opens objects of any bucket with the S3 settings of cfg,
 // one client per bucket.
 type bucketOpener struct {
-	cfg    config.Config
+	cfg    Config
 	mu     sync.Mutex
 	stores map[string]*s3store.Store
 }
@@ -217,7 +239,7 @@ func (o *bucketOpener) Open(ctx context.Context, bucket, key string) (io.ReadClo
 	st, ok := o.stores[bucket]
 	if !ok {
 		var err error
-		if st, err = s3store.NewFromEnv(o.cfg.AWS.Env, bucket, "", func(so *s3store.Options) { so.Retry = awsRetry(o.cfg) }); err != nil {
+		if st, err = s3store.NewFromEnv(o.cfg.AWS.Env, bucket, "", func(so *s3store.Options) { so.Retry = core.AWSRetry(o.cfg.AWS) }); err != nil {
 			o.mu.Unlock()
 			return nil, fmt.Errorf("log bucket %s: %w", bucket, err)
 		}

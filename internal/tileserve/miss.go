@@ -1,4 +1,4 @@
-package rest
+package tileserve
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/httperr"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/source"
 	"tilecache/internal/tilestore"
@@ -23,7 +24,7 @@ type MissRenderer interface {
 // remembered), 502/504 with a fixed one-line reason (never the upstream's
 // words, host or URL) when the upstream failed, 503 with Retry-After when
 // no render slot freed in time (statuses and reasons from the error table,
-// see failedRender). Every failure is answered Cache-Control: no-store
+// see httperr.Render). Every failure is answered Cache-Control: no-store
 // (nothing was stored).
 func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m onmiss.Miss, set tilestore.SetName, rec AccessRecorder, log *slog.Logger) {
 	if onlyIfCached(r) {
@@ -31,7 +32,7 @@ func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m onmis
 		return
 	}
 	if mr == nil || r.Method != http.MethodGet {
-		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
+		httperr.WriteText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
 		return
 	}
 	rd, err := mr.RenderMiss(r.Context(), m)
@@ -41,19 +42,19 @@ func answerMiss(w http.ResponseWriter, r *http.Request, mr MissRenderer, m onmis
 		return
 	}
 	if apperr.Is(err, apperr.NotFound) {
-		writeText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
+		httperr.WriteText(w, http.StatusNotFound, "Tile not found: "+r.URL.Path)
 		return
 	}
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	status, msg, logIt := failedRender.answer(err)
+	status, msg, logIt := httperr.Render.Answer(err)
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
 	if logIt {
 		log.Error("render a missing tile", "path", r.URL.Path, "err", err) // the engine logged upstream failures
 	}
-	writeText(w, status, msg)
+	httperr.WriteText(w, status, msg)
 }

@@ -1,0 +1,103 @@
+package functions_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestBootstrapsLinkOnlyTheirAssembly: each function links its own
+// assembly and not what another function needs. The tile origin (internet
+// facing, CloudFront's failover origin) links no seed engine, no
+// administration interface, no embedded database and no console or web
+// assets; the log function no administration interface, seed engine or
+// image code; the worker and the cleaner (the engine's assembly) no
+// administration interface, console or embedded database. A package that
+// comes back is named with the import chain that brings it, from the
+// function's main package.
+func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH: this test lists the bootstraps' packages with it")
+	}
+	t.Parallel()
+	for _, c := range []struct {
+		function string
+		refused  []string
+	}{
+		{"tile", []string{"tilecache/internal/seed", "tilecache/internal/rest", "go.etcd.io/bbolt",
+			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt"}},
+		{"logs", []string{"tilecache/internal/rest", "tilecache/internal/seed", "tilecache/internal/imaging",
+			"tilecache/internal/onmiss", "tilecache/internal/source", "image/png", "image/jpeg", "golang.org/x/image/webp", "golang.org/x/image/tiff"}},
+		{"worker", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
+		{"cleaner", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
+	} {
+		t.Run(c.function, func(t *testing.T) {
+			t.Parallel()
+			imports := bootstrapImports(t, "./"+c.function)
+			for _, p := range c.refused {
+				if chain := importChain(imports, "tilecache/functions/"+c.function, p); chain != nil {
+					t.Errorf("the %s function links %s: %s", c.function, p, strings.Join(chain, " -> "))
+				}
+			}
+		})
+	}
+}
+
+// bootstrapImports returns the imports of every package pkg (a
+// function's main package, relative to this directory) links when built
+// for Lambda (GOOS=linux), by import path.
+func bootstrapImports(t *testing.T, pkg string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports", pkg)
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr.String())
+	}
+	imports := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		imports[p.ImportPath] = p.Imports
+	}
+	return imports
+}
+
+// importChain returns the shortest chain of imports from root to target,
+// nil when root does not link target.
+func importChain(imports map[string][]string, root, target string) []string {
+	prev := map[string]string{root: ""}
+	queue := []string{root}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n == target {
+			var chain []string
+			for ; n != ""; n = prev[n] {
+				chain = append([]string{n}, chain...)
+			}
+			return chain
+		}
+		for _, m := range imports[n] {
+			if _, seen := prev[m]; !seen {
+				prev[m] = n
+				queue = append(queue, m)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,342 @@
+// Package worker is the assembly of the functions that work the seed
+// engine's lanes: the worker function (HandleSQS: lane messages) and the
+// cleaner function (HandleSchedule: the maintenance jobs, named, each
+// isolated from the others' failures). It builds the seed engine, render on
+// miss (for truncations), the disk-quota cleaner, the schedules' ticker,
+// the CDN's purger and the documents of the tile store on the shared core
+// (packages core, backends, sources), and links no administration
+// interface, console or embedded database; `tilecache serve` (package app)
+// composes it with the REST interface and the tile serving.
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"tilecache/internal/app/backends"
+	"tilecache/internal/app/core"
+	"tilecache/internal/app/sources"
+	"tilecache/internal/awsconf"
+	"tilecache/internal/cdn"
+	"tilecache/internal/cdn/cloudfront"
+	"tilecache/internal/config"
+	"tilecache/internal/edgepath"
+	"tilecache/internal/layer"
+	"tilecache/internal/metrics"
+	"tilecache/internal/onmiss"
+	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/quota"
+	"tilecache/internal/schedule"
+	"tilecache/internal/seed"
+	"tilecache/internal/site"
+	"tilecache/internal/task"
+	"tilecache/internal/tiletoken"
+	"tilecache/internal/web"
+)
+
+// Config is what the worker and the cleaner read of the configuration.
+type Config struct {
+	// PublicURL is the base URL the tile store's objects are served from
+	// (TILECACHE_PUBLIC_URL), which the documents of the tile store carry.
+	PublicURL string
+	KeyPrefix string // TILECACHE_KEY_PREFIX, prefix of every tile key
+	Bucket    string // TILECACHE_S3_BUCKET, the tile bucket
+	Table     string // TILECACHE_DYNAMODB_TABLE, the task table
+	QueueURL  string // TILECACHE_SQS_QUEUE_URL, the lane queue
+	config.Layers
+	config.Lanes
+	config.Miss
+	config.Upstream
+	config.Edge
+	config.AWS
+}
+
+// Load reads the worker's configuration through lookup.
+func Load(lookup config.Lookup) (Config, error) {
+	srv, err := config.Read[config.Server](lookup)
+	if err != nil {
+		return Config{}, err
+	}
+	st, err := config.Read[config.Storage](lookup)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{PublicURL: srv.PublicURL, KeyPrefix: st.KeyPrefix, Bucket: st.Bucket, Table: st.Table, QueueURL: st.QueueURL}
+	if c.Layers, err = config.Read[config.Layers](lookup); err != nil {
+		return Config{}, err
+	}
+	if c.Lanes, err = config.Read[config.Lanes](lookup); err != nil {
+		return Config{}, err
+	}
+	if c.Miss, err = config.Read[config.Miss](lookup); err != nil {
+		return Config{}, err
+	}
+	if c.Upstream, err = config.Read[config.Upstream](lookup); err != nil {
+		return Config{}, err
+	}
+	if c.Edge, err = config.Read[config.Edge](lookup); err != nil {
+		return Config{}, err
+	}
+	if c.AWS, err = config.Read[config.AWS](lookup); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Of returns the worker's part of cfg.
+func Of(cfg config.Config) Config {
+	return Config{PublicURL: cfg.PublicURL, KeyPrefix: cfg.KeyPrefix, Bucket: cfg.Bucket, Table: cfg.Table, QueueURL: cfg.QueueURL,
+		Layers: cfg.Layers, Lanes: cfg.Lanes, Miss: cfg.Miss, Upstream: cfg.Upstream, Edge: cfg.Edge, AWS: cfg.AWS}
+}
+
+// Program is the engine's side of tilecache: what the worker and the
+// cleaner functions run, and what `tilecache serve` runs beside its
+// handlers.
+type Program struct {
+	// Engine is the seeding engine.
+	Engine *seed.Engine
+	// Misses renders tiles on a miss (the tile and object paths).
+	Misses *onmiss.Renderer
+	// Cleaner enforces the disk quota and keeps usage right.
+	Cleaner *quota.Cleaner
+	// Schedules fires the saved requests that are due (at every
+	// invocation of HandleSchedule; `tilecache serve` runs it).
+	Schedules *schedule.Ticker
+	// Metrics is the program's own registry: what the program records
+	// reaches the exporters installed in it (Prometheus in `tilecache
+	// serve`, EMF in a function).
+	Metrics *metrics.Registry
+	emf     core.EMF
+	// Purger invalidates what changed in the CDN in front of the bucket
+	// (with cdn.Nop when none is configured).
+	Purger *cdn.Purger
+	// Site keeps the store marker, the tile sets' documents and the demo
+	// page in the tile store.
+	Site *site.Site
+	backends.Backends
+	// Registry keeps the layer catalogue current: the layer file and the
+	// configuration changed at run time.
+	Registry *layer.Registry
+	// TileKeys sign and check the tile tokens that open private layers
+	// (set when keys are configured; `tilecache serve` makes one
+	// otherwise).
+	TileKeys *tiletoken.Keyring
+
+	cfg Config
+	log *slog.Logger
+	// published: HandleSchedule ran Publish in this process (Lambda
+	// invokes one event at a time).
+	published bool
+	// edge is the key-value store of the CDN's edge path function (nil:
+	// none); edgeVersion is the layer configuration whose grid sets
+	// HandleSchedule wrote into it in this process (−1: none yet).
+	edge        edgepath.KeyValues
+	edgeVersion int64
+}
+
+// NewAWS builds the program on the tile bucket, task table and lane queue
+// of cfg. Close releases what it opened.
+func NewAWS(ctx context.Context, cfg Config, log *slog.Logger) (*Program, error) {
+	return New(ctx, cfg, func(ctx context.Context) (backends.Backends, error) { return AWSBackends(ctx, cfg) }, log)
+}
+
+// AWSBackends connects to the bucket, table and queue of cfg (see
+// backends.AWS), the queue with the same AWS configuration.
+func AWSBackends(ctx context.Context, cfg Config) (backends.Backends, error) {
+	b, awsCfg, err := backends.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
+	if err != nil {
+		return backends.Backends{}, err
+	}
+	b.Queue = sqsqueue.New(sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
+		if e := awsconf.ServiceEndpoint(cfg.AWS.Env, "SQS"); e != nil {
+			o.BaseEndpoint = e
+		}
+	}), cfg.QueueURL)
+	return b, nil
+}
+
+// New builds the program on the backends open returns, opened once the
+// tile token keys are read (from TILECACHE_TILE_TOKEN_KEYS_SECRET, when it
+// names them). Close releases them.
+func New(ctx context.Context, cfg Config, open func(context.Context) (backends.Backends, error), log *slog.Logger) (*Program, error) {
+	keys, err := core.LoadTileTokenKeys(ctx, cfg.AWS, cfg.TileTokenKeys, cfg.TileTokenKeysSecret)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TileTokenKeys = keys
+	b, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := build(ctx, cfg, b, log)
+	if err != nil {
+		if b.Close != nil {
+			b.Close()
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// build wires the program on b.
+func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logger) (*Program, error) {
+	reg, err := core.OpenRegistry(ctx, cfg.Layers, b.State.Config, log)
+	if err != nil {
+		return nil, err
+	}
+	layers := reg.Catalogue()
+	srcs, err := sources.ForRegistry(reg, cfg.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := Invalidator(ctx, cfg.CDNDistribution, cfg.AWS)
+	if err != nil {
+		return nil, err
+	}
+	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix, Every: cfg.CDNPurgeEvery}, log)
+	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
+	misses := sources.NewMisses(reg, srcs, b, cfg.Miss, cfg.KeyPrefix, log)
+	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
+		SourceOf: srcs.Of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
+		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs,
+		Truncations: misses,
+		Sync:        func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
+		Unmark:      func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
+	}, log)
+	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
+		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
+	}, log)
+	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, ScheduledRequests{Submitter: engine}, log)
+	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
+		Metrics: new(metrics.Registry)}
+	if cfg.TileTokenKeys != "" {
+		// The configured keys, parsed once (config.Load and
+		// LoadTileTokenKeys checked them): every program signs, checks and
+		// writes to the edge these.
+		if p.TileKeys, err = tiletoken.ParseKeyring(cfg.TileTokenKeys); err != nil {
+			return nil, err
+		}
+	}
+	reg.OnUpdate(p.layersChanged)
+	if cfg.EdgeGridSets != "" {
+		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(core.AWSRetry(cfg.AWS)))
+		if err != nil {
+			return nil, err
+		}
+		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets).WithLog(log)
+	}
+	return p, nil
+}
+
+// syncEdge writes the grid sets of the layers to the edge path function's
+// key-value store where they differ, and records the configuration it
+// wrote in edgeVersion (a failure is logged and tried again by the next
+// call).
+func (p *Program) syncEdge(ctx context.Context) {
+	snap := p.Registry.Catalogue().Snapshot()
+	if p.edge == nil {
+		p.edgeVersion = snap.Version()
+		return
+	}
+	var keys []tiletoken.Key
+	if p.cfg.TileTokenKeys != "" { // the configured keys, never a key made at start
+		keys = p.TileKeys.Keys()
+	}
+	// The grid sets, the private layers and the tile token keys (by id).
+	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.Values(edgepath.TableOf(snap), edgepath.PrivateOf(snap), keys))
+	if err != nil {
+		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
+		return
+	}
+	p.edgeVersion = snap.Version()
+	if len(changed) > 0 {
+		p.log.Info("edge path function's grid sets written", "kvs", p.cfg.EdgeGridSets, "grid_sets", changed)
+	}
+}
+
+// taskActivity answers quota.Activity from the task store.
+type taskActivity struct{ tasks task.Store }
+
+// ActiveLayers implements quota.Activity: the layers of PENDING and
+// RUNNING tasks, and of tasks killed since (a killed lane may store its
+// last metatile before it notices). A task that ended DONE or aborted by
+// its own lane has no writer left, so a layer whose tasks are done is
+// recounted at the next maintenance rather than after a rest.
+func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[string]bool, error) {
+	tasks, err := a.tasks.List(ctx, since)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, t := range tasks {
+		if t.Status.Active() || t.Killed {
+			out[t.Layer] = true
+		}
+	}
+	return out, nil
+}
+
+// Publish runs Site.Publish and hands what changed to the purger. Its
+// failure is logged (the documents of a tile set are also written by its
+// next seed) and reported as false.
+func (p *Program) Publish(ctx context.Context) bool {
+	changed, err := p.Site.Publish(ctx)
+	if err != nil && ctx.Err() == nil {
+		p.log.Error("publish the documents of the tile store", "err", err)
+	}
+	p.Purger.KeysChanged(changed...)
+	if len(changed) > 0 {
+		p.log.Info("documents of the tile store written", "keys", len(changed))
+	}
+	return err == nil
+}
+
+// Close releases the backends. Call it after the program's work ended.
+func (p *Program) Close() error {
+	if p.Backends.Close == nil {
+		return nil
+	}
+	return p.Backends.Close()
+}
+
+// layersChanged brings the documents of the tile store up to date after
+// this process changed the layers (written, the CDN's copies
+// invalidated). Other processes only read the new configuration
+// (Registry.Refresh); the grid sets of the edge path function are written
+// by HandleSchedule, which holds the right to, when it sees a new
+// configuration.
+func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue, changed []string) {
+	p.publishLayers(ctx, changed)
+}
+
+// RefreshLayers reads the stored layer configuration's version when it
+// is due (Registry.Refresh); a failure is logged and the catalogue kept.
+func (p *Program) RefreshLayers(ctx context.Context) { core.RefreshLayers(ctx, p.Registry, p.log) }
+
+// MetricsContext returns ctx carrying the program's registry.
+func (p *Program) MetricsContext(ctx context.Context) context.Context {
+	return metrics.NewContext(ctx, p.Metrics)
+}
+
+// errNoMark ends an Update that finds no deletion mark to remove.
+var errNoMark = errors.New("no deletion mark")
+
+// unmarkDeleted removes the deletion mark of layer name and id from the
+// stored configuration (nothing when it is gone already): the end of a
+// deleted layer's truncation.
+func unmarkDeleted(ctx context.Context, reg *layer.Registry, name, id string) error {
+	_, err := reg.Update(ctx, func(doc *layer.Config, _ *layer.Catalogue) error {
+		if !doc.Unmark(name, id) {
+			return errNoMark
+		}
+		return nil
+	})
+	if errors.Is(err, errNoMark) {
+		return nil
+	}
+	return err
+}
