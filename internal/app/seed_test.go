@@ -619,8 +619,8 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 		mu.Lock()
 		calls[r.URL.Path]++
 		mu.Unlock()
-		time.Sleep(3 * time.Second) // longer than TILECACHE_STALE_AFTER
-		w.WriteHeader(http.StatusNotFound)  // a blank tile
+		time.Sleep(3 * time.Second)        // longer than TILECACHE_STALE_AFTER
+		w.WriteHeader(http.StatusNotFound) // a blank tile
 	}))
 	defer up.Close()
 	// Staleness 2 s: heartbeats every 2/3 s keep the lane fresh unless the
