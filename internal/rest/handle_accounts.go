@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,6 +31,17 @@ import (
 // last administrator cannot lock everyone out by a slip; lowering an
 // account's role revokes its tokens above the new role.
 
+// accountsResource serves /rest/accounts.json and
+// /rest/accounts/{name}.json.
+type accountsResource struct {
+	store      AccountStore       // nil: 404, no accounts are kept
+	configured ConfiguredAccounts // nil: none
+	tokens     TokenStore         // the tokens revoked with their account (nil: none)
+	cost       int                // bcrypt cost of new passwords
+	basePath   string
+	log        *slog.Logger
+}
+
 // AccountStore keeps the accounts added at run time (account.Store).
 type AccountStore interface {
 	Create(ctx context.Context, a account.Account) error
@@ -47,9 +59,9 @@ type ConfiguredAccounts interface {
 }
 
 // accountRoute routes /rest/accounts.json and /rest/accounts/{name}.json.
-func (h *Handler) accountRoute(path string) (route, bool) {
+func (res accountsResource) route(path string) (route, bool) {
 	if path == "/rest/accounts.json" {
-		return route{kindAccounts, map[string]handlerFunc{http.MethodGet: h.listAccounts, http.MethodPost: h.createAccount}}, true
+		return route{kindAccounts, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
 	}
 	raw, ok := strings.CutPrefix(path, "/rest/accounts/")
 	if !ok || strings.Contains(raw, "/") {
@@ -61,7 +73,7 @@ func (h *Handler) accountRoute(path string) (route, bool) {
 		return route{}, false
 	}
 	return route{kindAccount, map[string]handlerFunc{
-		http.MethodGet: h.getAccount(name), http.MethodPut: h.changeAccount(name), http.MethodDelete: h.removeAccount(name),
+		http.MethodGet: res.get(name), http.MethodPut: res.change(name), http.MethodDelete: res.remove(name),
 	}}, true
 }
 
@@ -81,16 +93,16 @@ func storedJSON(a account.Account) accountJSON {
 	return accountJSON{Name: a.Name, Role: a.Role.String(), Source: "stored", Created: a.Created, Updated: a.Updated, By: a.By}
 }
 
-func (h *Handler) accounts() (AccountStore, error) {
-	if h.svc.Accounts == nil {
+func (res accountsResource) storeOr404() (AccountStore, error) {
+	if res.store == nil {
 		return nil, apperr.New(apperr.NotFound, "Accounts are not kept by this server")
 	}
-	return h.svc.Accounts, nil
+	return res.store, nil
 }
 
 // configured reports whether name is a configured account.
-func (h *Handler) configured(name string) bool {
-	return h.svc.Configured != nil && h.svc.Configured.IsConfigured(name)
+func (res accountsResource) isConfigured(name string) bool {
+	return res.configured != nil && res.configured.IsConfigured(name)
 }
 
 func errConfigured(name string) error {
@@ -99,8 +111,8 @@ func errConfigured(name string) error {
 
 // listAccounts answers GET /rest/accounts.json: the configured accounts,
 // then the stored ones, each by name.
-func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
-	store, err := h.accounts()
+func (res accountsResource) list(w http.ResponseWriter, r *http.Request) error {
+	store, err := res.storeOr404()
 	if err != nil {
 		return err
 	}
@@ -111,8 +123,8 @@ func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 	out := struct {
 		Accounts []accountJSON `json:"accounts"`
 	}{Accounts: []accountJSON{}}
-	if h.svc.Configured != nil {
-		for _, a := range h.svc.Configured.Configured() {
+	if res.configured != nil {
+		for _, a := range res.configured.Configured() {
 			role := a.Role.String()
 			if a.Role == auth.RoleNone {
 				role = "user"
@@ -121,7 +133,7 @@ func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	for _, a := range l {
-		if !h.configured(a.Name) { // a configured account wins
+		if !res.isConfigured(a.Name) { // a configured account wins
 			out.Accounts = append(out.Accounts, storedJSON(a))
 		}
 	}
@@ -129,14 +141,14 @@ func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 }
 
 // getAccount answers GET /rest/accounts/{name}.json.
-func (h *Handler) getAccount(name string) handlerFunc {
+func (res accountsResource) get(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := h.accounts()
+		store, err := res.storeOr404()
 		if err != nil {
 			return err
 		}
-		if h.configured(name) {
-			for _, a := range h.svc.Configured.Configured() {
+		if res.isConfigured(name) {
+			for _, a := range res.configured.Configured() {
 				if a.Name == name {
 					return writeAccountJSON(w, http.StatusOK, accountJSON{Name: a.Name, Role: a.Role.String(), Source: "configured"})
 				}
@@ -189,8 +201,8 @@ func parseAccountRole(s string) (auth.Role, error) {
 }
 
 // createAccount answers POST /rest/accounts.json: 201 with the account.
-func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request) error {
-	store, err := h.accounts()
+func (res accountsResource) create(w http.ResponseWriter, r *http.Request) error {
+	store, err := res.storeOr404()
 	if err != nil {
 		return err
 	}
@@ -208,10 +220,10 @@ func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if h.configured(b.Name) {
+	if res.isConfigured(b.Name) {
 		return errConfigured(b.Name)
 	}
-	hash, err := account.Hash(*b.Password, h.opts.AccountCost)
+	hash, err := account.Hash(*b.Password, res.cost)
 	if err != nil {
 		return err
 	}
@@ -221,15 +233,15 @@ func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := store.Create(r.Context(), a); err != nil {
 		return err
 	}
-	w.Header().Set("Location", h.opts.BasePath+"/rest/accounts/"+url.PathEscape(a.Name)+".json")
+	w.Header().Set("Location", res.basePath+"/rest/accounts/"+url.PathEscape(a.Name)+".json")
 	return writeAccountJSON(w, http.StatusCreated, storedJSON(a))
 }
 
 // changeAccount answers PUT /rest/accounts/{name}.json: a new password, a
 // new role, or both; 200 with the account.
-func (h *Handler) changeAccount(name string) handlerFunc {
+func (res accountsResource) change(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := h.accounts()
+		store, err := res.storeOr404()
 		if err != nil {
 			return err
 		}
@@ -242,7 +254,7 @@ func (h *Handler) changeAccount(name string) handlerFunc {
 			return apperr.Invalidf("Field name %s is not the account of the path, %s: an account cannot be renamed", apperr.Show(b.Name), apperr.Show(name))
 		case b.Password == nil && b.Role == "":
 			return apperr.Invalidf("Nothing to change: give a password, a role or both")
-		case h.configured(name):
+		case res.isConfigured(name):
 			return errConfigured(name)
 		}
 		a, err := store.Get(r.Context(), name)
@@ -260,7 +272,7 @@ func (h *Handler) changeAccount(name string) handlerFunc {
 			}
 		}
 		if b.Password != nil {
-			if a.Hash, err = account.Hash(*b.Password, h.opts.AccountCost); err != nil {
+			if a.Hash, err = account.Hash(*b.Password, res.cost); err != nil {
 				return err
 			}
 		}
@@ -269,7 +281,7 @@ func (h *Handler) changeAccount(name string) handlerFunc {
 			return err
 		}
 		if a.Role < old {
-			if err := h.revokeTokensOf(r.Context(), name, a.Role); err != nil {
+			if err := res.revokeTokensOf(r.Context(), name, a.Role); err != nil {
 				return err
 			}
 		}
@@ -279,13 +291,13 @@ func (h *Handler) changeAccount(name string) handlerFunc {
 
 // removeAccount answers DELETE /rest/accounts/{name}.json: 204; the
 // tokens the account issued are revoked.
-func (h *Handler) removeAccount(name string) handlerFunc {
+func (res accountsResource) remove(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := h.accounts()
+		store, err := res.storeOr404()
 		if err != nil {
 			return err
 		}
-		if h.configured(name) {
+		if res.isConfigured(name) {
 			return errConfigured(name)
 		}
 		if p, _ := auth.PrincipalOf(r.Context()); p.Name == name {
@@ -297,7 +309,7 @@ func (h *Handler) removeAccount(name string) handlerFunc {
 		// Revoked after the account is gone: a token issued in between
 		// would need the account's credentials, which no longer work
 		// once every process has seen the removal.
-		if err := h.revokeTokensOf(r.Context(), name, auth.RoleNone); err != nil {
+		if err := res.revokeTokensOf(r.Context(), name, auth.RoleNone); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -307,11 +319,11 @@ func (h *Handler) removeAccount(name string) handlerFunc {
 
 // revokeTokensOf revokes the active tokens creator issued whose role is
 // above keep (auth.RoleNone: every one).
-func (h *Handler) revokeTokensOf(ctx context.Context, creator string, keep auth.Role) error {
-	if h.svc.Tokens == nil {
+func (res accountsResource) revokeTokensOf(ctx context.Context, creator string, keep auth.Role) error {
+	if res.tokens == nil {
 		return nil
 	}
-	l, err := h.svc.Tokens.List(ctx)
+	l, err := res.tokens.List(ctx)
 	if err != nil {
 		return fmt.Errorf("list the tokens of account %s: %w", creator, err)
 	}
@@ -320,10 +332,10 @@ func (h *Handler) revokeTokensOf(ctx context.Context, creator string, keep auth.
 		if t.Creator != creator || !t.Revoked.IsZero() || (keep != auth.RoleNone && t.Role <= keep) {
 			continue
 		}
-		if err := h.svc.Tokens.Revoke(ctx, t.ID, now); err != nil {
+		if err := res.tokens.Revoke(ctx, t.ID, now); err != nil {
 			return fmt.Errorf("revoke token %s of account %s: %w", t.ID, creator, err)
 		}
-		h.log.InfoContext(ctx, "token revoked with its account's change", "token", t.ID, "account", creator)
+		res.log.InfoContext(ctx, "token revoked with its account's change", "token", t.ID, "account", creator)
 	}
 	return nil
 }

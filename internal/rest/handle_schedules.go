@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,6 +32,15 @@ import (
 // It is validated (prepared, as a dry run) when it is saved, so a bad layer
 // or zoom level is a 400 then, not a failed run later.
 
+// schedulesResource serves /rest/schedules.json and
+// /rest/schedules/{name}.json.
+type schedulesResource struct {
+	store    ScheduleStore
+	planner  Preparer // checks a schedule's request when it is saved
+	basePath string
+	log      *slog.Logger
+}
+
 // ScheduleStore keeps schedules (schedule.Store's calls the handlers make).
 type ScheduleStore interface {
 	// CreateSchedule stores s; apperr.Conflict when the name is taken or
@@ -54,9 +64,9 @@ type Preparer interface {
 }
 
 // scheduleRoute routes /rest/schedules.json and /rest/schedules/{name}.json.
-func (h *Handler) scheduleRoute(path string) (route, bool) {
+func (res schedulesResource) route(path string) (route, bool) {
 	if path == "/rest/schedules.json" {
-		return route{kindSchedules, map[string]handlerFunc{http.MethodGet: h.listSchedules, http.MethodPost: h.createSchedule}}, true
+		return route{kindSchedules, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
 	}
 	raw, ok := strings.CutPrefix(path, "/rest/schedules/")
 	if !ok || strings.Contains(raw, "/") {
@@ -67,7 +77,7 @@ func (h *Handler) scheduleRoute(path string) (route, bool) {
 	if f != formatJSON || err != nil || name == "" {
 		return route{}, false
 	}
-	return route{kindSchedule, map[string]handlerFunc{http.MethodGet: h.getSchedule(name), http.MethodDelete: h.deleteSchedule(name)}}, true
+	return route{kindSchedule, map[string]handlerFunc{http.MethodGet: res.get(name), http.MethodDelete: res.remove(name)}}, true
 }
 
 // scheduleBody is the body of POST /rest/schedules.json.
@@ -80,7 +90,7 @@ type scheduleBody struct {
 
 // createSchedule answers POST /rest/schedules.json: 201 with the saved
 // schedule, 409 when its name is taken.
-func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
+func (res schedulesResource) create(w http.ResponseWriter, r *http.Request) error {
 	if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		// As for seed requests: a type a page on another site cannot send
 		// without the server's consent (CORS).
@@ -109,17 +119,17 @@ func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.svc.Planner.Prepare(req); err != nil {
+	if _, err := res.planner.Prepare(req); err != nil {
 		return err
 	}
-	if err := h.svc.Schedules.CreateSchedule(r.Context(), s); err != nil {
+	if err := res.store.CreateSchedule(r.Context(), s); err != nil {
 		return err
 	}
 	out, err := json.Marshal(scheduleJSONOf(s))
 	if err != nil {
 		return fmt.Errorf("encode schedule %q: %w", s.Name, err)
 	}
-	w.Header().Set("Location", h.opts.BasePath+"/rest/schedules/"+url.PathEscape(s.Name)+".json")
+	w.Header().Set("Location", res.basePath+"/rest/schedules/"+url.PathEscape(s.Name)+".json")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	w.Write(out)
@@ -186,8 +196,8 @@ func splitScheduledRequest(raw json.RawMessage) (string, json.RawMessage, error)
 }
 
 // listSchedules answers GET /rest/schedules.json.
-func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
-	all, bad, err := h.svc.Schedules.Schedules(r.Context())
+func (res schedulesResource) list(w http.ResponseWriter, r *http.Request) error {
+	all, bad, err := res.store.Schedules(r.Context())
 	if err != nil {
 		return err
 	}
@@ -198,7 +208,7 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 		Unreadable []string `json:"unreadable,omitempty"`
 	}{Schedules: make([]scheduleJSON, len(all))}
 	for _, u := range bad {
-		h.log.Error("stored schedule does not decode: left out of the list", "schedule", u.Name, "err", u.Err)
+		res.log.Error("stored schedule does not decode: left out of the list", "schedule", u.Name, "err", u.Err)
 		doc.Unreadable = append(doc.Unreadable, u.Name)
 	}
 	for i, s := range all {
@@ -213,11 +223,11 @@ func (h *Handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 }
 
 // getSchedule answers GET /rest/schedules/{name}.json.
-func (h *Handler) getSchedule(name string) handlerFunc {
+func (res schedulesResource) get(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		s, err := h.svc.Schedules.Schedule(r.Context(), name)
+		s, err := res.store.Schedule(r.Context(), name)
 		if errors.Is(err, schedule.ErrUnreadable) {
-			h.log.Error("stored schedule does not decode", "schedule", name, "err", err)
+			res.log.Error("stored schedule does not decode", "schedule", name, "err", err)
 			return apperr.New(apperr.Conflict, "Schedule %s is stored in a form that does not decode: delete it and create it again", apperr.Show(name))
 		}
 		if err != nil {
@@ -233,9 +243,9 @@ func (h *Handler) getSchedule(name string) handlerFunc {
 }
 
 // deleteSchedule answers DELETE /rest/schedules/{name}.json: 204.
-func (h *Handler) deleteSchedule(name string) handlerFunc {
+func (res schedulesResource) remove(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := h.svc.Schedules.DeleteSchedule(r.Context(), name); err != nil {
+		if err := res.store.DeleteSchedule(r.Context(), name); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)

@@ -24,6 +24,13 @@ import (
 //	DELETE /rest/tokens/{id}.json   → 204; the token stops authenticating in
 //	                                  every process within apitoken.CacheFor
 
+// tokensResource serves /rest/tokens.json and /rest/tokens/{id}.json.
+type tokensResource struct {
+	store    TokenStore // nil: 404, no tokens are kept
+	layers   Layers     // which layers a token may be limited to
+	basePath string
+}
+
 // TokenStore keeps the API tokens (apitoken.Store).
 type TokenStore interface {
 	Create(ctx context.Context, t apitoken.Token) error
@@ -35,9 +42,9 @@ type TokenStore interface {
 const DefaultTokenLifetime = 30 * 24 * time.Hour
 
 // tokenRoute routes /rest/tokens.json and /rest/tokens/{id}.json.
-func (h *Handler) tokenRoute(path string) (route, bool) {
+func (res tokensResource) route(path string) (route, bool) {
 	if path == "/rest/tokens.json" {
-		return route{kindTokens, map[string]handlerFunc{http.MethodGet: h.listTokens, http.MethodPost: h.createToken}}, true
+		return route{kindTokens, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
 	}
 	raw, ok := strings.CutPrefix(path, "/rest/tokens/")
 	if !ok || strings.Contains(raw, "/") {
@@ -48,7 +55,7 @@ func (h *Handler) tokenRoute(path string) (route, bool) {
 	if f != formatJSON || err != nil || id == "" {
 		return route{}, false
 	}
-	return route{kindToken, map[string]handlerFunc{http.MethodDelete: h.revokeToken(id)}}, true
+	return route{kindToken, map[string]handlerFunc{http.MethodDelete: res.revoke(id)}}, true
 }
 
 // tokenBody is the body of POST /rest/tokens.json.
@@ -87,17 +94,17 @@ func tokenJSONOf(t apitoken.Token, now time.Time) tokenJSON {
 		Creator: t.Creator, Created: t.Created, Revoked: t.Revoked, State: state}
 }
 
-func (h *Handler) tokens() (TokenStore, error) {
-	if h.svc.Tokens == nil {
+func (res tokensResource) storeOr404() (TokenStore, error) {
+	if res.store == nil {
 		return nil, apperr.New(apperr.NotFound, "API tokens are not kept by this server")
 	}
-	return h.svc.Tokens, nil
+	return res.store, nil
 }
 
 // createToken answers POST /rest/tokens.json: 201 with the token and its
 // bearer value, which is shown this once.
-func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) error {
-	store, err := h.tokens()
+func (res tokensResource) create(w http.ResponseWriter, r *http.Request) error {
+	store, err := res.storeOr404()
 	if err != nil {
 		return err
 	}
@@ -122,7 +129,7 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) error {
 		return apperr.Invalidf("Field role must be viewer, operator or admin, not %s", apperr.Show(b.Role))
 	}
 	for _, l := range b.Layers {
-		if _, ok := h.svc.Layers.Layer(l); !ok {
+		if _, ok := res.layers.Layer(l); !ok {
 			return apperr.Invalidf("Unknown layer %s in field layers", apperr.Show(l))
 		}
 	}
@@ -157,7 +164,7 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("encode token %s: %w", t.ID, err)
 	}
-	w.Header().Set("Location", h.opts.BasePath+"/rest/tokens/"+t.ID+".json")
+	w.Header().Set("Location", res.basePath+"/rest/tokens/"+t.ID+".json")
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusCreated)
@@ -167,8 +174,8 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) error {
 
 // listTokens answers GET /rest/tokens.json: every token, oldest first,
 // without secrets.
-func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) error {
-	store, err := h.tokens()
+func (res tokensResource) list(w http.ResponseWriter, r *http.Request) error {
+	store, err := res.storeOr404()
 	if err != nil {
 		return err
 	}
@@ -194,9 +201,9 @@ func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) error {
 
 // revokeToken answers DELETE /rest/tokens/{id}.json: 204, 404 for an
 // unknown id.
-func (h *Handler) revokeToken(id string) handlerFunc {
+func (res tokensResource) revoke(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		store, err := h.tokens()
+		store, err := res.storeOr404()
 		if err != nil {
 			return err
 		}

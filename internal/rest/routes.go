@@ -104,17 +104,17 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		}
 		return rt, true
 	}
-	if rt, ok := h.tokenRoute(path); ok {
+	if rt, ok := h.tokens.route(path); ok {
 		// An extension of this project: the API tokens
 		// (handle_tokens.go).
 		return rt, true
 	}
-	if rt, ok := h.accountRoute(path); ok {
+	if rt, ok := h.accounts.route(path); ok {
 		// An extension of this project: the accounts added at run time
 		// (handle_accounts.go).
 		return rt, true
 	}
-	if rt, ok := h.scheduleRoute(path); ok {
+	if rt, ok := h.schedules.route(path); ok {
 		// An extension of this project (handle_schedules.go).
 		return rt, true
 	}

@@ -68,11 +68,19 @@ type Handler struct {
 	svc  Services
 	opts Options
 	log  *slog.Logger
+	// The extensions' resources, each holding only what it serves from.
+	tokens    tokensResource
+	accounts  accountsResource
+	schedules schedulesResource
 }
 
 // New returns the handler.
 func New(svc Services, opts Options, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, opts: opts, log: log}
+	return &Handler{svc: svc, opts: opts, log: log,
+		tokens:    tokensResource{store: svc.Tokens, layers: svc.Layers, basePath: opts.BasePath},
+		accounts:  accountsResource{store: svc.Accounts, configured: svc.Configured, tokens: svc.Tokens, cost: opts.AccountCost, basePath: opts.BasePath, log: log},
+		schedules: schedulesResource{store: svc.Schedules, planner: svc.Planner, basePath: opts.BasePath, log: log},
+	}
 }
 
 // handlerFunc is a handler that returns its error to be answered in one place.
