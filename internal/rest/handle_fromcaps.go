@@ -32,12 +32,12 @@ const (
 
 // withFromCapabilities adds POST of the proposal to rt, the route
 // /rest/layers/ gives fromCapabilitiesPath.
-func (h *Handler) withFromCapabilities(rt route) route {
+func (lr layersResource) withFromCapabilities(rt route) route {
 	methods := make(map[string]handlerFunc, len(rt.methods)+1)
 	for m, fn := range rt.methods {
 		methods[m] = fn
 	}
-	methods[http.MethodPost] = h.fromCapabilities
+	methods[http.MethodPost] = lr.fromCapabilities
 	return route{kindFromCapabilities, methods}
 }
 
@@ -75,7 +75,7 @@ type fromCapsAnswer struct {
 // this interface, with a timeout and a size bound) and answers the
 // proposed layers as wmsLayer documents to PUT, with the capabilities'
 // layers. Nothing is stored.
-func (h *Handler) fromCapabilities(w http.ResponseWriter, r *http.Request) error {
+func (lr layersResource) fromCapabilities(w http.ResponseWriter, r *http.Request) error {
 	if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		if mt == "" {
 			mt = "none"
@@ -98,7 +98,7 @@ func (h *Handler) fromCapabilities(w http.ResponseWriter, r *http.Request) error
 	if strings.TrimSpace(req.URL) == "" {
 		return apperr.Invalidf("url is required: the WMS's address")
 	}
-	data, base, err := wmscaps.Fetch(r.Context(), capsClient(h.opts.Upstream), req.URL,
+	data, base, err := wmscaps.Fetch(r.Context(), capsClient(lr.upstream), req.URL,
 		wmscaps.FetchOptions{Version: req.Version, Timeout: capsTimeout, MaxBytes: capsMaxBytes})
 	if err != nil {
 		return err
@@ -130,9 +130,9 @@ func (h *Handler) fromCapabilities(w http.ResponseWriter, r *http.Request) error
 		if err != nil {
 			return apperr.Wrap(apperr.Invalid, err, "layer %s proposed from the capabilities: %s", p.Name, apperr.Message(err))
 		}
-		_, exists := h.svc.Layers.Layer(p.Name)
+		_, exists := lr.layers.Layer(p.Name)
 		ans.Proposed = append(ans.Proposed, proposedAnswer{Name: p.Name, Title: p.Title, Exists: exists,
-			Path: h.opts.BasePath + "/rest/layers/" + url.PathEscape(p.Name) + ".xml", XML: string(doc)})
+			Path: lr.basePath + "/rest/layers/" + url.PathEscape(p.Name) + ".xml", XML: string(doc)})
 	}
 	out, err := json.Marshal(ans)
 	if err != nil {

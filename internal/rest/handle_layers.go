@@ -2,6 +2,7 @@ package rest
 
 import (
 	"errors"
+	"log/slog"
 	"maps"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
+	"tilecache/internal/source/upstream"
 )
 
 // LayerCatalogue is what the layer and grid set resources read: the
@@ -36,8 +38,22 @@ func xmlOnly(resource string) handlerFunc {
 	}
 }
 
+// layersResource serves /rest/layers and /rest/gridsets: GeoWebCache's
+// layer and grid set documents, read from the catalogue and written
+// through the editor, and the proposal of layers from a WMS's
+// capabilities.
+type layersResource struct {
+	layers   Layers
+	editor   LayerEditor // nil: 405, the layer file is all there is
+	planner  Planner     // the orphans a write leaves
+	tasks    Tasks       // a deleted layer's truncation; the active tasks a write checks
+	upstream upstream.AddressPolicy
+	basePath string
+	log      *slog.Logger
+}
+
 // layerRoute routes /rest/layers and /rest/layers/{name}.xml (GET).
-func (h *Handler) layerRoute(path string) (route, bool) {
+func (lr layersResource) route(path string) (route, bool) {
 	whole := func(what string) handlerFunc {
 		return func(http.ResponseWriter, *http.Request) error {
 			return apperr.Invalidf("Give the %s to delete: DELETE /rest/%s/{name}.xml", what, what+"s")
@@ -45,24 +61,24 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 	}
 	switch path {
 	case "/rest/layers", "/rest/layers.xml":
-		return route{kindLayers, map[string]handlerFunc{http.MethodGet: h.listLayers, http.MethodDelete: whole("layer")}}, true
+		return route{kindLayers, map[string]handlerFunc{http.MethodGet: lr.listLayers, http.MethodDelete: whole("layer")}}, true
 	case "/rest/gridsets", "/rest/gridsets.xml":
-		return route{kindGridSets, map[string]handlerFunc{http.MethodGet: h.listGridSets, http.MethodDelete: whole("gridset")}}, true
+		return route{kindGridSets, map[string]handlerFunc{http.MethodGet: lr.listGridSets, http.MethodDelete: whole("gridset")}}, true
 	}
-	for _, res := range []struct {
+	for _, sub := range []struct {
 		prefix string
 		kind   routeKind
 		get    func(name string) handlerFunc
 		writes func(name string) map[string]handlerFunc
 	}{
-		{"/rest/layers/", kindLayer, h.getLayer, func(name string) map[string]handlerFunc {
-			return map[string]handlerFunc{http.MethodPut: h.putLayer(name, true), http.MethodPost: h.putLayer(name, false), http.MethodDelete: h.deleteLayer(name)}
+		{"/rest/layers/", kindLayer, lr.getLayer, func(name string) map[string]handlerFunc {
+			return map[string]handlerFunc{http.MethodPut: lr.putLayer(name, true), http.MethodPost: lr.putLayer(name, false), http.MethodDelete: lr.deleteLayer(name)}
 		}},
-		{"/rest/gridsets/", kindGridSet, h.getGridSet, func(name string) map[string]handlerFunc {
-			return map[string]handlerFunc{http.MethodPut: h.putGridSet(name), http.MethodDelete: h.deleteGridSet(name)}
+		{"/rest/gridsets/", kindGridSet, lr.getGridSet, func(name string) map[string]handlerFunc {
+			return map[string]handlerFunc{http.MethodPut: lr.putGridSet(name), http.MethodDelete: lr.deleteGridSet(name)}
 		}},
 	} {
-		raw, ok := strings.CutPrefix(path, res.prefix)
+		raw, ok := strings.CutPrefix(path, sub.prefix)
 		if !ok {
 			continue
 		}
@@ -73,46 +89,46 @@ func (h *Handler) layerRoute(path string) (route, bool) {
 			return route{}, false
 		}
 		if f == formatJSON {
-			refuse := xmlOnly(strings.TrimSuffix(res.prefix, "/") + "/" + raw)
+			refuse := xmlOnly(strings.TrimSuffix(sub.prefix, "/") + "/" + raw)
 			methods := map[string]handlerFunc{http.MethodGet: refuse}
-			if h.svc.Editor != nil {
-				for m := range res.writes(name) {
+			if lr.editor != nil {
+				for m := range sub.writes(name) {
 					methods[m] = refuse
 				}
 			}
-			return route{res.kind, methods}, true
+			return route{sub.kind, methods}, true
 		}
-		methods := map[string]handlerFunc{http.MethodGet: res.get(name)}
-		if h.svc.Editor != nil {
+		methods := map[string]handlerFunc{http.MethodGet: sub.get(name)}
+		if lr.editor != nil {
 			// Without a configuration store, the layer file is all there
 			// is: PUT, POST and DELETE answer 405.
-			maps.Copy(methods, res.writes(name))
+			maps.Copy(methods, sub.writes(name))
 		}
-		return route{res.kind, methods}, true
+		return route{sub.kind, methods}, true
 	}
 	return route{}, false
 }
 
 // serviceURL is the service's root as the client addressed it (the
 // request's URL without its path): the base of the documents' links.
-func (h *Handler) serviceURL(r *http.Request) string {
-	return strings.TrimSuffix(h.selfURL(r), r.URL.EscapedPath())
+func (lr layersResource) serviceURL(r *http.Request) string {
+	return strings.TrimSuffix(selfURL(r, lr.basePath), r.URL.EscapedPath())
 }
 
-func (h *Handler) listLayers(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwc.EncodeLayerList(h.svc.Layers.Names(), h.serviceURL(r)))
+func (lr layersResource) listLayers(w http.ResponseWriter, r *http.Request) error {
+	writeBody(w, "application/xml", gwc.EncodeLayerList(lr.layers.Names(), lr.serviceURL(r)))
 	return nil
 }
 
-func (h *Handler) listGridSets(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwc.EncodeGridSetList(h.svc.Layers.GridSetIDs(), h.serviceURL(r)))
+func (lr layersResource) listGridSets(w http.ResponseWriter, r *http.Request) error {
+	writeBody(w, "application/xml", gwc.EncodeGridSetList(lr.layers.GridSetIDs(), lr.serviceURL(r)))
 	return nil
 }
 
 // getLayer answers a layer's wmsLayer document.
-func (h *Handler) getLayer(name string) handlerFunc {
+func (lr layersResource) getLayer(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		l, ok := h.svc.Layers.Layer(name)
+		l, ok := lr.layers.Layer(name)
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
 		}
@@ -130,9 +146,9 @@ func (h *Handler) getLayer(name string) handlerFunc {
 }
 
 // getGridSet answers a grid set's gridSet document.
-func (h *Handler) getGridSet(name string) handlerFunc {
+func (lr layersResource) getGridSet(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		g, info, ok := h.svc.Layers.GridSet(name)
+		g, info, ok := lr.layers.GridSet(name)
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown grid set: %s", name)
 		}
@@ -140,7 +156,7 @@ func (h *Handler) getGridSet(name string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if v := h.svc.Layers.GridSetVersion(name); v != "" {
+		if v := lr.layers.GridSetVersion(name); v != "" {
 			w.Header().Set("ETag", etag(v))
 		}
 		writeBody(w, "application/xml", doc)

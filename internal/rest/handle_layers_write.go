@@ -166,12 +166,12 @@ func staleNotes(old, next *layer.Layer) []string {
 // decodeLayer reads a wmsLayer document whose WMS URL is not at an
 // address the service's upstreams may not reach, as far as the URL tells:
 // an IP address, or localhost (a name is checked at each connection).
-func (h *Handler) decodeLayer(body []byte) (gwc.Layer, error) {
+func (lr layersResource) decodeLayer(body []byte) (gwc.Layer, error) {
 	d, err := gwc.DecodeLayer(body)
 	if err != nil {
 		return d, err
 	}
-	if ae, ok := errors.AsType[*upstream.AddressError](h.opts.Upstream.CheckURL(d.Source.URL)); ok {
+	if ae, ok := errors.AsType[*upstream.AddressError](lr.upstream.CheckURL(d.Source.URL)); ok {
 		return d, apperr.Invalidf("wmsUrl %s is at a %s address: a layer changed through the REST interface may reach one only when the service's TILECACHE_UPSTREAM_ALLOW lists its network",
 			upstream.Redact(d.Source.URL), ae.Class)
 	}
@@ -180,22 +180,22 @@ func (h *Handler) decodeLayer(body []byte) (gwc.Layer, error) {
 
 // putLayer adds or (create false: POST, GeoWebCache's deprecated form)
 // modifies a layer from its wmsLayer document.
-func (h *Handler) putLayer(name string, create bool) handlerFunc {
+func (lr layersResource) putLayer(name string, create bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		entry, truncate, err := readEntry(w, r, h.decodeLayer, func(d gwc.Layer) string { return d.Name }, "layer", name)
+		entry, truncate, err := readEntry(w, r, lr.decodeLayer, func(d gwc.Layer) string { return d.Name }, "layer", name)
 		if err != nil {
 			return err
 		}
 		if truncate {
 			// A running task would write tiles of the old definition
 			// after their truncation.
-			if err := h.noActiveTasks(r.Context(), name, "its orphaned tiles cannot be truncated (?truncate=true)"); err != nil {
+			if err := lr.noActiveTasks(r.Context(), name, "its orphaned tiles cannot be truncated (?truncate=true)"); err != nil {
 				return err
 			}
 		}
 		var old *layer.Layer
 		var created bool
-		next, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+		next, err := lr.editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
 			l, exists := cur.Layer(name)
 			version := ""
 			if exists {
@@ -210,7 +210,7 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 				return err
 			}
 			if d, ok := cur.Deleting(name); ok && !exists {
-				return h.deletionConflict(r.Context(), d)
+				return lr.deletionConflict(r.Context(), d)
 			}
 			old = l
 			created, err = cfg.PutLayerEntry(entry)
@@ -225,7 +225,7 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 			change.Action = "created"
 		}
 		if old != nil {
-			rep, err := h.svc.Planner.Orphans(r.Context(), old, nl, nil, truncate)
+			rep, err := lr.planner.Orphans(r.Context(), old, nl, nil, truncate)
 			if err != nil {
 				return fmt.Errorf("layer %s saved, but its orphaned tiles could not be found: %w", name, err)
 			}
@@ -242,8 +242,8 @@ func (h *Handler) putLayer(name string, create bool) handlerFunc {
 
 // noActiveTasks is the 409 of a change (what it cannot do) to a layer
 // with tasks pending or running.
-func (h *Handler) noActiveTasks(ctx context.Context, name, what string) error {
-	tasks, err := h.svc.Tasks.List(ctx, name)
+func (lr layersResource) noActiveTasks(ctx context.Context, name, what string) error {
+	tasks, err := lr.tasks.List(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -274,16 +274,16 @@ func (h *Handler) noActiveTasks(ctx context.Context, name, what string) error {
 // The name of a layer whose truncation was killed (its mark remains)
 // answers DELETE ?truncate=true by starting the truncation again, from
 // where it stopped.
-func (h *Handler) deleteLayer(name string) handlerFunc {
+func (lr layersResource) deleteLayer(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		truncate, err := truncateParam(r)
 		if err != nil {
 			return err
 		}
-		cur, ok := h.svc.Layers.Layer(name)
+		cur, ok := lr.layers.Layer(name)
 		if !ok {
-			if _, marked := h.deleting(name); marked && truncate {
-				return h.resumeDeletion(w, r, name)
+			if _, marked := deletingOf(lr.layers, name); marked && truncate {
+				return lr.resumeDeletion(w, r, name)
 			}
 			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
 		}
@@ -293,11 +293,11 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 		if err := preconditions(r, "Layer "+name, cur.Version); err != nil {
 			return err
 		}
-		if err := h.noActiveTasks(r.Context(), name, "it cannot be deleted"); err != nil {
+		if err := lr.noActiveTasks(r.Context(), name, "it cannot be deleted"); err != nil {
 			return err
 		}
 		var mark layer.Deletion
-		_, err = h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+		_, err = lr.editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
 			l, ok := cur.Layer(name)
 			if !ok {
 				return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
@@ -320,7 +320,7 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 		}
 		change := layerChange{Name: name, Action: "deleted"}
 		if truncate {
-			note, err := h.startDeletion(r.Context(), mark)
+			note, err := lr.startDeletion(r.Context(), mark)
 			if err != nil {
 				return err
 			}
@@ -335,8 +335,8 @@ func (h *Handler) deleteLayer(name string) handlerFunc {
 
 // startDeletion starts the truncation of a deleted layer's tiles and
 // returns the answer's note naming its task.
-func (h *Handler) startDeletion(ctx context.Context, d layer.Deletion) (string, error) {
-	t, err := h.svc.Tasks.StartDeletion(ctx, d)
+func (lr layersResource) startDeletion(ctx context.Context, d layer.Deletion) (string, error) {
+	t, err := lr.tasks.StartDeletion(ctx, d)
 	if err != nil {
 		return "", fmt.Errorf("layer %s deleted, but the truncation of its tiles could not be started (DELETE /rest/layers/%s.xml?truncate=true starts it): %w", d.Name, d.Name, err)
 	}
@@ -348,12 +348,12 @@ func (h *Handler) startDeletion(ctx context.Context, d layer.Deletion) (string, 
 // tiles whose truncation is not running (killed, or never started): the
 // mark is read (and saved again) through the newest configuration, so a
 // mark removed meanwhile is not acted on.
-func (h *Handler) resumeDeletion(w http.ResponseWriter, r *http.Request, name string) error {
-	if err := h.noActiveTasks(r.Context(), name, "the truncation of its tiles is in progress already"); err != nil {
+func (lr layersResource) resumeDeletion(w http.ResponseWriter, r *http.Request, name string) error {
+	if err := lr.noActiveTasks(r.Context(), name, "the truncation of its tiles is in progress already"); err != nil {
 		return err
 	}
 	var mark layer.Deletion
-	_, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+	_, err := lr.editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
 		d, ok := cur.Deleting(name)
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown layer: %s", name)
@@ -365,7 +365,7 @@ func (h *Handler) resumeDeletion(w http.ResponseWriter, r *http.Request, name st
 	if err != nil {
 		return err
 	}
-	note, err := h.startDeletion(r.Context(), mark)
+	note, err := lr.startDeletion(r.Context(), mark)
 	if err != nil {
 		return err
 	}
@@ -376,8 +376,8 @@ func (h *Handler) resumeDeletion(w http.ResponseWriter, r *http.Request, name st
 // deletionConflict is the 409 of a layer created on the name of a layer
 // deleted with its tiles whose truncation has not ended, naming the
 // truncation's task.
-func (h *Handler) deletionConflict(ctx context.Context, d layer.Deletion) error {
-	tasks, err := h.svc.Tasks.List(ctx, d.Name)
+func (lr layersResource) deletionConflict(ctx context.Context, d layer.Deletion) error {
+	tasks, err := lr.tasks.List(ctx, d.Name)
 	if err != nil {
 		return err
 	}
@@ -396,7 +396,7 @@ func (h *Handler) deletionConflict(ctx context.Context, d layer.Deletion) error 
 }
 
 // putGridSet adds or modifies a grid set from its gridSet document.
-func (h *Handler) putGridSet(id string) handlerFunc {
+func (lr layersResource) putGridSet(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		entry, truncate, err := readEntry(w, r, gwc.DecodeGridSet, func(d gwc.GridSet) string { return d.ID }, "grid set", id)
 		if err != nil {
@@ -407,7 +407,7 @@ func (h *Handler) putGridSet(id string) handlerFunc {
 		}
 		var before *layer.Catalogue
 		var created bool
-		next, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+		next, err := lr.editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
 			if err := gridSetWritable(cur, id); err != nil {
 				return err
 			}
@@ -437,7 +437,7 @@ func (h *Handler) putGridSet(id string) handlerFunc {
 				if !ok {
 					continue
 				}
-				rep, err := h.svc.Planner.Orphans(r.Context(), old, nl, map[string]bool{id: true}, truncate)
+				rep, err := lr.planner.Orphans(r.Context(), old, nl, map[string]bool{id: true}, truncate)
 				if err != nil {
 					return fmt.Errorf("grid set %s saved, but the tiles it orphaned could not be found: %w", id, err)
 				}
@@ -466,9 +466,9 @@ func gridSetWritable(cur *layer.Catalogue, id string) error {
 }
 
 // deleteGridSet removes a grid set no layer uses.
-func (h *Handler) deleteGridSet(id string) handlerFunc {
+func (lr layersResource) deleteGridSet(id string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		_, err := h.svc.Editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
+		_, err := lr.editor.Update(r.Context(), func(cfg *layer.Config, cur *layer.Catalogue) error {
 			if _, _, ok := cur.GridSet(id); !ok {
 				return apperr.New(apperr.NotFound, "Unknown grid set: %s", id)
 			}

@@ -11,13 +11,13 @@ import (
 
 // massTruncateTypes answers GET /rest/masstruncate (contract §7.1).
 func (h *Handler) massTruncateTypes(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwc.MassTruncateRequestsXML(h.selfURL(r)))
+	writeBody(w, "application/xml", gwc.MassTruncateRequestsXML(selfURL(r, h.opts.BasePath)))
 	return nil
 }
 
 // selfURL is the absolute URL of the requested resource as the client
 // addressed it, honouring X-Forwarded-Proto and X-Forwarded-Host.
-func (h *Handler) selfURL(r *http.Request) string {
+func selfURL(r *http.Request, basePath string) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -29,7 +29,7 @@ func (h *Handler) selfURL(r *http.Request) string {
 	if fh := firstValue(r.Header.Get("X-Forwarded-Host")); fh != "" {
 		host = fh
 	}
-	return scheme + "://" + host + h.opts.BasePath + r.URL.EscapedPath()
+	return scheme + "://" + host + basePath + r.URL.EscapedPath()
 }
 
 func firstValue(h string) string {

@@ -94,13 +94,13 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		// tile set's level (handle_quotapages.go).
 		return rt, true
 	}
-	if rt, ok := h.layerRoute(path); ok {
+	if rt, ok := h.layersRes.route(path); ok {
 		// The layers and grid sets, read from the layer file
 		// (handle_layers.go).
 		if path == fromCapabilitiesPath {
 			// An extension of this project: POST proposes layers from a
 			// WMS's capabilities (handle_fromcaps.go).
-			rt = h.withFromCapabilities(rt)
+			rt = h.layersRes.withFromCapabilities(rt)
 		}
 		return rt, true
 	}

@@ -72,6 +72,7 @@ type Handler struct {
 	tokens    tokensResource
 	accounts  accountsResource
 	schedules schedulesResource
+	layersRes layersResource
 }
 
 // New returns the handler.
@@ -80,6 +81,8 @@ func New(svc Services, opts Options, log *slog.Logger) *Handler {
 		tokens:    tokensResource{store: svc.Tokens, layers: svc.Layers, basePath: opts.BasePath},
 		accounts:  accountsResource{store: svc.Accounts, configured: svc.Configured, tokens: svc.Tokens, cost: opts.AccountCost, basePath: opts.BasePath, log: log},
 		schedules: schedulesResource{store: svc.Schedules, planner: svc.Planner, basePath: opts.BasePath, log: log},
+		layersRes: layersResource{layers: svc.Layers, editor: svc.Editor, planner: svc.Planner, tasks: svc.Tasks,
+			upstream: opts.Upstream, basePath: opts.BasePath, log: log},
 	}
 }
 

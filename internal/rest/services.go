@@ -99,8 +99,12 @@ type deletionMarks interface {
 
 // deleting returns the deletion mark of layer name, if the layer finder
 // keeps them.
-func (h *Handler) deleting(name string) (layer.Deletion, bool) {
-	if m, ok := h.svc.Layers.(deletionMarks); ok {
+func (h *Handler) deleting(name string) (layer.Deletion, bool) { return deletingOf(h.svc.Layers, name) }
+
+// deletingOf returns the deletion mark of layer name, if layers keeps
+// them.
+func deletingOf(layers Layers, name string) (layer.Deletion, bool) {
+	if m, ok := layers.(deletionMarks); ok {
 		return m.Deleting(name)
 	}
 	return layer.Deletion{}, false
