@@ -30,8 +30,8 @@ type ReadRecorder interface {
 // ingest-logs` sends them), added to the disk quota's usage pages so that
 // LRU and LFU see reads that never reached this server. A batch whose id
 // was recorded before adds nothing.
-func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
-	if h.opts.Reads == nil {
+func (q quotaResource) postAccess(w http.ResponseWriter, r *http.Request) error {
+	if q.reads == nil {
 		writeText(w, http.StatusNotFound, "Disk usage is not counted by this server")
 		return nil
 	}
@@ -54,7 +54,7 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 	unknown, fromLog := map[int]bool{}, map[int]bool{}
 	for _, i := range byID {
 		fromLog[i] = true
-		if l, ok := h.svc.Layers.ByID(reads[i].Page.Set.Layer); ok {
+		if l, ok := q.layers.ByID(reads[i].Page.Set.Layer); ok {
 			reads[i].Page.Set.Layer = l.Name
 		} else {
 			unknown[i] = true
@@ -65,7 +65,7 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 		if unknown[i] {
 			continue
 		}
-		l, ok := h.svc.Layers.Layer(a.Page.Set.Layer)
+		l, ok := q.layers.Layer(a.Page.Set.Layer)
 		if !ok {
 			writeText(w, http.StatusBadRequest, fmt.Sprintf("reads[%d]: unknown layer %s", i, a.Page.Set.Layer))
 			return nil
@@ -81,7 +81,7 @@ func (h *Handler) postAccess(w http.ResponseWriter, r *http.Request) error {
 		}
 		kept = append(kept, a)
 	}
-	dup, err := h.opts.Reads.Record(r.Context(), id, kept)
+	dup, err := q.reads.Record(r.Context(), id, kept)
 	if err != nil {
 		return err
 	}

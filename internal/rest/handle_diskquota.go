@@ -1,16 +1,30 @@
 package rest
 
 import (
+	"log/slog"
 	"net/http"
 
 	"tilecache/internal/gwc"
 	"tilecache/internal/quota"
 )
 
+// quotaResource serves the disk quota: its configuration
+// (/rest/diskquota), its usage, the reads counted from access logs and
+// the usage pages of a level.
+type quotaResource struct {
+	config   quota.ConfigStore
+	onChange func(quota.Config) // called with every configuration stored (nil: none)
+	usage    UsageReporter      // nil: 404
+	reads    ReadRecorder       // nil: 404
+	pagesOf  PageReader         // nil: 404
+	layers   Layers
+	log      *slog.Logger
+}
+
 // getQuota answers GET /rest/diskquota.xml|.json (contract §8.2).
-func (h *Handler) getQuota(f format) handlerFunc {
+func (q quotaResource) getConfig(f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		cfg, err := h.svc.Quota.QuotaConfig(r.Context())
+		cfg, err := q.config.QuotaConfig(r.Context())
 		if err != nil {
 			return err
 		}
@@ -29,7 +43,7 @@ func writeQuota(w http.ResponseWriter, f format, cfg quota.Config, put bool) {
 
 // putQuota answers PUT /rest/diskquota.xml|.json (contract §8.3): a patch,
 // validated as a whole and applied all-or-nothing.
-func (h *Handler) putQuota(f format) handlerFunc {
+func (q quotaResource) putConfig(f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := readBody(w, r)
 		if err != nil {
@@ -44,14 +58,14 @@ func (h *Handler) putQuota(f format) handlerFunc {
 		if err != nil {
 			return err
 		}
-		cfg, err := h.svc.Quota.UpdateQuotaConfig(r.Context(), func(c quota.Config) (quota.Config, error) { return c.Apply(p) })
+		cfg, err := q.config.UpdateQuotaConfig(r.Context(), func(c quota.Config) (quota.Config, error) { return c.Apply(p) })
 		if err != nil {
 			return err
 		}
-		h.log.Info("disk quota configuration changed", "enabled", cfg.Enabled, "global_quota", cfg.GlobalQuota,
+		q.log.Info("disk quota configuration changed", "enabled", cfg.Enabled, "global_quota", cfg.GlobalQuota,
 			"policy", cfg.GlobalPolicy, "clean_up_every", cfg.CleanUpInterval().String())
-		if h.opts.OnQuotaChange != nil {
-			h.opts.OnQuotaChange(cfg)
+		if q.onChange != nil {
+			q.onChange(cfg)
 		}
 		writeQuota(w, f, cfg, true)
 		return nil

@@ -71,7 +71,7 @@ type pageAnswer struct {
 // quotaPagesRoute is GET /rest/diskquota/pages/{layer}.json, an extension
 // of this project (GeoWebCache has no such path): the disk quota's usage
 // pages of one tile set at one level, for a coverage map.
-func (h *Handler) quotaPagesRoute(path string) (route, bool) {
+func (q quotaResource) pagesRoute(path string) (route, bool) {
 	raw, ok := strings.CutPrefix(path, "/rest/diskquota/pages/")
 	if !ok || strings.Contains(raw, "/") {
 		return route{}, false
@@ -81,7 +81,7 @@ func (h *Handler) quotaPagesRoute(path string) (route, bool) {
 	if !ok || f != formatJSON {
 		return route{}, false
 	}
-	return route{kindQuotaPages, map[string]handlerFunc{http.MethodGet: h.quotaPages(name)}}, true
+	return route{kindQuotaPages, map[string]handlerFunc{http.MethodGet: q.pages(name)}}, true
 }
 
 // quotaPages answers the pages of layer's tile set (gridSet, format,
@@ -92,22 +92,22 @@ func (h *Handler) quotaPagesRoute(path string) (route, bool) {
 // counted among the layer's first limit pages in that order (read in
 // that order): a call reads about twice limit pages, however many the
 // layer and the level hold.
-func (h *Handler) quotaPages(name string) handlerFunc {
+func (q quotaResource) pages(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if h.opts.Pages == nil {
+		if q.pagesOf == nil {
 			writeText(w, http.StatusNotFound, "Disk usage is not counted by this server")
 			return nil
 		}
-		l, ok := h.svc.Layers.Layer(name)
+		l, ok := q.layers.Layer(name)
 		if !ok {
 			return apperr.New(apperr.NotFound, "Unknown layer %s", apperr.Show(name))
 		}
-		q := r.URL.Query()
-		pq, err := pagesQuery(l, q)
+		query := r.URL.Query()
+		pq, err := pagesQuery(l, query)
 		if err != nil {
 			return err
 		}
-		cfg, err := h.svc.Quota.QuotaConfig(r.Context())
+		cfg, err := q.config.QuotaConfig(r.Context())
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (h *Handler) quotaPages(name string) handlerFunc {
 			policy, scope = cfg.LayerQuotas[i].Policy, "layer"
 		}
 		set, z, limit := pq.set, pq.z, pq.limit
-		pages, more, err := levelPages(r.Context(), h.opts.Pages, set, z, pq.after, limit)
+		pages, more, err := levelPages(r.Context(), q.pagesOf, set, z, pq.after, limit)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (h *Handler) quotaPages(name string) handlerFunc {
 			n := len(pages)
 			ans.PageCount = &n
 		}
-		ranks, ranked, whole, err := rankPages(r.Context(), h.opts.Pages, l.Name, policy, pages, limit)
+		ranks, ranked, whole, err := rankPages(r.Context(), q.pagesOf, l.Name, policy, pages, limit)
 		if err != nil {
 			return err
 		}

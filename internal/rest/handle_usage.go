@@ -15,13 +15,13 @@ type UsageReporter interface {
 
 // getUsage answers GET /rest/diskquota/usage.xml|.json: used bytes and
 // tiles per layer and in total, the quotas and the last clean-up time.
-func (h *Handler) getUsage(f format) handlerFunc {
+func (q quotaResource) getUsage(f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if h.opts.Usage == nil {
+		if q.usage == nil {
 			writeText(w, http.StatusNotFound, "Disk usage is not counted by this server")
 			return nil
 		}
-		rep, err := h.opts.Usage.Report(r.Context())
+		rep, err := q.usage.Report(r.Context())
 		if err != nil {
 			return err
 		}

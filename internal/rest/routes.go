@@ -63,13 +63,13 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 	case "/rest/masstruncate":
 		return route{kindMassTruncate, map[string]handlerFunc{http.MethodGet: h.massTruncateTypes, http.MethodPost: h.massTruncate}}, true
 	case "/rest/diskquota.xml":
-		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.getQuota(formatXML), http.MethodPut: h.putQuota(formatXML)}}, true
+		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.quota.getConfig(formatXML), http.MethodPut: h.quota.putConfig(formatXML)}}, true
 	case "/rest/diskquota.json":
-		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.getQuota(formatJSON), http.MethodPut: h.putQuota(formatJSON)}}, true
+		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.quota.getConfig(formatJSON), http.MethodPut: h.quota.putConfig(formatJSON)}}, true
 	case "/rest/diskquota/usage.xml":
-		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.getUsage(formatXML)}}, true
+		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.quota.getUsage(formatXML)}}, true
 	case "/rest/diskquota/usage.json":
-		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.getUsage(formatJSON)}}, true
+		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.quota.getUsage(formatJSON)}}, true
 	case "/rest/overview.json":
 		// An extension of this project: a console's first page in one
 		// answer (handle_overview.go).
@@ -87,9 +87,9 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		return route{kindWhoAmI, map[string]handlerFunc{http.MethodGet: h.whoAmI}}, true
 	case "/rest/diskquota/access.json":
 		// An extension of this project (GeoWebCache has no such path).
-		return route{kindAccessLog, map[string]handlerFunc{http.MethodPost: h.postAccess}}, true
+		return route{kindAccessLog, map[string]handlerFunc{http.MethodPost: h.quota.postAccess}}, true
 	}
-	if rt, ok := h.quotaPagesRoute(path); ok {
+	if rt, ok := h.quota.pagesRoute(path); ok {
 		// An extension of this project: the disk quota's usage pages of a
 		// tile set's level (handle_quotapages.go).
 		return rt, true

@@ -73,6 +73,7 @@ type Handler struct {
 	accounts  accountsResource
 	schedules schedulesResource
 	layersRes layersResource
+	quota     quotaResource
 }
 
 // New returns the handler.
@@ -83,6 +84,8 @@ func New(svc Services, opts Options, log *slog.Logger) *Handler {
 		schedules: schedulesResource{store: svc.Schedules, planner: svc.Planner, basePath: opts.BasePath, log: log},
 		layersRes: layersResource{layers: svc.Layers, editor: svc.Editor, planner: svc.Planner, tasks: svc.Tasks,
 			upstream: opts.Upstream, basePath: opts.BasePath, log: log},
+		quota: quotaResource{config: svc.Quota, onChange: opts.OnQuotaChange, usage: opts.Usage, reads: opts.Reads,
+			pagesOf: opts.Pages, layers: svc.Layers, log: log},
 	}
 }
 
