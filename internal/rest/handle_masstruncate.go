@@ -10,8 +10,8 @@ import (
 )
 
 // massTruncateTypes answers GET /rest/masstruncate (contract §7.1).
-func (h *Handler) massTruncateTypes(w http.ResponseWriter, r *http.Request) error {
-	writeBody(w, "application/xml", gwc.MassTruncateRequestsXML(selfURL(r, h.opts.BasePath)))
+func (ts tasksResource) massTruncateTypes(w http.ResponseWriter, r *http.Request) error {
+	writeBody(w, "application/xml", gwc.MassTruncateRequestsXML(selfURL(r, ts.basePath)))
 	return nil
 }
 
@@ -38,7 +38,7 @@ func firstValue(h string) string {
 }
 
 // massTruncate answers POST /rest/masstruncate (contract §7.2).
-func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
+func (ts tasksResource) massTruncate(w http.ResponseWriter, r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
 	switch mediaType(ct) {
 	case "":
@@ -61,7 +61,7 @@ func (h *Handler) massTruncate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	audit.Note(r.Context(), name)
-	if _, err := h.svc.Tasks.MassTruncate(r.Context(), name); err != nil {
+	if _, err := ts.tasks.MassTruncate(r.Context(), name); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

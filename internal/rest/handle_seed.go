@@ -16,9 +16,19 @@ import (
 	"tilecache/internal/task"
 )
 
+// tasksResource serves the seed tasks: seed, reseed and truncate requests
+// (JSON, XML, tile lists), their estimates, the task lists, kills, and
+// mass truncation.
+type tasksResource struct {
+	tasks    Tasks
+	planner  Planner
+	layers   Layers
+	basePath string
+}
+
 // listAll answers GET /rest/seed.json: every listed task of every layer.
-func (h *Handler) listAll(w http.ResponseWriter, r *http.Request) error {
-	tasks, err := h.svc.Tasks.List(r.Context(), "")
+func (ts tasksResource) listAll(w http.ResponseWriter, r *http.Request) error {
+	tasks, err := ts.tasks.List(r.Context(), "")
 	if err != nil {
 		return err
 	}
@@ -27,14 +37,14 @@ func (h *Handler) listAll(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listLayer answers GET /rest/seed/{layer}.json|.xml.
-func (h *Handler) listLayer(name string, f format) handlerFunc {
+func (ts tasksResource) listLayer(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if _, ok := h.svc.Layers.Layer(name); !ok {
-			if _, deleting := h.deleting(name); !deleting {
+		if _, ok := ts.layers.Layer(name); !ok {
+			if _, deleting := deletingOf(ts.layers, name); !deleting {
 				return apperr.Invalidf("Unknown layer: %s", name)
 			}
 		}
-		tasks, err := h.svc.Tasks.List(r.Context(), name)
+		tasks, err := ts.tasks.List(r.Context(), name)
 		if err != nil {
 			return err
 		}
@@ -101,13 +111,13 @@ func seedMediaType(r *http.Request, f format) error {
 }
 
 // seed answers POST /rest/seed/{layer}.json|.xml: a seed request.
-func (h *Handler) seed(name string, f format) handlerFunc {
+func (ts tasksResource) seed(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := readSeedRequest(w, r, name, f)
 		if err != nil {
 			return err
 		}
-		tasks, err := h.svc.Tasks.Submit(r.Context(), req)
+		tasks, err := ts.tasks.Submit(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -121,19 +131,19 @@ func (h *Handler) seed(name string, f format) handlerFunc {
 // seed request (JSON or XML, as the suffix says), planned and validated as
 // a seed request is, answered with what it would cost (JSON) without
 // submitting anything.
-func (h *Handler) estimate(name string, f format) handlerFunc {
+func (ts tasksResource) estimate(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var req gwc.SeedRequest
 		var err error
 		if mediaType(r.Header.Get("Content-Type")) == TileListType {
-			req, err = h.readTileListRequest(w, r, name)
+			req, err = ts.readTileListRequest(w, r, name)
 		} else {
 			req, err = readSeedRequest(w, r, name, f)
 		}
 		if err != nil {
 			return err
 		}
-		est, err := h.svc.Planner.Estimate(r.Context(), req)
+		est, err := ts.planner.Estimate(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -148,32 +158,32 @@ func (h *Handler) estimate(name string, f format) handlerFunc {
 
 // postLayer answers POST /rest/seed/{layer}: a seed request when the body
 // is JSON or XML by its Content-Type, else a kill request (contract §3).
-func (h *Handler) postLayer(name string) handlerFunc {
+func (ts tasksResource) postLayer(name string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		switch mediaType(r.Header.Get("Content-Type")) {
 		case "application/json":
-			return h.seed(name, formatJSON)(w, r)
+			return ts.seed(name, formatJSON)(w, r)
 		case "application/xml", "text/xml":
-			return h.seed(name, formatXML)(w, r)
+			return ts.seed(name, formatXML)(w, r)
 		case TileListType:
-			return h.seedTileList(name, formatJSON)(w, r)
+			return ts.seedTileList(name, formatJSON)(w, r)
 		}
-		if _, ok := h.svc.Layers.Layer(name); !ok {
-			if _, deleting := h.deleting(name); !deleting {
+		if _, ok := ts.layers.Layer(name); !ok {
+			if _, deleting := deletingOf(ts.layers, name); !deleting {
 				return apperr.Invalidf("Unknown layer: %s", name)
 			}
 		}
-		return h.kill(w, r, name)
+		return ts.kill(w, r, name)
 	}
 }
 
 // killAll answers POST /rest/seed: a kill request over all layers.
-func (h *Handler) killAll(w http.ResponseWriter, r *http.Request) error {
-	return h.kill(w, r, "")
+func (ts tasksResource) killAll(w http.ResponseWriter, r *http.Request) error {
+	return ts.kill(w, r, "")
 }
 
 // kill terminates tasks per kill_all (contract §6), of one layer or all.
-func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) error {
+func (ts tasksResource) kill(w http.ResponseWriter, r *http.Request, layer string) error {
 	body, err := readBody(w, r)
 	if err != nil {
 		return err
@@ -189,7 +199,7 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 	}
 	if isKillThread(r, body) {
 		// An extension of this project: one task (handle_seed_killtask.go).
-		return h.killThread(w, r, layer, body)
+		return ts.killThread(w, r, layer, body)
 	}
 	code, ok := r.URL.Query()["kill_all"]
 	// ParseQuery returns every well-formed pair even when another is
@@ -204,7 +214,7 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request, layer string) err
 	if err != nil {
 		return err
 	}
-	killed, finished, err := h.svc.Tasks.Kill(r.Context(), layer, set)
+	killed, finished, err := ts.tasks.Kill(r.Context(), layer, set)
 	if err != nil {
 		return err
 	}

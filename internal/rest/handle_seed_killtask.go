@@ -45,7 +45,7 @@ func isKillThread(r *http.Request, body []byte) bool {
 // killThread answers a kill request of one task: kill_thread=<anything>
 // and thread_id=<task id>, in the form or the query string, with the kill
 // page of kill_all listing the task.
-func (h *Handler) killThread(w http.ResponseWriter, r *http.Request, layer string, body []byte) error {
+func (ts tasksResource) killThread(w http.ResponseWriter, r *http.Request, layer string, body []byte) error {
 	q := r.URL.Query()
 	form, _ := url.ParseQuery(string(body))
 	for k, v := range form {
@@ -63,7 +63,7 @@ func (h *Handler) killThread(w http.ResponseWriter, r *http.Request, layer strin
 	if err != nil || id < 1 {
 		return apperr.Invalidf("Bad thread_id '%s': a task id is a positive integer", apperr.Show(s))
 	}
-	t, killed, err := h.svc.Tasks.KillTask(r.Context(), layer, id)
+	t, killed, err := ts.tasks.KillTask(r.Context(), layer, id)
 	if err != nil {
 		return err
 	}

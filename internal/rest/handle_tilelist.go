@@ -33,25 +33,25 @@ var tileListQuery = []string{"type", "gridSetId", "format", "zoomStart", "zoomSt
 
 // postSeed answers POST /rest/seed/{layer}.json|.xml: a seed request, or
 // one given as a tile list.
-func (h *Handler) postSeed(name string, f format) handlerFunc {
+func (ts tasksResource) postSeed(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if mediaType(r.Header.Get("Content-Type")) == TileListType {
-			return h.seedTileList(name, f)(w, r)
+			return ts.seedTileList(name, f)(w, r)
 		}
-		return h.seed(name, f)(w, r)
+		return ts.seed(name, f)(w, r)
 	}
 }
 
 // seedTileList answers a seed request given as a tile list: a reseed or
 // truncate (or seed) of exactly the metatiles holding the listed tiles,
 // answered like a seed request in format f.
-func (h *Handler) seedTileList(name string, f format) handlerFunc {
+func (ts tasksResource) seedTileList(name string, f format) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := h.readTileListRequest(w, r, name)
+		req, err := ts.readTileListRequest(w, r, name)
 		if err != nil {
 			return err
 		}
-		tasks, err := h.svc.Tasks.Submit(r.Context(), req)
+		tasks, err := ts.tasks.Submit(r.Context(), req)
 		if err != nil {
 			return err
 		}
@@ -63,8 +63,8 @@ func (h *Handler) seedTileList(name string, f format) handlerFunc {
 
 // readTileListRequest reads a seed request given as a tile list: its
 // fields from the query, its tiles from the body.
-func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, name string) (gwc.SeedRequest, error) {
-	if h.svc.Planner == nil {
+func (ts tasksResource) readTileListRequest(w http.ResponseWriter, r *http.Request, name string) (gwc.SeedRequest, error) {
+	if ts.planner == nil {
 		return gwc.SeedRequest{}, apperr.New(apperr.Unsupported, "this server does not take tile lists")
 	}
 	q := r.URL.Query()
@@ -118,7 +118,7 @@ func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, na
 		}
 		o.XYZ = v
 	}
-	if _, ok := h.svc.Layers.Layer(name); !ok {
+	if _, ok := ts.layers.Layer(name); !ok {
 		return gwc.SeedRequest{}, apperr.Invalidf("Unknown layer: %s", name)
 	}
 	body := io.Reader(http.MaxBytesReader(w, r.Body, MaxTileListBody))
@@ -134,7 +134,7 @@ func (h *Handler) readTileListRequest(w http.ResponseWriter, r *http.Request, na
 	default:
 		return gwc.SeedRequest{}, apperr.New(apperr.Unsupported, "Unsupported Content-Encoding %s: send the tile list as it is or gzip", apperr.Show(enc))
 	}
-	list, err := h.svc.Planner.ReadTileList(req, body, o)
+	list, err := ts.planner.ReadTileList(req, body, o)
 	if err != nil {
 		return gwc.SeedRequest{}, bodyError(err, "the tile list")
 	}

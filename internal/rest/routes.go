@@ -57,11 +57,11 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 	path := r.URL.EscapedPath()
 	switch path {
 	case "/rest/seed.json":
-		return route{kindTasks, map[string]handlerFunc{http.MethodGet: h.listAll}}, true
+		return route{kindTasks, map[string]handlerFunc{http.MethodGet: h.tasks.listAll}}, true
 	case "/rest/seed":
-		return route{kindKillAll, map[string]handlerFunc{http.MethodPost: h.killAll}}, true
+		return route{kindKillAll, map[string]handlerFunc{http.MethodPost: h.tasks.killAll}}, true
 	case "/rest/masstruncate":
-		return route{kindMassTruncate, map[string]handlerFunc{http.MethodGet: h.massTruncateTypes, http.MethodPost: h.massTruncate}}, true
+		return route{kindMassTruncate, map[string]handlerFunc{http.MethodGet: h.tasks.massTruncateTypes, http.MethodPost: h.tasks.massTruncate}}, true
 	case "/rest/diskquota.xml":
 		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.quota.getConfig(formatXML), http.MethodPut: h.quota.putConfig(formatXML)}}, true
 	case "/rest/diskquota.json":
@@ -126,7 +126,7 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		if !ok || f == formatNone || strings.Contains(raw, "/") {
 			return route{}, false
 		}
-		return route{kindEstimate, map[string]handlerFunc{http.MethodPost: h.estimate(name, f)}}, true
+		return route{kindEstimate, map[string]handlerFunc{http.MethodPost: h.tasks.estimate(name, f)}}, true
 	}
 	raw, ok := strings.CutPrefix(path, "/rest/seed/")
 	if !ok || raw == "" || strings.Contains(raw, "/") {
@@ -138,7 +138,7 @@ func (h *Handler) route(r *http.Request) (route, bool) {
 		return route{}, false
 	}
 	if f == formatNone {
-		return route{kindLayerForm, map[string]handlerFunc{http.MethodPost: h.postLayer(name)}}, true
+		return route{kindLayerForm, map[string]handlerFunc{http.MethodPost: h.tasks.postLayer(name)}}, true
 	}
-	return route{kindLayerTasks, map[string]handlerFunc{http.MethodGet: h.listLayer(name, f), http.MethodPost: h.postSeed(name, f)}}, true
+	return route{kindLayerTasks, map[string]handlerFunc{http.MethodGet: h.tasks.listLayer(name, f), http.MethodPost: h.tasks.postSeed(name, f)}}, true
 }

@@ -74,6 +74,7 @@ type Handler struct {
 	schedules schedulesResource
 	layersRes layersResource
 	quota     quotaResource
+	tasks     tasksResource
 }
 
 // New returns the handler.
@@ -86,6 +87,7 @@ func New(svc Services, opts Options, log *slog.Logger) *Handler {
 			upstream: opts.Upstream, basePath: opts.BasePath, log: log},
 		quota: quotaResource{config: svc.Quota, onChange: opts.OnQuotaChange, usage: opts.Usage, reads: opts.Reads,
 			pagesOf: opts.Pages, layers: svc.Layers, log: log},
+		tasks: tasksResource{tasks: svc.Tasks, planner: svc.Planner, layers: svc.Layers, basePath: opts.BasePath},
 	}
 }
 
