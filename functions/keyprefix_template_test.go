@@ -54,7 +54,7 @@ func TestTemplateLogOriginPathFollowsKeyPrefix(t *testing.T) {
 			key := "topp:states/EPSG:4326/png/default/3/1/2.png"
 			line := "#Version: 1.0\n#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status\n" +
 				"2026-11-25\t12:00:01\tSEA19-C1\t2390\t192.0.2.1\tGET\td111.cloudfront.net\t/" + strings.ReplaceAll(key, ":", "%3A") + "\t200\n"
-			mp, err := accesslog.NewMapper(accesslog.MapperConfig{Prefix: prefix, PathPrefix: fmt.Sprint(env["TILECACHE_ACCESS_LOG_PATH_PREFIX"]), OriginPath: got,
+			mp, err := accesslog.NewMapper(accesslog.MapperConfig{PageShift: 6, Prefix: prefix, PathPrefix: fmt.Sprint(env["TILECACHE_ACCESS_LOG_PATH_PREFIX"]), OriginPath: got,
 				LayerName: func(id string) (string, bool) { return id, id == "topp:states" }})
 			if err != nil {
 				t.Fatal(err)

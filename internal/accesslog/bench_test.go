@@ -94,7 +94,7 @@ func cpuTime() time.Duration {
 // log (about 450 bytes a line); compare its lines/s with
 // BenchmarkScanner's, which only splits the same bytes into lines.
 func BenchmarkCloudFront(b *testing.B) {
-	benchIngest(b, benchLog(accesslog.CloudFront), len(benchLog(accesslog.CloudFront)), accesslog.CloudFront, accesslog.MapperConfig{Prefix: "tiles"})
+	benchIngest(b, benchLog(accesslog.CloudFront), len(benchLog(accesslog.CloudFront)), accesslog.CloudFront, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"})
 }
 
 // BenchmarkCloudFrontGzip is BenchmarkCloudFront on the log as CloudFront
@@ -108,15 +108,15 @@ func BenchmarkCloudFrontGzip(b *testing.B) {
 	if err := zw.Close(); err != nil {
 		b.Fatal(err)
 	}
-	benchIngest(b, buf.Bytes(), len(benchLog(accesslog.CloudFront)), accesslog.CloudFront, accesslog.MapperConfig{Prefix: "tiles"})
+	benchIngest(b, buf.Bytes(), len(benchLog(accesslog.CloudFront)), accesslog.CloudFront, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"})
 }
 
 func BenchmarkS3(b *testing.B) {
-	benchIngest(b, benchLog(accesslog.S3), len(benchLog(accesslog.S3)), accesslog.S3, accesslog.MapperConfig{Prefix: "tiles"})
+	benchIngest(b, benchLog(accesslog.S3), len(benchLog(accesslog.S3)), accesslog.S3, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"})
 }
 
 func BenchmarkCombined(b *testing.B) {
-	benchIngest(b, benchLog(accesslog.Combined), len(benchLog(accesslog.Combined)), accesslog.Combined, accesslog.MapperConfig{Prefix: "tiles"})
+	benchIngest(b, benchLog(accesslog.Combined), len(benchLog(accesslog.Combined)), accesslog.Combined, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"})
 }
 
 // BenchmarkScanner is the reference for BenchmarkCloudFront: a
@@ -208,7 +208,7 @@ type streamResult struct {
 func ingestStream(tb testing.TB) streamResult {
 	tb.Helper()
 	runtime.GC()
-	m := MustMapper(tb, accesslog.MapperConfig{Prefix: "tiles"})
+	m := MustMapper(tb, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"})
 	var r streamResult
 	flush := func(_ context.Context, batch []accesslog.PageHits) error {
 		r.maxBatch = max(r.maxBatch, len(batch))

@@ -33,7 +33,7 @@ func FuzzCloudFront(f *testing.F) {
 	f.Add([]byte("#Fields: time date cs-uri-stem sc-status cs-method\n21:02:31\t2019-12-04\t/tiles/topp:states/EPSG:4326/png/default/1/2/3.png\t200\tGET\n"))
 	f.Add([]byte("#Fields: date time cs-method cs-uri-stem sc-status date\n2019-12-04\t21:02:31\tHEAD\t/tiles/L42/g/f/p/0/0/0.x\t304\tjunk\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzIngest(t, data, accesslog.CloudFront, accesslog.MapperConfig{Prefix: "tiles"}, refCloudFront)
+		fuzzIngest(t, data, accesslog.CloudFront, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"}, refCloudFront)
 	})
 }
 
@@ -42,7 +42,7 @@ func FuzzS3(f *testing.F) {
 	f.Add([]byte(`o b [06/Feb/2019:00:00:38 +0000] ip r id REST.GET.OBJECT tiles/L42/g/f/p/0/0/0.x "GET /x?q=" 200 - 1 1 1 1 HTTP/1.1" 404 - 1 1 1 1 "-" "-"` + "\n"))
 	f.Add([]byte(`o b [06/Feb/2019:00:00:38 +0000] ip r id REST.HEAD.OBJECT tiles/L42/g/f/p/0/0/0.x "HEAD /x HTTP/1.1" 200` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzIngest(t, data, accesslog.S3, accesslog.MapperConfig{Prefix: "tiles"}, refS3)
+		fuzzIngest(t, data, accesslog.S3, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"}, refS3)
 	})
 }
 
@@ -51,7 +51,7 @@ func FuzzCombined(f *testing.F) {
 	f.Add([]byte(`[::1] - - [01/Mar/2024:00:00:00 +0000] "GET /wmts/L42/g/f/p/0/0/0.x HTTP/1.1" 200 5` + "\n"))
 	f.Add([]byte(`::1 - - [01/Mar/2024:00:00:00 +0000] "GET /wmts/L42/g/f/p/0/0/0.x\" HTTP/1.1" 200 5` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzIngest(t, data, accesslog.Combined, accesslog.MapperConfig{Prefix: "tiles", PathPrefix: "/wmts", OriginPath: "tiles"}, refCombined)
+		fuzzIngest(t, data, accesslog.Combined, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles", PathPrefix: "/wmts", OriginPath: "tiles"}, refCombined)
 	})
 }
 

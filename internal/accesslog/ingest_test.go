@@ -43,7 +43,7 @@ func TestIngestSamples(t *testing.T) {
 		{
 			file:   "cloudfront.log",
 			format: accesslog.CloudFront,
-			cfg:    accesslog.MapperConfig{Prefix: "tiles"},
+			cfg:    accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"},
 			want: accesslog.Stats{Lines: 13, Headers: 4, Kept: 5, Malformed: 2, NotRead: 1, NotSuccessful: 2, NotTile: 2, UnknownLayer: 1,
 				MalformedBy: map[string]int64{"missing fields": 1, "bad time": 1}, Batches: 1, Pages: 3},
 			pages: []accesslog.PageHits{
@@ -55,7 +55,7 @@ func TestIngestSamples(t *testing.T) {
 		{
 			file:   "cloudfront.log.gz",
 			format: accesslog.CloudFront,
-			cfg:    accesslog.MapperConfig{Prefix: "tiles"},
+			cfg:    accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"},
 			want: accesslog.Stats{Lines: 13, Headers: 4, Kept: 5, Malformed: 2, NotRead: 1, NotSuccessful: 2, NotTile: 2, UnknownLayer: 1,
 				MalformedBy: map[string]int64{"missing fields": 1, "bad time": 1}, Batches: 1, Pages: 3},
 			pages: []accesslog.PageHits{
@@ -67,7 +67,7 @@ func TestIngestSamples(t *testing.T) {
 		{
 			file:   "s3.log",
 			format: accesslog.S3,
-			cfg:    accesslog.MapperConfig{Prefix: "tiles/"},
+			cfg:    accesslog.MapperConfig{PageShift: 6, Prefix: "tiles/"},
 			want: accesslog.Stats{Lines: 15, Kept: 7, Malformed: 1, NotRead: 4, NotSuccessful: 1, NotTile: 1, UnknownLayer: 1,
 				MalformedBy: map[string]int64{"missing fields": 1}, Batches: 1, Pages: 3},
 			pages: []accesslog.PageHits{
@@ -80,7 +80,7 @@ func TestIngestSamples(t *testing.T) {
 			// A proxy serves the bucket's "tiles/" under "/wmts/".
 			file:   "combined.log",
 			format: accesslog.Combined,
-			cfg:    accesslog.MapperConfig{Prefix: "tiles", PathPrefix: "/wmts", OriginPath: "tiles"},
+			cfg:    accesslog.MapperConfig{PageShift: 6, Prefix: "tiles", PathPrefix: "/wmts", OriginPath: "tiles"},
 			want: accesslog.Stats{Lines: 15, Kept: 6, Malformed: 2, NotRead: 3, NotSuccessful: 1, NotTile: 2, UnknownLayer: 1,
 				MalformedBy: map[string]int64{"missing fields": 1, "bad time": 1}, Batches: 1, Pages: 3},
 			pages: []accesslog.PageHits{
@@ -138,7 +138,7 @@ func TestIngestCap(t *testing.T) {
 		}
 	}
 	var c collector
-	st, err := accesslog.Ingest(t.Context(), strings.NewReader(b.String()), accesslog.CloudFront, MustMapper(t, accesslog.MapperConfig{}), c.flush, accesslog.Options{MaxPages: 3})
+	st, err := accesslog.Ingest(t.Context(), strings.NewReader(b.String()), accesslog.CloudFront, MustMapper(t, accesslog.MapperConfig{PageShift: 6}), c.flush, accesslog.Options{MaxPages: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestIngestDeterministic(t *testing.T) {
 	}
 	var runs [2]collector
 	for i := range runs {
-		if _, err := accesslog.Ingest(t.Context(), bytes.NewReader(data), accesslog.S3, MustMapper(t, accesslog.MapperConfig{Prefix: "tiles"}), runs[i].flush, accesslog.Options{MaxPages: 2}); err != nil {
+		if _, err := accesslog.Ingest(t.Context(), bytes.NewReader(data), accesslog.S3, MustMapper(t, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"}), runs[i].flush, accesslog.Options{MaxPages: 2}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,7 +234,7 @@ func TestIngestCorruptGzip(t *testing.T) {
 	for name, data := range tests {
 		t.Run(name, func(t *testing.T) {
 			var c collector
-			_, err := accesslog.Ingest(t.Context(), bytes.NewReader(data), accesslog.CloudFront, MustMapper(t, accesslog.MapperConfig{Prefix: "tiles"}), c.flush, accesslog.Options{})
+			_, err := accesslog.Ingest(t.Context(), bytes.NewReader(data), accesslog.CloudFront, MustMapper(t, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"}), c.flush, accesslog.Options{})
 			if err == nil {
 				t.Fatalf("Ingest of a corrupt gzip stream succeeded, flushing %d pages", len(c.all()))
 			}
@@ -263,7 +263,7 @@ func TestIngestGzipMembers(t *testing.T) {
 		}
 	}
 	var c collector
-	st, err := accesslog.Ingest(t.Context(), &buf, accesslog.CloudFront, MustMapper(t, accesslog.MapperConfig{Prefix: "tiles"}), c.flush, accesslog.Options{})
+	st, err := accesslog.Ingest(t.Context(), &buf, accesslog.CloudFront, MustMapper(t, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"}), c.flush, accesslog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestIngestErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := MustMapper(t, accesslog.MapperConfig{Prefix: "tiles", PathPrefix: "/wmts", OriginPath: "tiles"})
+	m := MustMapper(t, accesslog.MapperConfig{PageShift: 6, Prefix: "tiles", PathPrefix: "/wmts", OriginPath: "tiles"})
 	t.Run("read error", func(t *testing.T) {
 		errDisk := errors.New("disk on fire")
 		var c collector
@@ -361,15 +361,15 @@ func TestIngestCloudFrontUnderOriginPath(t *testing.T) {
 		checkAccounted(t, st)
 		return st, c.all()
 	}
-	wantSt, wantPages := ingest(accesslog.MapperConfig{Prefix: "tiles"}, string(data))
+	wantSt, wantPages := ingest(accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"}, string(data))
 	if wantSt.Kept == 0 {
 		t.Fatal("the sample keeps no read")
 	}
-	st, pages := ingest(accesslog.MapperConfig{Prefix: "tiles", OriginPath: "/tiles"}, viewer)
+	st, pages := ingest(accesslog.MapperConfig{PageShift: 6, Prefix: "tiles", OriginPath: "/tiles"}, viewer)
 	if st.Kept != wantSt.Kept || !reflect.DeepEqual(pages, wantPages) {
 		t.Errorf("under origin path /tiles: %d reads kept, pages %+v; want %d, %+v", st.Kept, pages, wantSt.Kept, wantPages)
 	}
-	st, _ = ingest(accesslog.MapperConfig{Prefix: "tiles"}, viewer)
+	st, _ = ingest(accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"}, viewer)
 	if st.Kept != 0 || st.NotTile < wantSt.Kept {
 		t.Errorf("without the origin path: %d kept, %d not tiles; want none kept", st.Kept, st.NotTile)
 	}

@@ -9,13 +9,9 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// PageShift sets the size of a tile page, as the disk quota counts them
-// (quota.PageShift names this one value): 1<<PageShift tiles on each side
-// (64×64), as GeoWebCache's page pyramids group tiles.
-const PageShift = 6
-
-// Page identifies a tile page: tiles (X<<PageShift … +63, Y<<PageShift …
-// +63) at level Z of a tile set, rows counted from the bottom as in keys.
+// Page identifies a tile page: the tiles (X<<shift … (X+1)<<shift − 1,
+// likewise Y) at level Z of a tile set, shift being the mapper's
+// PageShift (the disk quota's page geometry, quota.PageShift), rows counted from the bottom as in keys.
 // The tile set is named as the quota names it, by the layer's name rather
 // than its store id. Page is comparable, so it can key maps.
 type Page struct {
@@ -102,6 +98,10 @@ type MapperConfig struct {
 	EdgePath func(path string) (key string, ok bool)
 	// EdgePrefixes are the first segments of those paths ("/wmts/", …).
 	EdgePrefixes []string
+	// PageShift is the size of the pages reads are counted in: 1<<PageShift
+	// tiles on each side. The disk quota owns that geometry (pass
+	// quota.PageShift); 1 to 30.
+	PageShift int
 }
 
 // Mapper maps the records of a log to the tile pages they read. It is
@@ -113,6 +113,7 @@ type Mapper struct {
 	layerName  func(string) (string, bool)
 	edgePath   func(string) (string, bool)
 	edgePrefix [][]byte
+	pageShift  int
 }
 
 // NewMapper returns a mapper configured by cfg.
@@ -120,7 +121,10 @@ func NewMapper(cfg MapperConfig) (*Mapper, error) {
 	if cfg.LayerName == nil {
 		return nil, errors.New("new log mapper: LayerName is nil")
 	}
-	m := &Mapper{layerName: cfg.LayerName, edgePath: cfg.EdgePath}
+	if cfg.PageShift < 1 || cfg.PageShift > 30 {
+		return nil, fmt.Errorf("new log mapper: PageShift %d is not 1 to 30 (give quota.PageShift)", cfg.PageShift)
+	}
+	m := &Mapper{layerName: cfg.LayerName, edgePath: cfg.EdgePath, pageShift: cfg.PageShift}
 	if cfg.EdgePath != nil {
 		for _, p := range cfg.EdgePrefixes {
 			m.edgePrefix = append(m.edgePrefix, []byte(p))
@@ -197,7 +201,7 @@ func (s *mapState) mapRecord(rec *Record) (Page, Outcome) {
 		return Page{}, UnknownLayer
 	}
 	p := e.page
-	p.Z, p.X, p.Y = int(z), x>>PageShift, y>>PageShift
+	p.Z, p.X, p.Y = int(z), x>>s.m.pageShift, y>>s.m.pageShift
 	return p, Kept
 }
 

@@ -18,43 +18,43 @@ func TestMapper(t *testing.T) {
 		want   accesslog.Page
 		result accesslog.Outcome
 	}{
-		{"s3 key", accesslog.MapperConfig{Prefix: "tiles"},
+		{"s3 key", accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("tiles/topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
 			pg(3, 0, 0), accesslog.Kept},
-		{"s3 key decoded once more", accesslog.MapperConfig{Prefix: "tiles"},
+		{"s3 key decoded once more", accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("tiles/topp%3Astates/EPSG%3A4326/png/default/3/1/2.png"), Status: 200},
 			pg(3, 0, 0), accesslog.Kept},
-		{"page of a tile", accesslog.MapperConfig{},
+		{"page of a tile", accesslog.MapperConfig{PageShift: 6},
 			accesslog.Record{Method: []byte("HEAD"), Key: []byte("topp:states/EPSG:4326/png/default/20/1048575/64.png"), Status: 206},
 			pg(20, 16383, 1), accesslog.Kept},
-		{"multi-segment prefix", accesslog.MapperConfig{Prefix: "geo/tiles/"},
+		{"multi-segment prefix", accesslog.MapperConfig{PageShift: 6, Prefix: "geo/tiles/"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("geo/tiles/topp:states/EPSG:4326/png/default/0/0/0.png"), Status: 200},
 			pg(0, 0, 0), accesslog.Kept},
-		{"path at the root", accesslog.MapperConfig{Prefix: "tiles"},
+		{"path at the root", accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("/tiles/topp:states/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 304},
 			pg(3, 0, 0), accesslog.Kept},
-		{"origin path is the prefix", accesslog.MapperConfig{Prefix: "tiles", OriginPath: "/tiles"},
+		{"origin path is the prefix", accesslog.MapperConfig{PageShift: 6, Prefix: "tiles", OriginPath: "/tiles"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("/topp%3Astates/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 200},
 			pg(3, 0, 0), accesslog.Kept},
-		{"path prefix stripped", accesslog.MapperConfig{PathPrefix: "cache/"},
+		{"path prefix stripped", accesslog.MapperConfig{PageShift: 6, PathPrefix: "cache/"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("/cache/topp:states/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 200},
 			pg(3, 0, 0), accesslog.Kept},
-		{"path outside the path prefix", accesslog.MapperConfig{PathPrefix: "/cache"},
+		{"path outside the path prefix", accesslog.MapperConfig{PageShift: 6, PathPrefix: "/cache"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("/cached/topp:states/EPSG:4326/png/default/3/1/2.png"), Path: true, Status: 200},
 			accesslog.Page{}, accesslog.NotTile},
-		{"key is not a path", accesslog.MapperConfig{},
+		{"key is not a path", accesslog.MapperConfig{PageShift: 6},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("/topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
 			accesslog.Page{}, accesslog.NotTile},
-		{"wrong prefix", accesslog.MapperConfig{Prefix: "tiles"},
+		{"wrong prefix", accesslog.MapperConfig{PageShift: 6, Prefix: "tiles"},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("tilesx/topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
 			accesslog.Page{}, accesslog.NotTile},
-		{"post", accesslog.MapperConfig{},
+		{"post", accesslog.MapperConfig{PageShift: 6},
 			accesslog.Record{Method: []byte("POST"), Key: []byte("topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
 			accesslog.Page{}, accesslog.NotRead},
-		{"lower-case get", accesslog.MapperConfig{},
+		{"lower-case get", accesslog.MapperConfig{PageShift: 6},
 			accesslog.Record{Method: []byte("get"), Key: []byte("topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 200},
 			accesslog.Page{}, accesslog.NotRead},
-		{"redirect", accesslog.MapperConfig{},
+		{"redirect", accesslog.MapperConfig{PageShift: 6},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("topp:states/EPSG:4326/png/default/3/1/2.png"), Status: 301},
 			accesslog.Page{}, accesslog.NotSuccessful},
 		{"edge path, rows from the top", edgeConfig(),
@@ -72,10 +72,10 @@ func TestMapper(t *testing.T) {
 		{"edge path outside the grid", edgeConfig(),
 			accesslog.Record{Method: []byte("GET"), Key: []byte("/xyz/topp:states/EPSG:4326/png/default/3/1/8.png"), Path: true, Status: 200},
 			accesslog.Page{}, accesslog.NotTile},
-		{"edge path without a mapping", accesslog.MapperConfig{},
+		{"edge path without a mapping", accesslog.MapperConfig{PageShift: 6},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("/xyz/topp:states/EPSG:4326/png/default/3/1/5.png"), Path: true, Status: 200},
 			accesslog.Page{}, accesslog.NotTile},
-		{"unknown layer", accesslog.MapperConfig{},
+		{"unknown layer", accesslog.MapperConfig{PageShift: 6},
 			accesslog.Record{Method: []byte("GET"), Key: []byte("ghost/EPSG:4326/png/default/3/1/2.png"), Status: 200},
 			accesslog.Page{}, accesslog.UnknownLayer},
 	}
@@ -94,7 +94,7 @@ func TestMapper(t *testing.T) {
 // TestMapperTileKeys checks the shape of tile keys: what is a tile and
 // what is not.
 func TestMapperTileKeys(t *testing.T) {
-	m := MustMapper(t, accesslog.MapperConfig{})
+	m := MustMapper(t, accesslog.MapperConfig{PageShift: 6})
 	tests := map[string]bool{
 		"topp:states/EPSG:4326/png/default/0/0/0.png":                    true,
 		"topp:states/EPSG:4326/png8/3f2a/9223372036854775807/0/1.png":    true,
@@ -128,7 +128,7 @@ func TestMapperTileKeys(t *testing.T) {
 }
 
 func TestNewMapperNeedsResolver(t *testing.T) {
-	if _, err := accesslog.NewMapper(accesslog.MapperConfig{}); err == nil {
+	if _, err := accesslog.NewMapper(accesslog.MapperConfig{PageShift: 6}); err == nil {
 		t.Error("NewMapper without LayerName succeeded")
 	}
 }
@@ -136,6 +136,30 @@ func TestNewMapperNeedsResolver(t *testing.T) {
 // edgeConfig maps the edge's WMTS and XYZ paths with the grid sets' table.
 func edgeConfig() accesslog.MapperConfig {
 	table := edgepath.NewTable(grid.Builtins())
-	return accesslog.MapperConfig{EdgePrefixes: edgepath.Prefixes,
+	return accesslog.MapperConfig{PageShift: 6, EdgePrefixes: edgepath.Prefixes,
 		EdgePath: func(p string) (string, bool) { return edgepath.Map(p, table) }}
+}
+
+// TestMapperNeedsAPageShift: the page geometry is the caller's (the
+// quota's); a mapper without one is refused, and the shift given is used.
+func TestMapperNeedsAPageShift(t *testing.T) {
+	name := func(id string) (string, bool) { return id, true }
+	for _, shift := range []int{0, -1, 31} {
+		if _, err := accesslog.NewMapper(accesslog.MapperConfig{PageShift: shift, LayerName: name}); err == nil {
+			t.Errorf("PageShift %d: accepted", shift)
+		}
+	}
+	for _, c := range []struct {
+		shift int
+		want  int64
+	}{{6, 1}, {3, 12}} {
+		m, err := accesslog.NewMapper(accesslog.MapperConfig{PageShift: c.shift, LayerName: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, out := m.Map(&accesslog.Record{Method: []byte("GET"), Status: 200, Key: []byte("roads/EPSG:4326/png/default/9/100/100.png")})
+		if out != accesslog.Kept || p.X != c.want || p.Y != c.want {
+			t.Errorf("PageShift %d: %+v %v, want page %d/%d", c.shift, p, out, c.want, c.want)
+		}
+	}
 }

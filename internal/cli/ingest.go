@@ -37,7 +37,7 @@ func (c IngestLogsCmd) run(ctx context.Context, cl *Client, env Env) (int, error
 		return ExitError, err
 	}
 	// The layer id in a key is sent as it is: the server knows its layers.
-	m, err := accesslog.NewMapper(accesslog.MapperConfig{Prefix: c.KeyPrefix, PathPrefix: c.PathPrefix, OriginPath: c.OriginPath,
+	m, err := accesslog.NewMapper(accesslog.MapperConfig{PageShift: quota.PageShift, Prefix: c.KeyPrefix, PathPrefix: c.PathPrefix, OriginPath: c.OriginPath,
 		LayerName: func(id string) (string, bool) { return id, true }})
 	if err != nil {
 		return ExitError, err

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"tilecache/internal/accesslog"
 	"tilecache/internal/tilestore"
 )
 
 // PageShift sets the size of a tile page: 1<<PageShift tiles on each side
-// (64×64), as GeoWebCache's page pyramids group tiles. It is declared by
-// accesslog, which sits below the quota and maps log reads to its pages.
-const PageShift = accesslog.PageShift
+// (64×64), as GeoWebCache's page pyramids group tiles. The quota owns this
+// geometry: the access log mapper below it is given it
+// (accesslog.MapperConfig.PageShift).
+const PageShift = 6
 
 // PageKey identifies a tile page: tiles (X<<PageShift … +63, Y<<PageShift …
 // +63) of level Z of a tile set, rows counted from the bottom as in tile

@@ -102,7 +102,7 @@ func NewIngester(cfg Config, layers *layer.Catalogue, reads *quota.ReadLog, open
 		return nil, err
 	}
 	table := edgepath.NewLive(layers)
-	m, err := accesslog.NewMapper(accesslog.MapperConfig{
+	m, err := accesslog.NewMapper(accesslog.MapperConfig{PageShift: quota.PageShift,
 		Prefix: cfg.KeyPrefix, PathPrefix: cfg.AccessLogPathPrefix, OriginPath: cfg.AccessLogOriginPath,
 		// Reads through the edge's WMTS and XYZ paths count like others.
 		EdgePrefixes: edgepath.Prefixes,

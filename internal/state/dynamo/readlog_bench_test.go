@@ -53,7 +53,7 @@ func BenchmarkReadLogWrites(b *testing.B) {
 		fmt.Fprintf(&log, "%s\t%s\tSEA19-C1\t2390\t192.0.2.1\tGET\td1.cloudfront.net\t/bench%%253Aworld/EPSG%%253A900913/png/default/12/%d/%d.png\t%d\n",
 			at.Format("2006-01-02"), at.Format("15:04:05"), x, y, status)
 	}
-	m, err := accesslog.NewMapper(accesslog.MapperConfig{LayerName: func(id string) (string, bool) { return id, id == "bench:world" }})
+	m, err := accesslog.NewMapper(accesslog.MapperConfig{PageShift: 6, LayerName: func(id string) (string, bool) { return id, id == "bench:world" }})
 	if err != nil {
 		b.Fatal(err)
 	}
