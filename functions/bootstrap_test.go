@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"tilecache/internal/lambdatest"
+	"tilecache/internal/testkit/lambdatest"
 )
 
 // figures reports whether the measuring tests should measure properly

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"tilecache/internal/lambdatest"
+	"tilecache/internal/testkit/lambdatest"
 )
 
 // TestAPIServesTheConsole: the API function, behind API Gateway's

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/lambdatest"
 	"tilecache/internal/task"
+	"tilecache/internal/testkit/lambdatest"
 	"tilecache/internal/tilestore"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"tilecache/internal/lambdatest"
 	"tilecache/internal/quota"
 	"tilecache/internal/state/dynamo"
+	"tilecache/internal/testkit/lambdatest"
 	"tilecache/internal/tilestore"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"tilecache/internal/app/logingest"
 	"tilecache/internal/gwc"
-	"tilecache/internal/lambdatest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/lambdatest"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

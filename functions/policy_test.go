@@ -15,11 +15,11 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/app/worker"
-	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/schedule"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/lambdatest"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"tilecache/internal/lambdatest"
+	"tilecache/internal/testkit/lambdatest"
 )
 
 // TestTemplateTableMatchesCreateTable compares the template's TaskTable with

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"tilecache/internal/lambdatest"
+	"tilecache/internal/testkit/lambdatest"
 )
 
 // The tile function answers anyone through the CDN (render on miss), so

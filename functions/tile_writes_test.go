@@ -18,12 +18,12 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/app/sources"
-	"tilecache/internal/lambdatest"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/source"
 	"tilecache/internal/state/dynamo"
 	"tilecache/internal/task"
+	"tilecache/internal/testkit/lambdatest"
 	"tilecache/internal/tilestore/filestore"
 )
 

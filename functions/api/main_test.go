@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"tilecache/internal/lambdatest"
+	"tilecache/internal/testkit/lambdatest"
 	"tilecache/internal/tilestore"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"tilecache/internal/lambdatest"
 	"tilecache/internal/schedule"
 	"tilecache/internal/task"
+	"tilecache/internal/testkit/lambdatest"
 )
 
 func TestMain(m *testing.M) { lambdatest.Main(m) }

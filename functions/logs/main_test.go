@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/gwc"
-	"tilecache/internal/lambdatest"
 	"tilecache/internal/quota"
+	"tilecache/internal/testkit/lambdatest"
 	"tilecache/internal/tilestore"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/lambdatest"
+	"tilecache/internal/testkit/lambdatest"
 )
 
 // layers adds to the demo layers one that renders on miss (from the

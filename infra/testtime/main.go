@@ -16,7 +16,7 @@ import (
 	"os"
 	"strings"
 
-	"tilecache/internal/testtime"
+	"tilecache/internal/testkit/testtime"
 )
 
 func main() {

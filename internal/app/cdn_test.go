@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // requestPath is the URL path a client asks the CDN for a key (without

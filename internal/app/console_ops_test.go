@@ -13,9 +13,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/browsertest"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/browsertest"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestConsoleKillOneTask kills one running task with its row's button:

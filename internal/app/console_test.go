@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/browsertest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/browsertest"
+	"tilecache/internal/testkit/testenv"
 )
 
 // openConsole opens the console of a in Chromium, signed in with the

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestCrossSiteKillRefused: a page of another site that posts

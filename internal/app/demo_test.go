@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/browsertest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/browsertest"
+	"tilecache/internal/testkit/testenv"
 )
 
 // indexEntry is what the test reads of index.json.

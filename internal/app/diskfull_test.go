@@ -10,7 +10,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestSeedOnAFullDisk: the embedded backend's tiles on a small file system

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // edgeWMS is a WMS that answers GetMaps of the requested size: opaque red,

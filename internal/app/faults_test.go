@@ -1,7 +1,7 @@
 package app_test
 
 // The fault-injection suite: one tilecache process on the local AWS stack,
-// its S3, DynamoDB and SQS reached through proxies (internal/faultproxy)
+// its S3, DynamoDB and SQS reached through proxies (internal/testkit/faultproxy)
 // that throttle writes, fail some with server errors, reset connections
 // and drop the answers of writes they applied — at fixed rates from fixed
 // seeds. A seed a quarter the size (z0-6) is run without faults first, for
@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/faultproxy"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/faultproxy"
+	"tilecache/internal/testkit/testenv"
 )
 
 const faultLayers = `

@@ -24,7 +24,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/grid"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestGDALReadsSeededTilesThroughTMS opens the TMS TileMap resource

@@ -23,8 +23,8 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/app/worker"
-	"tilecache/internal/lambdatest"
 	"tilecache/internal/queue/sqsqueue"
+	"tilecache/internal/testkit/lambdatest"
 )
 
 // malformedLanes are bodies no worker may take for a lane message. Those

@@ -6,7 +6,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestKilledTaskKeepsItsProgress: a task killed between checkpoints keeps

@@ -8,7 +8,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestKillOneTaskAcrossProcesses: a one-task kill (kill_thread) sent to

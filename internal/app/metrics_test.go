@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // scrape GETs /metrics and returns every sample as "name{k=v,…}" → value

@@ -10,7 +10,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/grid"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestGDALReadsSeededTilesThroughOGCAPI opens a layer's OGC API – Tiles

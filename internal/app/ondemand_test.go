@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // wmsProxy is a proxy in front of the test WMS that counts GetMaps and

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/browsertest"
 	"tilecache/internal/grid"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/browsertest"
+	"tilecache/internal/testkit/testenv"
 )
 
 // olPage shows a layer of the WMTS capabilities with OpenLayers' WMTS

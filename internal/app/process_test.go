@@ -22,7 +22,7 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 )

@@ -11,7 +11,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/quota"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

@@ -22,7 +22,7 @@ import (
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/app/worker"
 	"tilecache/internal/schedule"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // scheduleDoc is what GET /rest/schedules/{name}.json shows.

@@ -23,7 +23,7 @@ import (
 	"tilecache/internal/source"
 	"tilecache/internal/source/testpattern"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

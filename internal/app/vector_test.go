@@ -24,7 +24,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/vectortile"
 )
 

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/browsertest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/browsertest"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/vectortile"
 )
 

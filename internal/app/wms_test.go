@@ -20,7 +20,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

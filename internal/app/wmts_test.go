@@ -11,7 +11,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/grid"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestGDALReadsSeededTilesThroughWMTS opens the WMTS capabilities of a

@@ -15,7 +15,7 @@ import (
 	"tilecache/internal/cli"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // owslibBBoxes is a Python program: OWSLib's WebMapService, a real WMS

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // tmuxSession runs command in a detached tmux session of w×h cells (a real

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"tilecache/internal/layer"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/filestore"
 	"tilecache/internal/tilestore/s3store"

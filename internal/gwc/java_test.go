@@ -13,7 +13,7 @@ import (
 	"unicode/utf16"
 
 	"tilecache/internal/gwc"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // javaMaps are written by Marshal and loaded by java.util.Properties, and

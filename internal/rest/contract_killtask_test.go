@@ -11,7 +11,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 func statusOf(t testing.TB, a *apptest.App) map[int64]int64 {

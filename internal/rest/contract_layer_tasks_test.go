@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // slowStoreLayer is a store-managed layer that draws a tile in 40 ms.

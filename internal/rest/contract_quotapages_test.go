@@ -31,7 +31,7 @@ import (
 	"tilecache/internal/rest"
 	"tilecache/internal/state/bolt"
 	"tilecache/internal/state/dynamo"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

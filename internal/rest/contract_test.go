@@ -16,7 +16,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/auth"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 const (

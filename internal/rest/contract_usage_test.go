@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // The usage report, GET /rest/diskquota/usage.json|.xml (docs/rest.md "Disk

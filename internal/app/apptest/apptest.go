@@ -23,7 +23,7 @@ import (
 	"tilecache/internal/app"
 	"tilecache/internal/auth"
 	"tilecache/internal/config"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

@@ -19,7 +19,7 @@ import (
 	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/state/dynamo"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 )

@@ -13,7 +13,7 @@ import (
 
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn/cloudfront"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // CDN is a CloudFront distribution of one test in the local AWS stack's

@@ -112,7 +112,7 @@ const (
 	deployArch = "arm64" // Architectures: [arm64] in template.yaml
 	modulePath = "tilecache"
 	// The recorded request's Authorization is Basic admin:"s3cret pass"
-	// (internal/lambdatest); the API gets that account.
+	// (internal/testkit/lambdatest); the API gets that account.
 	apiUser, apiPassword = "admin", "s3cret pass"
 )
 
@@ -534,7 +534,7 @@ func spread(xs []float64, decimals int) string {
 }
 
 // The emulator's main package: a tool of go.mod, so that its version and
-// checksums are pinned with the project's modules (internal/lambdatest
+// checksums are pinned with the project's modules (internal/testkit/lambdatest
 // builds the same).
 const (
 	riePackage = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
@@ -543,7 +543,7 @@ const (
 
 // rieBinary builds the emulator into $TILECACHE_CACHE/tools/bin (default
 // ~/.cache/tilecache, as infra/devstack caches its tools) unless a build of
-// the same inputs is there, under the name internal/lambdatest gives it
+// the same inputs is there, under the name internal/testkit/lambdatest gives it
 // (the version and a digest of the Go version, the platform and the module
 // versions of its packages), so that the tests and this program share one
 // copy. It returns the path and the emulator's version.

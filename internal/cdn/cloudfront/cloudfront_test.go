@@ -18,7 +18,7 @@ import (
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
 	"tilecache/internal/cdn/cdntest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 var (

@@ -20,7 +20,7 @@ import (
 	"tilecache/internal/queue"
 	"tilecache/internal/queue/queuetest"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // The tests in this file need an SQS-compatible server (fauxqs in the

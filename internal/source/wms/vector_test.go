@@ -14,7 +14,7 @@ import (
 	"tilecache/internal/source"
 	"tilecache/internal/source/upstream"
 	"tilecache/internal/source/wms"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/vectortile"
 )
 

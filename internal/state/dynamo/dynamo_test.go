@@ -21,7 +21,7 @@ import (
 	"tilecache/internal/quota"
 	"tilecache/internal/task"
 	"tilecache/internal/task/tasktest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 

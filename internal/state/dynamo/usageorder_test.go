@@ -14,7 +14,7 @@ import (
 
 	"tilecache/internal/quota"
 	"tilecache/internal/quota/quotatest"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestPagesOrderedAfterUpgrade: pages recorded before the order keys

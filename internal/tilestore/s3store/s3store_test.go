@@ -21,7 +21,7 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/awsconf"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 	"tilecache/internal/tilestore/storetest"

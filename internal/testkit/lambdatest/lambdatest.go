@@ -1,5 +1,5 @@
 // Package lambdatest runs the Lambda functions in tests, against the local
-// AWS stack (see internal/testenv): per-test resources shaped as
+// AWS stack (see internal/testkit/testenv): per-test resources shaped as
 // template.yaml shapes them, the functions' environment, programs built by
 // app.New, worker.NewAWS and tileorigin.New, API Gateway HTTP API (payload 2.0) events, a
 // stand-in for the SQS event source, a recording proxy that tells which AWS
@@ -43,7 +43,7 @@ import (
 	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
 	"tilecache/internal/state/dynamo"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 	"tilecache/internal/tilestore/s3store"
 )

@@ -24,7 +24,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
 
-	"tilecache/internal/faultproxy"
+	"tilecache/internal/testkit/faultproxy"
 )
 
 const (

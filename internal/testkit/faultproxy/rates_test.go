@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"tilecache/internal/faultproxy"
+	"tilecache/internal/testkit/faultproxy"
 )
 
 var ratesConfig = faultproxy.Config{

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"tilecache/internal/faultproxy"
+	"tilecache/internal/testkit/faultproxy"
 )
 
 // TestForwardFaithfully sends an S3-style signed PUT through the proxy and

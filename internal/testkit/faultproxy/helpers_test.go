@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"tilecache/internal/faultproxy"
+	"tilecache/internal/testkit/faultproxy"
 )
 
 // received is what the recording upstream saw of one request.

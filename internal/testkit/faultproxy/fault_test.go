@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"tilecache/internal/faultproxy"
+	"tilecache/internal/testkit/faultproxy"
 )
 
 // TestFaultAnswers checks, with a plain HTTP client, the wire format of the

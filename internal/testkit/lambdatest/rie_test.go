@@ -32,7 +32,7 @@ func hasLine(lines []string, substr string) bool {
 // process, and a failed init.
 func TestRIE(t *testing.T) {
 	RIEBinary(t) // skips or fails first when the emulator cannot be had
-	bootstrap := buildBootstraps(t, "tilecache/internal/lambdatest/testdata/echo")[0]
+	bootstrap := buildBootstraps(t, "tilecache/internal/testkit/lambdatest/testdata/echo")[0]
 	rie := StartRIE(t, Function{Bootstrap: bootstrap, Name: "echo-fn", Timeout: 2 * time.Second, Env: map[string]string{"ECHO_VALUE": "x=y z"}})
 	t.Logf("Lambda Runtime Interface Emulator %s", RIEVersion())
 
