@@ -13,7 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"tilecache/internal/config"
+	"tilecache/internal/app/tileorigin"
 )
 
 // The public edge: the distribution's web ACL, the tile function's
@@ -241,7 +241,7 @@ func TestTemplateTileFunctionEnvironment(t *testing.T) {
 			}
 			vals[name] = fmt.Sprint(v)
 		}
-		cfg, err := config.Load(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+		cfg, err := tileorigin.Load(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
 		if err != nil {
 			t.Errorf("%v: TileFunction's environment does not load: %v", c, err)
 			continue

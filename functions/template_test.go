@@ -132,10 +132,20 @@ var tileFunctionOnly = map[string]bool{
 // access logs), and notOnLogsFunction those it does without: it serves no
 // URLs, invalidates nothing and leaves the edge's grid sets to the cleaner.
 var (
+	// engineOnly are the lanes' settings: the API, the worker and the
+	// cleaner run the engine; the tile origin and the log ingest do not.
+	engineOnly = map[string]bool{
+		"TILECACHE_SQS_QUEUE_URL": true, "TILECACHE_SEED_THREADS": true, "TILECACHE_CHECKPOINT_INTERVAL": true,
+		"TILECACHE_KILL_CHECK_INTERVAL": true, "TILECACHE_LANE_SLICE": true, "TILECACHE_TRUNCATE_PAGE": true,
+	}
+	// apiOnly: the cross-site guard is the REST interface's.
+	apiOnly          = map[string]bool{"TILECACHE_ALLOWED_ORIGINS": true}
 	logsFunctionOnly = map[string]bool{
 		"TILECACHE_ACCESS_LOG_FORMAT": true, "TILECACHE_ACCESS_LOG_PATH_PREFIX": true, "TILECACHE_ACCESS_LOG_ORIGIN_PATH": true,
 	}
-	notOnLogsFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true, "TILECACHE_EDGE_KVS_ARN": true}
+	notOnLogsFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true, "TILECACHE_EDGE_KVS_ARN": true,
+		// It renders nothing, claims no lane and invalidates nothing.
+		"TILECACHE_STALE_AFTER": true, "TILECACHE_DECODE_MEMORY": true, "TILECACHE_CDN_PURGE_INTERVAL": true}
 )
 
 func TestTemplateEnvironment(t *testing.T) {
@@ -179,6 +189,12 @@ func TestTemplateEnvironment(t *testing.T) {
 			if notOnLogsFunction[name] && id == "LogsFunction" {
 				continue
 			}
+			if engineOnly[name] && (id == "TileFunction" || id == "LogsFunction") {
+				continue
+			}
+			if apiOnly[name] && id != "ApiFunction" {
+				continue
+			}
 			want = append(want, name)
 		}
 		for _, name := range want {
@@ -208,6 +224,10 @@ func TestTemplateEnvironment(t *testing.T) {
 				t.Fatalf("%s: %s: %v", id, name, err)
 			}
 			vals[name] = fmt.Sprint(v)
+		}
+		if id == "TileFunction" || id == "LogsFunction" {
+			// Their own configurations: TestTemplateGivesEachFunctionOnlyItsOwnVariables.
+			continue
 		}
 		cfg, err := config.Load(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
 		if err != nil {

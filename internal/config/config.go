@@ -25,6 +25,7 @@ type Config struct {
 	Server
 	Auth
 	Storage
+	Queue
 	Layers
 	Lanes
 	Miss
@@ -39,7 +40,7 @@ type Config struct {
 func Load(lookup Lookup) (Config, error) {
 	r := &reader{lookup: lookup}
 	var c Config
-	for _, p := range []part{&c.Server, &c.Auth, &c.Storage, &c.Layers, &c.Lanes, &c.Miss, &c.Upstream, &c.Edge, &c.AWS, &c.AccessLogs, &c.CrossSite} {
+	for _, p := range []part{&c.Server, &c.Auth, &c.Storage, &c.Queue, &c.Layers, &c.Lanes, &c.Miss, &c.Upstream, &c.Edge, &c.AWS, &c.AccessLogs, &c.CrossSite} {
 		p.read(r)
 	}
 	if err := r.err(); err != nil {

@@ -98,9 +98,8 @@ type Storage struct {
 
 	// AWS backend (TILECACHE_BACKEND=aws). Endpoints and credentials follow
 	// the SDK's own variables (see AWS).
-	Bucket   string // TILECACHE_S3_BUCKET, the tile bucket
-	Table    string // TILECACHE_DYNAMODB_TABLE, the task table
-	QueueURL string // TILECACHE_SQS_QUEUE_URL, the lane queue
+	Bucket string // TILECACHE_S3_BUCKET, the tile bucket
+	Table  string // TILECACHE_DYNAMODB_TABLE, the task table
 
 	// AuditRetention is how long the audit trail keeps its records in the
 	// task store (TILECACHE_AUDIT_RETENTION: days such as 90d, or a
@@ -114,7 +113,6 @@ func (s *Storage) read(r *reader) {
 	s.KeyPrefix = strings.Trim(r.str("TILECACHE_KEY_PREFIX", ""), "/")
 	s.Bucket = r.str("TILECACHE_S3_BUCKET", "")
 	s.Table = r.str("TILECACHE_DYNAMODB_TABLE", "tilecache")
-	s.QueueURL = r.str("TILECACHE_SQS_QUEUE_URL", "")
 	s.AuditRetention = r.days("TILECACHE_AUDIT_RETENTION", "90d")
 	switch s.Backend {
 	case "embedded":
@@ -122,11 +120,22 @@ func (s *Storage) read(r *reader) {
 		if s.Bucket == "" {
 			r.fail(errors.New("TILECACHE_S3_BUCKET is required with TILECACHE_BACKEND=aws"))
 		}
-		if s.QueueURL == "" {
-			r.fail(errors.New("TILECACHE_SQS_QUEUE_URL is required with TILECACHE_BACKEND=aws"))
-		}
 	default:
 		r.fail(fmt.Errorf("TILECACHE_BACKEND must be embedded or aws, got %q", s.Backend))
+	}
+}
+
+// Queue is the lane queue: what the engine's assemblies (the API, the
+// worker, the cleaner, serve) read beside Storage; the tile origin and the
+// log ingest never send a lane.
+type Queue struct {
+	QueueURL string // TILECACHE_SQS_QUEUE_URL, the lane queue (required with TILECACHE_BACKEND=aws)
+}
+
+func (q *Queue) read(r *reader) {
+	q.QueueURL = r.str("TILECACHE_SQS_QUEUE_URL", "")
+	if r.str("TILECACHE_BACKEND", "embedded") == "aws" && q.QueueURL == "" {
+		r.fail(errors.New("TILECACHE_SQS_QUEUE_URL is required with TILECACHE_BACKEND=aws"))
 	}
 }
 

@@ -70,9 +70,17 @@ func TestPartsSet(t *testing.T) {
 		t.Errorf("auth: got %+v, %v; want %+v", a, err, want)
 	}
 	st, err := config.Read[config.Storage](lookup(map[string]string{"TILECACHE_BACKEND": "aws", "TILECACHE_KEY_PREFIX": "/cache/",
-		"TILECACHE_S3_BUCKET": "b", "TILECACHE_DYNAMODB_TABLE": "t", "TILECACHE_SQS_QUEUE_URL": "http://q/1/q"}))
-	if want := (config.Storage{Backend: "aws", DataDir: ".data", KeyPrefix: "cache", Bucket: "b", Table: "t", QueueURL: "http://q/1/q", AuditRetention: 90 * 24 * time.Hour}); err != nil || st != want {
+		"TILECACHE_S3_BUCKET": "b", "TILECACHE_DYNAMODB_TABLE": "t"}))
+	if want := (config.Storage{Backend: "aws", DataDir: ".data", KeyPrefix: "cache", Bucket: "b", Table: "t", AuditRetention: 90 * 24 * time.Hour}); err != nil || st != want {
 		t.Errorf("storage: got %+v, %v; want %+v", st, err, want)
+	}
+	// The lane queue is the engine's: required on AWS, read apart from the
+	// storage the tile origin and the log ingest read.
+	if q, err := config.Read[config.Queue](lookup(map[string]string{"TILECACHE_BACKEND": "aws", "TILECACHE_SQS_QUEUE_URL": "http://q/1/q"})); err != nil || q.QueueURL != "http://q/1/q" {
+		t.Errorf("queue: got %+v, %v", q, err)
+	}
+	if _, err := config.Read[config.Queue](lookup(map[string]string{"TILECACHE_BACKEND": "aws"})); err == nil || !strings.Contains(err.Error(), "TILECACHE_SQS_QUEUE_URL is required") {
+		t.Errorf("queue on AWS without a URL: %v, want an error naming TILECACHE_SQS_QUEUE_URL", err)
 	}
 	ln, err := config.Read[config.Lanes](lookup(map[string]string{"TILECACHE_SEED_THREADS": "4", "TILECACHE_WORKERS": "0", "TILECACHE_LANE_VISIBILITY": "2s"}))
 	if err != nil || ln.SeedThreads != 4 || ln.Workers != 0 || ln.Visibility != 2*time.Second {
@@ -120,7 +128,7 @@ func TestPartProblems(t *testing.T) {
 		{"server", map[string]string{"TILECACHE_LOG_LEVEL": "loud"}, `TILECACHE_LOG_LEVEL must be debug, info, warn or error, got "loud"`},
 		{"storage", map[string]string{"TILECACHE_BACKEND": "cloud"}, `TILECACHE_BACKEND must be embedded or aws, got "cloud"`},
 		{"storage", map[string]string{"TILECACHE_BACKEND": "aws", "TILECACHE_SQS_QUEUE_URL": "http://q"}, `TILECACHE_S3_BUCKET is required with TILECACHE_BACKEND=aws`},
-		{"storage", map[string]string{"TILECACHE_BACKEND": "aws", "TILECACHE_S3_BUCKET": "b"}, `TILECACHE_SQS_QUEUE_URL is required with TILECACHE_BACKEND=aws`},
+		{"queue", map[string]string{"TILECACHE_BACKEND": "aws", "TILECACHE_S3_BUCKET": "b"}, `TILECACHE_SQS_QUEUE_URL is required with TILECACHE_BACKEND=aws`},
 		{"layers", map[string]string{"TILECACHE_LAYERS_REFRESH": "0s"}, `TILECACHE_LAYERS_REFRESH must be a positive duration such as 1s or 250ms, got "0s"`},
 		{"lanes", map[string]string{"TILECACHE_SEED_THREADS": "1025"}, `TILECACHE_SEED_THREADS must be an integer from 1 to 1024, got "1025"`},
 		{"lanes", map[string]string{"TILECACHE_SEED_THREADS": "zero"}, `TILECACHE_SEED_THREADS must be an integer from 1 to 1024, got "zero"`},
@@ -154,6 +162,7 @@ func TestPartProblems(t *testing.T) {
 	parts := map[string]func(config.Lookup) error{
 		"server":      func(l config.Lookup) error { _, err := config.Read[config.Server](l); return err },
 		"storage":     func(l config.Lookup) error { _, err := config.Read[config.Storage](l); return err },
+		"queue":       func(l config.Lookup) error { _, err := config.Read[config.Queue](l); return err },
 		"layers":      func(l config.Lookup) error { _, err := config.Read[config.Layers](l); return err },
 		"lanes":       func(l config.Lookup) error { _, err := config.Read[config.Lanes](l); return err },
 		"miss":        func(l config.Lookup) error { _, err := config.Read[config.Miss](l); return err },

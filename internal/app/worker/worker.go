@@ -65,7 +65,11 @@ func Load(lookup config.Lookup) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	c := Config{PublicURL: srv.PublicURL, KeyPrefix: st.KeyPrefix, Bucket: st.Bucket, Table: st.Table, QueueURL: st.QueueURL}
+	q, err := config.Read[config.Queue](lookup)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{PublicURL: srv.PublicURL, KeyPrefix: st.KeyPrefix, Bucket: st.Bucket, Table: st.Table, QueueURL: q.QueueURL}
 	if c.Layers, err = config.Read[config.Layers](lookup); err != nil {
 		return Config{}, err
 	}
