@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -133,10 +134,10 @@ func needs(k routeKind, method string) (permission, bool) {
 // authorize reports whether the request may run a method of a route of
 // kind k, and answers 403 (one line naming the role needed and the one
 // held) when it may not.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, k routeKind) bool {
+func authorize(w http.ResponseWriter, r *http.Request, k routeKind, log *slog.Logger) bool {
 	perm, listed := needs(k, r.Method)
 	if !listed {
-		h.log.Error("route missing from the authorization table: administrators only", "method", r.Method, "path", r.URL.Path, "kind", int(k))
+		log.Error("route missing from the authorization table: administrators only", "method", r.Method, "path", r.URL.Path, "kind", int(k))
 	}
 	p, ok := auth.PrincipalOf(r.Context())
 	if !ok || !p.Role.Allows(perm.need) {

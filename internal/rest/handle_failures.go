@@ -46,7 +46,13 @@ type failureItem struct {
 
 // failures answers GET /rest/failures.json[?layer=<name>][&limit=<n>]:
 // the failures of the last task.FailureKeep, newest task first.
-func (h *Handler) failures(w http.ResponseWriter, r *http.Request) error {
+// failuresResource serves /rest/failures.json.
+type failuresResource struct {
+	failures FailureLister // nil: the route is not served
+	layers   Layers
+}
+
+func (fr failuresResource) get(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit := failuresDefaultLimit
 	if s := q.Get("limit"); s != "" {
@@ -58,8 +64,8 @@ func (h *Handler) failures(w http.ResponseWriter, r *http.Request) error {
 	}
 	layerName := q.Get("layer")
 	if layerName != "" {
-		if _, ok := h.svc.Layers.Layer(layerName); !ok {
-			if _, deleting := h.deleting(layerName); !deleting {
+		if _, ok := fr.layers.Layer(layerName); !ok {
+			if _, deleting := deletingOf(fr.layers, layerName); !deleting {
 				return apperr.Invalidf("Unknown layer: %s", apperr.Show(layerName))
 			}
 		}
@@ -68,7 +74,7 @@ func (h *Handler) failures(w http.ResponseWriter, r *http.Request) error {
 	if layerName != "" {
 		read = 0 // filtered here: every failure kept is read
 	}
-	fs, err := h.opts.Failures.Failures(r.Context(), time.Now().Add(-task.FailureKeep), read)
+	fs, err := fr.failures.Failures(r.Context(), time.Now().Add(-task.FailureKeep), read)
 	if err != nil {
 		return err
 	}

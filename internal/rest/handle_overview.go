@@ -107,12 +107,19 @@ func managedBy(m layer.Managed) string {
 // every layer with its grid sets, formats, usage, layer quota, task counts
 // and last finished task, the grid sets, and the disk quota's state, in
 // one answer for a console's first page.
-func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
+// overviewResource serves /rest/overview.json.
+type overviewResource struct {
+	layers Layers
+	usage  UsageReporter // nil: no usage in the answer
+	recent RecentTasks   // nil: no task counts or last finished tasks
+}
+
+func (ov overviewResource) get(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	ans := overviewAnswer{Layers: []overviewLayer{}, GridSets: []overviewGridSet{}}
 	var rep *quota.Report
-	if h.opts.Usage != nil {
-		rp, err := h.opts.Usage.Report(ctx)
+	if ov.usage != nil {
+		rp, err := ov.usage.Report(ctx)
 		if err != nil {
 			return err
 		}
@@ -126,14 +133,14 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	var tasks []task.Task
-	if h.opts.Recent != nil {
+	if ov.recent != nil {
 		var err error
-		if tasks, err = h.opts.Recent.List(ctx, time.Now().Add(-overviewHistory)); err != nil {
+		if tasks, err = ov.recent.List(ctx, time.Now().Add(-overviewHistory)); err != nil {
 			return err
 		}
 	}
-	for _, name := range h.svc.Layers.Names() {
-		l, ok := h.svc.Layers.Layer(name)
+	for _, name := range ov.layers.Names() {
+		l, ok := ov.layers.Layer(name)
 		if !ok {
 			continue
 		}
@@ -172,8 +179,8 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) error {
 		}
 		ans.Layers = append(ans.Layers, ol)
 	}
-	for _, id := range h.svc.Layers.GridSetIDs() {
-		if _, info, ok := h.svc.Layers.GridSet(id); ok {
+	for _, id := range ov.layers.GridSetIDs() {
+		if _, info, ok := ov.layers.GridSet(id); ok {
 			ans.GridSets = append(ans.GridSets, overviewGridSet{Name: id, ManagedBy: managedBy(info.Managed)})
 		}
 	}

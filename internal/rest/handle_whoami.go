@@ -27,7 +27,7 @@ type roleCapabilities struct {
 }
 
 // whoAmI answers GET /rest/whoami.json.
-func (h *Handler) whoAmI(w http.ResponseWriter, r *http.Request) error {
+func whoAmI(w http.ResponseWriter, r *http.Request) error {
 	p, _ := auth.PrincipalOf(r.Context()) // authorize let it through: there is one
 	body := whoAmIBody{Name: p.Name, Role: p.Role.String(), Token: p.TokenID, Layers: p.Layers, Capabilities: Capabilities(p.Role)}
 	for _, role := range auth.Roles {

@@ -17,19 +17,14 @@ package rest
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 
-	"tilecache/internal/apperr"
 	"tilecache/internal/httperr"
 	"tilecache/internal/quota"
 	"tilecache/internal/source/upstream"
 )
-
-// MaxBody is the largest request body accepted (contract §1).
-const MaxBody = 1 << 20
 
 // Options configure the handler.
 type Options struct {
@@ -75,6 +70,8 @@ type Handler struct {
 	layersRes layersResource
 	quota     quotaResource
 	tasks     tasksResource
+	overview  overviewResource
+	failures  failuresResource
 }
 
 // New returns the handler.
@@ -87,12 +84,11 @@ func New(svc Services, opts Options, log *slog.Logger) *Handler {
 			upstream: opts.Upstream, basePath: opts.BasePath, log: log},
 		quota: quotaResource{config: svc.Quota, onChange: opts.OnQuotaChange, usage: opts.Usage, reads: opts.Reads,
 			pagesOf: opts.Pages, layers: svc.Layers, log: log},
-		tasks: tasksResource{tasks: svc.Tasks, planner: svc.Planner, layers: svc.Layers, basePath: opts.BasePath},
+		tasks:    tasksResource{tasks: svc.Tasks, planner: svc.Planner, layers: svc.Layers, basePath: opts.BasePath},
+		overview: overviewResource{layers: svc.Layers, usage: opts.Usage, recent: opts.Recent},
+		failures: failuresResource{failures: opts.Failures, layers: svc.Layers},
 	}
 }
-
-// handlerFunc is a handler that returns its error to be answered in one place.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +103,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
 		return
 	}
-	if !h.authorize(w, r, rt.kind) {
+	if !authorize(w, r, rt.kind, h.log) {
 		return
 	}
 	if err := fn(w, r); err != nil {
@@ -126,34 +122,94 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	writeText(w, status, msg)
 }
 
-// writeText writes a one-line text/plain answer.
-func writeText(w http.ResponseWriter, status int, msg string) { httperr.WriteText(w, status, msg) }
-
-func writeBody(w http.ResponseWriter, contentType string, body []byte) {
-	w.Header().Set("Content-Type", contentType)
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
-}
-
-// readBody reads a request body of at most MaxBody bytes.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := apperr.New(apperr.TooLarge, "Request body too large: the limit is 1 MiB")
-	if r.ContentLength > MaxBody {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, tooLarge
+// route finds the resource of a request; every route of the contract is
+// listed here.
+func (h *Handler) route(r *http.Request) (route, bool) {
+	path := r.URL.EscapedPath()
+	switch path {
+	case "/rest/seed.json":
+		return route{kindTasks, map[string]handlerFunc{http.MethodGet: h.tasks.listAll}}, true
+	case "/rest/seed":
+		return route{kindKillAll, map[string]handlerFunc{http.MethodPost: h.tasks.killAll}}, true
+	case "/rest/masstruncate":
+		return route{kindMassTruncate, map[string]handlerFunc{http.MethodGet: h.tasks.massTruncateTypes, http.MethodPost: h.tasks.massTruncate}}, true
+	case "/rest/diskquota.xml":
+		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.quota.getConfig(formatXML), http.MethodPut: h.quota.putConfig(formatXML)}}, true
+	case "/rest/diskquota.json":
+		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.quota.getConfig(formatJSON), http.MethodPut: h.quota.putConfig(formatJSON)}}, true
+	case "/rest/diskquota/usage.xml":
+		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.quota.getUsage(formatXML)}}, true
+	case "/rest/diskquota/usage.json":
+		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.quota.getUsage(formatJSON)}}, true
+	case "/rest/overview.json":
+		// An extension of this project: a console's first page in one
+		// answer (handle_overview.go).
+		return route{kindOverview, map[string]handlerFunc{http.MethodGet: h.overview.get}}, true
+	case "/rest/failures.json":
+		// An extension of this project: why tasks failed
+		// (handle_failures.go).
+		if h.failures.failures == nil {
+			return route{}, false
 		}
-		return nil, apperr.Wrap(apperr.Invalid, err, "Could not read the request body")
+		return route{kindFailures, map[string]handlerFunc{http.MethodGet: h.failures.get}}, true
+	case "/rest/whoami.json":
+		// An extension of this project: the request's account, role and
+		// what it may do (handle_whoami.go).
+		return route{kindWhoAmI, map[string]handlerFunc{http.MethodGet: whoAmI}}, true
+	case "/rest/diskquota/access.json":
+		// An extension of this project (GeoWebCache has no such path).
+		return route{kindAccessLog, map[string]handlerFunc{http.MethodPost: h.quota.postAccess}}, true
 	}
-	return body, nil
-}
-
-// mediaType returns the lower-case media type of a Content-Type header,
-// without parameters.
-func mediaType(header string) string {
-	mt, _, _ := strings.Cut(header, ";")
-	return strings.ToLower(strings.TrimSpace(mt))
+	if rt, ok := h.quota.pagesRoute(path); ok {
+		// An extension of this project: the disk quota's usage pages of a
+		// tile set's level (handle_quotapages.go).
+		return rt, true
+	}
+	if rt, ok := h.layersRes.route(path); ok {
+		// The layers and grid sets, read from the layer file
+		// (handle_layers.go).
+		if path == fromCapabilitiesPath {
+			// An extension of this project: POST proposes layers from a
+			// WMS's capabilities (handle_fromcaps.go).
+			rt = h.layersRes.withFromCapabilities(rt)
+		}
+		return rt, true
+	}
+	if rt, ok := h.tokens.route(path); ok {
+		// An extension of this project: the API tokens
+		// (handle_tokens.go).
+		return rt, true
+	}
+	if rt, ok := h.accounts.route(path); ok {
+		// An extension of this project: the accounts added at run time
+		// (handle_accounts.go).
+		return rt, true
+	}
+	if rt, ok := h.schedules.route(path); ok {
+		// An extension of this project (handle_schedules.go).
+		return rt, true
+	}
+	if raw, ok := strings.CutPrefix(path, "/rest/estimate/"); ok {
+		// An extension of this project: a dry run of a seed request
+		// (GeoWebCache has no such path and answers 404).
+		raw, f := splitSuffix(raw)
+		name, ok := layerSegment(raw)
+		if !ok || f == formatNone || strings.Contains(raw, "/") {
+			return route{}, false
+		}
+		return route{kindEstimate, map[string]handlerFunc{http.MethodPost: h.tasks.estimate(name, f)}}, true
+	}
+	raw, ok := strings.CutPrefix(path, "/rest/seed/")
+	if !ok || raw == "" || strings.Contains(raw, "/") {
+		return route{}, false
+	}
+	raw, f := splitSuffix(raw)
+	name, ok := layerSegment(raw)
+	if !ok {
+		return route{}, false
+	}
+	if f == formatNone {
+		return route{kindLayerForm, map[string]handlerFunc{http.MethodPost: h.tasks.postLayer(name)}}, true
+	}
+	return route{kindLayerTasks, map[string]handlerFunc{http.MethodGet: h.tasks.listLayer(name, f), http.MethodPost: h.tasks.postSeed(name, f)}}, true
 }

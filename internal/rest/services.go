@@ -97,10 +97,6 @@ type deletionMarks interface {
 	Deleting(name string) (layer.Deletion, bool)
 }
 
-// deleting returns the deletion mark of layer name, if the layer finder
-// keeps them.
-func (h *Handler) deleting(name string) (layer.Deletion, bool) { return deletingOf(h.svc.Layers, name) }
-
 // deletingOf returns the deletion mark of layer name, if layers keeps
 // them.
 func deletingOf(layers Layers, name string) (layer.Deletion, bool) {
