@@ -88,6 +88,11 @@ func pragma(t *testing.T, path, name string) int {
 	return n
 }
 
+var (
+	_ archive.Writer = (*Writer)(nil)
+	_ archive.Reader = (*Reader)(nil)
+)
+
 var quadColours = [4]color.RGBA{{255, 0, 0, 255}, {0, 255, 0, 255}, {0, 0, 255, 255}, {255, 255, 0, 255}}
 
 // GDAL's GeoPackage driver opens the archive, in Web Mercator and in a

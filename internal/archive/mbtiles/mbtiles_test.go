@@ -204,6 +204,11 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+var (
+	_ archive.Writer = (*Writer)(nil)
+	_ archive.Reader = (*Reader)(nil)
+)
+
 var quadColours = [4]color.RGBA{{255, 0, 0, 255}, {0, 255, 0, 255}, {0, 0, 255, 255}, {255, 255, 0, 255}}
 
 // GDAL's MBTiles driver opens the archive and reads the tiles' pixels
