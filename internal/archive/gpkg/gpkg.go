@@ -245,6 +245,7 @@ func (w *Writer) init(ctx context.Context) error {
 	}{
 		{q: fmt.Sprintf("PRAGMA application_id = %d", applicationID)},
 		{q: fmt.Sprintf("PRAGMA user_version = %d", userVersion)},
+		{q: "PRAGMA cache_size = -32768"}, // 32 MiB: the tile index stays in memory
 		{q: coreSchema},
 		{q: "INSERT OR IGNORE INTO gpkg_spatial_ref_sys VALUES (?, ?, ?, ?, ?, '')",
 			args: []any{WGS84SRS.Name, WGS84SRS.ID, WGS84SRS.Organization, WGS84SRS.OrgID, WGS84SRS.Definition}},

@@ -86,6 +86,7 @@ func Create(ctx context.Context, path string) (*Writer, error) {
 	stmts := []string{
 		"PRAGMA journal_mode = DELETE",
 		"PRAGMA synchronous = NORMAL",
+		"PRAGMA cache_size = -32768", // 32 MiB: the tile index stays in memory
 		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
 		schema,
 	}
