@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	ref "github.com/protomaps/go-pmtiles/pmtiles"
@@ -364,5 +365,46 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := Open(ctx, ReaderAt(bytes.NewReader([]byte("SQLite format 3\x00 and more bytes")))); err == nil {
 		t.Error("Open of a non-PMTiles file: no error")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }
+
+// A Close that fails leaves the staging directory as the last checkpoint
+// left it, and a Resume from it ends with the archive a first Close would
+// have written.
+func TestFailedCloseKeepsTheCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(15, 16))
+	set := tileSet(rng, 6, 2000)
+	ts := shuffled(rng, set)
+	want := write(t, ts, set, Options{})
+	dir := t.TempDir()
+	w, err := Create(dir, failingWriter{}, Options{BufferEntries: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range ts {
+		if err := w.Put(ctx, tl.z, tl.x, tl.y, set[tl]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(ctx, testMD); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Close to a failing output: %v", err)
+	}
+	var out bytes.Buffer
+	if w, err = Resume(ctx, dir, &out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(ctx, testMD); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatal("the archive written after the resume differs")
 	}
 }
