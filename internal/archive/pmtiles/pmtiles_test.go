@@ -408,3 +408,35 @@ func TestFailedCloseKeepsTheCheckpoint(t *testing.T) {
 		t.Fatal("the archive written after the resume differs")
 	}
 }
+
+type countingReader struct {
+	RangeReader
+	n int
+}
+
+func (c *countingReader) ReadRange(ctx context.Context, off, length int64) ([]byte, error) {
+	c.n++
+	return c.RangeReader.ReadRange(ctx, off, length)
+}
+
+// Walking every tile reads the tile data in spans, not tile by tile.
+func TestTilesReadsInSpans(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(17, 18))
+	set := tileSet(rng, 8, 30000)
+	b := write(t, shuffled(rng, set), set, Options{})
+	src := &countingReader{RangeReader: ReaderAt(bytes.NewReader(b))}
+	r, err := Open(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := r.Tiles(ctx, func(int, int64, int64, []byte) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header()
+	leaves := int(h.TileEntries/4096) + 2
+	if data := int(h.DataLength>>20) + 1; n != len(set) || src.n > 1+leaves+data {
+		t.Fatalf("%d tiles in %d reads; want %d tiles in at most %d reads", n, src.n, len(set), 1+leaves+data)
+	}
+}

@@ -1,6 +1,7 @@
 package pmtiles
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -183,13 +184,60 @@ func (r *Reader) Metadata(ctx context.Context) (archive.Metadata, error) {
 	return md, nil
 }
 
-// Tiles calls fn for every tile, in tile id order; a run of tiles with the
-// same content is read once.
+// Tiles calls fn for every tile, in tile id order. It reads the tile data
+// in spans of up to 1 MiB, so a clustered archive takes about one read per
+// MiB, and keeps up to 16 MiB of small contents that several entries
+// share (blank tiles, mostly) rather than read them again.
 func (r *Reader) Tiles(ctx context.Context, fn func(z int, x, y int64, data []byte) error) error {
-	return r.walk(ctx, r.root, 0, fn)
+	s := &span{r: r, shared: map[uint64][]byte{}}
+	return r.walk(ctx, r.root, 0, s, fn)
 }
 
-func (r *Reader) walk(ctx context.Context, dir []Entry, depth int, fn func(z int, x, y int64, data []byte) error) error {
+const (
+	spanLen      = 1 << 20
+	sharedMaxLen = 4096
+	sharedBudget = 16 << 20
+)
+
+// span is the part of the tile data section Tiles last read, and the
+// small contents it has met.
+type span struct {
+	r          *Reader
+	off        uint64
+	buf        []byte
+	shared     map[uint64][]byte
+	sharedSize int
+}
+
+func (s *span) read(ctx context.Context, e Entry) ([]byte, error) {
+	if b, ok := s.shared[e.Offset]; ok && len(b) == int(e.Length) {
+		return b, nil
+	}
+	if e.Offset < s.off || e.Offset+uint64(e.Length) > s.off+uint64(len(s.buf)) {
+		n := max(uint64(e.Length), spanLen)
+		if h := s.r.header; h.DataLength > 0 && e.Offset+n > h.DataLength {
+			n = max(h.DataLength-min(e.Offset, h.DataLength), uint64(e.Length))
+		}
+		b, err := s.r.src.ReadRange(ctx, int64(s.r.header.DataOffset+e.Offset), int64(n))
+		if err != nil {
+			return nil, err
+		}
+		if uint64(len(b)) < uint64(e.Length) {
+			return nil, fmt.Errorf("archive ends %d bytes into a tile of %d", len(b), e.Length)
+		}
+		s.off, s.buf = e.Offset, b
+	}
+	b := s.buf[e.Offset-s.off : e.Offset-s.off+uint64(e.Length) : e.Offset-s.off+uint64(e.Length)]
+	if e.Length <= sharedMaxLen && s.sharedSize+int(e.Length) <= sharedBudget {
+		if _, ok := s.shared[e.Offset]; !ok {
+			s.shared[e.Offset] = bytes.Clone(b)
+			s.sharedSize += int(e.Length)
+		}
+	}
+	return b, nil
+}
+
+func (r *Reader) walk(ctx context.Context, dir []Entry, depth int, s *span, fn func(z int, x, y int64, data []byte) error) error {
 	if depth > 3 {
 		return errors.New("pmtiles: directories nested more than 4 deep")
 	}
@@ -199,12 +247,12 @@ func (r *Reader) walk(ctx context.Context, dir []Entry, depth int, fn func(z int
 			if err != nil {
 				return err
 			}
-			if err := r.walk(ctx, leaf, depth+1, fn); err != nil {
+			if err := r.walk(ctx, leaf, depth+1, s, fn); err != nil {
 				return err
 			}
 			continue
 		}
-		b, err := readExact(ctx, r.src, r.header.DataOffset+e.Offset, uint64(e.Length))
+		b, err := s.read(ctx, e)
 		if err != nil {
 			return fmt.Errorf("pmtiles: tile data at %d: %w", e.Offset, err)
 		}
