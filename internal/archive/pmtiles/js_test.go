@@ -17,24 +17,37 @@ import (
 	"tilecache/internal/archive/archivetest"
 )
 
-// requirePMTilesJS returns the node_modules directory holding the pmtiles
-// JavaScript library ($TILECACHE_PMTILES_JS) or skips, failing instead
-// when TILECACHE_REQUIRE_DEVSTACK=1.
-func requirePMTilesJS(t *testing.T) (node, modules string) {
+// requirePMTilesJS returns node and the pmtiles library's browser build
+// (pmtiles.js): $TILECACHE_PMTILES_JS, else the newest version
+// infra/browser/install.sh put under
+// ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/pmtiles/. It skips when
+// either is missing, and fails instead when TILECACHE_REQUIRE_DEVSTACK=1.
+func requirePMTilesJS(t *testing.T) (node, lib string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping the JavaScript reader under -short")
 	}
-	modules = os.Getenv("TILECACHE_PMTILES_JS")
-	node, err := exec.LookPath("node")
-	if err == nil && modules != "" {
-		if _, err = os.Stat(filepath.Join(modules, "pmtiles", "package.json")); err == nil {
-			return node, modules
+	lib = os.Getenv("TILECACHE_PMTILES_JS")
+	if lib == "" {
+		cache := os.Getenv("TILECACHE_CACHE")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache", "tilecache")
+		}
+		found, _ := filepath.Glob(filepath.Join(cache, "tools", "pmtiles", "*", "pmtiles.js"))
+		if len(found) > 0 {
+			lib = found[len(found)-1]
 		}
 	}
-	msg := "node and the pmtiles library are needed: npm install --prefix DIR pmtiles@4.5.0, then TILECACHE_PMTILES_JS=DIR/node_modules"
+	node, err := exec.LookPath("node")
+	if err == nil && lib != "" {
+		if _, err = os.Stat(lib); err == nil {
+			return node, lib
+		}
+	}
+	const msg = "node and the pmtiles library (pmtiles.js) are needed: run infra/browser/install.sh"
 	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
-		t.Fatal(msg)
+		t.Fatal(msg + " (TILECACHE_REQUIRE_DEVSTACK=1)")
 	}
 	t.Skip(msg)
 	return "", ""
@@ -43,7 +56,7 @@ func requirePMTilesJS(t *testing.T) (node, modules string) {
 // The pmtiles JavaScript library, which map clients use, reads every tile
 // of an archive with leaf directories byte for byte, and its metadata.
 func TestJavaScriptLibraryReadsTheArchive(t *testing.T) {
-	node, modules := requirePMTilesJS(t)
+	node, lib := requirePMTilesJS(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	set := archivetest.RandomTiles(rng, 8, 40000)
 	ts := archivetest.Shuffled(rng, set)
@@ -65,7 +78,7 @@ func TestJavaScriptLibraryReadsTheArchive(t *testing.T) {
 	fmt.Fprintf(&in, "8 0 0\n") // absent unless drawn
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "readtiles.mjs"), modules, path)
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "readtiles.mjs"), lib, path)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -1,13 +1,14 @@
-// Reads tiles of a PMTiles archive with the pmtiles JavaScript library,
-// the one map clients use: node readtiles.mjs NODE_MODULES ARCHIVE < "z x y" lines.
+// Reads tiles of a PMTiles archive with the pmtiles JavaScript library's
+// browser build, the one map pages load:
+//   node readtiles.mjs PMTILES_JS ARCHIVE < "z x y" lines
 // Prints "z/x/y sha256-hex" for each tile, or "z/x/y missing".
 import { createHash } from "node:crypto";
 import { open } from "node:fs/promises";
-import { pathToFileURL } from "node:url";
 import { readFileSync } from "node:fs";
+import { runInThisContext } from "node:vm";
 
-const [modules, archive] = process.argv.slice(2);
-const { PMTiles } = await import(pathToFileURL(`${modules}/pmtiles/dist/esm/index.js`).href);
+const [lib, archive] = process.argv.slice(2);
+const { PMTiles } = runInThisContext(`${readFileSync(lib, "utf8")}\n;pmtiles`, { filename: lib });
 
 const file = await open(archive, "r");
 const source = {
