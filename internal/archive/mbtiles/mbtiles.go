@@ -96,6 +96,15 @@ func Create(ctx context.Context, path string) (*Writer, error) {
 			return nil, fmt.Errorf("mbtiles: creating %s: %w", path, err)
 		}
 	}
+	var kind string
+	err = db.QueryRowContext(ctx, "SELECT type FROM sqlite_master WHERE name = 'tiles'").Scan(&kind)
+	if err != nil || kind != "view" {
+		db.Close()
+		if err == nil {
+			err = fmt.Errorf("it has a tiles %s, not the map and images tables this writer adds to", kind)
+		}
+		return nil, fmt.Errorf("mbtiles: %s: %w", path, err)
+	}
 	w := &Writer{db: db}
 	if err := w.begin(ctx); err != nil {
 		db.Close()

@@ -199,6 +199,18 @@ func TestBadInput(t *testing.T) {
 	if _, err := Open(ctx, filepath.Join(dir, "b.mbtiles")); err == nil {
 		t.Error("Open of a file that is not SQLite: no error")
 	}
+	flat := filepath.Join(dir, "flat.mbtiles")
+	db, err := sql.Open("sqlite", flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Create(ctx, flat); err == nil || !strings.Contains(err.Error(), "tiles table") {
+		t.Errorf("Create on a file with a tiles table: %v", err)
+	}
 	if _, err := Open(ctx, filepath.Join(dir, "missing.mbtiles")); err == nil {
 		t.Error("Open of a missing file: no error")
 	}
