@@ -177,7 +177,7 @@ func RequireGDAL(t testing.TB) GDAL {
 }
 
 // Run runs one of GDAL's programs for at most a minute and returns its
-// standard output.
+// standard output; a warning on its standard error fails the test.
 func (GDAL) Run(t testing.TB, bin string, args ...string) []byte {
 	t.Helper()
 	if bin == "" {
@@ -191,6 +191,9 @@ func (GDAL) Run(t testing.TB, bin string, args ...string) []byte {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "Warning") {
+		t.Errorf("%s %s warns:\n%s", filepath.Base(bin), strings.Join(args, " "), stderr.String())
 	}
 	return stdout.Bytes()
 }
