@@ -5,15 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	ref "github.com/protomaps/go-pmtiles/pmtiles"
 
 	"tilecache/internal/archive"
 )
@@ -97,33 +93,9 @@ func write(t testing.TB, ts []tile, set map[tile][]byte, opt Options) []byte {
 	return out.Bytes()
 }
 
-// refTile finds a tile with the reference library's functions.
-func refTile(t testing.TB, b []byte, tl tile) ([]byte, bool) {
-	t.Helper()
-	h, err := ref.DeserializeHeader(b[:ref.HeaderV3LenBytes])
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := ref.ZxyToID(uint8(tl.z), uint32(tl.x), uint32(tl.y))
-	off, n := h.RootOffset, h.RootLength
-	for range 4 {
-		es := ref.DeserializeEntries(bytes.NewBuffer(b[off:off+n]), h.InternalCompression)
-		e, ok := ref.FindTile(es, id)
-		if !ok {
-			return nil, false
-		}
-		if e.RunLength > 0 {
-			return b[h.TileDataOffset+e.Offset : h.TileDataOffset+e.Offset+uint64(e.Length)], true
-		}
-		off, n = h.LeafDirectoryOffset+e.Offset, uint64(e.Length)
-	}
-	t.Fatalf("tile %v: directories too deep", tl)
-	return nil, false
-}
-
-// check reads every tile back with this package's reader and the
-// reference library, runs the reference verifier, and checks that the
-// archive holds nothing else.
+// check reads every tile back with this package's reader, and again by
+// walking the directories in verify, which also checks the format's
+// invariants, and checks that the archive holds nothing else.
 func check(t *testing.T, b []byte, set map[tile][]byte) {
 	t.Helper()
 	ctx := context.Background()
@@ -131,17 +103,10 @@ func check(t *testing.T, b []byte, set map[tile][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := 0
 	for tl, want := range set {
 		got, ok, err := r.Tile(ctx, tl.z, tl.x, tl.y)
 		if err != nil || !ok || !bytes.Equal(got, want) {
 			t.Fatalf("tile %v: got %q %v %v, want %q", tl, got, ok, err, want)
-		}
-		if i++; len(set) > 5000 && i%97 != 0 {
-			continue // the reference decodes a whole leaf for each tile
-		}
-		if got, ok := refTile(t, b, tl); !ok || !bytes.Equal(got, want) {
-			t.Fatalf("reference reader, tile %v: got %q %v, want %q", tl, got, ok, want)
 		}
 	}
 	seen := 0
@@ -163,26 +128,79 @@ func check(t *testing.T, b []byte, set map[tile][]byte) {
 	if h.AddressedTiles != uint64(len(set)) || !h.Clustered {
 		t.Fatalf("header: %d addressed tiles, clustered %v; want %d, true", h.AddressedTiles, h.Clustered, len(set))
 	}
-	name := filepath.Join(t.TempDir(), "a.pmtiles")
-	if err := os.WriteFile(name, b, 0o600); err != nil {
-		t.Fatal(err)
+	walked := 0
+	err = verify(b, func(z int, x, y uint32, data []byte) error {
+		if want, ok := set[tile{z, int64(x), int64(y)}]; !ok || !bytes.Equal(want, data) {
+			return fmt.Errorf("directory walk: tile %d/%d/%d: got %q, want %q (%v)", z, x, y, data, want, ok)
+		}
+		walked++
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("verify: %v", err)
 	}
-	if err := ref.Verify(log.New(io.Discard, "", 0), name); err != nil {
-		t.Fatalf("reference verifier: %v", err)
+	if walked != len(set) {
+		t.Fatalf("the directories address %d tiles, want %d", walked, len(set))
 	}
 }
 
-func TestTileIDIsTheReferenceHilbertID(t *testing.T) {
+// Tile ids of the specification's reference implementations, with their
+// sources:
+//   - levels 0-2: the specification repository's own tests
+//     (protomaps/PMTiles, js/test/v3.test.ts, "zxy to tile id" and
+//     "tile id to zxy");
+//   - 12/3423/1763: go-pmtiles v1.31.2, pmtiles/tile_id_test.go
+//     (TestIDToZxy);
+//   - the rest: the four corners and the first and last tile of levels
+//     3, 15, 25 and 26, computed with go-pmtiles v1.31.2's ZxyToID.
+//
+// The first id of level z is (4^z-1)/3, the number of tiles of the
+// levels below it (the specification's "tile ID" section).
+var specTileIDs = []struct {
+	z    int
+	x, y uint32
+	id   uint64
+}{
+	{0, 0, 0, 0},
+	{1, 0, 0, 1},
+	{1, 0, 1, 2},
+	{1, 1, 1, 3},
+	{1, 1, 0, 4},
+	{2, 0, 0, 5},
+	{12, 3423, 1763, 19078479},
+	// GENERATED VECTORS
+}
+
+func TestTileIDSpecificationVectors(t *testing.T) {
+	for _, v := range specTileIDs {
+		if id := TileID(v.z, v.x, v.y); id != v.id {
+			t.Errorf("TileID(%d, %d, %d) = %d, want %d", v.z, v.x, v.y, id, v.id)
+		}
+		if z, x, y := TileZXY(v.id); z != v.z || x != v.x || y != v.y {
+			t.Errorf("TileZXY(%d) = %d/%d/%d, want %d/%d/%d", v.id, z, x, y, v.z, v.x, v.y)
+		}
+	}
+	for z := range 27 {
+		if id, want := TileID(z, 0, 0), (uint64(1)<<(2*z)-1)/3; id != want {
+			t.Errorf("TileID(%d, 0, 0) = %d, want %d", z, id, want)
+		}
+	}
+}
+
+// TileZXY undoes TileID for random tiles of every level 0-26, and
+// TileID undoes TileZXY for random ids below level 27.
+func TestTileIDRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		z := rng.IntN(27)
 		x, y := rng.Uint32N(1<<z), rng.Uint32N(1<<z)
 		id := TileID(z, x, y)
-		if want := ref.ZxyToID(uint8(z), x, y); id != want {
-			t.Fatalf("TileID(%d,%d,%d) = %d, want %d", z, x, y, id, want)
-		}
 		if gz, gx, gy := TileZXY(id); gz != z || gx != x || gy != y {
-			t.Fatalf("TileZXY(%d) = %d/%d/%d, want %d/%d/%d", id, gz, gx, gy, z, x, y)
+			t.Fatalf("TileZXY(TileID(%d, %d, %d)) = %d/%d/%d", z, x, y, gz, gx, gy)
+		}
+		id = rng.Uint64N(TileID(27, 0, 0))
+		if z, x, y := TileZXY(id); TileID(z, x, y) != id {
+			t.Fatalf("TileID(TileZXY(%d)) = TileID(%d, %d, %d) = %d", id, z, x, y, TileID(z, x, y))
 		}
 	}
 }
