@@ -151,8 +151,9 @@ func check(t *testing.T, b []byte, set map[tile][]byte) {
 //     "tile id to zxy");
 //   - 12/3423/1763: go-pmtiles v1.31.2, pmtiles/tile_id_test.go
 //     (TestIDToZxy);
-//   - the rest: the four corners and the first and last tile of levels
-//     3, 15, 25 and 26, computed with go-pmtiles v1.31.2's ZxyToID.
+//   - the rest: the four corners of levels 3, 15, 25 and 26 (x/y 0/0 is
+//     the level's first id, 2^z-1/0 its last), computed with go-pmtiles
+//     v1.31.2's ZxyToID, which IDToZxy turned back into the same tiles.
 //
 // The first id of level z is (4^z-1)/3, the number of tiles of the
 // levels below it (the specification's "tile ID" section).
@@ -168,7 +169,22 @@ var specTileIDs = []struct {
 	{1, 1, 0, 4},
 	{2, 0, 0, 5},
 	{12, 3423, 1763, 19078479},
-	// GENERATED VECTORS
+	{3, 0, 0, 21},
+	{3, 7, 0, 84},
+	{3, 0, 7, 42},
+	{3, 7, 7, 63},
+	{15, 0, 0, 357913941},
+	{15, 32767, 0, 1431655764},
+	{15, 0, 32767, 715827882},
+	{15, 32767, 32767, 1073741823},
+	{25, 0, 0, 375299968947541},
+	{25, 33554431, 0, 1501199875790164},
+	{25, 0, 33554431, 750599937895082},
+	{25, 33554431, 33554431, 1125899906842623},
+	{26, 0, 0, 1501199875790165},
+	{26, 67108863, 0, 6004799503160660},
+	{26, 0, 67108863, 3002399751580330},
+	{26, 67108863, 67108863, 4503599627370495},
 }
 
 func TestTileIDSpecificationVectors(t *testing.T) {
