@@ -156,7 +156,8 @@ func check(t *testing.T, b []byte, set map[tile][]byte) {
 //     v1.31.2's ZxyToID, which IDToZxy turned back into the same tiles.
 //
 // The first id of level z is (4^z-1)/3, the number of tiles of the
-// levels below it (the specification's "tile ID" section).
+// levels below it: the specification's "Entries" section makes the id a
+// cumulative position on the series of Hilbert curves from level 0.
 var specTileIDs = []struct {
 	z    int
 	x, y uint32

@@ -7,18 +7,19 @@ import (
 	"testing"
 )
 
-// verify checks the invariants of the version 3 specification on a whole
-// archive, walking its directories on its own (the header and entry
-// decoders are the only code of the package it uses): every section lies
-// inside the file and the file is exactly its sections; the root
-// directory fits the first 16 KiB; each directory is sorted, leaf
-// entries point inside the leaf section and tile entries inside the tile
-// data; no two sections overlap; the header's counts (addressed tiles, tile entries, distinct
+// verify checks the invariants of the version 3 specification on a
+// whole archive, walking its directories on its own (the header and
+// entry decoders are the only code of the package it uses): every
+// section lies inside the file and the file is exactly its sections;
+// the root directory fits the first 16 KiB; each directory is non-empty
+// and sorted, no entry has a length of 0, leaf entries point inside the
+// leaf section and tile entries inside the tile data; no two sections
+// overlap; the header's counts (addressed tiles, tile entries, distinct
 // contents) are the ones the directories hold; in a clustered archive
-// each new content follows the previous one; the min and max zoom are the
-// lowest and highest tiles', the center zoom lies between them and the
-// bounds have an area. fn, if not nil, is called with each addressed tile
-// and its data.
+// each new content follows the previous one; the min and max zoom are
+// the lowest and highest tiles', the center zoom lies between them and
+// the bounds have an area. fn, if not nil, is called with each
+// addressed tile and its data.
 func verify(b []byte, fn func(z int, x, y uint32, data []byte) error) error {
 	h, err := unmarshalHeader(b)
 	if err != nil {
@@ -97,7 +98,7 @@ func verify(b []byte, fn func(z int, x, y uint32, data []byte) error) error {
 			if e.TileID+uint64(e.RunLength) > end {
 				return fmt.Errorf("tile entry %+v: its run overlaps the next entry at %d", e, end)
 			}
-			if e.Offset+uint64(e.Length) > h.DataLength {
+			if e.Length == 0 || e.Offset+uint64(e.Length) > h.DataLength {
 				return fmt.Errorf("tile entry %+v: outside the tile data (%d bytes)", e, h.DataLength)
 			}
 			if !contents[e.Offset] {
