@@ -11,7 +11,9 @@
 # ol.css) into ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/
 # for the WMTS map page test (internal/app/openlayers_test.go); and axe-core's
 # axe.min.js into .../tools/axe-core/ for the console's accessibility test
-# (internal/app/console_test.go).
+# (internal/app/console_test.go); and the pmtiles library's browser build
+# (dist/pmtiles.js) into .../tools/pmtiles/ for the PMTiles archive test
+# (internal/archive/pmtiles/js_test.go).
 # Idempotent: does nothing when all are present. Otherwise, as root, runs
 # apt-get install (after apt-get update when the package lists lack a
 # package), under a lock so that parallel runs do not collide. Without root
@@ -23,6 +25,9 @@ OL_DIR="${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/$OL_VERSION"
 
 AXE_VERSION=4.14.1
 AXE_DIR="${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/axe-core/$AXE_VERSION"
+
+PMTILES_VERSION=4.5.0
+PMTILES_DIR="${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/pmtiles/$PMTILES_VERSION"
 
 LOCK_FILE="${TILECACHE_BROWSER_INSTALL_LOCK:-/run/lock/tilecache-browser-install.lock}"
 
@@ -77,6 +82,25 @@ install_axe() {
   log "axe-core $AXE_VERSION in $AXE_DIR in $((SECONDS - start))s"
 }
 install_axe
+
+# install_pmtiles fetches the pmtiles package with npm pack (one tarball;
+# dist/pmtiles.js is the self-contained browser build) and keeps it.
+install_pmtiles() {
+  [[ -s "$PMTILES_DIR/pmtiles.js" ]] && return 0
+  command -v npm >/dev/null 2>&1 || die "npm is needed to fetch the pmtiles library ($PMTILES_VERSION)"
+  local tmp start=$SECONDS
+  mkdir -p "$(dirname "$PMTILES_DIR")"
+  tmp="$(mktemp -d "$(dirname "$PMTILES_DIR")/.pmtiles.XXXXXX")"
+  log "fetching pmtiles $PMTILES_VERSION with npm pack (once)"
+  if ! (cd "$tmp" && npm pack --loglevel=error "pmtiles@$PMTILES_VERSION" >/dev/null && tar xzf "pmtiles-$PMTILES_VERSION.tgz" package/dist/pmtiles.js); then
+    rm -rf -- "$tmp"
+    die "npm pack pmtiles@$PMTILES_VERSION failed"
+  fi
+  mkdir -p "$tmp/out" && mv "$tmp/package/dist/pmtiles.js" "$tmp/out/" && chmod 755 "$tmp/out"
+  rm -rf -- "$PMTILES_DIR" && mv "$tmp/out" "$PMTILES_DIR" && rm -rf -- "$tmp"
+  log "pmtiles $PMTILES_VERSION in $PMTILES_DIR in $((SECONDS - start))s"
+}
+install_pmtiles
 
 mapfile -t missing < <(missing_packages)
 ((${#missing[@]} == 0)) && exit 0
