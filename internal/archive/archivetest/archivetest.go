@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"tilecache/internal/archive"
-	"tilecache/internal/testenv"
+	"tilecache/internal/testkit/testenv"
 )
 
 // Tile is a tile's address, y counted from the north.
