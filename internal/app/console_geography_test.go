@@ -46,6 +46,11 @@ func TestConsoleSeedMapGeography(t *testing.T) {
 			t.Errorf("%s: the outline spans %v, the grid set %v", name, feats.Extent, g)
 		}
 
+		// No source repeats the world.
+		if w := page.Eval(t, `(() => { const gm = window.consoleSeed.gridMap; return String([gm.tiles.getSource(), gm.outlineLayer.getSource(), gm.source].map(s => s.getWrapX ? s.getWrapX() : s.wrapX_)); })()`); w != "false,false,false" {
+			t.Errorf("%s: the grid, outline and drawing sources wrap the world: %s", name, w)
+		}
+
 		// The cursor's coordinates after a mouse move.
 		var box struct{ X, Y, W, H float64 }
 		evalJSON(t, page, `(() => { const r = document.querySelector('#seed-map .ol-viewport').getBoundingClientRect(); return {X: r.left, Y: r.top, W: r.width, H: r.height}; })()`, &box)
@@ -53,6 +58,12 @@ func TestConsoleSeedMapGeography(t *testing.T) {
 		waitEval(t, page, `/\d\.\d/.test(document.querySelector('#seed-cursor').textContent)`, 5*time.Second)
 		if s := page.Eval(t, `document.querySelector('#seed-cursor').textContent`); !cursor.MatchString(s) {
 			t.Errorf("%s: the cursor shows %q, want %v", name, s, cursor)
+		}
+		// Under the map, where it is read (not over the page's header).
+		var under bool
+		evalJSON(t, page, `(() => { const m = document.querySelector('#seed-map').getBoundingClientRect(), c = document.querySelector('#seed-cursor .ol-mouse-position').getBoundingClientRect(); return c.top >= m.bottom - 1 && c.left >= m.left - 1; })()`, &under)
+		if !under {
+			t.Errorf("%s: the cursor's coordinates are not under the map", name)
 		}
 		if n := page.Eval(t, `String(document.querySelectorAll('#seed-map .ol-scale-line').length)`); n != "1" {
 			t.Errorf("%s: %s scale lines", name, n)
