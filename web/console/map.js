@@ -14,6 +14,12 @@
 // credentials it holds for the console. A private layer's tiles carry the
 // console's tile token (tiletoken.js) in their URLs; until it is held,
 // none of them is asked for.
+//
+// Under everything lies the world's outline (outline.js), in the grid
+// set's projection; the cursor's coordinates (the grid set's, and
+// longitude and latitude), a scale line and, on demand, a graticule help
+// find a place. The view is held to the grid set's extent and no source
+// repeats the world: nothing can be drawn on a copy west of −180°.
 import Map from 'ol/Map.js';
 import View from 'ol/View.js';
 import TileLayer from 'ol/layer/Tile.js';
@@ -26,11 +32,16 @@ import TileGrid from 'ol/tilegrid/TileGrid.js';
 import Projection from 'ol/proj/Projection.js';
 import { get as getProjection, addProjection } from 'ol/proj.js';
 import { defaults as defaultControls } from 'ol/control/defaults.js';
+import MousePosition from 'ol/control/MousePosition.js';
+import ScaleLine from 'ol/control/ScaleLine.js';
+import Graticule from 'ol/layer/Graticule.js';
+import { toLonLat } from 'ol/proj.js';
 import { defaults as defaultInteractions } from 'ol/interaction/defaults.js';
 import Feature from 'ol/Feature.js';
 import { fromExtent } from 'ol/geom/Polygon.js';
 import { Style, Stroke, Fill } from 'ol/style.js';
 import { tokenFor, withToken, onChange } from './tiletoken.js';
+import { outlineFeatures } from './outline.js';
 
 // projectionOf returns the OpenLayers projection of a grid set.
 export function projectionOf(g) {
@@ -55,6 +66,32 @@ export function tileGridOf(g) {
     return [minx, miny + rows * r * g.tileHeight];
   });
   return new TileGrid({ extent: g.extent, origins, resolutions: g.resolutions, tileSize: [g.tileWidth, g.tileHeight] });
+}
+
+// viewOptions returns the options of a view of grid set g: its
+// resolutions, and its extent as a hard limit (the whole viewport, not
+// only its centre, stays inside once zoomed in; zoomed out, the whole
+// extent is shown, centred), with no elastic overshoot.
+export function viewOptions(g, projection) {
+  return {
+    projection, resolutions: g.resolutions, extent: g.extent.slice(),
+    constrainOnlyCenter: false, showFullExtent: true, smoothExtentConstraint: false,
+  };
+}
+
+// formatCursor writes a coordinate of grid set g: in its CRS (degrees
+// to 6 decimals, else 2), then in longitude and latitude when lonLat is
+// known.
+export function formatCursor(g, c, lonLat) {
+  const deg = g.epsg === 4326;
+  const d = deg ? 6 : 2;
+  const crs = g.epsg ? 'EPSG:' + g.epsg : g.name;
+  let s = `${crs} ${c[0].toFixed(d)}, ${c[1].toFixed(d)}`;
+  if (lonLat && !deg) {
+    const [lon, lat] = lonLat;
+    s += ` · ${Math.abs(lon).toFixed(5)}° ${lon < 0 ? 'W' : 'E'}, ${Math.abs(lat).toFixed(5)}° ${lat < 0 ? 'S' : 'N'}`;
+  }
+  return s;
 }
 
 // Tile formats of the key layout (tilestore.Format): MIME type → [short
@@ -91,13 +128,24 @@ function loadStored(tile, src) {
     .catch((e) => { baseStats.failed++; baseStats.error = String(e); tile.setState(TileState.ERROR); });
 }
 
+const LAND = new Style({ fill: new Fill({ color: '#e9eef2' }), stroke: new Stroke({ color: '#8a9aab', width: 1 }) });
+const BORDER = new Style({ stroke: new Stroke({ color: '#b4bfcb', width: 0.75 }) });
+
 // GridMap is a map of one grid set at a time, with a vector layer on top.
 export class GridMap {
-  constructor(target, label) {
+  // cursor, when given, is the element that shows the cursor's
+  // coordinates.
+  constructor(target, label, cursor) {
     target.setAttribute('role', 'application');
     target.setAttribute('aria-label', label);
-    this.source = new VectorSource();
+    this.source = new VectorSource({ wrapX: false });
     this.vector = new VectorLayer({ source: this.source });
+    // The world's outline, under the stored tiles.
+    this.outlineLayer = new VectorLayer({
+      className: 'world-outline', zIndex: -2, updateWhileInteracting: true,
+      style: (f) => (f.get('kind') === 'land' ? LAND : BORDER),
+    });
+    this.graticule = new Graticule({ visible: false, wrapX: false, showLabels: true, strokeStyle: new Stroke({ color: 'rgba(40,60,90,0.35)', width: 1, lineDash: [2, 4] }) });
     this.tiles = new TileLayer({ opacity: 0.6 });
     // Drawn first (zIndex), listed last: the outlines and the drawing
     // keep their places in the map's layers.
@@ -105,9 +153,12 @@ export class GridMap {
     this.baseKey = '';
     this.target = target;
     this.map = new Map({
-      controls: defaultControls({ attribution: false, rotate: false }),
+      controls: defaultControls({ attribution: false, rotate: false }).extend([
+        new ScaleLine(),
+        ...(cursor ? [new MousePosition({ target: cursor, placeholder: 'Move the cursor over the map for its coordinates.', coordinateFormat: (c) => this.cursorText(c) })] : []),
+      ]),
       interactions: defaultInteractions({ altShiftDragRotate: false, pinchRotate: false }),
-      layers: [this.tiles, this.vector, this.base],
+      layers: [this.tiles, this.vector, this.base, this.outlineLayer, this.graticule],
       keyboardEventTarget: target,
     });
     target.tabIndex = 0;
@@ -125,11 +176,13 @@ export class GridMap {
     this.grid = g;
     const projection = projectionOf(g);
     const tileGrid = tileGridOf(g);
-    this.tiles.setSource(new TileDebug({ projection, tileGrid, template: 'z{z} x{x}', color: '#667' }));
+    this.tiles.setSource(new TileDebug({ projection, tileGrid, template: 'z{z} x{x}', color: '#667', wrapX: false }));
+    this.outlineLayer.setSource(new VectorSource({ wrapX: false, features: outlineFeatures(projection) }));
+    this.lonLat = this.outlineLayer.getSource().getFeatures().length > 0; // longitude and latitude are reachable
     const outline = new Feature(fromExtent(g.extent));
     outline.setStyle(new Style({ stroke: new Stroke({ color: '#334', width: 1 }), fill: new Fill({ color: 'rgba(0,0,0,0)' }) }));
     this.outline = outline;
-    const view = new View({ projection, resolutions: g.resolutions, extent: g.extent, constrainOnlyCenter: true, showFullExtent: true });
+    const view = new View(viewOptions(g, projection));
     this.map.setView(view);
     this.baseKey = null; // a new grid: setBase builds its source again
     view.fit(g.extent, { size: this.map.getSize() || [600, 400] });
@@ -156,10 +209,24 @@ export class GridMap {
     const rows = g.resolutions.map((r) => Math.ceil((maxy - miny) / (r * g.tileHeight) - 1e-9));
     const prefix = `${seg(b.layer)}/${seg(g.name)}/${id}/`;
     this.base.setSource(new TileImage({
-      projection: projectionOf(g), tileGrid, transition: 0,
+      projection: projectionOf(g), tileGrid, transition: 0, wrapX: false,
       tileUrlFunction: ([z, x, y]) => withToken(new URL(`./${prefix}${z}/${x}/${rows[z] - 1 - y}.${ext}${b.query}`, tilesRoot).href, b.layer),
       tileLoadFunction: loadStored,
     }));
+  }
+
+  // cursorText is the text of the cursor's coordinate c (in the grid
+  // set's CRS).
+  cursorText(c) {
+    const g = this.grid;
+    if (!g || !c) return '';
+    return formatCursor(g, c, this.lonLat ? toLonLat(c, projectionOf(g)) : null);
+  }
+
+  // setGraticule shows or hides the graticule (none where longitude and
+  // latitude cannot be reached).
+  setGraticule(on) {
+    this.graticule.setVisible(!!on && !!this.lonLat);
   }
 
   // attach renders the map into its element; call it once the element is

@@ -29,6 +29,7 @@ export function init(section) {
     layer: select([]), gridSet: select([]), format: select([]),
     params: el('fieldset', { id: 'param-fields', class: 'sub', hidden: true }),
     base: el('input', { type: 'checkbox', checked: true, id: 'base-tiles' }),
+    graticule: el('input', { type: 'checkbox', id: 'graticule' }),
     zoomStart: el('input', { type: 'number', min: 0, value: 0, required: true }),
     zoomStop: el('input', { type: 'number', min: 0, value: 3, required: true }),
     type: select([['seed', 'seed'], ['reseed', 'reseed'], ['truncate', 'truncate']]),
@@ -49,6 +50,7 @@ export function init(section) {
     el('input', { type: 'radio', name: 'area', value: v, id: 'area-' + v, checked: i === 0, onchange: areaChanged }),
     el('label', { htmlFor: 'area-' + v, text: t })));
   const mapDiv = el('div', { id: 'seed-map', class: 'map' });
+  const cursor = el('p', { id: 'seed-cursor', class: 'hint map-cursor' });
   const boundsBox = el('fieldset', { id: 'area-box-fields', class: 'sub' }, el('legend', { text: 'Bounds, in the grid set\'s coordinates' }),
     f.bounds.map((b, i) => field(['min x', 'min y', 'max x', 'max y'][i], b)));
   const fileBox = el('fieldset', { id: 'area-file-fields', class: 'sub', hidden: true }, el('legend', { text: 'Geometry file' }),
@@ -67,19 +69,22 @@ export function init(section) {
         el('div', { class: 'row' }, field('Type', f.type), field('Threads', f.threads)),
         el('fieldset', { id: 'area-kind' }, el('legend', { text: 'Area' }), radios),
         boundsBox, fileBox, listBox),
-      el('div', { class: 'col wide' }, mapDiv,
+      el('div', { class: 'col wide' }, mapDiv, cursor,
+        el('div', { class: 'radio' }, f.graticule, el('label', { htmlFor: 'graticule', text: 'Show a graticule (meridians and parallels)' })),
         el('div', { class: 'radio' }, f.base, el('label', { htmlFor: 'base-tiles', text: 'Show the tiles already stored (read from the cache only: nothing is rendered)' })),
         el('p', { class: 'hint', id: 'draw-hint', text: 'Whole coverage: nothing to draw.' }),
         el('section', { id: 'estimate', 'aria-labelledby': 'h-estimate', 'aria-live': 'polite' }, el('h3', { id: 'h-estimate', text: 'Estimate' }), el('p', { text: '…' })),
         el('p', {}, f.submit))));
   replace(section, el('h2', { id: 'h-seed', text: 'Seed on a map' }), form);
-  gmap = new GridMap(mapDiv, 'Map of the grid set: draw the area to seed here');
+  gmap = new GridMap(mapDiv, 'Map of the grid set: draw the area to seed here', cursor);
   seedState.map = gmap.map;
+  seedState.gridMap = gmap; // read by the tests
   gmap.source.on('addfeature', () => later());
   f.layer.addEventListener('change', layerChanged);
   f.format.addEventListener('change', baseChanged);
   f.gridSet.addEventListener('change', gridChanged);
   f.base.addEventListener('change', baseChanged);
+  f.graticule.addEventListener('change', () => gmap.setGraticule(f.graticule.checked));
   for (const c of [f.format, f.zoomStart, f.zoomStop, f.type, f.threads, ...f.bounds, f.buffer, f.inGridCRS, f.xyz, f.parentsTo, f.childrenTo]) {
     c.addEventListener('input', later);
     c.addEventListener('change', later);
@@ -123,6 +128,7 @@ async function gridChanged() {
     f.zoomStart.max = f.zoomStop.max = g.resolutions.length - 1;
     if (gmap.grid?.name === g.name) { later(); baseChanged(); return; }
     gmap.setGridSet(g);
+    gmap.setGraticule(f.graticule.checked);
     if (gmap.map.getTarget()) gmap.map.getView().fit(g.extent, { size: gmap.map.getSize() });
     areaChanged();
     seedState.gridSet = g.name;

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { projectionOf, tileGridOf } from '../console/map.js';
+import View from 'ol/View.js';
+import { projectionOf, tileGridOf, viewOptions, formatCursor } from '../console/map.js';
 
 describe('projectionOf', () => {
   it('maps the Web Mercator codes to EPSG:3857 and 4326 to itself', () => {
@@ -42,5 +43,40 @@ describe('tileGridOf', () => {
     expect(grid.getOrigin(0)).toEqual([10, 320]);
     expect(grid.getOrigin(1)).toEqual([10, 320]);
     expect(grid.getTileSize(1)).toEqual([512, 256]);
+  });
+});
+
+describe('viewOptions', () => {
+  it('holds the whole view, not only its centre, to the grid set\'s extent, without overshoot', () => {
+    const g = { extent: [-180, -90, 180, 90], resolutions: [0.7, 0.35] };
+    const o = viewOptions(g, 'EPSG:4326');
+    expect(o.extent).toEqual([-180, -90, 180, 90]);
+    expect(o.extent).not.toBe(g.extent);
+    expect(o.constrainOnlyCenter).toBe(false);
+    expect(o.smoothExtentConstraint).toBe(false);
+    expect(o.showFullExtent).toBe(true);
+    expect(o.resolutions).toEqual([0.7, 0.35]);
+  });
+
+  it('keeps a view panned west of the extent inside it', () => {
+    const g = { extent: [-180, -90, 180, 90], resolutions: [0.7, 0.35, 0.175, 0.0875] };
+    const view = new View(viewOptions(g, 'EPSG:4326'));
+    view.setViewportSize([400, 300]);
+    view.setResolution(0.0875);
+    view.setCenter([-400, 0]);
+    const e = view.calculateExtent([400, 300]);
+    expect(e[0]).toBeGreaterThanOrEqual(-180 - 1e-9);
+    expect(view.getCenter()[0]).toBeCloseTo(-180 + 200 * 0.0875, 9);
+  });
+});
+
+describe('formatCursor', () => {
+  it('writes degrees once for EPSG:4326', () => {
+    expect(formatCursor({ epsg: 4326 }, [-12.3456789, 45.5], [-12.3456789, 45.5])).toBe('EPSG:4326 -12.345679, 45.500000');
+  });
+
+  it('writes the grid set\'s coordinates and then longitude and latitude', () => {
+    expect(formatCursor({ epsg: 900913 }, [1000000.123, -2000000], [8.98315, -17.66])).toBe('EPSG:900913 1000000.12, -2000000.00 · 8.98315° E, 17.66000° S');
+    expect(formatCursor({ epsg: 0, name: 'plant' }, [1, 2], null)).toBe('plant 1.00, 2.00');
   });
 });
