@@ -107,8 +107,10 @@ func TestConsoleAccounts(t *testing.T) {
 	}
 
 	// Change bob's role.
-	page.Eval(t, `(s => { s.value = 'viewer'; return ''; })(document.querySelector('select[aria-label="Role of bob"]'))`)
-	page.Do(t, "change bob's role", chromedp.Click(chromedp.CSS(`button[aria-label="Change the role of bob"]`)))
+	// Chosen and sent in one step: a refresh of the list between the two
+	// would draw a new select holding bob's old role (seen once under load).
+	page.Eval(t, `(() => { document.querySelector('select[aria-label="Role of bob"]').value = 'viewer';
+		document.querySelector('button[aria-label="Change the role of bob"]').click(); return ''; })()`)
 	waitEval(t, page, `document.querySelector('#accounts-table tr[data-account="bob"] .role').textContent === 'viewer'`, 10*time.Second)
 	whoami("bob", "bob's password", 200, "viewer")
 	// A new password, typed twice.
