@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"tilecache/internal/apperr"
@@ -29,22 +28,20 @@ type Verifier struct {
 	store Store
 	ttl   time.Duration
 	clock func() time.Time
-
-	mu    sync.Mutex
-	cache map[string]cached
+	cache *auth.Recent[string, cached]
 }
 
 type cached struct {
-	t       Token
-	found   bool
-	fetched time.Time
+	t     Token
+	found bool
 }
 
 // NewVerifier returns a Verifier over store remembering lookups for ttl
 // (at most CacheFor: a longer ttl is cut to it; 0 reads the store every
 // time).
 func NewVerifier(store Store, ttl time.Duration) *Verifier {
-	return &Verifier{store: store, ttl: min(ttl, CacheFor), clock: time.Now, cache: map[string]cached{}}
+	ttl = min(ttl, CacheFor)
+	return &Verifier{store: store, ttl: ttl, clock: time.Now, cache: auth.NewRecent[string, cached](cacheSize, ttl)}
 }
 
 // Verify returns who a request carrying bearer (<id>.<secret>) is. An
@@ -70,10 +67,7 @@ func (v *Verifier) Verify(ctx context.Context, bearer string) (auth.Principal, e
 }
 
 func (v *Verifier) lookup(ctx context.Context, id string, now time.Time) (Token, bool, error) {
-	v.mu.Lock()
-	c, hit := v.cache[id]
-	v.mu.Unlock()
-	if hit && now.Sub(c.fetched) < v.ttl && !now.Before(c.fetched) {
+	if c, fresh := v.cache.Get(id, now); fresh {
 		return c.t, c.found, nil
 	}
 	t, err := v.store.Get(ctx, id)
@@ -81,18 +75,7 @@ func (v *Verifier) lookup(ctx context.Context, id string, now time.Time) (Token,
 	if err != nil && !apperr.Is(err, apperr.NotFound) {
 		return Token{}, false, fmt.Errorf("read token %s: %w", id, err)
 	}
-	if v.ttl > 0 {
-		v.mu.Lock()
-		if len(v.cache) >= cacheSize {
-			for k, e := range v.cache {
-				if now.Sub(e.fetched) >= v.ttl || len(v.cache) >= cacheSize {
-					delete(v.cache, k)
-				}
-			}
-		}
-		v.cache[id] = cached{t, found, now}
-		v.mu.Unlock()
-	}
+	v.cache.Put(id, cached{t, found}, now)
 	return t, found, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -279,5 +280,33 @@ func TestCacheKeyHoldsTheHash(t *testing.T) {
 	}
 	if c.key("a", []byte("hp"), "w") == c.key("a", []byte("h"), "pw") {
 		t.Errorf("key is ambiguous between hash and password")
+	}
+}
+
+// TestRecent: a value is fresh for less than the ttl after it was put,
+// never before it, and the least recently used one goes when full.
+func TestRecent(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	c := NewRecent[string, int](2, time.Second)
+	c.Put("a", 1, t0)
+	for _, tc := range []struct {
+		at   time.Time
+		want bool
+	}{{t0, true}, {t0.Add(999 * time.Millisecond), true}, {t0.Add(time.Second), false}, {t0.Add(-time.Millisecond), false}} {
+		if v, ok := c.Get("a", tc.at); ok != tc.want || (ok && v != 1) {
+			t.Errorf("Get at %v: %d, %v; want fresh %v", tc.at.Sub(t0), v, ok, tc.want)
+		}
+	}
+	c.Put("b", 2, t0)
+	c.Get("a", t0) // a is the most recently used
+	c.Put("c", 3, t0)
+	if _, ok := c.Get("b", t0); ok {
+		t.Errorf("b kept in a cache of 2 after a was used and c put")
+	}
+	if _, ok := c.Get("a", t0); !ok {
+		t.Errorf("a forgotten")
+	}
+	if _, ok := NewRecent[string, int](2, 0).Get("x", t0); ok {
+		t.Errorf("a ttl of 0 answered from memory")
 	}
 }

@@ -29,7 +29,7 @@ const storedSize = 1024
 // cannot be read is answered 503, uncounted.
 func (a *Authenticator) WithAccounts(r AccountReader) *Authenticator {
 	b := *a
-	b.stored = &storedCache{r: r, ttl: StoredFor, clock: time.Now, entries: newLRU[string, storedEntry](storedSize)}
+	b.stored = &storedCache{r: r, clock: time.Now, entries: NewRecent[string, storedEntry](storedSize, StoredFor)}
 	return &b
 }
 
@@ -56,32 +56,22 @@ func (a *Authenticator) IsConfigured(name string) bool {
 }
 
 type storedEntry struct {
-	acc     Account
-	found   bool
-	fetched time.Time
+	acc   Account
+	found bool
 }
 
-// storedCache remembers what an AccountReader answered, for ttl.
+// storedCache remembers what an AccountReader answered.
 type storedCache struct {
-	r     AccountReader
-	ttl   time.Duration
-	clock func() time.Time
-
-	mu      sync.Mutex
-	entries *lru[string, storedEntry]
+	r       AccountReader
+	clock   func() time.Time
+	entries *Recent[string, storedEntry]
 }
 
 // peek returns what is remembered of name, without I/O; known is false if
 // nothing fresh is.
 func (c *storedCache) peek(name string) (acc Account, found, known bool) {
-	now := c.clock()
-	c.mu.Lock()
-	e, hit := c.entries.get(name)
-	c.mu.Unlock()
-	if !hit || now.Sub(e.fetched) >= c.ttl || now.Before(e.fetched) {
-		return Account{}, false, false
-	}
-	return e.acc, e.found, true
+	e, known := c.entries.Get(name, c.clock())
+	return e.acc, e.found, known
 }
 
 // read returns the account of name, from memory if fresh, else from the
@@ -98,8 +88,48 @@ func (c *storedCache) read(ctx context.Context, name string) (Account, bool, err
 	if !found {
 		acc = Account{}
 	}
-	c.mu.Lock()
-	c.entries.put(name, storedEntry{acc, found, now})
-	c.mu.Unlock()
+	c.entries.Put(name, storedEntry{acc, found}, now)
 	return acc, found, nil
+}
+
+// Recent remembers values for at most ttl each, the size most recently
+// used of them: the lookups of a store that a process may answer from
+// memory for a short while (stored accounts here, API tokens in
+// internal/apitoken). It is safe for concurrent use.
+type Recent[K comparable, V any] struct {
+	ttl time.Duration
+
+	mu      sync.Mutex
+	entries *lru[K, recentEntry[V]]
+}
+
+type recentEntry[V any] struct {
+	v  V
+	at time.Time
+}
+
+// NewRecent returns a Recent of at most size entries, each fresh for ttl
+// (0: never; Get always misses).
+func NewRecent[K comparable, V any](size int, ttl time.Duration) *Recent[K, V] {
+	return &Recent[K, V]{ttl: ttl, entries: newLRU[K, recentEntry[V]](size)}
+}
+
+// Get returns the value put for k if it is fresh at now (put less than
+// ttl before it, and not after it).
+func (c *Recent[K, V]) Get(k K, now time.Time) (V, bool) {
+	c.mu.Lock()
+	e, ok := c.entries.get(k)
+	c.mu.Unlock()
+	if !ok || now.Sub(e.at) >= c.ttl || now.Before(e.at) {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+// Put remembers v for k as of at.
+func (c *Recent[K, V]) Put(k K, v V, at time.Time) {
+	c.mu.Lock()
+	c.entries.put(k, recentEntry[V]{v, at})
+	c.mu.Unlock()
 }
