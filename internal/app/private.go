@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"tilecache/internal/auth"
@@ -89,7 +88,7 @@ func issueTileTokens(layers *layer.Catalogue, keys *tiletoken.Keyring, now func(
 			}
 			if !p.MayUseLayer(name) {
 				// An API token limited to layers opens only those.
-				text(http.StatusForbidden, fmt.Sprintf("This request concerns layer %s; %s is limited to layers %s", name, p, strings.Join(p.Layers, ", ")))
+				text(http.StatusForbidden, p.LayerRefusal(name))
 				return
 			}
 			if !slices.Contains(ids, l.ID) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // Role is what an account may do, in increasing order: a role allows
@@ -86,6 +87,16 @@ type Principal struct {
 // than name.
 func (p Principal) MayUseLayer(name string) bool {
 	return p.Layers == nil || slices.Contains(p.Layers, name)
+}
+
+// LayerRefusal is the 403 line of a request a layer-limited principal
+// may not send: one concerning layer (or every layer, when layer is "").
+func (p Principal) LayerRefusal(layer string) string {
+	what := "every layer"
+	if layer != "" {
+		what = "layer " + layer
+	}
+	return "This request concerns " + what + "; " + p.String() + " is limited to layers " + strings.Join(p.Layers, ", ")
 }
 
 // String names the principal in messages: "account ann" or "token t1 of

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -153,10 +152,10 @@ func authorize(w http.ResponseWriter, r *http.Request, k routeKind, log *slog.Lo
 	// mass truncation, schedules, tokens span every layer).
 	switch layer := layerOfRoute(k, r.URL.EscapedPath()); {
 	case layer != "" && !p.MayUseLayer(layer):
-		writeText(w, http.StatusForbidden, fmt.Sprintf("This request concerns layer %s; %s is limited to layers %s", layer, p, strings.Join(p.Layers, ", ")))
+		writeText(w, http.StatusForbidden, p.LayerRefusal(layer))
 		return false
 	case layer == "" && r.Method != http.MethodGet && r.Method != http.MethodHead:
-		writeText(w, http.StatusForbidden, fmt.Sprintf("This request concerns every layer; %s is limited to layers %s", p, strings.Join(p.Layers, ", ")))
+		writeText(w, http.StatusForbidden, p.LayerRefusal(""))
 		return false
 	}
 	return true
