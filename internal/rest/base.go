@@ -5,7 +5,9 @@ package rest
 // bodies read and written). It refers to nothing else in the package.
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -96,4 +98,17 @@ func splitSuffix(s string) (string, format) {
 func layerSegment(raw string) (string, bool) {
 	name, err := url.PathUnescape(strings.ReplaceAll(raw, "+", "%20"))
 	return name, err == nil && name != ""
+}
+
+// writeJSON answers status with v encoded as JSON; what names v in the
+// error of an encoding that fails.
+func writeJSON(w http.ResponseWriter, status int, v any, what string) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", what, err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+	return nil
 }

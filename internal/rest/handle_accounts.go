@@ -340,14 +340,9 @@ func (res accountsResource) revokeTokensOf(ctx context.Context, creator string, 
 	return nil
 }
 
+// writeAccountJSON answers status with an account document, never to be
+// cached.
 func writeAccountJSON(w http.ResponseWriter, status int, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode account: %w", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(data)
-	return nil
+	return writeJSON(w, status, v, "account")
 }

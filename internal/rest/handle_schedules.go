@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -125,15 +126,8 @@ func (res schedulesResource) create(w http.ResponseWriter, r *http.Request) erro
 	if err := res.store.CreateSchedule(r.Context(), s); err != nil {
 		return err
 	}
-	out, err := json.Marshal(scheduleJSONOf(s))
-	if err != nil {
-		return fmt.Errorf("encode schedule %q: %w", s.Name, err)
-	}
 	w.Header().Set("Location", res.basePath+"/rest/schedules/"+url.PathEscape(s.Name)+".json")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	w.Write(out)
-	return nil
+	return writeJSON(w, http.StatusCreated, scheduleJSONOf(s), "schedule "+strconv.Quote(s.Name))
 }
 
 // decodeStrict decodes the JSON object body into v, refusing unknown

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -160,16 +159,9 @@ func (res tokensResource) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := tokenJSONOf(t, now)
 	out.Token = bearer
-	data, err := json.Marshal(out)
-	if err != nil {
-		return fmt.Errorf("encode token %s: %w", t.ID, err)
-	}
 	w.Header().Set("Location", res.basePath+"/rest/tokens/"+t.ID+".json")
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusCreated)
-	w.Write(data)
-	return nil
+	return writeJSON(w, http.StatusCreated, out, "token "+t.ID)
 }
 
 // listTokens answers GET /rest/tokens.json: every token, oldest first,
@@ -190,13 +182,7 @@ func (res tokensResource) list(w http.ResponseWriter, r *http.Request) error {
 	for _, t := range l {
 		out.Tokens = append(out.Tokens, tokenJSONOf(t, now))
 	}
-	data, err := json.Marshal(out)
-	if err != nil {
-		return fmt.Errorf("encode tokens: %w", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(data)
-	return nil
+	return writeJSON(w, http.StatusOK, out, "tokens")
 }
 
 // revokeToken answers DELETE /rest/tokens/{id}.json: 204, 404 for an
