@@ -52,9 +52,9 @@ test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 test: vet staticcheck lint-web test-web
 	@GO=$(GO) bash infra/test.sh
 
-## test-edge: the CDN edge functions (functions/edge/*.js) under node and njs (installed, cached, by infra/njs/install.sh) against their Go twins, and their size
+## test-edge: the CDN edge functions (functions/edge/*.js) under node and njs (installed with the browser tools by infra/browser/install.sh) against their Go twins, and their size
 test-edge:
-	@bash infra/njs/install.sh
+	@bash infra/browser/install.sh
 	$(GO) test -count=1 -run '^(TestEdge|TestVectorsEdge|TestTemplateEdge)' ./internal/edgepath ./internal/tiletoken ./functions/
 
 ## vet: gofmt check of every Go file, then go vet

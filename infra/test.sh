@@ -50,11 +50,10 @@ if ! wms_env="$(bash infra/wms/up.sh)"; then
 fi
 eval "$wms_env"
 # Headless Chromium (demo page test) and GDAL (map-client test), once.
-bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib or OpenLayers could not be installed; failing" >&2; exit 1; }
+bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib, njs or OpenLayers could not be installed; failing" >&2; exit 1; }
 # njs, the engine of the CDN edge's CloudFront Functions runtime: the edge
 # functions' tests run functions/edge/*.js under it as well as node. They
 # skip, saying so, where it cannot be installed.
-bash infra/njs/install.sh || echo "make test: WARNING: njs could not be installed: the edge functions will NOT be run under njs (their tests skip)" >&2
 export TILECACHE_REQUIRE_DEVSTACK=1
 # The stack is this run's own and goes whole when it ends (MinIO's data
 # directory with it): the end-to-end tests leave the objects they wrote

@@ -7,6 +7,8 @@
 #              (internal/cli/tty_test.go reads the screen with capture-pane)
 #   python3-owslib  OWSLib, a real WMTS client reading the capabilities
 #              (internal/app/wmts_test.go)
+#   njs        the JavaScript engine of CloudFront Functions' runtime: the edge
+#              functions run under it beside node (internal/edgepath/runtimes_test.go)
 # and, from npm, OpenLayers' full build (the package ol, dist/ol.js and
 # ol.css) into ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/openlayers/
 # for the WMTS map page test (internal/app/openlayers_test.go); and axe-core's
@@ -42,6 +44,7 @@ missing_packages() {
   command -v gdal_translate >/dev/null 2>&1 && command -v gdalinfo >/dev/null 2>&1 || echo gdal-bin
   command -v tmux >/dev/null 2>&1 || echo tmux
   /usr/bin/python3 -c 'import owslib.wmts' >/dev/null 2>&1 || echo python3-owslib
+  command -v njs >/dev/null 2>&1 || echo njs # the engine CloudFront Functions' runtime is built on (internal/edgepath/runtimes_test.go)
 }
 
 # install_openlayers fetches the ol package with npm pack (one tarball, no

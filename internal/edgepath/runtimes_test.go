@@ -32,12 +32,12 @@ const edgeDir = "../../functions/edge/"
 type edgeOutcome [2]string
 
 // requireNjs returns the path of njs, or skips saying so: `make test`
-// installs it (infra/njs/install.sh) and warns when it cannot.
+// installs it (infra/browser/install.sh) and fails when it cannot.
 func requireNjs(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("njs")
 	if err != nil {
-		t.Skip("njs is not installed, so the edge functions were NOT run under the edge runtime's engine: install it with infra/njs/install.sh (Debian's njs)")
+		t.Skip("njs is not installed, so the edge functions were NOT run under the edge runtime's engine: install it with infra/browser/install.sh (Debian's njs)")
 	}
 	return path
 }
