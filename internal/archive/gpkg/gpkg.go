@@ -17,14 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"regexp"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
-
 	"tilecache/internal/archive"
+	"tilecache/internal/archive/sqlitedb"
 )
 
 // applicationID is "GPKG"; userVersion 10200 is GeoPackage 1.2.
@@ -135,25 +133,6 @@ type Writer struct {
 	done    bool
 }
 
-func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath()
-	if readOnly {
-		dsn += "?mode=ro"
-	}
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
-	if !readOnly {
-		db.SetMaxOpenConns(1)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
 const coreSchema = `
 CREATE TABLE IF NOT EXISTS gpkg_spatial_ref_sys (
   srs_name TEXT NOT NULL, srs_id INTEGER NOT NULL PRIMARY KEY, organization TEXT NOT NULL,
@@ -216,7 +195,7 @@ func Create(ctx context.Context, path string, opt Options) (*Writer, error) {
 	if err := opt.TileMatrixSet.Validate(); err != nil {
 		return nil, fmt.Errorf("gpkg: %w", err)
 	}
-	db, err := openDB(ctx, path, false)
+	db, err := sqlitedb.Open(ctx, path, false)
 	if err != nil {
 		return nil, fmt.Errorf("gpkg: opening %s: %w", path, err)
 	}
@@ -392,7 +371,7 @@ func Open(ctx context.Context, path, table string) (*Reader, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("gpkg: %w", err)
 	}
-	db, err := openDB(ctx, path, true)
+	db, err := sqlitedb.Open(ctx, path, true)
 	if err != nil {
 		return nil, fmt.Errorf("gpkg: opening %s: %w", path, err)
 	}

@@ -14,14 +14,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
-
 	"tilecache/internal/archive"
+	"tilecache/internal/archive/sqlitedb"
 )
 
 // applicationID is "MPBX", the application_id MBTiles 1.3 gives its files.
@@ -57,29 +55,10 @@ type Writer struct {
 	done     bool
 }
 
-func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath()
-	if readOnly {
-		dsn += "?mode=ro"
-	}
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
-	if !readOnly {
-		db.SetMaxOpenConns(1) // one transaction at a time
-	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
 // Create opens the MBTiles file at path for writing, creating it if it
 // does not exist and keeping the tiles of one that does.
 func Create(ctx context.Context, path string) (*Writer, error) {
-	db, err := openDB(ctx, path, false)
+	db, err := sqlitedb.Open(ctx, path, false)
 	if err != nil {
 		return nil, fmt.Errorf("mbtiles: opening %s: %w", path, err)
 	}
@@ -294,7 +273,7 @@ func Open(ctx context.Context, path string) (*Reader, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("mbtiles: %w", err)
 	}
-	db, err := openDB(ctx, path, true)
+	db, err := sqlitedb.Open(ctx, path, true)
 	if err != nil {
 		return nil, fmt.Errorf("mbtiles: opening %s: %w", path, err)
 	}
