@@ -231,6 +231,7 @@ func run(w io.Writer, top int, rev string) error {
 
 	// Tests.
 	sleeps, sleepFiles := 0, map[string]bool{}
+	var realSleeps []string // outside a synctest bubble: they wait in real time
 	var long []string
 	testFuncs := 0
 	for _, f := range files {
@@ -239,6 +240,7 @@ func run(w io.Writer, top int, rev string) error {
 		}
 		af := parsed[f]
 		timeName := importName(af, "time")
+		bubbles := synctestBubbles(af)
 		ast.Inspect(af, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok || timeName == "" {
@@ -248,6 +250,9 @@ func run(w io.Writer, top int, rev string) error {
 				if id, ok := sel.X.(*ast.Ident); ok && id.Name == timeName {
 					sleeps++
 					sleepFiles[f] = true
+					if !bubbles.holds(call.Pos()) {
+						realSleeps = append(realSleeps, fmt.Sprintf("%s:%d", f, fset.Position(call.Pos()).Line))
+					}
 				}
 			}
 			return true
@@ -266,8 +271,67 @@ func run(w io.Writer, top int, rev string) error {
 	}
 	fmt.Fprintf(w, "## Tests\n\n| figure | value |\n|---|--:|\n")
 	fmt.Fprintf(w, "| `time.Sleep` calls in _test.go files | %d (in %d files) |\n", sleeps, len(sleepFiles))
+	fmt.Fprintf(w, "| of them outside a synctest bubble (waiting in real time) | %d |\n", len(realSleeps))
 	fmt.Fprintf(w, "| test functions over 100 lines | %d of %d |\n\n", len(long), testFuncs)
+	if len(long) > 0 {
+		fmt.Fprintf(w, "Test functions over 100 lines:\n\n")
+		for _, l := range long {
+			fmt.Fprintf(w, "- %s\n", l)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(realSleeps) > 0 {
+		fmt.Fprintf(w, "Sleeps in real time:\n\n")
+		for _, s := range realSleeps {
+			fmt.Fprintf(w, "- %s\n", s)
+		}
+		fmt.Fprintln(w)
+	}
 	return nil
+}
+
+// spans are source ranges [from, to).
+type spans [][2]token.Pos
+
+func (s spans) holds(p token.Pos) bool {
+	for _, r := range s {
+		if p >= r[0] && p < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// synctestBubbles returns the bodies of the functions a file passes to
+// synctest.Test: a time.Sleep inside one advances the bubble's fake
+// clock instead of waiting. (A helper called from a bubble is not
+// followed: its sleeps count as real, which overstates, never hides.)
+func synctestBubbles(af *ast.File) spans {
+	name := importName(af, "testing/synctest")
+	if name == "" {
+		return nil
+	}
+	var out spans
+	ast.Inspect(af, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Test" {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name {
+			return true
+		}
+		for _, a := range call.Args {
+			if fl, ok := a.(*ast.FuncLit); ok {
+				out = append(out, [2]token.Pos{fl.Pos(), fl.End()})
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // isTest reports whether fd is func TestX(t *testing.T).
