@@ -146,15 +146,16 @@ function layerChanged() {
   const grids = l.gridSets.length ? l.gridSets : overview.gridSets.map((g) => g.name);
   setOptions(f.gridSet, grids);
   setOptions(f.format, [['', 'the layer\'s first format'], ...l.formats.map((x) => [x, x])]);
-  layerDetail(l.name).then(() => later(), () => {});
   gridChanged();
   follow();
 }
 
-// Layers' grid subsets, from their documents (GET /rest/layers/{name}.xml):
+// Layers' grid subsets where the overview does not list them (a server
+// without them), from the layers' documents (GET /rest/layers/{name}.xml):
 // name → Promise of {gridSet → {extent (or null: the grid set's), zoomStart, zoomStop (or null)}}.
 const details = new Map();
 function layerDetail(name) {
+  if (overview?.layers.find((l) => l.name === name)?.subsets) return Promise.resolve({});
   if (details.has(name)) return details.get(name);
   const p = call('GET', `layers/${enc(name)}.xml`, { ok: [404, 409] }).then((r) => {
     const out = {};
@@ -171,11 +172,12 @@ function layerDetail(name) {
   p.catch(() => details.delete(name));
   return p;
 }
-// detailNow is the layer's subset of grid set g when its document is
-// already read (the form's checks do not wait for it).
+// subsetOf is the layer's subset of grid set g: {extent, levels: {min,
+// max}}, from the overview, else from its document once read (detailNow:
+// the form's checks do not wait for it), else the whole grid set.
 const detailNow = {};
 function subsetOf(layer, g) {
-  const d = detailNow[layer]?.[g.name] || {};
+  const d = overview?.layers.find((l) => l.name === layer)?.subsets?.find((x) => x.gridSet === g.name) || detailNow[layer]?.[g.name] || {};
   return {
     extent: d.extent || g.extent,
     levels: { min: d.zoomStart ?? 0, max: d.zoomStop ?? g.resolutions.length - 1 },
