@@ -14,12 +14,13 @@ import GeoJSON from 'ol/format/GeoJSON.js';
 import Feature from 'ol/Feature.js';
 import { fromExtent } from 'ol/geom/Polygon.js';
 import { call, enc } from './api.js';
-import { el, replace, field, select, setOptions, num, bytes, duration, usd, debounce, say, parseXML, childText } from './util.js';
+import { el, replace, field, select, setOptions, num, debounce, say, parseXML, childText } from './util.js';
 import { gridSet } from './model.js';
 import { GridMap, projectionOf, baseMapURL } from './map.js';
 import { remember } from './tasks.js';
 import { parseArea, asFeatureCollection, reproject, extentOf, checkArea, parsePlace, transformer } from './geo.js';
 import { watch, kick, setOverview as liveOverview } from './live.js';
+import { backend, estimateRows } from './estimate.js';
 
 let f; // the form's controls
 let gmap;
@@ -574,34 +575,6 @@ async function estimate() {
   } finally {
     if (seq === estimateSeq) box.removeAttribute('aria-busy');
   }
-}
-
-// backend is the backend the server runs on (the page's <meta
-// name="tilecache-backend">): "aws", "embedded", or "" when not said.
-export function backend(doc = document) {
-  return doc.querySelector('meta[name="tilecache-backend"]')?.content || '';
-}
-
-// estimateRows are the estimate's rows, [label, text]: the requests and
-// prices of the AWS services only on that backend (the embedded one has
-// no per-request price), the bytes and time from the layer's measured
-// tile size and rate once known.
-export function estimateRows(e, on) {
-  const cost = e.costUSD || {};
-  const aws = on === 'aws';
-  return [
-    ['Tiles', num(e.tiles) + (e.boxTiles ? ` (its bounding box: ${num(e.boxTiles)})` : '')],
-    ['Metatiles', num(e.metatiles)], ['Tasks', num(e.tasks)],
-    ['Upstream requests', num(e.upstreamRequests)],
-    ...(aws ? [
-      ['S3 PUTs / HEADs / lists / deletes', [e.s3Puts, e.s3Reads, e.s3Lists, e.s3Deletes].map(num).join(' / ')],
-      ['DynamoDB writes, SQS messages', num(e.dynamoDBWrites) + ', ' + num(e.sqsMessages)],
-    ] : []),
-    ['Bytes', e.bytes ? bytes(e.bytes) + ` (${bytes(e.avgTileBytes)} a tile, the layer's average)` : 'unknown until the layer has tiles'],
-    ['Time', e.seconds ? duration(e.seconds) + ` at ${num(Math.round(e.tilesPerSecond))} tiles/s (the layer's measured rate)` : 'unknown (no recent seed of the layer)'],
-    aws ? ['Cost', usd(cost.total) + ' (' + Object.entries(cost).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${usd(v)}`).join(', ') + (e.pricesAsOf ? `; prices of ${e.pricesAsOf}` : '') + ')']
-      : ['Cost', `no price per request on the ${on || 'this'} backend (its own disk)`],
-  ];
 }
 
 function renderEstimate(box, e) {
