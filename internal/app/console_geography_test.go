@@ -16,6 +16,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/testkit/browsertest"
+	"tilecache/internal/testkit/testenv"
 )
 
 // TestConsoleSeedMapGeography opens the seed page in Chromium and checks
@@ -272,6 +273,7 @@ func TestConsoleSeedAreaAcrossGridSets(t *testing.T) {
 	if got := page.Eval(t, `document.querySelector('#estimate').dataset.tiles`); got != geoTiles {
 		t.Errorf("the KML estimates %s tiles, the same polygon in GeoJSON %s", got, geoTiles)
 	}
+	axeClean(t, page, "the seed form with an uploaded area")
 	noConsoleErrors(t, page)
 }
 
@@ -328,6 +330,7 @@ func TestConsoleSeedFormRefusals(t *testing.T) {
 	page.Do(t, "choose a box", chromedp.Click(chromedp.CSS(`#area-box`)))
 	page.Eval(t, `(() => { const b = document.querySelectorAll('#area-box-fields input'); [-251, -10, -169, 10].forEach((v, i) => { b[i].value = String(v); b[i].dispatchEvent(new Event('input', {bubbles: true})); b[i].dispatchEvent(new Event('change', {bubbles: true})); }); return ''; })()`)
 	refused("The area (-251, -10, -169, 10) leaves grid set EPSG:4326's extent (-180, -90, 180, 90): keep it inside.")
+	axeClean(t, page, "the seed form refusing a box")
 	page.Eval(t, `(() => { const b = document.querySelectorAll('#area-box-fields input'); [-100, 30, -90, 40].forEach((v, i) => { b[i].value = String(v); b[i].dispatchEvent(new Event('input', {bubbles: true})); b[i].dispatchEvent(new Event('change', {bubbles: true})); }); return ''; })()`)
 	waitEstimate(t, page)
 	if page.Eval(t, `String(!!document.querySelector('#estimate .refused'))`) != "false" {
@@ -376,5 +379,33 @@ func compareEstimateOf(t *testing.T, a *apptest.App, page *browsertest.Page, lay
 	}
 	if shown := page.Eval(t, `document.querySelector('#estimate').dataset.tiles`); shown != fmt.Sprint(e.Tiles) {
 		t.Errorf("the page shows %s tiles for %s, POST /rest/estimate says %d", shown, raw, e.Tiles)
+	}
+}
+
+// axeClean runs axe-core on the page and fails the test on a serious or
+// critical violation.
+func axeClean(t *testing.T, page *browsertest.Page, name string) {
+	t.Helper()
+	axe, err := os.ReadFile(testenv.RequireAxe(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Eval(t, string(axe)+"\n;''")
+	v, err := chromedp.Run(page.Ctx(), chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r => JSON.stringify(r.violations))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe on %s: %v", name, err)
+	}
+	var violations []struct {
+		ID, Impact, Help string
+		Nodes            []struct{ Target []string }
+	}
+	if err := json.Unmarshal([]byte(v), &violations); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: axe found %d violations", name, len(violations))
+	for _, x := range violations {
+		if x.Impact == "serious" || x.Impact == "critical" {
+			t.Errorf("%s: %s violation %s (%s) at %v", name, x.Impact, x.ID, x.Help, x.Nodes)
+		}
 	}
 }

@@ -398,7 +398,7 @@ function areaChanged() {
   gmap.source.clear();
   const hints = {
     whole: 'Whole coverage: nothing to draw.',
-    box: 'Drag on the map to draw a box (click, move, click), or type the bounds.',
+    box: 'Click on the map for one corner and again for the opposite one (dragging pans the map), or type the bounds.',
     polygon: 'Click on the map for each corner; click the first corner (or double-click) to close the polygon.',
     file: 'Choose a file; its outline is shown on the map.',
     list: 'Choose a tile list file.',
