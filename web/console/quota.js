@@ -221,7 +221,10 @@ async function showPages(again) {
   try {
     const g = await gridSet(cov.gridSet.value);
     if (cov.zoom.value === '') {
-      const z = await deepestLevel(g.resolutions.length, (zz) => getJSON(url(zz, 1)).then((p) => p.pages.length > 0));
+      // Levels up to the layer's last in the grid set (the overview's subsets).
+      const sub = overview?.layers.find((x) => x.name === layer)?.subsets?.find((x) => x.gridSet === g.name);
+      const levels = sub ? sub.zoomStop + 1 : g.resolutions.length;
+      const z = await deepestLevel(levels, (zz) => getJSON(url(zz, 1)).then((p) => p.pages.length > 0));
       cov.zoom.value = String(Math.max(z, 0));
       cov.zoom.dataset.auto = '1';
     }
