@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		metricsH = nil
 	}
 	p.Handler = core.WithMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
-		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler())), mount(cfg.BasePath, withTileTokens(api,
+		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler(console.Options{Backend: cfg.Backend, BaseMap: cfg.ConsoleBaseMap}))), mount(cfg.BasePath, withTileTokens(api,
 			users.Middleware(p.Audit.Identify(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now))))), tiles, objects, metricsH)))))
 	p.proxy = httpadapter.NewV2(p.Handler)
 	return p, nil

@@ -136,3 +136,17 @@ func TestAuditRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleBaseMap: TILECACHE_CONSOLE_BASE_MAP is none by default and
+// kept as given when it is a template.
+func TestConsoleBaseMap(t *testing.T) {
+	c, err := config.Load(lookup(nil))
+	if err != nil || c.ConsoleBaseMap != "" {
+		t.Fatalf("default: %q %v", c.ConsoleBaseMap, err)
+	}
+	const tmpl = "https://tiles.example.org/{z}/{x}/{-y}.png"
+	c, err = config.Load(lookup(map[string]string{"TILECACHE_CONSOLE_BASE_MAP": tmpl}))
+	if err != nil || c.ConsoleBaseMap != tmpl {
+		t.Fatalf("set: %q %v", c.ConsoleBaseMap, err)
+	}
+}

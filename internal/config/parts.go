@@ -30,6 +30,11 @@ type Server struct {
 	// apart from the tiles; "" (the default) serves it only to an
 	// administrator on the main listener.
 	MetricsAddr string
+	// ConsoleBaseMap is an operator's base map for the console's maps
+	// (TILECACHE_CONSOLE_BASE_MAP): an XYZ URL template of spherical
+	// Mercator tiles, https://host/{z}/{x}/{y}.png; "" (the default) for
+	// none, and then no request of the console leaves the service.
+	ConsoleBaseMap string
 }
 
 func (s *Server) read(r *reader) {
@@ -45,6 +50,13 @@ func (s *Server) read(r *reader) {
 	}
 	if u, err := url.Parse(s.PublicURL); s.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "") {
 		r.fail(fmt.Errorf("TILECACHE_PUBLIC_URL must be an http(s) URL without query, such as https://tiles.example.org, got %q", s.PublicURL))
+	}
+	s.ConsoleBaseMap = strings.TrimSpace(r.str("TILECACHE_CONSOLE_BASE_MAP", ""))
+	if b := s.ConsoleBaseMap; b != "" {
+		u, err := url.Parse(strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0", "{-y}", "0").Replace(b))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.Contains(b, "{z}") || !strings.Contains(b, "{x}") || !(strings.Contains(b, "{y}") || strings.Contains(b, "{-y}")) {
+			r.fail(fmt.Errorf("TILECACHE_CONSOLE_BASE_MAP must be an http(s) URL template with {z}, {x} and {y}, such as https://tiles.example.org/{z}/{x}/{y}.png, got %q", b))
+		}
 	}
 	if s.BasePath != "" && !strings.HasPrefix(s.BasePath, "/") {
 		r.fail(fmt.Errorf("TILECACHE_BASE_PATH must start with /, got %q", s.BasePath))

@@ -124,6 +124,8 @@ func TestPartProblems(t *testing.T) {
 	}{
 		{"server", map[string]string{"TILECACHE_PUBLIC_URL": "ftp://x.org"}, `TILECACHE_PUBLIC_URL must be an http(s) URL without query, such as https://tiles.example.org, got "ftp://x.org"`},
 		{"server", map[string]string{"TILECACHE_PUBLIC_URL": "https://x.org/#top"}, `TILECACHE_PUBLIC_URL must be an http(s) URL`},
+		{"server", map[string]string{"TILECACHE_CONSOLE_BASE_MAP": "tiles.example.org/{z}/{x}/{y}.png"}, `TILECACHE_CONSOLE_BASE_MAP must be an http(s) URL template with {z}, {x} and {y}`},
+		{"server", map[string]string{"TILECACHE_CONSOLE_BASE_MAP": "https://tiles.example.org/base.png"}, `TILECACHE_CONSOLE_BASE_MAP must be an http(s) URL template`},
 		{"server", map[string]string{"TILECACHE_BASE_PATH": "gwc"}, `TILECACHE_BASE_PATH must start with /, got "gwc"`},
 		{"server", map[string]string{"TILECACHE_LOG_LEVEL": "loud"}, `TILECACHE_LOG_LEVEL must be debug, info, warn or error, got "loud"`},
 		{"storage", map[string]string{"TILECACHE_BACKEND": "cloud"}, `TILECACHE_BACKEND must be embedded or aws, got "cloud"`},

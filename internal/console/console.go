@@ -13,8 +13,11 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"html"
 	"io/fs"
+	"maps"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"sync"
@@ -29,6 +32,50 @@ var dist embed.FS
 // fetches only from its own origin, and may not be framed.
 const Policy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// Options are what the page learns of the server it runs on.
+type Options struct {
+	// Backend is the backend the program runs on ("embedded" or "aws"):
+	// the page prices an estimate's requests only on "aws".
+	Backend string
+	// BaseMap is an operator's base map, an XYZ URL template
+	// (https://host/{z}/{x}/{y}.png, the spherical Mercator's tiles), or
+	// "" for none. When set, its origin is added to the policy's img-src,
+	// and to nothing else.
+	BaseMap string
+}
+
+// PolicyFor is the Content-Security-Policy of a console with base map
+// template baseMap: Policy, with the template's origin (scheme and host)
+// among the images' sources when there is one.
+func PolicyFor(baseMap string) string {
+	origin := BaseMapOrigin(baseMap)
+	if origin == "" {
+		return Policy
+	}
+	return strings.Replace(Policy, "img-src 'self' data: blob:;", "img-src 'self' data: blob: "+origin+";", 1)
+}
+
+// BaseMapOrigin is the origin of a base map template ("" when it is not
+// an absolute http(s) URL).
+func BaseMapOrigin(baseMap string) string {
+	u, err := url.Parse(strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0", "{-y}", "0").Replace(baseMap))
+	if baseMap == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// withMeta returns the page with the options written into its head as
+// <meta name="tilecache-…"> elements, which the script reads (no inline
+// script, and no request more).
+func withMeta(page []byte, o Options) []byte {
+	meta := `<meta name="tilecache-backend" content="` + html.EscapeString(o.Backend) + `">` + "\n"
+	if BaseMapOrigin(o.BaseMap) != "" {
+		meta += `<meta name="tilecache-base-map" content="` + html.EscapeString(o.BaseMap) + `">` + "\n"
+	}
+	return bytes.Replace(page, []byte("<title>"), []byte(meta+"<title>"), 1)
+}
 
 type file struct {
 	body  []byte
@@ -85,11 +132,21 @@ var embedded = sync.OnceValue(func() map[string]file {
 // X-Frame-Options DENY; the page is never stored by caches
 // (no-store), the script and style sheet only privately and revalidated
 // by ETag (no-cache), so an update of the program shows at once.
-func Handler() http.Handler {
+//
+// The page carries o (see withMeta), and the policy o.BaseMap's origin.
+func Handler(o Options) http.Handler {
 	files := embedded()
+	if idx, ok := files["/index.html"]; ok {
+		b := withMeta(idx.body, o)
+		sum := sha256.Sum256(b)
+		idx.body, idx.etag, idx.gz = b, `"`+hex.EncodeToString(sum[:12])+`"`, gzipped(b)
+		files = maps.Clone(files)
+		files["/index.html"] = idx
+	}
+	policy := PolicyFor(o.BaseMap)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", Policy)
+		h.Set("Content-Security-Policy", policy)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")

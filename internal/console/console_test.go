@@ -22,7 +22,7 @@ func get(t *testing.T, h http.Handler, path string, headers ...string) *httptest
 // gzip only when accepted (not with q=0), with an ETag of its own; a
 // revalidation with the ETag is a 304.
 func TestHandler(t *testing.T) {
-	h := Handler()
+	h := Handler(Options{Backend: "embedded"})
 	page := get(t, h, "/")
 	if page.Code != 200 || page.Header().Get("Content-Type") != "text/html; charset=utf-8" || page.Header().Get("Cache-Control") != "no-store" ||
 		page.Header().Get("Content-Security-Policy") != Policy || page.Header().Get("X-Content-Type-Options") != "nosniff" {
@@ -52,5 +52,41 @@ func TestHandler(t *testing.T) {
 	}
 	if w := get(t, h, "/../internal/console.go"); w.Code != http.StatusNotFound {
 		t.Errorf("GET outside the bundle: %d", w.Code)
+	}
+}
+
+// TestHandlerOptions: the page names its backend in a meta element; a
+// base map's template is named too, and its origin (only it) added to the
+// images' sources of the policy; without one the policy is Policy and the
+// page names none.
+func TestHandlerOptions(t *testing.T) {
+	plain := get(t, Handler(Options{Backend: "embedded"}), "/")
+	if b := plain.Body.String(); !strings.Contains(b, `<meta name="tilecache-backend" content="embedded">`) || strings.Contains(b, "tilecache-base-map") {
+		t.Errorf("the page without a base map: %s", b)
+	}
+	if p := plain.Header().Get("Content-Security-Policy"); p != Policy {
+		t.Errorf("the policy without a base map: %q", p)
+	}
+	tmpl := "https://maps.example.org:8443/base/{z}/{x}/{y}.png?k=a&b=c"
+	h := Handler(Options{Backend: "aws", BaseMap: tmpl})
+	page := get(t, h, "/")
+	if b := page.Body.String(); !strings.Contains(b, `<meta name="tilecache-backend" content="aws">`) ||
+		!strings.Contains(b, `<meta name="tilecache-base-map" content="https://maps.example.org:8443/base/{z}/{x}/{y}.png?k=a&amp;b=c">`) {
+		t.Errorf("the page with a base map: %s", b)
+	}
+	p := page.Header().Get("Content-Security-Policy")
+	if !strings.Contains(p, "img-src 'self' data: blob: https://maps.example.org:8443;") || strings.Count(p, "maps.example.org") != 1 {
+		t.Errorf("the policy with a base map: %q", p)
+	}
+	if js := get(t, h, "/app.js"); js.Header().Get("Content-Security-Policy") != p {
+		t.Errorf("app.js's policy %q, the page's %q", js.Header().Get("Content-Security-Policy"), p)
+	}
+	// The page's ETag and gzip follow its new body.
+	z := get(t, h, "/", "Accept-Encoding", "gzip")
+	if z.Header().Get("Content-Encoding") != "gzip" || z.Body.Len() == 0 {
+		t.Errorf("gzipped page: %v", z.Header())
+	}
+	if got := PolicyFor("javascript:alert(1)"); got != Policy {
+		t.Errorf("PolicyFor a non-http template: %q", got)
 	}
 }

@@ -42,6 +42,8 @@ type overviewLayer struct {
 	LastFinished *overviewTask     `json:"lastFinished"`
 	// Parameters are the layer's parameter filters (handle_overview_params.go).
 	Parameters []overviewParam `json:"parameters"`
+	// Subsets are its grid subsets' extents and levels (handle_overview_subsets.go).
+	Subsets []overviewSubset `json:"subsets"`
 	// Private is true for a private layer: its tiles need a tile token
 	// (the console asks for one, POST /rest/tiletokens.json).
 	Private bool `json:"private,omitempty"`
@@ -144,7 +146,7 @@ func (ov overviewResource) get(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			continue
 		}
-		ol := overviewLayer{Name: l.Name, Title: l.Title, ManagedBy: managedBy(l.Managed), GridSets: subsetIDs(l), Formats: append([]string{}, l.Formats...), Parameters: layerParams(l), Private: l.Private}
+		ol := overviewLayer{Name: l.Name, Title: l.Title, ManagedBy: managedBy(l.Managed), GridSets: subsetIDs(l), Formats: append([]string{}, l.Formats...), Parameters: layerParams(l), Subsets: layerSubsets(l), Private: l.Private}
 		if rep != nil {
 			ol.Usage = &overviewUsage{}
 			for _, lr := range rep.Layers {

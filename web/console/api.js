@@ -32,9 +32,16 @@ export async function call(method, path, { body, type, headers, ok } = {}) {
   return { status: r.status, headers: r.headers, text };
 }
 
+// answerListeners hear every JSON answer getJSON reads (onAnswer): a
+// page may learn from another's polls without asking again.
+const answerListeners = new Set();
+export function onAnswer(fn) { answerListeners.add(fn); }
+
 export async function getJSON(path, opts) {
   const r = await call('GET', path, opts);
-  return r.status >= 200 && r.status < 300 ? JSON.parse(r.text) : null;
+  const v = r.status >= 200 && r.status < 300 ? JSON.parse(r.text) : null;
+  if (v) for (const fn of answerListeners) fn(path, v);
+  return v;
 }
 
 export async function postJSON(path, value, method = 'POST') {

@@ -20,6 +20,12 @@
 // longitude and latitude), a scale line and, on demand, a graticule help
 // find a place. The view is held to the grid set's extent and no source
 // repeats the world: nothing can be drawn on a copy west of −180°.
+//
+// The stored tiles drawn are asked again (refreshBase) as lanes write
+// them: the tiles shown stay until their new reads answer. An operator's
+// base map (TILECACHE_CONSOLE_BASE_MAP, named by the page's
+// <meta name="tilecache-base-map">) may lie under everything, in place of
+// the outline; without one, no request leaves the service.
 import Map from 'ol/Map.js';
 import View from 'ol/View.js';
 import TileLayer from 'ol/layer/Tile.js';
@@ -27,6 +33,7 @@ import VectorLayer from 'ol/layer/Vector.js';
 import VectorSource from 'ol/source/Vector.js';
 import TileDebug from 'ol/source/TileDebug.js';
 import TileImage from 'ol/source/TileImage.js';
+import XYZ from 'ol/source/XYZ.js';
 import TileState from 'ol/TileState.js';
 import TileGrid from 'ol/tilegrid/TileGrid.js';
 import Projection from 'ol/proj/Projection.js';
@@ -128,6 +135,11 @@ function loadStored(tile, src) {
     .catch((e) => { baseStats.failed++; baseStats.error = String(e); tile.setState(TileState.ERROR); });
 }
 
+// baseMapURL is the operator's base map template, or ''.
+export function baseMapURL(doc = document) {
+  return doc.querySelector('meta[name="tilecache-base-map"]')?.content || '';
+}
+
 const LAND = new Style({ fill: new Fill({ color: '#e9eef2' }), stroke: new Stroke({ color: '#8a9aab', width: 1 }) });
 const BORDER = new Style({ stroke: new Stroke({ color: '#b4bfcb', width: 0.75 }) });
 
@@ -151,6 +163,9 @@ export class GridMap {
     // keep their places in the map's layers.
     this.base = new TileLayer({ className: 'base-tiles', zIndex: -1 });
     this.baseKey = '';
+    this.baseGen = 0;
+    // The operator's base map, under everything.
+    this.baseMap = new TileLayer({ className: 'base-map', zIndex: -3, visible: false });
     this.target = target;
     this.map = new Map({
       controls: defaultControls({ attribution: false, rotate: false }).extend([
@@ -158,7 +173,7 @@ export class GridMap {
         ...(cursor ? [new MousePosition({ target: cursor, placeholder: 'Move the cursor over the map for its coordinates.', coordinateFormat: (c) => this.cursorText(c) })] : []),
       ]),
       interactions: defaultInteractions({ altShiftDragRotate: false, pinchRotate: false }),
-      layers: [this.tiles, this.vector, this.base, this.outlineLayer, this.graticule],
+      layers: [this.tiles, this.vector, this.base, this.outlineLayer, this.graticule, this.baseMap],
       keyboardEventTarget: target,
     });
     target.tabIndex = 0;
@@ -185,6 +200,7 @@ export class GridMap {
     const view = new View(viewOptions(g, projection));
     this.map.setView(view);
     this.baseKey = null; // a new grid: setBase builds its source again
+    this.setBaseMap(this.baseMapOn);
     view.fit(g.extent, { size: this.map.getSize() || [600, 400] });
     this.source.clear();
   }
@@ -213,6 +229,32 @@ export class GridMap {
       tileUrlFunction: ([z, x, y]) => withToken(new URL(`./${prefix}${z}/${x}/${rows[z] - 1 - y}.${ext}${b.query}`, tilesRoot).href, b.layer),
       tileLoadFunction: loadStored,
     }));
+  }
+
+  // refreshBase asks the stored tiles shown again (a new source key: the
+  // tiles drawn stay until their new reads answer).
+  refreshBase() {
+    const s = this.base.getSource();
+    if (s) s.setKey('gen' + ++this.baseGen);
+  }
+
+  // canBaseMap tells whether the operator's base map can be drawn in the
+  // grid set shown (one is configured, and the grid set's CRS is reached
+  // from the spherical Mercator).
+  canBaseMap() {
+    return !!baseMapURL() && !!this.lonLat;
+  }
+
+  // setBaseMap shows or hides the operator's base map (in place of the
+  // world's outline, which would cover it).
+  setBaseMap(on) {
+    this.baseMapOn = !!on;
+    const show = this.baseMapOn && this.canBaseMap();
+    if (show && !this.baseMap.getSource()) {
+      this.baseMap.setSource(new XYZ({ url: baseMapURL(), projection: 'EPSG:3857', wrapX: false, transition: 0 }));
+    }
+    this.baseMap.setVisible(show);
+    this.outlineLayer.setVisible(!show);
   }
 
   // cursorText is the text of the cursor's coordinate c (in the grid

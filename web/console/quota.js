@@ -1,8 +1,10 @@
 // The disk quota page: the configuration (PUT /rest/diskquota.json, the
 // server's validation errors shown), the usage of each layer against its
-// quota, and the coverage map: a tile set's quota pages at one level,
-// coloured by bytes, hits or last read, with the pages the clean-up would
-// expire next outlined.
+// quota, and the coverage map: a tile set's quota pages at one level (by
+// default the deepest that holds any), coloured by bytes, tiles, hits or
+// last read (the legend in kilobytes, megabytes, tiles), with the pages
+// the clean-up would expire next outlined; drawn again as the layer's
+// lanes write (live.js).
 import Feature from 'ol/Feature.js';
 import { fromExtent } from 'ol/geom/Polygon.js';
 import { Style, Stroke, Fill } from 'ol/style.js';
@@ -10,6 +12,7 @@ import { call, getJSON, enc } from './api.js';
 import { el, replace, field, select, setOptions, num, bytes } from './util.js';
 import { gridSet, quotaBytes } from './model.js';
 import { GridMap } from './map.js';
+import { watch } from './live.js';
 
 let overview = null;
 let refresh;
@@ -46,8 +49,8 @@ export function init(section, refreshOverview) {
   usageBox = el('div', { id: 'usage' });
   cov = {
     layer: select([]), gridSet: select([]), format: select([]),
-    zoom: el('input', { type: 'number', min: 0, value: 0 }),
-    colour: select([['bytes', 'bytes'], ['hits', 'hits'], ['lastAccess', 'last read']]),
+    zoom: el('input', { type: 'number', min: 0, id: 'coverage-zoom', placeholder: 'the deepest stored' }),
+    colour: select([['bytes', 'bytes'], ['tiles', 'tiles'], ['hits', 'hits'], ['lastAccess', 'last read']]),
     next: el('input', { type: 'number', min: 0, value: 10 }),
     show: el('button', { type: 'submit', id: 'coverage-show', text: 'Show the pages' }),
     info: el('div', { id: 'coverage-info', 'aria-live': 'polite' }),
@@ -56,7 +59,7 @@ export function init(section, refreshOverview) {
   const mapDiv = el('div', { id: 'coverage-map', class: 'map' });
   const covForm = el('form', { id: 'coverage-form', onsubmit: (e) => { e.preventDefault(); showPages(); } },
     el('div', { class: 'row' }, field('Layer', cov.layer), field('Grid set', cov.gridSet), field('Format', cov.format)),
-    el('div', { class: 'row' }, field('Level', cov.zoom), field('Colour by', cov.colour), field('Mark the pages expiring next (count)', cov.next)),
+    el('div', { class: 'row' }, field('Level', cov.zoom, 'Empty: the deepest level holding tiles'), field('Colour by', cov.colour), field('Mark the pages expiring next (count)', cov.next)),
     el('p', {}, cov.show));
   replace(section,
     el('h2', { id: 'h-quota', text: 'Disk quota' }),
@@ -68,6 +71,8 @@ export function init(section, refreshOverview) {
   gmap = new GridMap(mapDiv, 'Coverage map of the quota pages');
   quotaState.source = gmap.source;
   cov.layer.addEventListener('change', covLayerChanged);
+  for (const c of [cov.gridSet, cov.format]) c.addEventListener('change', autoZoom);
+  cov.zoom.addEventListener('input', () => { delete cov.zoom.dataset.auto; });
   cov.colour.addEventListener('change', () => quotaState.pages && drawPages(quotaState.pages));
   cov.next.addEventListener('change', () => quotaState.pages && drawPages(quotaState.pages));
 }
@@ -79,7 +84,9 @@ export function setOverview(o) {
 }
 
 let shown = false;
+let visible = false;
 export function show(on) {
+  visible = on;
   if (!on) return;
   if (!shown) { shown = true; loadConfig(); }
   loadUsage();
@@ -91,6 +98,27 @@ function covLayerChanged() {
   if (!l) return;
   setOptions(cov.gridSet, l.gridSets.length ? l.gridSets : overview.gridSets.map((g) => g.name));
   setOptions(cov.format, l.formats.length ? l.formats : COMMON_FORMATS);
+  autoZoom();
+}
+
+// autoZoom empties a level the page chose (the deepest of another tile
+// set): the next map opens at the deepest of this one.
+function autoZoom() {
+  if (cov.zoom.dataset.auto) { cov.zoom.value = ''; delete cov.zoom.dataset.auto; }
+}
+
+// deepestLevel finds the deepest level of a tile set holding quota pages
+// (-1: none), asking levels from the deepest up, a few at once, one page
+// each.
+export async function deepestLevel(levels, has, batch = 6) {
+  for (let top = levels - 1; top >= 0; top -= batch) {
+    const zs = [];
+    for (let z = top; z > top - batch && z >= 0; z--) zs.push(z);
+    const found = await Promise.all(zs.map(has));
+    const i = found.indexOf(true);
+    if (i >= 0) return zs[i];
+  }
+  return -1;
 }
 
 async function loadConfig() {
@@ -179,16 +207,37 @@ async function loadUsage() {
       el('tbody', {}, rows)));
 }
 
-async function showPages() {
-  const q = new URLSearchParams({ gridSet: cov.gridSet.value, format: cov.format.value, zoom: cov.zoom.value || '0', limit: '10000' });
-  replace(cov.info, el('p', { text: 'Loading…' }));
+let unwatch = null;
+let shownKey = '';
+
+// showPages draws the pages of the tile set chosen at the level chosen
+// (the deepest stored when none is), and follows the layer: its pages are
+// read again as its lanes write (refit only when the tile set changed).
+async function showPages(again) {
+  const layer = cov.layer.value;
+  const base = { gridSet: cov.gridSet.value, format: cov.format.value };
+  const url = (zoom, limit) => `diskquota/pages/${enc(layer)}.json?${new URLSearchParams({ ...base, zoom: String(zoom), limit: String(limit) })}`;
+  if (!again) replace(cov.info, el('p', { text: 'Loading…' }));
   try {
-    const [p, g] = await Promise.all([getJSON(`diskquota/pages/${enc(cov.layer.value)}.json?${q}`), gridSet(cov.gridSet.value)]);
+    const g = await gridSet(cov.gridSet.value);
+    if (cov.zoom.value === '') {
+      // Levels up to the layer's last in the grid set (the overview's subsets).
+      const sub = overview?.layers.find((x) => x.name === layer)?.subsets?.find((x) => x.gridSet === g.name);
+      const levels = sub ? sub.zoomStop + 1 : g.resolutions.length;
+      const z = await deepestLevel(levels, (zz) => getJSON(url(zz, 1)).then((p) => p.pages.length > 0));
+      cov.zoom.value = String(Math.max(z, 0));
+      cov.zoom.dataset.auto = '1';
+    }
+    const p = await getJSON(url(cov.zoom.value, 10000));
     gmap.attach();
     gmap.setGridSet(g);
     quotaState.pages = p;
     drawPages(p);
-    if (p.pages.length) gmap.fit(gmap.source.getExtent());
+    const key = [layer, base.gridSet, base.format, p.zoom].join('|');
+    if (p.pages.length && (!again || key !== shownKey)) gmap.fit(gmap.source.getExtent());
+    shownKey = key;
+    if (unwatch) unwatch();
+    unwatch = watch(layer, () => { if (visible) showPages(true); });
   } catch (e) {
     replace(cov.info, el('p', { class: 'error', text: e.message }));
   }
@@ -199,6 +248,17 @@ function ramp(t) {
   const a = [255, 237, 160];
   const b = [189, 0, 38];
   return a.map((v, i) => Math.round(v + (b[i] - v) * t));
+}
+
+// legendLabel writes a value of the colour's measure in human units.
+export function legendLabel(key) {
+  switch (key) {
+    case 'lastAccess': return (v) => (isFinite(v) ? new Date(v).toLocaleString() : '–');
+    case 'bytes': return (v) => bytes(v);
+    case 'tiles': return (v) => `${num(v)} tile${v === 1 ? '' : 's'}`;
+    case 'hits': return (v) => `${num(v)} hit${v === 1 ? '' : 's'}`;
+    default: return num;
+  }
 }
 
 function drawPages(p) {
@@ -219,12 +279,12 @@ function drawPages(p) {
   });
   gmap.source.addFeatures(feats);
   const marked = p.pages.filter((pg) => pg.rank > 0 && pg.rank <= nextN).length;
-  const lab = key === 'lastAccess' ? (v) => (isFinite(v) ? new Date(v).toLocaleString() : '–') : num;
+  const lab = legendLabel(key);
   replace(cov.info,
     el('p', { dataset: { pages: p.pages.length, marked } },
       `${p.pageCount ?? `over ${p.pages.length}`} pages at level ${p.zoom} of ${p.layer} ${p.gridSet} ${p.format} (${p.layerPageCount ?? `over ${p.rankedPages}`} in the layer), policy ${p.policy} (${p.quotaScope} quota, ${p.enabled ? 'enforced' : 'not enforced'})` +
       `${p.truncated ? `; ${p.pages.length} shown` : ''}; ${marked} of them among the ${nextN} pages the clean-up would expire next (thick blue outline).`),
-    el('p', { class: 'legend' }, `Colour by ${cov.colour.selectedOptions[0].textContent}: `,
+    el('p', { class: 'legend', id: 'coverage-legend' }, `Colour by ${cov.colour.selectedOptions[0].textContent}: `,
       el('span', { class: 'swatch sw-lo' }), ` ${vals.length ? lab(lo) : '–'} `, el('span', { class: 'swatch sw-hi' }), ` ${vals.length ? lab(hi) : '–'}`,
       key === 'lastAccess' ? [' ', el('span', { class: 'swatch sw-none' }), ' never read'] : null));
   replace(cov.table, el('details', {}, el('summary', { text: 'The pages as a table' }),

@@ -1,23 +1,32 @@
 // The seed page: a seed, reseed or truncate request built from a form and
 // an area drawn on the map (a box or a polygon, in the grid set's own
-// coordinates), uploaded (GeoJSON or WKT) or given as a tile list; the
-// estimate (POST /rest/estimate) follows the form as it changes.
+// coordinates), uploaded (GeoJSON, WKT or KML, read here and drawn in the
+// grid set's CRS) or given as a tile list; the estimate (POST
+// /rest/estimate) follows the form as it changes. The area is kept,
+// carried to the new CRS, when the grid set changes; a request whose area
+// leaves the grid set or whose levels exceed the layer's is refused here,
+// with the reason. Under the map, the stored tiles of the layer (or of
+// another as background) are drawn again as lanes write them
+// (live.js), and the estimate is asked again so that it learns the
+// layer's measured rate and tile size.
 import Draw, { createBox } from 'ol/interaction/Draw.js';
 import GeoJSON from 'ol/format/GeoJSON.js';
-import WKT from 'ol/format/WKT.js';
 import Feature from 'ol/Feature.js';
 import { fromExtent } from 'ol/geom/Polygon.js';
 import { call, enc } from './api.js';
-import { el, replace, field, select, setOptions, num, bytes, duration, usd, debounce, say } from './util.js';
+import { el, replace, field, select, setOptions, num, debounce, say, parseXML, childText } from './util.js';
 import { gridSet } from './model.js';
-import { GridMap, projectionOf } from './map.js';
+import { GridMap, projectionOf, baseMapURL } from './map.js';
 import { remember } from './tasks.js';
+import { parseArea, asFeatureCollection, reproject, extentOf, checkArea, parsePlace, transformer } from './geo.js';
+import { watch, kick, setOverview as liveOverview } from './live.js';
+import { backend, estimateRows } from './estimate.js';
 
 let f; // the form's controls
 let gmap;
 let draw = null;
 let overview = null;
-let upload = null; // {text, name} of the geometry file
+let upload = null; // {text, name, kind, geometries, srid} of the geometry file (see geo.parseArea), or {name, error}
 let tileList = null; // {text, name} of the tile list
 let estimateSeq = 0;
 let built = false;
@@ -29,13 +38,19 @@ export function init(section) {
     layer: select([]), gridSet: select([]), format: select([]),
     params: el('fieldset', { id: 'param-fields', class: 'sub', hidden: true }),
     base: el('input', { type: 'checkbox', checked: true, id: 'base-tiles' }),
+    bgLayer: Object.assign(select([]), { id: 'bg-layer' }),
+    baseMap: el('input', { type: 'checkbox', id: 'base-map' }),
+    place: el('input', { type: 'text', id: 'goto-place', spellcheck: false, autocomplete: 'off', placeholder: 'x, y  or  minx, miny, maxx, maxy' }),
+    placeCRS: Object.assign(select([]), { id: 'goto-crs' }),
+    gotoBtn: el('button', { type: 'button', id: 'goto', text: 'Go' }),
+    extentBtn: el('button', { type: 'button', id: 'goto-layer', text: 'The layer\'s extent' }),
     graticule: el('input', { type: 'checkbox', id: 'graticule' }),
     zoomStart: el('input', { type: 'number', min: 0, value: 0, required: true }),
     zoomStop: el('input', { type: 'number', min: 0, value: 3, required: true }),
     type: select([['seed', 'seed'], ['reseed', 'reseed'], ['truncate', 'truncate']]),
     threads: el('input', { type: 'number', min: 1, max: 128, value: 2 }),
     bounds: ['minx', 'miny', 'maxx', 'maxy'].map(() => el('input', { type: 'number', step: 'any' })),
-    geomFile: el('input', { type: 'file', accept: '.json,.geojson,.wkt,.txt' }),
+    geomFile: el('input', { type: 'file', accept: '.json,.geojson,.wkt,.txt,.kml' }),
     buffer: el('input', { type: 'number', min: 0, step: 'any' }),
     inGridCRS: el('input', { type: 'checkbox' }),
     listFile: el('input', { type: 'file', accept: '.list,.txt,.gz' }),
@@ -45,7 +60,7 @@ export function init(section) {
     submit: el('button', { type: 'submit', id: 'seed-submit', text: 'Submit', 'data-needs': 'seed' }),
   };
   const areaKinds = [['whole', 'The layer\'s whole coverage'], ['box', 'A box (draw it, or type its bounds)'], ['polygon', 'A polygon (draw it)'],
-    ['file', 'A geometry file (GeoJSON or WKT)'], ['list', 'A tile list (z/x/y lines)']];
+    ['file', 'A geometry file (GeoJSON, WKT or KML)'], ['list', 'A tile list (z/x/y lines)']];
   const radios = areaKinds.map(([v, t], i) => el('div', { class: 'radio' },
     el('input', { type: 'radio', name: 'area', value: v, id: 'area-' + v, checked: i === 0, onchange: areaChanged }),
     el('label', { htmlFor: 'area-' + v, text: t })));
@@ -54,7 +69,7 @@ export function init(section) {
   const boundsBox = el('fieldset', { id: 'area-box-fields', class: 'sub' }, el('legend', { text: 'Bounds, in the grid set\'s coordinates' }),
     f.bounds.map((b, i) => field(['min x', 'min y', 'max x', 'max y'][i], b)));
   const fileBox = el('fieldset', { id: 'area-file-fields', class: 'sub', hidden: true }, el('legend', { text: 'Geometry file' }),
-    field('GeoJSON or WKT file', f.geomFile), field('Buffer (metres, for lines and points)', f.buffer),
+    field('GeoJSON, WKT or KML file', f.geomFile), field('Buffer (metres, for lines and points)', f.buffer),
     el('div', { class: 'radio' }, f.inGridCRS, el('label', { htmlFor: (f.inGridCRS.id = 'in-grid-crs'), text: 'Coordinates are in the grid set\'s CRS (else longitude, latitude)' })));
   const listBox = el('fieldset', { id: 'area-list-fields', class: 'sub', hidden: true }, el('legend', { text: 'Tile list' }),
     field('Tile list file (z/x/y per line)', f.listFile),
@@ -69,9 +84,14 @@ export function init(section) {
         el('div', { class: 'row' }, field('Type', f.type), field('Threads', f.threads)),
         el('fieldset', { id: 'area-kind' }, el('legend', { text: 'Area' }), radios),
         boundsBox, fileBox, listBox),
-      el('div', { class: 'col wide' }, mapDiv, cursor,
+      el('div', { class: 'col wide' },
+        el('div', { class: 'row goto' }, field('Go to', f.place, 'A coordinate or a bounding box'), field('In', f.placeCRS),
+          el('p', { class: 'buttons' }, f.gotoBtn, ' ', f.extentBtn)),
+        mapDiv, cursor,
         el('div', { class: 'radio' }, f.graticule, el('label', { htmlFor: 'graticule', text: 'Show a graticule (meridians and parallels)' })),
-        el('div', { class: 'radio' }, f.base, el('label', { htmlFor: 'base-tiles', text: 'Show the tiles already stored (read from the cache only: nothing is rendered)' })),
+        el('div', { class: 'radio' }, f.base, el('label', { htmlFor: 'base-tiles', text: 'Show the tiles already stored (read from the cache only: nothing is rendered), of' })),
+        field('Background layer', f.bgLayer),
+        baseMapURL() ? el('div', { class: 'radio' }, f.baseMap, el('label', { htmlFor: 'base-map', text: 'Show the base map (the operator\'s)' })) : null,
         el('p', { class: 'hint', id: 'draw-hint', text: 'Whole coverage: nothing to draw.' }),
         el('section', { id: 'estimate', 'aria-labelledby': 'h-estimate', 'aria-live': 'polite' }, el('h3', { id: 'h-estimate', text: 'Estimate' }), el('p', { text: '…' })),
         el('p', {}, f.submit))));
@@ -84,13 +104,19 @@ export function init(section) {
   f.format.addEventListener('change', baseChanged);
   f.gridSet.addEventListener('change', gridChanged);
   f.base.addEventListener('change', baseChanged);
+  f.bgLayer.addEventListener('change', () => { baseChanged(); follow(); });
+  f.baseMap.addEventListener('change', () => gmap.setBaseMap(f.baseMap.checked));
+  f.gotoBtn.addEventListener('click', goTo);
+  f.place.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); goTo(); } });
+  f.extentBtn.addEventListener('click', goToLayer);
   f.graticule.addEventListener('change', () => gmap.setGraticule(f.graticule.checked));
   for (const c of [f.format, f.zoomStart, f.zoomStop, f.type, f.threads, ...f.bounds, f.buffer, f.inGridCRS, f.xyz, f.parentsTo, f.childrenTo]) {
     c.addEventListener('input', later);
     c.addEventListener('change', later);
   }
   for (const b of f.bounds) b.addEventListener('change', boundsTyped);
-  f.geomFile.addEventListener('change', async () => { upload = await readFile(f.geomFile); showUpload(); later(); });
+  f.geomFile.addEventListener('change', async () => { upload = readArea(await readFile(f.geomFile)); showUpload(); later(); });
+  f.inGridCRS.addEventListener('change', showUpload);
   f.listFile.addEventListener('change', async () => { tileList = await readFile(f.listFile, true); later(); });
   built = true;
 }
@@ -100,7 +126,9 @@ export function setOverview(o) {
   overview = o;
   if (!built) return;
   setOptions(f.layer, o.layers.map((l) => l.name));
+  setOptions(f.bgLayer, [['', 'the layer being seeded'], ...o.layers.map((l) => [l.name, l.name])]);
   layerChanged();
+  liveOverview(o);
 }
 
 export function show(on) {
@@ -120,22 +148,160 @@ function layerChanged() {
   setOptions(f.gridSet, grids);
   setOptions(f.format, [['', 'the layer\'s first format'], ...l.formats.map((x) => [x, x])]);
   gridChanged();
+  follow();
+}
+
+// Layers' grid subsets where the overview does not list them (a server
+// without them), from the layers' documents (GET /rest/layers/{name}.xml):
+// name → Promise of {gridSet → {extent (or null: the grid set's), zoomStart, zoomStop (or null)}}.
+const details = new Map();
+function layerDetail(name) {
+  if (overview?.layers.find((l) => l.name === name)?.subsets) return Promise.resolve({});
+  if (details.has(name)) return details.get(name);
+  const p = call('GET', `layers/${enc(name)}.xml`, { ok: [404, 409] }).then((r) => {
+    const out = {};
+    if (r.status !== 200) return out;
+    for (const s of parseXML(r.text).getElementsByTagName('gridSubset')) {
+      const ext = s.getElementsByTagName('extent')[0];
+      const nums = ext ? [...ext.getElementsByTagName('double')].map((x) => Number(x.textContent)) : [];
+      const int = (tag) => { const v = childText(s, tag); return v === '' || v === null || v === undefined ? null : Number(v); };
+      out[childText(s, 'gridSetName')] = { extent: nums.length === 4 ? nums : null, zoomStart: int('zoomStart'), zoomStop: int('zoomStop') };
+    }
+    return out;
+  });
+  details.set(name, p);
+  p.catch(() => details.delete(name));
+  return p;
+}
+// subsetOf is the layer's subset of grid set g: {extent, levels: {min,
+// max}}, from the overview, else from its document once read (detailNow:
+// the form's checks do not wait for it), else the whole grid set.
+const detailNow = {};
+function subsetOf(layer, g) {
+  const d = overview?.layers.find((l) => l.name === layer)?.subsets?.find((x) => x.gridSet === g.name) || detailNow[layer]?.[g.name] || {};
+  return {
+    extent: d.extent || g.extent,
+    levels: { min: d.zoomStart ?? 0, max: d.zoomStop ?? g.resolutions.length - 1 },
+  };
 }
 
 async function gridChanged() {
   try {
     const g = await gridSet(f.gridSet.value);
-    f.zoomStart.max = f.zoomStop.max = g.resolutions.length - 1;
+    const layer = f.layer.value;
+    detailNow[layer] = await layerDetail(layer).catch(() => ({}));
+    const { levels } = subsetOf(layer, g);
+    f.zoomStart.min = f.zoomStop.min = levels.min;
+    f.zoomStart.max = f.zoomStop.max = levels.max;
     if (gmap.grid?.name === g.name) { later(); baseChanged(); return; }
+    const old = gmap.grid;
+    const kept = old ? keptArea() : null;
     gmap.setGridSet(g);
     gmap.setGraticule(f.graticule.checked);
     if (gmap.map.getTarget()) gmap.map.getView().fit(g.extent, { size: gmap.map.getSize() });
-    areaChanged();
+    placeOptions();
+    if (old) carryArea(kept, old, g); else areaChanged();
     seedState.gridSet = g.name;
     baseChanged();
   } catch (e) {
     say('Grid set ' + f.gridSet.value + ': ' + e.message, true);
   }
+}
+
+// keptArea is the drawn area before a change of grid set: the typed box,
+// or the drawn polygon (GeoJSON), in the old grid set's CRS.
+function keptArea() {
+  const a = area();
+  if (a === 'box') return typedBounds();
+  if (a === 'polygon') {
+    const feat = gmap.source.getFeatures()[0];
+    return feat ? new GeoJSON().writeGeometryObject(feat.getGeometry()) : null;
+  }
+  return null;
+}
+
+// carryArea draws the kept area again in grid set g's CRS (an uploaded
+// file is read again in it), or says why it cannot.
+function carryArea(kept, old, g) {
+  const a = area();
+  if (a === 'file') { showUpload(); later(); return; }
+  if (!kept || (a !== 'box' && a !== 'polygon')) { later(); return; }
+  const from = projectionOf(old);
+  const to = projectionOf(g);
+  if (a === 'box') {
+    // The box's sides, densified, so that a parallel's curve is held.
+    const t = reproject([densify(kept)], from, to);
+    if (!t) { cannotCarry(old, g); return; }
+    fillBounds(extentOf(t));
+    boundsTyped();
+  } else {
+    const t = reproject([kept], from, to);
+    if (!t) { cannotCarry(old, g); return; }
+    gmap.source.clear();
+    gmap.source.addFeature(new Feature(new GeoJSON().readGeometry(t[0])));
+  }
+  seedState.carried = (seedState.carried || 0) + 1;
+  later();
+}
+
+// densify is the outline of box b with 16 points a side.
+function densify([x0, y0, x1, y1]) {
+  const pts = [];
+  for (let i = 0; i < 16; i++) pts.push([x0 + ((x1 - x0) * i) / 16, y0]);
+  for (let i = 0; i < 16; i++) pts.push([x1, y0 + ((y1 - y0) * i) / 16]);
+  for (let i = 0; i < 16; i++) pts.push([x1 - ((x1 - x0) * i) / 16, y1]);
+  for (let i = 0; i < 16; i++) pts.push([x0, y1 - ((y1 - y0) * i) / 16]);
+  pts.push([x0, y0]);
+  return { type: 'Polygon', coordinates: [pts] };
+}
+
+function cannotCarry(old, g) {
+  gmap.source.clear();
+  for (const b of f.bounds) b.value = '';
+  say(`The area drawn in ${old.name} cannot be carried to ${g.name} (no transformation between their CRSs here): draw it again.`, true);
+  later();
+}
+
+// placeOptions offers the CRSs "go to" reads: longitude and latitude
+// where the grid set's CRS is reached from them, and the grid set's own.
+function placeOptions() {
+  const g = gmap.grid;
+  const own = g.epsg ? 'EPSG:' + g.epsg : g.name;
+  const opts = g.epsg === 4326 ? [['grid', 'longitude, latitude (EPSG:4326)']]
+    : [...(gmap.lonLat ? [['lonlat', 'longitude, latitude']] : []), ['grid', own]];
+  setOptions(f.placeCRS, opts);
+}
+
+// goTo shows the coordinate or box typed (in the CRS chosen).
+function goTo() {
+  const p = parsePlace(f.place.value);
+  if (!p) { say('Go to: type x, y or minx, miny, maxx, maxy (numbers; the min before the max).', true); return; }
+  const g = gmap.grid;
+  const t = f.placeCRS.value === 'lonlat' ? transformer('EPSG:4326', projectionOf(g)) : (c) => c;
+  const view = gmap.map.getView();
+  if (p.point) {
+    const c = t(p.point);
+    if (c[0] < g.extent[0] || c[0] > g.extent[2] || c[1] < g.extent[1] || c[1] > g.extent[3]) {
+      say(`Go to: ${f.place.value} is outside grid set ${g.name}.`, true);
+      return;
+    }
+    view.setCenter(c);
+    view.setZoom(Math.max(view.getZoom() || 0, Math.min(g.resolutions.length - 1, 8)));
+  } else {
+    const b = p.box;
+    const e = f.placeCRS.value === 'lonlat' ? extentOf(reproject([densify(b)], 'EPSG:4326', projectionOf(g))) : b;
+    gmap.fit(e);
+  }
+  say(`Shown: ${f.place.value}.`);
+}
+
+// goToLayer shows the layer's extent in the grid set.
+async function goToLayer() {
+  const layer = f.layer.value;
+  detailNow[layer] = await layerDetail(layer).catch(() => ({}));
+  const { extent } = subsetOf(layer, gmap.grid);
+  gmap.fit(extent);
+  say(`Shown: the extent of ${layer} in ${gmap.grid.name}.`);
 }
 
 // paramFields offers the layer's parameter filters: a choice among a
@@ -176,13 +342,48 @@ function paramValues() {
   return paramControls.filter((x) => x.control.value !== '').map((x) => [x.key, x.control.value]);
 }
 
-// baseChanged shows the stored tiles of the chosen tile set under the map.
+const IMAGE = /^image\/(png|jpeg|gif|png8|png24)/;
+
+// baseChanged shows the stored tiles of the chosen tile set under the
+// map: the layer being seeded (its format and parameters as chosen), or
+// the background layer (its first image format, default parameters) when
+// it has the grid set.
 function baseChanged() {
   if (!gmap?.grid) return;
   const l = layerInfo();
   if (!f.base.checked || !l) { gmap.setBase(null); return; }
+  const bg = f.bgLayer.value && overview.layers.find((x) => x.name === f.bgLayer.value);
+  if (bg && bg.name !== l.name) {
+    const has = !bg.gridSets.length || bg.gridSets.includes(gmap.grid.name);
+    const format = bg.formats.find((x) => IMAGE.test(x));
+    if (!has || !format) {
+      gmap.setBase(null);
+      say(`${bg.name} has ${has ? 'no image format' : 'no tiles in ' + gmap.grid.name}: no background drawn.`, true);
+      return;
+    }
+    gmap.setBase({ layer: bg.name, format, query: '' });
+    return;
+  }
   const q = paramValues().map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v)).join('&');
   gmap.setBase({ layer: l.name, format: f.format.value || l.formats[0], query: q ? '?' + q : '' });
+}
+
+// follow watches the layers drawn (the one being seeded, the
+// background): as their lanes write, the stored tiles are read again;
+// the estimate is asked again every ESTIMATE_EVERY and when they end.
+const ESTIMATE_EVERY = 10000;
+let unwatch = [];
+let lastLiveEstimate = 0;
+function follow() {
+  for (const u of unwatch) u();
+  const names = [...new Set([f.layer.value, f.bgLayer.value].filter(Boolean))];
+  unwatch = names.map((n) => watch(n, (ev) => {
+    seedState.liveTicks = (seedState.liveTicks || 0) + 1;
+    if (f.base.checked && gmap.baseArg?.layer === n) gmap.refreshBase();
+    if (n !== f.layer.value) return;
+    const now = Date.now();
+    if (!ev.running || now - lastLiveEstimate > ESTIMATE_EVERY) { lastLiveEstimate = now; estimate(); }
+  }));
 }
 
 function area() { return document.querySelector('input[name=area]:checked').value; }
@@ -197,7 +398,7 @@ function areaChanged() {
   gmap.source.clear();
   const hints = {
     whole: 'Whole coverage: nothing to draw.',
-    box: 'Drag on the map to draw a box (click, move, click), or type the bounds.',
+    box: 'Click on the map for one corner and again for the opposite one (dragging pans the map), or type the bounds.',
     polygon: 'Click on the map for each corner; click the first corner (or double-click) to close the polygon.',
     file: 'Choose a file; its outline is shown on the map.',
     list: 'Choose a tile list file.',
@@ -240,20 +441,43 @@ async function readFile(input, binary) {
   return { name: file.name, text: await file.text() };
 }
 
+// readArea parses an uploaded file (geo.parseArea): {name, text, kind,
+// geometries, srid}, or {name, error}.
+function readArea(file) {
+  if (!file) return null;
+  try {
+    return { name: file.name, text: file.text, ...parseArea(file.text, file.name) };
+  } catch (e) {
+    return { name: file.name, error: e.message };
+  }
+}
+
+// uploadProjection is the projection of the uploaded area's coordinates:
+// the grid set's when ticked so, the one the file names, else longitude
+// and latitude.
+function uploadProjection() {
+  const g = gmap.grid;
+  if (f.inGridCRS.checked) return projectionOf(g);
+  if (upload.srid) return upload.srid === g.epsg ? projectionOf(g) : 'EPSG:' + upload.srid;
+  return 'EPSG:4326';
+}
+
+// showUpload draws the uploaded area in the grid set's CRS.
 function showUpload() {
   gmap.source.clear();
-  if (!upload) return;
-  try {
-    const text = upload.text.trim();
-    const dataProjection = f.inGridCRS.checked ? projectionOf(gmap.grid) : 'EPSG:4326';
-    const opts = { dataProjection, featureProjection: projectionOf(gmap.grid) };
-    const body = text.replace(/^SRID=\d+;/i, '');
-    const feats = text.startsWith('{') ? new GeoJSON().readFeatures(text, opts) : [new WKT().readFeature(body, opts)];
-    gmap.source.addFeatures(feats);
-    gmap.fit(gmap.source.getExtent());
-  } catch (e) {
-    say('The file could not be shown on the map (' + e.message + '); the server still reads it.', true);
+  seedState.upload = null;
+  if (!upload || !gmap.grid) return;
+  if (upload.error) { say(`${upload.name}: ${upload.error}`, true); return; }
+  const geoms = reproject(upload.geometries, uploadProjection(), projectionOf(gmap.grid));
+  if (!geoms) {
+    say(`${upload.name}: its coordinates (${uploadProjection()}) cannot be drawn in ${gmap.grid.name} here; the server still reads it.`, true);
+    return;
   }
+  const fmt = new GeoJSON();
+  gmap.source.addFeatures(geoms.map((g) => new Feature(fmt.readGeometry(g))));
+  upload.shown = { grid: gmap.grid.name, extent: extentOf(geoms) };
+  seedState.upload = { kind: upload.kind, geometries: upload.geometries.length, extent: upload.shown.extent };
+  gmap.fit(upload.shown.extent);
 }
 
 function intOr(input) { return input.value === '' ? undefined : Number(input.value); }
@@ -266,11 +490,15 @@ export function request() {
   const params = paramValues().map((kv) => ({ string: kv }));
   if (params.length) r.parameters = { entry: params };
   const g = gmap.grid;
+  if (!g) return { error: 'The grid set is loading.' };
+  let extent = null; // the area's, in the grid set's CRS
   switch (area()) {
     case 'box': {
       const b = typedBounds();
       if (!b) return { error: 'Draw a box on the map or type its bounds.' };
+      if (b[0] >= b[2] || b[1] >= b[3]) return { error: 'The box\'s min x must be below its max x, and min y below max y.' };
       r.bounds = { coords: { double: b } };
+      extent = b;
       break;
     }
     case 'polygon': {
@@ -278,17 +506,23 @@ export function request() {
       if (!feat) return { error: 'Draw a polygon on the map.' };
       r.geometry = { type: 'Polygon', coordinates: feat.getGeometry().getCoordinates() };
       if (g.epsg && g.epsg !== 4326) r.srs = { number: g.epsg };
+      extent = feat.getGeometry().getExtent();
       break;
     }
     case 'file':
       if (!upload) return { error: 'Choose a geometry file.' };
-      r.geometry = upload.text;
+      if (upload.error) return { error: `${upload.name}: ${upload.error}` };
+      // KML is read here; the server reads it as the GeoJSON it became.
+      r.geometry = upload.kind === 'kml' ? JSON.stringify(asFeatureCollection(upload.geometries)) : upload.text;
       if (f.inGridCRS.checked && g.epsg) r.srs = { number: g.epsg };
       if (f.buffer.value !== '') r.buffer = Number(f.buffer.value);
+      if (upload.shown?.grid === g.name) extent = upload.shown.extent;
       break;
     case 'list': {
       if (!tileList) return { error: 'Choose a tile list file.' };
       if (params.length) return { error: 'A tile list request seeds the default parameters only: set every parameter to its default.' };
+      const refusal = checkArea({ extent: null, zoomStart: r.zoomStart, zoomStop: r.zoomStop, g, levels: subsetOf(f.layer.value, g).levels });
+      if (refusal) return { error: refusal, refused: true };
       const q = new URLSearchParams({ type: r.type, gridSetId: r.gridSetId, xyz: String(f.xyz.checked) });
       if (r.format) q.set('format', r.format);
       if (r.threadCount) q.set('threadCount', r.threadCount);
@@ -299,6 +533,8 @@ export function request() {
       return { list: { query: q.toString(), blob: tileList.blob, gzip: tileList.gzip } };
     }
   }
+  const refusal = checkArea({ extent, zoomStart: r.zoomStart, zoomStop: r.zoomStop, g, levels: subsetOf(f.layer.value, g).levels });
+  if (refusal) return { error: refusal, refused: true };
   return { json: { seedRequest: r } };
 }
 
@@ -319,10 +555,12 @@ async function estimate() {
   const req = request();
   const seq = ++estimateSeq;
   if (req.error) {
-    replace(box, el('h3', { id: 'h-estimate', text: 'Estimate' }), el('p', { text: req.error }));
+    replace(box, el('h3', { id: 'h-estimate', text: 'Estimate' }), el('p', { class: req.refused ? 'error refused' : '', text: req.error }));
     box.removeAttribute('data-tiles');
+    seedState.refused = req.refused ? req.error : '';
     return;
   }
+  seedState.refused = '';
   seedState.lastEstimateRequest = req.json || { list: req.list.query };
   box.setAttribute('aria-busy', 'true');
   try {
@@ -340,17 +578,7 @@ async function estimate() {
 }
 
 function renderEstimate(box, e) {
-  const cost = e.costUSD || {};
-  const rows = [
-    ['Tiles', num(e.tiles) + (e.boxTiles ? ` (its bounding box: ${num(e.boxTiles)})` : '')],
-    ['Metatiles', num(e.metatiles)], ['Tasks', num(e.tasks)],
-    ['Upstream requests', num(e.upstreamRequests)],
-    ['S3 PUTs / HEADs / lists / deletes', [e.s3Puts, e.s3Reads, e.s3Lists, e.s3Deletes].map(num).join(' / ')],
-    ['DynamoDB writes, SQS messages', num(e.dynamoDBWrites) + ', ' + num(e.sqsMessages)],
-    ['Bytes', e.bytes ? bytes(e.bytes) + ` (${bytes(e.avgTileBytes)} a tile)` : 'unknown until the layer has tiles'],
-    ['Time', e.seconds ? duration(e.seconds) + ` at ${num(Math.round(e.tilesPerSecond))} tiles/s` : 'unknown (no recent seed of the layer)'],
-    ['Cost', usd(cost.total) + ' (' + Object.entries(cost).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${usd(v)}`).join(', ') + (e.pricesAsOf ? `; prices of ${e.pricesAsOf}` : '') + ')'],
-  ];
+  const rows = estimateRows(e, backend());
   box.dataset.tiles = String(e.tiles);
   replace(box, el('h3', { id: 'h-estimate', text: 'Estimate' }),
     el('dl', { class: 'kv' }, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v, dataset: k === 'Tiles' ? { tiles: e.tiles } : undefined })])),
@@ -369,6 +597,7 @@ async function submit(ev) {
     const ans = await send('seed', req);
     const rows = ans['long-array-array'] || [];
     remember(f.layer.value, rows);
+    kick(f.layer.value);
     say(`Submitted: ${rows.length} task${rows.length === 1 ? '' : 's'} (${rows.map((r) => r[3]).join(', ')}) for ${f.layer.value}.`);
     location.hash = '#tasks';
   } catch (e) {
