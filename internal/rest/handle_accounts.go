@@ -58,25 +58,6 @@ type ConfiguredAccounts interface {
 	IsConfigured(name string) bool
 }
 
-// accountRoute routes /rest/accounts.json and /rest/accounts/{name}.json.
-func (res accountsResource) route(path string) (route, bool) {
-	if path == "/rest/accounts.json" {
-		return route{kindAccounts, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
-	}
-	raw, ok := strings.CutPrefix(path, "/rest/accounts/")
-	if !ok || strings.Contains(raw, "/") {
-		return route{}, false
-	}
-	raw, f := splitSuffix(raw)
-	name, err := url.PathUnescape(raw)
-	if f != formatJSON || err != nil || name == "" {
-		return route{}, false
-	}
-	return route{kindAccount, map[string]handlerFunc{
-		http.MethodGet: res.get(name), http.MethodPut: res.change(name), http.MethodDelete: res.remove(name),
-	}}, true
-}
-
 // accountJSON is an account as the interface shows it.
 type accountJSON struct {
 	Name string `json:"name"`

@@ -68,22 +68,6 @@ type pageAnswer struct {
 	Rank       int        `json:"rank,omitempty"` // 0: not among the pages ranked
 }
 
-// quotaPagesRoute is GET /rest/diskquota/pages/{layer}.json, an extension
-// of this project (GeoWebCache has no such path): the disk quota's usage
-// pages of one tile set at one level, for a coverage map.
-func (q quotaResource) pagesRoute(path string) (route, bool) {
-	raw, ok := strings.CutPrefix(path, "/rest/diskquota/pages/")
-	if !ok || strings.Contains(raw, "/") {
-		return route{}, false
-	}
-	raw, f := splitSuffix(raw)
-	name, ok := layerSegment(raw)
-	if !ok || f != formatJSON {
-		return route{}, false
-	}
-	return route{kindQuotaPages, map[string]handlerFunc{http.MethodGet: q.pages(name)}}, true
-}
-
 // quotaPages answers the pages of layer's tile set (gridSet, format,
 // parameters) at level zoom: at most limit of them, read by the level's
 // key prefix in page id order (after the page named by after), listed

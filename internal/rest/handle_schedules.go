@@ -64,23 +64,6 @@ type Preparer interface {
 	Prepare(r gwc.SeedRequest) (seed.Prepared, error)
 }
 
-// scheduleRoute routes /rest/schedules.json and /rest/schedules/{name}.json.
-func (res schedulesResource) route(path string) (route, bool) {
-	if path == "/rest/schedules.json" {
-		return route{kindSchedules, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
-	}
-	raw, ok := strings.CutPrefix(path, "/rest/schedules/")
-	if !ok || strings.Contains(raw, "/") {
-		return route{}, false
-	}
-	raw, f := splitSuffix(raw)
-	name, err := url.PathUnescape(raw)
-	if f != formatJSON || err != nil || name == "" {
-		return route{}, false
-	}
-	return route{kindSchedule, map[string]handlerFunc{http.MethodGet: res.get(name), http.MethodDelete: res.remove(name)}}, true
-}
-
 // scheduleBody is the body of POST /rest/schedules.json.
 type scheduleBody struct {
 	Name     string          `json:"name"`
