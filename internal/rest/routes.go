@@ -69,7 +69,12 @@ func pathSegment(raw string) (string, bool) {
 // routes whose patterns differ only by the suffix of their last segment,
 // by suffix (formatNone for none), each with its permission.
 type endpoint struct {
-	rt        *router
+	rt *router
+	// literal is the path as the request must spell it: the whole path of
+	// a pattern without a wildcard, else the part before the wildcard
+	// segment. The mux matches literal segments percent-decoded
+	// ("/rest/l%61yers" is /rest/layers), the contract does not.
+	literal   string
 	wildcard  bool
 	bySuffix  map[format]*route
 	permitted map[format]permission
@@ -77,20 +82,21 @@ type endpoint struct {
 
 // muxPattern is a route's pattern as the mux takes it, and the format its
 // last segment ends with: "GET /rest/seed/{layer}.json" is "GET
-// /rest/seed/{layer}" and JSON; wildcard says whether that segment is one;
+// /rest/seed/{layer}" and JSON; literal is the path (without a wildcard)
+// or the part before the wildcard ("/rest/seed/"), and wildcard says which;
 // ok is false for a pattern this package cannot serve (a wildcard before
 // the last segment).
-func muxPattern(pattern string) (mux string, f format, wildcard, ok bool) {
+func muxPattern(pattern string) (mux string, f format, literal string, wildcard, ok bool) {
 	method, p, _ := strings.Cut(pattern, " ")
 	dir, last := path.Split(p)
 	if method == "" || strings.Contains(dir, "{") {
-		return "", formatNone, false, false
+		return "", formatNone, "", false, false
 	}
 	name, f := splitSuffix(last)
 	if !strings.HasPrefix(last, "{") {
-		return pattern, f, false, !strings.Contains(last, "{")
+		return pattern, f, p, false, !strings.Contains(last, "{")
 	}
-	return method + " " + dir + name, f, true, strings.HasSuffix(name, "}") && strings.Count(name, "{") == 1
+	return method + " " + dir + name, f, dir, true, strings.HasSuffix(name, "}") && strings.Count(name, "{") == 1
 }
 
 // pick is the route of a request the mux matched to e, and its target; ok
@@ -98,7 +104,14 @@ func muxPattern(pattern string) (mux string, f format, wildcard, ok bool) {
 // ending, or a name that does not decode).
 func (e *endpoint) pick(r *http.Request) (*route, target, bool) {
 	esc := r.URL.EscapedPath()
-	raw, f := splitSuffix(esc[strings.LastIndexByte(esc, '/')+1:])
+	last, ok := strings.CutPrefix(esc, e.literal)
+	if !ok || (!e.wildcard && last != "") {
+		return nil, target{}, false
+	}
+	if !e.wildcard {
+		last = path.Base(esc)
+	}
+	raw, f := splitSuffix(last)
 	rt, ok := e.bySuffix[f]
 	if !ok {
 		return nil, target{}, false
@@ -144,7 +157,7 @@ func newRouter(routes []route, fail func(http.ResponseWriter, *http.Request, err
 	endpoints := map[string]*endpoint{}
 	for i := range routes {
 		rt := &routes[i]
-		pattern, f, wildcard, ok := muxPattern(rt.pattern)
+		pattern, f, literal, wildcard, ok := muxPattern(rt.pattern)
 		if !ok || wildcard != (rt.decode != nil) {
 			return nil, fmt.Errorf("route %s: a wildcard may only be the whole last segment (and a suffix), with a rule to decode it", rt.pattern)
 		}
@@ -155,7 +168,7 @@ func newRouter(routes []route, fail func(http.ResponseWriter, *http.Request, err
 		}
 		e := endpoints[pattern]
 		if e == nil {
-			e = &endpoint{rt: rr, wildcard: wildcard, bySuffix: map[format]*route{}, permitted: map[format]permission{}}
+			e = &endpoint{rt: rr, literal: literal, wildcard: wildcard, bySuffix: map[format]*route{}, permitted: map[format]permission{}}
 			endpoints[pattern] = e
 			rr.mux.Handle(pattern, e)
 		}

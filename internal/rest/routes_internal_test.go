@@ -86,7 +86,9 @@ func TestRouteWithoutRowIsNotServed(t *testing.T) {
 // contract's, where net/http's mux would answer its own: HEAD is no
 // method of the contract (the mux adds it to Allow for GET), an unclean
 // path is not found (the mux redirects), a path's suffix or its name
-// decides whether it has a route before its method does.
+// decides whether it has a route before its method does, and a path
+// names a route only as the route spells it (the mux matches literal
+// segments percent-decoded).
 func TestRefusalsAreTheContracts(t *testing.T) {
 	bare := New(Services{}, Options{}, slog.New(slog.DiscardHandler))
 	for _, tt := range []struct {
@@ -110,6 +112,9 @@ func TestRefusalsAreTheContracts(t *testing.T) {
 		{bare, "PUT", "/rest/layers/demo:world.xml", 405, "GET", "Method PUT not allowed on /rest/layers/demo:world.xml"},
 		{bare, "PUT", "/rest/layers/from-capabilities.json", 405, "GET, POST", "Method PUT not allowed on /rest/layers/from-capabilities.json"},
 		{bare, "GET", "/rest/layers/demo:world", 404, "", "Not found: /rest/layers/demo:world"},
+		{bare, "GET", "/rest/l%61yers", 404, "", "Not found: /rest/layers"},
+		{bare, "GET", "/rest/%73eed/demo:world.json", 404, "", "Not found: /rest/seed/demo:world.json"},
+		{bare, "POST", "/rest/seed%2Ejson", 404, "", "Not found: /rest/seed.json"},
 		{everyRoute(), "POST", "/rest/gridsets/a%2F..%2Fb.xml", 404, "", "Not found: /rest/gridsets/a/../b.xml"},
 		{everyRoute(), "POST", "/rest/gridsets/demo.xml", 405, "GET, PUT, DELETE", "Method POST not allowed on /rest/gridsets/demo.xml"},
 		{everyRoute(), "PATCH", "/rest/accounts/a+b.json", 405, "GET, PUT, DELETE", "Method PATCH not allowed on /rest/accounts/a+b.json"},
