@@ -42,22 +42,6 @@ type accountsResource struct {
 	log        *slog.Logger
 }
 
-// AccountStore keeps the accounts added at run time (account.Store).
-type AccountStore interface {
-	Create(ctx context.Context, a account.Account) error
-	Get(ctx context.Context, name string) (account.Account, error)
-	List(ctx context.Context) ([]account.Account, error)
-	Update(ctx context.Context, a account.Account) error
-	Delete(ctx context.Context, name string) error
-}
-
-// ConfiguredAccounts are the accounts of the accounts file or secret
-// (auth.Authenticator).
-type ConfiguredAccounts interface {
-	Configured() []auth.Account
-	IsConfigured(name string) bool
-}
-
 // accountJSON is an account as the interface shows it.
 type accountJSON struct {
 	Name string `json:"name"`

@@ -7,26 +7,9 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
-	"tilecache/internal/layer"
 	"tilecache/internal/source/upstream"
 )
-
-// LayerCatalogue is what the layer and grid set resources read: the
-// configured layers and grid sets (layer.Catalogue has it).
-type LayerCatalogue interface {
-	// Names lists the layers in configuration order.
-	Names() []string
-	// Layer returns the layer called name.
-	Layer(name string) (*layer.Layer, bool)
-	// GridSetIDs lists every grid set, built in or configured.
-	GridSetIDs() []string
-	// GridSet returns a grid set and what its entry says beyond the grid.
-	GridSet(id string) (*grid.GridSet, layer.GridSetInfo, bool)
-	// GridSetVersion fingerprints a custom grid set ("" for a built-in).
-	GridSetVersion(id string) string
-}
 
 // xmlOnly refuses the JSON form of the layer and grid set documents:
 // GeoWebCache itself advises XML for them (its JSON cannot carry the
@@ -41,6 +24,9 @@ func xmlOnly(resource string) handlerFunc {
 func refuseJSON(prefix string) func(target) handlerFunc {
 	return func(t target) handlerFunc { return xmlOnly(prefix + t.raw) }
 }
+
+// etag quotes a definition's version as an entity tag.
+func etag(version string) string { return `"` + version + `"` }
 
 // layersResource serves /rest/layers and /rest/gridsets: GeoWebCache's
 // layer and grid set documents, read from the catalogue and written

@@ -17,16 +17,6 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// PageReader reads the disk quota's usage pages (the usage store does).
-type PageReader interface {
-	// LevelPages reads the pages of one level of a tile set by key prefix
-	// (quota.PageStore).
-	LevelPages(ctx context.Context, set tilestore.SetName, z int, after string, limit int) ([]quota.Page, string, error)
-	// PagesInOrder reads a layer's pages in expiration order
-	// (quota.PageStore).
-	PagesInOrder(ctx context.Context, layer, policy, cursor string, limit int) ([]quota.Page, string, error)
-}
-
 // Bounds of GET /rest/diskquota/pages' limit parameter.
 const (
 	defaultPagesLimit = 1000

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -27,13 +26,6 @@ type tokensResource struct {
 	store    TokenStore // nil: 404, no tokens are kept
 	layers   Layers     // which layers a token may be limited to
 	basePath string
-}
-
-// TokenStore keeps the API tokens (apitoken.Store).
-type TokenStore interface {
-	Create(ctx context.Context, t apitoken.Token) error
-	List(ctx context.Context) ([]apitoken.Token, error)
-	Revoke(ctx context.Context, id string, at time.Time) error
 }
 
 // DefaultTokenLifetime is the lifetime of a token issued without one.
