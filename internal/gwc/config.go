@@ -42,7 +42,7 @@ func DecodeConfiguration(data []byte) (Configuration, error) {
 	if !root.is("gwcConfiguration") {
 		return c, apperr.Invalidf("invalid configuration: the root element is %s, not gwcConfiguration", root.label())
 	}
-	for _, k := range root.kids {
+	for _, k := range root.children {
 		switch {
 		case k.is("gridSets"):
 			c.gridSets(k)
@@ -51,7 +51,7 @@ func DecodeConfiguration(data []byte) (Configuration, error) {
 			c.NotMapped = append(c.NotMapped, k.label())
 		}
 	}
-	for _, k := range root.kids {
+	for _, k := range root.children {
 		if k.is("layers") {
 			c.layers(k)
 		}
@@ -59,8 +59,8 @@ func DecodeConfiguration(data []byte) (Configuration, error) {
 	return c, nil
 }
 
-func (c *Configuration) gridSets(e *elem) {
-	for i, k := range e.kids {
+func (c *Configuration) gridSets(e *node) {
+	for i, k := range e.children {
 		item := fmt.Sprintf("gridSets/%s[%d]", k.label(), i)
 		if !k.is("gridSet") {
 			c.Problems = append(c.Problems, Problem{Item: item, Message: "unsupported element"})
@@ -83,8 +83,8 @@ func (c *Configuration) gridSets(e *elem) {
 	}
 }
 
-func (c *Configuration) layers(e *elem) {
-	for i, k := range e.kids {
+func (c *Configuration) layers(e *node) {
+	for i, k := range e.children {
 		item := fmt.Sprintf("layers/%s[%d]", k.label(), i)
 		if !k.is("wmsLayer") {
 			c.Problems = append(c.Problems, Problem{Item: item, Message: "only wmsLayer layers are supported"})

@@ -9,7 +9,7 @@ import (
 )
 
 // layer decodes a wmsLayer element.
-func (d *decoder) layer(e *elem, path string) Layer {
+func (d *decoder) layer(e *node, path string) Layer {
 	var l Layer
 	l.Enabled = d.boolean(e, path, "enabled")
 	if s := d.trimmed(e, path, "name"); s != nil && *s != "" {
@@ -41,7 +41,7 @@ func (d *decoder) layer(e *elem, path string) Layer {
 	return l
 }
 
-func (d *decoder) subsets(e *elem, path string, l *Layer) {
+func (d *decoder) subsets(e *node, path string, l *Layer) {
 	c := d.one(e, path, "gridSubsets")
 	if c == nil {
 		return
@@ -66,7 +66,7 @@ func (d *decoder) subsets(e *elem, path string, l *Layer) {
 	d.leftovers(c, cp)
 }
 
-func (d *decoder) metatiling(e *elem, path string, l *Layer) {
+func (d *decoder) metatiling(e *node, path string, l *Layer) {
 	texts := d.list(e, path, "metaWidthHeight", "int")
 	if texts == nil {
 		return
@@ -83,7 +83,7 @@ func (d *decoder) metatiling(e *elem, path string, l *Layer) {
 }
 
 // expiry decodes key (seconds) and keyList (expirationRule elements).
-func (d *decoder) expiry(e *elem, path, key string) (*int, []Rule) {
+func (d *decoder) expiry(e *node, path, key string) (*int, []Rule) {
 	single := d.integer(e, path, key)
 	c := d.one(e, path, key+"List")
 	if c == nil {
@@ -118,13 +118,13 @@ func (d *decoder) expiry(e *elem, path, key string) (*int, []Rule) {
 }
 
 // filters decodes parameterFilters, keeping their order.
-func (d *decoder) filters(e *elem, path string, l *Layer) {
+func (d *decoder) filters(e *node, path string, l *Layer) {
 	c := d.one(e, path, "parameterFilters")
 	if c == nil {
 		return
 	}
 	cp := path + "/parameterFilters"
-	for _, k := range c.kids {
+	for _, k := range c.children {
 		kind, ok := strings.CutSuffix(k.label(), "ParameterFilter")
 		if !ok || (kind != "string" && kind != "regex" && kind != "float" && kind != "integer") {
 			continue // reported by leftovers
@@ -135,7 +135,7 @@ func (d *decoder) filters(e *elem, path string, l *Layer) {
 	d.leftovers(c, cp)
 }
 
-func (d *decoder) filter(k *elem, kp, kind string) Filter {
+func (d *decoder) filter(k *node, kp, kind string) Filter {
 	var f Filter
 	if s := d.trimmed(k, kp, "key"); s != nil && *s != "" {
 		f.Key = *s
@@ -170,7 +170,7 @@ func (d *decoder) filter(k *elem, kp, kind string) Filter {
 }
 
 // wms decodes the WMS source's elements.
-func (d *decoder) wms(e *elem, path string, l *Layer) {
+func (d *decoder) wms(e *node, path string, l *Layer) {
 	src := &l.Source
 	src.Type = "wms"
 	urls := d.list(e, path, "wmsUrl", "string")
@@ -238,7 +238,7 @@ func (d *decoder) vendorParams(path, s string) map[string]string {
 }
 
 // own decodes tilecache's elements.
-func (d *decoder) own(e *elem, path string, l *Layer) {
+func (d *decoder) own(e *node, path string, l *Layer) {
 	src := &l.Source
 	set := func(name string, dst *string) {
 		if s := d.str(e, path, name); s != nil {
@@ -303,7 +303,7 @@ func (d *decoder) own(e *elem, path string, l *Layer) {
 }
 
 // pairs decodes <container><item key="k">v</item>…</container> into a map.
-func (d *decoder) pairs(e *elem, path, container, item, key string) map[string]string {
+func (d *decoder) pairs(e *node, path, container, item, key string) map[string]string {
 	c := d.one(e, path, container)
 	if c == nil {
 		return nil

@@ -10,11 +10,12 @@
 //     the same requests with the same messages.
 //   - The layer and grid set documents (doc_layer.go): GeoWebCache's
 //     <wmsLayer> and <gridSet> (its REST bodies and geowebcache.xml) to and
-//     from the entries of the layer file, strictly (elem.go).
+//     from the entries of the layer file, strictly (decoder.go).
 //   - The blob store's metadata (meta.go): the objects GeoWebCache's S3
 //     blob store keeps beside the tiles, in java.util.Properties form.
 //
-// XML is read by internal/xmltree, the one strict XML reader. The package
-// imports no engine, handler or store: the seed engine, the REST handler
-// and the command line import it.
+// XML is read by one strict reader (xmlread.go) into the tree of nodes
+// that the REST bodies' decoders and the documents' decoder both walk.
+// The package imports no engine, handler or store: the seed engine, the
+// REST handler and the command line import it.
 package gwc

@@ -32,7 +32,7 @@ func DecodeGridSet(data []byte) (GridSet, error) {
 	return g, nil
 }
 
-func (d *decoder) gridSet(e *elem, path string) GridSet {
+func (d *decoder) gridSet(e *node, path string) GridSet {
 	var g GridSet
 	if s := d.trimmed(e, path, "name"); s != nil && *s != "" {
 		g.ID = *s

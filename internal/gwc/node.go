@@ -1,6 +1,7 @@
 package gwc
 
 import (
+	"encoding/xml"
 	"math"
 	"strconv"
 	"strings"
@@ -17,15 +18,23 @@ const (
 	arrayNode                 // JSON array; its children carry the array's name
 )
 
-// node is one element of the format-neutral tree that both parsers build.
+// node is one element of the tree every decoder of the package walks,
+// built by the XML reader (xmlread.go) and the JSON parser (json.go).
 type node struct {
 	name     string
 	kind     nodeKind
-	text     string  // textNode: the text (JSON: decoded string or number/boolean literal)
+	text     string  // the text (JSON: decoded string or number/boolean literal; XML: the element's own, whole)
 	children []*node // elemNode: members in document order; arrayNode: elements
 	json     bool    // built from JSON (only changes how errors describe the node)
 	null     bool    // JSON null inside an array
 	raw      []byte  // JSON object: its text, as in the body
+
+	// XML only: the namespace and the attributes; and what a document
+	// decoder (decoder.go) consumed, so that the rest can be reported.
+	space    string
+	attrs    []xml.Attr
+	used     bool
+	attrUsed map[string]bool
 }
 
 // describe names what n is, for "expected X, got Y" messages.

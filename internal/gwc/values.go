@@ -9,7 +9,7 @@ import (
 )
 
 // str consumes the text of e's child name; nil when absent.
-func (d *decoder) str(e *elem, path, name string) *string {
+func (d *decoder) str(e *node, path, name string) *string {
 	k := d.one(e, path, name)
 	if k == nil {
 		return nil
@@ -20,7 +20,7 @@ func (d *decoder) str(e *elem, path, name string) *string {
 }
 
 // trimmed is str with surrounding white space removed.
-func (d *decoder) trimmed(e *elem, path, name string) *string {
+func (d *decoder) trimmed(e *node, path, name string) *string {
 	s := d.str(e, path, name)
 	if s != nil {
 		t := strings.TrimSpace(*s)
@@ -30,7 +30,7 @@ func (d *decoder) trimmed(e *elem, path, name string) *string {
 }
 
 // integer consumes an integer child.
-func (d *decoder) integer(e *elem, path, name string) *int {
+func (d *decoder) integer(e *node, path, name string) *int {
 	s := d.trimmed(e, path, name)
 	if s == nil {
 		return nil
@@ -52,7 +52,7 @@ func (d *decoder) parseInt(path, s string) (int, bool) {
 }
 
 // boolean consumes a true/false child.
-func (d *decoder) boolean(e *elem, path, name string) *bool {
+func (d *decoder) boolean(e *node, path, name string) *bool {
 	s := d.trimmed(e, path, name)
 	if s == nil {
 		return nil
@@ -70,7 +70,7 @@ func (d *decoder) boolean(e *elem, path, name string) *bool {
 }
 
 // number consumes a floating-point child.
-func (d *decoder) number(e *elem, path, name string) *float64 {
+func (d *decoder) number(e *node, path, name string) *float64 {
 	s := d.trimmed(e, path, name)
 	if s == nil {
 		return nil
@@ -93,7 +93,7 @@ func (d *decoder) parseFloat(path, s string) (float64, bool) {
 
 // list consumes the container child name and returns the texts of its
 // item children; nil when the container is absent.
-func (d *decoder) list(e *elem, path, name, item string) []string {
+func (d *decoder) list(e *node, path, name, item string) []string {
 	c := d.one(e, path, name)
 	if c == nil {
 		return nil
@@ -108,7 +108,7 @@ func (d *decoder) list(e *elem, path, name, item string) []string {
 }
 
 // numbers is list with each item a floating-point number.
-func (d *decoder) numbers(e *elem, path, name string) []float64 {
+func (d *decoder) numbers(e *node, path, name string) []float64 {
 	texts := d.list(e, path, name, "double")
 	if texts == nil {
 		return nil
@@ -123,7 +123,7 @@ func (d *decoder) numbers(e *elem, path, name string) []float64 {
 }
 
 // coords consumes an extent element: coords/double ×4.
-func (d *decoder) coords(e *elem, path string) []float64 {
+func (d *decoder) coords(e *node, path string) []float64 {
 	ext := d.one(e, path, "extent")
 	if ext == nil {
 		return nil

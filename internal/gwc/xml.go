@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/xmltree"
 )
 
 func errDTD() error {
@@ -24,40 +23,37 @@ func parseXML(body []byte, expect string) (*node, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, emptyBody(expect)
 	}
-	root, err := xmltree.Parse(body)
-	if errors.Is(err, xmltree.ErrDirective) {
+	root, err := readXML(body)
+	if errors.Is(err, errDirective) {
 		return nil, errDTD()
 	}
-	if se, ok := errors.AsType[*xmltree.SyntaxError](err); ok {
+	if se, ok := errors.AsType[*xmlSyntaxError](err); ok {
 		return nil, apperr.Invalidf("Malformed XML: %s", se.Msg)
 	}
 	if err != nil {
 		return nil, apperr.Invalidf("Malformed XML: %v", err)
 	}
-	return nodeFromXML(root)
+	if err := noMixedText(root); err != nil {
+		return nil, err
+	}
+	return root, nil
 }
 
-// nodeFromXML makes the format-neutral tree of an XML element: an element
-// without child elements is a text node; one with them may hold no text
-// beside them.
-func nodeFromXML(e *xmltree.Element) (*node, error) {
-	n := &node{name: e.Name.Local, kind: elemNode}
-	if len(e.Kids) == 0 {
-		n.kind, n.text = textNode, e.Text
-		return n, nil
+// noMixedText refuses a REST body's element that holds text beside its
+// child elements (the first in document order).
+func noMixedText(n *node) error {
+	if n.kind != elemNode {
+		return nil
 	}
-	if s := strings.TrimSpace(e.Text); s != "" {
-		return nil, apperr.Invalidf("Unexpected text in element %s: %s", apperr.Show(n.name), apperr.Show(s))
+	if s := strings.TrimSpace(n.text); s != "" {
+		return apperr.Invalidf("Unexpected text in element %s: %s", apperr.Show(n.name), apperr.Show(s))
 	}
-	n.children = make([]*node, 0, len(e.Kids))
-	for _, k := range e.Kids {
-		c, err := nodeFromXML(k)
-		if err != nil {
-			return nil, err
+	for _, c := range n.children {
+		if err := noMixedText(c); err != nil {
+			return err
 		}
-		n.children = append(n.children, c)
 	}
-	return n, nil
+	return nil
 }
 
 // hasDoctype reports whether b contains "<!DOCTYPE" in any letter case.

@@ -1,17 +1,15 @@
 package rest
 
 import (
-	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 
 	"tilecache/internal/auth"
 )
 
-// routeKind names a route of the interface (a path pattern); every route
-// the router answers carries one, and access says what each of its methods
-// needs.
+// routeKind names a row of the authorization table (a path pattern);
+// every route (routes.go) carries one, and access says what each of its
+// methods needs.
 type routeKind int
 
 const (
@@ -72,11 +70,12 @@ type routeAccess struct {
 }
 
 // access is the authorization table: every route and method of the
-// interface and the role it needs, in one place; ServeHTTP checks it
-// before any handler runs. HEAD needs what GET needs. A method the table
-// does not list needs the administrator (and is logged as a gap): the
-// matrix test (contract_roles_test.go) fails on any route or method
-// missing here.
+// interface and the role it needs, in one place; every route (routes.go)
+// is registered with its row's permission, checked before its handler
+// runs, and a route whose method its row does not list is never served
+// (newMux fails; TestEveryRouteHasItsRow). HEAD is no method of the
+// contract (405). The matrix test (contract_roles_test.go) fails on any
+// route or method missing here.
 var access = [numKinds]routeAccess{
 	kindTasks:      {"/rest/seed.json", map[string]permission{"GET": read}},
 	kindKillAll:    {"/rest/seed", map[string]permission{"POST": kill}},
@@ -114,30 +113,21 @@ var access = [numKinds]routeAccess{
 	kindAccount:  {"/rest/accounts/{name}.json", map[string]permission{"GET": accounts, "PUT": accounts, "DELETE": accounts}},
 }
 
-// needs is the permission a method of a route of kind k needs; ok is
-// false when the table lists none (then the administrator's is assumed).
-func needs(k routeKind, method string) (permission, bool) {
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
+// permissionOf is the permission a method of a route of kind k needs;
+// ok is false when the table lists none: such a route is never served
+// (newMux refuses it).
+func permissionOf(k routeKind, method string) (permission, bool) {
 	if k < 0 || k >= numKinds {
-		return permission{need: auth.Admin}, false
+		return permission{}, false
 	}
 	p, ok := access[k].methods[method]
-	if !ok {
-		return permission{need: auth.Admin}, false
-	}
-	return p, true
+	return p, ok
 }
 
-// authorize reports whether the request may run a method of a route of
-// kind k, and answers 403 (one line naming the role needed and the one
-// held) when it may not.
-func authorize(w http.ResponseWriter, r *http.Request, k routeKind, log *slog.Logger) bool {
-	perm, listed := needs(k, r.Method)
-	if !listed {
-		log.Error("route missing from the authorization table: administrators only", "method", r.Method, "path", r.URL.Path, "kind", int(k))
-	}
+// authorize reports whether the request may run a route needing perm,
+// naming layer ("" for none), and answers 403 (one line naming the role
+// needed and the one held) when it may not.
+func authorize(w http.ResponseWriter, r *http.Request, perm permission, layer string) bool {
 	p, ok := auth.PrincipalOf(r.Context())
 	if !ok || !p.Role.Allows(perm.need) {
 		writeText(w, http.StatusForbidden, auth.Refusal(perm.need, p, ok))
@@ -150,7 +140,7 @@ func authorize(w http.ResponseWriter, r *http.Request, k routeKind, log *slog.Lo
 	// anything its role allows to a route naming one of its layers, and
 	// only reads to a route naming none (a listing, the quota, kill all,
 	// mass truncation, schedules, tokens span every layer).
-	switch layer := layerOfRoute(k, r.URL.EscapedPath()); {
+	switch {
 	case layer != "" && !p.MayUseLayer(layer):
 		writeText(w, http.StatusForbidden, p.LayerRefusal(layer))
 		return false
@@ -161,26 +151,15 @@ func authorize(w http.ResponseWriter, r *http.Request, k routeKind, log *slog.Lo
 	return true
 }
 
-// layerOfRoute is the layer a route of kind k at path names, "" for a
-// route that names none.
-func layerOfRoute(k routeKind, path string) string {
-	var prefix string
+// layerOf is the layer a route of kind k names by its decoded name, ""
+// for a route that names none (a grid set, a schedule, a token, an
+// account are no layers).
+func layerOf(k routeKind, name string) string {
 	switch k {
-	case kindLayerTasks, kindLayerForm:
-		prefix = "/rest/seed/"
-	case kindEstimate:
-		prefix = "/rest/estimate/"
-	case kindQuotaPages:
-		prefix = "/rest/diskquota/pages/"
-	case kindLayer:
-		prefix = "/rest/layers/"
-	default:
-		return ""
+	case kindLayerTasks, kindLayerForm, kindEstimate, kindQuotaPages, kindLayer:
+		return name
 	}
-	raw, _ := strings.CutPrefix(path, prefix)
-	raw, _ = splitSuffix(raw)
-	name, _ := layerSegment(raw)
-	return name
+	return ""
 }
 
 // Capabilities lists what role may do, as whoami.json reports it: the

@@ -1,8 +1,8 @@
 package rest
 
 // The bottom floor of the package: what every resource's handlers share
-// (the handler function's shape, the route, the path's format suffix, the
-// bodies read and written). It refers to nothing else in the package.
+// (the handler function's shape, the path's format suffix, the bodies
+// read and written). It refers to nothing else in the package.
 
 import (
 	"encoding/json"
@@ -53,24 +53,6 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 func mediaType(header string) string {
 	mt, _, _ := strings.Cut(header, ";")
 	return strings.ToLower(strings.TrimSpace(mt))
-}
-
-// route is one resource of the contract's method matrix (§3): its kind
-// (the row of the authorization table, access.go) and its methods.
-type route struct {
-	kind    routeKind
-	methods map[string]handlerFunc
-}
-
-// allow lists the route's methods for an Allow header, in matrix order.
-func (rt route) allow() string {
-	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
-		if _, ok := rt.methods[m]; ok {
-			out = append(out, m)
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // format is a path suffix: the wire format of a request or response body.

@@ -11,23 +11,32 @@ import (
 // every optional route (a configuration store, failures) does, and returns
 // the pattern of the route's row in the authorization table and its
 // methods, with the role each needs ("" for a method the table does not
-// list); ok is false for no route or a route whose kind has no row.
+// list); ok is false for no route, routes of several rows, or a row
+// without a pattern.
 func RoutedMethods(path string) (pattern string, methods map[string]string, ok bool) {
 	type stubEditor struct{ LayerEditor }
 	type stubFailures struct{ FailureLister }
 	h := New(Services{Editor: stubEditor{}}, Options{Failures: stubFailures{}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	rt, found := h.route(httptest.NewRequest("GET", path, nil))
-	if !found || rt.kind < 0 || rt.kind >= numKinds || access[rt.kind].path == "" {
-		return "", nil, false
-	}
+	kind := routeKind(-1)
 	methods = map[string]string{}
-	for m := range rt.methods {
+	for _, m := range matrixMethods {
+		rt, _, found := h.router.lookup(httptest.NewRequest(m, path, nil))
+		if !found {
+			continue
+		}
+		if kind >= 0 && rt.kind != kind {
+			return "", nil, false
+		}
+		kind = rt.kind
 		methods[m] = ""
 		if p, listed := access[rt.kind].methods[m]; listed {
 			methods[m] = p.need.String()
 		}
 	}
-	return access[rt.kind].path, methods, true
+	if kind < 0 || kind >= numKinds || access[kind].path == "" {
+		return "", nil, false
+	}
+	return access[kind].path, methods, true
 }
 
 // TablePatterns lists the patterns of every kind of route, "" for a kind

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -13,17 +12,6 @@ import (
 	"tilecache/internal/quota"
 	"tilecache/internal/tilestore"
 )
-
-// LayerIDs finds layers by their store id (layer.Catalogue does).
-type LayerIDs interface {
-	ByID(id string) (l *layer.Layer, ok bool)
-}
-
-// ReadRecorder records reads of tiles counted from access logs, each batch
-// once (quota.ReadLog does).
-type ReadRecorder interface {
-	Record(ctx context.Context, id string, reads []quota.Access) (dup bool, err error)
-}
 
 // postAccess answers POST /rest/diskquota/access.json, an extension of this
 // project: a batch of page reads from an access log (`tilecache quota

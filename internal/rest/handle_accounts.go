@@ -42,41 +42,6 @@ type accountsResource struct {
 	log        *slog.Logger
 }
 
-// AccountStore keeps the accounts added at run time (account.Store).
-type AccountStore interface {
-	Create(ctx context.Context, a account.Account) error
-	Get(ctx context.Context, name string) (account.Account, error)
-	List(ctx context.Context) ([]account.Account, error)
-	Update(ctx context.Context, a account.Account) error
-	Delete(ctx context.Context, name string) error
-}
-
-// ConfiguredAccounts are the accounts of the accounts file or secret
-// (auth.Authenticator).
-type ConfiguredAccounts interface {
-	Configured() []auth.Account
-	IsConfigured(name string) bool
-}
-
-// accountRoute routes /rest/accounts.json and /rest/accounts/{name}.json.
-func (res accountsResource) route(path string) (route, bool) {
-	if path == "/rest/accounts.json" {
-		return route{kindAccounts, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
-	}
-	raw, ok := strings.CutPrefix(path, "/rest/accounts/")
-	if !ok || strings.Contains(raw, "/") {
-		return route{}, false
-	}
-	raw, f := splitSuffix(raw)
-	name, err := url.PathUnescape(raw)
-	if f != formatJSON || err != nil || name == "" {
-		return route{}, false
-	}
-	return route{kindAccount, map[string]handlerFunc{
-		http.MethodGet: res.get(name), http.MethodPut: res.change(name), http.MethodDelete: res.remove(name),
-	}}, true
-}
-
 // accountJSON is an account as the interface shows it.
 type accountJSON struct {
 	Name string `json:"name"`

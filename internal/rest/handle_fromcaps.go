@@ -30,17 +30,6 @@ const (
 	capsMaxBytes = 8 << 20
 )
 
-// withFromCapabilities adds POST of the proposal to rt, the route
-// /rest/layers/ gives fromCapabilitiesPath.
-func (lr layersResource) withFromCapabilities(rt route) route {
-	methods := make(map[string]handlerFunc, len(rt.methods)+1)
-	for m, fn := range rt.methods {
-		methods[m] = fn
-	}
-	methods[http.MethodPost] = lr.fromCapabilities
-	return route{kindFromCapabilities, methods}
-}
-
 type fromCapsRequest struct {
 	URL     string   `json:"url"`
 	Version string   `json:"version"`

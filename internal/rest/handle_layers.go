@@ -3,31 +3,13 @@ package rest
 import (
 	"errors"
 	"log/slog"
-	"maps"
 	"net/http"
 	"strings"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
-	"tilecache/internal/layer"
 	"tilecache/internal/source/upstream"
 )
-
-// LayerCatalogue is what the layer and grid set resources read: the
-// configured layers and grid sets (layer.Catalogue has it).
-type LayerCatalogue interface {
-	// Names lists the layers in configuration order.
-	Names() []string
-	// Layer returns the layer called name.
-	Layer(name string) (*layer.Layer, bool)
-	// GridSetIDs lists every grid set, built in or configured.
-	GridSetIDs() []string
-	// GridSet returns a grid set and what its entry says beyond the grid.
-	GridSet(id string) (*grid.GridSet, layer.GridSetInfo, bool)
-	// GridSetVersion fingerprints a custom grid set ("" for a built-in).
-	GridSetVersion(id string) string
-}
 
 // xmlOnly refuses the JSON form of the layer and grid set documents:
 // GeoWebCache itself advises XML for them (its JSON cannot carry the
@@ -37,6 +19,14 @@ func xmlOnly(resource string) handlerFunc {
 		return apperr.Invalidf("The %s representation is XML only: ask for %s.xml", resource, resource)
 	}
 }
+
+// refuseJSON refuses the JSON form of the document under prefix.
+func refuseJSON(prefix string) func(target) handlerFunc {
+	return func(t target) handlerFunc { return xmlOnly(prefix + t.raw) }
+}
+
+// etag quotes a definition's version as an entity tag.
+func etag(version string) string { return `"` + version + `"` }
 
 // layersResource serves /rest/layers and /rest/gridsets: GeoWebCache's
 // layer and grid set documents, read from the catalogue and written
@@ -52,61 +42,11 @@ type layersResource struct {
 	log      *slog.Logger
 }
 
-// layerRoute routes /rest/layers and /rest/layers/{name}.xml (GET).
-func (lr layersResource) route(path string) (route, bool) {
-	whole := func(what string) handlerFunc {
-		return func(http.ResponseWriter, *http.Request) error {
-			return apperr.Invalidf("Give the %s to delete: DELETE /rest/%s/{name}.xml", what, what+"s")
-		}
+// deleteWhole refuses a DELETE of the whole list of layers or grid sets.
+func deleteWhole(what string) handlerFunc {
+	return func(http.ResponseWriter, *http.Request) error {
+		return apperr.Invalidf("Give the %s to delete: DELETE /rest/%s/{name}.xml", what, what+"s")
 	}
-	switch path {
-	case "/rest/layers", "/rest/layers.xml":
-		return route{kindLayers, map[string]handlerFunc{http.MethodGet: lr.listLayers, http.MethodDelete: whole("layer")}}, true
-	case "/rest/gridsets", "/rest/gridsets.xml":
-		return route{kindGridSets, map[string]handlerFunc{http.MethodGet: lr.listGridSets, http.MethodDelete: whole("gridset")}}, true
-	}
-	for _, sub := range []struct {
-		prefix string
-		kind   routeKind
-		get    func(name string) handlerFunc
-		writes func(name string) map[string]handlerFunc
-	}{
-		{"/rest/layers/", kindLayer, lr.getLayer, func(name string) map[string]handlerFunc {
-			return map[string]handlerFunc{http.MethodPut: lr.putLayer(name, true), http.MethodPost: lr.putLayer(name, false), http.MethodDelete: lr.deleteLayer(name)}
-		}},
-		{"/rest/gridsets/", kindGridSet, lr.getGridSet, func(name string) map[string]handlerFunc {
-			return map[string]handlerFunc{http.MethodPut: lr.putGridSet(name), http.MethodDelete: lr.deleteGridSet(name)}
-		}},
-	} {
-		raw, ok := strings.CutPrefix(path, sub.prefix)
-		if !ok {
-			continue
-		}
-		raw, f := splitSuffix(raw)
-		name, ok := layerSegment(raw)
-		// A name is one path segment, decoded: "a%2F..%2Fb" is not one.
-		if !ok || strings.Contains(raw, "/") || strings.ContainsAny(name, "/\\") || f == formatNone {
-			return route{}, false
-		}
-		if f == formatJSON {
-			refuse := xmlOnly(strings.TrimSuffix(sub.prefix, "/") + "/" + raw)
-			methods := map[string]handlerFunc{http.MethodGet: refuse}
-			if lr.editor != nil {
-				for m := range sub.writes(name) {
-					methods[m] = refuse
-				}
-			}
-			return route{sub.kind, methods}, true
-		}
-		methods := map[string]handlerFunc{http.MethodGet: sub.get(name)}
-		if lr.editor != nil {
-			// Without a configuration store, the layer file is all there
-			// is: PUT, POST and DELETE answer 405.
-			maps.Copy(methods, sub.writes(name))
-		}
-		return route{sub.kind, methods}, true
-	}
-	return route{}, false
 }
 
 // serviceURL is the service's root as the client addressed it (the

@@ -18,24 +18,6 @@ import (
 	"tilecache/internal/task"
 )
 
-// LayerEditor changes the configuration managed at run time
-// (layer.Registry does).
-type LayerEditor interface {
-	// Update runs edit on the stored configuration's document and the
-	// catalogue it makes, saves the result if it is valid, and returns the
-	// new catalogue; see layer.Registry.Update.
-	Update(ctx context.Context, edit func(doc *layer.Config, current *layer.Catalogue) error) (*layer.Catalogue, error)
-}
-
-// OrphanFinder finds (and deletes) the tiles a layer change orphaned
-// (seed.Planner does).
-type OrphanFinder interface {
-	Orphans(ctx context.Context, old, next *layer.Layer, regridded map[string]bool, remove bool) (seed.OrphanReport, error)
-}
-
-// etag quotes a definition's version as an entity tag.
-func etag(version string) string { return `"` + version + `"` }
-
 // preconditions checks a write's If-Match and If-None-Match against the
 // current version of the resource ("" when it does not exist), as RFC 9110
 // says: a stale write is a 412.

@@ -17,16 +17,6 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// PageReader reads the disk quota's usage pages (the usage store does).
-type PageReader interface {
-	// LevelPages reads the pages of one level of a tile set by key prefix
-	// (quota.PageStore).
-	LevelPages(ctx context.Context, set tilestore.SetName, z int, after string, limit int) ([]quota.Page, string, error)
-	// PagesInOrder reads a layer's pages in expiration order
-	// (quota.PageStore).
-	PagesInOrder(ctx context.Context, layer, policy, cursor string, limit int) ([]quota.Page, string, error)
-}
-
 // Bounds of GET /rest/diskquota/pages' limit parameter.
 const (
 	defaultPagesLimit = 1000
@@ -66,22 +56,6 @@ type pageAnswer struct {
 	LastAccess *string    `json:"lastAccess"`
 	Frequency  float64    `json:"frequency"`
 	Rank       int        `json:"rank,omitempty"` // 0: not among the pages ranked
-}
-
-// quotaPagesRoute is GET /rest/diskquota/pages/{layer}.json, an extension
-// of this project (GeoWebCache has no such path): the disk quota's usage
-// pages of one tile set at one level, for a coverage map.
-func (q quotaResource) pagesRoute(path string) (route, bool) {
-	raw, ok := strings.CutPrefix(path, "/rest/diskquota/pages/")
-	if !ok || strings.Contains(raw, "/") {
-		return route{}, false
-	}
-	raw, f := splitSuffix(raw)
-	name, ok := layerSegment(raw)
-	if !ok || f != formatJSON {
-		return route{}, false
-	}
-	return route{kindQuotaPages, map[string]handlerFunc{http.MethodGet: q.pages(name)}}, true
 }
 
 // quotaPages answers the pages of layer's tile set (gridSet, format,

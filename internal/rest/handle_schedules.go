@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/gwc"
 	"tilecache/internal/schedule"
-	"tilecache/internal/seed"
 )
 
 // Schedules of saved requests, an extension of this project (GeoWebCache
@@ -40,45 +38,6 @@ type schedulesResource struct {
 	planner  Preparer // checks a schedule's request when it is saved
 	basePath string
 	log      *slog.Logger
-}
-
-// ScheduleStore keeps schedules (schedule.Store's calls the handlers make).
-type ScheduleStore interface {
-	// CreateSchedule stores s; apperr.Conflict when the name is taken or
-	// the store holds schedule.MaxSchedules schedules.
-	CreateSchedule(ctx context.Context, s schedule.Schedule) error
-	// Schedule returns the named schedule; apperr.NotFound when none, an
-	// error wrapping schedule.ErrUnreadable when it does not decode.
-	Schedule(ctx context.Context, name string) (schedule.Schedule, error)
-	// Schedules returns every schedule that decodes, by name, and those
-	// that do not.
-	Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error)
-	// DeleteSchedule removes the named schedule; apperr.NotFound when none.
-	DeleteSchedule(ctx context.Context, name string) error
-}
-
-// Preparer validates a seed request without recording anything.
-type Preparer interface {
-	// Prepare validates and plans r as Submit would; a request the client
-	// got wrong is apperr.Invalid.
-	Prepare(r gwc.SeedRequest) (seed.Prepared, error)
-}
-
-// scheduleRoute routes /rest/schedules.json and /rest/schedules/{name}.json.
-func (res schedulesResource) route(path string) (route, bool) {
-	if path == "/rest/schedules.json" {
-		return route{kindSchedules, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
-	}
-	raw, ok := strings.CutPrefix(path, "/rest/schedules/")
-	if !ok || strings.Contains(raw, "/") {
-		return route{}, false
-	}
-	raw, f := splitSuffix(raw)
-	name, err := url.PathUnescape(raw)
-	if f != formatJSON || err != nil || name == "" {
-		return route{}, false
-	}
-	return route{kindSchedule, map[string]handlerFunc{http.MethodGet: res.get(name), http.MethodDelete: res.remove(name)}}, true
 }
 
 // scheduleBody is the body of POST /rest/schedules.json.

@@ -10,7 +10,6 @@ package rest
 // 200 "Sorry" page).
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -22,15 +21,6 @@ import (
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
 )
-
-// OneTaskKiller terminates one task (seed.Engine does).
-type OneTaskKiller interface {
-	// KillTask terminates task id when PENDING or RUNNING, of layer (any
-	// when ""); it returns the task as it was before, or as it is when it
-	// had already finished (killed false). An unknown id is NotFound, a
-	// task of another layer Invalid.
-	KillTask(ctx context.Context, layer string, id int64) (t task.Task, killed bool, err error)
-}
 
 // isKillThread reports whether a kill request names one task: a
 // kill_thread parameter in the query string or the form.

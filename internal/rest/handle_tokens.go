@@ -2,10 +2,8 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -30,32 +28,8 @@ type tokensResource struct {
 	basePath string
 }
 
-// TokenStore keeps the API tokens (apitoken.Store).
-type TokenStore interface {
-	Create(ctx context.Context, t apitoken.Token) error
-	List(ctx context.Context) ([]apitoken.Token, error)
-	Revoke(ctx context.Context, id string, at time.Time) error
-}
-
 // DefaultTokenLifetime is the lifetime of a token issued without one.
 const DefaultTokenLifetime = 30 * 24 * time.Hour
-
-// tokenRoute routes /rest/tokens.json and /rest/tokens/{id}.json.
-func (res tokensResource) route(path string) (route, bool) {
-	if path == "/rest/tokens.json" {
-		return route{kindTokens, map[string]handlerFunc{http.MethodGet: res.list, http.MethodPost: res.create}}, true
-	}
-	raw, ok := strings.CutPrefix(path, "/rest/tokens/")
-	if !ok || strings.Contains(raw, "/") {
-		return route{}, false
-	}
-	raw, f := splitSuffix(raw)
-	id, err := url.PathUnescape(raw)
-	if f != formatJSON || err != nil || id == "" {
-		return route{}, false
-	}
-	return route{kindToken, map[string]handlerFunc{http.MethodDelete: res.revoke(id)}}, true
-}
 
 // tokenBody is the body of POST /rest/tokens.json.
 type tokenBody struct {

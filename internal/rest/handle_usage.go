@@ -1,17 +1,10 @@
 package rest
 
 import (
-	"context"
 	"net/http"
 
 	"tilecache/internal/gwc"
-	"tilecache/internal/quota"
 )
-
-// UsageReporter answers the disk usage report (quota.Cleaner does).
-type UsageReporter interface {
-	Report(ctx context.Context) (quota.Report, error)
-}
 
 // getUsage answers GET /rest/diskquota/usage.xml|.json: used bytes and
 // tiles per layer and in total, the quotas and the last clean-up time.

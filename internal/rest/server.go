@@ -19,7 +19,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"tilecache/internal/httperr"
 	"tilecache/internal/quota"
@@ -72,11 +71,13 @@ type Handler struct {
 	tasks     tasksResource
 	overview  overviewResource
 	failures  failuresResource
+	// router serves the routes (routes.go).
+	router *router
 }
 
 // New returns the handler.
 func New(svc Services, opts Options, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, opts: opts, log: log,
+	h := &Handler{svc: svc, opts: opts, log: log,
 		tokens:    tokensResource{store: svc.Tokens, layers: svc.Layers, basePath: opts.BasePath},
 		accounts:  accountsResource{store: svc.Accounts, configured: svc.Configured, tokens: svc.Tokens, cost: opts.AccountCost, basePath: opts.BasePath, log: log},
 		schedules: schedulesResource{store: svc.Schedules, planner: svc.Planner, basePath: opts.BasePath, log: log},
@@ -88,27 +89,18 @@ func New(svc Services, opts Options, log *slog.Logger) *Handler {
 		overview: overviewResource{layers: svc.Layers, usage: opts.Usage, recent: opts.Recent},
 		failures: failuresResource{failures: opts.Failures, layers: svc.Layers},
 	}
+	router, err := newRouter(h.routes(), h.writeError)
+	if err != nil {
+		panic("rest: " + err.Error()) // the route list and the table disagree: a mistake of this package
+	}
+	h.router = router
+	return h
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: the route of the request's method
+// and path (routes.go), else the contract's 404 or 405.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt, ok := h.route(r)
-	if !ok {
-		writeText(w, http.StatusNotFound, "Not found: "+r.URL.Path)
-		return
-	}
-	fn, ok := rt.methods[r.Method]
-	if !ok {
-		w.Header().Set("Allow", rt.allow())
-		writeText(w, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed on "+r.URL.Path)
-		return
-	}
-	if !authorize(w, r, rt.kind, h.log) {
-		return
-	}
-	if err := fn(w, r); err != nil {
-		h.writeError(w, r, err)
-	}
+	h.router.ServeHTTP(w, r)
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -122,94 +114,106 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	writeText(w, status, msg)
 }
 
-// route finds the resource of a request; every route of the contract is
-// listed here.
-func (h *Handler) route(r *http.Request) (route, bool) {
-	path := r.URL.EscapedPath()
-	switch path {
-	case "/rest/seed.json":
-		return route{kindTasks, map[string]handlerFunc{http.MethodGet: h.tasks.listAll}}, true
-	case "/rest/seed":
-		return route{kindKillAll, map[string]handlerFunc{http.MethodPost: h.tasks.killAll}}, true
-	case "/rest/masstruncate":
-		return route{kindMassTruncate, map[string]handlerFunc{http.MethodGet: h.tasks.massTruncateTypes, http.MethodPost: h.tasks.massTruncate}}, true
-	case "/rest/diskquota.xml":
-		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.quota.getConfig(formatXML), http.MethodPut: h.quota.putConfig(formatXML)}}, true
-	case "/rest/diskquota.json":
-		return route{kindQuota, map[string]handlerFunc{http.MethodGet: h.quota.getConfig(formatJSON), http.MethodPut: h.quota.putConfig(formatJSON)}}, true
-	case "/rest/diskquota/usage.xml":
-		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.quota.getUsage(formatXML)}}, true
-	case "/rest/diskquota/usage.json":
-		return route{kindUsage, map[string]handlerFunc{http.MethodGet: h.quota.getUsage(formatJSON)}}, true
-	case "/rest/overview.json":
-		// An extension of this project: a console's first page in one
-		// answer (handle_overview.go).
-		return route{kindOverview, map[string]handlerFunc{http.MethodGet: h.overview.get}}, true
-	case "/rest/failures.json":
-		// An extension of this project: why tasks failed
-		// (handle_failures.go).
-		if h.failures.failures == nil {
-			return route{}, false
-		}
-		return route{kindFailures, map[string]handlerFunc{http.MethodGet: h.failures.get}}, true
-	case "/rest/whoami.json":
-		// An extension of this project: the request's account, role and
-		// what it may do (handle_whoami.go).
-		return route{kindWhoAmI, map[string]handlerFunc{http.MethodGet: whoAmI}}, true
-	case "/rest/diskquota/access.json":
-		// An extension of this project (GeoWebCache has no such path).
-		return route{kindAccessLog, map[string]handlerFunc{http.MethodPost: h.quota.postAccess}}, true
-	}
-	if rt, ok := h.quota.pagesRoute(path); ok {
-		// An extension of this project: the disk quota's usage pages of a
-		// tile set's level (handle_quotapages.go).
-		return rt, true
-	}
-	if rt, ok := h.layersRes.route(path); ok {
-		// The layers and grid sets, read from the layer file
-		// (handle_layers.go).
-		if path == fromCapabilitiesPath {
-			// An extension of this project: POST proposes layers from a
-			// WMS's capabilities (handle_fromcaps.go).
-			rt = h.layersRes.withFromCapabilities(rt)
-		}
-		return rt, true
-	}
-	if rt, ok := h.tokens.route(path); ok {
-		// An extension of this project: the API tokens
-		// (handle_tokens.go).
-		return rt, true
-	}
-	if rt, ok := h.accounts.route(path); ok {
-		// An extension of this project: the accounts added at run time
-		// (handle_accounts.go).
-		return rt, true
-	}
-	if rt, ok := h.schedules.route(path); ok {
-		// An extension of this project (handle_schedules.go).
-		return rt, true
-	}
-	if raw, ok := strings.CutPrefix(path, "/rest/estimate/"); ok {
+// routes lists every route the handler serves, grouped by resource.
+func (h *Handler) routes() []route {
+	ts, q, lr := h.tasks, h.quota, h.layersRes
+	rs := []route{
+		// The seed tasks (handle_seed.go, handle_tilelist.go,
+		// handle_masstruncate.go).
+		{"GET /rest/seed.json", kindTasks, nil, fixed(ts.listAll)},
+		{"POST /rest/seed", kindKillAll, nil, fixed(ts.killAll)},
+		{"GET /rest/seed/{layer}.json", kindLayerTasks, layerSegment, named(ts.listLayer)},
+		{"GET /rest/seed/{layer}.xml", kindLayerTasks, layerSegment, named(ts.listLayer)},
+		{"POST /rest/seed/{layer}.json", kindLayerTasks, layerSegment, named(ts.postSeed)},
+		{"POST /rest/seed/{layer}.xml", kindLayerTasks, layerSegment, named(ts.postSeed)},
+		// Any other ending is part of the layer's name.
+		{"POST /rest/seed/{layer}", kindLayerForm, layerSegment, func(t target) handlerFunc { return ts.postLayer(t.name) }},
 		// An extension of this project: a dry run of a seed request
 		// (GeoWebCache has no such path and answers 404).
-		raw, f := splitSuffix(raw)
-		name, ok := layerSegment(raw)
-		if !ok || f == formatNone || strings.Contains(raw, "/") {
-			return route{}, false
-		}
-		return route{kindEstimate, map[string]handlerFunc{http.MethodPost: h.tasks.estimate(name, f)}}, true
+		{"POST /rest/estimate/{layer}.json", kindEstimate, layerSegment, named(ts.estimate)},
+		{"POST /rest/estimate/{layer}.xml", kindEstimate, layerSegment, named(ts.estimate)},
+		{"GET /rest/masstruncate", kindMassTruncate, nil, fixed(ts.massTruncateTypes)},
+		{"POST /rest/masstruncate", kindMassTruncate, nil, fixed(ts.massTruncate)},
+
+		// The disk quota (handle_diskquota.go, handle_usage.go,
+		// handle_quotapages.go, handle_access.go).
+		{"GET /rest/diskquota.xml", kindQuota, nil, formatted(q.getConfig)},
+		{"GET /rest/diskquota.json", kindQuota, nil, formatted(q.getConfig)},
+		{"PUT /rest/diskquota.xml", kindQuota, nil, formatted(q.putConfig)},
+		{"PUT /rest/diskquota.json", kindQuota, nil, formatted(q.putConfig)},
+		{"GET /rest/diskquota/usage.xml", kindUsage, nil, formatted(q.getUsage)},
+		{"GET /rest/diskquota/usage.json", kindUsage, nil, formatted(q.getUsage)},
+		// Extensions of this project: the usage pages of a tile set's
+		// level, and the tile reads counted from access logs (GeoWebCache
+		// has no such paths).
+		{"GET /rest/diskquota/pages/{layer}.json", kindQuotaPages, layerSegment, func(t target) handlerFunc { return q.pages(t.name) }},
+		{"POST /rest/diskquota/access.json", kindAccessLog, nil, fixed(q.postAccess)},
+
+		// The layers and grid sets (handle_layers.go; the writes, below,
+		// only with a configuration store). The JSON documents are refused:
+		// XML only.
+		{"GET /rest/layers", kindLayers, nil, fixed(lr.listLayers)},
+		{"GET /rest/layers.xml", kindLayers, nil, fixed(lr.listLayers)},
+		{"DELETE /rest/layers", kindLayers, nil, fixed(deleteWhole("layer"))},
+		{"DELETE /rest/layers.xml", kindLayers, nil, fixed(deleteWhole("layer"))},
+		{"GET /rest/layers/{layer}.xml", kindLayer, fileSegment, func(t target) handlerFunc { return lr.getLayer(t.name) }},
+		{"GET /rest/layers/{layer}.json", kindLayer, fileSegment, refuseJSON("/rest/layers/")},
+		// An extension of this project: POST proposes layers from a WMS's
+		// capabilities (handle_fromcaps.go); its other methods are a
+		// layer's JSON document's, refused.
+		{"GET " + fromCapabilitiesPath, kindFromCapabilities, nil, refuseJSON("/rest/layers/")},
+		{"POST " + fromCapabilitiesPath, kindFromCapabilities, nil, fixed(lr.fromCapabilities)},
+		{"GET /rest/gridsets", kindGridSets, nil, fixed(lr.listGridSets)},
+		{"GET /rest/gridsets.xml", kindGridSets, nil, fixed(lr.listGridSets)},
+		{"DELETE /rest/gridsets", kindGridSets, nil, fixed(deleteWhole("gridset"))},
+		{"DELETE /rest/gridsets.xml", kindGridSets, nil, fixed(deleteWhole("gridset"))},
+		{"GET /rest/gridsets/{gridset}.xml", kindGridSet, fileSegment, func(t target) handlerFunc { return lr.getGridSet(t.name) }},
+		{"GET /rest/gridsets/{gridset}.json", kindGridSet, fileSegment, refuseJSON("/rest/gridsets/")},
+
+		// Extensions of this project: a console's first page in one answer
+		// (handle_overview.go), the request's account, role and what it
+		// may do (handle_whoami.go).
+		{"GET /rest/overview.json", kindOverview, nil, fixed(h.overview.get)},
+		{"GET /rest/whoami.json", kindWhoAmI, nil, fixed(whoAmI)},
+
+		// Extensions of this project: the schedules of saved seed requests
+		// (handle_schedules.go), the API tokens (handle_tokens.go) and the
+		// accounts added at run time (handle_accounts.go).
+		{"GET /rest/schedules.json", kindSchedules, nil, fixed(h.schedules.list)},
+		{"POST /rest/schedules.json", kindSchedules, nil, fixed(h.schedules.create)},
+		{"GET /rest/schedules/{name}.json", kindSchedule, pathSegment, func(t target) handlerFunc { return h.schedules.get(t.name) }},
+		{"DELETE /rest/schedules/{name}.json", kindSchedule, pathSegment, func(t target) handlerFunc { return h.schedules.remove(t.name) }},
+		{"GET /rest/tokens.json", kindTokens, nil, fixed(h.tokens.list)},
+		{"POST /rest/tokens.json", kindTokens, nil, fixed(h.tokens.create)},
+		{"DELETE /rest/tokens/{id}.json", kindToken, pathSegment, func(t target) handlerFunc { return h.tokens.revoke(t.name) }},
+		{"GET /rest/accounts.json", kindAccounts, nil, fixed(h.accounts.list)},
+		{"POST /rest/accounts.json", kindAccounts, nil, fixed(h.accounts.create)},
+		{"GET /rest/accounts/{name}.json", kindAccount, pathSegment, func(t target) handlerFunc { return h.accounts.get(t.name) }},
+		{"PUT /rest/accounts/{name}.json", kindAccount, pathSegment, func(t target) handlerFunc { return h.accounts.change(t.name) }},
+		{"DELETE /rest/accounts/{name}.json", kindAccount, pathSegment, func(t target) handlerFunc { return h.accounts.remove(t.name) }},
 	}
-	raw, ok := strings.CutPrefix(path, "/rest/seed/")
-	if !ok || raw == "" || strings.Contains(raw, "/") {
-		return route{}, false
+	if h.failures.failures != nil {
+		// An extension of this project: why tasks failed
+		// (handle_failures.go); 404 without a failure store.
+		rs = append(rs, route{"GET /rest/failures.json", kindFailures, nil, fixed(h.failures.get)})
 	}
-	raw, f := splitSuffix(raw)
-	name, ok := layerSegment(raw)
-	if !ok {
-		return route{}, false
+	if lr.editor != nil {
+		// Without a configuration store the layer file is all there is:
+		// PUT, POST and DELETE of a layer or grid set answer 405.
+		rs = append(rs,
+			route{"PUT /rest/layers/{layer}.xml", kindLayer, fileSegment, func(t target) handlerFunc { return lr.putLayer(t.name, true) }},
+			route{"POST /rest/layers/{layer}.xml", kindLayer, fileSegment, func(t target) handlerFunc { return lr.putLayer(t.name, false) }},
+			route{"DELETE /rest/layers/{layer}.xml", kindLayer, fileSegment, func(t target) handlerFunc { return lr.deleteLayer(t.name) }},
+			route{"PUT /rest/layers/{layer}.json", kindLayer, fileSegment, refuseJSON("/rest/layers/")},
+			route{"POST /rest/layers/{layer}.json", kindLayer, fileSegment, refuseJSON("/rest/layers/")},
+			route{"DELETE /rest/layers/{layer}.json", kindLayer, fileSegment, refuseJSON("/rest/layers/")},
+			route{"PUT " + fromCapabilitiesPath, kindFromCapabilities, nil, refuseJSON("/rest/layers/")},
+			route{"DELETE " + fromCapabilitiesPath, kindFromCapabilities, nil, refuseJSON("/rest/layers/")},
+			route{"PUT /rest/gridsets/{gridset}.xml", kindGridSet, fileSegment, func(t target) handlerFunc { return lr.putGridSet(t.name) }},
+			route{"DELETE /rest/gridsets/{gridset}.xml", kindGridSet, fileSegment, func(t target) handlerFunc { return lr.deleteGridSet(t.name) }},
+			route{"PUT /rest/gridsets/{gridset}.json", kindGridSet, fileSegment, refuseJSON("/rest/gridsets/")},
+			route{"DELETE /rest/gridsets/{gridset}.json", kindGridSet, fileSegment, refuseJSON("/rest/gridsets/")},
+		)
 	}
-	if f == formatNone {
-		return route{kindLayerForm, map[string]handlerFunc{http.MethodPost: h.tasks.postLayer(name)}}, true
-	}
-	return route{kindLayerTasks, map[string]handlerFunc{http.MethodGet: h.tasks.listLayer(name, f), http.MethodPost: h.tasks.postSeed(name, f)}}, true
+	return rs
 }

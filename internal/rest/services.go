@@ -3,13 +3,20 @@ package rest
 import (
 	"context"
 	"io"
+	"time"
 
+	"tilecache/internal/account"
+	"tilecache/internal/apitoken"
 	"tilecache/internal/area"
+	"tilecache/internal/auth"
+	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/quota"
+	"tilecache/internal/schedule"
 	"tilecache/internal/seed"
 	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
 )
 
 // The seeding side's calls the handlers make, one interface per call,
@@ -140,4 +147,119 @@ type Services struct {
 	// secret, listed there and never changed.
 	Accounts   AccountStore
 	Configured ConfiguredAccounts
+}
+
+// The calls of the other resources, one small interface per call, here
+// with the seeding side's so that every resource's file refers down to
+// this one: the layers and grid sets, the accounts, tokens and schedules,
+// and the disk quota's (Options: Usage, Reads, Pages).
+
+// LayerIDs finds layers by their store id (layer.Catalogue does).
+type LayerIDs interface {
+	ByID(id string) (l *layer.Layer, ok bool)
+}
+
+// ReadRecorder records reads of tiles counted from access logs, each batch
+// once (quota.ReadLog does).
+type ReadRecorder interface {
+	Record(ctx context.Context, id string, reads []quota.Access) (dup bool, err error)
+}
+
+// AccountStore keeps the accounts added at run time (account.Store).
+type AccountStore interface {
+	Create(ctx context.Context, a account.Account) error
+	Get(ctx context.Context, name string) (account.Account, error)
+	List(ctx context.Context) ([]account.Account, error)
+	Update(ctx context.Context, a account.Account) error
+	Delete(ctx context.Context, name string) error
+}
+
+// ConfiguredAccounts are the accounts of the accounts file or secret
+// (auth.Authenticator).
+type ConfiguredAccounts interface {
+	Configured() []auth.Account
+	IsConfigured(name string) bool
+}
+
+// LayerCatalogue is what the layer and grid set resources read: the
+// configured layers and grid sets (layer.Catalogue has it).
+type LayerCatalogue interface {
+	// Names lists the layers in configuration order.
+	Names() []string
+	// Layer returns the layer called name.
+	Layer(name string) (*layer.Layer, bool)
+	// GridSetIDs lists every grid set, built in or configured.
+	GridSetIDs() []string
+	// GridSet returns a grid set and what its entry says beyond the grid.
+	GridSet(id string) (*grid.GridSet, layer.GridSetInfo, bool)
+	// GridSetVersion fingerprints a custom grid set ("" for a built-in).
+	GridSetVersion(id string) string
+}
+
+// LayerEditor changes the configuration managed at run time
+// (layer.Registry does).
+type LayerEditor interface {
+	// Update runs edit on the stored configuration's document and the
+	// catalogue it makes, saves the result if it is valid, and returns the
+	// new catalogue; see layer.Registry.Update.
+	Update(ctx context.Context, edit func(doc *layer.Config, current *layer.Catalogue) error) (*layer.Catalogue, error)
+}
+
+// OrphanFinder finds (and deletes) the tiles a layer change orphaned
+// (seed.Planner does).
+type OrphanFinder interface {
+	Orphans(ctx context.Context, old, next *layer.Layer, regridded map[string]bool, remove bool) (seed.OrphanReport, error)
+}
+
+// PageReader reads the disk quota's usage pages (the usage store does).
+type PageReader interface {
+	// LevelPages reads the pages of one level of a tile set by key prefix
+	// (quota.PageStore).
+	LevelPages(ctx context.Context, set tilestore.SetName, z int, after string, limit int) ([]quota.Page, string, error)
+	// PagesInOrder reads a layer's pages in expiration order
+	// (quota.PageStore).
+	PagesInOrder(ctx context.Context, layer, policy, cursor string, limit int) ([]quota.Page, string, error)
+}
+
+// ScheduleStore keeps schedules (schedule.Store's calls the handlers make).
+type ScheduleStore interface {
+	// CreateSchedule stores s; apperr.Conflict when the name is taken or
+	// the store holds schedule.MaxSchedules schedules.
+	CreateSchedule(ctx context.Context, s schedule.Schedule) error
+	// Schedule returns the named schedule; apperr.NotFound when none, an
+	// error wrapping schedule.ErrUnreadable when it does not decode.
+	Schedule(ctx context.Context, name string) (schedule.Schedule, error)
+	// Schedules returns every schedule that decodes, by name, and those
+	// that do not.
+	Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error)
+	// DeleteSchedule removes the named schedule; apperr.NotFound when none.
+	DeleteSchedule(ctx context.Context, name string) error
+}
+
+// Preparer validates a seed request without recording anything.
+type Preparer interface {
+	// Prepare validates and plans r as Submit would; a request the client
+	// got wrong is apperr.Invalid.
+	Prepare(r gwc.SeedRequest) (seed.Prepared, error)
+}
+
+// OneTaskKiller terminates one task (seed.Engine does).
+type OneTaskKiller interface {
+	// KillTask terminates task id when PENDING or RUNNING, of layer (any
+	// when ""); it returns the task as it was before, or as it is when it
+	// had already finished (killed false). An unknown id is NotFound, a
+	// task of another layer Invalid.
+	KillTask(ctx context.Context, layer string, id int64) (t task.Task, killed bool, err error)
+}
+
+// TokenStore keeps the API tokens (apitoken.Store).
+type TokenStore interface {
+	Create(ctx context.Context, t apitoken.Token) error
+	List(ctx context.Context) ([]apitoken.Token, error)
+	Revoke(ctx context.Context, id string, at time.Time) error
+}
+
+// UsageReporter answers the disk usage report (quota.Cleaner does).
+type UsageReporter interface {
+	Report(ctx context.Context) (quota.Report, error)
 }

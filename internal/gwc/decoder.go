@@ -5,8 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strings"
-
-	"tilecache/internal/xmltree"
 )
 
 // Namespace is the XML namespace of tilecache's own elements in
@@ -17,56 +15,33 @@ const Namespace = "https://tilecache.dev/xml/1"
 // (http://geowebcache.org/schema/1.x.x); REST bodies have none.
 const gwcNamespacePrefix = "http://geowebcache.org/schema/"
 
-// elem is one parsed element. used marks what a decoder has consumed, so
-// that the rest can be reported.
-type elem struct {
-	name     xml.Name
-	attrs    []xml.Attr
-	text     string
-	kids     []*elem
-	used     bool
-	attrUsed map[string]bool
-}
-
-// parseTree reads a whole document into a tree of elements
-// (xmltree.Parse: strict, one root, no DTD).
-func parseTree(data []byte) (*elem, error) {
-	root, err := xmltree.Parse(data)
+// parseTree reads a whole layer, grid set or configuration document into
+// its tree (readXML: strict, one root, no DTD).
+func parseTree(data []byte) (*node, error) {
+	root, err := readXML(data)
 	if err != nil {
 		return nil, fmt.Errorf("malformed XML: %w", err)
 	}
-	return elemOf(root), nil
-}
-
-// elemOf makes the decoder's element of a parsed one.
-func elemOf(x *xmltree.Element) *elem {
-	e := &elem{name: x.Name, attrs: x.Attrs, text: x.Text}
-	if len(x.Kids) > 0 {
-		e.kids = make([]*elem, len(x.Kids))
-		for i, k := range x.Kids {
-			e.kids[i] = elemOf(k)
-		}
-	}
-	return e
+	return root, nil
 }
 
 // label is how an element is named in paths: tc:x in tilecache's
 // namespace, {space}x in any other foreign one.
-func (e *elem) label() string {
+func (n *node) label() string {
 	switch {
-	case isGWC(e.name.Space):
-		return e.name.Local
-	case e.name.Space == Namespace:
-		return "tc:" + e.name.Local
+	case isGWC(n.space):
+		return n.name
+	case n.space == Namespace:
+		return "tc:" + n.name
 	default:
-		return "{" + e.name.Space + "}" + e.name.Local
+		return "{" + n.space + "}" + n.name
 	}
 }
 
 func isGWC(space string) bool { return space == "" || strings.HasPrefix(space, gwcNamespacePrefix) }
 
-// is reports whether e has the label name (tc:x for tilecache's).
-func (e *elem) is(name string) bool { return e.label() == name }
+// is reports whether n has the label name (tc:x for tilecache's).
+func (n *node) is(name string) bool { return n.label() == name }
 
 // decoder walks one document, collecting every problem with its path.
 type decoder struct {
@@ -80,10 +55,10 @@ func (d *decoder) fail(path, format string, args ...any) {
 
 // one consumes e's child named name, nil if absent; a child given twice is
 // a problem.
-func (d *decoder) one(e *elem, path, name string) *elem {
-	var found *elem
+func (d *decoder) one(e *node, path, name string) *node {
+	var found *node
 	n := 0
-	for _, k := range e.kids {
+	for _, k := range e.children {
 		if k.is(name) {
 			k.used = true
 			n++
@@ -99,9 +74,9 @@ func (d *decoder) one(e *elem, path, name string) *elem {
 }
 
 // all consumes every child of e named name.
-func all(e *elem, name string) []*elem {
-	var out []*elem
-	for _, k := range e.kids {
+func all(e *node, name string) []*node {
+	var out []*node
+	for _, k := range e.children {
 		if k.is(name) {
 			k.used = true
 			out = append(out, k)
@@ -110,14 +85,14 @@ func all(e *elem, name string) []*elem {
 	return out
 }
 
-// attr consumes e's attribute name.
-func (e *elem) attr(name string) (string, bool) {
-	for _, a := range e.attrs {
+// attr consumes n's attribute name.
+func (n *node) attr(name string) (string, bool) {
+	for _, a := range n.attrs {
 		if a.Name.Space == "" && a.Name.Local == name {
-			if e.attrUsed == nil {
-				e.attrUsed = map[string]bool{}
+			if n.attrUsed == nil {
+				n.attrUsed = map[string]bool{}
 			}
-			e.attrUsed[name] = true
+			n.attrUsed[name] = true
 			return a.Value, true
 		}
 	}
@@ -126,14 +101,14 @@ func (e *elem) attr(name string) (string, bool) {
 
 // leftovers reports e's children and attributes nothing consumed, and
 // non-blank text in an element that has children.
-func (d *decoder) leftovers(e *elem, path string) {
+func (d *decoder) leftovers(e *node, path string) {
 	for _, a := range e.attrs {
 		if a.Name.Space == "xmlns" || (a.Name.Space == "" && a.Name.Local == "xmlns") || e.attrUsed[a.Name.Local] {
 			continue
 		}
 		d.unsupported = append(d.unsupported, path+"/@"+a.Name.Local)
 	}
-	for _, k := range e.kids {
+	for _, k := range e.children {
 		if !k.used {
 			d.unsupported = append(d.unsupported, path+"/"+k.label())
 		}
