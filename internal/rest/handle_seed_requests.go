@@ -91,8 +91,9 @@ type requestAnswer struct {
 	Created     string `json:"created"`
 	// Finished is when its last lane ended (null while one is active).
 	Finished *string `json:"finished"`
-	// Status is RUNNING or PENDING while a lane is, then KILLED when a
-	// lane was killed, ABORTED when one failed, else DONE.
+	// Status is RUNNING or PENDING while a lane is, then ABORTED when a
+	// lane failed (its job's other lanes are killed), KILLED when one was
+	// killed, else DONE.
 	Status string       `json:"status"`
 	Done   int64        `json:"done"`
 	Total  int64        `json:"total"`
@@ -198,10 +199,12 @@ func (ts tasksResource) fold(ctx context.Context, q *requestAnswer) error {
 		q.Status = "RUNNING"
 	case pending:
 		q.Status = "PENDING"
+	case aborted:
+		// A failure aborts the job's other lanes by killing them: the
+		// request failed, whatever else was killed.
+		q.Status = "ABORTED"
 	case killed:
 		q.Status = "KILLED"
-	case aborted:
-		q.Status = "ABORTED"
 	default:
 		q.Status = "DONE"
 	}

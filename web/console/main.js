@@ -69,7 +69,9 @@ async function loadWhoAmI() {
 }
 
 function route() {
-  const name = (location.hash.slice(1) || 'tasks').split('/')[0];
+  // #seed?layer=…: a page's address may carry a query (tasks.js and
+  // layers.js link to the seed form prefilled).
+  const name = (location.hash.slice(1) || 'tasks').split(/[/?]/)[0];
   const current = pages[name] ? name : 'tasks';
   for (const [n, mod] of Object.entries(pages)) {
     const sec = document.getElementById('page-' + n);
