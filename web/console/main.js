@@ -52,6 +52,8 @@ async function loadWhoAmI() {
     const me = await getJSON('whoami.json');
     document.body.dataset.role = me.role;
     document.body.dataset.may = me.capabilities.join(' ');
+    // Pages whose forms a role may only read listen for this.
+    document.dispatchEvent(new Event('console-role'));
     accounts.setMe(me);
     tokens.setMe(me);
     if (me.layers) {

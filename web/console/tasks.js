@@ -188,12 +188,12 @@ let protoLane = null;
 function build(r) {
   if (!protoRow) {
     protoRow = el('tr', { class: 'req' },
-      el('th', { scope: 'row' }, el('button', { type: 'button', class: 'small toggle', 'aria-expanded': 'false' }), ' ', el('span', { class: 'job' })),
+      el('th', { scope: 'row' }, el('button', { type: 'button', class: 'small toggle', 'aria-expanded': 'false' }, el('span'), el('span', { class: 'sr-only' })), ' ', el('span', { class: 'job' })),
       el('td'), el('td'), el('td', { class: 'tileset' }), el('td'), el('td'), el('td'), el('td', { class: 'status' }),
       el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
       el('td', { class: 'n' }), el('td', { class: 'n rate' }), el('td', { class: 'n' }), el('td', { class: 'n' }),
       el('td', { class: 'actions' }, el('button', { type: 'button', class: 'small danger', text: 'Kill', 'data-needs': 'kill' }), ' ',
-        el('a', { class: 'again', 'data-needs': 'seed', text: 'Again…' })));
+        el('a', { class: 'again', 'data-needs': 'seed' }, 'Again…', el('span', { class: 'sr-only' }))));
     protoLane = el('tr', { class: 'lane', hidden: true },
       el('td'), el('td', { class: 'lane-id', colSpan: 6 }), el('td', { class: 'status' }),
       el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
@@ -205,7 +205,7 @@ function build(r) {
   const body = el('tbody', { class: 'request', dataset: { job: r.job, layer: r.layer } }, tr);
   const toggleB = c[0].firstChild;
   toggleB.dataset.toggle = r.job;
-  toggleB.setAttribute('aria-label', `Show the tasks of request ${r.job}`);
+  toggleB.lastChild.textContent = ` of request ${r.job}`;
   c[0].lastChild.textContent = `#${r.job}`;
   c[1].textContent = r.type;
   c[2].textContent = r.layer;
@@ -223,11 +223,11 @@ function build(r) {
   kill.setAttribute('aria-label', `Kill request ${r.job}`);
   const again = c[13].lastChild;
   again.href = seedLink(r);
-  again.setAttribute('aria-label', `Open the seed form with request ${r.job}'s fields`);
+  again.lastChild.textContent = ` (the seed form with request ${r.job}'s fields)`;
   const why = el('tr', { class: 'why', hidden: true }, el('td'), el('td', { colSpan: HEAD.length - 1 }));
   body.append(why);
   return {
-    body, tr, toggle: toggleB, status: c[7], bar, pct: c[8].lastChild, tiles: c[9], rate: new Rate(), rateCell: c[10],
+    body, tr, toggle: toggleB.firstChild, status: c[7], bar, pct: c[8].lastChild, tiles: c[9], rate: new Rate(), rateCell: c[10],
     elapsed: c[11], eta: c[12], kill, why, lanes: new Map(), open: false, data: null,
   };
 }
@@ -314,8 +314,7 @@ function toggle(job) {
   const q = requests.get(job);
   if (!q) return;
   q.open = !q.open;
-  q.toggle.setAttribute('aria-expanded', String(q.open));
-  q.toggle.setAttribute('aria-label', `${q.open ? 'Hide' : 'Show'} the tasks of request ${job}`);
+  q.toggle.parentNode.setAttribute('aria-expanded', String(q.open));
   for (const lane of q.lanes.values()) lane.tr.hidden = !q.open;
   const n = q.data.tasks.length;
   setText(q.toggle, `${q.open ? '▾' : '▸'} ${n} task${n === 1 ? '' : 's'}`);
