@@ -9,7 +9,7 @@ import { fromExtent } from 'ol/geom/Polygon.js';
 import { Style, Stroke, Fill } from 'ol/style.js';
 import { call, getJSON, enc } from './api.js';
 import { el, replace, field, select, setOptions, num, bytes } from './util.js';
-import { gridSet, quotaBytes, QUOTA_UNITS, parseQuota } from './model.js';
+import { gridSet, quotaBytes, QUOTA_UNITS, parseQuota, quotaInUnits } from './model.js';
 import { GridMap } from './map.js';
 
 let overview = null;
@@ -169,8 +169,11 @@ function addLayerQuota(lq) {
   if (lq?.layer && !names.includes(lq.layer)) names.push(lq.layer);
   const used = new Set([...cfg.layerQuotas.querySelectorAll('[data-q=layer]')].map((s) => s.value));
   const layer = select(names, lq?.layer ?? names.find((x) => !used.has(x)));
-  const value = el('input', { type: 'text', inputMode: 'decimal', size: 8, value: lq?.quota?.value ?? '100' });
-  const units = select(QUOTA_UNITS, lq?.quota?.units ?? 'MiB');
+  // Shown in the largest unit that keeps a number of at least 1 (the
+  // server may keep 1.5 GiB as 1536 MiB).
+  const shownAs = lq?.quota ? quotaInUnits(quotaBytes(lq.quota)) : { value: '100', units: 'MiB' };
+  const value = el('input', { type: 'text', inputMode: 'decimal', size: 8, value: shownAs.value });
+  const units = select(QUOTA_UNITS, shownAs.units);
   const policy = select(['LFU', 'LRU'], lq?.expirationPolicyName ?? 'LFU');
   const controls = { layer, value, units, policy };
   for (const [k, c] of Object.entries(controls)) {

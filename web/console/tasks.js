@@ -124,7 +124,9 @@ function update(d) {
     const isActive = r.status === 'RUNNING' || r.status === 'PENDING';
     const home = isActive ? activeBody : finishedBody;
     if (q.body.parentNode !== home || (was && was !== r.status && !isActive)) placeIn(home, q);
-    if (was && (was === 'RUNNING' || was === 'PENDING') && r.status === 'ABORTED') aborted = true;
+    // Ended otherwise than done: ask why (a failure kills the job's other
+    // lanes, and lanes failing at once kill each other).
+    if ((was === 'RUNNING' || was === 'PENDING') && (r.status === 'ABORTED' || r.status === 'KILLED')) aborted = true;
     fill(q, now);
   }
   for (const [job, q] of requests) {
@@ -261,11 +263,19 @@ function progress(o, done, total) {
   setText(o.tiles, `${num(done)} / ${num(total)}`);
 }
 
+// statusOf is a request's status as shown: a request whose lanes were
+// all killed but one of which failed is ABORTED (a failure kills the
+// job's other lanes; lanes failing at once kill each other).
+function statusOf(r) {
+  return r.status === 'KILLED' && r.tasks.some((l) => failures.has(l.id)) ? 'ABORTED' : r.status;
+}
+
 function fill(q, now) {
   const r = q.data;
   const active = r.status === 'RUNNING' || r.status === 'PENDING';
-  setText(q.status, r.status);
-  if (q.tr.dataset.status !== r.status) { q.body.dataset.status = r.status; q.tr.dataset.status = r.status; }
+  const status = statusOf(r);
+  setText(q.status, status);
+  if (q.tr.dataset.status !== status) { q.body.dataset.status = status; q.tr.dataset.status = status; }
   progress(q, r.done, r.total);
   const v = q.rate.perSecond();
   setText(q.rateCell, r.status === 'RUNNING' && isFinite(v) ? num(Math.round(v)) : '–');
@@ -348,7 +358,7 @@ async function loadFailures() {
     el('span', { class: 'reason', text: g.reason }),
     g.full !== g.reason ? el('details', {}, el('summary', { text: 'The whole message' }), el('p', { class: 'full', text: g.full })) : null))
     : el('li', { text: 'No task failed in the last 24 hours.' }));
-  for (const q of requests.values()) if (q.data) showWhy(q);
+  for (const q of requests.values()) if (q.data) fill(q, Date.now());
 }
 
 // killTasks posts the kill of each task (kill_thread and thread_id, as
