@@ -28,6 +28,7 @@ let finishedBody; // the table of finished ones
 let keptNote;
 let visible = false;
 let lastActiveTasks = 0;
+let built = 0; // rows built by the current update
 
 const HEAD = ['Request', 'Type', 'Layer', 'Tile set', 'Levels', 'Area', 'Submitted by', 'Status', 'Progress', 'Tiles', 'Tiles/s', 'Elapsed', 'ETA', 'Actions'];
 
@@ -101,7 +102,7 @@ function update(d) {
   performance.mark('tasks-update-start');
   const now = Date.now();
   const seen = new Set();
-  let created = 0;
+  built = 0;
   let running = 0;
   let pending = 0;
   let aborted = false;
@@ -112,7 +113,7 @@ function update(d) {
     if (!q) {
       q = build(r);
       requests.set(r.job, q);
-      created++;
+      built++;
     }
     const was = q.data?.status;
     q.data = r;
@@ -141,12 +142,13 @@ function update(d) {
   }
   performance.mark('tasks-update-end');
   const ms = performance.now() - start;
-  performance.measure(created > 8 ? 'tasks-build' : 'tasks-update', 'tasks-update-start', 'tasks-update-end');
+  // An update that builds rows for many new requests or tasks at once is
+  // a load, not a refresh: its time is kept apart (tasks-build).
+  const load = built > 8;
+  performance.measure(load ? 'tasks-build' : 'tasks-update', 'tasks-update-start', 'tasks-update-end');
   stats.updates++;
   stats.lastUpdateMs = ms;
-  // An update that builds rows for many new requests at once is a load,
-  // not a refresh: its time is kept apart.
-  if (created > 8) stats.maxBuildMs = Math.max(stats.maxBuildMs || 0, ms);
+  if (load) stats.maxBuildMs = Math.max(stats.maxBuildMs || 0, ms);
   else stats.maxUpdateMs = Math.max(stats.maxUpdateMs, ms);
   return running + pending > 0;
 }
@@ -245,6 +247,7 @@ function laneRow(q, l) {
   const kill = c[8].firstChild;
   kill.dataset.killTask = l.id;
   kill.setAttribute('aria-label', `Kill task ${l.id}`);
+  built++;
   const lane = { tr, status: c[2], bar, pct: c[3].lastChild, tiles: c[4], rateCell: c[5], eta: c[7], kill, rate: new Rate() };
   q.why.before(tr);
   q.lanes.set(l.id, lane);
@@ -256,7 +259,7 @@ const setText = (e, t) => { if (e.textContent !== t) e.textContent = t; };
 function progress(o, done, total) {
   const frac = total > 0 ? done / total : 0;
   if (o.bar.max !== Math.max(total, 1)) o.bar.max = Math.max(total, 1);
-  o.bar.value = done;
+  if (o.bar.value !== done) o.bar.value = done;
   setText(o.pct, Math.floor(frac * 1000) / 10 + ' %');
   const pc = String(Math.floor(frac * 100));
   if (o.tr.dataset.percent !== pc) o.tr.dataset.percent = pc;
