@@ -381,7 +381,7 @@ func TestConsoleTasksKill(t *testing.T) {
 	var st struct{ MaxUpdateMs, LastUpdateMs, MaxBuildMs float64 }
 	evalJSON(t, page, `window.consoleStats`, &st)
 	t.Logf("script per update with 128 tasks: last %.1f ms, max %.1f ms; building the 128 rows %.1f ms", st.LastUpdateMs, st.MaxUpdateMs, st.MaxBuildMs)
-	// The budget is 50 ms (docs/operators.md "Console": 4–7 ms a poll measured alone);
+	// The budget is 50 ms (docs/operators.md "Console": 2.4 ms a poll measured alone);
 	// the test fails only on a runaway update (a full test run shares two
 	// cores with the race detector: up to ~110 ms seen there).
 	if st.MaxUpdateMs >= 500 {

@@ -125,6 +125,7 @@ export function groupFailures(failures) {
     }
     g.count++;
     g.ids.push(f.id);
+    g.ids.sort((x, y) => x - y);
     if (!g.layers.includes(f.layer)) g.layers.push(f.layer);
     if (f.at > g.at) Object.assign(g, { at: f.at, reason, full: f.reason });
   }

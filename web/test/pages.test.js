@@ -30,7 +30,7 @@ describe('groupFailures', () => {
     const g = groupFailures(fs);
     expect(g.length).toBe(2);
     expect(g[0].count).toBe(2);
-    expect(g[0].ids).toEqual([8, 7]);
+    expect(g[0].ids).toEqual([7, 8]);
     expect(g[0].reason.startsWith('3 tile failures reached its budget')).toBe(true);
     expect(g[0].full).toBe(wall);
     expect(g[1].layers).toEqual(['b']);
