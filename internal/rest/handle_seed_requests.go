@@ -28,8 +28,7 @@ type JobReader interface {
 }
 
 // requestsHistory is how far back the folded list asks for finished
-// tasks; a store may list them for less (the embedded one for ten
-// minutes after they finish).
+// tasks (the stores keep them listed at least that long).
 const requestsHistory = time.Hour
 
 // maxCachedJobs bounds the jobs kept in memory: a job never changes once
