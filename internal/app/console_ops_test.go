@@ -30,7 +30,10 @@ func TestConsoleKillOneTask(t *testing.T) {
 	defer a.Do(t, http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
 	first, second := rows[0][3], rows[1][3]
 	page := openConsole(t, a, "#tasks")
-	waitEval(t, page, `document.querySelectorAll('section.task-group[data-layer="slow:world"] tr[data-status="RUNNING"]').length === 2`, 20*time.Second)
+	// One row for the request; its two tasks open from it.
+	job := fmt.Sprintf(`tbody.request[data-job="%d"]`, first)
+	waitEval(t, page, `document.querySelectorAll('`+job+` tr.lane[data-status="RUNNING"]').length === 2`, 20*time.Second)
+	page.Do(t, "open the request", chromedp.Click(chromedp.CSS(job+` button[aria-expanded="false"]`)))
 	page.Do(t, "kill one task", chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[aria-label="Kill task %d"]`, first))))
 	start := time.Now()
 	within := time.Second
@@ -50,14 +53,17 @@ func TestConsoleKillOneTask(t *testing.T) {
 	if err != nil || tk.Status != task.Aborted || !tk.Killed {
 		t.Fatalf("task %d after the click: %+v %v, want ABORTED and killed", first, tk, err)
 	}
-	waitEval(t, page, fmt.Sprintf(`document.querySelector('#finished-list li[data-task="%d"][data-outcome="KILLED"]')`, first), 5*time.Second)
-	if got := page.Eval(t, fmt.Sprintf(`document.querySelector('tr[data-task="%d"]')?.dataset.status || ''`, second)); got != "RUNNING" {
+	waitEval(t, page, fmt.Sprintf(`document.querySelector('tr.lane[data-task="%d"][data-outcome="KILLED"]')`, first), 5*time.Second)
+	if got := page.Eval(t, fmt.Sprintf(`document.querySelector('tr.lane[data-task="%d"]')?.dataset.status || ''`, second)); got != "RUNNING" {
 		t.Errorf("the other task's row: %q, want RUNNING", got)
 	}
-	// The other task's own button.
+	// The other task's own button: one task, no question asked.
 	page.Do(t, "kill the other", chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[aria-label="Kill task %d"]`, second))))
 	waitLive(t, a, 0, within)
-	waitEval(t, page, fmt.Sprintf(`document.querySelector('#finished-list li[data-task="%d"][data-outcome="KILLED"]')`, second), 5*time.Second)
+	waitEval(t, page, fmt.Sprintf(`document.querySelector('#requests-finished tr.lane[data-task="%d"][data-outcome="KILLED"]')`, second), 5*time.Second)
+	if got := page.Eval(t, `document.querySelector('`+job+`').dataset.status`); got != "KILLED" {
+		t.Errorf("the request after both kills: %s, want KILLED", got)
+	}
 	noConsoleErrors(t, page)
 }
 
@@ -92,29 +98,37 @@ func TestConsoleFailureReasons(t *testing.T) {
 	// The page asked when it saw them abort, maybe before both were
 	// recorded: its button asks again.
 	page.Do(t, "refresh failures", chromedp.Click(chromedp.CSS(`#failures-refresh`)))
+	// The two tasks failed alike: one entry, counted twice, the reason
+	// shortened (the whole message a disclosure away when it differs).
 	for _, f := range d.Failures {
 		if !slices.Contains(ids(rows), f.ID) || !strings.Contains(f.Reason, "reached its budget of 2") {
 			t.Errorf("failure %+v: want one of tasks %v, its job's budget exhausted", f, ids(rows))
 		}
-		sel := fmt.Sprintf(`#failure-list li[data-task="%d"] .reason`, f.ID)
+		sel := fmt.Sprintf(`#failure-list li[data-tasks~="%d"]`, f.ID)
 		waitEval(t, page, `document.querySelector('`+sel+`')`, 20*time.Second)
-		if got := page.Eval(t, `document.querySelector('`+sel+`').textContent`); got != f.Reason {
-			t.Errorf("task %d's reason on the page %q, want %q", f.ID, got, f.Reason)
+		if got := page.Eval(t, `document.querySelector('`+sel+`').dataset.count`); got != "2" {
+			t.Errorf("task %d's failure counted %s times, want 2 (both tasks)", f.ID, got)
+		}
+		got := page.Eval(t, `document.querySelector('`+sel+` .reason').textContent`)
+		if !strings.Contains(got, "reached its budget of 2") || strings.Contains(got, "REDACTED") {
+			t.Errorf("task %d's reason on the page %q, want the budget shortened from %q", f.ID, got, f.Reason)
+		}
+		full := page.Eval(t, `document.querySelector('`+sel+` .full')?.textContent ?? ''`)
+		if full != "" && full != d.Failures[0].Reason && full != d.Failures[1].Reason {
+			t.Errorf("task %d's whole message %q, want one of the failures' (%+v)", f.ID, full, d.Failures)
 		}
 	}
-	// Seen to end by the page (listed ABORTED for a few seconds), with why.
-	for _, f := range d.Failures {
-		sel := fmt.Sprintf(`#finished-list li[data-task="%d"] .reason`, f.ID)
-		waitEval(t, page, `document.querySelector('`+sel+`')`, 10*time.Second)
-		if got := page.Eval(t, `document.querySelector('`+sel+`').textContent`); got != ": "+f.Reason {
-			t.Errorf("task %d's finished entry shows %q, want the reason", f.ID, got)
-		}
+	// The finished request says why, once for its two tasks.
+	why := fmt.Sprintf(`tbody.request[data-job="%d"] tr.why:not([hidden]) .reason`, rows[0][3])
+	waitEval(t, page, `document.querySelector('`+why+`')`, 10*time.Second)
+	if got := page.Eval(t, `document.querySelector('`+why+`').textContent`); !strings.HasPrefix(got, "Why: 2 tasks: ") || !strings.Contains(got, "reached its budget of 2") {
+		t.Errorf("the request's reason %q", got)
 	}
 	// A page opened on another page and coming back lists them too.
 	other := openConsole(t, a, "#seed")
 	other.Eval(t, `location.hash = '#tasks', ''`)
 	for _, f := range d.Failures {
-		waitEval(t, other, fmt.Sprintf(`document.querySelector('#failure-list li[data-task="%d"] .reason')?.textContent === %q`, f.ID, f.Reason), 10*time.Second)
+		waitEval(t, other, fmt.Sprintf(`document.querySelector('#failure-list li[data-tasks~="%d"] .reason')`, f.ID), 10*time.Second)
 	}
 	noConsoleErrors(t, page)
 }

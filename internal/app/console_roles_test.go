@@ -25,8 +25,8 @@ func TestConsoleShowsEachRoleItsControls(t *testing.T) {
 	id := rows[0][3]
 	controls := map[string]string{ // selector → capability
 		`#kill-all`: "kill",
-		fmt.Sprintf(`button[aria-label="Kill task %d"]`, id): "kill",
-		`button[aria-label="Kill all tasks of slow:world"]`:  "kill",
+		fmt.Sprintf(`button[aria-label="Kill task %d"]`, id):    "kill",
+		fmt.Sprintf(`button[aria-label="Kill request %d"]`, id): "kill",
 		`#seed-submit`:   "seed",
 		`#schedule-form`: "schedules",
 		`button[aria-label="Truncate demo:world"]`: "masstruncate",
@@ -43,7 +43,7 @@ func TestConsoleShowsEachRoleItsControls(t *testing.T) {
 	} {
 		t.Run(c.role, func(t *testing.T) {
 			page := openConsoleAs(t, a, c.user, "#tasks")
-			waitEval(t, page, fmt.Sprintf(`document.querySelector('tr[data-task="%d"]') && document.querySelector('button[aria-label="Delete demo:world"]')`, id), 20*time.Second)
+			waitEval(t, page, fmt.Sprintf(`document.querySelector('tr.lane[data-task="%d"]') && document.querySelector('button[aria-label="Delete demo:world"]')`, id), 20*time.Second)
 			if got := page.Eval(t, `document.getElementById('whoami').textContent`); !strings.Contains(got, c.user+" ("+c.role+")") {
 				t.Errorf("note: %q, want it to name %s (%s)", got, c.user, c.role)
 			}

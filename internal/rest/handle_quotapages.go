@@ -77,6 +77,10 @@ func (q quotaResource) pages(name string) handlerFunc {
 			return apperr.New(apperr.NotFound, "Unknown layer %s", apperr.Show(name))
 		}
 		query := r.URL.Query()
+		if query.Has("tileSets") {
+			// The layer's usage by tile set (handle_quotapages_sets.go).
+			return q.tileSets(w, r, l)
+		}
 		pq, err := pagesQuery(l, query)
 		if err != nil {
 			return err

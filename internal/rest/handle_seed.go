@@ -24,10 +24,20 @@ type tasksResource struct {
 	planner  Planner
 	layers   Layers
 	basePath string
+	// recent and jobReader, when set, give the list folded by request
+	// its finished tasks and the requests' fields
+	// (handle_seed_requests.go); jobs caches the jobs read.
+	recent    RecentTasks
+	jobReader JobReader
+	jobs      *jobCache
 }
 
-// listAll answers GET /rest/seed.json: every listed task of every layer.
+// listAll answers GET /rest/seed.json: every listed task of every layer
+// (with requests=1, the list folded by request: handle_seed_requests.go).
 func (ts tasksResource) listAll(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Has("requests") {
+		return ts.listRequests(w, r)
+	}
 	tasks, err := ts.tasks.List(r.Context(), "")
 	if err != nil {
 		return err

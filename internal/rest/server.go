@@ -85,7 +85,7 @@ func New(svc Services, opts Options, log *slog.Logger) *Handler {
 			upstream: opts.Upstream, basePath: opts.BasePath, log: log},
 		quota: quotaResource{config: svc.Quota, onChange: opts.OnQuotaChange, usage: opts.Usage, reads: opts.Reads,
 			pagesOf: opts.Pages, layers: svc.Layers, log: log},
-		tasks:    tasksResource{tasks: svc.Tasks, planner: svc.Planner, layers: svc.Layers, basePath: opts.BasePath},
+		tasks:    newTasksResource(svc, opts),
 		overview: overviewResource{layers: svc.Layers, usage: opts.Usage, recent: opts.Recent},
 		failures: failuresResource{failures: opts.Failures, layers: svc.Layers},
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/auth"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
@@ -46,6 +47,9 @@ func (e *Engine) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, er
 		if p.Job.EmptyLevels, err = e.emptyLevels(ctx, p.Layer, p.Job); err != nil {
 			return nil, err
 		}
+	}
+	if pr, ok := auth.PrincipalOf(ctx); ok {
+		p.Job.SubmittedBy = pr.String()
 	}
 	job, tasks, err := e.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
 	if err != nil {

@@ -133,6 +133,10 @@ type Job struct {
 	// page from the task's key cursor (Task.After); Tiles is an estimate
 	// (the layer's counted tiles when it was deleted, at least 1).
 	Prefix string `json:"prefix,omitempty"`
+	// SubmittedBy names who submitted the request (the account, or the
+	// token of an account, as auth.Principal.String words it); empty
+	// for a request submitted by no principal (a schedule's run).
+	SubmittedBy string `json:"submittedBy,omitempty"`
 }
 
 // Lane is the part of a job one task owns: metatiles [Start, End) holding Tiles tiles.

@@ -52,6 +52,8 @@ async function loadWhoAmI() {
     const me = await getJSON('whoami.json');
     document.body.dataset.role = me.role;
     document.body.dataset.may = me.capabilities.join(' ');
+    // Pages whose forms a role may only read listen for this.
+    document.dispatchEvent(new Event('console-role'));
     accounts.setMe(me);
     tokens.setMe(me);
     if (me.layers) {
@@ -69,7 +71,9 @@ async function loadWhoAmI() {
 }
 
 function route() {
-  const name = (location.hash.slice(1) || 'tasks').split('/')[0];
+  // #seed?layer=…: a page's address may carry a query (tasks.js and
+  // layers.js link to the seed form prefilled).
+  const name = (location.hash.slice(1) || 'tasks').split(/[/?]/)[0];
   const current = pages[name] ? name : 'tasks';
   for (const [n, mod] of Object.entries(pages)) {
     const sec = document.getElementById('page-' + n);

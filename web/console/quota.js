@@ -1,22 +1,24 @@
 // The disk quota page: the configuration (PUT /rest/diskquota.json, the
-// server's validation errors shown), the usage of each layer against its
-// quota, and the coverage map: a tile set's quota pages at one level (by
-// default the deepest that holds any), coloured by bytes, tiles, hits or
-// last read (the legend in kilobytes, megabytes, tiles), with the pages
-// the clean-up would expire next outlined; drawn again as the layer's
-// lanes write (live.js).
+// server's validation errors shown; each layer's quota a row of the form,
+// a number and its unit), the usage of each layer against its quota, and
+// the coverage map: a tile set's quota pages at one level (by default the
+// deepest that holds any), coloured by bytes, tiles, hits or last read
+// (the legend in kilobytes, megabytes, tiles), with the pages the clean-up
+// would expire next outlined; drawn again as the layer's lanes write
+// (live.js).
 import Feature from 'ol/Feature.js';
 import { fromExtent } from 'ol/geom/Polygon.js';
 import { Style, Stroke, Fill } from 'ol/style.js';
 import { call, getJSON, enc } from './api.js';
 import { el, replace, field, select, setOptions, num, bytes } from './util.js';
-import { gridSet, quotaBytes } from './model.js';
+import { gridSet, quotaBytes, QUOTA_UNITS, parseQuota, quotaInUnits } from './model.js';
 import { GridMap } from './map.js';
 import { watch } from './live.js';
 
 let overview = null;
 let refresh;
 let cfg = {}; // form controls of the configuration
+let quotaFields;
 let usageBox;
 let cov = {}; // coverage controls
 let gmap;
@@ -36,16 +38,28 @@ export function init(section, refreshOverview) {
     globalExpirationPolicyName: select(['LFU', 'LRU']),
     quotaValue: el('input', { type: 'text', inputMode: 'decimal' }),
     quotaUnits: select(['B', 'KiB', 'MiB', 'GiB', 'TiB']),
-    layerQuotas: el('textarea', { rows: 4, spellcheck: false }),
+    layerQuotas: el('tbody', { id: 'layer-quota-rows' }),
     result: el('div', { id: 'quota-result', 'aria-live': 'polite' }),
   };
-  const form = el('form', { id: 'quota-form', novalidate: true, onsubmit: saveConfig },
+  // One fieldset holds every control: disabled for a role that may not
+  // change the quota (a viewer reads it).
+  quotaFields = el('fieldset', { id: 'quota-fields', class: 'plain', disabled: true });
+  const form = el('form', { id: 'quota-form', novalidate: true, onsubmit: saveConfig }, quotaFields);
+  quotaFields.append(el('legend', { class: 'sr-only', text: 'The disk quota\'s configuration' }),
     el('div', { class: 'radio' }, cfg.enabled, el('label', { htmlFor: 'q-enabled', text: 'Enforce the quota (clean up when over it)' })),
     el('div', { class: 'row' }, field('Global quota', cfg.quotaValue), field('Units', cfg.quotaUnits), field('Policy', cfg.globalExpirationPolicyName)),
     el('div', { class: 'row' }, field('Clean up every', cfg.cacheCleanUpFrequency), field('Units', cfg.cacheCleanUpUnits)),
     el('div', { class: 'row' }, field('Concurrent clean-ups', cfg.maxConcurrentCleanUps), field('Disk block size (bytes)', cfg.diskBlockSize)),
-    field('Layer quotas (JSON)', cfg.layerQuotas, '[{"layer": "name", "expirationPolicyName": "LRU", "quota": {"value": "10", "units": "MiB"}}]'),
-    el('p', { 'data-needs': 'quota' }, el('button', { type: 'submit', id: 'quota-save', text: 'Save the configuration' })), cfg.result);
+    el('fieldset', { id: 'layer-quotas' }, el('legend', { text: 'Layer quotas' }),
+      el('p', { class: 'hint', text: 'A layer with a quota of its own is cleaned up against it, by its own policy; the others share the global quota.' }),
+      el('table', {}, el('caption', { class: 'sr-only', text: 'Layer quotas' }),
+        el('thead', {}, el('tr', {}, ['Layer', 'Quota', 'Unit', 'Policy', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))), cfg.layerQuotas),
+      el('p', { 'data-needs': 'quota' }, el('button', { type: 'button', id: 'layer-quota-add', text: 'Add a layer quota', onclick: () => addLayerQuota() }))),
+    el('p', { 'data-needs': 'quota' }, el('button', { type: 'submit', id: 'quota-save', text: 'Save the configuration' })));
+  form.append(cfg.result);
+  const role = () => { quotaFields.disabled = !(document.body.dataset.may || '').split(' ').includes('quota'); };
+  document.addEventListener('console-role', role);
+  role();
   usageBox = el('div', { id: 'usage' });
   cov = {
     layer: select([]), gridSet: select([]), format: select([]),
@@ -130,7 +144,8 @@ async function loadConfig() {
     cfg.globalExpirationPolicyName.value = c.globalExpirationPolicyName;
     cfg.quotaValue.value = c.globalQuota?.value ?? '';
     cfg.quotaUnits.value = c.globalQuota?.units ?? 'MiB';
-    cfg.layerQuotas.value = JSON.stringify(c.layerQuotas || [], null, 1);
+    replace(cfg.layerQuotas);
+    for (const lq of c.layerQuotas || []) addLayerQuota(lq);
   } catch (e) {
     replace(cfg.result, el('p', { class: 'error', text: 'Configuration: ' + e.message }));
   }
@@ -138,12 +153,16 @@ async function loadConfig() {
 
 async function saveConfig(ev) {
   ev.preventDefault();
-  let layerQuotas;
-  try {
-    layerQuotas = cfg.layerQuotas.value.trim() ? JSON.parse(cfg.layerQuotas.value) : [];
-  } catch (e) {
-    replace(cfg.result, el('p', { class: 'error', text: 'Layer quotas: not JSON (' + e.message + ')' }));
-    return;
+  const layerQuotas = [];
+  for (const tr of cfg.layerQuotas.children) {
+    const [layer, value, units, policy] = ['layer', 'value', 'units', 'policy'].map((k) => tr.querySelector(`[data-q=${k}]`).value);
+    const q = parseQuota(value, units);
+    if (q.error) {
+      replace(cfg.result, el('p', { class: 'error', role: 'alert', text: `Not saved: the quota of ${layer || 'a layer'}: ${q.error}.` }));
+      tr.querySelector('[data-q=value]').focus();
+      return;
+    }
+    layerQuotas.push({ layer, expirationPolicyName: policy, quota: { value: q.value, units: q.units } });
   }
   const intOrText = (v) => (/^-?\d+$/.test(v.trim()) ? Number(v) : v);
   const body = { cacheQuotaConfiguration: {
@@ -165,6 +184,41 @@ async function saveConfig(ev) {
   } catch (e) {
     replace(cfg.result, el('p', { class: 'error', role: 'alert', text: 'Not saved: ' + e.message }));
   }
+}
+
+let lqUID = 0;
+
+// addLayerQuota adds a row to the layer quotas: a layer (one of the
+// overview's, or the one the configuration names), a number, its unit and
+// a policy.
+function addLayerQuota(lq) {
+  const n = ++lqUID;
+  const names = (overview?.layers || []).map((l) => l.name);
+  if (lq?.layer && !names.includes(lq.layer)) names.push(lq.layer);
+  const used = new Set([...cfg.layerQuotas.querySelectorAll('[data-q=layer]')].map((s) => s.value));
+  const layer = select(names, lq?.layer ?? names.find((x) => !used.has(x)));
+  // Shown in the largest unit that keeps a number of at least 1 (the
+  // server may keep 1.5 GiB as 1536 MiB).
+  const shownAs = lq?.quota ? quotaInUnits(quotaBytes(lq.quota)) : { value: '100', units: 'MiB' };
+  const value = el('input', { type: 'text', inputMode: 'decimal', size: 8, value: shownAs.value });
+  const units = select(QUOTA_UNITS, shownAs.units);
+  const policy = select(['LFU', 'LRU'], lq?.expirationPolicyName ?? 'LFU');
+  const controls = { layer, value, units, policy };
+  for (const [k, c] of Object.entries(controls)) {
+    c.dataset.q = k;
+    c.id = `lq-${k}-${n}`;
+  }
+  const tr = el('tr', { class: 'layer-quota' },
+    el('td', {}, el('label', { htmlFor: layer.id, class: 'sr-only', text: `Layer of quota ${n}` }), layer),
+    el('td', {}, el('label', { htmlFor: value.id, class: 'sr-only', text: `Quota ${n}` }), value),
+    el('td', {}, el('label', { htmlFor: units.id, class: 'sr-only', text: `Unit of quota ${n}` }), units),
+    el('td', {}, el('label', { htmlFor: policy.id, class: 'sr-only', text: `Policy of quota ${n}` }), policy),
+    el('td', { 'data-needs': 'quota' }, el('button', { type: 'button', class: 'small', text: 'Remove', 'aria-label': `Remove quota ${n}`, onclick: () => tr.remove() })));
+  const sync = () => { tr.dataset.layer = layer.value; };
+  layer.addEventListener('change', sync);
+  sync();
+  cfg.layerQuotas.append(tr);
+  return tr;
 }
 
 function bar(used, of, label) {

@@ -1,46 +1,66 @@
-// The tasks page: every pending and running task, grouped by layer, with
-// a progress bar, tiles/s and ETA computed from successive polls. Polls
-// /rest/seed.json every second while a task is listed, every 10 s when
-// none is (15 s while the tab is hidden and idle): an idle console costs
-// at most 6 requests a minute.
-import { call, getJSON, stats, enc } from './api.js';
-import { el, replace, num, duration, say } from './util.js';
+// The tasks page: one row per request (GET /rest/seed.json?requests=1),
+// its lanes folded in and shown on demand, with what it asked (type,
+// layer, grid set, format, levels, area), who asked, progress as the
+// lanes wrote it (killed ones included), tiles/s, elapsed and ETA; the
+// finished requests as long as the server lists them (across reloads);
+// why tasks failed, shortened and counted. Polls every second while a
+// request runs or waits, every 10 s when none does (15 s while the tab
+// is hidden and idle): an idle console costs at most 6 requests a minute.
+// Killing more than one task at once asks first, naming how many.
+import { call, getJSON, stats } from './api.js';
+import { el, replace, num, duration, say, confirmDialog } from './util.js';
+import { groupFailures, Rate, thumbBox, seedLink, requestOrder, levelsText } from './model.js';
 
 const FAST = 1000;
 const IDLE = 10000;
 const HIDDEN_IDLE = 15000;
-const STATUS = { '-1': 'ABORTED', 0: 'PENDING', 1: 'RUNNING', 2: 'DONE' };
+const SVG = 'http://www.w3.org/2000/svg';
+const THUMB_W = 48;
+const THUMB_H = 24;
 
-const tasks = new Map(); // id → {id, layer, done, total, status, samples:[[t, done]], row}
-const layerOf = new Map(); // task id → layer (learned at submit or from a layer's list)
-const finished = []; // tasks seen to end or be killed, newest first
+const requests = new Map(); // job → {data, rate, body, cells, lanes: Map(id → lane)}
 const failures = new Map(); // task id → failure (GET /rest/failures.json)
 let failuresTimer = 0;
-let layerNames = () => [];
 let timer = 0;
 let root;
-let body;
+let activeBody; // the table of running and pending requests
+let finishedBody; // the table of finished ones
+let keptNote;
 let visible = false;
-const groups = new Map(); // layer → {section, tbody, summary}
+let lastActiveTasks = 0;
+let built = 0; // rows built by the current update
 
-export function init(section, names) {
+const HEAD = ['Request', 'Type', 'Layer', 'Tile set', 'Levels', 'Area', 'Submitted by', 'Status', 'Progress', 'Tiles', 'Tiles/s', 'Elapsed', 'ETA', 'Actions'];
+
+function table(id, caption) {
+  return el('table', { class: 'tasks requests', id },
+    el('caption', { class: 'sr-only', text: caption }),
+    el('thead', {}, el('tr', {}, HEAD.map((h) => el('th', { scope: 'col', text: h })))));
+}
+
+export function init(section) {
   root = section;
-  layerNames = names;
-  const killAll = el('button', { type: 'button', class: 'danger', id: 'kill-all', 'data-needs': 'kill', text: 'Kill all tasks', onclick: () => kill('', 'all') });
-  body = el('div', { id: 'task-groups' });
+  const killAll = el('button', { type: 'button', class: 'danger', id: 'kill-all', 'data-needs': 'kill', text: 'Kill all tasks', onclick: () => killEverything() });
+  activeBody = table('requests-active', 'Running and pending requests');
+  finishedBody = table('requests-finished', 'Finished requests');
+  keptNote = el('span', { class: 'hint' });
   replace(root,
     el('h2', { id: 'h-tasks', text: 'Tasks' }),
     el('p', { class: 'toolbar' }, killAll, ' ', el('span', { id: 'task-summary' })),
-    body,
-    el('h3', { text: 'Finished (seen by this page)' }),
-    el('ul', { id: 'finished-list' }),
+    el('p', { class: 'hint', text: 'One row per request; its tasks (the lanes it runs in parallel) open with the button in its first cell.' }),
+    el('div', { class: 'scroll' }, activeBody),
+    el('h3', {}, 'Finished ', keptNote),
+    el('div', { class: 'scroll' }, finishedBody),
     el('h3', { id: 'h-failures', text: 'Failures (kept 24 hours)' }),
     el('p', { class: 'toolbar' }, el('button', { type: 'button', id: 'failures-refresh', text: 'Refresh failures', onclick: () => loadFailures() })),
     el('ul', { id: 'failure-list', 'aria-labelledby': 'h-failures' }));
-  // One listener for every row's Kill button.
-  body.addEventListener('click', (ev) => {
-    const b = ev.target.closest('button[data-kill-task]');
-    if (b) killTask(Number(b.dataset.killTask));
+  // One listener for every button of the tables.
+  root.addEventListener('click', (ev) => {
+    const b = ev.target.closest('button');
+    if (!b) return;
+    if (b.dataset.killTask) killTasks([Number(b.dataset.killTask)]);
+    else if (b.dataset.killJob) killRequest(Number(b.dataset.killJob));
+    else if (b.dataset.toggle) toggle(Number(b.dataset.toggle));
   });
   document.addEventListener('visibilitychange', () => schedule(0));
   poll();
@@ -48,15 +68,14 @@ export function init(section, names) {
 }
 
 export function show(on) {
-  // Coming back to the page: failures may have been recorded meanwhile
-  // by tasks this page never saw (created and ended between two polls).
+  // Coming back to the page: failures may have been recorded meanwhile.
   if (on && !visible && root) loadFailures();
   visible = on;
 }
 
-// remember records which layer new tasks belong to (from a submit's answer).
-export function remember(layer, rows) {
-  for (const r of rows) layerOf.set(r[3], layer);
+// remember is told of the tasks a submit created: the list is asked
+// again at once.
+export function remember() {
   schedule(0);
 }
 
@@ -66,186 +85,265 @@ function schedule(ms) {
 }
 
 async function poll() {
-  let rows = [];
+  let active = false;
   try {
-    rows = (await getJSON('seed.json'))['long-array-array'] || [];
-    await learnLayers(rows);
-    update(rows);
+    const d = await getJSON('seed.json?requests=1');
+    active = update(d);
   } catch (e) {
     say('Task list: ' + e.message, true);
   }
-  const active = rows.length > 0;
   schedule(active ? FAST : document.hidden ? HIDDEN_IDLE : IDLE);
 }
 
-// learnLayers asks each layer for its list when a task of unknown layer
-// shows up (GeoWebCache's list of all tasks does not name the layer).
-async function learnLayers(rows) {
-  if (!rows.some((r) => !layerOf.has(r[3]))) return;
-  const names = await layerNames();
-  const lists = await Promise.all(names.map((n) => getJSON(`seed/${enc(n)}.json`).then((d) => [n, d['long-array-array'] || []]).catch(() => [n, []])));
-  for (const [n, list] of lists) for (const r of list) layerOf.set(r[3], n);
-  for (const r of rows) if (!layerOf.has(r[3]) && names.length) layerOf.set(r[3], '(unknown layer)');
-}
-
-function rate(t) {
-  const s = t.samples;
-  if (s.length < 2) return NaN;
-  const [t0, d0] = s[0];
-  const [t1, d1] = s[s.length - 1];
-  return t1 > t0 ? ((d1 - d0) * 1000) / (t1 - t0) : NaN;
-}
-
-function update(rows) {
+// update shows the server's answer; it returns whether a request is
+// still running or pending.
+function update(d) {
   const start = performance.now();
+  performance.mark('tasks-update-start');
   const now = Date.now();
   const seen = new Set();
-  let created = 0;
-  for (const r of rows) {
-    const [done, total, , id, status] = r;
-    seen.add(id);
-    let t = tasks.get(id);
-    if (!t) {
-      t = { id, layer: layerOf.get(id), samples: [] };
-      tasks.set(id, t);
-      t.row = makeRow(t);
-      created++;
-      groupOf(t.layer).tbody.append(t.row.tr);
+  built = 0;
+  let running = 0;
+  let pending = 0;
+  let aborted = false;
+  const list = (d.requests || []).slice().sort(requestOrder);
+  for (const r of list) {
+    seen.add(r.job);
+    let q = requests.get(r.job);
+    if (!q) {
+      q = build(r);
+      requests.set(r.job, q);
+      built++;
     }
-    t.done = done; t.total = total; t.status = status;
-    t.samples.push([now, done]);
-    while (t.samples.length > 2 && now - t.samples[0][0] > 10000) t.samples.shift();
-    if (status === 2 || status === -1) end(t, STATUS[status]);
-    fill(t);
+    const was = q.data?.status;
+    q.data = r;
+    q.rate.add(now, r.done);
+    for (const l of r.tasks) {
+      if (l.status === 'RUNNING') running++;
+      else if (l.status === 'PENDING') pending++;
+    }
+    const isActive = r.status === 'RUNNING' || r.status === 'PENDING';
+    const home = isActive ? activeBody : finishedBody;
+    if (q.body.parentNode !== home || (was && was !== r.status && !isActive)) placeIn(home, q);
+    // Ended otherwise than done: ask why (a failure kills the job's other
+    // lanes, and lanes failing at once kill each other).
+    if ((was === 'RUNNING' || was === 'PENDING') && (r.status === 'ABORTED' || r.status === 'KILLED')) aborted = true;
+    fill(q, now);
   }
-  for (const t of [...tasks.values()]) if (!seen.has(t.id)) end(t, t.killed ? 'KILLED' : t.done >= t.total ? 'DONE' : 'GONE');
-  for (const t of [...tasks.values()]) if (!seen.has(t.id)) remove(t);
-  summarise(rows);
-  const ms = performance.now() - start;
-  stats.updates++;
-  stats.lastUpdateMs = ms;
-  // An update that builds rows for many new tasks at once is a load, not
-  // a refresh: its time is kept apart.
-  if (created > 8) stats.maxBuildMs = Math.max(stats.maxBuildMs || 0, ms);
-  else stats.maxUpdateMs = Math.max(stats.maxUpdateMs, ms);
-}
-
-function groupOf(layer) {
-  let g = groups.get(layer);
-  if (g) return g;
-  const tbody = el('tbody');
-  const summary = el('span', { class: 'group-summary' });
-  const section = el('section', { class: 'task-group', dataset: { layer } },
-    el('h3', {}, el('span', { text: layer }), ' ', summary),
-    el('p', { class: 'toolbar', 'data-needs': 'kill' },
-      el('button', { type: 'button', text: 'Kill running', 'aria-label': `Kill running tasks of ${layer}`, onclick: () => kill(layer, 'running') }), ' ',
-      el('button', { type: 'button', text: 'Kill pending', 'aria-label': `Kill pending tasks of ${layer}`, onclick: () => kill(layer, 'pending') }), ' ',
-      el('button', { type: 'button', class: 'danger', text: 'Kill all', 'aria-label': `Kill all tasks of ${layer}`, onclick: () => kill(layer, 'all') })),
-    el('table', { class: 'tasks' },
-      el('caption', { class: 'sr-only', text: `Tasks of ${layer}` }),
-      el('thead', {}, el('tr', {}, ['Task', 'Status', 'Progress', 'Tiles', 'Tiles/s', 'ETA', 'Action'].map((h) => el('th', { scope: 'col', text: h })))),
-      tbody));
-  g = { section, tbody, summary, layer };
-  groups.set(layer, g);
-  const after = [...groups.keys()].sort().find((k) => k > layer);
-  body.insertBefore(section, after ? groups.get(after).section : null);
-  return g;
-}
-
-// A task's row is a clone of one prototype (cheaper than building it).
-let protoRow = null;
-
-function makeRow(t) {
-  if (!protoRow) {
-    protoRow = el('tr', {}, el('td'), el('td'), el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
-      el('td', { class: 'n' }), el('td', { class: 'n' }), el('td', { class: 'n' }),
-      el('td', {}, el('button', { type: 'button', class: 'small', text: 'Kill', 'data-needs': 'kill' })));
+  for (const [job, q] of requests) {
+    if (!seen.has(job)) { q.body.remove(); requests.delete(job); }
   }
-  const tr = protoRow.cloneNode(true);
-  const [idCell, status, barCell, tiles, rate, eta, action] = tr.children;
-  const kb = action.firstChild;
-  kb.dataset.killTask = t.id;
-  kb.setAttribute('aria-label', `Kill task ${t.id}`);
-  tr.dataset.task = t.id;
-  idCell.textContent = String(t.id);
-  const bar = barCell.firstChild;
-  bar.setAttribute('aria-label', `Progress of task ${t.id}`);
-  return { tr, bar, pct: barCell.lastChild, status, tiles, rate, eta, kill: kb };
-}
-
-function fill(t) {
-  const r = t.row;
-  const frac = t.total > 0 ? t.done / t.total : 0;
-  const pct = Math.floor(frac * 1000) / 10 + ' %';
-  const status = t.killed ? 'KILLED' : STATUS[t.status] || String(t.status);
-  if (r.status.textContent !== status) { r.status.textContent = status; r.tr.dataset.status = status; }
-  if (r.bar.max !== Math.max(t.total, 1)) r.bar.max = Math.max(t.total, 1);
-  r.bar.value = t.done;
-  if (r.pct.textContent !== pct) r.pct.textContent = pct;
-  r.tr.dataset.percent = String(Math.floor(frac * 100));
-  r.tiles.textContent = `${num(t.done)} / ${num(t.total)}`;
-  const v = rate(t);
-  r.rate.textContent = t.status === 1 && isFinite(v) ? num(Math.round(v)) : '–';
-  r.eta.textContent = t.status === 1 && v > 0 ? duration((t.total - t.done) / v) : '–';
-  const over = t.killed || t.ended;
-  if (r.kill.disabled !== over) r.kill.disabled = over;
-}
-
-function end(t, outcome) {
-  if (t.ended) return;
-  t.ended = true;
-  if (t.killed) outcome = 'KILLED'; // listed as ABORTED while it winds down
-  finished.unshift({ id: t.id, layer: t.layer, outcome, done: t.done, total: t.total, at: new Date() });
-  finished.length = Math.min(finished.length, 50);
-  renderFinished();
-  // An abort not asked for here, or a task gone unseen: ask why.
-  if (outcome === 'ABORTED' || outcome === 'GONE') {
+  keptNote.textContent = `(as long as the server lists them: up to ${duration(d.keptSeconds || 0)})`;
+  summarise(running, pending);
+  lastActiveTasks = running + pending;
+  if (aborted) {
     clearTimeout(failuresTimer);
     failuresTimer = setTimeout(loadFailures, 300);
   }
+  performance.mark('tasks-update-end');
+  const ms = performance.now() - start;
+  // An update that builds rows for many new requests or tasks at once is
+  // a load, not a refresh: its time is kept apart (tasks-build).
+  const load = built > 8;
+  performance.measure(load ? 'tasks-build' : 'tasks-update', 'tasks-update-start', 'tasks-update-end');
+  stats.updates++;
+  stats.lastUpdateMs = ms;
+  if (load) stats.maxBuildMs = Math.max(stats.maxBuildMs || 0, ms);
+  else stats.maxUpdateMs = Math.max(stats.maxUpdateMs, ms);
+  return running + pending > 0;
 }
 
-function renderFinished() {
-  const ul = document.getElementById('finished-list');
-  replace(ul, finished.map((f) => {
-    const why = f.outcome !== 'KILLED' ? failures.get(f.id) : undefined;
-    return el('li', { dataset: { task: f.id, outcome: f.outcome } },
-      `${f.at.toLocaleTimeString()} task ${f.id} (${f.layer}): ${f.outcome}, ${num(f.done)} of ${num(f.total)} tiles`,
-      why ? el('span', { class: 'reason', text: ': ' + why.reason }) : null);
-  }));
+// placeIn puts a request's rows in a table, in requestOrder.
+function placeIn(tbl, q) {
+  const after = [...tbl.tBodies].find((b) => b !== q.body && requestOrder(q.data, requests.get(Number(b.dataset.job))?.data || { job: 0, status: 'DONE' }) < 0);
+  tbl.insertBefore(q.body, after || null);
 }
 
-function remove(t) {
-  t.row.tr.remove();
-  tasks.delete(t.id);
-  const g = groups.get(t.layer);
-  if (g && !g.tbody.children.length) { g.section.remove(); groups.delete(t.layer); }
+function thumbnail(r) {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${THUMB_W} ${THUMB_H}`);
+  svg.setAttribute('width', THUMB_W);
+  svg.setAttribute('height', THUMB_H);
+  svg.setAttribute('class', 'thumb');
+  svg.setAttribute('role', 'img');
+  const frame = document.createElementNS(SVG, 'rect');
+  frame.setAttribute('class', 'extent');
+  Object.entries({ x: 0.5, y: 0.5, width: THUMB_W - 1, height: THUMB_H - 1 }).forEach(([k, v]) => frame.setAttribute(k, v));
+  svg.append(frame);
+  if (r.bounds && r.extent) {
+    const box = document.createElementNS(SVG, 'rect');
+    box.setAttribute('class', r.area ? 'area geometry' : 'area');
+    Object.entries(thumbBox(r.bounds, r.extent, THUMB_W, THUMB_H)).forEach(([k, v]) => box.setAttribute(k, v));
+    svg.append(box);
+    const b = r.bounds.map((v) => +v.toPrecision(6)).join(', ');
+    svg.setAttribute('aria-label', `${r.area ? 'A geometry within bounds' : 'Bounds'} ${b} of ${r.gridSet}`);
+    svg.append(Object.assign(document.createElementNS(SVG, 'title'), { textContent: `${r.area ? 'geometry within ' : ''}${b}` }));
+  } else {
+    svg.setAttribute('aria-label', r.type === 'TRUNCATE' && !r.gridSet ? 'Every tile of a deleted layer' : 'Area unknown');
+  }
+  return svg;
 }
 
-function summarise(rows) {
-  const running = rows.filter((r) => r[4] === 1).length;
-  const pending = rows.filter((r) => r[4] === 0).length;
-  const text = rows.length ? `${running} running, ${pending} pending` : 'No task is running or pending.';
-  const s = document.getElementById('task-summary');
-  if (s.textContent !== text) s.textContent = text;
-  const badge = document.getElementById('task-badge');
-  const b = rows.length ? String(running + pending) : '';
-  if (badge.textContent !== b) badge.textContent = b;
-  for (const g of groups.values()) {
-    let r = 0;
-    let p = 0;
-    for (const tr of g.tbody.children) {
-      const t = tasks.get(Number(tr.dataset.task));
-      if (t?.status === 1) r++; else if (t?.status === 0) p++;
-    }
-    const gt = `${r} running, ${p} pending`;
-    if (g.summary.textContent !== gt) g.summary.textContent = gt;
+// A request's row cells are clones of one prototype (cheaper than
+// building them).
+let protoRow = null;
+let protoLane = null;
+
+function build(r) {
+  if (!protoRow) {
+    protoRow = el('tr', { class: 'req' },
+      el('th', { scope: 'row' }, el('button', { type: 'button', class: 'small toggle', 'aria-expanded': 'false' }, el('span'), el('span', { class: 'sr-only' })), ' ', el('span', { class: 'job' })),
+      el('td'), el('td'), el('td', { class: 'tileset' }), el('td'), el('td'), el('td'), el('td', { class: 'status' }),
+      el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
+      el('td', { class: 'n' }), el('td', { class: 'n rate' }), el('td', { class: 'n' }), el('td', { class: 'n' }),
+      el('td', { class: 'actions' }, el('button', { type: 'button', class: 'small danger', text: 'Kill', 'data-needs': 'kill' }), ' ',
+        el('a', { class: 'again', 'data-needs': 'seed' }, 'Again…', el('span', { class: 'sr-only' }))));
+    protoLane = el('tr', { class: 'lane', hidden: true },
+      el('td'), el('td', { class: 'lane-id', colSpan: 6 }), el('td', { class: 'status' }),
+      el('td', {}, el('progress', { max: 1, value: 0 }), ' ', el('span', { class: 'pct' })),
+      el('td', { class: 'n' }), el('td', { class: 'n rate' }), el('td'), el('td', { class: 'n' }),
+      el('td', {}, el('button', { type: 'button', class: 'small', text: 'Kill', 'data-needs': 'kill' })));
+  }
+  const tr = protoRow.cloneNode(true);
+  const c = tr.children;
+  const body = el('tbody', { class: 'request', dataset: { job: r.job, layer: r.layer } }, tr);
+  const toggleB = c[0].firstChild;
+  toggleB.dataset.toggle = r.job;
+  toggleB.lastChild.textContent = ` of request ${r.job}`;
+  c[0].lastChild.textContent = `#${r.job}`;
+  c[1].textContent = r.type;
+  c[2].textContent = r.layer;
+  c[3].textContent = r.gridSet ? `${r.gridSet} · ${r.format}` : '–';
+  if (r.parameters && Object.keys(r.parameters).length) {
+    c[3].append(el('div', { class: 'hint', text: Object.entries(r.parameters).map(([k, v]) => `${k}=${v}`).join(', ') }));
+  }
+  c[4].textContent = levelsText(r.zoomStart, r.zoomStop);
+  c[5].append(thumbnail(r));
+  c[6].textContent = r.submittedBy ? r.submittedBy.replace(/^account /, '') : '–';
+  const bar = c[8].firstChild;
+  bar.setAttribute('aria-label', `Progress of request ${r.job}`);
+  const kill = c[13].firstChild;
+  kill.dataset.killJob = r.job;
+  kill.setAttribute('aria-label', `Kill request ${r.job}`);
+  const again = c[13].lastChild;
+  again.href = seedLink(r);
+  again.lastChild.textContent = ` (the seed form with request ${r.job}'s fields)`;
+  const why = el('tr', { class: 'why', hidden: true }, el('td'), el('td', { colSpan: HEAD.length - 1 }));
+  body.append(why);
+  return {
+    body, tr, toggle: toggleB.firstChild, status: c[7], bar, pct: c[8].lastChild, tiles: c[9], rate: new Rate(), rateCell: c[10],
+    elapsed: c[11], eta: c[12], kill, why, lanes: new Map(), open: false, data: null,
+  };
+}
+
+function laneRow(q, l) {
+  const tr = protoLane.cloneNode(true);
+  const c = tr.children;
+  tr.dataset.task = l.id;
+  tr.hidden = !q.open;
+  c[1].textContent = `task ${l.id}`;
+  const bar = c[3].firstChild;
+  bar.setAttribute('aria-label', `Progress of task ${l.id}`);
+  const kill = c[8].firstChild;
+  kill.dataset.killTask = l.id;
+  kill.setAttribute('aria-label', `Kill task ${l.id}`);
+  built++;
+  const lane = { tr, status: c[2], bar, pct: c[3].lastChild, tiles: c[4], rateCell: c[5], eta: c[7], kill, rate: new Rate() };
+  q.why.before(tr);
+  q.lanes.set(l.id, lane);
+  return lane;
+}
+
+const setText = (e, t) => { if (e.textContent !== t) e.textContent = t; };
+
+function progress(o, done, total) {
+  const frac = total > 0 ? done / total : 0;
+  if (o.bar.max !== Math.max(total, 1)) o.bar.max = Math.max(total, 1);
+  if (o.bar.value !== done) o.bar.value = done;
+  setText(o.pct, Math.floor(frac * 1000) / 10 + ' %');
+  const pc = String(Math.floor(frac * 100));
+  if (o.tr.dataset.percent !== pc) o.tr.dataset.percent = pc;
+  setText(o.tiles, `${num(done)} / ${num(total)}`);
+}
+
+// statusOf is a request's status as shown: a request whose lanes were
+// all killed but one of which failed is ABORTED (a failure kills the
+// job's other lanes; lanes failing at once kill each other).
+function statusOf(r) {
+  return r.status === 'KILLED' && r.tasks.some((l) => failures.has(l.id)) ? 'ABORTED' : r.status;
+}
+
+function fill(q, now) {
+  const r = q.data;
+  const active = r.status === 'RUNNING' || r.status === 'PENDING';
+  const status = statusOf(r);
+  setText(q.status, status);
+  if (q.tr.dataset.status !== status) { q.body.dataset.status = status; q.tr.dataset.status = status; }
+  progress(q, r.done, r.total);
+  const v = q.rate.perSecond();
+  setText(q.rateCell, r.status === 'RUNNING' && isFinite(v) ? num(Math.round(v)) : '–');
+  setText(q.eta, r.status === 'RUNNING' && v > 0 ? duration((r.total - r.done) / v) : '–');
+  const end = r.finished ? Date.parse(r.finished) : now;
+  setText(q.elapsed, r.created ? duration((end - Date.parse(r.created)) / 1000) : '–');
+  const killable = r.tasks.filter((l) => l.status === 'RUNNING' || l.status === 'PENDING').length;
+  if (q.kill.disabled !== !killable) q.kill.disabled = !killable;
+  if (q.kill.hidden !== !active) q.kill.hidden = !active;
+  q.killable = killable;
+  const n = r.tasks.length;
+  setText(q.toggle, `${q.open ? '▾' : '▸'} ${n} task${n === 1 ? '' : 's'}`);
+  for (const l of r.tasks) {
+    const lane = q.lanes.get(l.id) || laneRow(q, l);
+    const status = l.killed ? 'KILLED' : l.status;
+    setText(lane.status, status);
+    if (lane.tr.dataset.status !== status) lane.tr.dataset.status = status;
+    if (l.finished && lane.tr.dataset.outcome !== status) lane.tr.dataset.outcome = status;
+    progress(lane, l.done, l.total);
+    lane.rate.add(now, l.done);
+    const lv = lane.rate.perSecond();
+    setText(lane.rateCell, l.status === 'RUNNING' && isFinite(lv) ? num(Math.round(lv)) : '–');
+    setText(lane.eta, l.status === 'RUNNING' && lv > 0 ? duration((l.total - l.done) / lv) : '–');
+    const over = !(l.status === 'RUNNING' || l.status === 'PENDING');
+    if (lane.kill.disabled !== over) lane.kill.disabled = over;
+  }
+  showWhy(q);
+}
+
+// showWhy words why a request ended ABORTED (its lanes' failures, the
+// same reason counted once).
+function showWhy(q) {
+  const r = q.data;
+  const fs = r.status === 'ABORTED' || r.status === 'KILLED' ? r.tasks.map((l) => failures.get(l.id)).filter(Boolean) : [];
+  q.why.hidden = !fs.length;
+  if (!fs.length) return;
+  const text = groupFailures(fs).map((g) => (g.count > 1 ? `${g.count} tasks: ` : '') + g.reason).join('; ');
+  const cell = q.why.lastChild;
+  if (cell.dataset.text !== text) {
+    cell.dataset.text = text;
+    replace(cell, el('span', { class: 'reason', text: 'Why: ' + text }));
   }
 }
 
+function toggle(job) {
+  const q = requests.get(job);
+  if (!q) return;
+  q.open = !q.open;
+  q.toggle.parentNode.setAttribute('aria-expanded', String(q.open));
+  for (const lane of q.lanes.values()) lane.tr.hidden = !q.open;
+  const n = q.data.tasks.length;
+  setText(q.toggle, `${q.open ? '▾' : '▸'} ${n} task${n === 1 ? '' : 's'}`);
+}
+
+function summarise(running, pending) {
+  const text = running + pending ? `${running} running, ${pending} pending` : 'No task is running or pending.';
+  setText(document.getElementById('task-summary'), text);
+  setText(document.getElementById('task-badge'), running + pending ? String(running + pending) : '');
+}
+
 // loadFailures reads why tasks failed (GET /rest/failures.json, kept 24
-// hours): asked when the page opens and when it sees a task abort, never
-// on a timer, so an idle page costs nothing more.
+// hours): asked when the page opens and when it sees a request abort,
+// never on a timer, so an idle page costs nothing more. The same failure
+// of several tasks is listed once, with how many; the whole text is in a
+// disclosure.
 async function loadFailures() {
   let d;
   try {
@@ -257,58 +355,72 @@ async function loadFailures() {
   failures.clear();
   for (const f of d?.failures || []) failures.set(f.id, f);
   const ul = document.getElementById('failure-list');
-  const list = [...failures.values()];
-  replace(ul, list.length ? list.map((f) => el('li', { dataset: { task: f.id } },
-    el('span', { text: `${new Date(f.at).toLocaleString()} task ${f.id} (${f.layer}, ${f.type}, job ${f.job}), ${num(f.done)} of ${num(f.total)} tiles: ` }),
-    el('span', { class: 'reason', text: f.reason }))) : el('li', { text: 'No task failed in the last 24 hours.' }));
-  renderFinished();
+  const groups = groupFailures([...failures.values()]);
+  replace(ul, groups.length ? groups.map((g) => el('li', { dataset: { tasks: g.ids.join(' '), count: g.count } },
+    el('span', { text: `${new Date(g.at).toLocaleString()} ${g.count === 1 ? 'task' : `${g.count} tasks`} ${g.ids.join(', ')} (${g.layers.join(', ')}): ` }),
+    el('span', { class: 'reason', text: g.reason }),
+    g.full !== g.reason ? el('details', {}, el('summary', { text: 'The whole message' }), el('p', { class: 'full', text: g.full })) : null))
+    : el('li', { text: 'No task failed in the last 24 hours.' }));
+  for (const q of requests.values()) if (q.data) fill(q, Date.now());
 }
 
-// killTask posts the kill of one task (kill_thread and thread_id, as
-// GeoWebCache's seed form does) to its layer's path.
-async function killTask(id) {
-  const t = tasks.get(id);
-  const layer = t?.layer && t.layer !== '(unknown layer)' ? t.layer : '';
-  try {
-    const r = await call('POST', layer ? `seed/${enc(layer)}` : 'seed', { body: 'kill_thread=1&thread_id=' + id, type: 'application/x-www-form-urlencoded' });
-    const terminated = /already finished/i.test(r.text) ? r.text.split(/already finished/i)[0] : r.text;
-    if (terminated.includes(`[${id}:`)) {
-      if (t) { t.killed = true; fill(t); }
-      const f = finished.find((x) => x.id === id);
-      if (f) { f.outcome = 'KILLED'; renderFinished(); }
-      say(`Killed task ${id}.`);
-    } else {
-      say(`Task ${id} had already finished.`);
+// killTasks posts the kill of each task (kill_thread and thread_id, as
+// GeoWebCache's seed form does), eight at a time; it returns how many
+// it killed.
+async function killTasks(ids) {
+  let killed = 0;
+  let finished = 0;
+  let failed = '';
+  const queue = ids.slice();
+  const worker = async () => {
+    while (queue.length) {
+      const id = queue.shift();
+      try {
+        const r = await call('POST', 'seed', { body: 'kill_thread=1&thread_id=' + id, type: 'application/x-www-form-urlencoded' });
+        if (r.text.split(/already finished/i)[0].includes(`[${id}:`)) killed++; else finished++;
+      } catch (e) {
+        failed = `task ${id}: ${e.message}`;
+      }
     }
-  } catch (e) {
-    say(`Kill task ${id}: ${e.message}`, true);
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, ids.length) }, worker));
+  if (failed) say(`Kill ${failed}`, true);
+  else if (ids.length === 1) say(killed ? `Killed task ${ids[0]}.` : `Task ${ids[0]} had already finished.`);
+  else say(`Killed ${killed} task${killed === 1 ? '' : 's'}${finished ? ` (${finished} had already finished)` : ''}.`);
   schedule(0);
+  return killed;
 }
 
-// kill posts GeoWebCache's kill form for one layer ('' for all) and marks
-// the tasks the answer lists as terminated.
-async function kill(layer, code) {
-  const what = layer ? `${code} tasks of ${layer}` : `${code} tasks of every layer`;
+// killRequest kills a request's running and pending tasks, asking first
+// when they are more than one.
+async function killRequest(job) {
+  const q = requests.get(job);
+  if (!q) return;
+  const ids = q.data.tasks.filter((l) => l.status === 'RUNNING' || l.status === 'PENDING').map((l) => l.id);
+  if (!ids.length) return;
+  if (ids.length > 1 && !await confirmDialog(`Kill request ${job}?`,
+    `This kills the ${ids.length} running and pending tasks of request ${job} (${q.data.type} of ${q.data.layer}). The tiles they wrote stay.`,
+    `Kill ${ids.length} tasks`)) return;
+  killTasks(ids);
+}
+
+// killEverything posts GeoWebCache's kill form for every layer
+// (kill_all=all) once the count it names is confirmed.
+async function killEverything() {
+  // The count as the server has it now, not as the last poll saw it.
+  let n = lastActiveTasks;
   try {
-    const r = await call('POST', layer ? `seed/${enc(layer)}` : 'seed', { body: 'kill_all=' + code, type: 'application/x-www-form-urlencoded' });
-    // The answer lists "[id: layer, TYPE, STATE]" items: the terminated
-    // tasks, then those already finished.
-    const terminated = r.text.split(/already finished/i)[0];
-    let n = 0;
-    for (const m of terminated.matchAll(/\[(\d+):/g)) {
-      const id = Number(m[1]);
-      const t = tasks.get(id);
-      n++;
-      if (t) { t.killed = true; fill(t); }
-      // A poll may have seen it go before this answer came.
-      const f = finished.find((x) => x.id === id);
-      if (f) f.outcome = 'KILLED';
-    }
-    renderFinished();
-    say(`Killed ${n} task${n === 1 ? '' : 's'} (${what}).`);
+    const d = await getJSON('seed.json');
+    n = (d['long-array-array'] || []).filter((r) => r[4] === 0 || r[4] === 1).length;
+  } catch { /* the last poll's count */ }
+  if (n === 0) { say('No task is running or pending.'); return; }
+  if (n > 1 && !await confirmDialog('Kill every task?', `This kills all ${num(n)} running and pending tasks, of every layer. The tiles they wrote stay.`, `Kill ${num(n)} tasks`)) return;
+  try {
+    const r = await call('POST', 'seed', { body: 'kill_all=all', type: 'application/x-www-form-urlencoded' });
+    const killed = [...r.text.split(/already finished/i)[0].matchAll(/\[(\d+):/g)].length;
+    say(`Killed ${killed} task${killed === 1 ? '' : 's'} (all tasks of every layer).`);
   } catch (e) {
-    say(`Kill ${what}: ${e.message}`, true);
+    say('Kill all: ' + e.message, true);
   }
   schedule(0);
 }

@@ -44,8 +44,11 @@ var (
 	keySeq          = []byte("seq")
 )
 
-// finishedKeep is how long finished tasks stay in the recent index.
-const finishedKeep = 10 * time.Minute
+// finishedKeep is how long finished tasks stay in the recent index: the
+// hour the overview and the console's task list ask for (the index is
+// read by time range, so what it keeps beyond a narrower ask costs
+// nothing to read).
+const finishedKeep = time.Hour
 
 // store is what the adapters over one file share.
 type store struct {

@@ -83,7 +83,7 @@ func TestFinishedIndexConvertedAndOrdered(t *testing.T) {
 			t.Errorf("List(t0+%ds): %v, %v; want %v", c.since, ids(got), err, c.want)
 		}
 	}
-	// Task 4 finishing 10 minutes and 2 s after t0 forgets tasks 2 and 3
+	// Task 4 finishing finishedKeep and 2.5 s after t0 forgets tasks 2 and 3
 	// (finished more than finishedKeep before), not task 1.
 	if _, err := s.Finish(ctx, 4, task.Aborted, t0.Add(finishedKeep+2500*time.Millisecond)); err != nil {
 		t.Fatal(err)
