@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -511,4 +512,49 @@ func TestConsolePagesAccessible(t *testing.T) {
 		}
 	}
 	noConsoleErrors(t, page)
+}
+
+// TestConsoleSeedFormPrefilled: the links of the layers and tasks pages
+// (#seed?layer=…) fill the seed form — layer, grid set, format, type,
+// levels and box — and the estimate it asks is of that request; the
+// address goes back to #seed, so the same link fills the form again
+// after a change; a field the layer does not offer is named, not taken.
+func TestConsoleSeedFormPrefilled(t *testing.T) {
+	t.Parallel()
+	embeddedPass(t, consolePass)
+	a := apptest.Start(t, apptest.Options{})
+	link := "#seed?layer=demo%3Aworld&gridSet=EPSG%3A900913&format=image%2Fjpeg&type=reseed&zoomStart=1&zoomStop=2&bounds=-2000000,-1000000,2000000,1000000"
+	page := openConsole(t, a, link)
+	type sent struct {
+		SeedRequest struct {
+			GridSetID           string `json:"gridSetId"`
+			Format, Type        string
+			ZoomStart, ZoomStop int
+			Bounds              struct{ Coords struct{ Double []float64 } }
+		} `json:"seedRequest"`
+	}
+	want := func(what string) {
+		t.Helper()
+		waitEval(t, page, `(r => r && r.seedRequest.type === 'reseed' && r.seedRequest.gridSetId === 'EPSG:900913' && r.seedRequest.bounds)(window.consoleSeed.lastEstimateRequest)`, 15*time.Second)
+		var s sent
+		evalJSON(t, page, `window.consoleSeed.lastEstimateRequest`, &s)
+		r := s.SeedRequest
+		if r.Format != "image/jpeg" || r.ZoomStart != 1 || r.ZoomStop != 2 || !slices.Equal(r.Bounds.Coords.Double, []float64{-2000000, -1000000, 2000000, 1000000}) {
+			t.Errorf("%s: the estimate asked for %+v", what, r)
+		}
+		if h := page.Eval(t, `location.hash`); h != "#seed" {
+			t.Errorf("%s: the address is %q after the form was filled, want #seed", what, h)
+		}
+	}
+	want("opened at the link")
+
+	// Changed by hand, then the same link followed again.
+	page.Eval(t, `(() => { for (const s of document.querySelectorAll('#seed-form select')) if ([...s.options].some(o => o.value === 'truncate')) { s.value = 'truncate'; s.dispatchEvent(new Event('change')); } return ''; })()`)
+	waitEval(t, page, `(r => r && r.seedRequest.type === 'truncate')(window.consoleSeed.lastEstimateRequest)`, 10*time.Second)
+	page.Eval(t, `(location.hash = `+strconv.Quote(link)+`, '')`)
+	want("the same link followed again")
+
+	// A format the layer does not offer is named and left as it was.
+	page.Eval(t, `(location.hash = '#seed?layer=demo%3Aworld&format=image%2Fwebp', '')`)
+	waitEval(t, page, `/format image\/webp: not offered for demo:world/.test(document.body.textContent)`, 10*time.Second)
 }

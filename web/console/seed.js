@@ -127,8 +127,9 @@ export function setOverview(o) {
   if (!built) return;
   setOptions(f.layer, o.layers.map((l) => l.name));
   setOptions(f.bgLayer, [['', 'the layer being seeded'], ...o.layers.map((l) => [l.name, l.name])]);
-  layerChanged();
+  const changed = layerChanged();
   liveOverview(o);
+  if (pending) { const q = pending; pending = null; changed?.then(() => prefill(q)); }
 }
 
 export function show(on) {
@@ -136,6 +137,57 @@ export function show(on) {
   const first = !gmap.map.getTarget();
   gmap.attach();
   if (first && gmap.grid) gmap.map.getView().fit(gmap.grid.extent, { size: gmap.map.getSize() });
+  const q = prefillQuery(location.hash);
+  if (!q) return;
+  // Asked once: the address goes back to #seed, so that following the
+  // same link again fills the form again.
+  history.replaceState(null, '', location.pathname + location.search + '#seed');
+  if (overview && built) prefill(q); else pending = q;
+}
+
+// The seed form prefilled from its address (model.seedLink):
+// #seed?layer=…&gridSet=…&format=…&type=…&zoomStart=…&zoomStop=…&bounds=….
+let pending = null;
+export function prefillQuery(hash) {
+  const i = hash.indexOf('?');
+  if (!/^#seed(\?|$)/.test(hash) || i < 0) return null;
+  return new URLSearchParams(hash.slice(i + 1));
+}
+
+async function prefill(q) {
+  const offered = (sel, v) => [...sel.options].some((o) => o.value === v);
+  const refused = [];
+  const layer = q.get('layer');
+  if (layer !== null) {
+    if (!offered(f.layer, layer)) {
+      say(`The seed form was asked for layer ${layer}, which this account is not offered.`, true);
+      return;
+    }
+    if (f.layer.value !== layer) { f.layer.value = layer; await layerChanged(); }
+  }
+  const g = q.get('gridSet');
+  if (g !== null && g !== f.gridSet.value) {
+    if (offered(f.gridSet, g)) { f.gridSet.value = g; await gridChanged(); } else refused.push(`grid set ${g}`);
+  }
+  for (const [k, sel] of [['format', f.format], ['type', f.type]]) {
+    const v = q.get(k);
+    if (v === null) continue;
+    if (offered(sel, v)) sel.value = v; else refused.push(`${k} ${v}`);
+  }
+  for (const k of ['zoomStart', 'zoomStop']) {
+    const v = q.get(k);
+    if (v !== null && /^\d+$/.test(v)) f[k].value = v;
+  }
+  const b = (q.get('bounds') || '').split(',').map(Number);
+  if (b.length === 4 && b.every(isFinite)) {
+    document.querySelector('input[name=area][value=box]').checked = true;
+    areaChanged();
+    b.forEach((v, i) => { f.bounds[i].value = v; });
+    boundsTyped();
+    if (gmap.map.getTarget()) gmap.map.getView().fit(b, { size: gmap.map.getSize(), padding: [20, 20, 20, 20] });
+  }
+  if (refused.length) say(`The seed form was filled, but for ${refused.join(', ')}: not offered for ${f.layer.value}.`, true);
+  later();
 }
 
 function layerInfo() { return overview?.layers.find((l) => l.name === f.layer.value); }
@@ -147,8 +199,9 @@ function layerChanged() {
   const grids = l.gridSets.length ? l.gridSets : overview.gridSets.map((g) => g.name);
   setOptions(f.gridSet, grids);
   setOptions(f.format, [['', 'the layer\'s first format'], ...l.formats.map((x) => [x, x])]);
-  gridChanged();
+  const changed = gridChanged();
   follow();
+  return changed;
 }
 
 // Layers' grid subsets where the overview does not list them (a server
