@@ -240,9 +240,9 @@ func TestConsoleLayerDetails(t *testing.T) {
 	if base.Failed != 0 {
 		t.Errorf("preview reads failed: %+v", base)
 	}
-	// A link opens the seed form with its address.
+	// A link opens the seed form filled with its request.
 	page.Do(t, "seed link", chromedp.Click(chromedp.CSS(`a[aria-label="Truncate an area of EPSG:4326 image/png"]`)))
-	waitEval(t, page, `!document.getElementById('page-seed').hidden && location.hash.startsWith('#seed?layer=demo%3Aworld') && location.hash.includes('type=truncate')`, 5*time.Second)
+	waitEval(t, page, `!document.getElementById('page-seed').hidden && location.hash === '#seed' && (r => r && r.seedRequest.type === 'truncate' && r.seedRequest.gridSetId === 'EPSG:4326' && r.seedRequest.format === 'image/png')(window.consoleSeed.lastEstimateRequest)`, 10*time.Second)
 	noConsoleErrors(t, page)
 }
 
