@@ -139,7 +139,7 @@ var (
 		"TILECACHE_KILL_CHECK_INTERVAL": true, "TILECACHE_LANE_SLICE": true, "TILECACHE_TRUNCATE_PAGE": true,
 	}
 	// apiOnly: the cross-site guard is the REST interface's.
-	apiOnly          = map[string]bool{"TILECACHE_ALLOWED_ORIGINS": true}
+	apiOnly          = map[string]bool{"TILECACHE_ALLOWED_ORIGINS": true, "TILECACHE_CONSOLE_BASE_MAP": true}
 	logsFunctionOnly = map[string]bool{
 		"TILECACHE_ACCESS_LOG_FORMAT": true, "TILECACHE_ACCESS_LOG_PATH_PREFIX": true, "TILECACHE_ACCESS_LOG_ORIGIN_PATH": true,
 	}
@@ -360,7 +360,7 @@ func TestTemplateRoutesAndSchedule(t *testing.T) {
 		routes = append(routes, route{get(p, "Path").Value, get(p, "Method").Value})
 	}
 	slices.SortFunc(routes, func(a, b route) int { return strings.Compare(a.path, b.path) })
-	if want := []route{{"/console", "GET"}, {"/console/{proxy+}", "GET"}, {"/rest", "ANY"}, {"/rest/{proxy+}", "ANY"}}; !slices.Equal(routes, want) {
+	if want := []route{{"/console", "GET"}, {"/console/{proxy+}", "GET"}, {"/rest", "ANY"}, {"/rest/{proxy+}", "ANY"}, {"/tiles/{proxy+}", "GET"}}; !slices.Equal(routes, want) {
 		t.Errorf("ApiFunction routes: got %v, want %v", routes, want)
 	}
 	ev := get(tp.resource("CleanerFunction"), "Properties", "Events")

@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	p.Handler = core.WithMetrics(p.Metrics, p.Audit.Wrap(cfg.BasePath, rest.NewCrossSite(cfg.BasePath, cfg.PublicURL, cfg.AllowedOrigins).Wrap(
 		mountConsole(cfg.BasePath, users.Middleware(auth.Require(auth.Viewer, console.Handler(console.Options{Backend: cfg.Backend, BaseMap: cfg.ConsoleBaseMap}))), mount(cfg.BasePath, withTileTokens(api,
 			users.Middleware(p.Audit.Identify(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now))))), tiles, objects, metricsH)))))
-	p.proxy = httpadapter.NewV2(p.Handler)
+	p.proxy = httpadapter.NewV2(consoleTilesOnly(cfg.BasePath, p.Handler))
 	return p, nil
 }
 
@@ -162,6 +162,22 @@ func storedOnlyForAccounts(users *auth.Authenticator, next http.Handler) http.Ha
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tileserve.StoredOnly(r) {
 			guarded.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// consoleTilesOnly is the API function's handler: API Gateway routes
+// GET /tiles/{proxy+} to it for the console's map, whose stored-only reads
+// (tileserve.StoredOnly, an account's) the CDN cannot answer; every other
+// tile read is the CDN's (which renders on a miss through the tile
+// function), and is answered 404 here, naming where tiles are served.
+func consoleTilesOnly(basePath string, next http.Handler) http.Handler {
+	tiles := basePath + "/tiles/"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, tiles) && !tileserve.StoredOnly(r) {
+			http.Error(w, "tiles are served by the CDN: the API answers only the console's stored-only reads ("+tileserve.StoredOnlyHeader+": 1)", http.StatusNotFound)
 			return
 		}
 		next.ServeHTTP(w, r)
