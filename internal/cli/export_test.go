@@ -1,0 +1,125 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tilecache/internal/app/apptest"
+	"tilecache/internal/archive"
+	"tilecache/internal/archive/archivetest"
+	"tilecache/internal/archive/gpkg"
+	"tilecache/internal/archive/mbtiles"
+	"tilecache/internal/archive/pmtiles"
+	"tilecache/internal/cli"
+	"tilecache/internal/testkit/testenv"
+)
+
+// TestExport: the stored tiles of a seeded layer are exported from the
+// deployment's public tiles to PMTiles, MBTiles and GeoPackage, each tile
+// byte-identical to the stored one at its row from the top, with the
+// layer's metadata; GDAL reads the MBTiles and GeoPackage files; a bbox
+// exports only the tiles it meets; a grid set archives do not hold is
+// refused naming it.
+func TestExport(t *testing.T) {
+	a := apptest.Start(t, apptest.Options{})
+	r := runCLI(t, cli.Env{}, append([]string{"seed", "demo:world", "--gridset", "EPSG:900913", "--format", "image/png", "--zoom", "0-3", "--every", "1s"}, auth(a)...)...)
+	if r.code != cli.ExitDone {
+		t.Fatalf("seed: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	testenv.Eventually(t, 10*time.Second, "index.json to list the seeded tile set", func() bool {
+		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
+		return res.Status == 200 && strings.Contains(res.Body, `"gridSet":"EPSG:900913"`)
+	})
+	prefix := "demo:world/EPSG:900913/png/default/"
+	stored := a.TileKeys(t, prefix)
+	if len(stored) != 1+4+16+64 {
+		t.Fatalf("%d tiles stored, want 85", len(stored))
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	gdal := archivetest.RequireGDAL(t)
+	for _, kind := range []string{"pmtiles", "mbtiles", "gpkg"} {
+		out := filepath.Join(dir, "world."+kind)
+		r := runCLI(t, cli.Env{}, append([]string{"export", "--layer", "demo:world", "--gridset", "EPSG:900913", "--format", "image/png", "--zoom", "0-3", "--to", out}, auth(a)...)...)
+		if r.code != cli.ExitDone || !strings.Contains(r.stderr, "85 tiles written") {
+			t.Fatalf("export %s: exit %d\n%s\n%s", kind, r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(out + ".part"); !os.IsNotExist(err) {
+			t.Errorf("%s: the partial file is left: %v", kind, err)
+		}
+		var rd archive.Reader
+		var err error
+		switch kind {
+		case "pmtiles":
+			var b []byte
+			if b, err = os.ReadFile(out); err == nil {
+				rd, err = pmtiles.Open(ctx, pmtiles.ReaderAt(bytes.NewReader(b)))
+			}
+		case "mbtiles":
+			rd, err = mbtiles.Open(ctx, out)
+		case "gpkg":
+			rd, err = gpkg.Open(ctx, out, "tiles")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		err = rd.Tiles(ctx, func(z int, x, y int64, data []byte) error {
+			n++
+			want, _, ok := a.Get(t, fmt.Sprintf("%s%d/%d/%d.png", prefix, z, x, int64(1)<<z-1-y))
+			if !ok || !bytes.Equal(want, data) {
+				return fmt.Errorf("tile %d/%d/%d: %d bytes, the stored one %d (%v)", z, x, y, len(data), len(want), ok)
+			}
+			return nil
+		})
+		if err != nil || n != 85 {
+			t.Errorf("%s: %d tiles read back, want 85: %v", kind, n, err)
+		}
+		md, err := rd.Metadata(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A GeoPackage keeps its bounds in its tile matrix set, not in
+		// what its reader's Metadata gives.
+		if md.Format != "png" || md.MinZoom != 0 || md.MaxZoom != 3 || kind != "gpkg" && (md.Bounds[0] > -179.9 || md.Bounds[3] < 85) {
+			t.Errorf("%s: metadata %+v", kind, md)
+		}
+		rd.Close()
+		if kind != "pmtiles" {
+			var info struct {
+				Driver string `json:"driverShortName"`
+				Size   []int  `json:"size"`
+			}
+			if err := json.Unmarshal(gdal.Run(t, gdal.Info, "-json", out), &info); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]string{"mbtiles": "MBTiles", "gpkg": "GPKG"}[kind]; info.Driver != want || len(info.Size) != 2 || info.Size[0] != 2048 {
+				t.Errorf("gdalinfo of the %s: driver %s, size %v; want %s, 2048 pixels wide (level 3)", kind, info.Driver, info.Size, want)
+			}
+		}
+	}
+
+	// A bbox of the north-east quarter at level 2: its 4 tiles.
+	out := filepath.Join(dir, "ne.pmtiles")
+	r = runCLI(t, cli.Env{}, append([]string{"export", "--layer", "demo:world", "--gridset", "EPSG:900913", "--zoom", "2", "--bbox", "1,1,20037508,20037508", "--to", out}, auth(a)...)...)
+	if r.code != cli.ExitDone || !strings.Contains(r.stderr, "4 tiles written") {
+		t.Fatalf("export of a bbox: exit %d\n%s", r.code, r.stderr)
+	}
+
+	// EPSG:4326 is not the pyramid PMTiles holds.
+	r = runCLI(t, cli.Env{}, append([]string{"export", "--layer", "demo:world", "--gridset", "EPSG:4326", "--to", filepath.Join(dir, "geo.pmtiles")}, auth(a)...)...)
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "EPSG:4326") {
+		t.Errorf("export of EPSG:4326: exit %d %q", r.code, r.stderr)
+	}
+	r = runCLI(t, cli.Env{}, append([]string{"export", "--layer", "demo:world", "--to", filepath.Join(dir, "x.zip")}, auth(a)...)...)
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, ".pmtiles, .mbtiles or .gpkg") {
+		t.Errorf("export to .zip: exit %d %q", r.code, r.stderr)
+	}
+}
