@@ -5,16 +5,23 @@ import (
 	"context"
 	"fmt"
 	"image/color"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/archive"
 	"tilecache/internal/archive/archivetest"
 	"tilecache/internal/archive/mbtiles"
 	"tilecache/internal/archive/pmtiles"
+	"tilecache/internal/archive/rangeread"
+	"tilecache/internal/source/upstream"
+	"tilecache/internal/testkit/testenv"
+	"tilecache/internal/tilestore"
 )
 
 // TestArchiveSource: a layer whose source is an MBTiles file GDAL wrote
@@ -106,5 +113,74 @@ layers:
 	status, _, body := getTile(t, a.URL, "/tiles/arc:pm/EPSG:900913/png/2/1/0.png")
 	if status != 200 || !bytes.Equal(body, want) {
 		t.Fatalf("miss of 2/1/0: %d, %d bytes; want 200 with the archive's %d bytes", status, len(body), len(want))
+	}
+}
+
+// TestServePMTiles: a tile set's PMTiles in the store (under archives/,
+// tilestore.ArchiveKey) is served as the CDN serves the bucket: range
+// requests answered 206 with Content-Range and an ETag (304 to
+// If-None-Match), CORS exposing the range headers, the stored
+// Cache-Control; read through range requests it gives every tile of the
+// archive; index.json lists it for its tile set.
+func TestServePMTiles(t *testing.T) {
+	t.Parallel()
+	embeddedPass(t, "serving an archive with range requests")
+	ctx := context.Background()
+	var pm bytes.Buffer
+	w, err := pmtiles.Create("", &pm, pmtiles.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[archivetest.Tile][]byte{}
+	for z := range 3 {
+		for x := range int64(1) << z {
+			for y := range int64(1) << z {
+				set[archivetest.Tile{Z: z, X: x, Y: y}] = archivetest.SolidPNG(color.RGBA{byte(80 * z), byte(60 * x), byte(60 * y), 255})
+			}
+		}
+	}
+	for k, data := range set {
+		if err := w.Put(ctx, k.Z, k.X, k.Y, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx, archive.Metadata{Format: "png", MaxZoom: 2}); err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.Start(t, apptest.Options{})
+	key := tilestore.ArchiveKey("demo:world", "EPSG:900913", "png", "default")
+	a.Put(t, key, pm.Bytes(), tilestore.Meta{ContentType: "application/vnd.pmtiles", CacheControl: "public, max-age=600"})
+	wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,"format":"image/png"}}`))
+
+	url := a.URL + "/" + key
+	res := a.DoAuth(t, "", "", "GET", "/"+key, "", "Range", "bytes=0-126", "Origin", "https://map.example")
+	if res.Status != 206 || len(res.Body) != 127 || res.Header.Get("Content-Range") != fmt.Sprintf("bytes 0-126/%d", pm.Len()) ||
+		res.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "Content-Range") ||
+		res.Header.Get("Cache-Control") != "public, max-age=600" || res.Header.Get("Content-Type") != "application/vnd.pmtiles" {
+		t.Fatalf("range of the header: %d, %d bytes, %v", res.Status, len(res.Body), res.Header)
+	}
+	etag := res.Header.Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	if res := a.DoAuth(t, "", "", "GET", "/"+key, "", "If-None-Match", etag); res.Status != 304 {
+		t.Errorf("If-None-Match of the current ETag: %d, want 304", res.Status)
+	}
+	c, err := upstream.NewClient(upstream.HTTPOptions{Retries: -1, Addresses: upstream.AddressPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pmtiles.Open(ctx, rangeread.NewHTTP(c, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archivetest.CheckReader(t, r, set)
+
+	testenv.Eventually(t, 10*time.Second, "index.json to list the archive", func() bool {
+		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
+		return res.Status == 200 && strings.Contains(res.Body, `"pmtiles":"./archives/demo:world/EPSG:900913/png/default.pmtiles"`)
+	})
+	if res := a.DoAuth(t, "", "", "GET", "/archives/none.pmtiles", ""); res.Status != 404 {
+		t.Errorf("a missing archive: %d, want 404", res.Status)
 	}
 }
