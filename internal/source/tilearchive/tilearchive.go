@@ -36,6 +36,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -83,8 +84,25 @@ type Source struct {
 	budget *upstream.Budget
 	skip   bool // skipBlank is set: blank tiles must be seen decoded
 
+	// held is the open archive, apart from the Source so that the
+	// Source's cleanup (a source dropped by the cache of sources when a
+	// layer changes) can close it: the file, the temporary copy.
+	held *held
+}
+
+// held is what a Source holds open.
+type held struct {
 	mu     sync.Mutex
 	opened *opened
+}
+
+func (h *held) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.opened != nil {
+		h.opened.close()
+		h.opened = nil
+	}
 }
 
 // opened is an archive open for reading.
@@ -138,8 +156,10 @@ func New(l *layer.Layer, sh upstream.Shared, a Access) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s options: %w", kind, err)
 	}
-	return &Source{kind: kind, loc: loc, access: a, client: client, pipe: pipe, budget: sh.Budget,
-		skip: o.SkipBlank != "" && o.SkipBlank != "none"}, nil
+	s := &Source{kind: kind, loc: loc, access: a, client: client, pipe: pipe, budget: sh.Budget,
+		skip: o.SkipBlank != "" && o.SkipBlank != "none", held: &held{}}
+	runtime.AddCleanup(s, (*held).close, s.held)
+	return s, nil
 }
 
 // MercatorQuad reports whether the subset's levels are those of the Web
@@ -170,26 +190,26 @@ func MercatorQuad(s *grid.Subset) bool {
 
 // open returns the archive, opening it at the first call.
 func (s *Source) open(ctx context.Context) (*opened, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.opened != nil {
-		return s.opened, nil
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	if s.held.opened != nil {
+		return s.held.opened, nil
 	}
 	o, err := s.openArchive(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s archive %s: %w", s.kind, s.loc, err)
 	}
-	s.opened = o
+	s.held.opened = o
 	return o, nil
 }
 
 // reopen drops o, which found its archive replaced, so that the next
 // read opens the new one.
 func (s *Source) reopen(o *opened) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.opened == o {
-		s.opened = nil
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	if s.held.opened == o {
+		s.held.opened = nil
 		o.close()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"tilecache/internal/source"
 	"tilecache/internal/source/tilearchive"
 	"tilecache/internal/source/upstream"
+	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -337,10 +339,23 @@ func TestS3Archives(t *testing.T) {
 	if err := store.Put(ctx, "archives/a.mbtiles", mb, tilestore.Meta{}); err != nil {
 		t.Fatal(err)
 	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the copy of the MBTiles goes
 	ms := newSource(t, "image/png", `{type: mbtiles, url: "s3://`+bucket+`/archives/a.mbtiles"}`, upstream.Shared{}, store)
 	if n := checkEqual(t, ms, r, "image/png", 2); n != 18 {
 		t.Errorf("MBTiles: %d tiles came out, want 18", n)
 	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+		t.Errorf("the MBTiles was copied to %d temporary files, want 1", len(entries))
+	}
+	// A source dropped (a layer changed) closes its archive and removes
+	// the copy.
+	ms = nil
+	testenv.Eventually(t, 10*time.Second, "the dropped source's copy to be removed", func() bool {
+		runtime.GC()
+		entries, _ := os.ReadDir(tmp)
+		return len(entries) == 0
+	})
 	missing := newSource(t, "image/png", `{type: pmtiles, url: "s3://`+bucket+`/archives/none.pmtiles"}`, upstream.Shared{}, store)
 	if _, err := render(t, missing, "image/png", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("missing object: %v", err)
