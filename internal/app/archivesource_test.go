@@ -3,10 +3,14 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"image/color"
+	"maps"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -175,6 +179,7 @@ func TestServePMTiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	archivetest.CheckReader(t, r, set)
+	pmtilesLibraryReads(t, url, set)
 
 	testenv.Eventually(t, 10*time.Second, "index.json to list the archive", func() bool {
 		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
@@ -182,5 +187,37 @@ func TestServePMTiles(t *testing.T) {
 	})
 	if res := a.DoAuth(t, "", "", "GET", "/archives/none.pmtiles", ""); res.Status != 404 {
 		t.Errorf("a missing archive: %d, want 404", res.Status)
+	}
+}
+
+// pmtilesLibraryReads reads every tile of set, and one absent, from the
+// archive at url with the pmtiles JavaScript library (its fetch source:
+// range requests checked by ETag) and compares them byte for byte.
+func pmtilesLibraryReads(t *testing.T, url string, set map[archivetest.Tile][]byte) {
+	t.Helper()
+	node, lib := testenv.RequirePMTilesJS(t)
+	var in strings.Builder
+	want := map[string]string{"3/0/0": "missing"}
+	for k, data := range set {
+		fmt.Fprintf(&in, "%d %d %d\n", k.Z, k.X, k.Y)
+		sum := sha256.Sum256(data)
+		want[fmt.Sprintf("%d/%d/%d", k.Z, k.X, k.Y)] = hex.EncodeToString(sum[:])
+	}
+	in.WriteString("3 0 0\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "testdata/pmtiles-fetch.mjs", lib, url)
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node pmtiles-fetch.mjs: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for line := range strings.Lines(strings.TrimSpace(string(out))) {
+		id, sum, _ := strings.Cut(strings.TrimSpace(line), " ")
+		got[id] = sum
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the pmtiles library read %d tiles %v, want %d", len(got), got, len(want))
 	}
 }
