@@ -124,8 +124,9 @@ layers:
 // tilestore.ArchiveKey) is served as the CDN serves the bucket: range
 // requests answered 206 with Content-Range and an ETag (304 to
 // If-None-Match), CORS exposing the range headers, the stored
-// Cache-Control; read through range requests it gives every tile of the
-// archive; index.json lists it for its tile set.
+// Cache-Control; read through range requests (ours, and the pmtiles
+// JavaScript library's) it gives every tile of the archive; index.json
+// lists it for its tile set; a private layer's archive is not served.
 func TestServePMTiles(t *testing.T) {
 	t.Parallel()
 	embeddedPass(t, "serving an archive with range requests")
@@ -151,8 +152,15 @@ func TestServePMTiles(t *testing.T) {
 	if err := w.Close(ctx, archive.Metadata{Format: "png", MaxZoom: 2}); err != nil {
 		t.Fatal(err)
 	}
-	a := apptest.Start(t, apptest.Options{})
+	a := apptest.Start(t, apptest.Options{Layers: privateLayers, Env: map[string]string{"TILECACHE_TILE_TOKEN_KEYS": privateKeys}})
 	key := tilestore.ArchiveKey("demo:world", "EPSG:900913", "png", "default")
+	// topp:states is private: a tile token opens its tiles, not a whole
+	// archive of them.
+	privateKey := tilestore.ArchiveKey("topp:states", "EPSG:900913", "png", "default")
+	a.Put(t, privateKey, pm.Bytes(), tilestore.Meta{ContentType: "application/vnd.pmtiles"})
+	if res := a.DoAuth(t, "", "", "GET", "/"+privateKey, ""); res.Status != 404 {
+		t.Errorf("a private layer's archive: %d, want 404", res.Status)
+	}
 	a.Put(t, key, pm.Bytes(), tilestore.Meta{ContentType: "application/vnd.pmtiles", CacheControl: "public, max-age=600"})
 	wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,"format":"image/png"}}`))
 
