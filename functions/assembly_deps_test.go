@@ -13,7 +13,8 @@ import (
 // TestBootstrapsLinkOnlyTheirAssembly: each function links its own
 // assembly and not what another function needs. The tile origin (internet
 // facing, CloudFront's failover origin) links no seed engine, no
-// administration interface, no embedded database and no console or web
+// administration interface, no embedded database, no SQLite (the mbtiles
+// sources' driver: the workers read MBTiles) and no console or web
 // assets; the log function no administration interface, seed engine or
 // image code; the worker and the cleaner (the engine's assembly) no
 // administration interface, console or embedded database. A package that
@@ -29,7 +30,7 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 		refused  []string
 	}{
 		{"tile", []string{"tilecache/internal/seed", "tilecache/internal/rest", "go.etcd.io/bbolt",
-			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt"}},
+			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt", "modernc.org/sqlite"}},
 		{"logs", []string{"tilecache/internal/rest", "tilecache/internal/seed", "tilecache/internal/imaging",
 			"tilecache/internal/onmiss", "tilecache/internal/source", "image/png", "image/jpeg", "golang.org/x/image/webp", "golang.org/x/image/tiff"}},
 		{"worker", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},

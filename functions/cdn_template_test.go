@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tilecache/internal/tilestore"
 )
 
 // corsS3Origin is the managed origin request policy CORS-S3Origin: it
@@ -440,6 +442,49 @@ func TestTemplateInvalidationPermissions(t *testing.T) {
 			if !slices.Equal(found, want) {
 				t.Errorf("EnableCdn %s: %s may invalidate %v, want %v", cdn, role, found, want)
 			}
+		}
+	}
+}
+
+// TestCDNServesArchivesAsTheyAre: the tile archives' paths (archives/*,
+// tilestore.ArchivesDir) come from the bucket alone, uncompressed (a map
+// client reads them in byte ranges), with the tiles' cache, origin
+// request and CORS policies; the CORS answers expose Content-Range and
+// Accept-Ranges, which the pmtiles library reads.
+func TestCDNServesArchivesAsTheyAre(t *testing.T) {
+	tp := loadTemplate(t)
+	w := cdnWorld(tp, map[string]string{"EnableCdn": "true"})
+	dist, _ := resource(t, w, "TileDistribution")
+	dc := dist["DistributionConfig"].(map[string]any)
+	bs, _ := dc["CacheBehaviors"].([]any)
+	var b any
+	for _, c := range bs {
+		if m(c, "PathPattern") == tilestore.ArchivesDir+"/*" {
+			b = c
+		}
+	}
+	if b == nil {
+		t.Fatalf("no cache behaviour for %s/*: %v", tilestore.ArchivesDir, bs)
+	}
+	def := dc["DefaultCacheBehavior"]
+	if m(b, "TargetOriginId") != "tiles" || m(b, "Compress") != "false" {
+		t.Errorf("archives behaviour: origin %v, compress %v; want the bucket alone (tiles), uncompressed", m(b, "TargetOriginId"), m(b, "Compress"))
+	}
+	for _, k := range []string{"CachePolicyId", "OriginRequestPolicyId", "ResponseHeadersPolicyId", "ViewerProtocolPolicy"} {
+		if fmt.Sprint(m(b, k)) != fmt.Sprint(m(def, k)) {
+			t.Errorf("archives behaviour %s: %v, the tiles' is %v", k, m(b, k), m(def, k))
+		}
+	}
+	rhp, _ := resource(t, w, "TileResponseHeadersPolicy")
+	exposed := strs(m(rhp, "ResponseHeadersPolicyConfig", "CorsConfig", "AccessControlExposeHeaders", "Items"))
+	bucket, _ := resource(t, w, "TileBucket")
+	rules, _ := m(bucket, "CorsConfiguration", "CorsRules").([]any)
+	for _, h := range []string{"Content-Range", "Accept-Ranges"} {
+		if !slices.Contains(exposed, h) {
+			t.Errorf("CORS exposed headers %v lack %s", exposed, h)
+		}
+		if len(rules) != 1 || !slices.Contains(strs(m(rules[0], "ExposedHeaders")), h) {
+			t.Errorf("the bucket's CORS rule does not expose %s", h)
 		}
 	}
 }

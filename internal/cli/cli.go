@@ -188,6 +188,7 @@ type root struct {
 	Kill     KillCmd     `cmd:"" help:"Kill the tasks of a layer (or all)."`
 	Quota    QuotaCmd    `cmd:"" help:"Disk quota: count the tile reads of access logs."`
 	Layers   LayersCmd   `cmd:"" help:"Layers: list or read the server's, propose some from a WMS's capabilities, import a GeoWebCache configuration."`
+	Export   ExportCmd   `cmd:"" help:"Export a layer's stored tiles to a PMTiles, MBTiles or GeoPackage file, read from the deployment's public tiles."`
 }
 
 // Env is what a command runs with; tests give their own.
@@ -204,7 +205,7 @@ type Env struct {
 }
 
 // Commands are the subcommands Run handles.
-var Commands = []string{"seed", "reseed", "truncate", "estimate", "tasks", "kill", "quota", "layers"}
+var Commands = []string{"seed", "reseed", "truncate", "estimate", "tasks", "kill", "quota", "layers", "export"}
 
 // Main runs a command with the process's streams and returns the exit code.
 func Main(ctx context.Context, args []string) int {
@@ -268,6 +269,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		code, err = cli.Layers.Get.run(ctx, c, env)
 	case strings.HasPrefix(cmd, "layers import"):
 		code, err = cli.Layers.Import.run(ctx, c, env)
+	case strings.HasPrefix(cmd, "export"):
+		code, err = cli.Export.run(ctx, c, env)
 	}
 	return finish(env, code, err)
 }

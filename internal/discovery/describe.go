@@ -66,6 +66,20 @@ type description struct {
 	// vectorLayers are the layers of a vector tile set's first stored
 	// tile (see Publisher.vectorLayers); none for images.
 	vectorLayers []vectortile.Layer
+	// pmtiles: the tile set's PMTiles archive is in the store
+	// (tilestore.ArchiveKey), served as it is.
+	pmtiles bool
+}
+
+// archiveKey is the key, without the key prefix, of the tile set's
+// PMTiles archive.
+func (d *description) archiveKey() string {
+	return tilestore.ArchiveKey(d.set.LayerID, d.set.GridSetID, d.set.FormatID, d.set.ParametersID)
+}
+
+// archivePath is archiveKey as a URL path relative to the store's root.
+func (d *description) archivePath() string {
+	return tilestore.ArchivesDir + "/" + d.path() + ".pmtiles"
 }
 
 // describe builds the description of one tile set. It fails with NotFound

@@ -58,6 +58,9 @@ type indexEntry struct {
 	Rows []int64 `json:"rows"`
 	// WMTS is the layer's WMTS capabilities.
 	WMTS string `json:"wmts"`
+	// PMTiles is the tile set's PMTiles archive, when one is stored: read
+	// with range requests (the pmtiles library), rows from the top.
+	PMTiles string `json:"pmtiles,omitempty"`
 }
 
 // newIndexEntry describes d for index.json.
@@ -99,6 +102,9 @@ func newIndexEntry(d *description) indexEntry {
 	if d.mercator {
 		e.TileJSON = rel + tileJSONName
 		e.TileJSONXYZ = rel + tileJSONXYZName
+	}
+	if d.pmtiles {
+		e.PMTiles = "./" + d.archivePath()
 	}
 	return e
 }

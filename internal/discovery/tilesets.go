@@ -106,9 +106,20 @@ func (p *Publisher) parametersOnce(l *layer.Layer, id string) func(ctx context.C
 	}
 }
 
-// describe describes the candidate, reading its parameters if needed.
+// describe describes the candidate, reading its parameters if needed,
+// and looks for its PMTiles archive (one HEAD) when it is the Web
+// Mercator pyramid a PMTiles holds.
 func (p *Publisher) describe(ctx context.Context, c candidate) (*description, error) {
-	return describe(c.layer, c.set.GridSetID, c.mime, c.set.ParametersID, c.params(ctx), p.prefix)
+	d, err := describe(c.layer, c.set.GridSetID, c.mime, c.set.ParametersID, c.params(ctx), p.prefix)
+	if err != nil || !d.mercator || c.layer.Private {
+		return d, err
+	}
+	_, found, err := p.tiles.Stat(ctx, p.rootKey(d.archiveKey()))
+	if err != nil {
+		return nil, fmt.Errorf("look for the archive of %s: %w", c.set.Dir(), err)
+	}
+	d.pmtiles = found
+	return d, nil
 }
 
 var errStop = errors.New("stop listing")

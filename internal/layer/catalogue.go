@@ -106,6 +106,8 @@ func checkID(what, id string) error {
 		return fmt.Errorf("id %q must not contain control characters", id)
 	case id == ReservedID:
 		return fmt.Errorf("id %q is reserved for the service's own objects in the store; give the %s another id", id, what)
+	case id == tilestore.ArchivesDir:
+		return fmt.Errorf("id %q is where the tile archives are served from; give the %s another id", id, what)
 	case slices.Contains(edgeIDs, id):
 		return fmt.Errorf("id %q is a path the CDN maps to other keys (%s); give the %s another id", id, strings.Join(edgeIDs, ", "), what)
 	case slices.Contains(rootIDs, id):

@@ -10,7 +10,7 @@ import (
 // the root of the store or an endpoint of the service.
 func TestReservedLayerIDs(t *testing.T) {
 	for id, want := range map[string]string{
-		"_tilecache": "service's own objects", "wmts": "CDN maps", "xyz": "CDN maps", "ogcapi": "CDN maps",
+		"_tilecache": "service's own objects", "archives": "tile archives are served from", "wmts": "CDN maps", "xyz": "CDN maps", "ogcapi": "CDN maps",
 		"ogcapi.json": "CDN maps", "index.json": "document or endpoint", "index.html": "document or endpoint",
 		"tms.xml": "document or endpoint", "WMTSCapabilities.xml": "document or endpoint", "rest": "document or endpoint",
 		"tiles": "document or endpoint", "metrics": "document or endpoint", "console": "document or endpoint", "a/b": "must not contain /",

@@ -23,6 +23,7 @@ import (
 //
 //	GET /{key without the key prefix}   e.g. /demo:world/EPSG:4326/png/default/3/5/2.png
 //	GET /                               the object index.html (the demo map page, tilestore.IndexObject)
+//	GET /archives/…                     a tile archive (a PMTiles), with Range requests (see serveArchive)
 //
 // An object is answered with its stored Content-Type and Cache-Control and
 // with CORS headers allowing any origin; a missing one is a 404 text/plain.
@@ -83,6 +84,10 @@ func (h *Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := rel
 	if h.prefix != "" {
 		key = h.prefix + "/" + rel
+	}
+	if isArchive(rel) {
+		h.serveArchive(w, r, rel, key)
+		return
 	}
 	data, meta, found, err := h.tiles.Get(r.Context(), key)
 	if apperr.Is(err, apperr.Invalid) {

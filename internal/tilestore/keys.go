@@ -275,3 +275,14 @@ const IndexObject = "index.html"
 func ParametersKey(prefix, layerID, parametersID string) string {
 	return LayerPrefix(prefix, layerID) + "parameters-" + parametersID + ".properties"
 }
+
+// ArchivesDir is the first key segment, under the key prefix, of tile
+// archives served as they are (a PMTiles read by map clients with range
+// requests): "archives/…". No layer may have it as its id.
+const ArchivesDir = "archives"
+
+// ArchiveKey returns the key, without the key prefix, of a tile set's
+// PMTiles archive: "archives/layerId/gridSetId/formatId/parametersId.pmtiles".
+func ArchiveKey(layerID, gridSetID, formatID, parametersID string) string {
+	return ArchivesDir + "/" + layerID + "/" + gridSetID + "/" + formatID + "/" + parametersID + ".pmtiles"
+}

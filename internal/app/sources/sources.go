@@ -1,5 +1,5 @@
 // Package sources builds the sources of layers (the built-in test
-// pattern, WMS, XYZ) and the renderer of missing tiles from them: the
+// pattern, WMS, XYZ, tile archives) and the renderer of missing tiles from them: the
 // part of the shared core (package core) that renders, which the
 // assemblies that never render (the log ingest) do not link.
 package sources
@@ -12,11 +12,14 @@ import (
 	"sync"
 
 	"tilecache/internal/app/backends"
+	"tilecache/internal/archive"
+	"tilecache/internal/archive/rangeread"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/source"
 	"tilecache/internal/source/testpattern"
+	"tilecache/internal/source/tilearchive"
 	"tilecache/internal/source/upstream"
 	"tilecache/internal/source/wms"
 	"tilecache/internal/source/xyz"
@@ -33,7 +36,7 @@ func Of(layers *layer.Catalogue, budget *upstream.Budget) (map[string]source.Sou
 		if !ok {
 			continue // a stored layer that does not build (logged)
 		}
-		s, err := newSource(l, upstream.Shared{Budget: budget})
+		s, err := newSource(l, upstream.Shared{Budget: budget}, tilearchive.Access{})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("layer %s: %w", name, err))
 			continue
@@ -43,8 +46,9 @@ func Of(layers *layer.Catalogue, budget *upstream.Budget) (map[string]source.Sou
 	return out, errors.Join(errs...)
 }
 
-// newSource builds the source of layer l.
-func newSource(l *layer.Layer, sh upstream.Shared) (source.Source, error) {
+// newSource builds the source of layer l; a is what archive sources read
+// with.
+func newSource(l *layer.Layer, sh upstream.Shared, a tilearchive.Access) (source.Source, error) {
 	switch l.SourceType {
 	case "testpattern":
 		return testpattern.New(&l.Source)
@@ -52,17 +56,20 @@ func newSource(l *layer.Layer, sh upstream.Shared) (source.Source, error) {
 		return wms.New(l, sh)
 	case "xyz":
 		return xyz.New(l, sh)
+	case "pmtiles", "mbtiles":
+		return tilearchive.New(l, sh, a)
 	}
-	return nil, fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz)", l.SourceType)
+	return nil, fmt.Errorf("unknown source type %q (known: testpattern, wms, xyz, pmtiles, mbtiles)", l.SourceType)
 }
 
 // Cache holds the sources of layers by definition (layer.Version): a
 // layer changed at run time gets a new source, and a seed that keeps its
 // old definition keeps its old source.
 type Cache struct {
-	shared upstream.Shared
-	mu     sync.Mutex
-	byDef  map[string]source.Source
+	shared   upstream.Shared
+	archives tilearchive.Access
+	mu       sync.Mutex
+	byDef    map[string]source.Source
 }
 
 // maxCachedSources bounds the sources kept: past it the cache starts over
@@ -71,8 +78,32 @@ const maxCachedSources = 1024
 
 // NewCache returns an empty cache whose sources share u's decode budget
 // and upstream address policy.
-func NewCache(u config.Upstream) *Cache {
-	return &Cache{shared: upstream.Shared{Budget: upstream.NewBudget(u.DecodeMemory), Allow: u.UpstreamAllow}, byDef: map[string]source.Source{}}
+func NewCache(u config.Upstream, opts ...Option) *Cache {
+	c := &Cache{shared: upstream.Shared{Budget: upstream.NewBudget(u.DecodeMemory), Allow: u.UpstreamAllow}, byDef: map[string]source.Source{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Option adds to what a Cache's sources can reach.
+type Option func(*Cache)
+
+// ArchivesIn lets pmtiles and mbtiles sources read s3:// archives through
+// the tile store when it can (the S3 store; the embedded one cannot).
+func ArchivesIn(tiles any) Option {
+	return func(c *Cache) {
+		if objs, ok := tiles.(rangeread.Objects); ok {
+			c.archives.Objects = objs
+		}
+	}
+}
+
+// MBTiles lets mbtiles sources open their files with open (mbtiles.Open),
+// which links the SQLite driver: the workers give it, the tile function
+// does not.
+func MBTiles(open func(ctx context.Context, path string) (archive.Reader, error)) Option {
+	return func(c *Cache) { c.archives.OpenMBTiles = open }
 }
 
 // Of returns l's source, built once per definition.
@@ -83,7 +114,7 @@ func (c *Cache) Of(l *layer.Layer) (source.Source, error) {
 	if s, ok := c.byDef[key]; ok {
 		return s, nil
 	}
-	s, err := newSource(l, c.shared)
+	s, err := newSource(l, c.shared, c.archives)
 	if err != nil {
 		return nil, fmt.Errorf("layer %s: %w", l.Name, err)
 	}
@@ -131,8 +162,8 @@ func (c *Cache) checkBuilt(cat *layer.Catalogue) error {
 // ForRegistry returns the cache of reg's layers' sources: those of the
 // layer file checked now, and every change saved through reg checked
 // before it is (Registry.Validate).
-func ForRegistry(reg *layer.Registry, u config.Upstream) (*Cache, error) {
-	c := NewCache(u)
+func ForRegistry(reg *layer.Registry, u config.Upstream, opts ...Option) (*Cache, error) {
+	c := NewCache(u, opts...)
 	if err := c.checkBuilt(reg.Catalogue().Snapshot()); err != nil {
 		return nil, err
 	}

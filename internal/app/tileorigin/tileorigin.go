@@ -152,7 +152,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, ring *tiletoken
 	if err != nil {
 		return nil, err
 	}
-	cache, err := sources.ForRegistry(reg, cfg.Upstream)
+	cache, err := sources.ForRegistry(reg, cfg.Upstream, sources.ArchivesIn(b.Tiles))
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ import (
 	"tilecache/internal/app/backends"
 	"tilecache/internal/app/core"
 	"tilecache/internal/app/sources"
+	"tilecache/internal/archive"
+	"tilecache/internal/archive/mbtiles"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
 	"tilecache/internal/cdn/cloudfront"
@@ -193,7 +195,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logge
 		return nil, err
 	}
 	layers := reg.Catalogue()
-	srcs, err := sources.ForRegistry(reg, cfg.Upstream)
+	srcs, err := sources.ForRegistry(reg, cfg.Upstream, sources.ArchivesIn(b.Tiles), sources.MBTiles(openMBTiles))
 	if err != nil {
 		return nil, err
 	}
@@ -343,4 +345,9 @@ func unmarkDeleted(ctx context.Context, reg *layer.Registry, name, id string) er
 		return nil
 	}
 	return err
+}
+
+// openMBTiles opens an MBTiles file for an mbtiles source.
+func openMBTiles(ctx context.Context, path string) (archive.Reader, error) {
+	return mbtiles.Open(ctx, path)
 }

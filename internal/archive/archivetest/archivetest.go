@@ -1,5 +1,5 @@
 // Package archivetest holds what the archive formats' tests share: random
-// tile sets, solid PNG tiles, and running GDAL's programs.
+// tile sets, solid PNG tiles, running GDAL's programs, a bucket.
 package archivetest
 
 import (
@@ -18,8 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
 	"tilecache/internal/archive"
+	"tilecache/internal/awsconf"
 	"tilecache/internal/testkit/testenv"
+	"tilecache/internal/tilestore/s3store"
 )
 
 // Tile is a tile's address, y counted from the north.
@@ -196,4 +201,44 @@ func (GDAL) Run(t testing.TB, bin string, args ...string) []byte {
 		t.Errorf("%s %s warns:\n%s", filepath.Base(bin), strings.Join(args, " "), stderr.String())
 	}
 	return stdout.Bytes()
+}
+
+// S3Bucket returns a store of a new bucket of the environment's S3 (the
+// local stack's MinIO), without a prefix, removed with what it holds when
+// the test ends; it skips where no S3 is configured (see
+// testenv.RequireS3).
+func S3Bucket(t testing.TB) (*s3store.Store, string) {
+	t.Helper()
+	testenv.RequireS3(t)
+	bucket := testenv.Name(t, "archive")
+	store, err := s3store.NewFromEnv(os.LookupEnv, bucket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := awsconf.ParseS3Endpoint(os.LookupEnv, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := minio.New(ep.Host, &minio.Options{
+		Creds:        credentials.NewStaticV4(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")),
+		Secure:       ep.Secure,
+		Region:       "us-east-1",
+		BucketLookup: minio.BucketLookupPath,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := raw.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for o := range raw.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
+			raw.RemoveObject(ctx, bucket, o.Key, minio.RemoveObjectOptions{})
+		}
+		if err := raw.RemoveBucket(ctx, bucket); err != nil {
+			t.Errorf("remove bucket %s: %v", bucket, err)
+		}
+	})
+	return store, bucket
 }

@@ -15,48 +15,13 @@ import (
 	"time"
 
 	"tilecache/internal/archive/archivetest"
+	"tilecache/internal/testkit/testenv"
 )
-
-// requirePMTilesJS returns node and the pmtiles library's browser build
-// (pmtiles.js): $TILECACHE_PMTILES_JS, else the newest version
-// infra/browser/install.sh put under
-// ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/pmtiles/. It skips when
-// either is missing, and fails instead when TILECACHE_REQUIRE_DEVSTACK=1.
-func requirePMTilesJS(t *testing.T) (node, lib string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("skipping the JavaScript reader under -short")
-	}
-	lib = os.Getenv("TILECACHE_PMTILES_JS")
-	if lib == "" {
-		cache := os.Getenv("TILECACHE_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "tilecache")
-		}
-		found, _ := filepath.Glob(filepath.Join(cache, "tools", "pmtiles", "*", "pmtiles.js"))
-		if len(found) > 0 {
-			lib = found[len(found)-1]
-		}
-	}
-	node, err := exec.LookPath("node")
-	if err == nil && lib != "" {
-		if _, err = os.Stat(lib); err == nil {
-			return node, lib
-		}
-	}
-	const msg = "node and the pmtiles library (pmtiles.js) are needed: run infra/browser/install.sh"
-	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
-		t.Fatal(msg + " (TILECACHE_REQUIRE_DEVSTACK=1)")
-	}
-	t.Skip(msg)
-	return "", ""
-}
 
 // The pmtiles JavaScript library, which map clients use, reads every tile
 // of an archive with leaf directories byte for byte, and its metadata.
 func TestJavaScriptLibraryReadsTheArchive(t *testing.T) {
-	node, lib := requirePMTilesJS(t)
+	node, lib := testenv.RequirePMTilesJS(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	set := archivetest.RandomTiles(rng, 8, 40000)
 	ts := archivetest.Shuffled(rng, set)

@@ -258,14 +258,32 @@ func (c *Client) FetchVector(ctx context.Context, url string, use func(body []by
 // refusing a longer one).
 func (c *Client) fetchLimited(ctx context.Context, url string, limit int64, what string, use func(body []byte, contentType string) error) error {
 	limit = min(max(limit, 1), maxBody)
-	for try := 0; ; try++ {
-		buf, ct, err := c.fetchOnce(ctx, url, limit, what)
-		if err == nil {
-			err = use(buf.Bytes(), ct)
-			c.release(buf)
+	return c.withRetries(ctx, func() error {
+		buf, h, err := c.fetchOnce(ctx, url, limit, what, nil)
+		if err != nil {
 			return err
 		}
-		if ctx.Err() != nil || try >= c.opts.Retries || !retryable(err) {
+		defer c.release(buf)
+		return useError{use(buf.Bytes(), h.Get("Content-Type"))}
+	})
+}
+
+// useError carries the error of what a fetch's caller did with the
+// answer, which is never retried.
+type useError struct{ err error }
+
+func (e useError) Error() string { return e.err.Error() }
+
+// withRetries calls once until it succeeds, fails in a way that is not
+// transient or the retries are spent, waiting the options' backoff (with
+// jitter) between calls. A useError ends it with the error it carries.
+func (c *Client) withRetries(ctx context.Context, once func() error) error {
+	for try := 0; ; try++ {
+		err := once()
+		if u, ok := err.(useError); ok {
+			return u.err
+		}
+		if err == nil || ctx.Err() != nil || try >= c.opts.Retries || !retryable(err) {
 			return err
 		}
 		wait := min(c.opts.RetryBackoff<<try, maxBackoff)
@@ -298,38 +316,43 @@ func (c *Client) release(buf *bytes.Buffer) {
 	}
 }
 
-// fetchOnce makes one request and reads a 200 answer into a pooled buffer.
-func (c *Client) fetchOnce(ctx context.Context, url string, limit int64, what string) (*bytes.Buffer, string, error) {
+// fetchOnce makes one request, with the extra headers, and reads a 200
+// answer (206 to a request with a Range) into a pooled buffer; it returns
+// the answer's headers.
+func (c *Client) fetchOnce(ctx context.Context, url string, limit int64, what string, extra http.Header) (*bytes.Buffer, http.Header, error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, "", ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	defer func() { <-c.sem }()
 	start := time.Now()
-	buf, ct, err := c.request(ctx, url, limit, what)
+	buf, h, err := c.request(ctx, url, limit, what, extra)
 	metrics.UpstreamSeconds.Observe(ctx, time.Since(start).Seconds(), c.opts.Layer)
 	if err != nil && ctx.Err() == nil {
 		metrics.UpstreamErrors.Add(ctx, 1, c.opts.Layer)
 	}
-	return buf, ct, err
+	return buf, h, err
 }
 
 // request is fetchOnce within the cap. Its errors name the URL redacted:
 // the HTTP client's *url.Error, which carries the URL of the request that
 // failed with its query, is redacted in place, so errors.Is and errors.As
 // still see through it (context.DeadlineExceeded, net.Error).
-func (c *Client) request(ctx context.Context, rawURL string, limit int64, what string) (*bytes.Buffer, string, error) {
+func (c *Client) request(ctx context.Context, rawURL string, limit int64, what string, extra http.Header) (*bytes.Buffer, http.Header, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	safe := func() string { return Redact(rawURL) } // on failures only
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		// Not err's message: url.Parse's quotes the URL.
-		return nil, "", &Error{URL: safe(), Msg: "the request URL does not parse"}
+		return nil, nil, &Error{URL: safe(), Msg: "the request URL does not parse"}
 	}
 	for k, v := range c.opts.Headers {
 		req.Header.Set(k, v)
+	}
+	for k, v := range extra {
+		req.Header[k] = v
 	}
 	resp, err := c.http.Do(req)
 	redactURLErrors(err)
@@ -342,10 +365,10 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64, what s
 				status = resp.StatusCode
 			}
 		}
-		return nil, "", &Error{URL: safe(), Status: status, Msg: re.msg}
+		return nil, nil, &Error{URL: safe(), Status: status, Msg: re.msg}
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("request %s: %w", safe(), err)
+		return nil, nil, fmt.Errorf("request %s: %w", safe(), err)
 	}
 	defer resp.Body.Close()
 
@@ -356,7 +379,7 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64, what s
 	buf.Reset()
 	if resp.ContentLength > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d %s asked for can take", resp.ContentLength, limit, what)}
+		return nil, nil, &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer of %d bytes, more than the %d %s asked for can take", resp.ContentLength, limit, what)}
 	}
 	if resp.ContentLength > 0 {
 		// bytes.MinRead more: ReadFrom wants that much room for the read
@@ -368,21 +391,21 @@ func (c *Client) request(ctx context.Context, rawURL string, limit int64, what s
 	if err != nil {
 		c.release(buf)
 		redactURLErrors(err)
-		return nil, "", fmt.Errorf("read answer of %s: %w", safe(), err)
+		return nil, nil, fmt.Errorf("read answer of %s: %w", safe(), err)
 	}
 	if n > limit {
 		c.release(buf)
-		return nil, "", &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than %s asked for can take", limit, what)}
+		return nil, nil, &Error{URL: safe(), Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes, more than %s asked for can take", limit, what)}
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && (resp.StatusCode != http.StatusPartialContent || extra.Get("Range") == "") {
 		e := &Error{
 			URL: safe(), Status: resp.StatusCode, Msg: Excerpt(buf.Bytes()),
 			retry: resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests,
 		}
 		c.release(buf)
-		return nil, "", e
+		return nil, nil, e
 	}
-	return buf, resp.Header.Get("Content-Type"), nil
+	return buf, resp.Header, nil
 }
 
 // Excerpt returns a short single-line excerpt of an error body: the text

@@ -232,6 +232,42 @@ func RequireOpenLayers(t testing.TB) string {
 	return ""
 }
 
+// RequirePMTilesJS returns node and the pmtiles library's browser build
+// (pmtiles.js): $TILECACHE_PMTILES_JS, else the newest version
+// infra/browser/install.sh put under
+// ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools/pmtiles/. It skips when
+// either is missing, and fails instead when TILECACHE_REQUIRE_DEVSTACK=1.
+func RequirePMTilesJS(t testing.TB) (node, lib string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping the JavaScript reader under -short")
+	}
+	lib = os.Getenv("TILECACHE_PMTILES_JS")
+	if lib == "" {
+		cache := os.Getenv("TILECACHE_CACHE")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache", "tilecache")
+		}
+		found, _ := filepath.Glob(filepath.Join(cache, "tools", "pmtiles", "*", "pmtiles.js"))
+		if len(found) > 0 {
+			lib = found[len(found)-1]
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err == nil && lib != "" {
+		if _, err = os.Stat(lib); err == nil {
+			return node, lib
+		}
+	}
+	const msg = "node and the pmtiles library (pmtiles.js) are needed: run infra/browser/install.sh"
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatal(msg + " (TILECACHE_REQUIRE_DEVSTACK=1)")
+	}
+	t.Skip(msg)
+	return "", ""
+}
+
 // Lookup returns a configuration lookup (config.Load's) that reads env,
 // and for the AWS SDK's variables (AWS_*) not in env the process
 // environment, where the local AWS stack's endpoints and credentials are:
