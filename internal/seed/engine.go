@@ -174,6 +174,8 @@ type Engine struct {
 	poll        *taskPoll         // the tasks of the lanes working here, read for kills
 	areas       areaCache         // the areas of requests read here
 	definitions sync.Map          // layer Version → *layer.Layer: recorded definitions of jobs' layers
+	docs        docKeeper
+	trunc       *Truncation
 }
 
 // New returns an engine. sources maps every layer name of layers to the
@@ -187,9 +189,23 @@ func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.S
 			"(make the lane visibility longer than 5 checkpoint intervals)",
 			"lane_visibility", opts.Visibility.String(), "lease", opts.takeoverAfter().String(), "stale_after", opts.StaleAfter.String())
 	}
-	return &Engine{layers: layers, planner: NewPlanner(layers, sources, tiles, opts.planner(), log), tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
-		accounts: metatile.Accounts{Usage: opts.Usage, Log: log}, working: &working{},
+	accounts := metatile.Accounts{Usage: opts.Usage, Log: log}
+	docs := docKeeper{docs: opts.Documents, changes: opts.Changes, log: log}
+	e := &Engine{layers: layers, planner: NewPlanner(layers, sources, tiles, opts.planner(), log), tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
+		accounts: accounts, working: &working{}, docs: docs,
 		poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}}
+	e.trunc = &Truncation{layers: layers, tasks: tasks, tiles: tiles, pool: e, opts: opts, log: log, accounts: accounts, docs: docs}
+	return e
+}
+
+// MassTruncate is Truncation.MassTruncate.
+func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, error) {
+	return e.trunc.MassTruncate(ctx, layerName)
+}
+
+// StartDeletion is Truncation.StartDeletion.
+func (e *Engine) StartDeletion(ctx context.Context, d layer.Deletion) (task.Task, error) {
+	return e.trunc.StartDeletion(ctx, d)
 }
 
 // Planner returns the engine's planner: Submit plans with it, and the

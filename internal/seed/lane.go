@@ -106,7 +106,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 		mode = metatile.Reseed
 	}
 	ln.w = &metatile.Writer{
-		Tiles: e.tiles, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
+		Tiles: truncationTiles{e.tiles}, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
 		Layer: l, Subset: sub, Set: set, Source: src, Format: job.Format, Parameters: job.Parameters,
 		Mode: mode, EmptyLevels: job.EmptyLevels, By: "seed",
 		Ahead: ln.ahead, Usage: metatile.NewTally(set, job.MetaWidth, job.MetaHeight),

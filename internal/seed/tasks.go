@@ -40,7 +40,7 @@ func (e *Engine) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, er
 		}
 	}
 	if p.Job.Type != task.Truncate {
-		e.ensureDocuments(ctx, p.Job)
+		e.docs.ensure(ctx, p.Job)
 	}
 	if p.Job.Type == task.Seed {
 		if p.Job.EmptyLevels, err = e.emptyLevels(ctx, p.Layer, p.Job); err != nil {
@@ -141,29 +141,6 @@ func (e *Engine) writeParameters(ctx context.Context, l *layer.Layer, job task.J
 		return fmt.Errorf("store parameters of layer %s: %w", l.Name, err)
 	}
 	return nil
-}
-
-// ensureDocuments makes sure the job's tile set is described to map
-// clients before it gets tiles. A failure is logged, never a reason to
-// refuse the request: the documents are written again by the next request
-// and by Documents' own refreshes.
-func (e *Engine) ensureDocuments(ctx context.Context, job task.Job) {
-	if e.opts.Documents == nil {
-		return
-	}
-	changed, err := e.opts.Documents.Ensure(ctx, job.Layer, job.GridSetID, job.Format, job.Parameters)
-	if err != nil {
-		e.log.Error("write the documents of a tile set", "layer", job.Layer, "grid_set", job.GridSetID,
-			"format", job.Format, "parameters_id", job.ParametersID, "err", err)
-	}
-	e.keysChanged(changed)
-}
-
-// keysChanged reports changed documents to Changes, if set.
-func (e *Engine) keysChanged(keys []string) {
-	if e.opts.Changes != nil && len(keys) > 0 {
-		e.opts.Changes.KeysChanged(keys...)
-	}
 }
 
 // Dispatch promotes PENDING tasks while the pool has free threads and

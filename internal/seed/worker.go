@@ -63,7 +63,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 			return fmt.Errorf("load job %d: %w", t.JobID, err)
 		}
 		if job.Prefix != "" {
-			return e.runDeletion(ctx, t, job, owner)
+			return e.trunc.runDeletion(ctx, t, job, owner)
 		}
 	}
 	ln, err := e.lane(ctx, t, owner)
@@ -85,7 +85,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	switch {
 	case end.finish:
 		if end.status == task.Done {
-			e.describeStored(ctx, ln.job)
+			e.docs.describeStored(ctx, ln.job)
 		}
 		return e.finish(ctx, ln.t, end.status)
 	case len(end.next) > 0:
