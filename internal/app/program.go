@@ -294,13 +294,13 @@ func (p *Program) Run(ctx context.Context) error {
 		defer p.Metrics.Install(p.Prometheus)()
 	}
 	if p.RecoverAll {
-		if err := p.Engine.Recover(ctx); err != nil {
+		if err := p.Engine.Pool.Recover(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil // stopped while recovering: the next start recovers
 			}
 			return fmt.Errorf("recover tasks: %w", err)
 		}
-	} else if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
+	} else if err := p.Engine.Pool.Sweep(ctx); err != nil && ctx.Err() == nil {
 		p.log.Error("sweep", "err", err)
 	}
 	var wg sync.WaitGroup
@@ -324,7 +324,7 @@ func (p *Program) Run(ctx context.Context) error {
 		case <-refresh.C:
 			p.RefreshLayers(ctx)
 		case <-tick.C:
-			if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
+			if err := p.Engine.Pool.Sweep(ctx); err != nil && ctx.Err() == nil {
 				p.log.Error("sweep", "err", err)
 			}
 		}

@@ -176,6 +176,9 @@ type Engine struct {
 	definitions sync.Map          // layer Version → *layer.Layer: recorded definitions of jobs' layers
 	docs        docKeeper
 	trunc       *Truncation
+	// Pool starts pending tasks as threads free and resumes lanes whose
+	// worker stopped.
+	Pool *Pool
 }
 
 // New returns an engine. sources maps every layer name of layers to the
@@ -194,7 +197,8 @@ func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.S
 	e := &Engine{layers: layers, planner: NewPlanner(layers, sources, tiles, opts.planner(), log), tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
 		accounts: accounts, working: &working{}, docs: docs,
 		poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}}
-	e.trunc = &Truncation{layers: layers, tasks: tasks, tiles: tiles, pool: e, opts: opts, log: log, accounts: accounts, docs: docs}
+	e.Pool = &Pool{tasks: tasks, queue: q, layers: layers, planner: e.planner, opts: opts, log: log, accounts: accounts}
+	e.trunc = &Truncation{layers: layers, tasks: tasks, tiles: tiles, pool: e.Pool, opts: opts, log: log, accounts: accounts, docs: docs}
 	return e
 }
 
@@ -243,13 +247,3 @@ func (e *Engine) jobLayer(job task.Job) (*layer.Layer, error) {
 // Options returns the effective options.
 func (e *Engine) Options() Options { return e.opts }
 
-// laneCap is the most RUNNING tasks a layer may have (0: no cap; see
-// metatile.UpstreamShares).
-func (e *Engine) laneCap(layerName string) int {
-	l, ok := e.layers.Layer(layerName)
-	if !ok {
-		return 0
-	}
-	lanes, _ := metatile.UpstreamShares(l, e.sourceOf(l))
-	return lanes
-}

@@ -30,7 +30,7 @@ func (e *Engine) KillTask(ctx context.Context, layer string, id int64) (t task.T
 		before, err := e.tasks.Kill(ctx, id, t.Status, time.Now())
 		if err == nil {
 			e.log.Info("task killed", "task", id, "layer", t.Layer, "was", before.Status.String())
-			if _, err := e.Dispatch(ctx); err != nil {
+			if _, err := e.Pool.Dispatch(ctx); err != nil {
 				e.log.Error("dispatch after kill", "err", err)
 			}
 			return before, true, nil

@@ -303,7 +303,7 @@ func TestLaneOneWorkerPerLane(t *testing.T) {
 		wg.Go(func() { errs[2] = h.e.Work(t.Context(), d.Message, 2) }) // a redelivery
 		for range 6 {
 			time.Sleep(15 * time.Second)
-			if err := h.e.Sweep(t.Context()); err != nil {
+			if err := h.e.Pool.Sweep(t.Context()); err != nil {
 				t.Error(err)
 			}
 		}

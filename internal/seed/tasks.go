@@ -11,7 +11,6 @@ import (
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
-	"tilecache/internal/queue"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 )
@@ -58,7 +57,7 @@ func (e *Engine) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, er
 		e.log.Error("check concurrent requests", "job", job.ID, "err", err)
 		e.accounts.MarkDirty(ctx, job.Layer, "could not check for concurrent requests")
 	}
-	promoted, err := e.Dispatch(ctx)
+	promoted, err := e.Pool.Dispatch(ctx)
 	if err != nil {
 		// The tasks are recorded; the sweep starts them later.
 		e.log.Error("dispatch after submit", "job", job.ID, "err", err)
@@ -139,35 +138,6 @@ func (e *Engine) writeParameters(ctx context.Context, l *layer.Layer, job task.J
 	key := tilestore.ParametersKey(e.opts.KeyPrefix, l.ID, job.ParametersID)
 	if err := e.tiles.Put(ctx, key, data, gwc.Meta()); err != nil {
 		return fmt.Errorf("store parameters of layer %s: %w", l.Name, err)
-	}
-	return nil
-}
-
-// Dispatch promotes PENDING tasks while the pool has free threads and
-// sends a lane message for each promoted task.
-func (e *Engine) Dispatch(ctx context.Context) ([]task.Task, error) {
-	promoted, err := e.tasks.Promote(ctx, e.opts.PoolSize, e.laneCap, time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("promote pending tasks: %w", err)
-	}
-	msgs := make([]queue.Message, len(promoted))
-	for i, t := range promoted {
-		msgs[i] = queue.Message{TaskID: t.ID, Cursor: t.Cursor}
-		e.log.Info("task started", "task", t.ID, "layer", t.Layer, "type", t.Type.String())
-	}
-	if err := e.send(ctx, msgs); err != nil {
-		return promoted, err
-	}
-	return promoted, nil
-}
-
-func (e *Engine) send(ctx context.Context, msgs []queue.Message) error {
-	for len(msgs) > 0 {
-		n := min(len(msgs), queue.MaxBatch)
-		if err := e.queue.Send(ctx, msgs[:n]...); err != nil {
-			return fmt.Errorf("send %d lane messages: %w", n, err)
-		}
-		msgs = msgs[n:]
 	}
 	return nil
 }
@@ -266,55 +236,10 @@ func (e *Engine) Kill(ctx context.Context, layer string, set KillSet) (killed, f
 		}
 	}
 	if len(killed) > 0 {
-		if _, err := e.Dispatch(ctx); err != nil {
+		if _, err := e.Pool.Dispatch(ctx); err != nil {
 			e.log.Error("dispatch after kill", "err", err)
 		}
 	}
 	return killed, finished, nil
 }
 
-// Recover re-enqueues every RUNNING task at its checkpoint and dispatches
-// pending ones. The embedded backend calls it at start-up, because its
-// in-process queue did not survive the previous process.
-func (e *Engine) Recover(ctx context.Context) error {
-	return e.sweep(ctx, 0)
-}
-
-// Sweep re-enqueues RUNNING tasks whose heartbeat is older than
-// StaleAfter, and dispatches pending tasks whose threads may have freed.
-func (e *Engine) Sweep(ctx context.Context) error {
-	return e.sweep(ctx, e.opts.StaleAfter)
-}
-
-func (e *Engine) sweep(ctx context.Context, staleAfter time.Duration) error {
-	tasks, err := e.tasks.List(ctx, time.Now())
-	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	now := time.Now()
-	var msgs []queue.Message
-	for _, t := range tasks {
-		if t.Status != task.Running || now.Sub(t.Heartbeat) < staleAfter {
-			continue
-		}
-		// Refresh the heartbeat first so the next sweep does not resend,
-		// conditional on the cursor so a live worker's progress wins.
-		if _, err := e.tasks.Checkpoint(ctx, task.Checkpoint{ID: t.ID, From: t.Cursor, To: t.Cursor}, now); err != nil {
-			if apperr.Is(err, apperr.Conflict) {
-				continue
-			}
-			return fmt.Errorf("sweep task %d: %w", t.ID, err)
-		}
-		e.log.Warn("lane re-enqueued", "task", t.ID, "cursor", t.Cursor, "heartbeat_age", now.Sub(t.Heartbeat).String())
-		msgs = append(msgs, queue.Message{TaskID: t.ID, Cursor: t.Cursor})
-		// Its worker may have died with tiles stored and not counted.
-		e.accounts.MarkDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d re-enqueued", t.ID))
-	}
-	if err := e.send(ctx, msgs); err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	if _, err := e.Dispatch(ctx); err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	return nil
-}

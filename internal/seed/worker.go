@@ -71,7 +71,7 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		if apperr.Is(err, apperr.Invalid) {
 			e.log.Error("task aborted", "task", t.ID, "layer", t.Layer, "err", err)
 			recordFailure(ctx, e.tasks, e.log, t, "the request can no longer be worked: "+err.Error())
-			return e.finish(ctx, t, task.Aborted)
+			return e.Pool.finish(ctx, t, task.Aborted)
 		}
 		return err
 	}
@@ -87,9 +87,9 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		if end.status == task.Done {
 			e.docs.describeStored(ctx, ln.job)
 		}
-		return e.finish(ctx, ln.t, end.status)
+		return e.Pool.finish(ctx, ln.t, end.status)
 	case len(end.next) > 0:
-		if err := e.send(metatile.WriteContext(ctx), end.next); err != nil {
+		if err := e.Pool.send(metatile.WriteContext(ctx), end.next); err != nil {
 			return fmt.Errorf("continue task %d: %w", ln.t.ID, err)
 		}
 	}
@@ -103,25 +103,6 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 // cursor). A message ahead of the cursor is not of this lane's history.
 func ownsLane(t task.Task, msg queue.Message) bool {
 	return t.Status == task.Running && msg.Cursor <= t.Cursor
-}
-
-// finish ends a RUNNING task and hands its thread to the next pending task.
-// It runs in a write context: a lane's caller may be cancelled meanwhile,
-// and the dispatch must still go out.
-func (e *Engine) finish(ctx context.Context, t task.Task, status task.Status) error {
-	ctx = metatile.WriteContext(ctx)
-	done, err := e.tasks.Finish(ctx, t.ID, status, time.Now())
-	if apperr.Is(err, apperr.Conflict) {
-		return nil // killed meanwhile, or finished by a duplicate
-	}
-	if err != nil {
-		return fmt.Errorf("finish task %d: %w", t.ID, err)
-	}
-	e.log.Info("task finished", "task", t.ID, "layer", t.Layer, "status", status.String(), "tiles", done.Done)
-	if _, err := e.Dispatch(ctx); err != nil {
-		e.log.Error("dispatch after finish", "task", t.ID, "err", err)
-	}
-	return nil
 }
 
 // Handle is the one intake of a delivered lane message, for every way a

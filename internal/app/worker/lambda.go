@@ -112,7 +112,7 @@ type job struct {
 // last, each bounded in time.
 func (p *Program) maintenanceJobs(ev events.EventBridgeEvent) []job {
 	jobs := []job{
-		{"sweep", p.Engine.Sweep},
+		{"sweep", p.Engine.Pool.Sweep},
 		{"schedules", func(ctx context.Context) error { _, err := p.Schedules.Tick(ctx, time.Now()); return err }},
 	}
 	if layers, ok := recountRequest(ev.Detail); ok {
