@@ -246,4 +246,3 @@ func (e *Engine) jobLayer(job task.Job) (*layer.Layer, error) {
 
 // Options returns the effective options.
 func (e *Engine) Options() Options { return e.opts }
-

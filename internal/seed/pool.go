@@ -126,6 +126,7 @@ func (p *Pool) sweep(ctx context.Context, staleAfter time.Duration) error {
 	}
 	return nil
 }
+
 // laneCap is the most RUNNING tasks a layer may have (0: no cap; see
 // metatile.UpstreamShares).
 func (p *Pool) laneCap(layerName string) int {

@@ -242,4 +242,3 @@ func (e *Engine) Kill(ctx context.Context, layer string, set KillSet) (killed, f
 	}
 	return killed, finished, nil
 }
-
