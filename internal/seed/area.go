@@ -86,8 +86,8 @@ func areaKey(prefix string, data []byte) string {
 }
 
 // storeArea writes a request's prepared area where its workers read it.
-func (e *Engine) storeArea(ctx context.Context, key string, data []byte) error {
-	if err := e.tiles.Put(ctx, key, data, tilestore.Meta{ContentType: "application/json"}); err != nil {
+func (c *Control) storeArea(ctx context.Context, key string, data []byte) error {
+	if err := c.tiles.Put(ctx, key, data, tilestore.Meta{ContentType: "application/json"}); err != nil {
 		return fmt.Errorf("store the request's area: %w", err)
 	}
 	return nil
@@ -104,15 +104,15 @@ type areaCache struct {
 const areaCacheMax = 64
 
 // area returns the area stored under key for grid set g.
-func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (grid.Area, error) {
-	c := &e.areas
+func (w *Worker) area(ctx context.Context, key string, g *grid.GridSet) (grid.Area, error) {
+	c := &w.areas
 	c.mu.Lock()
 	s, ok := c.shapes[key+"\x00"+g.ID]
 	c.mu.Unlock()
 	if ok {
 		return s, nil
 	}
-	data, _, found, err := e.tiles.Get(ctx, key)
+	data, _, found, err := w.tiles.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("read the request's area %s: %w", key, err)
 	}

@@ -2,27 +2,27 @@
 // numbered metatiles, bounds running tasks with a global thread pool, and
 // works lanes from queue messages.
 //
-// The flow: Submit validates a request (Planner.Prepare), records one task per lane
-// and calls Dispatch, which promotes the oldest PENDING tasks while the pool
-// has free threads and sends one lane message per promoted task. Every lane
-// message comes in through Handle (the worker processes' RunWorkers and the
-// Lambda worker alike), which works it (Work) for a bounded slice of time,
-// checkpointing its cursor at least every CheckpointEvery; then it either
-// finishes the task (and dispatches again, since a thread freed) or sends
-// the continuation message. Because a checkpoint is a conditional write on the expected cursor
-// and status RUNNING, a duplicated or redelivered message and a killed task
-// both end at the next checkpoint without double counting. Sweep re-enqueues
-// RUNNING tasks whose heartbeat went stale (a worker died between checkpoint
-// and continuation).
+// The flow: Control.Submit validates a request (Planner.Prepare), records
+// one task per lane and calls Pool.Dispatch, which promotes the oldest
+// PENDING tasks while the pool has free threads and sends one lane message
+// per promoted task. Every lane message comes in through Worker.Handle (the
+// worker processes' RunWorkers and the Lambda worker alike), which works it
+// (Work) for a bounded slice of time, checkpointing its cursor at least
+// every CheckpointEvery; then it either finishes the task (Pool.finish,
+// which dispatches again, since a thread freed) or sends the continuation
+// message. Because a checkpoint is a conditional write on the expected
+// cursor and status RUNNING, a duplicated or redelivered message and a
+// killed task both end at the next checkpoint without double counting.
+// Pool.Sweep re-enqueues RUNNING tasks whose heartbeat went stale (a worker
+// died between checkpoint and continuation). Every deletion of stored
+// objects goes through Truncation.
 package seed
 
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
-	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
 	"tilecache/internal/queue"
@@ -160,25 +160,26 @@ func (o Options) heartbeatEvery() time.Duration {
 	return min(o.StaleAfter, o.takeoverAfter()) / 3
 }
 
-// Engine ties the ports together. It is safe for concurrent use.
+// Engine is the seeding engine, in the parts New wires together, each
+// safe for concurrent use:
+//
+//   - Control takes requests and answers for tasks: submit, list, kill
+//     (the REST API's seeding side, with Truncation's mass truncation and
+//     layer deletion);
+//   - Pool bounds the RUNNING tasks: it starts pending ones as threads
+//     free and resumes lanes whose worker stopped;
+//   - Worker works lane messages: a slice of a lane at a time, its
+//     checkpoints, and its continuation;
+//   - Truncation is every deletion of stored objects;
+//   - Planner plans requests without recording anything (Control submits
+//     what it plans; its rates are those of the lanes Worker works here).
 type Engine struct {
-	layers      *layer.Catalogue
-	planner     *Planner // plans the requests submitted here; its rates are the lanes'
-	tasks       task.Store
-	queue       queue.Queue
-	tiles       tilestore.Store
-	opts        Options
-	log         *slog.Logger
-	accounts    metatile.Accounts // where lanes' and the engine's usage is counted
-	working     *working          // the lanes worked here: progress and widths
-	poll        *taskPoll         // the tasks of the lanes working here, read for kills
-	areas       areaCache         // the areas of requests read here
-	definitions sync.Map          // layer Version → *layer.Layer: recorded definitions of jobs' layers
-	docs        docKeeper
-	trunc       *Truncation
-	// Pool starts pending tasks as threads free and resumes lanes whose
-	// worker stopped.
-	Pool *Pool
+	Control    *Control
+	Pool       *Pool
+	Worker     *Worker
+	Truncation *Truncation
+	Planner    *Planner
+	opts       Options
 }
 
 // New returns an engine. sources maps every layer name of layers to the
@@ -187,61 +188,28 @@ func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.S
 	opts = opts.withDefaults()
 	if opts.Visibility <= opts.takeoverAfter() {
 		// A redelivered message finds the dead worker's lease still held
-		// and is dropped (see Work): only Sweep resumes the lane.
+		// and is dropped (see Worker.Work): only Sweep resumes the lane.
 		log.Warn("a lane whose worker dies waits for the stale sweep: lane messages are visible again before its lease lapses "+
 			"(make the lane visibility longer than 5 checkpoint intervals)",
 			"lane_visibility", opts.Visibility.String(), "lease", opts.takeoverAfter().String(), "stale_after", opts.StaleAfter.String())
 	}
 	accounts := metatile.Accounts{Usage: opts.Usage, Log: log}
 	docs := docKeeper{docs: opts.Documents, changes: opts.Changes, log: log}
-	e := &Engine{layers: layers, planner: NewPlanner(layers, sources, tiles, opts.planner(), log), tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
-		accounts: accounts, working: &working{}, docs: docs,
-		poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}}
-	e.Pool = &Pool{tasks: tasks, queue: q, layers: layers, planner: e.planner, opts: opts, log: log, accounts: accounts}
-	e.trunc = &Truncation{layers: layers, tasks: tasks, tiles: tiles, pool: e.Pool, opts: opts, log: log, accounts: accounts, docs: docs}
-	return e
-}
-
-// MassTruncate is Truncation.MassTruncate.
-func (e *Engine) MassTruncate(ctx context.Context, layerName string) (int64, error) {
-	return e.trunc.MassTruncate(ctx, layerName)
-}
-
-// StartDeletion is Truncation.StartDeletion.
-func (e *Engine) StartDeletion(ctx context.Context, d layer.Deletion) (task.Task, error) {
-	return e.trunc.StartDeletion(ctx, d)
-}
-
-// Planner returns the engine's planner: Submit plans with it, and the
-// render rates its estimates count on are those of the lanes worked here.
-func (e *Engine) Planner() *Planner { return e.planner }
-
-// sourceOf returns the source layer l's tiles are rendered from, nil when
-// it has none or it cannot be built (logged).
-func (e *Engine) sourceOf(l *layer.Layer) source.Source { return e.planner.sourceOf(l) }
-
-// jobLayer returns the definition of job's layer the job started with:
-// the current one when it has not changed, the recorded one otherwise.
-func (e *Engine) jobLayer(job task.Job) (*layer.Layer, error) {
-	l, ok := e.layers.Layer(job.Layer)
-	if ok && (job.LayerVersion == "" || l.Version == job.LayerVersion) {
-		return l, nil
+	planner := NewPlanner(layers, sources, tiles, opts.planner(), log)
+	working := &working{}
+	pool := &Pool{tasks: tasks, queue: q, layers: layers, planner: planner, opts: opts, log: log, accounts: accounts}
+	trunc := &Truncation{layers: layers, tasks: tasks, tiles: tiles, pool: pool, opts: opts, log: log, accounts: accounts, docs: docs}
+	return &Engine{
+		Control: &Control{planner: planner, tasks: tasks, tiles: tiles, pool: pool, working: working,
+			opts: opts, log: log, accounts: accounts, docs: docs},
+		Pool: pool,
+		Worker: &Worker{layers: layers, planner: planner, tasks: tasks, queue: q, tiles: tiles, pool: pool, trunc: trunc,
+			opts: opts, log: log, accounts: accounts, docs: docs, working: working,
+			poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}},
+		Truncation: trunc,
+		Planner:    planner,
+		opts:       opts,
 	}
-	if job.Definition == "" {
-		if !ok {
-			return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
-		}
-		return l, nil
-	}
-	if v, ok := e.definitions.Load(job.LayerVersion); ok {
-		return v.(*layer.Layer), nil
-	}
-	rec, err := layer.ParseDefinition([]byte(job.Definition), job.Layer)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "job %d: %v", job.ID, err)
-	}
-	e.definitions.Store(job.LayerVersion, rec)
-	return rec, nil
 }
 
 // Options returns the effective options.

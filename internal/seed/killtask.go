@@ -15,8 +15,8 @@ import (
 // "", the task must be of that layer. It returns the task as it was
 // before the kill, or as it is when it had already finished (killed
 // false). An id no task has is NotFound; a task of another layer Invalid.
-func (e *Engine) KillTask(ctx context.Context, layer string, id int64) (t task.Task, killed bool, err error) {
-	t, err = e.tasks.Get(ctx, id)
+func (c *Control) KillTask(ctx context.Context, layer string, id int64) (t task.Task, killed bool, err error) {
+	t, err = c.tasks.Get(ctx, id)
 	if apperr.Is(err, apperr.NotFound) {
 		return task.Task{}, false, apperr.New(apperr.NotFound, "Unknown task: %d", id)
 	}
@@ -27,11 +27,11 @@ func (e *Engine) KillTask(ctx context.Context, layer string, id int64) (t task.T
 		return task.Task{}, false, apperr.Invalidf("Task %d is a task of layer %s, not of %s", id, apperr.Show(t.Layer), apperr.Show(layer))
 	}
 	for attempt := 0; t.Status.Active(); attempt++ {
-		before, err := e.tasks.Kill(ctx, id, t.Status, time.Now())
+		before, err := c.tasks.Kill(ctx, id, t.Status, time.Now())
 		if err == nil {
-			e.log.Info("task killed", "task", id, "layer", t.Layer, "was", before.Status.String())
-			if _, err := e.Pool.Dispatch(ctx); err != nil {
-				e.log.Error("dispatch after kill", "err", err)
+			c.log.Info("task killed", "task", id, "layer", t.Layer, "was", before.Status.String())
+			if _, err := c.pool.Dispatch(ctx); err != nil {
+				c.log.Error("dispatch after kill", "err", err)
 			}
 			return before, true, nil
 		}
@@ -39,7 +39,7 @@ func (e *Engine) KillTask(ctx context.Context, layer string, id int64) (t task.T
 			return t, false, fmt.Errorf("kill task %d: %w", id, err)
 		}
 		// The task moved on (promoted or finished) since it was read.
-		if t, err = e.tasks.Get(ctx, id); err != nil {
+		if t, err = c.tasks.Get(ctx, id); err != nil {
 			return t, false, fmt.Errorf("kill task %d: %w", id, err)
 		}
 	}

@@ -69,12 +69,12 @@ func leaseToken() string {
 
 // lane loads what task t's lane needs; Invalid when the layer changed so
 // that the lane cannot be worked any more.
-func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, error) {
-	job, err := e.tasks.Job(ctx, t.JobID)
+func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, error) {
+	job, err := w.tasks.Job(ctx, t.JobID)
 	if err != nil {
 		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
 	}
-	l, err := e.jobLayer(job)
+	l, err := w.jobLayer(job)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	}
 	var given grid.Area
 	if job.Area != "" {
-		if given, err = e.area(ctx, job.Area, sub.GridSet); err != nil {
+		if given, err = w.area(ctx, job.Area, sub.GridSet); err != nil {
 			return nil, err
 		}
 	}
@@ -95,18 +95,18 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
 		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
 	}
-	src := e.sourceOf(l)
+	src := w.planner.sourceOf(l)
 	if src == nil && job.Type != task.Truncate {
 		return nil, apperr.Invalidf("layer %s has no source", l.Name)
 	}
-	set := metatile.TileSet(e.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
-	ln := &lane{env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
+	set := metatile.TileSet(w.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
+	ln := &lane{env: w.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
 	mode := metatile.Seed
 	if job.Type == task.Reseed {
 		mode = metatile.Reseed
 	}
 	ln.w = &metatile.Writer{
-		Tiles: truncationTiles{e.tiles}, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
+		Tiles: truncationTiles{w.tiles}, Log: w.log, PutConcurrency: w.opts.PutConcurrency,
 		Layer: l, Subset: sub, Set: set, Source: src, Format: job.Format, Parameters: job.Parameters,
 		Mode: mode, EmptyLevels: job.EmptyLevels, By: "seed",
 		Ahead: ln.ahead, Usage: metatile.NewTally(set, job.MetaWidth, job.MetaHeight),
@@ -115,6 +115,30 @@ func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 		ln.w.Changed = ch.TilesChanged
 	}
 	return ln, nil
+}
+
+// jobLayer returns the definition of job's layer the job started with:
+// the current one when it has not changed, the recorded one otherwise.
+func (w *Worker) jobLayer(job task.Job) (*layer.Layer, error) {
+	l, ok := w.layers.Layer(job.Layer)
+	if ok && (job.LayerVersion == "" || l.Version == job.LayerVersion) {
+		return l, nil
+	}
+	if job.Definition == "" {
+		if !ok {
+			return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
+		}
+		return l, nil
+	}
+	if v, ok := w.definitions.Load(job.LayerVersion); ok {
+		return v.(*layer.Layer), nil
+	}
+	rec, err := layer.ParseDefinition([]byte(job.Definition), job.Layer)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "job %d: %v", job.ID, err)
+	}
+	w.definitions.Store(job.LayerVersion, rec)
+	return rec, nil
 }
 
 // run works the lane from its task's cursor until the lane ends, the slice

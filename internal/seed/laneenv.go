@@ -19,7 +19,7 @@ import (
 // a lane makes, the options, the log, and the parts of this process that
 // outlive one lane (the accounts of usage, the lanes worked here, the kill
 // watches' poll, the measured rates, the CDN's purge). The engine builds
-// one (Engine.laneEnv).
+// one (Worker.laneEnv).
 type laneEnv struct {
 	tasks    laneTasks
 	opts     Options
@@ -52,7 +52,7 @@ type laneEnd struct {
 }
 
 // laneEnv returns the environment of the lanes this engine runs.
-func (e *Engine) laneEnv() laneEnv {
-	return laneEnv{tasks: e.tasks, opts: e.opts, log: e.log, accounts: e.accounts,
-		working: e.working, poll: e.poll, rates: e.planner.rates, changes: e.opts.Changes}
+func (w *Worker) laneEnv() laneEnv {
+	return laneEnv{tasks: w.tasks, opts: w.opts, log: w.log, accounts: w.accounts,
+		working: w.working, poll: w.poll, rates: w.planner.rates, changes: w.opts.Changes}
 }

@@ -6,16 +6,41 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
 	"tilecache/internal/metrics"
 	"tilecache/internal/queue"
 	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
 )
+
+// Worker works lane messages: it takes a task's lease, works its lane
+// for a slice of time with checkpoints (see lane), and finishes the task
+// or sends the lane's continuation through the pool. A deleted layer's
+// truncation is worked by Truncation. It is safe for concurrent use.
+type Worker struct {
+	layers      *layer.Catalogue
+	planner     *Planner // the sources of layers, and the rates its lanes measure
+	tasks       task.Store
+	queue       queue.Queue
+	tiles       tilestore.Store
+	pool        *Pool
+	trunc       *Truncation
+	opts        Options
+	log         *slog.Logger
+	accounts    metatile.Accounts // where lanes' usage is counted
+	docs        docKeeper
+	working     *working  // the lanes worked here: progress and widths
+	poll        *taskPoll // the tasks of the lanes working here, read for kills
+	areas       areaCache // the areas of requests read here
+	definitions sync.Map  // layer Version → *layer.Layer: recorded definitions of jobs' layers
+}
 
 // Work handles one lane message, delivered for the attempt-th time (1 for
 // the first delivery). It returns nil when the message is finished with
@@ -28,10 +53,10 @@ import (
 // dropped. The lease lapses TakeoverAfter (5 × CheckpointEvery) after its
 // holder's last heartbeat, so the redelivery of a dead worker's message —
 // at least a visibility timeout later — takes the lane over.
-func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error {
-	t, err := e.tasks.Get(ctx, msg.TaskID)
+func (w *Worker) Work(ctx context.Context, msg queue.Message, attempt int) error {
+	t, err := w.tasks.Get(ctx, msg.TaskID)
 	if apperr.Is(err, apperr.NotFound) {
-		e.log.Warn("lane message for an unknown task dropped", "task", msg.TaskID)
+		w.log.Warn("lane message for an unknown task dropped", "task", msg.TaskID)
 		return nil
 	}
 	if err != nil {
@@ -41,9 +66,9 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		return nil
 	}
 	owner, previous := leaseToken(), t.Owner
-	t, err = e.tasks.Acquire(ctx, t.ID, owner, e.opts.takeoverAfter(), time.Now())
+	t, err = w.tasks.Acquire(ctx, t.ID, owner, w.opts.takeoverAfter(), time.Now())
 	if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
-		e.log.Info("lane message dropped: the lane is worked by a live worker, or ended", "task", msg.TaskID, "cursor", msg.Cursor, "reason", err.Error())
+		w.log.Info("lane message dropped: the lane is worked by a live worker, or ended", "task", msg.TaskID, "cursor", msg.Cursor, "reason", err.Error())
 		return nil
 	}
 	if err != nil {
@@ -55,27 +80,27 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 		// died before counting them. (A lane released by its checkpoint,
 		// or revoked by the sweep, which marks the layer itself, has no
 		// holder; a redelivery of such a lane loses nothing.)
-		e.accounts.MarkDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d taken over from a stopped worker", t.ID))
+		w.accounts.MarkDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d taken over from a stopped worker", t.ID))
 	}
 	if t.Type == task.Truncate {
-		job, err := e.tasks.Job(ctx, t.JobID)
+		job, err := w.tasks.Job(ctx, t.JobID)
 		if err != nil {
 			return fmt.Errorf("load job %d: %w", t.JobID, err)
 		}
 		if job.Prefix != "" {
-			return e.trunc.runDeletion(ctx, t, job, owner)
+			return w.trunc.runDeletion(ctx, t, job, owner)
 		}
 	}
-	ln, err := e.lane(ctx, t, owner)
+	ln, err := w.lane(ctx, t, owner)
 	if err != nil {
 		if apperr.Is(err, apperr.Invalid) {
-			e.log.Error("task aborted", "task", t.ID, "layer", t.Layer, "err", err)
-			recordFailure(ctx, e.tasks, e.log, t, "the request can no longer be worked: "+err.Error())
-			return e.Pool.finish(ctx, t, task.Aborted)
+			w.log.Error("task aborted", "task", t.ID, "layer", t.Layer, "err", err)
+			recordFailure(ctx, w.tasks, w.log, t, "the request can no longer be worked: "+err.Error())
+			return w.pool.finish(ctx, t, task.Aborted)
 		}
 		return err
 	}
-	if err := e.accounts.Start(ctx, ln.w.Usage); err != nil {
+	if err := w.accounts.Start(ctx, ln.w.Usage); err != nil {
 		return fmt.Errorf("task %d: read the disk block size: %w", t.ID, err)
 	}
 	end, err := ln.run(ctx)
@@ -85,11 +110,11 @@ func (e *Engine) Work(ctx context.Context, msg queue.Message, attempt int) error
 	switch {
 	case end.finish:
 		if end.status == task.Done {
-			e.docs.describeStored(ctx, ln.job)
+			w.docs.describeStored(ctx, ln.job)
 		}
-		return e.Pool.finish(ctx, ln.t, end.status)
+		return w.pool.finish(ctx, ln.t, end.status)
 	case len(end.next) > 0:
-		if err := e.Pool.send(metatile.WriteContext(ctx), end.next); err != nil {
+		if err := w.pool.send(metatile.WriteContext(ctx), end.next); err != nil {
 			return fmt.Errorf("continue task %d: %w", ln.t.ID, err)
 		}
 	}
@@ -121,7 +146,7 @@ func ownsLane(t task.Task, msg queue.Message) bool {
 //
 // d.Message is valid: bodies are decoded, and poison refused, by the
 // queue's one reader (queue.DecodeMessage) before there is a delivery.
-func (e *Engine) Handle(ctx context.Context, d queue.Delivery) (err error) {
+func (w *Worker) Handle(ctx context.Context, d queue.Delivery) (err error) {
 	if !d.Sent.IsZero() {
 		metrics.LaneLag.Observe(ctx, max(time.Since(d.Sent), 0).Seconds())
 	}
@@ -130,35 +155,35 @@ func (e *Engine) Handle(ctx context.Context, d queue.Delivery) (err error) {
 		switch {
 		case r != nil:
 			err = fmt.Errorf("lane of task %d panicked: %v", d.Message.TaskID, r)
-			e.log.Error("lane work panicked; message will be redelivered", "task", d.Message.TaskID, "cursor", d.Message.Cursor,
+			w.log.Error("lane work panicked; message will be redelivered", "task", d.Message.TaskID, "cursor", d.Message.Cursor,
 				"attempt", d.Attempt, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		case err != nil && !errors.Is(err, context.Canceled):
-			e.log.Error("lane work failed; message will be redelivered", "task", d.Message.TaskID, "cursor", d.Message.Cursor,
+			w.log.Error("lane work failed; message will be redelivered", "task", d.Message.TaskID, "cursor", d.Message.Cursor,
 				"attempt", d.Attempt, "err", err)
 		}
 	}()
-	return e.Work(ctx, d.Message, d.Attempt)
+	return w.Work(ctx, d.Message, d.Attempt)
 }
 
 // RunWorkers receives lane messages and works them with n concurrent
 // workers until ctx ends. Each message's visibility is extended while it
 // is worked (Handle); a message Handle finished with is acked, and one
 // whose work failed is left to be delivered again.
-func (e *Engine) RunWorkers(ctx context.Context, n int) {
+func (w *Worker) RunWorkers(ctx context.Context, n int) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				ds, err := e.queue.Receive(ctx, 1, 20*time.Second, e.opts.Visibility)
+				ds, err := w.queue.Receive(ctx, 1, 20*time.Second, w.opts.Visibility)
 				if err != nil {
 					if ctx.Err() == nil {
-						e.log.Error("receive lane messages", "err", err)
+						w.log.Error("receive lane messages", "err", err)
 						sleep(ctx, time.Second)
 					}
 					continue
 				}
 				for _, d := range ds {
-					e.handleReceived(ctx, d)
+					w.handleReceived(ctx, d)
 				}
 			}
 		})
@@ -168,31 +193,31 @@ func (e *Engine) RunWorkers(ctx context.Context, n int) {
 
 // handleReceived is Handle of a message RunWorkers received, keeping it
 // invisible meanwhile, and its ack when Handle finished with it.
-func (e *Engine) handleReceived(ctx context.Context, d queue.Delivery) {
+func (w *Worker) handleReceived(ctx context.Context, d queue.Delivery) {
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { // keep the message invisible while it is worked
-		tick := time.NewTicker(e.opts.Visibility / 3)
+		tick := time.NewTicker(w.opts.Visibility / 3)
 		defer tick.Stop()
 		for {
 			select {
 			case <-wctx.Done():
 				return
 			case <-tick.C:
-				if err := e.queue.Extend(wctx, d, e.opts.Visibility); err != nil && wctx.Err() == nil {
-					e.log.Warn("extend lane message", "task", d.Message.TaskID, "err", err)
+				if err := w.queue.Extend(wctx, d, w.opts.Visibility); err != nil && wctx.Err() == nil {
+					w.log.Warn("extend lane message", "task", d.Message.TaskID, "err", err)
 				}
 			}
 		}
 	})
-	err := e.Handle(wctx, d)
+	err := w.Handle(wctx, d)
 	stop()
 	wg.Wait()
 	if err != nil {
 		return // Handle logged it; the message is delivered again
 	}
-	if err := e.queue.Ack(ctx, d); err != nil && ctx.Err() == nil {
-		e.log.Warn("ack lane message", "task", d.Message.TaskID, "err", err)
+	if err := w.queue.Ack(ctx, d); err != nil && ctx.Err() == nil {
+		w.log.Warn("ack lane message", "task", d.Message.TaskID, "err", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -15,52 +16,69 @@ import (
 	"tilecache/internal/tilestore"
 )
 
+// Control is the engine's control plane: it takes seed, reseed and
+// truncate requests (Submit: planned by the planner, recorded, started as
+// the pool allows), lists tasks with the progress of the lanes worked
+// here (List), and kills them (Kill, KillTask). It is safe for concurrent
+// use.
+type Control struct {
+	planner  *Planner
+	tasks    task.Store
+	tiles    tilestore.Store
+	pool     *Pool
+	working  *working // the lanes worked here, for their live progress
+	opts     Options
+	log      *slog.Logger
+	accounts metatile.Accounts
+	docs     docKeeper
+}
+
 // Submit validates and records a request, starts what the pool allows, and
 // returns the created tasks as they are after that first dispatch. A
 // rejected request records nothing and consumes no task ids.
-func (e *Engine) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, error) {
-	if e.opts.Sync != nil {
-		if err := e.opts.Sync(ctx); err != nil {
+func (c *Control) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, error) {
+	if c.opts.Sync != nil {
+		if err := c.opts.Sync(ctx); err != nil {
 			return nil, fmt.Errorf("read the layer configuration before a %s request for layer %s: %w", r.Type, r.Layer, err)
 		}
 	}
-	p, err := e.planner.Prepare(r)
+	p, err := c.planner.Prepare(r)
 	if err != nil {
 		return nil, err
 	}
 	if p.AreaData != nil {
-		if err := e.storeArea(ctx, p.Job.Area, p.AreaData); err != nil {
+		if err := c.storeArea(ctx, p.Job.Area, p.AreaData); err != nil {
 			return nil, err
 		}
 	}
 	if len(p.Job.Parameters) > 0 && p.Job.Type != task.Truncate {
-		if err := e.writeParameters(ctx, p.Layer, p.Job); err != nil {
+		if err := c.writeParameters(ctx, p.Layer, p.Job); err != nil {
 			return nil, err
 		}
 	}
 	if p.Job.Type != task.Truncate {
-		e.docs.ensure(ctx, p.Job)
+		c.docs.ensure(ctx, p.Job)
 	}
 	if p.Job.Type == task.Seed {
-		if p.Job.EmptyLevels, err = e.emptyLevels(ctx, p.Layer, p.Job); err != nil {
+		if p.Job.EmptyLevels, err = c.emptyLevels(ctx, p.Layer, p.Job); err != nil {
 			return nil, err
 		}
 	}
-	job, tasks, err := e.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
+	job, tasks, err := c.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("record %s request for layer %s: %w", p.Job.Type, p.Job.Layer, err)
 	}
-	e.log.Info("request recorded", "layer", job.Layer, "job", job.ID, "type", job.Type.String(),
+	c.log.Info("request recorded", "layer", job.Layer, "job", job.ID, "type", job.Type.String(),
 		"grid_set", job.GridSetID, "format", job.Format, "parameters_id", job.ParametersID,
 		"zoom_start", job.ZoomStart, "zoom_stop", job.ZoomStop, "tiles", job.Tiles, "tasks", len(tasks))
-	if err := e.checkConcurrentWriters(ctx, job); err != nil {
-		e.log.Error("check concurrent requests", "job", job.ID, "err", err)
-		e.accounts.MarkDirty(ctx, job.Layer, "could not check for concurrent requests")
+	if err := c.checkConcurrentWriters(ctx, job); err != nil {
+		c.log.Error("check concurrent requests", "job", job.ID, "err", err)
+		c.accounts.MarkDirty(ctx, job.Layer, "could not check for concurrent requests")
 	}
-	promoted, err := e.Pool.Dispatch(ctx)
+	promoted, err := c.pool.Dispatch(ctx)
 	if err != nil {
 		// The tasks are recorded; the sweep starts them later.
-		e.log.Error("dispatch after submit", "job", job.ID, "err", err)
+		c.log.Error("dispatch after submit", "job", job.ID, "err", err)
 	}
 	for i := range tasks {
 		for _, pt := range promoted {
@@ -77,11 +95,11 @@ func (e *Engine) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, er
 // active request works the same tile set: two writers of one tile may
 // both count it (each finds it missing), and a truncate may count a tile
 // another request stores after its Stat.
-func (e *Engine) checkConcurrentWriters(ctx context.Context, job task.Job) error {
-	if e.opts.Usage == nil {
+func (c *Control) checkConcurrentWriters(ctx context.Context, job task.Job) error {
+	if c.opts.Usage == nil {
 		return nil
 	}
-	active, err := e.tasks.List(ctx, time.Now())
+	active, err := c.tasks.List(ctx, time.Now())
 	if err != nil {
 		return err
 	}
@@ -91,12 +109,12 @@ func (e *Engine) checkConcurrentWriters(ctx context.Context, job task.Job) error
 			continue
 		}
 		seen[t.JobID] = true
-		other, err := e.tasks.Job(ctx, t.JobID)
+		other, err := c.tasks.Job(ctx, t.JobID)
 		if err != nil {
 			return err
 		}
 		if other.GridSetID == job.GridSetID && other.Format == job.Format && other.ParametersID == job.ParametersID {
-			e.accounts.MarkDirty(ctx, job.Layer, fmt.Sprintf("requests %d and %d work one tile set at once", other.ID, job.ID))
+			c.accounts.MarkDirty(ctx, job.Layer, fmt.Sprintf("requests %d and %d work one tile set at once", other.ID, job.ID))
 			return nil
 		}
 	}
@@ -108,12 +126,12 @@ var errStop = errors.New("stop listing")
 
 // emptyLevels lists the job's zoom levels at which its tile set holds no
 // tile, with one short listing per level.
-func (e *Engine) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) ([]int, error) {
-	set := metatile.TileSet(e.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
+func (c *Control) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) ([]int, error) {
+	set := metatile.TileSet(c.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
 	var empty []int
 	for z := job.ZoomStart; z <= job.ZoomStop; z++ {
 		found := false
-		err := e.tiles.List(ctx, set.LevelDir(z), func(tilestore.Object) error {
+		err := c.tiles.List(ctx, set.LevelDir(z), func(tilestore.Object) error {
 			found = true
 			return errStop
 		})
@@ -130,13 +148,13 @@ func (e *Engine) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) 
 // writeParameters stores the parameters side object of contract §9 so a
 // bucket reader (GeoWebCache among them) can tell what a parameters id
 // stands for: a java.util.Properties object, one entry per parameter.
-func (e *Engine) writeParameters(ctx context.Context, l *layer.Layer, job task.Job) error {
+func (c *Control) writeParameters(ctx context.Context, l *layer.Layer, job task.Job) error {
 	data, err := gwc.ParametersObject(job.Parameters)
 	if err != nil {
 		return fmt.Errorf("encode parameters of layer %s: %w", l.Name, err)
 	}
-	key := tilestore.ParametersKey(e.opts.KeyPrefix, l.ID, job.ParametersID)
-	if err := e.tiles.Put(ctx, key, data, gwc.Meta()); err != nil {
+	key := tilestore.ParametersKey(c.opts.KeyPrefix, l.ID, job.ParametersID)
+	if err := c.tiles.Put(ctx, key, data, gwc.Meta()); err != nil {
 		return fmt.Errorf("store parameters of layer %s: %w", l.Name, err)
 	}
 	return nil
@@ -145,15 +163,15 @@ func (e *Engine) writeParameters(ctx context.Context, l *layer.Layer, job task.J
 // List returns the listed tasks of contract §5.1: PENDING and RUNNING
 // tasks plus those finished within the retention time, of one layer or of
 // all layers when layer is "".
-func (e *Engine) List(ctx context.Context, layer string) ([]task.Task, error) {
-	all, err := e.tasks.List(ctx, time.Now().Add(-e.opts.Retention))
+func (c *Control) List(ctx context.Context, layer string) ([]task.Task, error) {
+	all, err := c.tasks.List(ctx, time.Now().Add(-c.opts.Retention))
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	for i, t := range all {
 		// Lanes worked in this process report their progress between
 		// checkpoints, without a store write.
-		if done, ok := e.working.progress(t.ID); ok && t.Status == task.Running {
+		if done, ok := c.working.progress(t.ID); ok && t.Status == task.Running {
 			all[i].Done = min(max(t.Done, done), t.Total)
 		}
 	}
@@ -205,8 +223,8 @@ func (k KillSet) includes(s task.Status) bool {
 // Kill terminates the tasks of set, of one layer or of all layers when
 // layer is "". It returns the terminated tasks as they were before (state
 // at kill time) and the listed tasks that had already finished.
-func (e *Engine) Kill(ctx context.Context, layer string, set KillSet) (killed, finished []task.Task, err error) {
-	listed, err := e.List(ctx, layer)
+func (c *Control) Kill(ctx context.Context, layer string, set KillSet) (killed, finished []task.Task, err error) {
+	listed, err := c.List(ctx, layer)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,24 +238,24 @@ func (e *Engine) Kill(ctx context.Context, layer string, set KillSet) (killed, f
 			if !set.includes(t.Status) {
 				break
 			}
-			before, err := e.tasks.Kill(ctx, t.ID, t.Status, now)
+			before, err := c.tasks.Kill(ctx, t.ID, t.Status, now)
 			if err == nil {
 				killed = append(killed, before)
-				e.log.Info("task killed", "task", t.ID, "layer", t.Layer, "was", before.Status.String())
+				c.log.Info("task killed", "task", t.ID, "layer", t.Layer, "was", before.Status.String())
 				break
 			}
 			if !apperr.Is(err, apperr.Conflict) || attempt == 3 {
 				return killed, finished, fmt.Errorf("kill task %d: %w", t.ID, err)
 			}
 			// The task moved on (promoted or finished) since it was listed.
-			if t, err = e.tasks.Get(ctx, t.ID); err != nil {
+			if t, err = c.tasks.Get(ctx, t.ID); err != nil {
 				return killed, finished, fmt.Errorf("kill task %d: %w", t.ID, err)
 			}
 		}
 	}
 	if len(killed) > 0 {
-		if _, err := e.Pool.Dispatch(ctx); err != nil {
-			e.log.Error("dispatch after kill", "err", err)
+		if _, err := c.pool.Dispatch(ctx); err != nil {
+			c.log.Error("dispatch after kill", "err", err)
 		}
 	}
 	return killed, finished, nil
