@@ -2,7 +2,7 @@ package app_test
 
 // A lane message reaches seed.Engine.Worker.Handle two ways: a worker process
 // (`tilecache serve` on SQS) receives it with sqsqueue.Queue.Receive in
-// Engine.RunWorkers, and the worker function gets it in an SQS event
+// Engine.Worker.RunWorkers, and the worker function gets it in an SQS event
 // (Program.HandleSQS). Both take the body in with the one strict reader,
 // queue.DecodeMessage; these tests check that a malformed body is refused
 // the same way on both: never worked, never deleted, so the queue's

@@ -47,11 +47,11 @@ func (c *Control) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, e
 		return nil, err
 	}
 	if p.AreaData != nil {
-		if err := c.storeArea(ctx, p.Job.Area, p.AreaData); err != nil {
+		if err := c.storeArea(ctx, p.Job.Range().Area, p.AreaData); err != nil {
 			return nil, err
 		}
 	}
-	if len(p.Job.Parameters) > 0 && p.Job.Type != task.Truncate {
+	if len(p.Job.Range().Parameters) > 0 && p.Job.Type != task.Truncate {
 		if err := c.writeParameters(ctx, p.Layer, p.Job); err != nil {
 			return nil, err
 		}
@@ -60,17 +60,19 @@ func (c *Control) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, e
 		c.docs.ensure(ctx, p.Job)
 	}
 	if p.Job.Type == task.Seed {
-		if p.Job.EmptyLevels, err = c.emptyLevels(ctx, p.Layer, p.Job); err != nil {
+		empty, err := c.emptyLevels(ctx, p.Layer, p.Job)
+		if err != nil {
 			return nil, err
 		}
+		p.Job = p.Job.WithEmptyLevels(empty)
 	}
 	job, tasks, err := c.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("record %s request for layer %s: %w", p.Job.Type, p.Job.Layer, err)
 	}
 	c.log.Info("request recorded", "layer", job.Layer, "job", job.ID, "type", job.Type.String(),
-		"grid_set", job.GridSetID, "format", job.Format, "parameters_id", job.ParametersID,
-		"zoom_start", job.ZoomStart, "zoom_stop", job.ZoomStop, "tiles", job.Tiles, "tasks", len(tasks))
+		"grid_set", job.Range().GridSetID, "format", job.Range().Format, "parameters_id", job.Range().ParametersID,
+		"zoom_start", job.Range().ZoomStart, "zoom_stop", job.Range().ZoomStop, "tiles", job.Tiles, "tasks", len(tasks))
 	if err := c.checkConcurrentWriters(ctx, job); err != nil {
 		c.log.Error("check concurrent requests", "job", job.ID, "err", err)
 		c.accounts.MarkDirty(ctx, job.Layer, "could not check for concurrent requests")
@@ -113,7 +115,7 @@ func (c *Control) checkConcurrentWriters(ctx context.Context, job task.Job) erro
 		if err != nil {
 			return err
 		}
-		if other.GridSetID == job.GridSetID && other.Format == job.Format && other.ParametersID == job.ParametersID {
+		if other.Range().GridSetID == job.Range().GridSetID && other.Range().Format == job.Range().Format && other.Range().ParametersID == job.Range().ParametersID {
 			c.accounts.MarkDirty(ctx, job.Layer, fmt.Sprintf("requests %d and %d work one tile set at once", other.ID, job.ID))
 			return nil
 		}
@@ -127,9 +129,10 @@ var errStop = errors.New("stop listing")
 // emptyLevels lists the job's zoom levels at which its tile set holds no
 // tile, with one short listing per level.
 func (c *Control) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job) ([]int, error) {
-	set := metatile.TileSet(c.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
+	rng := job.Range()
+	set := metatile.TileSet(c.opts.KeyPrefix, l, rng.GridSetID, rng.Format, rng.ParametersID)
 	var empty []int
-	for z := job.ZoomStart; z <= job.ZoomStop; z++ {
+	for z := rng.ZoomStart; z <= rng.ZoomStop; z++ {
 		found := false
 		err := c.tiles.List(ctx, set.LevelDir(z), func(tilestore.Object) error {
 			found = true
@@ -149,11 +152,11 @@ func (c *Control) emptyLevels(ctx context.Context, l *layer.Layer, job task.Job)
 // bucket reader (GeoWebCache among them) can tell what a parameters id
 // stands for: a java.util.Properties object, one entry per parameter.
 func (c *Control) writeParameters(ctx context.Context, l *layer.Layer, job task.Job) error {
-	data, err := gwc.ParametersObject(job.Parameters)
+	data, err := gwc.ParametersObject(job.Range().Parameters)
 	if err != nil {
 		return fmt.Errorf("encode parameters of layer %s: %w", l.Name, err)
 	}
-	key := tilestore.ParametersKey(c.opts.KeyPrefix, l.ID, job.ParametersID)
+	key := tilestore.ParametersKey(c.opts.KeyPrefix, l.ID, job.Range().ParametersID)
 	if err := c.tiles.Put(ctx, key, data, gwc.Meta()); err != nil {
 		return fmt.Errorf("store parameters of layer %s: %w", l.Name, err)
 	}

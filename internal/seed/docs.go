@@ -26,13 +26,14 @@ type docKeeper struct {
 // ensure makes sure the job's tile set is described to map clients
 // before it gets tiles.
 func (d docKeeper) ensure(ctx context.Context, job task.Job) {
+	r := job.Range()
 	if d.docs == nil {
 		return
 	}
-	changed, err := d.docs.Ensure(ctx, job.Layer, job.GridSetID, job.Format, job.Parameters)
+	changed, err := d.docs.Ensure(ctx, job.Layer, r.GridSetID, r.Format, r.Parameters)
 	if err != nil {
-		d.log.Error("write the documents of a tile set", "layer", job.Layer, "grid_set", job.GridSetID,
-			"format", job.Format, "parameters_id", job.ParametersID, "err", err)
+		d.log.Error("write the documents of a tile set", "layer", job.Layer, "grid_set", r.GridSetID,
+			"format", r.Format, "parameters_id", r.ParametersID, "err", err)
 	}
 	d.keysChanged(changed)
 }
@@ -45,7 +46,7 @@ func (d docKeeper) ensure(ctx context.Context, job task.Job) {
 // document, a PUT only when one changed), so a client reading TileJSON
 // after the first seed finds the layers.
 func (d docKeeper) describeStored(ctx context.Context, job task.Job) {
-	if job.Type == task.Truncate || job.Format != vectortile.MVT {
+	if job.Type == task.Truncate || job.Range().Format != vectortile.MVT {
 		return
 	}
 	d.ensure(metatile.WriteContext(ctx), job)

@@ -1,6 +1,6 @@
 package seed_test
 
-// Tests of Engine.Handle, the one intake of lane messages that RunWorkers
+// Tests of Worker.Handle, the one intake of lane messages that RunWorkers
 // and the worker function (app.Program.HandleSQS) share: the panic
 // recovery, the lane-lag metric, and the ack or redelivery that follows
 // from what Handle returns.

@@ -74,21 +74,22 @@ func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if err != nil {
 		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
 	}
+	rng := job.Range()
 	l, err := w.jobLayer(job)
 	if err != nil {
 		return nil, err
 	}
-	sub, ok := l.Subset(job.GridSetID)
+	sub, ok := l.Subset(rng.GridSetID)
 	if !ok {
-		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, job.GridSetID)
+		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, rng.GridSetID)
 	}
 	var given grid.Area
-	if job.Area != "" {
-		if given, err = w.area(ctx, job.Area, sub.GridSet); err != nil {
+	if rng.Area != "" {
+		if given, err = w.area(ctx, rng.Area, sub.GridSet); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := planJob(sub, job, jobArea(l, sub, given))
+	plan, err := planJob(sub, job.ID, job.Range(), jobArea(l, sub, given))
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	if src == nil && job.Type != task.Truncate {
 		return nil, apperr.Invalidf("layer %s has no source", l.Name)
 	}
-	set := metatile.TileSet(w.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
+	set := metatile.TileSet(w.opts.KeyPrefix, l, rng.GridSetID, rng.Format, rng.ParametersID)
 	ln := &lane{env: w.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
 	mode := metatile.Seed
 	if job.Type == task.Reseed {
@@ -107,9 +108,9 @@ func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 	}
 	ln.w = &metatile.Writer{
 		Tiles: truncationTiles{w.tiles}, Log: w.log, PutConcurrency: w.opts.PutConcurrency,
-		Layer: l, Subset: sub, Set: set, Source: src, Format: job.Format, Parameters: job.Parameters,
-		Mode: mode, EmptyLevels: job.EmptyLevels, By: "seed",
-		Ahead: ln.ahead, Usage: metatile.NewTally(set, job.MetaWidth, job.MetaHeight),
+		Layer: l, Subset: sub, Set: set, Source: src, Format: rng.Format, Parameters: rng.Parameters,
+		Mode: mode, EmptyLevels: job.Render().EmptyLevels, By: "seed",
+		Ahead: ln.ahead, Usage: metatile.NewTally(set, rng.MetaWidth, rng.MetaHeight),
 	}
 	if ch := ln.env.changes; ch != nil {
 		ln.w.Changed = ch.TilesChanged
@@ -120,24 +121,25 @@ func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 // jobLayer returns the definition of job's layer the job started with:
 // the current one when it has not changed, the recorded one otherwise.
 func (w *Worker) jobLayer(job task.Job) (*layer.Layer, error) {
+	rng := job.Range()
 	l, ok := w.layers.Layer(job.Layer)
-	if ok && (job.LayerVersion == "" || l.Version == job.LayerVersion) {
+	if ok && (rng.LayerVersion == "" || l.Version == rng.LayerVersion) {
 		return l, nil
 	}
-	if job.Definition == "" {
+	if rng.Definition == "" {
 		if !ok {
 			return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
 		}
 		return l, nil
 	}
-	if v, ok := w.definitions.Load(job.LayerVersion); ok {
+	if v, ok := w.definitions.Load(rng.LayerVersion); ok {
 		return v.(*layer.Layer), nil
 	}
-	rec, err := layer.ParseDefinition([]byte(job.Definition), job.Layer)
+	rec, err := layer.ParseDefinition([]byte(rng.Definition), job.Layer)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err, "job %d: %v", job.ID, err)
 	}
-	w.definitions.Store(job.LayerVersion, rec)
+	w.definitions.Store(rng.LayerVersion, rec)
 	return rec, nil
 }
 
@@ -409,7 +411,7 @@ func (ln *lane) width(left int64) int {
 // task is to be finished ABORTED (its usage settled; with the failure
 // budget exhausted, the job's other tasks were killed).
 func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
-	if ln.job.RetryCount < 0 {
+	if ln.job.Render().RetryCount < 0 {
 		metrics.TilesFailed.Add(ctx, float64(m.Count()), ln.layer.Name)
 		ln.env.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
 		ln.settle(ctx, true, "")
@@ -417,19 +419,19 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 		return true, nil
 	}
 	metrics.TilesFailed.Add(ctx, float64(m.Count()), ln.layer.Name)
-	total, err := ln.env.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
+	total, err := ln.env.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.Render().RetryCount))
 	if err != nil {
 		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)
 	}
-	if total < int64(ln.job.MaxFailures) {
+	if total < int64(ln.job.Render().MaxFailures) {
 		r := m.Tiles
 		ln.env.log.Warn("tile failure: metatile skipped", "task", t.ID, "layer", t.Layer, "z", r.Z,
 			"x", fmt.Sprintf("%d..%d", r.MinX, r.MaxX), "y", fmt.Sprintf("%d..%d", r.MinY, r.MaxY),
-			"failures", total, "budget", ln.job.MaxFailures, "err", cause)
+			"failures", total, "budget", ln.job.Render().MaxFailures, "err", cause)
 		return false, nil
 	}
 	ln.env.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)
-	reason := fmt.Sprintf("job %d aborted: %d tile failures reached its budget of %d (maxFailureCount); last: %s", ln.job.ID, total, ln.job.MaxFailures, metatileFailure(m, cause))
+	reason := fmt.Sprintf("job %d aborted: %d tile failures reached its budget of %d (maxFailureCount); last: %s", ln.job.ID, total, ln.job.Render().MaxFailures, metatileFailure(m, cause))
 	for id := ln.job.ID; id < ln.job.ID+int64(ln.job.Lanes); id++ {
 		if id == t.ID {
 			continue

@@ -40,7 +40,7 @@ func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
 		r := m.Tiles
 		return fmt.Errorf("render z%d metatile at %d,%d: %w", r.Z, r.MinX, r.MinY, errRenderBudget)
 	}
-	tries := 1 + max(ln.job.RetryCount, 0)
+	tries := 1 + max(ln.job.Render().RetryCount, 0)
 	var err error
 	for try := range tries {
 		if try > 0 {
@@ -50,7 +50,7 @@ func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
 					return ctx.Err()
 				}
 				return outOfTime()
-			case <-time.After(time.Duration(ln.job.RetryWaitMS) * time.Millisecond):
+			case <-time.After(time.Duration(ln.job.Render().RetryWaitMS) * time.Millisecond):
 			}
 		}
 		err = ln.w.Render(rctx, m)

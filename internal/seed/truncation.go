@@ -262,8 +262,7 @@ func (tr *Truncation) StartDeletion(ctx context.Context, d layer.Deletion) (task
 	}
 	total := tr.countedTiles(ctx, d.Name)
 	now := time.Now()
-	job := task.Job{Layer: d.Name, Type: task.Truncate, Prefix: prefix, Tiles: total, Metatiles: total, Lanes: 1,
-		RetryCount: -1, MaxFailures: 1, Created: now}
+	job := task.NewLayerDeletion(task.Header{Layer: d.Name, Tiles: total, Metatiles: total, Lanes: 1, Created: now}, prefix)
 	job, tasks, err := tr.tasks.Create(ctx, job, []task.Lane{{Start: 0, End: total, Tiles: total}}, now)
 	if err != nil {
 		return task.Task{}, fmt.Errorf("record the truncation of deleted layer %s: %w", d.Name, err)
@@ -380,7 +379,7 @@ func (tr *Truncation) runDeletion(ctx context.Context, t task.Task, job task.Job
 		}
 		return false, nil
 	}
-	if _, err := tr.deletePrefix(ctx, job.Prefix, t.After, tr.opts.deletionPage(), page); err != nil {
+	if _, err := tr.deletePrefix(ctx, job.Prefix(), t.After, tr.opts.deletionPage(), page); err != nil {
 		return fmt.Errorf("task %d: truncate deleted layer %s: %w", t.ID, job.Layer, err)
 	}
 	return nil
@@ -392,11 +391,11 @@ func (tr *Truncation) runDeletion(ctx context.Context, t task.Task, job task.Job
 // returns an error (the lane message comes again: its listing finds
 // nothing and it ends here again).
 func (tr *Truncation) endDeletion(ctx context.Context, t task.Task, job task.Job) error {
-	if err := tr.removed(ctx, job.Layer, job.Prefix, max(t.Done, 1), t.ID); err != nil {
+	if err := tr.removed(ctx, job.Layer, job.Prefix(), max(t.Done, 1), t.ID); err != nil {
 		return fmt.Errorf("task %d: deleted layer %s: %w", t.ID, job.Layer, err)
 	}
 	if tr.opts.Unmark != nil {
-		if err := tr.opts.Unmark(ctx, job.Layer, prefixID(tr.opts.KeyPrefix, job.Prefix)); err != nil {
+		if err := tr.opts.Unmark(ctx, job.Layer, prefixID(tr.opts.KeyPrefix, job.Prefix())); err != nil {
 			return fmt.Errorf("task %d: remove the deletion mark of layer %s: %w", t.ID, job.Layer, err)
 		}
 	}
