@@ -1,5 +1,5 @@
 // A lane run: one worker working one task's metatiles for a slice of time,
-// under the task's lease.
+// under the task's lease, with its renders' retries and time budget.
 
 package seed
 
@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,82 +66,6 @@ var errRenderBudget = errors.New("the render outlived the time left to the invoc
 // leaseToken returns a new lease token.
 func leaseToken() string {
 	return token.New()
-}
-
-// lane loads what task t's lane needs; Invalid when the layer changed so
-// that the lane cannot be worked any more.
-func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, error) {
-	job, err := w.tasks.Job(ctx, t.JobID)
-	if err != nil {
-		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
-	}
-	rng := job.Range()
-	l, err := w.jobLayer(job)
-	if err != nil {
-		return nil, err
-	}
-	sub, ok := l.Subset(rng.GridSetID)
-	if !ok {
-		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, rng.GridSetID)
-	}
-	var given grid.Area
-	if rng.Area != "" {
-		if given, err = w.area(ctx, rng.Area, sub.GridSet); err != nil {
-			return nil, err
-		}
-	}
-	plan, err := planJob(sub, job.ID, job.Range(), jobArea(l, sub, given))
-	if err != nil {
-		return nil, err
-	}
-	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
-		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
-	}
-	src := w.planner.sourceOf(l)
-	if src == nil && job.Type != task.Truncate {
-		return nil, apperr.Invalidf("layer %s has no source", l.Name)
-	}
-	set := metatile.TileSet(w.opts.KeyPrefix, l, rng.GridSetID, rng.Format, rng.ParametersID)
-	ln := &lane{env: w.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
-	mode := metatile.Seed
-	if job.Type == task.Reseed {
-		mode = metatile.Reseed
-	}
-	ln.w = &metatile.Writer{
-		Tiles: truncationTiles{w.tiles}, Log: w.log, PutConcurrency: w.opts.PutConcurrency,
-		Layer: l, Subset: sub, Set: set, Source: src, Format: rng.Format, Parameters: rng.Parameters,
-		Mode: mode, EmptyLevels: job.Render().EmptyLevels, By: "seed",
-		Ahead: ln.ahead, Usage: metatile.NewTally(set, rng.MetaWidth, rng.MetaHeight),
-	}
-	if ch := ln.env.changes; ch != nil {
-		ln.w.Changed = ch.TilesChanged
-	}
-	return ln, nil
-}
-
-// jobLayer returns the definition of job's layer the job started with:
-// the current one when it has not changed, the recorded one otherwise.
-func (w *Worker) jobLayer(job task.Job) (*layer.Layer, error) {
-	rng := job.Range()
-	l, ok := w.layers.Layer(job.Layer)
-	if ok && (rng.LayerVersion == "" || l.Version == rng.LayerVersion) {
-		return l, nil
-	}
-	if rng.Definition == "" {
-		if !ok {
-			return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
-		}
-		return l, nil
-	}
-	if v, ok := w.definitions.Load(rng.LayerVersion); ok {
-		return v.(*layer.Layer), nil
-	}
-	rec, err := layer.ParseDefinition([]byte(rng.Definition), job.Layer)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "job %d: %v", job.ID, err)
-	}
-	w.definitions.Store(rng.LayerVersion, rec)
-	return rec, nil
 }
 
 // run works the lane from its task's cursor until the lane ends, the slice
@@ -453,4 +378,67 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 	ln.settle(ctx, true, "")
 	recordFailure(ctx, ln.env.tasks, ln.env.log, t, reason)
 	return true, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// renderAll renders metas at once (the first in this goroutine) and
+// returns their outcomes by position.
+func (ln *lane) renderAll(ctx context.Context, metas []grid.Metatile) []error {
+	errs := make([]error, len(metas))
+	var wg sync.WaitGroup
+	for i := 1; i < len(metas); i++ {
+		wg.Go(func() { errs[i] = ln.renderWithRetries(ctx, metas[i]) })
+	}
+	errs[0] = ln.renderWithRetries(ctx, metas[0])
+	wg.Wait()
+	return errs
+}
+
+// renderWithRetries works one seed/reseed metatile, retrying per the job's
+// failure settings.
+func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
+	rctx := ctx
+	if !ln.hard.IsZero() {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadlineCause(ctx, ln.hard, errRenderBudget)
+		defer cancel()
+	}
+	// outOfTime: the budget, not the lane, ended the render; a tile
+	// failure like any other (never a storage error to redeliver).
+	outOfTime := func() error {
+		r := m.Tiles
+		return fmt.Errorf("render z%d metatile at %d,%d: %w", r.Z, r.MinX, r.MinY, errRenderBudget)
+	}
+	tries := 1 + max(ln.job.Render().RetryCount, 0)
+	var err error
+	for try := range tries {
+		if try > 0 {
+			select {
+			case <-rctx.Done():
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return outOfTime()
+			case <-time.After(time.Duration(ln.job.Render().RetryWaitMS) * time.Millisecond):
+			}
+		}
+		err = ln.w.Render(rctx, m)
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return err
+		case rctx.Err() != nil:
+			return outOfTime()
+		}
+		ln.env.log.Warn("tile failure", "job", ln.job.ID, "layer", ln.job.Layer, "z", m.Tiles.Z,
+			"x", m.Tiles.MinX, "y", m.Tiles.MinY, "try", try+1, "err", err)
+	}
+	return err
 }

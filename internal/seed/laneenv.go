@@ -50,9 +50,3 @@ type laneEnd struct {
 	status task.Status
 	next   []queue.Message
 }
-
-// laneEnv returns the environment of the lanes this engine runs.
-func (w *Worker) laneEnv() laneEnv {
-	return laneEnv{tasks: w.tasks, opts: w.opts, log: w.log, accounts: w.accounts,
-		working: w.working, poll: w.poll, rates: w.planner.rates, changes: w.opts.Changes}
-}

@@ -1,7 +1,10 @@
 package seed
 
 import (
+	"io"
+
 	"tilecache/internal/apperr"
+	"tilecache/internal/area"
 	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
@@ -308,4 +311,20 @@ func zoomRange(sub *grid.Subset, start, stop *int) (int, int, error) {
 		return 0, 0, apperr.Invalidf("zoomStart %d is greater than zoomStop %d", zs, ze)
 	}
 	return zs, ze, nil
+}
+
+// ReadTileList reads a list of tiles for a request r of a layer (its
+// grid set as Prepare resolves it), naming the metatiles of the layer's
+// size that hold them.
+func (pl *Planner) ReadTileList(r gwc.SeedRequest, list io.Reader, o area.ListOptions) (*area.TileList, error) {
+	l, ok := pl.layers.Layer(r.Layer)
+	if !ok {
+		return nil, apperr.Invalidf("Unknown layer: %s", r.Layer)
+	}
+	sub, err := resolveGridSet(l, r)
+	if err != nil {
+		return nil, err
+	}
+	o.MetaW, o.MetaH = l.MetaWidth, l.MetaHeight
+	return area.ReadTileList(list, sub.GridSet, o)
 }

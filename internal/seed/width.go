@@ -85,11 +85,3 @@ func (w *jobWidths) width(job int64) int {
 	}
 	return 1
 }
-
-// Working reports whether a lane of task id works in this process now. A
-// killed task's lane, once it is not, has recorded its last count: the
-// task's counters no longer move.
-func (w *Worker) Working(id int64) bool {
-	_, ok := w.working.progress(id)
-	return ok
-}

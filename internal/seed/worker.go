@@ -1,4 +1,5 @@
-// Lane messages: receiving them, deciding who works a lane, finishing tasks.
+// The worker: lane messages received, who works a lane decided, the lane
+// built and run, its task finished or continued.
 
 package seed
 
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/area"
+	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
 	"tilecache/internal/metrics"
@@ -221,11 +224,125 @@ func (w *Worker) handleReceived(ctx context.Context, d queue.Delivery) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
+// Working reports whether a lane of task id works in this process now. A
+// killed task's lane, once it is not, has recorded its last count: the
+// task's counters no longer move.
+func (w *Worker) Working(id int64) bool {
+	_, ok := w.working.progress(id)
+	return ok
+}
+
+// laneEnv returns the environment of the lanes this engine runs.
+func (w *Worker) laneEnv() laneEnv {
+	return laneEnv{tasks: w.tasks, opts: w.opts, log: w.log, accounts: w.accounts,
+		working: w.working, poll: w.poll, rates: w.planner.rates, changes: w.opts.Changes}
+}
+
+// lane loads what task t's lane needs; Invalid when the layer changed so
+// that the lane cannot be worked any more.
+func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, error) {
+	job, err := w.tasks.Job(ctx, t.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
 	}
+	rng := job.Range()
+	l, err := w.jobLayer(job)
+	if err != nil {
+		return nil, err
+	}
+	sub, ok := l.Subset(rng.GridSetID)
+	if !ok {
+		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, rng.GridSetID)
+	}
+	var given grid.Area
+	if rng.Area != "" {
+		if given, err = w.area(ctx, rng.Area, sub.GridSet); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := planJob(sub, job.ID, job.Range(), jobArea(l, sub, given))
+	if err != nil {
+		return nil, err
+	}
+	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
+		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
+	}
+	src := w.planner.sourceOf(l)
+	if src == nil && job.Type != task.Truncate {
+		return nil, apperr.Invalidf("layer %s has no source", l.Name)
+	}
+	set := metatile.TileSet(w.opts.KeyPrefix, l, rng.GridSetID, rng.Format, rng.ParametersID)
+	ln := &lane{env: w.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
+	mode := metatile.Seed
+	if job.Type == task.Reseed {
+		mode = metatile.Reseed
+	}
+	ln.w = &metatile.Writer{
+		Tiles: truncationTiles{w.tiles}, Log: w.log, PutConcurrency: w.opts.PutConcurrency,
+		Layer: l, Subset: sub, Set: set, Source: src, Format: rng.Format, Parameters: rng.Parameters,
+		Mode: mode, EmptyLevels: job.Render().EmptyLevels, By: "seed",
+		Ahead: ln.ahead, Usage: metatile.NewTally(set, rng.MetaWidth, rng.MetaHeight),
+	}
+	if ch := ln.env.changes; ch != nil {
+		ln.w.Changed = ch.TilesChanged
+	}
+	return ln, nil
+}
+
+// jobLayer returns the definition of job's layer the job started with:
+// the current one when it has not changed, the recorded one otherwise.
+func (w *Worker) jobLayer(job task.Job) (*layer.Layer, error) {
+	rng := job.Range()
+	l, ok := w.layers.Layer(job.Layer)
+	if ok && (rng.LayerVersion == "" || l.Version == rng.LayerVersion) {
+		return l, nil
+	}
+	if rng.Definition == "" {
+		if !ok {
+			return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
+		}
+		return l, nil
+	}
+	if v, ok := w.definitions.Load(rng.LayerVersion); ok {
+		return v.(*layer.Layer), nil
+	}
+	rec, err := layer.ParseDefinition([]byte(rng.Definition), job.Layer)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "job %d: %v", job.ID, err)
+	}
+	w.definitions.Store(rng.LayerVersion, rec)
+	return rec, nil
+}
+
+// area returns the area stored under key for grid set g.
+func (w *Worker) area(ctx context.Context, key string, g *grid.GridSet) (grid.Area, error) {
+	c := &w.areas
+	c.mu.Lock()
+	s, ok := c.shapes[key+"\x00"+g.ID]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	data, _, found, err := w.tiles.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("read the request's area %s: %w", key, err)
+	}
+	if !found {
+		return nil, apperr.Invalidf("the request's area %s is missing from the store", key)
+	}
+	if area.IsTileList(data) {
+		s, err = area.UnmarshalTileList(data, g)
+	} else {
+		s, err = area.Unmarshal(data, g)
+	}
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "read the request's area %s", key)
+	}
+	c.mu.Lock()
+	if c.shapes == nil || len(c.shapes) >= areaCacheMax {
+		c.shapes = map[string]grid.Area{}
+	}
+	c.shapes[key+"\x00"+g.ID] = s
+	c.mu.Unlock()
+	return s, nil
 }
