@@ -90,7 +90,7 @@ func (w *Worker) Work(ctx context.Context, msg queue.Message, attempt int) error
 		if err != nil {
 			return fmt.Errorf("load job %d: %w", t.JobID, err)
 		}
-		if job.Prefix() != "" {
+		if job.LayerDeletion() {
 			return w.trunc.runDeletion(ctx, t, job, owner)
 		}
 	}
