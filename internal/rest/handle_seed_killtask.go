@@ -23,7 +23,7 @@ import (
 	"tilecache/internal/task"
 )
 
-// OneTaskKiller terminates one task (seed.Control does).
+// OneTaskKiller terminates one task (seed.Engine does).
 type OneTaskKiller interface {
 	// KillTask terminates task id when PENDING or RUNNING, of layer (any
 	// when ""); it returns the task as it was before, or as it is when it
