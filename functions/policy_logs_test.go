@@ -37,9 +37,9 @@ func exerciseLogs(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder
 		t.Fatal(err)
 	}
 	wctx, stop := context.WithCancel(ctx)
-	go worker.Engine.RunWorkers(wctx, 2)
+	go worker.Engine.Worker.RunWorkers(wctx, 2)
 	z0, z1 := 0, 1
-	ts, err := worker.Engine.Submit(ctx, gwc.SeedRequest{Layer: "demo:world", GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z1, Format: "image/png", Type: "seed"})
+	ts, err := worker.Engine.Control.Submit(ctx, gwc.SeedRequest{Layer: "demo:world", GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z1, Format: "image/png", Type: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}

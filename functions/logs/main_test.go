@@ -85,11 +85,11 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go worker.Engine.RunWorkers(wctx, 2)
+	go worker.Engine.Worker.RunWorkers(wctx, 2)
 	seedSet := func(layer, format string) {
 		t.Helper()
 		z0, z4 := 0, 3
-		ts, err := worker.Engine.Submit(ctx, gwc.SeedRequest{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z4, Format: format, Type: "seed"})
+		ts, err := worker.Engine.Control.Submit(ctx, gwc.SeedRequest{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z4, Format: format, Type: "seed"})
 		if err != nil {
 			t.Fatal(err)
 		}

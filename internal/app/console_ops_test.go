@@ -180,8 +180,8 @@ func TestConsoleParameterChoices(t *testing.T) {
 		job, err = a.Local.Tasks.Job(t.Context(), 1)
 		return err == nil
 	})
-	if job.Layer != "topp:states" || job.Parameters["STYLES"] != "polygon" || job.Parameters["CQL_FILTER"] != "NAME='x'" || len(job.Parameters) != 2 {
-		t.Errorf("submitted job %s with parameters %v, want topp:states with STYLES=polygon and CQL_FILTER=NAME='x'", job.Layer, job.Parameters)
+	if job.Layer != "topp:states" || job.Range().Parameters["STYLES"] != "polygon" || job.Range().Parameters["CQL_FILTER"] != "NAME='x'" || len(job.Range().Parameters) != 2 {
+		t.Errorf("submitted job %s with parameters %v, want topp:states with STYLES=polygon and CQL_FILTER=NAME='x'", job.Layer, job.Range().Parameters)
 	}
 	a.Do(t, http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
 	noConsoleErrors(t, page)

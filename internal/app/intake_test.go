@@ -1,8 +1,8 @@
 package app_test
 
-// A lane message reaches seed.Engine.Handle two ways: a worker process
+// A lane message reaches seed.Engine.Worker.Handle two ways: a worker process
 // (`tilecache serve` on SQS) receives it with sqsqueue.Queue.Receive in
-// Engine.RunWorkers, and the worker function gets it in an SQS event
+// Engine.Worker.RunWorkers, and the worker function gets it in an SQS event
 // (Program.HandleSQS). Both take the body in with the one strict reader,
 // queue.DecodeMessage; these tests check that a malformed body is refused
 // the same way on both: never worked, never deleted, so the queue's
@@ -120,7 +120,7 @@ func TestMalformedLaneMessagesDeadLetteredOnBothPaths(t *testing.T) {
 		run func(ctx context.Context, t *testing.T, p *worker.Program, r lambdatest.Resources)
 	}{
 		{"worker process", func(ctx context.Context, t *testing.T, p *worker.Program, r lambdatest.Resources) {
-			p.Engine.RunWorkers(ctx, 2)
+			p.Engine.Worker.RunWorkers(ctx, 2)
 		}},
 		{"worker function", func(ctx context.Context, t *testing.T, p *worker.Program, r lambdatest.Resources) {
 			eventSource(ctx, t, p, r)

@@ -31,6 +31,7 @@ import (
 	"tilecache/internal/metrics"
 	"tilecache/internal/quota"
 	"tilecache/internal/rest"
+	"tilecache/internal/seed"
 	"tilecache/internal/source/upstream"
 	"tilecache/internal/tileserve"
 )
@@ -93,7 +94,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		return who, pr.Role.String()
 	}, auth.ClientAddress, log)
 	api := users.Middleware(p.Audit.Identify(rest.New(rest.Services{
-		Planner: p.Engine.Planner(), Tasks: p.Engine, Layers: layers,
+		Planner: p.Engine.Planner, Tasks: engineTasks{p.Engine.Control, p.Engine.Truncation}, Layers: layers,
 		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry, Tokens: p.State.Tokens,
 		Accounts: p.State.Accounts, Configured: configured,
 	}, rest.Options{
@@ -310,18 +311,18 @@ func (p *Program) Run(ctx context.Context) error {
 		defer p.Metrics.Install(p.Prometheus)()
 	}
 	if p.RecoverAll {
-		if err := p.Engine.Recover(ctx); err != nil {
+		if err := p.Engine.Pool.Recover(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil // stopped while recovering: the next start recovers
 			}
 			return fmt.Errorf("recover tasks: %w", err)
 		}
-	} else if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
+	} else if err := p.Engine.Pool.Sweep(ctx); err != nil && ctx.Err() == nil {
 		p.log.Error("sweep", "err", err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { p.Publish(ctx) })
-	wg.Go(func() { p.Engine.RunWorkers(ctx, p.cfg.Workers) })
+	wg.Go(func() { p.Engine.Worker.RunWorkers(ctx, p.cfg.Workers) })
 	wg.Go(func() { p.Cleaner.RunSchedule(ctx) })
 	wg.Go(func() { p.Purger.Run(ctx) })
 	wg.Go(func() { p.Schedules.Run(ctx, ScheduleEvery) })
@@ -340,7 +341,7 @@ func (p *Program) Run(ctx context.Context) error {
 		case <-refresh.C:
 			p.RefreshLayers(ctx)
 		case <-tick.C:
-			if err := p.Engine.Sweep(ctx); err != nil && ctx.Err() == nil {
+			if err := p.Engine.Pool.Sweep(ctx); err != nil && ctx.Err() == nil {
 				p.log.Error("sweep", "err", err)
 			}
 		}
@@ -412,4 +413,12 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	log.Info("tilecache stopped")
 	return err
+}
+
+// engineTasks answers the REST API's requests for tasks: the engine's
+// control plane (submit, list, kill) and its truncation (a mass
+// truncation, a deleted layer's truncation).
+type engineTasks struct {
+	*seed.Control
+	*seed.Truncation
 }

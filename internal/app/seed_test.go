@@ -389,7 +389,7 @@ func TestKill(t *testing.T) {
 		t.Errorf("demo task %d: got status %d, want RUNNING on a freed thread", d1, st[d1])
 	}
 	// A killed running task's counters stop moving once its lane stopped.
-	testenv.Eventually(t, 5*time.Second, "the killed lane to stop", func() bool { return !a.Local.Engine.Working(s1) })
+	testenv.Eventually(t, 5*time.Second, "the killed lane to stop", func() bool { return !a.Local.Engine.Worker.Working(s1) })
 	before, _ := a.Local.Tasks.Get(t.Context(), s1)
 	time.Sleep(400 * time.Millisecond)
 	after, _ := a.Local.Tasks.Get(t.Context(), s1)
@@ -719,7 +719,7 @@ func TestRenderPastInvocationBudgetIsATileFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second) // the invocation's deadline
 	defer cancel()
 	start := time.Now()
-	if err := a.Local.Engine.Work(ctx, ds[0].Message, ds[0].Attempt); err != nil {
+	if err := a.Local.Engine.Worker.Work(ctx, ds[0].Message, ds[0].Attempt); err != nil {
 		t.Fatalf("Work: %v, want nil (the message is finished with)", err)
 	}
 	if took := time.Since(start); took < 1500*time.Millisecond || took > 4*time.Second {

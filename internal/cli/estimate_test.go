@@ -128,7 +128,7 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 				if k.state != state {
 					continue
 				}
-				est, err := e.Planner().Estimate(t.Context(), gwc.SeedRequest{Layer: k.layer, GridSetID: "EPSG:4326", HasGridSetID: true,
+				est, err := e.Planner.Estimate(t.Context(), gwc.SeedRequest{Layer: k.layer, GridSetID: "EPSG:4326", HasGridSetID: true,
 					ZoomStart: &k.zoom[0], ZoomStop: &k.zoom[1], Type: k.typ, ThreadCount: ptr(4)})
 				if err != nil {
 					t.Fatalf("estimate %v: %v", k, err)
@@ -145,16 +145,16 @@ func engineEstimates(t *testing.T, want []estimateKey) map[estimateKey][]byte {
 		// tiles in 1.6 s, 26.25 tiles/s.
 		ctx, stop := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
-		wg.Go(func() { e.RunWorkers(ctx, 1) })
+		wg.Go(func() { e.Worker.RunWorkers(ctx, 1) })
 		for _, name := range cat.Names() {
-			if _, err := e.Submit(t.Context(), gwc.SeedRequest{Layer: name, GridSetID: "EPSG:4326", HasGridSetID: true,
+			if _, err := e.Control.Submit(t.Context(), gwc.SeedRequest{Layer: name, GridSetID: "EPSG:4326", HasGridSetID: true,
 				ZoomStart: ptr(0), ZoomStop: ptr(2), Type: "seed"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for active := true; active; {
 			time.Sleep(100 * time.Millisecond)
-			ts, err := e.List(t.Context(), "")
+			ts, err := e.Control.List(t.Context(), "")
 			if err != nil {
 				t.Fatal(err)
 			}

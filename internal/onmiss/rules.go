@@ -75,11 +75,12 @@ func (rn *Renderer) afterMiss(ctx context.Context, w *metatile.Writer, meta, ins
 // tiles) that a truncate or reseed job's range holds; ok is false when it
 // holds none of them (another tile set, level or area).
 func jobCovers(w *metatile.Writer, job task.Job, inside grid.TileRange) (grid.TileRange, bool) {
-	if job.GridSetID != w.Set.GridSetID || job.Format != w.Format || job.ParametersID != w.Set.ParametersID ||
-		inside.Z < job.ZoomStart || inside.Z > job.ZoomStop {
+	r := job.Range()
+	if r.GridSetID != w.Set.GridSetID || r.Format != w.Format || r.ParametersID != w.Set.ParametersID ||
+		inside.Z < r.ZoomStart || inside.Z > r.ZoomStop {
 		return grid.TileRange{}, false
 	}
-	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
+	b := grid.Extent{MinX: r.Bounds[0], MinY: r.Bounds[1], MaxX: r.Bounds[2], MaxY: r.Bounds[3]}
 	return inside.Intersect(w.Subset.Range(b, inside.Z))
 }
 

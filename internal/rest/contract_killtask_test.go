@@ -93,7 +93,7 @@ func TestKillOneTask(t *testing.T) {
 	testenv.Eventually(t, 5*time.Second, "task 3 to take the freed thread", func() bool { return statusOf(t, a)[3] == 1 })
 	// While task 1 goes on, the killed task stands still (once its lane,
 	// stopped within about a second, recorded how far it got).
-	testenv.Eventually(t, 5*time.Second, "the lane of killed task 2 to stop", func() bool { return !a.Local.Engine.Working(2) })
+	testenv.Eventually(t, 5*time.Second, "the lane of killed task 2 to stop", func() bool { return !a.Local.Engine.Worker.Working(2) })
 	before, _ := a.Local.Tasks.Get(t.Context(), 2)
 	one, _ := a.Local.Tasks.Get(t.Context(), 1)
 	testenv.Eventually(t, 10*time.Second, "task 1 to go on", func() bool {

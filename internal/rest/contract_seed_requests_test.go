@@ -61,8 +61,8 @@ func getRequests(t testing.TB, a *apptest.App) requestsDoc {
 func TestSeedRequestsFolded(t *testing.T) {
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	done := seedJSON(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2,"threadCount":2,"bounds":{"coords":{"double":[-90,-45,90,45]}}}}`)
-	killed := seedJSON(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":2}}`)
-	killAll(t, a)
+	// The demo request ends before the kill of everything, which would
+	// otherwise catch it running.
 	testenv.Eventually(t, 20*time.Second, "the demo request to end", func() bool {
 		for _, id := range ids(done) {
 			if tk, err := a.Local.Tasks.Get(t.Context(), id); err != nil || tk.Status.Active() {
@@ -71,6 +71,8 @@ func TestSeedRequestsFolded(t *testing.T) {
 		}
 		return true
 	})
+	killed := seedJSON(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":2}}`)
+	killAll(t, a)
 	// Gone from GeoWebCache's list (contract §5.4), still listed folded.
 	testenv.Eventually(t, 12*time.Second, "the finished tasks to leave the status list", func() bool { return len(list(t, a, "/rest/seed.json")) == 0 })
 	d := getRequests(t, a)

@@ -250,7 +250,7 @@ func (lr layersResource) noActiveTasks(ctx context.Context, name, what string) e
 // write: from then on every process refuses the name (a seed, a render on
 // miss, a layer of that name or id), and a TRUNCATE task of the name
 // deletes every key under the id page by page, then removes the mark
-// (seed.Engine.StartDeletion). The answer comes at once, whatever the
+// (seed.Truncation.StartDeletion). The answer comes at once, whatever the
 // number of tiles. A failed deletion leaves every tile.
 //
 // The name of a layer whose truncation was killed (its mark remains)

@@ -223,17 +223,18 @@ func (ts tasksResource) fold(ctx context.Context, q *requestAnswer) error {
 		// The list is still worth answering without the request's fields.
 		return nil
 	}
-	q.Layer, q.Type, q.GridSet, q.Format, q.Parameters = j.Layer, j.Type.String(), j.GridSetID, j.Format, j.Parameters
-	q.ZoomStart, q.ZoomStop = &j.ZoomStart, &j.ZoomStop
-	q.Area, q.SubmittedBy = j.Area != "", j.SubmittedBy
+	r := j.Range()
+	q.Layer, q.Type, q.GridSet, q.Format, q.Parameters = j.Layer, j.Type.String(), r.GridSetID, r.Format, r.Parameters
+	q.ZoomStart, q.ZoomStop = &r.ZoomStart, &r.ZoomStop
+	q.Area, q.SubmittedBy = r.Area != "", j.SubmittedBy
 	if !j.Created.IsZero() {
 		q.Created = j.Created.UTC().Format(time.RFC3339Nano)
 	}
 	q.Lanes = max(q.Lanes, j.Lanes)
-	if j.Prefix == "" {
-		b := j.Bounds
+	if !j.LayerDeletion() {
+		b := r.Bounds
 		q.Bounds = &b
-		if g, _, ok := ts.layers.GridSet(j.GridSetID); ok {
+		if g, _, ok := ts.layers.GridSet(r.GridSetID); ok {
 			e := [4]float64{g.Extent.MinX, g.Extent.MinY, g.Extent.MaxX, g.Extent.MaxY}
 			q.Extent = &e
 		}

@@ -20,9 +20,10 @@ import (
 )
 
 // The seeding side's calls the handlers make, one interface per call,
-// grouped by who answers them: Planner (seed.Planner), Tasks (seed.Engine)
-// and Layers (layer.Catalogue). A request the client got wrong is an
-// apperr.Invalid error whose message is answered as it is.
+// grouped by who answers them: Planner (seed.Planner), Tasks
+// (seed.Control and seed.Truncation) and Layers (layer.Catalogue). A
+// request the client got wrong is an apperr.Invalid error whose message is
+// answered as it is.
 
 // Submitter takes seed, reseed and truncate requests.
 type Submitter interface {
@@ -81,7 +82,8 @@ type Planner interface {
 	OrphanFinder
 }
 
-// Tasks runs requests as tasks and answers for them (seed.Engine).
+// Tasks runs requests as tasks and answers for them (seed.Control, with
+// seed.Truncation's mass truncation and layer deletion).
 type Tasks interface {
 	Submitter
 	TaskLister
@@ -243,7 +245,7 @@ type Preparer interface {
 	Prepare(r gwc.SeedRequest) (seed.Prepared, error)
 }
 
-// OneTaskKiller terminates one task (seed.Engine does).
+// OneTaskKiller terminates one task (seed.Control does).
 type OneTaskKiller interface {
 	// KillTask terminates task id when PENDING or RUNNING, of layer (any
 	// when ""); it returns the task as it was before, or as it is when it

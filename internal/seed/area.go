@@ -4,11 +4,8 @@
 package seed
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"io"
 	"strings"
 	"sync"
 
@@ -17,7 +14,6 @@ import (
 	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
-	"tilecache/internal/tilestore"
 )
 
 // prepareArea parses and prepares a request's geometries for sub's grid
@@ -85,14 +81,6 @@ func areaKey(prefix string, data []byte) string {
 	return p + areaPrefix + hex.EncodeToString(sum[:]) + ".json"
 }
 
-// storeArea writes a request's prepared area where its workers read it.
-func (e *Engine) storeArea(ctx context.Context, key string, data []byte) error {
-	if err := e.tiles.Put(ctx, key, data, tilestore.Meta{ContentType: "application/json"}); err != nil {
-		return fmt.Errorf("store the request's area: %w", err)
-	}
-	return nil
-}
-
 // areaCache keeps the areas read by this process, by key. Stored areas
 // never change, so an entry is never stale; the cache is emptied when it
 // grows past areaCacheMax entries.
@@ -102,39 +90,6 @@ type areaCache struct {
 }
 
 const areaCacheMax = 64
-
-// area returns the area stored under key for grid set g.
-func (e *Engine) area(ctx context.Context, key string, g *grid.GridSet) (grid.Area, error) {
-	c := &e.areas
-	c.mu.Lock()
-	s, ok := c.shapes[key+"\x00"+g.ID]
-	c.mu.Unlock()
-	if ok {
-		return s, nil
-	}
-	data, _, found, err := e.tiles.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("read the request's area %s: %w", key, err)
-	}
-	if !found {
-		return nil, apperr.Invalidf("the request's area %s is missing from the store", key)
-	}
-	if area.IsTileList(data) {
-		s, err = area.UnmarshalTileList(data, g)
-	} else {
-		s, err = area.Unmarshal(data, g)
-	}
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "read the request's area %s", key)
-	}
-	c.mu.Lock()
-	if c.shapes == nil || len(c.shapes) >= areaCacheMax {
-		c.shapes = map[string]grid.Area{}
-	}
-	c.shapes[key+"\x00"+g.ID] = s
-	c.mu.Unlock()
-	return s, nil
-}
 
 // jobArea returns the area a request of layer l in sub works: the tiles
 // that both the request's geometry (shape, nil when it has none) and the
@@ -150,22 +105,6 @@ func jobArea(l *layer.Layer, sub *grid.Subset, given grid.Area) grid.Area {
 		return cov
 	}
 	return nil
-}
-
-// ReadTileList reads a list of tiles for a request r of a layer (its
-// grid set as Prepare resolves it), naming the metatiles of the layer's
-// size that hold them.
-func (pl *Planner) ReadTileList(r gwc.SeedRequest, list io.Reader, o area.ListOptions) (*area.TileList, error) {
-	l, ok := pl.layers.Layer(r.Layer)
-	if !ok {
-		return nil, apperr.Invalidf("Unknown layer: %s", r.Layer)
-	}
-	sub, err := resolveGridSet(l, r)
-	if err != nil {
-		return nil, err
-	}
-	o.MetaW, o.MetaH = l.MetaWidth, l.MetaHeight
-	return area.ReadTileList(list, sub.GridSet, o)
 }
 
 // allOf is the tiles in every one of its areas (a request's geometry and

@@ -47,7 +47,7 @@ func workQueue(t *testing.T, e *seed.Engine, q *memqueue.Queue) {
 		if len(ds) == 0 {
 			return
 		}
-		if err := e.Handle(t.Context(), ds[0]); err != nil {
+		if err := e.Worker.Handle(t.Context(), ds[0]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +78,7 @@ func TestSeedKeepsItsDefinition(t *testing.T) {
 	e := seed.New(reg.Catalogue(), nil, ts, q, fs, seed.Options{SourceOf: sourceOf, Usage: ts}, log)
 	submit := func() []task.Task {
 		t.Helper()
-		tasks, err := e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+		tasks, err := e.Control.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 			ZoomStart: ptr(0), ZoomStop: ptr(2), Format: "image/png", Type: "reseed", ThreadCount: ptr(1)})
 		if err != nil {
 			t.Fatal(err)
@@ -158,7 +158,7 @@ layers:
 	e := seed.New(cat, map[string]source.Source{"lane:test": src}, ts, q, fs, seed.Options{Usage: ts}, slog.New(slog.DiscardHandler))
 	seedOnce := func() {
 		t.Helper()
-		if _, err := e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+		if _, err := e.Control.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 			ZoomStart: ptr(0), ZoomStop: ptr(2), Format: "image/png", Type: "seed", ThreadCount: ptr(1)}); err != nil {
 			t.Fatal(err)
 		}

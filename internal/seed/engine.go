@@ -2,27 +2,25 @@
 // numbered metatiles, bounds running tasks with a global thread pool, and
 // works lanes from queue messages.
 //
-// The flow: Submit validates a request (Planner.Prepare), records one task per lane
-// and calls Dispatch, which promotes the oldest PENDING tasks while the pool
-// has free threads and sends one lane message per promoted task. Every lane
-// message comes in through Handle (the worker processes' RunWorkers and the
-// Lambda worker alike), which works it (Work) for a bounded slice of time,
-// checkpointing its cursor at least every CheckpointEvery; then it either
-// finishes the task (and dispatches again, since a thread freed) or sends
-// the continuation message. Because a checkpoint is a conditional write on the expected cursor
-// and status RUNNING, a duplicated or redelivered message and a killed task
-// both end at the next checkpoint without double counting. Sweep re-enqueues
-// RUNNING tasks whose heartbeat went stale (a worker died between checkpoint
-// and continuation).
+// The flow: Control.Submit validates a request (Planner.Prepare), records
+// one task per lane and calls Pool.Dispatch, which promotes the oldest
+// PENDING tasks while the pool has free threads and sends one lane message
+// per promoted task. Every lane message comes in through Worker.Handle (the
+// worker processes' RunWorkers and the Lambda worker alike), which works it
+// (Work) for a bounded slice of time, checkpointing its cursor at least
+// every CheckpointEvery; then it either finishes the task (Pool.finish,
+// which dispatches again, since a thread freed) or sends the continuation
+// message. Because a checkpoint is a conditional write on the expected
+// cursor and status RUNNING, a duplicated or redelivered message and a
+// killed task both end at the next checkpoint without double counting.
+// Pool.Sweep re-enqueues RUNNING tasks whose heartbeat went stale (a worker
+// died between checkpoint and continuation). Every deletion of stored
+// objects goes through Truncation.
 package seed
 
 import (
-	"context"
 	"log/slog"
-	"sync"
-	"time"
 
-	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
 	"tilecache/internal/queue"
@@ -31,149 +29,26 @@ import (
 	"tilecache/internal/tilestore"
 )
 
-// Options tune the engine. Zero values take the defaults documented per field.
-type Options struct {
-	// SourceOf, when set, returns the source a layer's tiles are rendered
-	// from, for layers that change at run time (a layer's Version names
-	// its definition); New's sources map is then unused.
-	SourceOf func(*layer.Layer) (source.Source, error)
-	// Sync, when set, brings the layer catalogue up to the stored
-	// configuration's newest version (layer.Registry.Sync: one small read
-	// when nothing changed). Submit calls it before it reads the layer, so
-	// that a layer another process deleted (or changed) moments ago is not
-	// seeded on a catalogue up to a refresh period old.
-	Sync func(ctx context.Context) error
-	// Unmark, when set, removes the deletion mark of layer name with id
-	// from the stored configuration (layer.Config.Unmark through
-	// layer.Registry.Update): a deleted layer's truncation calls it when
-	// every key under the id is gone (see StartDeletion).
-	Unmark func(ctx context.Context, name, id string) error
-	// TruncatePage is how many keys a deleted layer's truncation lists
-	// and deletes between checkpoints. Default (and most)
-	// tilestore.DeleteBatch.
-	TruncatePage int
-	// PoolSize bounds the number of RUNNING tasks. Default 16.
-	PoolSize int
-	// KeyPrefix is prepended to every tile key. Default none.
-	KeyPrefix string
-	// CheckpointEvery is the longest time between checkpoints (progress
-	// writes) of a working lane. Default 8s: a lane writes one item per
-	// checkpoint, and its usage pages on every 15th (see usageEvery).
-	CheckpointEvery time.Duration
-	// KillCheckEvery is how often a working lane reads its task to notice
-	// a kill between checkpoints. Default 1s.
-	KillCheckEvery time.Duration
-	// Slice is the longest time one lane message is worked before the lane
-	// continues in a new message. Default 5m.
-	Slice time.Duration
-	// SafetyMargin is kept before a context deadline (a Lambda's) when
-	// deciding to stop claiming metatiles. Default 10s.
-	SafetyMargin time.Duration
-	// Retention is how long finished tasks stay in the task lists
-	// (the contract allows at most 5 s). Default 3s.
-	Retention time.Duration
-	// StaleAfter is the heartbeat age after which Sweep re-enqueues a RUNNING
-	// lane. It must exceed the slowest metatile. Default 2m.
-	StaleAfter time.Duration
-	// PutConcurrency bounds the tile writes of one metatile in flight at
-	// once. Default 8.
-	PutConcurrency int
-	// Visibility is how long a received lane message stays invisible; the
-	// worker extends it while working. Default 60s.
-	Visibility time.Duration
-	// Usage, if set, is where stored and deleted tiles are counted (see
-	// Usage). Default none: nothing is counted.
-	Usage Usage
-	// Changes, if set, is told which stored tiles a reseed replaced or a
-	// truncate deleted, so a CDN drops its cached copies. Default none.
-	Changes Changes
-	// Truncations, if set, is told of a mass truncation as it starts, so
-	// that renders on miss in progress drop what they store
-	// (onmiss.Renderer). Default none.
-	Truncations TruncationMarker
-	// Documents, if set, keeps the documents that describe tile sets to
-	// map clients: a seed or reseed makes sure its tile set has them, a
-	// mass truncation removes the layer's from the index. Default none.
-	Documents Documents
-}
-
-// TruncationMarker hears of a layer's mass truncation as it starts.
-type TruncationMarker interface {
-	MarkTruncated(ctx context.Context, layerName string, now time.Time) error
-}
-
-// Documents keeps the discovery documents of tile sets (and whatever else
-// a bucket needs to be read by other programs).
-type Documents interface {
-	// Ensure writes the documents of a tile set where they are missing or
-	// out of date, and returns the keys it changed.
-	Ensure(ctx context.Context, layerName, gridSetID, format string, parameters map[string]string) (changed []string, err error)
-	// RebuildIndex rewrites the index of tile sets after objects were
-	// removed, and returns the keys it changed.
-	RebuildIndex(ctx context.Context) (changed []string, err error)
-}
-
-// Changes hears of stored objects that were replaced or removed (the CDN
-// purger). It must not block: it only records.
-type Changes interface {
-	// TilesChanged: tiles of set at level z in columns minX..maxX changed.
-	TilesChanged(set tilestore.TileSet, z int, minX, maxX int64)
-	// PrefixChanged: objects under a key prefix (ending in "/") changed.
-	PrefixChanged(prefix string)
-	// KeysChanged: single objects (documents) changed.
-	KeysChanged(keys ...string)
-}
-
-func (o Options) withDefaults() Options {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	if o.PoolSize <= 0 {
-		o.PoolSize = 16
-	}
-	if o.PutConcurrency <= 0 {
-		o.PutConcurrency = 8
-	}
-	def(&o.CheckpointEvery, 8*time.Second)
-	def(&o.KillCheckEvery, time.Second)
-	def(&o.Slice, 5*time.Minute)
-	def(&o.SafetyMargin, 10*time.Second)
-	def(&o.Retention, 3*time.Second)
-	def(&o.StaleAfter, 2*time.Minute)
-	def(&o.Visibility, 60*time.Second)
-	return o
-}
-
-// usageEvery is the longest a lane holds usage changes back from its
-// checkpoints (see lane.run).
-func (o Options) usageEvery() time.Duration { return 15 * o.CheckpointEvery }
-
-// takeoverAfter is the heartbeat age after which a redelivered lane
-// message behind the task's cursor takes the lane over.
-func (o Options) takeoverAfter() time.Duration { return 5 * o.CheckpointEvery }
-
-// heartbeatEvery is the heartbeat age at which a busy lane refreshes it:
-// well inside both the sweep's staleness and a redelivery's takeover age.
-func (o Options) heartbeatEvery() time.Duration {
-	return min(o.StaleAfter, o.takeoverAfter()) / 3
-}
-
-// Engine ties the ports together. It is safe for concurrent use.
+// Engine is the seeding engine, in the parts New wires together, each
+// safe for concurrent use:
+//
+//   - Control takes requests and answers for tasks: submit, list, kill
+//     (the REST API's seeding side, with Truncation's mass truncation and
+//     layer deletion);
+//   - Pool bounds the RUNNING tasks: it starts pending ones as threads
+//     free and resumes lanes whose worker stopped;
+//   - Worker works lane messages: a slice of a lane at a time, its
+//     checkpoints, and its continuation;
+//   - Truncation is every deletion of stored objects;
+//   - Planner plans requests without recording anything (Control submits
+//     what it plans; its rates are those of the lanes Worker works here).
 type Engine struct {
-	layers      *layer.Catalogue
-	planner     *Planner // plans the requests submitted here; its rates are the lanes'
-	tasks       task.Store
-	queue       queue.Queue
-	tiles       tilestore.Store
-	opts        Options
-	log         *slog.Logger
-	accounts    metatile.Accounts // where lanes' and the engine's usage is counted
-	working     *working          // the lanes worked here: progress and widths
-	poll        *taskPoll         // the tasks of the lanes working here, read for kills
-	areas       areaCache         // the areas of requests read here
-	definitions sync.Map          // layer Version → *layer.Layer: recorded definitions of jobs' layers
+	Control    *Control
+	Pool       *Pool
+	Worker     *Worker
+	Truncation *Truncation
+	Planner    *Planner
+	opts       Options
 }
 
 // New returns an engine. sources maps every layer name of layers to the
@@ -182,58 +57,29 @@ func New(layers *layer.Catalogue, sources map[string]source.Source, tasks task.S
 	opts = opts.withDefaults()
 	if opts.Visibility <= opts.takeoverAfter() {
 		// A redelivered message finds the dead worker's lease still held
-		// and is dropped (see Work): only Sweep resumes the lane.
+		// and is dropped (see Worker.Work): only Sweep resumes the lane.
 		log.Warn("a lane whose worker dies waits for the stale sweep: lane messages are visible again before its lease lapses "+
 			"(make the lane visibility longer than 5 checkpoint intervals)",
 			"lane_visibility", opts.Visibility.String(), "lease", opts.takeoverAfter().String(), "stale_after", opts.StaleAfter.String())
 	}
-	return &Engine{layers: layers, planner: NewPlanner(layers, sources, tiles, opts.planner(), log), tasks: tasks, queue: q, tiles: tiles, opts: opts, log: log,
-		accounts: metatile.Accounts{Usage: opts.Usage, Log: log}, working: &working{},
-		poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}}
-}
-
-// Planner returns the engine's planner: Submit plans with it, and the
-// render rates its estimates count on are those of the lanes worked here.
-func (e *Engine) Planner() *Planner { return e.planner }
-
-// sourceOf returns the source layer l's tiles are rendered from, nil when
-// it has none or it cannot be built (logged).
-func (e *Engine) sourceOf(l *layer.Layer) source.Source { return e.planner.sourceOf(l) }
-
-// jobLayer returns the definition of job's layer the job started with:
-// the current one when it has not changed, the recorded one otherwise.
-func (e *Engine) jobLayer(job task.Job) (*layer.Layer, error) {
-	l, ok := e.layers.Layer(job.Layer)
-	if ok && (job.LayerVersion == "" || l.Version == job.LayerVersion) {
-		return l, nil
+	accounts := metatile.Accounts{Usage: opts.Usage, Log: log}
+	docs := docKeeper{docs: opts.Documents, changes: opts.Changes, log: log}
+	planner := NewPlanner(layers, sources, tiles, opts.planner(), log)
+	working := &working{}
+	pool := &Pool{tasks: tasks, queue: q, layers: layers, planner: planner, opts: opts, log: log, accounts: accounts}
+	trunc := &Truncation{layers: layers, tasks: tasks, tiles: tiles, pool: pool, opts: opts, log: log, accounts: accounts, docs: docs}
+	return &Engine{
+		Control: &Control{planner: planner, tasks: tasks, tiles: tiles, pool: pool, working: working,
+			opts: opts, log: log, accounts: accounts, docs: docs},
+		Pool: pool,
+		Worker: &Worker{layers: layers, planner: planner, tasks: tasks, queue: q, tiles: tiles, pool: pool, trunc: trunc,
+			opts: opts, log: log, accounts: accounts, docs: docs, working: working,
+			poll: &taskPoll{tasks: tasks, every: opts.KillCheckEvery, log: log}},
+		Truncation: trunc,
+		Planner:    planner,
+		opts:       opts,
 	}
-	if job.Definition == "" {
-		if !ok {
-			return nil, apperr.Invalidf("layer %s is no longer configured", job.Layer)
-		}
-		return l, nil
-	}
-	if v, ok := e.definitions.Load(job.LayerVersion); ok {
-		return v.(*layer.Layer), nil
-	}
-	rec, err := layer.ParseDefinition([]byte(job.Definition), job.Layer)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "job %d: %v", job.ID, err)
-	}
-	e.definitions.Store(job.LayerVersion, rec)
-	return rec, nil
 }
 
 // Options returns the effective options.
 func (e *Engine) Options() Options { return e.opts }
-
-// laneCap is the most RUNNING tasks a layer may have (0: no cap; see
-// metatile.UpstreamShares).
-func (e *Engine) laneCap(layerName string) int {
-	l, ok := e.layers.Layer(layerName)
-	if !ok {
-		return 0
-	}
-	lanes, _ := metatile.UpstreamShares(l, e.sourceOf(l))
-	return lanes
-}

@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
-	"time"
 
 	"tilecache/internal/gwc"
 	"tilecache/internal/metatile"
@@ -41,10 +39,10 @@ func (pl *Planner) Estimate(ctx context.Context, r gwc.SeedRequest) (gwc.Estimat
 	if err != nil {
 		return gwc.Estimate{}, err
 	}
-	j := p.Job
-	out := gwc.Estimate{Layer: j.Layer, GridSetID: j.GridSetID, Format: j.Format, Type: j.Type.String(), Tasks: len(p.Lanes),
+	j, rng := p.Job, p.Job.Range()
+	out := gwc.Estimate{Layer: j.Layer, GridSetID: rng.GridSetID, Format: rng.Format, Type: j.Type.String(), Tasks: len(p.Lanes),
 		Tiles: p.Plan.Tiles(), Metatiles: p.Plan.Metatiles(), PricesAsOf: Prices.Date}
-	for z := j.ZoomStart; z <= j.ZoomStop; z++ {
+	for z := rng.ZoomStart; z <= rng.ZoomStop; z++ {
 		if lv, ok := p.Plan.Level(z); ok {
 			out.Levels = append(out.Levels, gwc.LevelEstimate{Zoom: z, Tiles: lv.Count, Metatiles: lv.Metatiles})
 		}
@@ -78,7 +76,7 @@ func (pl *Planner) Estimate(ctx context.Context, r gwc.SeedRequest) (gwc.Estimat
 			// Which tiles are missing, learnt as a reseed learns their
 			// sizes, in levels that hold tiles (one listing each tells).
 			out.S3Lists, out.S3Reads = pl.sizeLookups(p)
-			out.S3Lists += int64(j.ZoomStop - j.ZoomStart + 1)
+			out.S3Lists += int64(rng.ZoomStop - rng.ZoomStart + 1)
 			out.Notes = append(out.Notes, "a seed renders only metatiles with missing tiles, and looks for them only in levels that hold tiles: requests and PUTs are upper bounds")
 		} else {
 			out.S3Lists, out.S3Reads = pl.sizeLookups(p) // the size and MD5 of each replaced tile
@@ -130,9 +128,9 @@ func (pl *Planner) Estimate(ctx context.Context, r gwc.SeedRequest) (gwc.Estimat
 // where they cost less than one lookup per tile (see metatile.ListColumn), else one
 // lookup per tile.
 func (pl *Planner) sizeLookups(p Prepared) (lists, heads int64) {
-	sub, _ := p.Layer.Subset(p.Job.GridSetID)
+	sub, _ := p.Layer.Subset(p.Job.Range().GridSetID)
 	for _, ln := range p.Lanes {
-		for z := p.Job.ZoomStart; z <= p.Job.ZoomStop; z++ {
+		for z := p.Job.Range().ZoomStart; z <= p.Job.Range().ZoomStop; z++ {
 			ahead, ok := p.Plan.Ahead(z, ln.Start, ln.End)
 			if !ok {
 				continue
@@ -172,48 +170,4 @@ func (pl *Planner) averageTileBytes(ctx context.Context, layerName string) int64
 		}
 	}
 	return 0
-}
-
-// layerRates are the layers' recently measured rates of one lane.
-type layerRates struct {
-	mu sync.Mutex
-	m  map[string]rate
-}
-
-// rate is a layer's recently measured tiles per second of one lane.
-type rate struct {
-	tiles float64
-	secs  float64
-	at    time.Time
-}
-
-// note records that a lane of layer processed tiles in d.
-func (r *layerRates) note(layerName string, tiles int64, d time.Duration) {
-	if tiles <= 0 || d <= 0 {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]rate{}
-	}
-	lr := r.m[layerName]
-	if time.Since(lr.at) > time.Hour {
-		lr = rate{}
-	}
-	// A decaying sum: recent lanes weigh most.
-	lr.tiles, lr.secs, lr.at = lr.tiles*0.8+float64(tiles), lr.secs*0.8+d.Seconds(), time.Now()
-	r.m[layerName] = lr
-}
-
-// of returns the tiles per second of one lane of the layer, as measured
-// in this process within the last hour; 0 when unknown.
-func (r *layerRates) of(layerName string) float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lr, ok := r.m[layerName]
-	if !ok || lr.secs <= 0 || time.Since(lr.at) > time.Hour {
-		return 0
-	}
-	return lr.tiles / lr.secs
 }

@@ -1,6 +1,6 @@
 package seed_test
 
-// Tests of Engine.Handle, the one intake of lane messages that RunWorkers
+// Tests of Worker.Handle, the one intake of lane messages that RunWorkers
 // and the worker function (app.Program.HandleSQS) share: the panic
 // recovery, the lane-lag metric, and the ack or redelivery that follows
 // from what Handle returns.
@@ -107,7 +107,7 @@ func TestHandle(t *testing.T) {
 
 		// A panic under Work is an error (deliver again), logged once with
 		// its stack; the lag is recorded before the work.
-		err := e.Handle(ctx, queue.Delivery{Message: unknown, Attempt: 2, Sent: time.Now().Add(-90 * time.Second)})
+		err := e.Worker.Handle(ctx, queue.Delivery{Message: unknown, Attempt: 2, Sent: time.Now().Add(-90 * time.Second)})
 		if err == nil || !strings.Contains(err.Error(), "lane of task 77 panicked") {
 			t.Errorf("Handle of a panicking lane: got %v, want an error saying the lane of task 77 panicked", err)
 		}
@@ -121,14 +121,14 @@ func TestHandle(t *testing.T) {
 
 		// The same message again: a task that does not exist is finished
 		// with (ack). Without a sent time no lag is recorded.
-		if err := e.Handle(ctx, queue.Delivery{Message: unknown, Attempt: 3}); err != nil {
+		if err := e.Worker.Handle(ctx, queue.Delivery{Message: unknown, Attempt: 3}); err != nil {
 			t.Errorf("Handle of a message for an unknown task: got %v, want nil (dropped, acked)", err)
 		}
 		if got := lag.take(); len(got) != 0 {
 			t.Errorf("LaneLag after a delivery without a sent time: got %v, want nothing", got)
 		}
 		// A sent time ahead of the clock (another machine's) is no lag.
-		if err := e.Handle(ctx, queue.Delivery{Message: unknown, Attempt: 1, Sent: time.Now().Add(time.Minute)}); err != nil {
+		if err := e.Worker.Handle(ctx, queue.Delivery{Message: unknown, Attempt: 1, Sent: time.Now().Add(time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 		if got := lag.take(); len(got) != 1 || got[0] != 0 {
@@ -148,7 +148,7 @@ func TestRunWorkersAcksWhatHandleFinishes(t *testing.T) {
 		}
 		ctx, stop := context.WithCancel(t.Context())
 		done := make(chan struct{})
-		go func() { defer close(done); e.RunWorkers(ctx, 1) }()
+		go func() { defer close(done); e.Worker.RunWorkers(ctx, 1) }()
 
 		synctest.Wait() // first delivery: Handle panicked
 		if ready, inFlight := q.Len(); ready != 0 || inFlight != 1 {

@@ -1,5 +1,5 @@
 // A lane run: one worker working one task's metatiles for a slice of time,
-// under the task's lease.
+// under the task's lease, with its renders' retries and time budget.
 
 package seed
 
@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,56 +66,6 @@ var errRenderBudget = errors.New("the render outlived the time left to the invoc
 // leaseToken returns a new lease token.
 func leaseToken() string {
 	return token.New()
-}
-
-// lane loads what task t's lane needs; Invalid when the layer changed so
-// that the lane cannot be worked any more.
-func (e *Engine) lane(ctx context.Context, t task.Task, owner string) (*lane, error) {
-	job, err := e.tasks.Job(ctx, t.JobID)
-	if err != nil {
-		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
-	}
-	l, err := e.jobLayer(job)
-	if err != nil {
-		return nil, err
-	}
-	sub, ok := l.Subset(job.GridSetID)
-	if !ok {
-		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, job.GridSetID)
-	}
-	var given grid.Area
-	if job.Area != "" {
-		if given, err = e.area(ctx, job.Area, sub.GridSet); err != nil {
-			return nil, err
-		}
-	}
-	plan, err := planJob(sub, job, jobArea(l, sub, given))
-	if err != nil {
-		return nil, err
-	}
-	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
-		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
-	}
-	src := e.sourceOf(l)
-	if src == nil && job.Type != task.Truncate {
-		return nil, apperr.Invalidf("layer %s has no source", l.Name)
-	}
-	set := metatile.TileSet(e.opts.KeyPrefix, l, job.GridSetID, job.Format, job.ParametersID)
-	ln := &lane{env: e.laneEnv(), job: job, layer: l, subset: sub, plan: plan, t: t, owner: owner}
-	mode := metatile.Seed
-	if job.Type == task.Reseed {
-		mode = metatile.Reseed
-	}
-	ln.w = &metatile.Writer{
-		Tiles: e.tiles, Log: e.log, PutConcurrency: e.opts.PutConcurrency,
-		Layer: l, Subset: sub, Set: set, Source: src, Format: job.Format, Parameters: job.Parameters,
-		Mode: mode, EmptyLevels: job.EmptyLevels, By: "seed",
-		Ahead: ln.ahead, Usage: metatile.NewTally(set, job.MetaWidth, job.MetaHeight),
-	}
-	if ch := ln.env.changes; ch != nil {
-		ln.w.Changed = ch.TilesChanged
-	}
-	return ln, nil
 }
 
 // run works the lane from its task's cursor until the lane ends, the slice
@@ -385,7 +336,7 @@ func (ln *lane) width(left int64) int {
 // task is to be finished ABORTED (its usage settled; with the failure
 // budget exhausted, the job's other tasks were killed).
 func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, cause error) (abort bool, err error) {
-	if ln.job.RetryCount < 0 {
+	if ln.job.Render().RetryCount < 0 {
 		metrics.TilesFailed.Add(ctx, float64(m.Count()), ln.layer.Name)
 		ln.env.log.Error("task aborted on tile failure", "task", t.ID, "layer", t.Layer, "z", m.Tiles.Z, "err", cause)
 		ln.settle(ctx, true, "")
@@ -393,19 +344,19 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 		return true, nil
 	}
 	metrics.TilesFailed.Add(ctx, float64(m.Count()), ln.layer.Name)
-	total, err := ln.env.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.RetryCount))
+	total, err := ln.env.tasks.AddFailures(ctx, ln.job.ID, int64(1+ln.job.Render().RetryCount))
 	if err != nil {
 		return false, fmt.Errorf("count failures of job %d: %w", ln.job.ID, err)
 	}
-	if total < int64(ln.job.MaxFailures) {
+	if total < int64(ln.job.Render().MaxFailures) {
 		r := m.Tiles
 		ln.env.log.Warn("tile failure: metatile skipped", "task", t.ID, "layer", t.Layer, "z", r.Z,
 			"x", fmt.Sprintf("%d..%d", r.MinX, r.MaxX), "y", fmt.Sprintf("%d..%d", r.MinY, r.MaxY),
-			"failures", total, "budget", ln.job.MaxFailures, "err", cause)
+			"failures", total, "budget", ln.job.Render().MaxFailures, "err", cause)
 		return false, nil
 	}
 	ln.env.log.Error("job aborted: too many tile failures", "job", ln.job.ID, "layer", ln.job.Layer, "failures", total, "err", cause)
-	reason := fmt.Sprintf("job %d aborted: %d tile failures reached its budget of %d (maxFailureCount); last: %s", ln.job.ID, total, ln.job.MaxFailures, metatileFailure(m, cause))
+	reason := fmt.Sprintf("job %d aborted: %d tile failures reached its budget of %d (maxFailureCount); last: %s", ln.job.ID, total, ln.job.Render().MaxFailures, metatileFailure(m, cause))
 	for id := ln.job.ID; id < ln.job.ID+int64(ln.job.Lanes); id++ {
 		if id == t.ID {
 			continue
@@ -427,4 +378,67 @@ func (ln *lane) tileFailed(ctx context.Context, t task.Task, m grid.Metatile, ca
 	ln.settle(ctx, true, "")
 	recordFailure(ctx, ln.env.tasks, ln.env.log, t, reason)
 	return true, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// renderAll renders metas at once (the first in this goroutine) and
+// returns their outcomes by position.
+func (ln *lane) renderAll(ctx context.Context, metas []grid.Metatile) []error {
+	errs := make([]error, len(metas))
+	var wg sync.WaitGroup
+	for i := 1; i < len(metas); i++ {
+		wg.Go(func() { errs[i] = ln.renderWithRetries(ctx, metas[i]) })
+	}
+	errs[0] = ln.renderWithRetries(ctx, metas[0])
+	wg.Wait()
+	return errs
+}
+
+// renderWithRetries works one seed/reseed metatile, retrying per the job's
+// failure settings.
+func (ln *lane) renderWithRetries(ctx context.Context, m grid.Metatile) error {
+	rctx := ctx
+	if !ln.hard.IsZero() {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadlineCause(ctx, ln.hard, errRenderBudget)
+		defer cancel()
+	}
+	// outOfTime: the budget, not the lane, ended the render; a tile
+	// failure like any other (never a storage error to redeliver).
+	outOfTime := func() error {
+		r := m.Tiles
+		return fmt.Errorf("render z%d metatile at %d,%d: %w", r.Z, r.MinX, r.MinY, errRenderBudget)
+	}
+	tries := 1 + max(ln.job.Render().RetryCount, 0)
+	var err error
+	for try := range tries {
+		if try > 0 {
+			select {
+			case <-rctx.Done():
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return outOfTime()
+			case <-time.After(time.Duration(ln.job.Render().RetryWaitMS) * time.Millisecond):
+			}
+		}
+		err = ln.w.Render(rctx, m)
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return err
+		case rctx.Err() != nil:
+			return outOfTime()
+		}
+		ln.env.log.Warn("tile failure", "job", ln.job.ID, "layer", ln.job.Layer, "z", m.Tiles.Z,
+			"x", m.Tiles.MinX, "y", m.Tiles.MinY, "try", try+1, "err", err)
+	}
+	return err
 }

@@ -158,7 +158,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 
 func (h *harness) submit(t *testing.T, zoomStop, threads, retries, waitMS, maxFailures int) []task.Task {
 	t.Helper()
-	ts, err := h.e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+	ts, err := h.e.Control.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 		ZoomStart: ptr(0), ZoomStop: ptr(zoomStop), Format: "image/png", Type: "seed", ThreadCount: ptr(threads),
 		RetryCount: ptr(retries), RetryWaitMS: ptr(waitMS), MaxFailures: ptr(maxFailures)})
 	if err != nil {
@@ -216,9 +216,9 @@ func TestLaneKillStopsUpstreamWithinASecond(t *testing.T) {
 		h.submit(t, 2, 1, 50, 5000, 1000)
 		ctx, stop := context.WithCancel(t.Context())
 		done := make(chan struct{})
-		go func() { defer close(done); h.e.RunWorkers(ctx, 1) }()
+		go func() { defer close(done); h.e.Worker.RunWorkers(ctx, 1) }()
 		time.Sleep(12 * time.Second) // two tries and a backoff in
-		if _, _, err := h.e.Kill(t.Context(), "", seed.KillAll); err != nil {
+		if _, _, err := h.e.Control.Kill(t.Context(), "", seed.KillAll); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
@@ -254,7 +254,7 @@ func TestLaneRenderOutlivingBudgetIsATileFailure(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 		defer cancel()
 		start := time.Now()
-		if err := h.e.Work(ctx, d.Message, d.Attempt); err != nil {
+		if err := h.e.Worker.Work(ctx, d.Message, d.Attempt); err != nil {
 			t.Fatalf("Work: %v, want nil (the message is finished with)", err)
 		}
 		if took := time.Since(start); took != 55*time.Second {
@@ -296,14 +296,14 @@ func TestLaneOneWorkerPerLane(t *testing.T) {
 		d := h.take(t)
 		var wg sync.WaitGroup
 		errs := make([]error, 3)
-		wg.Go(func() { errs[0] = h.e.Work(t.Context(), d.Message, 1) })
+		wg.Go(func() { errs[0] = h.e.Worker.Work(t.Context(), d.Message, 1) })
 		time.Sleep(50 * time.Second)
-		wg.Go(func() { errs[1] = h.e.Work(t.Context(), d.Message, 1) }) // a duplicate
+		wg.Go(func() { errs[1] = h.e.Worker.Work(t.Context(), d.Message, 1) }) // a duplicate
 		time.Sleep(50 * time.Second)
-		wg.Go(func() { errs[2] = h.e.Work(t.Context(), d.Message, 2) }) // a redelivery
+		wg.Go(func() { errs[2] = h.e.Worker.Work(t.Context(), d.Message, 2) }) // a redelivery
 		for range 6 {
 			time.Sleep(15 * time.Second)
-			if err := h.e.Sweep(t.Context()); err != nil {
+			if err := h.e.Pool.Sweep(t.Context()); err != nil {
 				t.Error(err)
 			}
 		}
@@ -319,7 +319,7 @@ func TestLaneOneWorkerPerLane(t *testing.T) {
 			if len(ds) == 0 {
 				break
 			}
-			if err := h.e.Work(t.Context(), ds[0].Message, ds[0].Attempt); err != nil {
+			if err := h.e.Worker.Work(t.Context(), ds[0].Message, ds[0].Attempt); err != nil {
 				t.Error(err)
 			}
 		}
@@ -362,7 +362,7 @@ func TestLaneLostLeaseStopsTheWorker(t *testing.T) {
 		tasks := h.submit(t, 1, 1, 0, 0, 0)
 		d := h.take(t)
 		first := make(chan error, 1)
-		go func() { first <- h.e.Work(t.Context(), d.Message, 1) }()
+		go func() { first <- h.e.Worker.Work(t.Context(), d.Message, 1) }()
 		time.Sleep(5 * time.Second)
 		// The lease is revoked (what the sweep does to a lane whose
 		// heartbeat went stale) and a second worker takes the lane.
@@ -372,7 +372,7 @@ func TestLaneLostLeaseStopsTheWorker(t *testing.T) {
 		}
 		revoked := time.Now()
 		second := make(chan error, 1)
-		go func() { second <- h.e.Work(t.Context(), queue.Message{TaskID: cur.ID, Cursor: cur.Cursor}, 2) }()
+		go func() { second <- h.e.Worker.Work(t.Context(), queue.Message{TaskID: cur.ID, Cursor: cur.Cursor}, 2) }()
 		if err := <-first; err != nil {
 			t.Errorf("first worker: %v, want nil (it stops: the lane is someone else's)", err)
 		}
@@ -412,9 +412,9 @@ func TestLaneKilledCountsWhatItStored(t *testing.T) {
 		h.submit(t, 4, 1, 0, 0, 0)
 		ctx, stop := context.WithCancel(t.Context())
 		done := make(chan struct{})
-		go func() { defer close(done); h.e.RunWorkers(ctx, 1) }()
+		go func() { defer close(done); h.e.Worker.RunWorkers(ctx, 1) }()
 		time.Sleep(5*time.Second + 350*time.Millisecond)
-		if _, _, err := h.e.Kill(t.Context(), "", seed.KillAll); err != nil {
+		if _, _, err := h.e.Control.Kill(t.Context(), "", seed.KillAll); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(5 * time.Second)
@@ -447,7 +447,7 @@ func TestLanePanickingSourceFailsItsMetatileOnly(t *testing.T) {
 		h := newHarness(t, src, seed.Options{})
 		tasks := h.submit(t, 1, 1, 0, 0, 10)
 		d := h.take(t)
-		if err := h.e.Work(t.Context(), d.Message, 1); err != nil {
+		if err := h.e.Worker.Work(t.Context(), d.Message, 1); err != nil {
 			t.Fatal(err)
 		}
 		if tk := h.task(t, tasks[0].ID); tk.Status != task.Done {
@@ -493,7 +493,7 @@ func TestLaneWidensWhenItsSiblingsAreDone(t *testing.T) {
 		for range 2 {
 			d := h.take(t)
 			wg.Go(func() {
-				if err := h.e.Work(t.Context(), d.Message, 1); err != nil {
+				if err := h.e.Worker.Work(t.Context(), d.Message, 1); err != nil {
 					t.Error(err)
 				}
 			})
@@ -567,7 +567,7 @@ func TestLaneRetriesFailedWrites(t *testing.T) {
 		tasks := h.submit(t, 3, 1, 0, 0, 0)
 		ctx, stop := context.WithCancel(t.Context())
 		defer stop()
-		go h.e.RunWorkers(ctx, 1)
+		go h.e.Worker.RunWorkers(ctx, 1)
 		waitDone := func(id int64) {
 			t.Helper()
 			for h.task(t, id).Status != task.Done {
@@ -592,7 +592,7 @@ func TestLaneRetriesFailedWrites(t *testing.T) {
 		if flaky.failed < 2*stored {
 			t.Fatalf("the store failed %d writes, want at least %d: the test did not inject what it says", flaky.failed, 2*stored)
 		}
-		trunc, err := h.e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+		trunc, err := h.e.Control.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 			ZoomStart: ptr(0), ZoomStop: ptr(3), Format: "image/png", Type: "truncate"})
 		if err != nil {
 			t.Fatal(err)
@@ -622,7 +622,7 @@ func TestLaneStoppedByTheStoreGivesUpItsLease(t *testing.T) {
 		h := &harness{e: e, tasks: ts, q: q, tiles: fs, src: src}
 		tasks := h.submit(t, 2, 1, 0, 0, 0)
 		d := h.take(t)
-		if err := e.Handle(t.Context(), d); err == nil {
+		if err := e.Worker.Handle(t.Context(), d); err == nil {
 			t.Fatal("Handle: got nil, want the storage error (deliver again)")
 		}
 		if tk := h.task(t, tasks[0].ID); tk.Owner != "" || tk.Status != task.Running {
@@ -633,7 +633,7 @@ func TestLaneStoppedByTheStoreGivesUpItsLease(t *testing.T) {
 		flaky.fails = 0
 		flaky.mu.Unlock()
 		d.Attempt++
-		if err := e.Handle(t.Context(), d); err != nil {
+		if err := e.Worker.Handle(t.Context(), d); err != nil {
 			t.Fatal(err)
 		}
 		if tk := h.task(t, tasks[0].ID); tk.Status != task.Done {

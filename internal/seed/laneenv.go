@@ -19,7 +19,7 @@ import (
 // a lane makes, the options, the log, and the parts of this process that
 // outlive one lane (the accounts of usage, the lanes worked here, the kill
 // watches' poll, the measured rates, the CDN's purge). The engine builds
-// one (Engine.laneEnv).
+// one (Worker.laneEnv).
 type laneEnv struct {
 	tasks    laneTasks
 	opts     Options
@@ -49,10 +49,4 @@ type laneEnd struct {
 	finish bool
 	status task.Status
 	next   []queue.Message
-}
-
-// laneEnv returns the environment of the lanes this engine runs.
-func (e *Engine) laneEnv() laneEnv {
-	return laneEnv{tasks: e.tasks, opts: e.opts, log: e.log, accounts: e.accounts,
-		working: e.working, poll: e.poll, rates: e.planner.rates, changes: e.opts.Changes}
 }

@@ -77,8 +77,8 @@ func (pl *Planner) Orphans(ctx context.Context, old, next *layer.Layer, regridde
 		if len(batch) == 0 {
 			return nil
 		}
-		n, err := pl.tiles.Delete(ctx, batch)
-		report.Removed += int64(n)
+		n, err := deleteKeys(ctx, pl.tiles, batch)
+		report.Removed += n
 		batch = batch[:0]
 		return err
 	}

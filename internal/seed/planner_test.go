@@ -19,7 +19,7 @@ func TestPlannerNeedsNoEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	alone := seed.NewPlanner(cat, nil, nil, seed.PlannerOptions{}, nil)
-	ofEngine := seed.New(cat, nil, nil, nil, nil, seed.Options{}, nil).Planner()
+	ofEngine := seed.New(cat, nil, nil, nil, nil, seed.Options{}, nil).Planner
 	for _, typ := range []string{"seed", "reseed", "truncate"} {
 		r := gwc.SeedRequest{Layer: "topp:states", ZoomStart: ptr(3), ZoomStop: ptr(6), ThreadCount: ptr(3), Type: typ}
 		p, err := alone.Prepare(r)

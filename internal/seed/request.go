@@ -1,7 +1,10 @@
 package seed
 
 import (
+	"io"
+
 	"tilecache/internal/apperr"
+	"tilecache/internal/area"
 	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
@@ -30,7 +33,7 @@ type Prepared struct {
 	Job   task.Job
 	Lanes []task.Lane
 	Plan  *grid.Plan
-	// AreaData is the prepared area to store under Job.Area, nil when
+	// AreaData is the prepared area to store under the job's Range().Area, nil when
 	// the request has none.
 	AreaData []byte
 	// BoxTiles is the tiles a request of the area's bounding box alone
@@ -144,27 +147,27 @@ func (pl *Planner) Prepare(r gwc.SeedRequest) (Prepared, error) {
 	if typ == task.Truncate {
 		threads = 1
 	}
-	job := task.Job{
-		Layer: l.Name, Type: typ, GridSetID: sub.GridSet.ID, Format: format,
+	rng := task.Range{
+		GridSetID: sub.GridSet.ID, Format: format,
 		Parameters: params, ParametersID: tilestore.ParametersID(params),
 		Bounds:    [4]float64{bounds.MinX, bounds.MinY, bounds.MaxX, bounds.MaxY},
 		ZoomStart: zs, ZoomStop: zstop, MetaWidth: l.MetaWidth, MetaHeight: l.MetaHeight,
-		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000,
 		LayerVersion: l.Version,
 	}
+	rd := task.Render{RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000}
 	if doc, ok := layers.Document(l.Name); ok && l.Version != "" && len(doc) <= MaxRecordedDefinition {
-		job.Definition = string(doc)
+		rng.Definition = string(doc)
 	}
 	// Every lane learns what is stored of its tiles by listing columns
 	// (see lane.lookup): a seed which of them are missing, a reseed or
 	// truncate their sizes. Numbered by columns, each lane lists only its
 	// own columns, once (every listBandRows rows of a tall one).
-	job.Order = OrderColumns
+	rng.Order = OrderColumns
 	if r.RetryCount != nil {
 		if *r.RetryCount > MaxRetryCount {
 			return Prepared{}, apperr.Invalidf("tileFailureRetryCount %d is above %d", *r.RetryCount, MaxRetryCount)
 		}
-		job.RetryCount = max(*r.RetryCount, -1)
+		rd.RetryCount = max(*r.RetryCount, -1)
 	}
 	if r.RetryWaitMS != nil {
 		if *r.RetryWaitMS < 0 {
@@ -173,17 +176,17 @@ func (pl *Planner) Prepare(r gwc.SeedRequest) (Prepared, error) {
 		if *r.RetryWaitMS > MaxRetryWaitMS {
 			return Prepared{}, apperr.Invalidf("tileFailureRetryWaitTime %d is above %d (ms)", *r.RetryWaitMS, MaxRetryWaitMS)
 		}
-		job.RetryWaitMS = *r.RetryWaitMS
+		rd.RetryWaitMS = *r.RetryWaitMS
 	}
 	if r.MaxFailures != nil {
 		if *r.MaxFailures < 0 || *r.MaxFailures > MaxFailuresLimit {
 			return Prepared{}, apperr.Invalidf("totalFailuresBeforeAborting %d is outside 0 to %d", *r.MaxFailures, MaxFailuresLimit)
 		}
-		job.MaxFailures = *r.MaxFailures
+		rd.MaxFailures = *r.MaxFailures
 	}
 	p := Prepared{AreaData: areaData, Layer: l}
 	if areaData != nil {
-		job.Area = areaKey(pl.opts.KeyPrefix, areaData)
+		rng.Area = areaKey(pl.opts.KeyPrefix, areaData)
 	}
 	var a grid.Area
 	if given != nil {
@@ -192,20 +195,29 @@ func (pl *Planner) Prepare(r gwc.SeedRequest) (Prepared, error) {
 		a = jobArea(l, sub, nil)
 	}
 	if a != nil {
-		box, err := planJob(sub, job, nil)
+		box, err := planJob(sub, 0, rng, nil)
 		if err != nil {
 			return Prepared{}, err
 		}
 		p.BoxTiles = box.Tiles()
 	}
-	plan, err := planJob(sub, job, a)
+	plan, err := planJob(sub, 0, rng, a)
 	if err != nil {
 		return Prepared{}, err
 	}
 	if plan.Metatiles() == 0 {
 		return Prepared{}, apperr.Invalidf("the request's area covers no tile of layer %s's grid set %s at zoom levels %d to %d within the bounds", l.Name, sub.GridSet.ID, zs, zstop)
 	}
-	job.Metatiles, job.Tiles = plan.Metatiles(), plan.Tiles()
+	h := task.Header{Layer: l.Name, Metatiles: plan.Metatiles(), Tiles: plan.Tiles()}
+	var job task.Job
+	switch typ {
+	case task.Truncate:
+		job = task.NewTruncate(h, rng)
+	case task.Reseed:
+		job = task.NewReseed(h, rng, rd)
+	default:
+		job = task.NewSeed(h, rng, rd)
+	}
 	split := plan.Split(threads)
 	lanes := make([]task.Lane, len(split))
 	for i, s := range split {
@@ -215,27 +227,27 @@ func (pl *Planner) Prepare(r gwc.SeedRequest) (Prepared, error) {
 	return p, nil
 }
 
-// OrderColumns is task.Job.Order for metatiles numbered by columns.
+// OrderColumns is task.Range.Order for metatiles numbered by columns.
 const OrderColumns = "columns"
 
-// planJob plans job's metatiles, restricted to a when it is not nil (the
-// job's area, which the caller loads).
-func planJob(sub *grid.Subset, job task.Job, a grid.Area) (*grid.Plan, error) {
-	b := grid.Extent{MinX: job.Bounds[0], MinY: job.Bounds[1], MaxX: job.Bounds[2], MaxY: job.Bounds[3]}
+// planJob plans the metatiles of range r (of job id), restricted to a when
+// it is not nil (the job's area, which the caller loads).
+func planJob(sub *grid.Subset, id int64, r task.Range, a grid.Area) (*grid.Plan, error) {
+	b := grid.Extent{MinX: r.Bounds[0], MinY: r.Bounds[1], MaxX: r.Bounds[2], MaxY: r.Bounds[3]}
 	order := grid.ByRows
-	switch job.Order {
+	switch r.Order {
 	case "":
 	case OrderColumns:
 		order = grid.ByColumns
 	default:
-		return nil, apperr.Invalidf("job %d: unknown metatile order %q", job.ID, job.Order)
+		return nil, apperr.Invalidf("job %d: unknown metatile order %q", id, r.Order)
 	}
 	var plan *grid.Plan
 	var err error
 	if a != nil {
-		plan, err = grid.NewPlanArea(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight, order, a)
+		plan, err = grid.NewPlanArea(sub, b, r.ZoomStart, r.ZoomStop, r.MetaWidth, r.MetaHeight, order, a)
 	} else {
-		plan, err = grid.NewPlanOrdered(sub, b, job.ZoomStart, job.ZoomStop, job.MetaWidth, job.MetaHeight, order)
+		plan, err = grid.NewPlanOrdered(sub, b, r.ZoomStart, r.ZoomStop, r.MetaWidth, r.MetaHeight, order)
 	}
 	switch {
 	case apperr.Is(err, apperr.Invalid):
@@ -299,4 +311,20 @@ func zoomRange(sub *grid.Subset, start, stop *int) (int, int, error) {
 		return 0, 0, apperr.Invalidf("zoomStart %d is greater than zoomStop %d", zs, ze)
 	}
 	return zs, ze, nil
+}
+
+// ReadTileList reads a list of tiles for a request r of a layer (its
+// grid set as Prepare resolves it), naming the metatiles of the layer's
+// size that hold them.
+func (pl *Planner) ReadTileList(r gwc.SeedRequest, list io.Reader, o area.ListOptions) (*area.TileList, error) {
+	l, ok := pl.layers.Layer(r.Layer)
+	if !ok {
+		return nil, apperr.Invalidf("Unknown layer: %s", r.Layer)
+	}
+	sub, err := resolveGridSet(l, r)
+	if err != nil {
+		return nil, err
+	}
+	o.MetaW, o.MetaH = l.MetaWidth, l.MetaHeight
+	return area.ReadTileList(list, sub.GridSet, o)
 }

@@ -62,9 +62,9 @@ func TestPrepareDefaultsAndClamps(t *testing.T) {
 				t.Fatal(err)
 			}
 			j := p.Job
-			if j.GridSetID != tt.gridSet || j.Format != tt.format || j.Type.String() != tt.typ || j.ZoomStart != tt.zoomStart || j.ZoomStop != tt.zoomStop || len(p.Lanes) != tt.lanes {
+			if j.Range().GridSetID != tt.gridSet || j.Range().Format != tt.format || j.Type.String() != tt.typ || j.Range().ZoomStart != tt.zoomStart || j.Range().ZoomStop != tt.zoomStop || len(p.Lanes) != tt.lanes {
 				t.Errorf("got %s %s %s z%d-%d with %d lanes, want %s %s %s z%d-%d with %d lanes",
-					j.GridSetID, j.Format, j.Type, j.ZoomStart, j.ZoomStop, len(p.Lanes), tt.gridSet, tt.format, tt.typ, tt.zoomStart, tt.zoomStop, tt.lanes)
+					j.Range().GridSetID, j.Range().Format, j.Type, j.Range().ZoomStart, j.Range().ZoomStop, len(p.Lanes), tt.gridSet, tt.format, tt.typ, tt.zoomStart, tt.zoomStop, tt.lanes)
 			}
 			var sum int64
 			for i, l := range p.Lanes {

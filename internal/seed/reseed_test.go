@@ -95,7 +95,7 @@ func TestLaneReseedStoresOnlyChangedTiles(t *testing.T) {
 		h := &harness{e: e, tasks: ts, q: q, tiles: fs, src: src}
 		run := func(typ string) []task.Task {
 			t.Helper()
-			tasks, err := e.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
+			tasks, err := e.Control.Submit(t.Context(), gwc.SeedRequest{Layer: "lane:test", GridSetID: "EPSG:4326", HasGridSetID: true,
 				ZoomStart: ptr(0), ZoomStop: ptr(2), Format: "image/png", Type: typ, ThreadCount: ptr(2)})
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +105,7 @@ func TestLaneReseedStoresOnlyChangedTiles(t *testing.T) {
 				if len(ds) == 0 {
 					break
 				}
-				if err := e.Work(t.Context(), ds[0].Message, ds[0].Attempt); err != nil {
+				if err := e.Worker.Work(t.Context(), ds[0].Message, ds[0].Attempt); err != nil {
 					t.Fatal(err)
 				}
 			}

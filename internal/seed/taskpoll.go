@@ -19,10 +19,17 @@ type taskBatchReader interface {
 	GetMany(ctx context.Context, ids []int64) (map[int64]task.Task, error)
 }
 
+// pollStore is what the poll does with the task store: read a task, and
+// heartbeat a busy lane's (see watchLane).
+type pollStore interface {
+	Get(ctx context.Context, id int64) (task.Task, error)
+	Checkpoint(ctx context.Context, cp task.Checkpoint, now time.Time) (task.Task, error)
+}
+
 // taskPoll polls the tasks of this process's working lanes every every
 // through tasks; the zero value of its state is idle.
 type taskPoll struct {
-	tasks   laneTasks
+	tasks   pollStore
 	every   time.Duration
 	log     *slog.Logger
 	mu      sync.Mutex

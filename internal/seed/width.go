@@ -9,7 +9,7 @@ import (
 )
 
 // working is the lanes worked in this process: each one's progress (the
-// tiles processed, checkpointed or not: Engine.List reports it between
+// tiles processed, checkpointed or not: Control.List reports it between
 // checkpoints) and the lanes of each job (jobWidths).
 type working struct {
 	live   sync.Map // task id → *atomic.Int64
@@ -84,12 +84,4 @@ func (w *jobWidths) width(job int64) int {
 		return max(1, j.peak/j.live)
 	}
 	return 1
-}
-
-// Working reports whether a lane of task id works in this process now. A
-// killed task's lane, once it is not, has recorded its last count: the
-// task's counters no longer move.
-func (e *Engine) Working(id int64) bool {
-	_, ok := e.working.progress(id)
-	return ok
 }

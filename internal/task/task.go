@@ -12,6 +12,7 @@ package task
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -83,60 +84,210 @@ func (s Status) String() string {
 // Active reports whether the task still has work to do (PENDING or RUNNING).
 func (s Status) Active() bool { return s == Pending || s == Running }
 
-// Job is a validated, normalised request, shared by its tasks. It records
-// everything needed to rebuild the request's metatile numbering, so a worker
-// started later (or in another process) numbers metatiles identically.
+// Job is a validated, normalised request, shared by its tasks: a header
+// every job has, and the part of its kind. There are three kinds:
+//
+//   - a seed or reseed (NewSeed, NewReseed): the tiles it works (Range)
+//     and how it renders them (Render);
+//   - a truncate (NewTruncate): the tiles it deletes (Range);
+//   - a layer deletion (NewLayerDeletion): a TRUNCATE of every object
+//     under a deleted layer's key prefix (Prefix), whatever the catalogue
+//     says (the layer is no longer in it). Its one lane is worked by
+//     listing the prefix page by page from the task's key cursor
+//     (Task.After); its Tiles is an estimate (the layer's counted tiles
+//     when it was deleted, at least 1).
+//
+// The kind parts are read through Range, Render and Prefix, and set only by
+// the constructors (and WithEmptyLevels), so that no job has a part its
+// kind does not have: a part a kind lacks reads as its zero value. A Job of
+// a Header alone is a seed of no tiles (the task stores' tests make them).
+//
+// A job records everything needed to rebuild the request's metatile
+// numbering, so a worker started later (or in another process) numbers
+// metatiles identically. In the stores it is one flat JSON document, the
+// same for every kind (see MarshalJSON).
 type Job struct {
-	ID           int64             `json:"id"` // the id of its first task
-	Layer        string            `json:"layer"`
-	Type         Type              `json:"type"`
-	GridSetID    string            `json:"gridSet"`
-	Format       string            `json:"format"`
-	Parameters   map[string]string `json:"parameters,omitempty"` // normalised; empty = defaults
-	ParametersID string            `json:"parametersId"`
-	Bounds       [4]float64        `json:"bounds"` // minx, miny, maxx, maxy in the grid set's CRS
-	ZoomStart    int               `json:"zoomStart"`
-	ZoomStop     int               `json:"zoomStop"`
-	MetaWidth    int               `json:"metaWidth"`
-	MetaHeight   int               `json:"metaHeight"`
-	Metatiles    int64             `json:"metatiles"` // size of the numbering, to detect a changed layer
-	Tiles        int64             `json:"tiles"`     // request total
-	Lanes        int               `json:"lanes"`     // number of tasks; their ids are ID … ID+Lanes−1
+	Header
+	rng    Range
+	render Render
+	prefix string
+}
+
+// Header is what every job has.
+type Header struct {
+	ID        int64  // the id of its first task
+	Layer     string // the layer's name
+	Type      Type   // set by the constructors
+	Metatiles int64  // size of the numbering, to detect a changed layer
+	Tiles     int64  // request total
+	Lanes     int    // number of tasks; their ids are ID … ID+Lanes−1
+	Created   time.Time
+	// SubmittedBy names who submitted the request (the account, or the
+	// token of an account, as auth.Principal.String words it); empty
+	// for a request submitted by no principal (a schedule's run).
+	SubmittedBy string
+}
+
+// Range is the tiles a seed, reseed or truncate works, and how its
+// metatiles are numbered.
+type Range struct {
+	GridSetID    string
+	Format       string
+	Parameters   map[string]string // normalised; empty = defaults
+	ParametersID string
+	Bounds       [4]float64 // minx, miny, maxx, maxy in the grid set's CRS
+	ZoomStart    int
+	ZoomStop     int
+	MetaWidth    int
+	MetaHeight   int
 	// Order numbers each level's metatiles: "" by rows, "columns" by
 	// columns (see grid.Order), so that a lane that lists what is stored
 	// lists whole columns.
-	Order string `json:"order,omitempty"`
-	// EmptyLevels are the zoom levels at which the tile set held no tile
-	// when a seed was submitted. Workers render them without existence
-	// checks: tiles written since are the job's own, in other metatiles
-	// (or another job's, and rewriting an identical tile is harmless).
-	EmptyLevels []int `json:"emptyLevels,omitempty"`
+	Order string
 	// Area is the key of the request's area in the tile store when the
 	// request is restricted to one (a geometry): workers plan only the
 	// metatiles holding its tiles. Stored areas never change.
-	Area string `json:"area,omitempty"`
-	// Failure handling, as GeoWebCache's request fields (§4.2).
-	RetryCount  int       `json:"retryCount"`  // -1: the first tile failure aborts
-	RetryWaitMS int       `json:"retryWaitMs"` // between tries
-	MaxFailures int       `json:"maxFailures"` // failures shared by the job's tasks before all abort
-	Created     time.Time `json:"created"`
+	Area string
 	// LayerVersion is the layer's Version when the request was made, and
 	// Definition its definition then (layer.Catalogue.Document; empty when
 	// larger than seed.MaxRecordedDefinition): a lane works with the
 	// definition its request started with, whatever changed since.
-	LayerVersion string `json:"layerVersion,omitempty"`
-	Definition   string `json:"definition,omitempty"`
-	// Prefix, when set, makes the job the truncation of a deleted layer:
-	// every object under this key prefix (the layer's id, as in the tile
-	// key layout) is deleted, whatever the catalogue says (the layer is no
-	// longer in it). Its one lane is worked by listing the prefix page by
-	// page from the task's key cursor (Task.After); Tiles is an estimate
-	// (the layer's counted tiles when it was deleted, at least 1).
-	Prefix string `json:"prefix,omitempty"`
-	// SubmittedBy names who submitted the request (the account, or the
-	// token of an account, as auth.Principal.String words it); empty
-	// for a request submitted by no principal (a schedule's run).
-	SubmittedBy string `json:"submittedBy,omitempty"`
+	LayerVersion string
+	Definition   string
+}
+
+// Render is how a seed or reseed renders its tiles.
+type Render struct {
+	// Failure handling, as GeoWebCache's request fields (§4.2).
+	RetryCount  int // -1: the first tile failure aborts
+	RetryWaitMS int // between tries
+	MaxFailures int // failures shared by the job's tasks before all abort
+	// EmptyLevels (a seed's only) are the zoom levels at which the tile
+	// set held no tile when the seed was submitted. Workers render them
+	// without existence checks: tiles written since are the job's own, in
+	// other metatiles (or another job's, and rewriting an identical tile
+	// is harmless).
+	EmptyLevels []int
+}
+
+// NewSeed returns a seed job of h over r, rendered as rd.
+func NewSeed(h Header, r Range, rd Render) Job {
+	h.Type = Seed
+	return Job{Header: h, rng: r, render: rd}
+}
+
+// NewReseed returns a reseed job of h over r, rendered as rd (a reseed
+// has no empty levels: it renders every metatile).
+func NewReseed(h Header, r Range, rd Render) Job {
+	h.Type = Reseed
+	rd.EmptyLevels = nil
+	return Job{Header: h, rng: r, render: rd}
+}
+
+// NewTruncate returns a truncate job of h over r.
+func NewTruncate(h Header, r Range) Job {
+	h.Type = Truncate
+	return Job{Header: h, rng: r}
+}
+
+// NewLayerDeletion returns the truncation of every object under prefix, a
+// deleted layer's key prefix (h.Layer its name).
+func NewLayerDeletion(h Header, prefix string) Job {
+	h.Type = Truncate
+	return Job{Header: h, prefix: prefix}
+}
+
+// Range returns the tiles the job works (zero for a layer deletion).
+func (j Job) Range() Range { return j.rng }
+
+// Render returns how the job renders (zero but for a seed or reseed).
+func (j Job) Render() Render { return j.render }
+
+// Prefix returns the key prefix a layer deletion truncates ("" for the
+// other kinds).
+func (j Job) Prefix() string { return j.prefix }
+
+// LayerDeletion reports whether the job is a layer deletion.
+func (j Job) LayerDeletion() bool { return j.prefix != "" }
+
+// WithEmptyLevels returns the job with its empty levels set to levels, when
+// it is a seed (other jobs are returned as they are).
+func (j Job) WithEmptyLevels(levels []int) Job {
+	if j.Type == Seed && !j.LayerDeletion() {
+		j.render.EmptyLevels = levels
+	}
+	return j
+}
+
+// jobDocument is a job as the stores keep it: one flat JSON object for
+// every kind, the fields a kind lacks left out or zero (the layout jobs
+// were first stored in, which stored jobs keep).
+type jobDocument struct {
+	ID           int64             `json:"id"`
+	Layer        string            `json:"layer"`
+	Type         Type              `json:"type"`
+	GridSetID    string            `json:"gridSet"`
+	Format       string            `json:"format"`
+	Parameters   map[string]string `json:"parameters,omitempty"`
+	ParametersID string            `json:"parametersId"`
+	Bounds       [4]float64        `json:"bounds"`
+	ZoomStart    int               `json:"zoomStart"`
+	ZoomStop     int               `json:"zoomStop"`
+	MetaWidth    int               `json:"metaWidth"`
+	MetaHeight   int               `json:"metaHeight"`
+	Metatiles    int64             `json:"metatiles"`
+	Tiles        int64             `json:"tiles"`
+	Lanes        int               `json:"lanes"`
+	Order        string            `json:"order,omitempty"`
+	EmptyLevels  []int             `json:"emptyLevels,omitempty"`
+	Area         string            `json:"area,omitempty"`
+	RetryCount   int               `json:"retryCount"`
+	RetryWaitMS  int               `json:"retryWaitMs"`
+	MaxFailures  int               `json:"maxFailures"`
+	Created      time.Time         `json:"created"`
+	LayerVersion string            `json:"layerVersion,omitempty"`
+	Definition   string            `json:"definition,omitempty"`
+	Prefix       string            `json:"prefix,omitempty"`
+	SubmittedBy  string            `json:"submittedBy,omitempty"`
+}
+
+// MarshalJSON writes the job as the stores keep it (jobDocument).
+func (j Job) MarshalJSON() ([]byte, error) {
+	h, r, rd := j.Header, j.rng, j.render
+	return json.Marshal(jobDocument{
+		ID: h.ID, Layer: h.Layer, Type: h.Type, Metatiles: h.Metatiles, Tiles: h.Tiles, Lanes: h.Lanes, Created: h.Created,
+		GridSetID: r.GridSetID, Format: r.Format, Parameters: r.Parameters, ParametersID: r.ParametersID, Bounds: r.Bounds,
+		ZoomStart: r.ZoomStart, ZoomStop: r.ZoomStop, MetaWidth: r.MetaWidth, MetaHeight: r.MetaHeight, Order: r.Order,
+		Area: r.Area, LayerVersion: r.LayerVersion, Definition: r.Definition,
+		RetryCount: rd.RetryCount, RetryWaitMS: rd.RetryWaitMS, MaxFailures: rd.MaxFailures, EmptyLevels: rd.EmptyLevels,
+		Prefix: j.prefix, SubmittedBy: h.SubmittedBy,
+	})
+}
+
+// UnmarshalJSON reads a job as the stores keep it (jobDocument): its kind
+// follows from its type and prefix, and the fields its kind lacks are
+// ignored.
+func (j *Job) UnmarshalJSON(data []byte) error {
+	var d jobDocument
+	if err := json.Unmarshal(data, &d); err != nil {
+		return err
+	}
+	h := Header{ID: d.ID, Layer: d.Layer, Type: d.Type, Metatiles: d.Metatiles, Tiles: d.Tiles, Lanes: d.Lanes, Created: d.Created, SubmittedBy: d.SubmittedBy}
+	r := Range{GridSetID: d.GridSetID, Format: d.Format, Parameters: d.Parameters, ParametersID: d.ParametersID, Bounds: d.Bounds,
+		ZoomStart: d.ZoomStart, ZoomStop: d.ZoomStop, MetaWidth: d.MetaWidth, MetaHeight: d.MetaHeight, Order: d.Order,
+		Area: d.Area, LayerVersion: d.LayerVersion, Definition: d.Definition}
+	rd := Render{RetryCount: d.RetryCount, RetryWaitMS: d.RetryWaitMS, MaxFailures: d.MaxFailures, EmptyLevels: d.EmptyLevels}
+	switch {
+	case d.Prefix != "":
+		*j = NewLayerDeletion(h, d.Prefix)
+	case d.Type == Truncate:
+		*j = NewTruncate(h, r)
+	case d.Type == Reseed:
+		*j = NewReseed(h, r, rd)
+	default:
+		*j = NewSeed(h, r, rd)
+	}
+	return nil
 }
 
 // Lane is the part of a job one task owns: metatiles [Start, End) holding Tiles tiles.
@@ -172,7 +323,7 @@ type Task struct {
 	// a checkpoint retried after its answer was lost recognises itself by
 	// it (see Store.Checkpoint).
 	WriteToken string `json:"writeToken,omitempty"`
-	// After is the key cursor of a deleted layer's truncation (see
+	// After is the key cursor of a layer deletion (see
 	// Job.Prefix): the last key it deleted, from which its listing
 	// resumes. Empty for other tasks, and before the first page.
 	After string `json:"after,omitempty"`

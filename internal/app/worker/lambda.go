@@ -16,7 +16,7 @@ import (
 
 // HandleSQS is the worker function's handler: it takes each lane message
 // of the batch in turn in as `tilecache serve`'s workers do (the body read
-// by sqsqueue.ParseDelivery, the message handled by seed.Engine.Handle) and
+// by sqsqueue.ParseDelivery, the message handled by seed.Engine.Worker.Handle) and
 // reports the messages to deliver again as batch item failures, so SQS
 // redelivers just those. A body that is not a lane message
 // (queue.DecodeMessage refuses it) is reported too, never worked nor
@@ -43,7 +43,7 @@ func (p *Program) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 			fail(rec.MessageId)
 			continue
 		}
-		if err := p.Engine.Handle(ctx, d); err != nil { // logged by Handle
+		if err := p.Engine.Worker.Handle(ctx, d); err != nil { // logged by Handle
 			fail(rec.MessageId)
 		}
 	}
@@ -112,7 +112,7 @@ type job struct {
 // last, each bounded in time.
 func (p *Program) maintenanceJobs(ev events.EventBridgeEvent) []job {
 	jobs := []job{
-		{"sweep", p.Engine.Sweep},
+		{"sweep", p.Engine.Pool.Sweep},
 		{"schedules", func(ctx context.Context) error { _, err := p.Schedules.Tick(ctx, time.Now()); return err }},
 	}
 	if layers, ok := recountRequest(ev.Detail); ok {

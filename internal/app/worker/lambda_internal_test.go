@@ -161,7 +161,7 @@ func (failingRuns) NextRuns(context.Context) ([]schedule.NextRun, []schedule.Unr
 func TestHandleScheduleRunsEveryJobPastAFailure(t *testing.T) {
 	t.Parallel()
 	p := newTestWorker(t, nil)
-	p.Schedules = schedule.NewTicker(failingRuns{p.State.Schedules}, p.Tasks, ScheduledRequests{Submitter: p.Engine}, slog.New(slog.DiscardHandler))
+	p.Schedules = schedule.NewTicker(failingRuns{p.State.Schedules}, p.Tasks, ScheduledRequests{Submitter: p.Engine.Control}, slog.New(slog.DiscardHandler))
 	err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{})
 	if err == nil || !strings.Contains(err.Error(), "schedules: ") || !strings.Contains(err.Error(), "schedule table unreachable") {
 		t.Errorf("HandleSchedule: %v, want the schedules job's failure named", err)

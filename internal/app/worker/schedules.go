@@ -8,7 +8,7 @@ import (
 	"tilecache/internal/task"
 )
 
-// Submitter takes seed, reseed and truncate requests (seed.Engine).
+// Submitter takes seed, reseed and truncate requests (seed.Control).
 type Submitter interface {
 	Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, error)
 }

@@ -216,7 +216,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logge
 	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
-	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, ScheduledRequests{Submitter: engine}, log)
+	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
 	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
 		Metrics: new(metrics.Registry)}
 	if cfg.TileTokenKeys != "" {

@@ -194,8 +194,9 @@ func statusSetup(ctx context.Context, store task.Store, r statusRun) error {
 		for i := range ls {
 			ls[i] = task.Lane{Start: int64(i), End: int64(i), Tiles: 1} // one metatile: done at its start
 		}
-		return task.Job{Layer: layer, Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png", ParametersID: "default",
-			ZoomStop: 5, MetaWidth: 4, MetaHeight: 4, Metatiles: int64(n), Tiles: int64(n), Lanes: n}, ls
+		return task.NewSeed(task.Header{Layer: layer, Metatiles: int64(n), Tiles: int64(n), Lanes: n},
+			task.Range{GridSetID: "EPSG:4326", Format: "image/png", ParametersID: "default", ZoomStop: 5, MetaWidth: 4, MetaHeight: 4},
+			task.Render{}), ls
 	}
 	// Finished: created, promoted and finished age before each call.
 	for left := r.Finished; left > 0; {

@@ -491,8 +491,9 @@ func (st *starter) Start(ctx context.Context, layer string, body json.RawMessage
 	if string(body) != request {
 		return nil, fmt.Errorf("started with body %s, want %s", body, request)
 	}
-	_, ts, err := st.tasks.Create(ctx, task.Job{Layer: layer, Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png",
-		ParametersID: "default", ZoomStop: 2, MetaWidth: 4, MetaHeight: 4, Metatiles: 2, Tiles: 10, RetryCount: -1},
+	_, ts, err := st.tasks.Create(ctx, task.NewSeed(task.Header{Layer: layer, Metatiles: 2, Tiles: 10},
+		task.Range{GridSetID: "EPSG:4326", Format: "image/png", ParametersID: "default", ZoomStop: 2, MetaWidth: 4, MetaHeight: 4},
+		task.Render{RetryCount: -1}),
 		[]task.Lane{{Start: 0, End: 2, Tiles: 10}}, time.Now())
 	if st.after != nil {
 		st.after()

@@ -59,7 +59,7 @@ func TestSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Create(t.Context(), task.Job{Layer: "a"}, []task.Lane{{Start: 0, End: 4, Tiles: 16}, {Start: 4, End: 8, Tiles: 16}}, now); err != nil {
+	if _, _, err := s.Create(t.Context(), task.Job{Header: task.Header{Layer: "a"}}, []task.Lane{{Start: 0, End: 4, Tiles: 16}, {Start: 4, End: 8, Tiles: 16}}, now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Promote(t.Context(), 1, nil, now); err != nil {
@@ -83,7 +83,7 @@ func TestSurvivesReopen(t *testing.T) {
 	if p, _ := s.Promote(t.Context(), 1, nil, now); len(p) != 0 {
 		t.Fatalf("got %d promoted, want 0", len(p))
 	}
-	_, ts, err := s.Create(t.Context(), task.Job{Layer: "a"}, []task.Lane{{Start: 0, End: 1, Tiles: 1}}, now)
+	_, ts, err := s.Create(t.Context(), task.Job{Header: task.Header{Layer: "a"}}, []task.Lane{{Start: 0, End: 1, Tiles: 1}}, now)
 	if err != nil || ts[0].ID != 3 {
 		t.Fatalf("got %+v, %v; want id 3", ts, err)
 	}

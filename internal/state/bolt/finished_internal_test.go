@@ -31,7 +31,7 @@ func TestFinishedIndexConvertedAndOrdered(t *testing.T) {
 	}
 	ctx := t.Context()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, []task.Lane{{End: 1, Tiles: 1}, {End: 1, Tiles: 1}, {End: 1, Tiles: 1}, {End: 1, Tiles: 1}}, t0); err != nil {
+	if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, []task.Lane{{End: 1, Tiles: 1}, {End: 1, Tiles: 1}, {End: 1, Tiles: 1}, {End: 1, Tiles: 1}}, t0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Promote(ctx, 4, nil, t0); err != nil {

@@ -25,7 +25,7 @@ func TestPromoteBehindFullCapWritesNothing(t *testing.T) {
 	for i := range ls {
 		ls[i] = task.Lane{Start: int64(i), End: int64(i) + 1, Tiles: 1}
 	}
-	j, _, err := a.Create(ctx, task.Job{Layer: "a"}, ls, now)
+	j, _, err := a.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, ls, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,10 @@ func TestWritesPerOperation(t *testing.T) {
 			t.Errorf("%s: %d writes, want %d", name, got, want)
 		}
 	}
-	step("Create, 4 lanes", 1+1+4, func() error { _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(4), now); return err })
+	step("Create, 4 lanes", 1+1+4, func() error {
+		_, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(4), now)
+		return err
+	})
 	step("Promote, pool 2 (2 promoted)", 2*3, func() error { _, err := s.Promote(ctx, 2, nil, now); return err })
 	step("Promote, pool full", 0, func() error { _, err := s.Promote(ctx, 2, nil, now); return err })
 	step("Acquire", 1, func() error { _, err := s.Acquire(ctx, 1, "w", time.Minute, now); return err })
@@ -303,7 +306,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 	inject := &conflicter{next: http.DefaultTransport}
 	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: inject} })
 	s := all(New(c, sh.table, WithNamespace("conflicts/")))
-	if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(3), now); err != nil {
+	if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(3), now); err != nil {
 		t.Fatal(err)
 	}
 	// Three conflicts, then success.

@@ -40,7 +40,7 @@ func TestListReadsActiveAndRecentTasks(t *testing.T) {
 	now := time.Now()
 	old := now.Add(-time.Hour)
 	const n = 60
-	if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(n), old); err != nil {
+	if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(n), old); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := s.Promote(ctx, n, nil, old); err != nil || len(p) != n {

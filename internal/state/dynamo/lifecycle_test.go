@@ -17,7 +17,7 @@ func TestPoolUnderConcurrency(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	const pool, tasks, workers = 3, 20, 10
-	if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(tasks), now); err != nil {
+	if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(tasks), now); err != nil {
 		t.Fatal(err)
 	}
 	// Phase 1: everybody promotes at once.

@@ -52,7 +52,7 @@ func TestListReadsStatusAttributes(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	const n, running = MaxTransactLanes + 21, 20 // written in stages
-	j, created, err := s.Create(ctx, task.Job{Layer: "a", Type: task.Reseed}, lanes(n), now)
+	j, created, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a", Type: task.Reseed}}, lanes(n), now)
 	if err != nil {
 		t.Fatal(err)
 	}

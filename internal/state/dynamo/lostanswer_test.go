@@ -79,7 +79,7 @@ func TestLostAnswersAreNotConflicts(t *testing.T) {
 	c, loser := losingClient(t)
 	s := all(New(c, sh.table, WithNamespace("lost/")))
 	now := time.Now()
-	if _, _, err := s.Create(ctx, task.Job{Layer: "a", Tiles: 30}, lanes(2), now); err != nil {
+	if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a", Tiles: 30}}, lanes(2), now); err != nil {
 		t.Fatal(err)
 	}
 

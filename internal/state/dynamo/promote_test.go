@@ -36,7 +36,7 @@ func TestPromoteBehindFullCapWrites(t *testing.T) {
 		}
 		return got
 	}
-	ja, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(2+8), now) // 8 lanes wait behind the cap
+	ja, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(2+8), now) // 8 lanes wait behind the cap
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestPromoteBehindFullCapWrites(t *testing.T) {
 		t.Fatalf("%d dispatches with the cap full wrote %d promote writes (%.1f each), want 0", waits, w, float64(w)/waits)
 	}
 	// Another layer's lane behind the waiting ones is promoted.
-	jb, _, err := s.Create(ctx, task.Job{Layer: "b"}, lanes(1), now)
+	jb, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "b"}}, lanes(1), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestIndexHygiene(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	old := now.Add(-2 * time.Minute)
-	j, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(4), old)
+	j, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(4), old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestLargeCreate(t *testing.T) {
 	for _, n := range []int{MaxTransactLanes, MaxTransactLanes + 1, 128} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			s := sh.store(t)
-			j, ts, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(n), now)
+			j, ts, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(n), now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +187,7 @@ func TestGetMany(t *testing.T) {
 	now := time.Now()
 	s := sh.store(t)
 	const n = 130
-	if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(n), now); err != nil {
+	if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(n), now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Kill(ctx, 7, task.Pending, now); err != nil {
@@ -220,7 +220,7 @@ func TestGetMany(t *testing.T) {
 	staged := sh.store(t)
 	staged.testBeforeFlip = func() error { return errors.New("boom") }
 	staged.testNoCleanup = true
-	if _, _, err := staged.Create(ctx, task.Job{Layer: "a"}, lanes(110), now); err == nil {
+	if _, _, err := staged.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(110), now); err == nil {
 		t.Fatal("Create: want the injected error")
 	}
 	if got, err := staged.GetMany(ctx, []int64{1, 2, 110}); err != nil || len(got) != 0 {
@@ -255,7 +255,7 @@ func TestStagedCreateFailure(t *testing.T) {
 	t.Run("CleanedUp", func(t *testing.T) {
 		s := sh.store(t)
 		s.testBeforeFlip = func() error { return boom }
-		if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(n), now); !errors.Is(err, boom) {
+		if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(n), now); !errors.Is(err, boom) {
 			t.Fatalf("got %v, want the injected error", err)
 		}
 		invisible(t, s)
@@ -263,7 +263,7 @@ func TestStagedCreateFailure(t *testing.T) {
 			t.Fatalf("index holds %d entries, want 0", c)
 		}
 		s.testBeforeFlip = nil
-		_, ts, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(2), now)
+		_, ts, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(2), now)
 		if err != nil || ts[0].ID != n+1 {
 			t.Fatalf("next Create: %+v, %v; want first id %d", ts, err, n+1)
 		}
@@ -272,7 +272,7 @@ func TestStagedCreateFailure(t *testing.T) {
 		s := sh.store(t)
 		s.testBeforeFlip = func() error { return boom }
 		s.testNoCleanup = true // as if the process died before cleaning up
-		if _, _, err := s.Create(ctx, task.Job{Layer: "a"}, lanes(n), now); !errors.Is(err, boom) {
+		if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(n), now); !errors.Is(err, boom) {
 			t.Fatalf("got %v, want the injected error", err)
 		}
 		invisible(t, s)

@@ -31,7 +31,7 @@ func testCreateTakesConsecutiveIDs(t *testing.T, h Harness) {
 		}
 	}
 	got, err := s.Job(t.Context(), j2.ID)
-	if err != nil || got.ID != 4 || got.Layer != "topp:states" || got.Tiles != 30 || got.RetryCount != -1 {
+	if err != nil || got.ID != 4 || got.Layer != "topp:states" || got.Tiles != 30 || got.Render().RetryCount != -1 {
 		t.Fatalf("Job(4): got %+v, %v", got, err)
 	}
 	tk, err := s.Get(t.Context(), 5)
@@ -294,14 +294,15 @@ func testCheckpointIsConditional(t *testing.T, h Harness) {
 
 func testKeyCursorOfADeletedLayersTruncation(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	j := job()
-	j.Type, j.Prefix, j.Layer = task.Truncate, "tiles/gone:layer/", "gone:layer"
+	hdr := job().Header
+	hdr.Layer = "gone:layer"
+	j := task.NewLayerDeletion(hdr, "tiles/gone:layer/")
 	created, _, err := s.Create(t.Context(), j, []task.Lane{{Start: 0, End: 100, Tiles: 100}}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Job(t.Context(), created.ID); err != nil || got.Prefix != j.Prefix {
-		t.Fatalf("job: got prefix %q, %v; want %q", got.Prefix, err, j.Prefix)
+	if got, err := s.Job(t.Context(), created.ID); err != nil || got.Prefix() != j.Prefix() {
+		t.Fatalf("job: got prefix %q, %v; want %q", got.Prefix(), err, j.Prefix())
 	}
 	mustPromote(t, s, 1)
 	got, err := s.Checkpoint(t.Context(), task.Checkpoint{ID: created.ID, From: 0, To: 10, Tiles: 10, After: "tiles/gone:layer/a/9.png"}, t0)

@@ -65,9 +65,9 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // job is the job every test creates.
 func job() task.Job {
-	return task.Job{Layer: "topp:states", Type: task.Seed, GridSetID: "EPSG:4326", Format: "image/png",
-		ParametersID: "default", ZoomStart: 0, ZoomStop: 3, MetaWidth: 4, MetaHeight: 4, Tiles: 30, Metatiles: 6,
-		RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000}
+	return task.NewSeed(task.Header{Layer: "topp:states", Tiles: 30, Metatiles: 6},
+		task.Range{GridSetID: "EPSG:4326", Format: "image/png", ParametersID: "default", ZoomStart: 0, ZoomStop: 3, MetaWidth: 4, MetaHeight: 4},
+		task.Render{RetryCount: -1, RetryWaitMS: 100, MaxFailures: 1000})
 }
 
 // lanes returns n lanes of 2 metatiles and 10 tiles each.
