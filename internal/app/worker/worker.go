@@ -250,8 +250,9 @@ func (p *Program) syncEdge(ctx context.Context) {
 	if p.cfg.TileTokenKeys != "" { // the configured keys, never a key made at start
 		keys = p.TileKeys.Keys()
 	}
-	// The grid sets, the private layers and the tile token keys (by id).
-	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.Values(edgepath.TableOf(snap), edgepath.PrivateOf(snap), keys))
+	// The grid sets, the private layers, the tile token keys (by id) and
+	// the layers and grid geometries of the OGC bindings.
+	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.ValuesOf(snap, keys))
 	if err != nil {
 		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
 		return
