@@ -89,7 +89,7 @@ var edgeIDs = []string{"wmts", "xyz", "ogcapi", "ogcapi.json"}
 // (the REST interface, tiles, metrics and the console):
 // a layer or grid set with one of them as its id would overwrite a
 // document or be shadowed by an endpoint.
-var rootIDs = []string{"index.json", "index.html", "tms.xml", "WMTSCapabilities.xml", "rest", "tiles", "metrics", "console"}
+var rootIDs = []string{"index.json", "index.html", "tms.xml", "WMTSCapabilities.xml", "WMSCapabilities.xml", "rest", "tiles", "metrics", "console"}
 
 // checkID returns why id cannot be the id of a layer or grid set (what
 // says which), nil when it can: ids are a segment of tile keys and of the
