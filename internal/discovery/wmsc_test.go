@@ -13,9 +13,9 @@ import (
 
 // parsedWMSC is a WMS-C capabilities document as a reader sees it.
 type parsedWMSC struct {
-	XMLName  xml.Name `xml:"WMT_MS_Capabilities"`
-	Version  string   `xml:"version,attr"`
-	GetMap   struct {
+	XMLName xml.Name `xml:"WMT_MS_Capabilities"`
+	Version string   `xml:"version,attr"`
+	GetMap  struct {
 		Href string `xml:"href,attr"`
 	} `xml:"Capability>Request>GetMap>DCPType>HTTP>Get>OnlineResource"`
 	TileSets []struct {
