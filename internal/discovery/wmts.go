@@ -53,8 +53,11 @@ type wmtsConstraintXML struct {
 	Values []string `xml:"ows:AllowedValues>ows:Value"`
 }
 
-// wmtsOperations lists GetCapabilities and GetTile, in KVP on
-// /gwc/service/wmts and RESTful under /wmts/.
+// wmtsOperations lists GetCapabilities and GetTile, RESTful under /wmts/
+// and in KVP on /gwc/service/wmts. RESTful comes first: a client that
+// takes the first encoding listed (OpenLayers' optionsFromCapabilities)
+// keeps the RESTful paths; one that asks for KVP (OWSLib's gettile) finds
+// it.
 func wmtsOperations(baseURL string) wmtsOperationsXML {
 	var ops wmtsOperationsXML
 	for _, name := range []string{"GetCapabilities", "GetTile"} {
@@ -63,8 +66,8 @@ func wmtsOperations(baseURL string) wmtsOperationsXML {
 			rest = baseURL + "/" + wmtsName
 		}
 		ops.Operations = append(ops.Operations, wmtsOperationXML{Name: name, Gets: []wmtsGetXML{
-			{Href: baseURL + "/gwc/service/wmts?", Constraint: wmtsConstraintXML{Name: "GetEncoding", Values: []string{"KVP"}}},
 			{Href: rest, Constraint: wmtsConstraintXML{Name: "GetEncoding", Values: []string{"RESTful"}}},
+			{Href: baseURL + "/gwc/service/wmts?", Constraint: wmtsConstraintXML{Name: "GetEncoding", Values: []string{"KVP"}}},
 		}})
 	}
 	return ops
