@@ -1,7 +1,7 @@
 // tilecache edge function (cloudfront-js-2.0, viewer request) of /gwc/service/*
 // and /wmts: WMTS KVP and WMS-C to stored keys or OGC exceptions, the twin of
 // internal/edgepath's OWS (documented there; both pass testdata/ows-cases.json).
-// Indented by 2 for CloudFront Functions' 10 KB.
+// Indented by 2 for the 10 KB limit.
 import cf from 'cloudfront';
 
 var kvs = cf.kvs();
@@ -30,7 +30,6 @@ async function json(key) {
   }
 }
 
-// levels: edgepath.Decode.
 function levels(v) {
   var p = String(v).split(';');
   var c = p[0].split(',');
@@ -165,7 +164,6 @@ async function wmts(p) {
     (g.rows[z] - 1 - Number(p.tilerow)) + '.' + f[1];
 }
 
-// tileOf: edgepath's wmsTile.
 function tileOf(g, lv, b, w, h) {
   if (w !== g.w || h !== g.h || lv.rows.length !== g.r.length) {
     return null;
@@ -273,12 +271,15 @@ async function handler(event) {
     }
     p[name] = dec(q[keys[i]].value);
   }
-  // A name given twice is refused (edgepath's queryParams).
+  // A name given twice is refused.
   var dup = dups.sort()[0];
-  if (request.uri === '/gwc/service/wmts' || request.uri === '/wmts') {
-    res = dup ? owsEx(400, 'InvalidParameterValue', dup, 'The parameter ' + dup + ' is given more than once') : await wmts(p);
-  } else if (request.uri === '/gwc/service/wms') {
-    res = dup ? wmsEx('', 'The parameter ' + dup.toUpperCase() + ' is given more than once') : await wms(p);
+  // GetFeatureInfo: to the origin (edgepath.FeatureInfoPrefix).
+  var u = request.uri, gfi = p.request === 'GetFeatureInfo' &&
+    '/_tilecache/ows' + u + '/' + enc(keys.sort().map(function (k) { return k + '=' + q[k].value; }).join('&'));
+  if (u === '/gwc/service/wmts' || u === '/wmts') {
+    res = dup ? owsEx(400, 'InvalidParameterValue', dup, 'The parameter ' + dup + ' is given twice') : gfi || await wmts(p);
+  } else if (u === '/gwc/service/wms') {
+    res = dup ? wmsEx('', 'The parameter ' + dup.toUpperCase() + ' is given twice') : gfi || await wms(p);
   } else {
     return answer(404, 'text/plain; charset=utf-8', 'Not found: no such service\n');
   }

@@ -50,10 +50,15 @@ type wmscCapabilityXML struct {
 }
 
 type wmscRequestXML struct {
-	XMLName         xml.Name         `xml:"Request"`
-	GetCapabilities wmscOperationXML `xml:"GetCapabilities"`
-	GetMap          wmscOperationXML `xml:"GetMap"`
+	XMLName         xml.Name          `xml:"Request"`
+	GetCapabilities wmscOperationXML  `xml:"GetCapabilities"`
+	GetMap          wmscOperationXML  `xml:"GetMap"`
+	GetFeatureInfo  *wmscOperationXML `xml:"GetFeatureInfo"`
 }
+
+// featureInfoFormats are the INFO_FORMATs listed for the queryable layers
+// (those whose file says featureInfo: true); the upstream answers them.
+var featureInfoFormats = []string{"text/plain", "text/html", "application/vnd.ogc.gml", "application/json"}
 
 type wmscOperationXML struct {
 	Formats []string        `xml:"Format"`
@@ -104,6 +109,10 @@ func wmscCapabilities(ds []*description, baseURL string) ([]byte, error) {
 	order, byLayer := byLayerID(ds)
 	for _, id := range order {
 		l := wmscLayerXML{Queryable: "0", Name: id, Title: byLayer[id][0].layer.Title, Abstract: byLayer[id][0].layer.Attribution}
+		if byLayer[id][0].layer.FeatureInfo {
+			l.Queryable = "1"
+			c.Request.GetFeatureInfo = &wmscOperationXML{Formats: featureInfoFormats, Get: res}
+		}
 		for _, d := range byLayer[id] {
 			if d.set.ParametersID != tilestore.DefaultParametersID || !strings.HasPrefix(d.mime, "image/") {
 				continue

@@ -180,15 +180,20 @@ func OWS(path, rawQuery string, kv func(string) (string, bool)) (a Answer, ok bo
 		return Answer{}, false
 	}
 	p, dup := queryParams(rawQuery)
+	if dup == "" && p["request"] == "GetFeatureInfo" && (path == wmtsKVP || path == wmtsRoot || path == wmsKVP) {
+		// To the origin, the request in the path (the CDN forwards no
+		// query): see ParseFeatureInfo.
+		return Answer{Key: FeatureInfoPrefix + path + "/" + encodeComponent(sortedQuery(rawQuery))}, true
+	}
 	switch path {
 	case wmtsKVP, wmtsRoot:
 		if dup != "" {
-			return owsException(400, "InvalidParameterValue", dup, "The parameter "+dup+" is given more than once"), true
+			return owsException(400, "InvalidParameterValue", dup, "The parameter "+dup+" is given twice"), true
 		}
 		return wmts(p, kv), true
 	case wmsKVP:
 		if dup != "" {
-			return serviceException("", "The parameter "+strings.ToUpper(dup)+" is given more than once"), true
+			return serviceException("", "The parameter "+strings.ToUpper(dup)+" is given twice"), true
 		}
 		return wms(p, kv), true
 	}
@@ -555,3 +560,134 @@ func (l *Live) Handler(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r2)
 	})
 }
+
+// FeatureInfoPrefix starts the path a GetFeatureInfo request is passed to
+// the origin under: FeatureInfoPrefix + the binding's path + "/" + its
+// query (sortedQuery) escaped as one segment. It is under the service's
+// own objects (layer.ReservedID), so no stored object answers it and the
+// CDN fails over to the origin, whose FeatureInfo handler reads it.
+const FeatureInfoPrefix = "/_tilecache/ows"
+
+// sortedQuery is a raw query's non-empty parts as written, each "name=value"
+// ("name=" without a value), sorted by name: the same text whatever the
+// order the edge lists the parameters in.
+func sortedQuery(raw string) string {
+	type part struct{ k, v string }
+	var parts []part
+	for p := range strings.SplitSeq(raw, "&") {
+		if p != "" {
+			k, v, _ := strings.Cut(p, "=")
+			parts = append(parts, part{k, v})
+		}
+	}
+	slices.SortStableFunc(parts, func(a, b part) int { return strings.Compare(a.k, b.k) })
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = p.k + "=" + p.v
+	}
+	return strings.Join(out, "&")
+}
+
+// FeatureInfo is a GetFeatureInfo request of a stored tile's pixel.
+type FeatureInfo struct {
+	// WMS is true for a WMS GetFeatureInfo (its errors are WMS service
+	// exceptions), false for WMTS.
+	WMS                   bool
+	Layer, GridSet, Style string // as in the tile's key, unescaped
+	Z                     int
+	X, Y                  int64 // y from the bottom
+	I, J                  int
+	InfoFormat            string
+}
+
+// ParseFeatureInfo reads the path OWS passed a GetFeatureInfo request
+// under (FeatureInfoPrefix…): the tile is found as GetTile (WMTS, with I,
+// J and INFO_FORMAT) or WMS-C GetMap (WMS, with QUERY_LAYERS the layer,
+// X and Y, or I and J in 1.3.0, and INFO_FORMAT) would find it, and the
+// pixel must lie in the tile (WMTS PointIJOutOfRange, WMS InvalidPoint).
+// ok is false with the exception to answer.
+func ParseFeatureInfo(escapedPath string, kv func(string) (string, bool)) (FeatureInfo, Answer, bool) {
+	rest, _ := strings.CutPrefix(escapedPath, FeatureInfoPrefix)
+	at := strings.LastIndexByte(rest, '/')
+	var fi FeatureInfo
+	query, err := url.PathUnescape(rest[at+1:])
+	if at < 0 || err != nil {
+		return fi, Answer{Status: 404, ContentType: "text/plain; charset=utf-8", Body: "Not found: no such request\n"}, false
+	}
+	path := rest[:at]
+	p, _ := queryParams(query)
+	var a Answer
+	pi, pj := "i", "j"
+	switch path {
+	case wmtsKVP, wmtsRoot:
+		for _, n := range []string{"I", "J", "InfoFormat"} {
+			if p[strings.ToLower(n)] == "" {
+				return fi, owsException(400, "MissingParameterValue", n, "The parameter "+n+" is missing"), false
+			}
+		}
+		p["request"] = "GetTile"
+		a = wmts(p, kv)
+	case wmsKVP:
+		fi.WMS = true
+		if p["version"] != "1.3.0" {
+			pi, pj = "x", "y"
+		}
+		if p["query_layers"] != p["layers"] {
+			return fi, serviceException("LayerNotQueryable", "QUERY_LAYERS must be the one layer of LAYERS"), false
+		}
+		if p["info_format"] == "" || p[pi] == "" || p[pj] == "" {
+			return fi, serviceException("", "INFO_FORMAT, "+strings.ToUpper(pi)+" and "+strings.ToUpper(pj)+" are needed"), false
+		}
+		p["infoformat"] = p["info_format"]
+		q := map[string]string{}
+		for k, v := range p {
+			if wmsParams[k] {
+				q[k] = v
+			}
+		}
+		q["request"] = "GetMap"
+		a = wms(q, kv)
+	default:
+		return fi, Answer{Status: 404, ContentType: "text/plain; charset=utf-8", Body: "Not found: no such service\n"}, false
+	}
+	if a.Status != 0 {
+		return fi, a, false
+	}
+	// The tile's key: /{layer}/{gridSet}/{format}/{style}/{z}/{x}/{y}.{ext}.
+	seg := strings.Split(strings.TrimPrefix(a.Key, "/"), "/")
+	y, _, _ := strings.Cut(seg[6], ".")
+	var ok [5]bool
+	var z int64
+	fi.Layer, ok[0] = segment(seg[0])
+	fi.GridSet, ok[1] = segment(seg[1])
+	fi.Style, ok[2] = segment(seg[3])
+	z, ok[3] = canonicalNumber(seg[4])
+	fi.X, ok[4] = canonicalNumber(seg[5])
+	fi.Y, _ = canonicalNumber(y)
+	fi.Z, fi.InfoFormat = int(z), p["infoformat"]
+	var g geometryValue
+	gText, found := kv(GeometryEntry + fi.GridSet)
+	if !found || json.Unmarshal([]byte(gText), &g) != nil || slices.Contains(ok[:], false) {
+		return fi, Answer{Status: 404, ContentType: "text/plain; charset=utf-8", Body: "Not found: no such tile\n"}, false
+	}
+	i, oki := canonicalNumber(p[pi])
+	j, okj := canonicalNumber(p[pj])
+	if !oki || !okj || i >= int64(g.TileWidth) || j >= int64(g.TileHeight) {
+		if fi.WMS {
+			return fi, serviceException("InvalidPoint", "The pixel "+p[pi]+", "+p[pj]+" is not one of the tile"), false
+		}
+		return fi, owsException(400, "PointIJOutOfRange", "I", "The pixel "+p[pi]+", "+p[pj]+" is not one of the tile"), false
+	}
+	fi.I, fi.J = int(i), int(j)
+	return fi, Answer{}, true
+}
+
+// OWSException returns a WMTS exception answer (an OWS 1.1
+// ExceptionReport).
+func OWSException(status int, code, locator, text string) Answer {
+	return owsException(status, code, locator, text)
+}
+
+// ServiceException returns a WMS 1.1.1 ServiceExceptionReport answer (code
+// may be "").
+func ServiceException(code, text string) Answer { return serviceException(code, text) }

@@ -359,7 +359,7 @@ func buildLayer(ld Entry, gridSets map[string]*grid.GridSet) (*Layer, []error) {
 	}
 	l := &Layer{Name: ld.Name, ID: ld.ID, Title: ld.Title, Attribution: ld.Attribution, Description: ld.Description,
 		Enabled: ld.Enabled == nil || *ld.Enabled, Formats: ld.Formats,
-		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Private: ld.Private, MetaWidth: 4, MetaHeight: 4,
+		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Private: ld.Private, FeatureInfo: ld.FeatureInfo, MetaWidth: 4, MetaHeight: 4,
 		Managed: ManagedByFile}
 	switch {
 	case ld.ManagedBy == "":

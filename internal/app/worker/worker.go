@@ -105,6 +105,8 @@ type Program struct {
 	Engine *seed.Engine
 	// Misses renders tiles on a miss (the tile and object paths).
 	Misses *onmiss.Renderer
+	// Sources are the layers' sources (GetFeatureInfo asks them too).
+	Sources *sources.Cache
 	// Cleaner enforces the disk quota and keeps usage right.
 	Cleaner *quota.Cleaner
 	// Schedules fires the saved requests that are due (at every
@@ -215,7 +217,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logge
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
 	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, ScheduledRequests{Submitter: engine}, log)
-	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
+	p := &Program{Engine: engine, Misses: misses, Sources: srcs, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
 		Metrics: new(metrics.Registry)}
 	if cfg.TileTokenKeys != "" {
 		// The configured keys, parsed once (config.Load and
