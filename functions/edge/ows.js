@@ -115,7 +115,7 @@ async function wmts(p) {
     return res || '/WMTSCapabilities.xml';
   }
   if (p.request !== 'GetTile') {
-    return owsEx(501, 'OperationNotSupported', 'Request', 'The operation ' + p.request + ' is not supported');
+    return invalid('Request', p.request);
   }
   res = missing(p, 2, 10);
   if (res !== null || p.version !== '1.0.0') {

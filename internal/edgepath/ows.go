@@ -33,8 +33,10 @@ import (
 // is the tile's stored key, as the RESTful path of the same tile maps.
 // Anything else is an OWS 1.1 ExceptionReport with the code and status
 // WMTS 1.0.0 names (Table 28): MissingParameterValue and
-// InvalidParameterValue 400, TileOutOfRange 400, OperationNotSupported
-// 501.
+// InvalidParameterValue 400 (a request that is no WMTS operation too, as
+// the OGC's suite ets-wmts10 asserts), TileOutOfRange 400,
+// OperationNotSupported 501 (GetFeatureInfo of a layer that does not offer
+// it).
 //
 // WMS-C: a WMS GetMap of one layer whose SRS (CRS in 1.3.0), WIDTH,
 // HEIGHT and BBOX match one tile of a grid set of the layer within
@@ -315,7 +317,9 @@ func wmts(p map[string]string, kv func(string) (string, bool)) Answer {
 		return Answer{Key: WMTSCapabilitiesKey}
 	case "GetTile":
 	default:
-		return owsException(501, "OperationNotSupported", "Request", "The operation "+p["request"]+" is not supported")
+		// Not an operation of WMTS (GetFeatureInfo went to the origin,
+		// which answers OperationNotSupported where it is not offered).
+		return invalid("Request", p["request"])
 	}
 	for _, n := range []string{"Version", "Layer", "Style", "Format", "TileMatrixSet", "TileMatrix", "TileRow", "TileCol"} {
 		if v, ok := p[strings.ToLower(n)]; !ok || (v == "" && n != "Style") {
