@@ -373,9 +373,9 @@ func TestETSWMTS10(t *testing.T) {
 		}
 	})
 	for name, u := range map[string]string{
-		"wmts:Server.RESTful.GetTile.Invalid.Layer":                       rest("BOGUS", "EPSG:900913", "2", "1", "3"),
-		"wmts:Server.RESTful.GetTile.Invalid.TileMatrixSet":               rest("demo:world", "BOGUS", "2", "1", "3"),
-		"wmts:Server.RESTful.GetTile.Invalid.TileMatrix":                  rest("demo:world", "EPSG:900913", "BOGUS", "1", "3"),
+		"wmts:Server.RESTful.GetTile.Invalid.Layer":                        rest("BOGUS", "EPSG:900913", "2", "1", "3"),
+		"wmts:Server.RESTful.GetTile.Invalid.TileMatrixSet":                rest("demo:world", "BOGUS", "2", "1", "3"),
+		"wmts:Server.RESTful.GetTile.Invalid.TileMatrix":                   rest("demo:world", "EPSG:900913", "BOGUS", "1", "3"),
 		"wmts:Server.RESTful.GetTile.Invalid.Tile.Row.TileMatrixSetLimits": rest("demo:world", "EPSG:900913", "2", "4", "3"),
 		"wmts:Server.RESTful.GetTile.Invalid.Tile.Col.TileMatrixSetLimits": rest("demo:world", "EPSG:900913", "2", "1", "4"),
 	} {
