@@ -73,14 +73,12 @@ function wmsEx(code, text) {
     (code ? ' code="' + code + '"' : '') + '>' + esc(text) + '</ServiceException></ServiceExceptionReport>\n');
 }
 
-// layer: a layer's entry, 'private', or null.
 async function layer(id) {
   var priv = await get('/private/' + id);
   var l = await json('/layer/' + id);
   return priv !== null ? 'private' : l && l.g && l.f ? l : null;
 }
 
-// format: [short name, extension] of a MIME type of layer l, or null.
 function format(l, mime) {
   return has(l.f, mime) ? l.f[mime] : null;
 }
@@ -110,6 +108,9 @@ async function wmts(p) {
   var res = missing(p, 0, 2);
   if (res === null && p.service !== 'WMTS') {
     res = invalid('Service', p.service);
+  }
+  if (res === null && p.acceptversions && p.acceptversions.split(',').indexOf('1.0.0') < 0) {
+    res = owsEx(400, 'VersionNegotiationFailed', 'AcceptVersions', 'Only 1.0.0 is offered');
   }
   if (res !== null || p.request === 'GetCapabilities') {
     return res || '/WMTSCapabilities.xml';

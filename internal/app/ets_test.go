@@ -171,8 +171,9 @@ func TestETSWMTS10(t *testing.T) {
 			t.Errorf("AcceptVersions=1.0.0: %d, want the capabilities", st)
 		}
 	})
-	skip("wmts:Server.KVP.GET.GetCapabilities.Request.AcceptVersions.Invalid",
-		"AcceptVersions is not negotiated: the stored 1.0.0 capabilities are answered whatever it lists (no VersionNegotiationFailed; the edge function has no room for it)")
+	run("wmts:Server.KVP.GET.GetCapabilities.Request.AcceptVersions.Invalid", func(t *testing.T) {
+		wantException(t, kvp+"request=GetCapabilities&service=WMTS&AcceptVersions=0.0.0", 400, "VersionNegotiationFailed", "AcceptVersions")
+	})
 	run("wmts:Server.KVP.GET.GetCapabilities.Request.CaseInsensitive.KVP.Names", func(t *testing.T) {
 		for _, q := range []string{"REQUEST=GetCapabilities&SERVICE=WMTS&VERSION=1.0.0", "service=WMTS&version=1.0.0&request=GetCapabilities",
 			"ReQuEsT=GetCapabilities&sErViCe=WMTS&VeRsIoN=1.0.0", "Version=1.0.0&Service=WMTS&Request=GetCapabilities"} {

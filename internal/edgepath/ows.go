@@ -36,7 +36,8 @@ import (
 // InvalidParameterValue 400 (a request that is no WMTS operation too, as
 // the OGC's suite ets-wmts10 asserts), TileOutOfRange 400,
 // OperationNotSupported 501 (GetFeatureInfo of a layer that does not offer
-// it).
+// it); and VersionNegotiationFailed 400 when AcceptVersions lists no
+// 1.0.0 (OWS 1.1).
 //
 // WMS-C: a WMS GetMap of one layer whose SRS (CRS in 1.3.0), WIDTH,
 // HEIGHT and BBOX match one tile of a grid set of the layer within
@@ -311,6 +312,9 @@ func wmts(p map[string]string, kv func(string) (string, bool)) Answer {
 	}
 	if p["service"] != "WMTS" {
 		return invalid("Service", p["service"])
+	}
+	if v := p["acceptversions"]; v != "" && !slices.Contains(strings.Split(v, ","), "1.0.0") {
+		return owsException(400, "VersionNegotiationFailed", "AcceptVersions", "Only 1.0.0 is offered")
 	}
 	switch p["request"] {
 	case "GetCapabilities":
