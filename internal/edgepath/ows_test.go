@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"tilecache/internal/layer"
+	"tilecache/internal/tilestore"
 )
 
 // owsCaseTable is testdata/ows-cases.json, shared with the edge's
@@ -225,4 +227,52 @@ func TestEdgeFunctionOWSSize(t *testing.T) {
 		t.Errorf("ows.js is %d bytes: CloudFront Functions take at most 10 KB", len(src))
 	}
 	t.Logf("ows.js: %d bytes, %d to spare", len(src), 10*1024-len(src))
+}
+
+// FuzzOWS: OWS never panics and answers every request of its paths either
+// with a key or with a 4xx or 501 (never a 5xx of its own making); a tile
+// key it gives decodes, as the bucket decodes it, to a key tilestore
+// parses back with no segment the service's own, and a GetFeatureInfo
+// path it gives is one ParseFeatureInfo reads without panicking, with the
+// same kinds of answers.
+func FuzzOWS(f *testing.F) {
+	ct := loadOWSCases(f)
+	for _, c := range ct.Cases {
+		f.Add(c.URI)
+	}
+	kv := func(k string) (string, bool) { v, ok := ct.Store[k]; return v, ok }
+	f.Fuzz(func(t *testing.T, uri string) {
+		path, query, _ := strings.Cut(uri, "?")
+		a, ok := OWS(path, query, kv)
+		if !ok {
+			return
+		}
+		if a.Status != 0 {
+			if a.Status < 400 || (a.Status >= 500 && a.Status != 501) || a.Key != "" {
+				t.Fatalf("%s: status %d key %q", uri, a.Status, a.Key)
+			}
+			return
+		}
+		if strings.HasPrefix(a.Key, FeatureInfoPrefix+"/") {
+			fi, exc, ok := ParseFeatureInfo(a.Key, kv)
+			if !ok && (exc.Status < 400 || (exc.Status >= 500 && exc.Status != 501)) {
+				t.Fatalf("%s: feature info answered %d", uri, exc.Status)
+			}
+			if ok && (fi.I < 0 || fi.J < 0 || fi.Layer == "") {
+				t.Fatalf("%s: feature info %+v", uri, fi)
+			}
+			return
+		}
+		if a.Key == WMTSCapabilitiesKey || a.Key == WMSCapabilitiesKey {
+			return
+		}
+		plain, err := url.PathUnescape(a.Key)
+		if err != nil || Reserved(a.Key) || len(a.Key) > MaxKey {
+			t.Fatalf("%s: key %q (%v)", uri, a.Key, err)
+		}
+		layerID, _, _ := strings.Cut(strings.TrimPrefix(plain, "/"), "/")
+		if _, _, _, _, ok := tilestore.ParseLayerKey("", layerID, strings.TrimPrefix(plain, "/")); !ok {
+			t.Fatalf("%s: key %q does not parse as a tile key", uri, plain)
+		}
+	})
 }
