@@ -26,7 +26,8 @@ func cdnWorld(tp *template, params map[string]string) *world {
 			"CdnWebAcl.Arn":                                 "arn:aws:wafv2:us-east-1:000000000000:global/webacl/tilecache-tiles/ffffffff-0000-4000-8000-0123456789ab",
 			"LogsFunction.Arn":                              "arn:aws:lambda:us-east-1:000000000000:function:tc-logs",
 			"EdgeGridSets.Arn":                              "arn:aws:cloudfront::000000000000:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab",
-			"EdgePathFunction.FunctionMetadata.FunctionARN": "arn:aws:cloudfront::000000000000:function/tc-paths"}}
+			"EdgePathFunction.FunctionMetadata.FunctionARN": "arn:aws:cloudfront::000000000000:function/tc-paths",
+			"EdgeOWSFunction.FunctionMetadata.FunctionARN":  "arn:aws:cloudfront::000000000000:function/tc-ows"}}
 	for _, id := range tp.resourcesOfType("AWS::Logs::LogGroup") {
 		w.atts[id+".Arn"] = "arn:aws:logs:us-east-1:000000000000:log-group:" + id + ":*"
 	}

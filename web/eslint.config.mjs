@@ -8,7 +8,7 @@
 // - the CDN edge functions (../functions/edge/*.js): CloudFront Functions
 //   (cloudfront-js-2.0, njs) run ES 5.1 with a few later features, of
 //   which these files use async/await and ES modules' import (tilepath.js
-//   only). They are parsed as ES2017, so that a later syntax (?., ??,
+//   and ows.js only). They are parsed as ES2017, so that a later syntax (?., ??,
 //   spread in objects, classes' fields) fails here rather than at the
 //   edge, and no rule there asks for const, let or arrows. tiletoken.js
 //   and edgecases.js are scripts: tiletoken.js is held verbatim in
@@ -60,7 +60,7 @@ export default [
   },
   {
     basePath: root,
-    files: ['functions/edge/tilepath.js'],
+    files: ['functions/edge/tilepath.js', 'functions/edge/ows.js'],
     languageOptions: { sourceType: 'module' },
     rules: { 'no-unused-vars': ['error', { varsIgnorePattern: '^handler$', args: 'after-used', caughtErrors: 'none' }] },
   },

@@ -1,4 +1,4 @@
-// Runs an edge function file (tilepath.js or tiletoken.js) under node as
+// Runs an edge function file (tilepath.js, tiletoken.js or ows.js) under node as
 // CloudFront runs it — its imports of 'cloudfront' and 'crypto' given:
 // a key-value store (edgecases.js's edgeKvs) and node's crypto — with the
 // shared driver edgecases.js, on the input read from standard input, and
@@ -14,7 +14,7 @@ const file = process.argv[2];
 const src = readFileSync(file, 'utf8');
 const driver = readFileSync(new URL('./edgecases.js', import.meta.url), 'utf8');
 const input = JSON.parse(readFileSync(0, 'utf8'));
-const imports = /^import cf from 'cloudfront';\nimport crypto from 'crypto';$/m;
+const imports = /^import cf from 'cloudfront';(\nimport crypto from 'crypto';)?$/m;
 
 const context = { crypto, Buffer };
 vm.createContext(context);

@@ -121,9 +121,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	var tiles http.Handler = tileserve.NewTiles(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
 	tiles = tileserve.PrivateTiles(layers, p.TileKeys, storedOnlyForAccounts(users, tiles))
 	var objects http.Handler = tileserve.NewObjects(layers, p.Tiles, cfg.KeyPrefix, p.Recorder, log).RenderMisses(p.Misses)
-	// The WMTS and XYZ paths, mapped to the stored keys as the CDN's edge
-	// function maps them.
-	objects = storedOnlyForAccounts(users, edgepath.Handler(edgepath.NewLive(layers).Table, tileserve.PrivateObjects(layers, p.TileKeys, objects)))
+	// The WMTS and XYZ paths and the OGC KVP bindings (WMTS KVP, WMS-C),
+	// mapped to the stored keys as the CDN's edge functions map them.
+	// GetFeatureInfo, which the bindings pass on, answered from the layers'
+	// WMS upstreams.
+	live := edgepath.NewLive(layers)
+	objects = storedOnlyForAccounts(users, live.Handler(tileserve.NewFeatureInfo(layers, live.Values, p.Sources.Of,
+		cfg.Miss.MissQueue, cfg.Miss.MissTimeout, log, tileserve.PrivateObjects(layers, p.TileKeys, objects))))
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: a viewer's (it only reads, and a
 	// scraper should hold the least role) on the main listener, or

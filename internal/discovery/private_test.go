@@ -23,7 +23,7 @@ func TestPrivateLayerLeftOutOfSharedDocuments(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		for _, k := range []string{indexName, tmsName, wmtsName, ogcDir + "collections.json", "ogcapi.json"} {
+		for _, k := range []string{indexName, tmsName, wmtsName, wmscName, ogcDir + "collections.json", "ogcapi.json"} {
 			data, _ := mustGet(t, s, prefix+"/"+k)
 			if bytes.Contains(data, []byte("topo")) {
 				t.Errorf("%s: the shared %s names the private layer:\n%s", when, k, data)

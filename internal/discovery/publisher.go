@@ -454,6 +454,15 @@ func (p *Publisher) writeRoot(ctx context.Context, ds []*description, names []st
 		document
 		same func(stored, fresh []byte) bool
 	}{document{p.rootKey(wmtsName), wmts, xmlMeta}, nil})
+	// WMS-C capabilities: the public tile sets of the default parameters.
+	wmsc, err := wmscCapabilities(public, p.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", wmscName, err)
+	}
+	docs = append(docs, struct {
+		document
+		same func(stored, fresh []byte) bool
+	}{document{p.rootKey(wmscName), wmsc, xmlMeta}, nil})
 	layerIDs, byLayer := byLayerID(ds)
 	for _, id := range layerIDs {
 		if ids != nil && !ids[id] {

@@ -117,7 +117,7 @@ func TestEnsureIsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := slices.Concat(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName, tileJSONXYZName),
-			[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+			[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/" + wmscName, prefix + "/demo:world/" + wmtsName},
 			ogcKeys("", "collections", "collections/demo:world", "collections/demo:world/map/tiles",
 				"collections/demo:world/map/tiles/WebMercatorQuad", "conformance", "tileMatrixSets", "tileMatrixSets/WebMercatorQuad"))
 		checkKeys(t, "first Ensure", got, want)
@@ -165,7 +165,7 @@ func TestEnsureRewritesWhenTheLayerChanges(t *testing.T) {
 		// description.
 		checkKeys(t, "Ensure after the attribution changed", got,
 			slices.Concat(docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName, tileJSONXYZName),
-				[]string{prefix + "/" + indexName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				[]string{prefix + "/" + indexName, prefix + "/" + wmtsName, prefix + "/" + wmscName, prefix + "/demo:world/" + wmtsName},
 				ogcKeys("collections", "collections/demo:world")))
 		data, _ := mustGet(t, s, prefix+"/demo:world/EPSG:900913/png/default/"+tileJSONName)
 		var tj struct{ Attribution string }
@@ -231,7 +231,7 @@ func TestRefresh(t *testing.T) {
 			before: [][3]string{{"demo:world", "EPSG:900913", "image/png"}, {"demo:world", "EPSG:900913", "image/jpeg"}},
 			layers: withoutJPEG,
 			wantChanged: slices.Concat(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName, tileJSONXYZName),
-				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/" + wmscName, prefix + "/demo:world/" + wmtsName},
 				// The tile set no longer links JPEG tiles, nor the API claims them.
 				ogcKeys("collections/demo:world/map/tiles/WebMercatorQuad", "conformance")),
 			wantIndex: []string{"demo:world/EPSG:900913/png/default"},
@@ -241,7 +241,7 @@ func TestRefresh(t *testing.T) {
 			before: [][3]string{{"demo:world", "EPSG:4326", "image/png"}, {"topo", "LAEA", "image/png8"}},
 			layers: withoutTopo,
 			wantChanged: slices.Concat(docKeys("topo 50", "LAEA", "png8", tileMapName),
-				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/topo 50/" + wmtsName},
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/" + wmscName, prefix + "/topo 50/" + wmtsName},
 				ogcKeys("collections", "collections/topo 50", "collections/topo 50/map/tiles",
 					"collections/topo 50/map/tiles/LAEA", "tileMatrixSets", "tileMatrixSets/LAEA")),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default"},
@@ -253,7 +253,7 @@ func TestRefresh(t *testing.T) {
 			tiles:  []string{prefix + "/topo 50/TopLeftWhole/png8/default/0/0/0.png"},
 			layers: partial,
 			wantChanged: slices.Concat(docKeys("topo 50", "TopLeftWhole", "png8", tileMapName),
-				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/topo 50/" + wmtsName},
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/" + wmscName, prefix + "/topo 50/" + wmtsName},
 				ogcKeys("collections/topo 50/map/tiles", "collections/topo 50/map/tiles/TopLeftWhole",
 					"tileMatrixSets", "tileMatrixSets/TopLeftWhole")),
 			wantIndex: []string{"topo 50/LAEA/png8/default"},
@@ -265,7 +265,7 @@ func TestRefresh(t *testing.T) {
 			wantChanged: slices.Concat(
 				docKeys("demo:world", "EPSG:900913", "png", tileMapName, tileJSONName, tileJSONXYZName),
 				docKeys("demo:world", "EPSG:4326", "png", tileMapName),
-				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/" + wmscName, prefix + "/demo:world/" + wmtsName},
 				ogcKeys("collections", "collections/demo:world", "collections/demo:world/map/tiles",
 					"collections/demo:world/map/tiles/WebMercatorQuad", "collections/demo:world/map/tiles/WorldCRS84Quad")),
 			wantIndex: []string{"demo:world/EPSG:4326/png/default", "demo:world/EPSG:900913/png/default"},
@@ -276,7 +276,7 @@ func TestRefresh(t *testing.T) {
 			tiles:  []string{prefix + "/demo:world/EPSG:900913/jpeg/default/3/1/2.jpeg"},
 			layers: testLayers,
 			wantChanged: slices.Concat(docKeys("demo:world", "EPSG:900913", "jpeg", tileMapName, tileJSONName, tileJSONXYZName),
-				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/demo:world/" + wmtsName},
+				[]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/" + wmscName, prefix + "/demo:world/" + wmtsName},
 				ogcKeys("collections/demo:world/map/tiles",
 					"collections/demo:world/map/tiles/WebMercatorQuad", "conformance", "tileMatrixSets",
 					"tileMatrixSets/WebMercatorQuad")),
@@ -302,7 +302,7 @@ func TestRefresh(t *testing.T) {
 				}
 				checkKeys(t, "Refresh", got, tt.wantChanged)
 				for _, k := range got {
-					if strings.HasSuffix(k, tmsName) || strings.HasSuffix(k, indexName) || strings.HasSuffix(k, wmtsName) ||
+					if strings.HasSuffix(k, tmsName) || strings.HasSuffix(k, indexName) || strings.HasSuffix(k, wmtsName) || strings.HasSuffix(k, wmscName) ||
 						strings.HasPrefix(k, prefix+"/"+ogcDir) {
 						continue
 					}
@@ -350,7 +350,7 @@ func TestRebuildIndexAfterMassTruncate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkKeys(t, "RebuildIndex", got, append([]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName},
+		checkKeys(t, "RebuildIndex", got, append([]string{prefix + "/" + indexName, prefix + "/" + tmsName, prefix + "/" + wmtsName, prefix + "/" + wmscName},
 			ogcKeys("collections", "collections/demo:world", "collections/demo:world/map/tiles",
 				"collections/demo:world/map/tiles/WebMercatorQuad", "tileMatrixSets", "tileMatrixSets/WebMercatorQuad")...))
 		if got, want := storedOGC(t, s), wantOGC([]string{"topo 50/LAEA/png8/default"}); !slices.Equal(got, want) {

@@ -21,13 +21,56 @@ const wmtsName = "WMTSCapabilities.xml"
 // order.
 
 type wmtsCapabilitiesXML struct {
-	XMLName  xml.Name `xml:"Capabilities"`
-	XMLNS    string   `xml:"xmlns,attr"`
-	OWS      string   `xml:"xmlns:ows,attr"`
-	XLink    string   `xml:"xmlns:xlink,attr"`
-	Version  string   `xml:"version,attr"`
-	Service  wmtsServiceXML
-	Contents wmtsContentsXML `xml:"Contents"`
+	XMLName    xml.Name `xml:"Capabilities"`
+	XMLNS      string   `xml:"xmlns,attr"`
+	OWS        string   `xml:"xmlns:ows,attr"`
+	XLink      string   `xml:"xmlns:xlink,attr"`
+	Version    string   `xml:"version,attr"`
+	Service    wmtsServiceXML
+	Operations wmtsOperationsXML
+	Contents   wmtsContentsXML `xml:"Contents"`
+}
+
+// wmtsOperationsXML advertises the KVP binding (/gwc/service/wmts, see
+// internal/edgepath's OWS) beside the RESTful one (the ResourceURLs).
+type wmtsOperationsXML struct {
+	XMLName    xml.Name           `xml:"ows:OperationsMetadata"`
+	Operations []wmtsOperationXML `xml:"ows:Operation"`
+}
+
+type wmtsOperationXML struct {
+	Name string       `xml:"name,attr"`
+	Gets []wmtsGetXML `xml:"ows:DCP>ows:HTTP>ows:Get"`
+}
+
+type wmtsGetXML struct {
+	Href       string            `xml:"xlink:href,attr"`
+	Constraint wmtsConstraintXML `xml:"ows:Constraint"`
+}
+
+type wmtsConstraintXML struct {
+	Name   string   `xml:"name,attr"`
+	Values []string `xml:"ows:AllowedValues>ows:Value"`
+}
+
+// wmtsOperations lists GetCapabilities and GetTile, RESTful under /wmts/
+// and in KVP on /gwc/service/wmts. RESTful comes first: a client that
+// takes the first encoding listed (OpenLayers' optionsFromCapabilities)
+// keeps the RESTful paths; one that asks for KVP (OWSLib's gettile) finds
+// it.
+func wmtsOperations(baseURL string) wmtsOperationsXML {
+	var ops wmtsOperationsXML
+	for _, name := range []string{"GetCapabilities", "GetTile"} {
+		rest := baseURL + "/wmts/"
+		if name == "GetCapabilities" {
+			rest = baseURL + "/" + wmtsName
+		}
+		ops.Operations = append(ops.Operations, wmtsOperationXML{Name: name, Gets: []wmtsGetXML{
+			{Href: rest, Constraint: wmtsConstraintXML{Name: "GetEncoding", Values: []string{"RESTful"}}},
+			{Href: baseURL + "/gwc/service/wmts?", Constraint: wmtsConstraintXML{Name: "GetEncoding", Values: []string{"KVP"}}},
+		}})
+	}
+	return ops
 }
 
 type wmtsServiceXML struct {
@@ -114,7 +157,8 @@ func wmtsCapabilities(ds []*description, baseURL string) ([]byte, error) {
 	doc := wmtsCapabilitiesXML{
 		XMLNS: "http://www.opengis.net/wmts/1.0", OWS: "http://www.opengis.net/ows/1.1",
 		XLink: "http://www.w3.org/1999/xlink", Version: "1.0.0",
-		Service: wmtsServiceXML{Title: "tilecache", ServiceType: "OGC WMTS", ServiceTypeVersion: "1.0.0"},
+		Service:    wmtsServiceXML{Title: "tilecache", ServiceType: "OGC WMTS", ServiceTypeVersion: "1.0.0"},
+		Operations: wmtsOperations(baseURL),
 	}
 	sets := map[string]bool{}
 	order, byLayer := byLayerID(ds)

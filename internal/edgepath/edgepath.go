@@ -327,6 +327,7 @@ type Live struct {
 	mu      sync.Mutex
 	version int64
 	t       Table
+	values  map[string]string // ValuesOf, built by Values when first asked
 }
 
 // NewLive returns the live table of c.
@@ -341,7 +342,7 @@ func (l *Live) Table() Table {
 	defer l.mu.Unlock()
 	if v := l.c.Version(); v != l.version {
 		snap := l.c.Snapshot()
-		l.version, l.t = snap.Version(), TableOf(snap)
+		l.version, l.t, l.values = snap.Version(), TableOf(snap), nil
 	}
 	return l.t
 }

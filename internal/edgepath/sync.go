@@ -23,7 +23,9 @@ type KeyValues interface {
 // The edge's store holds, besides the grid sets by id (which never hold a
 // "/"), each private layer's id under PrivateEntry ("1") and each tile
 // token key's secret under KeyEntry and its id: the edge function checks
-// a private layer's token with them (functions/edge/tilepath.js).
+// a private layer's token with them (functions/edge/tilepath.js). The OGC
+// bindings' function (functions/edge/ows.js) reads LayerEntry and
+// GeometryEntry keys too (see LayerValues and ValuesOf).
 const (
 	PrivateEntry = "/private/"
 	KeyEntry     = "/key/"

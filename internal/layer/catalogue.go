@@ -89,7 +89,7 @@ var edgeIDs = []string{"wmts", "xyz", "ogcapi", "ogcapi.json"}
 // (the REST interface, tiles, metrics and the console):
 // a layer or grid set with one of them as its id would overwrite a
 // document or be shadowed by an endpoint.
-var rootIDs = []string{"index.json", "index.html", "tms.xml", "WMTSCapabilities.xml", "rest", "tiles", "metrics", "console"}
+var rootIDs = []string{"index.json", "index.html", "tms.xml", "WMTSCapabilities.xml", "WMSCapabilities.xml", "rest", "tiles", "metrics", "console"}
 
 // checkID returns why id cannot be the id of a layer or grid set (what
 // says which), nil when it can: ids are a segment of tile keys and of the
@@ -361,7 +361,7 @@ func buildLayer(ld Entry, gridSets map[string]*grid.GridSet) (*Layer, []error) {
 	}
 	l := &Layer{Name: ld.Name, ID: ld.ID, Title: ld.Title, Attribution: ld.Attribution, Description: ld.Description,
 		Enabled: ld.Enabled == nil || *ld.Enabled, Formats: ld.Formats,
-		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Private: ld.Private, MetaWidth: 4, MetaHeight: 4,
+		Gutter: ld.Gutter, CacheControl: ld.CacheControl, Private: ld.Private, FeatureInfo: ld.FeatureInfo, MetaWidth: 4, MetaHeight: 4,
 		Managed: ManagedByFile}
 	switch {
 	case ld.ManagedBy == "":

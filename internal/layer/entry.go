@@ -25,6 +25,7 @@ type Entry struct {
 	Gutter            int              `yaml:"gutter,omitempty"`
 	CacheControl      string           `yaml:"cacheControl,omitempty"`
 	Private           bool             `yaml:"private,omitempty"`
+	FeatureInfo       bool             `yaml:"featureInfo,omitempty"`
 	ExpireClients     *int             `yaml:"expireClients,omitempty"`
 	ExpireClientsList []ExpirationRule `yaml:"expireClientsList,omitempty"`
 	ExpireCache       *int             `yaml:"expireCache,omitempty"`

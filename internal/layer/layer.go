@@ -61,6 +61,11 @@ type Layer struct {
 	// a valid tile token for it (internal/tiletoken), and the shared
 	// documents leave it out.
 	Private bool
+	// FeatureInfo is true when the layer file says `featureInfo: true`:
+	// GetFeatureInfo requests (WMTS KVP, WMS) of its tiles are passed to
+	// its WMS upstream, the pixel translated into the tile's GetMap box
+	// (tileserve.FeatureInfo). Off by default.
+	FeatureInfo bool
 	// ClientExpiry are the layer's expireClients rules: the max-age, in
 	// seconds, clients may keep a tile of each zoom (see ClientMaxAge);
 	// nil when not configured.

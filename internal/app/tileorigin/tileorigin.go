@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -160,10 +161,17 @@ func build(ctx context.Context, cfg Config, b backends.Backends, ring *tiletoken
 	o := &Origin{Registry: reg, Misses: misses, TileKeys: ring, Metrics: new(metrics.Registry), Backends: b, log: log}
 	layers := reg.Catalogue()
 	objects := tileserve.PrivateObjects(layers, ring, tileserve.NewObjects(layers, b.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(misses))
+	// GetFeatureInfo, which the edge's OGC bindings function passes on
+	// under edgepath.FeatureInfoPrefix (reserved, so never a stored object).
+	featureInfo := tileserve.NewFeatureInfo(layers, edgepath.NewLive(layers).Values, cache.Of, cfg.Miss.MissQueue, cfg.Miss.MissTimeout, log, objects)
 	o.Handler = core.WithMetrics(o.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "Method "+r.Method+" not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if strings.HasPrefix(r.URL.EscapedPath(), edgepath.FeatureInfoPrefix+"/") {
+			featureInfo.ServeHTTP(w, r)
 			return
 		}
 		if edgepath.Reserved(r.URL.EscapedPath()) {

@@ -107,6 +107,8 @@ type Program struct {
 	Engine *seed.Engine
 	// Misses renders tiles on a miss (the tile and object paths).
 	Misses *onmiss.Renderer
+	// Sources are the layers' sources (GetFeatureInfo asks them too).
+	Sources *sources.Cache
 	// Cleaner enforces the disk quota and keeps usage right.
 	Cleaner *quota.Cleaner
 	// Schedules fires the saved requests that are due (at every
@@ -217,7 +219,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logge
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
 	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
-	p := &Program{Engine: engine, Misses: misses, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
+	p := &Program{Engine: engine, Misses: misses, Sources: srcs, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
 		Metrics: new(metrics.Registry)}
 	if cfg.TileTokenKeys != "" {
 		// The configured keys, parsed once (config.Load and
@@ -252,8 +254,9 @@ func (p *Program) syncEdge(ctx context.Context) {
 	if p.cfg.TileTokenKeys != "" { // the configured keys, never a key made at start
 		keys = p.TileKeys.Keys()
 	}
-	// The grid sets, the private layers and the tile token keys (by id).
-	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.Values(edgepath.TableOf(snap), edgepath.PrivateOf(snap), keys))
+	// The grid sets, the private layers, the tile token keys (by id) and
+	// the layers and grid geometries of the OGC bindings.
+	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.ValuesOf(snap, keys))
 	if err != nil {
 		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
 		return

@@ -54,6 +54,7 @@
 package wms
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"image"
@@ -340,4 +341,49 @@ func (s *Source) latFirst(epsg int) bool {
 		return true
 	}
 	return epsg >= 4000 && epsg < 5000
+}
+
+// MaxFeatureInfo is the most bytes a GetFeatureInfo answer may take.
+const MaxFeatureInfo = 1 << 20
+
+// FeatureInfo asks the upstream what is at pixel (i, j) of tile (x, y)
+// (y from the bottom) of level z of g, with the tile set's parameters: a
+// GetFeatureInfo of the tile's own GetMap (the tile's box at the tile's
+// size, no gutter) with QUERY_LAYERS the source's layers, and I/J (1.3.0)
+// or X/Y (1.1.1) the pixel. The answer is returned as the upstream gave it,
+// at most MaxFeatureInfo bytes, with its Content-Type; what bounds a
+// GetMap bounds it (the address policy, timeout, retries, concurrency
+// cap), and its errors name the URL only redacted.
+func (s *Source) FeatureInfo(ctx context.Context, g *grid.GridSet, z int, x, y int64, params map[string]string, i, j int, infoFormat string) (body []byte, contentType string, err error) {
+	u, _, err := s.GetMapURL(source.Request{GridSet: g, Z: z, Tiles: grid.TileRange{Z: z, MinX: x, MinY: y, MaxX: x, MaxY: y}, Parameters: params})
+	if err != nil {
+		return nil, "", err
+	}
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return nil, "", err
+	}
+	v := parsed.Query()
+	v.Set("REQUEST", "GetFeatureInfo")
+	v.Set("QUERY_LAYERS", v.Get("LAYERS"))
+	v.Set("INFO_FORMAT", infoFormat)
+	px, py := "X", "Y"
+	if s.opts.Version == "1.3.0" {
+		px, py = "I", "J"
+	}
+	v.Set(px, strconv.Itoa(i))
+	v.Set(py, strconv.Itoa(j))
+	parsed.RawQuery = v.Encode()
+	u = parsed.String()
+	err = s.client.FetchLimited(ctx, u, MaxFeatureInfo, func(b []byte, ct string) error {
+		if strings.Contains(ct, "se_xml") || bytes.Contains(b[:min(len(b), 512)], []byte("<ServiceExceptionReport")) {
+			return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: "the upstream answered an exception"}
+		}
+		body, contentType = bytes.Clone(b), ct
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("wms GetFeatureInfo for z%d tile %d,%d: %w", z, x, y, err)
+	}
+	return body, contentType, nil
 }
