@@ -13,8 +13,9 @@ import (
 // TestBootstrapsLinkOnlyTheirAssembly: each function links its own
 // assembly and not what another function needs. The tile origin (internet
 // facing, CloudFront's failover origin) links no seed engine, no
-// administration interface, no embedded database and no console or web
-// assets; the log function no administration interface, seed engine or
+// administration interface nor its state (accounts and their bcrypt
+// hashes, API tokens, the audit trail, the schedules and their cron
+// parser), no embedded database and no console or web assets; the log function no administration interface, seed engine or
 // image code; the worker and the cleaner (the engine's assembly) no
 // administration interface, console or embedded database. A package that
 // comes back is named with the import chain that brings it, from the
@@ -29,7 +30,10 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 		refused  []string
 	}{
 		{"tile", []string{"tilecache/internal/seed", "tilecache/internal/rest", "go.etcd.io/bbolt",
-			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt"}},
+			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt",
+			"tilecache/internal/app/backends/admin", "tilecache/internal/state/dynamo/adminstore",
+			"tilecache/internal/account", "tilecache/internal/auth", "golang.org/x/crypto/bcrypt", "tilecache/internal/apitoken",
+			"tilecache/internal/audit", "tilecache/internal/schedule", "github.com/robfig/cron/v3"}},
 		{"logs", []string{"tilecache/internal/rest", "tilecache/internal/seed", "tilecache/internal/imaging",
 			"tilecache/internal/onmiss", "tilecache/internal/source", "image/png", "image/jpeg", "golang.org/x/image/webp", "golang.org/x/image/tiff"}},
 		{"worker", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
