@@ -13,13 +13,15 @@ import (
 // TestBootstrapsLinkOnlyTheirAssembly: each function links its own
 // assembly and not what another function needs. The tile origin (internet
 // facing, CloudFront's failover origin) links no seed engine, no
-// administration interface, no embedded database, no SQLite (the mbtiles
-// sources' driver: the workers read MBTiles) and no console or web
-// assets; the log function no administration interface, seed engine or
-// image code; the worker and the cleaner (the engine's assembly) no
-// administration interface, console or embedded database. A package that
-// comes back is named with the import chain that brings it, from the
-// function's main package.
+// administration interface nor the administration's state (accounts and
+// their bcrypt hashes, API tokens, the audit trail, the schedules with
+// their cron parser and time zone database), no embedded database, no SQLite
+// (the mbtiles sources' driver: the workers read MBTiles) and no
+// console or web assets; the log function no administration interface nor
+// its state, seed engine or image code; the worker and the cleaner (the
+// engine's assembly) no administration interface, console or embedded
+// database. A package that comes back is named with the import chain that
+// brings it, from the function's main package.
 func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH: this test lists the bootstraps' packages with it")
@@ -30,9 +32,15 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 		refused  []string
 	}{
 		{"tile", []string{"tilecache/internal/seed", "tilecache/internal/rest", "go.etcd.io/bbolt",
-			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt", "modernc.org/sqlite"}},
+			"tilecache/internal/console", "tilecache/internal/web", "tilecache/internal/state/bolt", "modernc.org/sqlite",
+			"tilecache/internal/app/backends/admin", "tilecache/internal/state/dynamo/adminstore",
+			"tilecache/internal/account", "tilecache/internal/auth", "golang.org/x/crypto/bcrypt", "tilecache/internal/apitoken",
+			"tilecache/internal/audit", "tilecache/internal/schedule", "github.com/robfig/cron/v3", "time/tzdata"}},
 		{"logs", []string{"tilecache/internal/rest", "tilecache/internal/seed", "tilecache/internal/imaging",
-			"tilecache/internal/onmiss", "tilecache/internal/source", "image/png", "image/jpeg", "golang.org/x/image/webp", "golang.org/x/image/tiff"}},
+			"tilecache/internal/onmiss", "tilecache/internal/source", "image/png", "image/jpeg", "golang.org/x/image/webp", "golang.org/x/image/tiff",
+			"tilecache/internal/app/backends/admin", "tilecache/internal/state/dynamo/adminstore",
+			"tilecache/internal/account", "tilecache/internal/auth", "golang.org/x/crypto/bcrypt", "tilecache/internal/apitoken",
+			"tilecache/internal/audit", "tilecache/internal/schedule", "github.com/robfig/cron/v3", "time/tzdata"}},
 		{"worker", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
 		{"cleaner", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
 	} {

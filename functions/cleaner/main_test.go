@@ -108,7 +108,7 @@ func TestScheduledRequestOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.State.Schedules.CreateSchedule(t.Context(), s); err != nil {
+	if err := store.Admin.Schedules.CreateSchedule(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
 	var ev events.EventBridgeEvent
@@ -123,7 +123,7 @@ func TestScheduledRequestOnce(t *testing.T) {
 	}
 	wg.Wait()
 
-	got, err := store.State.Schedules.Schedule(t.Context(), "nightly")
+	got, err := store.Admin.Schedules.Schedule(t.Context(), "nightly")
 	if err != nil {
 		t.Fatal(err)
 	}

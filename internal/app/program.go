@@ -19,7 +19,7 @@ import (
 
 	"tilecache/internal/account"
 	"tilecache/internal/apitoken"
-	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/admin"
 	"tilecache/internal/app/backends/embedded"
 	"tilecache/internal/app/core"
 	"tilecache/internal/app/worker"
@@ -73,16 +73,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// API tokens beside the accounts' passwords, each read from the task
 	// store at most apitoken.CacheFor ago, so that a revocation reaches
 	// every process within that time.
-	users = users.WithBearer(apitoken.NewVerifier(p.State.Tokens, apitoken.CacheFor))
+	users = users.WithBearer(apitoken.NewVerifier(p.Admin.Tokens, apitoken.CacheFor))
 	// And the accounts added at run time, each read from the task store
 	// at most auth.StoredFor ago: a change reaches every process within
 	// that time.
 	configured := users
-	users = users.WithAccounts(account.Reader{Store: p.State.Accounts})
+	users = users.WithAccounts(account.Reader{Store: p.Admin.Accounts})
 	// The audit trail: the recorder sits outside the accounts' middleware
 	// and the cross-site guard to see their refusals; Identify, inside
 	// them, names the account (or token) and its role.
-	p.Audit = audit.NewRecorder(p.State.Audit(cfg.AuditRetention), func(r *http.Request) (string, string) {
+	p.Audit = audit.NewRecorder(p.Admin.Audit(cfg.AuditRetention), func(r *http.Request) (string, string) {
 		pr, ok := auth.PrincipalOf(r.Context())
 		if !ok {
 			return "", ""
@@ -95,8 +95,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	}, auth.ClientAddress, log)
 	api := users.Middleware(p.Audit.Identify(rest.New(rest.Services{
 		Planner: p.Engine.Planner, Tasks: engineTasks{p.Engine.Control, p.Engine.Truncation}, Layers: layers,
-		Quota: p.Usage, Schedules: p.State.Schedules, Editor: p.Registry, Tokens: p.State.Tokens,
-		Accounts: p.State.Accounts, Configured: configured,
+		Quota: p.Usage, Schedules: p.Admin.Schedules, Editor: p.Registry, Tokens: p.Admin.Tokens,
+		Accounts: p.Admin.Accounts, Configured: configured,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },
@@ -196,11 +196,11 @@ const AccessFlushEvery = 5 * time.Second
 // accounts): the engine's side (worker.New) on cfg's backends, the
 // embedded ones or those on AWS.
 func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
-	w, err := worker.New(ctx, worker.Of(cfg), func(ctx context.Context) (backends.Backends, error) {
+	w, err := worker.New(ctx, worker.Of(cfg), func(ctx context.Context) (admin.Backends, error) {
 		if cfg.Backend == "aws" {
 			return AWSBackends(ctx, cfg)
 		}
-		return embedded.Open(cfg.DataDir)
+		return embedded.OpenAdmin(cfg.DataDir)
 	}, log)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"tilecache/internal/app"
-	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/admin"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/queue/sqsqueue"
@@ -122,7 +122,7 @@ func emptyPrefix(ctx context.Context, s tilestore.Store, prefix string) error {
 // AWSBackends connects to the AWS resources recorded in dataDir (see
 // StartProcess), for a test to inspect what processes did. Tile keys seen
 // through it carry the returned key prefix.
-func AWSBackends(t testing.TB, dataDir string, extra map[string]string) (backends.Backends, string) {
+func AWSBackends(t testing.TB, dataDir string, extra map[string]string) (admin.Backends, string) {
 	t.Helper()
 	vars, r := awsEnv(t, dataDir)
 	maps.Copy(vars, extra)

@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"tilecache/internal/app/core"
-	"tilecache/internal/audit"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/config"
 	"tilecache/internal/state/dynamo"
@@ -22,16 +21,23 @@ import (
 // policy of all the clients (AWSRetry). Finished tasks stay listed for
 // FinishedKeep(staleAfter). The Backends returned have no queue.
 func AWS(ctx context.Context, a config.AWS, bucket, tableName string, staleAfter time.Duration) (Backends, aws.Config, error) {
+	b, _, awsCfg, err := AWSTable(ctx, a, bucket, tableName, staleAfter)
+	return b, awsCfg, err
+}
+
+// AWSTable is AWS with the task table, over which other adapters are
+// taken (the administration's, admin.Dynamo).
+func AWSTable(ctx context.Context, a config.AWS, bucket, tableName string, staleAfter time.Duration) (Backends, *dynamo.Table, aws.Config, error) {
 	awsCfg, err := awsconf.Load(ctx, a.Env, awsconf.WithRetry(core.AWSRetry(a)))
 	if err != nil {
-		return Backends{}, aws.Config{}, err
+		return Backends{}, nil, aws.Config{}, err
 	}
 	tiles, err := s3store.NewFromEnv(a.Env, bucket, "", func(o *s3store.Options) { o.Retry = core.AWSRetry(a) })
 	if err != nil {
-		return Backends{}, aws.Config{}, fmt.Errorf("tile bucket %s: %w", bucket, err)
+		return Backends{}, nil, aws.Config{}, fmt.Errorf("tile bucket %s: %w", bucket, err)
 	}
 	table := dynamo.New(core.DynamoClient(awsCfg, a), tableName, dynamo.WithFinishedKeep(FinishedKeep(staleAfter)))
-	return Backends{Tiles: tiles, State: DynamoState(table), Close: tiles.Close}, awsCfg, nil
+	return Backends{Tiles: tiles, State: DynamoState(table), Close: tiles.Close}, table, awsCfg, nil
 }
 
 // FinishedKeep is how long finished tasks stay listed in the task table:
@@ -44,7 +50,6 @@ func FinishedKeep(staleAfter time.Duration) time.Duration {
 
 // DynamoState is the state adapters over table.
 func DynamoState(table *dynamo.Table) State {
-	return State{Tasks: table.Tasks(), Usage: table.Usage(), Schedules: table.Schedules(), Config: table.Config(),
-		Claims: table.Claims(), ReadMarks: table.ReadMarks(), Writes: table,
-		Audit: func(d time.Duration) audit.Store { return table.Audit(d) }, Tokens: table.Tokens(), Accounts: table.Accounts()}
+	return State{Tasks: table.Tasks(), Usage: table.Usage(), Config: table.Config(),
+		Claims: table.Claims(), ReadMarks: table.ReadMarks(), Writes: table}
 }

@@ -2,20 +2,16 @@
 // tile store, the state adapters and the queue, on AWS (the bucket, the
 // task table; AWS) or, in package app, embedded. Part of the shared core,
 // apart from package core because the state's ports name the render on
-// miss's claims, which the log ingest does not link.
+// miss's claims, which the log ingest does not link. The administration's
+// state (schedules, audit trail, API tokens, accounts) is apart, in package
+// admin, so that the tile origin links none of it.
 package backends
 
 import (
-	"time"
-
-	"tilecache/internal/account"
-	"tilecache/internal/apitoken"
-	"tilecache/internal/audit"
 	"tilecache/internal/layer"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/queue"
 	"tilecache/internal/quota"
-	"tilecache/internal/schedule"
 	"tilecache/internal/task"
 	"tilecache/internal/tilestore"
 )
@@ -34,8 +30,9 @@ type Backends struct {
 	Close      func() error
 }
 
-// State is the state adapters, one per port, over one DynamoDB table or
-// one bbolt file (internal/state/dynamo, internal/state/bolt).
+// State is the state adapters every assembly shares, one per port, over
+// one DynamoDB table or one bbolt file (internal/state/dynamo,
+// internal/state/bolt); the administration's are admin.State.
 type State struct {
 	// Tasks is the task store, with the reasons tasks failed.
 	Tasks interface {
@@ -47,7 +44,6 @@ type State struct {
 		quota.UsageStore
 		quota.ConfigStore
 	}
-	Schedules schedule.Store
 	// Config is the configuration managed at run time.
 	Config    layer.ConfigStore
 	Claims    onmiss.Claims
@@ -55,12 +51,6 @@ type State struct {
 	// Writes counts the state's write requests when its adapters do (the
 	// DynamoDB table's); nil otherwise.
 	Writes WriteCounter
-	// Audit is the audit trail, keeping records for a retention.
-	Audit func(retention time.Duration) audit.Store
-	// Tokens are the API tokens (Authorization: Bearer).
-	Tokens apitoken.Store
-	// Accounts are the accounts added at run time.
-	Accounts account.Store
 }
 
 // WriteCounter counts the write requests of the state adapters.

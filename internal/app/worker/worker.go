@@ -17,7 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/admin"
 	"tilecache/internal/app/core"
 	"tilecache/internal/app/sources"
 	"tilecache/internal/archive"
@@ -125,7 +125,9 @@ type Program struct {
 	// Site keeps the store marker, the tile sets' documents and the demo
 	// page in the tile store.
 	Site *site.Site
-	backends.Backends
+	// Backends are the backends with the administration's state (the
+	// schedules the ticker fires, and what the API adds to the program).
+	admin.Backends
 	// Registry keeps the layer catalogue current: the layer file and the
 	// configuration changed at run time.
 	Registry *layer.Registry
@@ -149,15 +151,15 @@ type Program struct {
 // NewAWS builds the program on the tile bucket, task table and lane queue
 // of cfg. Close releases what it opened.
 func NewAWS(ctx context.Context, cfg Config, log *slog.Logger) (*Program, error) {
-	return New(ctx, cfg, func(ctx context.Context) (backends.Backends, error) { return AWSBackends(ctx, cfg) }, log)
+	return New(ctx, cfg, func(ctx context.Context) (admin.Backends, error) { return AWSBackends(ctx, cfg) }, log)
 }
 
 // AWSBackends connects to the bucket, table and queue of cfg (see
-// backends.AWS), the queue with the same AWS configuration.
-func AWSBackends(ctx context.Context, cfg Config) (backends.Backends, error) {
-	b, awsCfg, err := backends.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
+// admin.AWS), the queue with the same AWS configuration.
+func AWSBackends(ctx context.Context, cfg Config) (admin.Backends, error) {
+	b, awsCfg, err := admin.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
 	if err != nil {
-		return backends.Backends{}, err
+		return admin.Backends{}, err
 	}
 	b.Queue = sqsqueue.New(sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if e := awsconf.ServiceEndpoint(cfg.AWS.Env, "SQS"); e != nil {
@@ -170,7 +172,7 @@ func AWSBackends(ctx context.Context, cfg Config) (backends.Backends, error) {
 // New builds the program on the backends open returns, opened once the
 // tile token keys are read (from TILECACHE_TILE_TOKEN_KEYS_SECRET, when it
 // names them). Close releases them.
-func New(ctx context.Context, cfg Config, open func(context.Context) (backends.Backends, error), log *slog.Logger) (*Program, error) {
+func New(ctx context.Context, cfg Config, open func(context.Context) (admin.Backends, error), log *slog.Logger) (*Program, error) {
 	keys, err := core.LoadTileTokenKeys(ctx, cfg.AWS, cfg.TileTokenKeys, cfg.TileTokenKeysSecret)
 	if err != nil {
 		return nil, err
@@ -191,7 +193,7 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (backends.B
 }
 
 // build wires the program on b.
-func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logger) (*Program, error) {
+func build(ctx context.Context, cfg Config, b admin.Backends, log *slog.Logger) (*Program, error) {
 	reg, err := core.OpenRegistry(ctx, cfg.Layers, b.State.Config, log)
 	if err != nil {
 		return nil, err
@@ -207,7 +209,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logge
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix, Every: cfg.CDNPurgeEvery}, log)
 	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
-	misses := sources.NewMisses(reg, srcs, b, cfg.Miss, cfg.KeyPrefix, log)
+	misses := sources.NewMisses(reg, srcs, b.Backends, cfg.Miss, cfg.KeyPrefix, log)
 	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		SourceOf: srcs.Of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs,
@@ -218,7 +220,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logge
 	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
 	}, log)
-	schedules := schedule.NewTicker(b.State.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
+	schedules := schedule.NewTicker(b.Admin.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
 	p := &Program{Engine: engine, Misses: misses, Sources: srcs, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
 		Metrics: new(metrics.Registry)}
 	if cfg.TileTokenKeys != "" {

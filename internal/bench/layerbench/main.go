@@ -426,7 +426,8 @@ func withStore(ctx context.Context, cfg config.Config, f func(layer.ConfigStore)
 	var b backends.Backends
 	var err error
 	if cfg.Backend == "aws" {
-		b, err = app.AWSBackends(ctx, cfg)
+		a, aerr := app.AWSBackends(ctx, cfg)
+		b, err = a.Backends, aerr
 	} else {
 		b, err = embedded.Open(cfg.DataDir)
 	}

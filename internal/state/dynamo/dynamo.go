@@ -1,13 +1,16 @@
 // Package dynamo holds the DynamoDB state adapters, one type per port over
 // one table (a Table): Tasks (task.Store: tasks, jobs, the id sequence, the
 // thread pool), Usage (quota.UsageStore and the disk-quota configuration:
-// tile pages and layer totals), Schedules (schedule.Store: the schedules of
-// saved requests), Config (layer.ConfigStore: the configuration managed at
-// run time), Claims (onmiss.Claims: the claims of render on miss) and
-// ReadMarks (quota.Marks: the batches of reads recorded) and Audit
-// (audit.Store: the audit trail). Each port's
-// methods live in the files named after it; the plumbing they share is in
-// expr.go, codec.go and errors.go.
+// tile pages and layer totals), Config (layer.ConfigStore: the
+// configuration managed at run time), Claims (onmiss.Claims: the claims of
+// render on miss) and ReadMarks (quota.Marks: the batches of reads
+// recorded). Each port's methods live in the files named after it; the
+// plumbing they share is in expr.go, codec.go and errors.go.
+//
+// The administration's adapters (accounts, API tokens, the audit trail,
+// the schedules) are in package adminstore, over the same table through
+// the low-level item API of items.go (Table.Items), so that an assembly
+// without an administration interface links none of them.
 //
 // # Table
 //
@@ -21,7 +24,7 @@
 //	pk=meta       sk=pool   running   the number of RUNNING tasks
 //	pk=meta       sk=quota  data, version   the disk-quota configuration
 //	pk=meta       sk=lanes#<layer>  running   the layer's RUNNING tasks
-//	pk=meta       sk=schedules  n   the number of schedules (see schedules.go)
+//	pk=meta       sk=schedules  n   the number of schedules (adminstore)
 //	pk=job#<id>   sk=job    data (the task.Job as JSON), open (tasks not yet
 //	                        finished), failures, [state], [expires]
 //	pk=task#<id>  sk=task   one attribute per task field, plus left (Total −
@@ -33,16 +36,18 @@
 //	pk=claim#<key>    sk=claim       owner or note, until, expires: a claim
 //	                        of render on miss (see claims.go)
 //	pk=schedules      sk=<name>      def, next, [last, lastDue, started,
-//	                        failed]: a schedule of a saved request (see
-//	                        schedules.go)
+//	                        failed]: a schedule of a saved request
+//	                        (adminstore)
 //	pk=config     sk=version     version, wt: the version of the
 //	                        configuration managed at run time (see config.go)
 //	pk=config     sk=doc         version, doc, size: its document,
 //	                        gzip-compressed
 //	pk=audit#<UTC day>  sk=<record id>  data, layer, account, expires: a
-//	                        record of the audit trail (see audit.go)
+//	                        record of the audit trail (adminstore)
 //	pk=token      sk=<token id>  data, [revoked], expires: an API token
-//	                        (see tokens.go)
+//	                        (adminstore)
+//	pk=account    sk=<name>      data: an account added at run time
+//	                        (adminstore)
 //
 // With WithNamespace, every pk and gsi1pk value is prefixed by the namespace.
 //
@@ -169,9 +174,6 @@ func (t *Table) Tasks() *Tasks { return &Tasks{t.s} }
 // configuration) over the table.
 func (t *Table) Usage() *Usage { return &Usage{t.s} }
 
-// Schedules returns the schedule store (schedule.Store) over the table.
-func (t *Table) Schedules() *Schedules { return &Schedules{t.s} }
-
 // Config returns the store of the configuration managed at run time
 // (layer.ConfigStore) over the table.
 func (t *Table) Config() *Config { return &Config{t.s} }
@@ -192,7 +194,8 @@ type Option func(*store)
 // two environments in one table. Give each store a distinct ns that is not a
 // prefix of another's followed by "meta", "job#", "task#", "active",
 // "finished", "usage", "pages#", "claim#", "schedules", "config",
-// "audit#" or "token"; a trailing separator such as "t1/" guarantees that.
+// "audit#", "token" or "account"; a trailing separator such as "t1/"
+// guarantees that.
 func WithNamespace(ns string) Option { return func(s *store) { s.ns = ns } }
 
 // WithFinishedKeep sets how long tasks finished by an older version, which

@@ -73,30 +73,25 @@ func newTable(t testing.TB) string {
 
 // adapters is every adapter over one table as one value, for the tests
 // and suites that use several ports of one table (tasktest's usage deltas
-// through checkpoints, scheduletest's ticker reading tasks). Schedules and
-// Config are embedded under other names: a field called Schedules or
-// Config would hide the method of that name.
+// through checkpoints). Config is embedded under another name: a field
+// called Config would hide the method of that name.
 type adapters struct {
 	*store
 	tbl *Table
 	*Tasks
 	*Usage
-	*schedulesPort
 	*configPort
 	*Claims
 }
 
-type (
-	schedulesPort = Schedules
-	configPort    = Config
-)
+type configPort = Config
 
 // Writes is the table's (Table.Writes).
 func (a *adapters) Writes() int64 { return a.tbl.Writes() }
 
 // all returns the adapters over t.
 func all(t *Table) *adapters {
-	return &adapters{t.s, t, t.Tasks(), t.Usage(), t.Schedules(), t.Config(), t.Claims()}
+	return &adapters{t.s, t, t.Tasks(), t.Usage(), t.Config(), t.Claims()}
 }
 
 // shared gives tests of one top-level test fresh stores in one table, each

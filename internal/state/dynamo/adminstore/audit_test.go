@@ -1,4 +1,4 @@
-package dynamo
+package adminstore
 
 import (
 	"testing"
@@ -10,11 +10,12 @@ import (
 
 	"tilecache/internal/audit"
 	"tilecache/internal/audit/audittest"
+	"tilecache/internal/state/dynamo"
 )
 
 func TestAuditConformance(t *testing.T) {
 	sh := newShared(t)
-	audittest.Run(t, func(t *testing.T) audit.Store { return sh.store(t).tbl.Audit(audittest.Retention) })
+	audittest.Run(t, func(t *testing.T) audit.Store { return sh.store(t).admin.Audit(audittest.Retention) })
 }
 
 // TestAuditItem: a record is an item in its day's partition whose expires
@@ -22,7 +23,7 @@ func TestAuditConformance(t *testing.T) {
 func TestAuditItem(t *testing.T) {
 	s := newShared(t).store(t)
 	at := time.Date(2026, 12, 2, 23, 59, 59, 0, time.UTC)
-	if err := s.tbl.Audit(48*time.Hour).Append(t.Context(), audit.Record{At: at, Account: "alice", Layer: "a", Method: "POST", Path: "/rest/seed/a.json", Status: 200}); err != nil {
+	if err := s.admin.Audit(48*time.Hour).Append(t.Context(), audit.Record{At: at, Account: "alice", Layer: "a", Method: "POST", Path: "/rest/seed/a.json", Status: 200}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := s.client.Query(t.Context(), &dynamodb.QueryInput{
@@ -34,8 +35,8 @@ func TestAuditItem(t *testing.T) {
 		t.Fatalf("items of audit#2026-12-02: %v, %v; want the record", out, err)
 	}
 	item := out.Items[0]
-	exp, _ := numAttr(item, attrExpires)
-	sk, _ := strAttr(item, attrSK)
+	exp, _ := numAttr(item, dynamo.AttrExpires)
+	sk, _ := strAttr(item, dynamo.AttrSK)
 	layer, _ := strAttr(item, aAuditLayer)
 	account, _ := strAttr(item, aAuditAccount)
 	if exp != at.Add(48*time.Hour).Unix() || layer != "a" || account != "alice" {
@@ -47,9 +48,9 @@ func TestAuditItem(t *testing.T) {
 }
 
 func BenchmarkAuditAppend(b *testing.B) {
-	audittest.BenchmarkAppend(b, New(testClient(b), newTable(b)).Audit(audittest.Retention))
+	audittest.BenchmarkAppend(b, New(dynamo.New(testClient(b), newTable(b))).Audit(audittest.Retention))
 }
 
 func BenchmarkAuditList(b *testing.B) {
-	audittest.BenchmarkList(b, New(testClient(b), newTable(b)).Audit(audittest.Retention))
+	audittest.BenchmarkList(b, New(dynamo.New(testClient(b), newTable(b))).Audit(audittest.Retention))
 }

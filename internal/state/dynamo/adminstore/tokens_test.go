@@ -1,4 +1,4 @@
-package dynamo
+package adminstore
 
 import (
 	"testing"
@@ -9,5 +9,5 @@ import (
 
 func TestTokensConformance(t *testing.T) {
 	sh := newShared(t)
-	apitokentest.Run(t, func(t *testing.T) apitoken.Store { return sh.store(t).tbl.Tokens() })
+	apitokentest.Run(t, func(t *testing.T) apitoken.Store { return sh.store(t).admin.Tokens() })
 }

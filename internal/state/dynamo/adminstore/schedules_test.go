@@ -1,4 +1,4 @@
-package dynamo
+package adminstore
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/schedule"
 	"tilecache/internal/schedule/scheduletest"
+	"tilecache/internal/state/dynamo"
 )
 
 // TestScheduleConformance runs the schedule suite with every store in a
@@ -25,12 +26,12 @@ func TestScheduleConformance(t *testing.T) {
 	scheduletest.Run(t, func(t *testing.T) scheduletest.Stores { return sh.store(t) },
 		func(t *testing.T, st scheduletest.Stores, name string) {
 			// A definition that is not JSON; its next due time is intact.
-			s := st.(*adapters)
-			e := newExpr()
+			s := st.(*stores)
+			e := dynamo.NewExpr()
 			_, err := s.client.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{
 				TableName:                 &s.table,
 				Key:                       s.scheduleKey(name),
-				UpdateExpression:          aws.String("SET " + e.n(aSchedDef) + " = " + e.v(str(`{"name":`))),
+				UpdateExpression:          aws.String("SET " + e.N(aSchedDef) + " = " + e.V(str(`{"name":`))),
 				ExpressionAttributeNames:  e.Names(),
 				ExpressionAttributeValues: e.Values(),
 			})
@@ -52,7 +53,7 @@ func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	legacy := func(t *testing.T, s *adapters, n int) {
+	legacy := func(t *testing.T, s *stores, n int) {
 		t.Helper()
 		var reqs []types.WriteRequest
 		for i := range n {
@@ -61,13 +62,21 @@ func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
 			item[aSchedNext] = num(nanos(sc.Next))
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		}
-		if err := s.batchWrite(t.Context(), "legacy schedules", reqs); err != nil {
-			t.Fatal(err)
+		for len(reqs) > 0 {
+			n := min(25, len(reqs))
+			out, err := s.client.BatchWriteItem(t.Context(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: reqs[:n]}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.UnprocessedItems) > 0 {
+				t.Fatalf("legacy schedules: %d writes unprocessed", len(out.UnprocessedItems[s.table]))
+			}
+			reqs = reqs[n:]
 		}
 	}
-	count := func(t *testing.T, s *adapters) (int64, bool) {
+	count := func(t *testing.T, s *stores) (int64, bool) {
 		t.Helper()
-		out, err := s.client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &s.table, Key: s.metaKey(skSchedules), ConsistentRead: aws.Bool(true)})
+		out, err := s.client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &s.table, Key: s.it.MetaKey(skSchedules), ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +147,7 @@ func TestScheduleLostAnswers(t *testing.T) {
 	testClient(t)
 	sh := newShared(t)
 	c, loser := losingClient(t)
-	s := all(New(c, sh.table, WithNamespace("lostsched/")))
+	s := open(c, sh.table, "lostsched/")
 	sc, err := schedule.New("a", "0 * * * *", "", "topp:states", json.RawMessage(`{"seedRequest":{}}`), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +156,7 @@ func TestScheduleLostAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := func() int64 {
-		out, err := s.client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &s.table, Key: s.metaKey(skSchedules), ConsistentRead: aws.Bool(true)})
+		out, err := s.client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &s.table, Key: s.it.MetaKey(skSchedules), ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			t.Fatal(err)
 		}

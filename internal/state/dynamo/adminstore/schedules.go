@@ -4,7 +4,7 @@
 // transactions of a create and a delete change with the schedule. A claim
 // is one conditional UpdateItem on the schedule's next due time.
 
-package dynamo
+package adminstore
 
 import (
 	"context"
@@ -19,10 +19,11 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/schedule"
+	"tilecache/internal/state/dynamo"
 )
 
 // Schedules is the schedule store (schedule.Store) over a Table.
-type Schedules struct{ *store }
+type Schedules struct{ it *dynamo.Items }
 
 var _ schedule.Store = (*Schedules)(nil)
 
@@ -47,8 +48,8 @@ type schedDef struct {
 	Created  time.Time       `json:"created"`
 }
 
-func (s *Schedules) scheduleKey(name string) map[string]types.AttributeValue {
-	return s.key(pkSchedules, name)
+func (s *Schedules) scheduleKey(name string) dynamo.Item {
+	return s.it.Key(pkSchedules, name)
 }
 
 // runValue encodes a run as a JSON string attribute.
@@ -61,11 +62,11 @@ func runValue(r schedule.Run) (types.AttributeValue, error) {
 }
 
 // decodeSchedule decodes a schedule item.
-func decodeSchedule(item map[string]types.AttributeValue) (schedule.Schedule, error) {
+func decodeSchedule(item dynamo.Item) (schedule.Schedule, error) {
 	data, _ := strAttr(item, aSchedDef)
 	var d schedDef
 	if err := json.Unmarshal([]byte(data), &d); err != nil {
-		name, _ := strAttr(item, attrSK)
+		name, _ := strAttr(item, dynamo.AttrSK)
 		return schedule.Schedule{}, fmt.Errorf("schedule %q: %w: %w", name, schedule.ErrUnreadable, err)
 	}
 	next, _ := numAttr(item, aSchedNext)
@@ -103,25 +104,23 @@ func (s *Schedules) CreateSchedule(ctx context.Context, sc schedule.Schedule) er
 	item[aSchedNext] = num(nanos(sc.Next))
 	what := fmt.Sprintf("create schedule %q", sc.Name)
 	for counted := false; ; counted = true {
-		e := newExpr()
-		count := e.n(aSchedCount)
+		e := dynamo.NewExpr()
+		count := e.N(aSchedCount)
 		add := types.TransactWriteItem{Update: &types.Update{
-			TableName:                           &s.table,
-			Key:                                 s.metaKey(skSchedules),
-			UpdateExpression:                    aws.String("ADD " + count + " " + e.v(num(1))),
-			ConditionExpression:                 aws.String("attribute_exists(" + count + ") AND " + count + " < " + e.v(num(schedule.MaxSchedules))),
+			Key:                                 s.it.MetaKey(skSchedules),
+			UpdateExpression:                    aws.String("ADD " + count + " " + e.V(num(1))),
+			ConditionExpression:                 aws.String("attribute_exists(" + count + ") AND " + count + " < " + e.V(num(schedule.MaxSchedules))),
 			ExpressionAttributeNames:            e.Names(),
 			ExpressionAttributeValues:           e.Values(),
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}}
-		p := newExpr()
+		p := dynamo.NewExpr()
 		put := types.TransactWriteItem{Put: &types.Put{
-			TableName:                &s.table,
 			Item:                     item,
-			ConditionExpression:      aws.String("attribute_not_exists(" + p.n(attrPK) + ")"),
+			ConditionExpression:      aws.String("attribute_not_exists(" + p.N(dynamo.AttrPK) + ")"),
 			ExpressionAttributeNames: p.Names(),
 		}}
-		reasons, err := s.transact(ctx, "CreateSchedule", []types.TransactWriteItem{add, put})
+		reasons, err := s.it.Transact(ctx, "CreateSchedule", []types.TransactWriteItem{add, put})
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -161,76 +160,54 @@ const (
 // the put on it not existing (nothing removes it).
 func (s *Schedules) initScheduleCount(ctx context.Context) error {
 	n := 0
-	err := s.querySchedules(ctx, "count schedules", true, []string{attrSK}, func(map[string]types.AttributeValue) bool {
+	err := s.querySchedules(ctx, "count schedules", true, []string{dynamo.AttrSK}, func(dynamo.Item) bool {
 		n++
 		return true
 	})
 	if err != nil {
 		return err
 	}
-	item := s.metaKey(skSchedules)
+	item := s.it.MetaKey(skSchedules)
 	item[aSchedCount] = num(int64(n))
-	e := newExpr()
-	s.wrote("count schedules", 1)
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                &s.table,
+	e := dynamo.NewExpr()
+	_, err = s.it.Put(ctx, "count schedules", fmt.Sprintf("save the schedules' count (%d)", n), &dynamodb.PutItemInput{
 		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(" + e.n(attrPK) + ")"),
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.N(dynamo.AttrPK) + ")"),
 		ExpressionAttributeNames: e.Names(),
-	}, s.callOpts...)
-	if err != nil && !isConditionFailed(err) { // a condition failed: another process made it
-		return s.fail(ctx, err, "save the schedules' count (%d)", n)
-	}
-	return nil
+	})
+	return err // a condition failed (not ok): another process made it
 }
 
 // Schedule implements schedule.Store: one consistent GetItem.
 func (s *Schedules) Schedule(ctx context.Context, name string) (schedule.Schedule, error) {
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      &s.table,
-		Key:            s.scheduleKey(name),
-		ConsistentRead: aws.Bool(true),
-	}, s.callOpts...)
+	item, err := s.it.Get(ctx, fmt.Sprintf("read schedule %q", name), s.scheduleKey(name))
 	if err != nil {
-		return schedule.Schedule{}, s.fail(ctx, err, "read schedule %q", name)
+		return schedule.Schedule{}, err
 	}
-	if len(out.Item) == 0 {
+	if item == nil {
 		return schedule.Schedule{}, apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
 	}
-	return decodeSchedule(out.Item)
+	return decodeSchedule(item)
 }
 
 // querySchedules calls each for every item of the schedules' partition,
 // in name order, until each returns false, with the attributes of
 // projection only (all when empty).
-func (s *Schedules) querySchedules(ctx context.Context, what string, consistent bool, projection []string, each func(item map[string]types.AttributeValue) bool) error {
-	e := newExpr()
+func (s *Schedules) querySchedules(ctx context.Context, what string, consistent bool, projection []string, each func(item dynamo.Item) bool) error {
+	e := dynamo.NewExpr()
 	in := &dynamodb.QueryInput{
-		TableName:              &s.table,
-		KeyConditionExpression: aws.String(e.n(attrPK) + " = " + e.v(str(s.ns+pkSchedules))),
+		KeyConditionExpression: aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(s.it.Partition(pkSchedules)))),
 		ConsistentRead:         aws.Bool(consistent),
 	}
 	if len(projection) > 0 {
 		names := make([]string, len(projection))
 		for i, a := range projection {
-			names[i] = e.n(a)
+			names[i] = e.N(a)
 		}
 		in.ProjectionExpression = aws.String(strings.Join(names, ", "))
 	}
 	in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.Names(), e.Values()
-	p := dynamodb.NewQueryPaginator(s.client, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx, s.callOpts...)
-		if err != nil {
-			return s.fail(ctx, err, "%s", what)
-		}
-		for _, item := range page.Items {
-			if !each(item) {
-				return nil
-			}
-		}
-	}
-	return nil
+	return s.it.Query(ctx, what, in, func(item dynamo.Item) (bool, error) { return each(item), nil })
 }
 
 // Schedules implements schedule.Store: a consistent Query of the
@@ -239,10 +216,10 @@ func (s *Schedules) querySchedules(ctx context.Context, what string, consistent 
 func (s *Schedules) Schedules(ctx context.Context) ([]schedule.Schedule, []schedule.Unreadable, error) {
 	out := []schedule.Schedule{}
 	var bad []schedule.Unreadable
-	err := s.querySchedules(ctx, "list schedules", true, nil, func(item map[string]types.AttributeValue) bool {
+	err := s.querySchedules(ctx, "list schedules", true, nil, func(item dynamo.Item) bool {
 		sc, err := decodeSchedule(item)
 		if err != nil {
-			name, _ := strAttr(item, attrSK)
+			name, _ := strAttr(item, dynamo.AttrSK)
 			bad = append(bad, schedule.Unreadable{Name: name, Err: err})
 			return true
 		}
@@ -264,8 +241,8 @@ func (s *Schedules) Schedules(ctx context.Context) ([]schedule.Schedule, []sched
 func (s *Schedules) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedule.Unreadable, error) {
 	var out []schedule.NextRun
 	var bad []schedule.Unreadable
-	err := s.querySchedules(ctx, "list schedules' next runs", false, []string{attrSK, aSchedNext}, func(item map[string]types.AttributeValue) bool {
-		name, _ := strAttr(item, attrSK)
+	err := s.querySchedules(ctx, "list schedules' next runs", false, []string{dynamo.AttrSK, aSchedNext}, func(item dynamo.Item) bool {
+		name, _ := strAttr(item, dynamo.AttrSK)
 		next, ok := numAttr(item, aSchedNext)
 		if !ok {
 			bad = append(bad, schedule.Unreadable{Name: name, Err: fmt.Errorf("schedule %q: %w: no numeric %s attribute", name, schedule.ErrUnreadable, aSchedNext)})
@@ -287,24 +264,22 @@ func (s *Schedules) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedul
 func (s *Schedules) DeleteSchedule(ctx context.Context, name string) error {
 	what := fmt.Sprintf("delete schedule %q", name)
 	for counted := false; ; counted = true {
-		e := newExpr()
-		count := e.n(aSchedCount)
+		e := dynamo.NewExpr()
+		count := e.N(aSchedCount)
 		sub := types.TransactWriteItem{Update: &types.Update{
-			TableName:                 &s.table,
-			Key:                       s.metaKey(skSchedules),
-			UpdateExpression:          aws.String("ADD " + count + " " + e.v(num(-1))),
+			Key:                       s.it.MetaKey(skSchedules),
+			UpdateExpression:          aws.String("ADD " + count + " " + e.V(num(-1))),
 			ConditionExpression:       aws.String("attribute_exists(" + count + ")"),
 			ExpressionAttributeNames:  e.Names(),
 			ExpressionAttributeValues: e.Values(),
 		}}
-		d := newExpr()
+		d := dynamo.NewExpr()
 		del := types.TransactWriteItem{Delete: &types.Delete{
-			TableName:                &s.table,
 			Key:                      s.scheduleKey(name),
-			ConditionExpression:      aws.String("attribute_exists(" + d.n(attrPK) + ")"),
+			ConditionExpression:      aws.String("attribute_exists(" + d.N(dynamo.AttrPK) + ")"),
 			ExpressionAttributeNames: d.Names(),
 		}}
-		reasons, err := s.transact(ctx, "DeleteSchedule", []types.TransactWriteItem{sub, del})
+		reasons, err := s.it.Transact(ctx, "DeleteSchedule", []types.TransactWriteItem{sub, del})
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -332,24 +307,16 @@ func (s *Schedules) ClaimRun(ctx context.Context, name string, due, next time.Ti
 	if err != nil {
 		return false, err
 	}
-	e := newExpr()
-	s.wrote("ClaimRun", 1)
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table,
-		Key:       s.scheduleKey(name),
-		UpdateExpression: aws.String("SET " + e.n(aSchedNext) + " = " + e.v(num(nanos(next))) + ", " +
-			e.n(aSchedLast) + " = " + e.v(rv) + ", " + e.n(aSchedLastDue) + " = " + e.v(num(nanos(due)))),
-		ConditionExpression:       aws.String(e.n(aSchedNext) + " = " + e.v(num(nanos(due)))),
+	e := dynamo.NewExpr()
+	ok, err := s.it.Update(ctx, "ClaimRun", fmt.Sprintf("claim run of schedule %q due %s", name, due.Format(time.RFC3339)), &dynamodb.UpdateItemInput{
+		Key: s.scheduleKey(name),
+		UpdateExpression: aws.String("SET " + e.N(aSchedNext) + " = " + e.V(num(nanos(next))) + ", " +
+			e.N(aSchedLast) + " = " + e.V(rv) + ", " + e.N(aSchedLastDue) + " = " + e.V(num(nanos(due)))),
+		ConditionExpression:       aws.String(e.N(aSchedNext) + " = " + e.V(num(nanos(due)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, s.fail(ctx, err, "claim run of schedule %q due %s", name, due.Format(time.RFC3339))
-	}
-	return true, nil
+	})
+	return ok, err
 }
 
 // RecordRun implements schedule.Store: one UpdateItem of last (and started
@@ -359,29 +326,21 @@ func (s *Schedules) RecordRun(ctx context.Context, name string, run schedule.Run
 	if err != nil {
 		return false, err
 	}
-	e := newExpr()
-	v := e.v(rv)
-	set := "SET " + e.n(aSchedLast) + " = " + v
+	e := dynamo.NewExpr()
+	v := e.V(rv)
+	set := "SET " + e.N(aSchedLast) + " = " + v
 	switch run.Outcome {
 	case schedule.Started:
-		set += ", " + e.n(aSchedStarted) + " = " + v
+		set += ", " + e.N(aSchedStarted) + " = " + v
 	case schedule.Failed:
-		set += ", " + e.n(aSchedFailed) + " = " + v
+		set += ", " + e.N(aSchedFailed) + " = " + v
 	}
-	s.wrote("RecordRun", 1)
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
+	ok, err := s.it.Update(ctx, "RecordRun", fmt.Sprintf("record run of schedule %q due %s", name, run.Due.Format(time.RFC3339)), &dynamodb.UpdateItemInput{
 		Key:                       s.scheduleKey(name),
 		UpdateExpression:          aws.String(set),
-		ConditionExpression:       aws.String(e.n(aSchedLastDue) + " = " + e.v(num(nanos(run.Due)))),
+		ConditionExpression:       aws.String(e.N(aSchedLastDue) + " = " + e.V(num(nanos(run.Due)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, s.fail(ctx, err, "record run of schedule %q due %s", name, run.Due.Format(time.RFC3339))
-	}
-	return true, nil
+	})
+	return ok, err
 }

@@ -1,4 +1,4 @@
-package dynamo
+package adminstore
 
 import (
 	"testing"
@@ -9,5 +9,5 @@ import (
 
 func TestAccountsConformance(t *testing.T) {
 	sh := newShared(t)
-	accounttest.Run(t, func(t *testing.T) account.Store { return sh.store(t).tbl.Accounts() })
+	accounttest.Run(t, func(t *testing.T) account.Store { return sh.store(t).admin.Accounts() })
 }

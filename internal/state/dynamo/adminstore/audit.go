@@ -7,7 +7,7 @@
 // however late the TTL runs). A partition per day spreads the writes and
 // lets a listing read a range of days newest first.
 
-package dynamo
+package adminstore
 
 import (
 	"context"
@@ -17,9 +17,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"tilecache/internal/apperr"
 	"tilecache/internal/audit"
+	"tilecache/internal/state/dynamo"
 )
 
 const (
@@ -30,15 +31,11 @@ const (
 
 // Audit is the audit trail over the table (audit.Store).
 type Audit struct {
-	*store
+	it        *dynamo.Items
 	retention time.Duration
 }
 
 var _ audit.Store = (*Audit)(nil)
-
-// Audit returns the audit trail over the table, keeping records for
-// retention.
-func (t *Table) Audit(retention time.Duration) *Audit { return &Audit{t.s, retention} }
 
 func auditDay(at time.Time) string { return pkAudit + at.UTC().Format(time.DateOnly) }
 
@@ -49,20 +46,23 @@ func (a *Audit) Append(ctx context.Context, r audit.Record) error {
 	if err != nil {
 		return fmt.Errorf("encode audit record: %w", err)
 	}
-	item := a.key(auditDay(r.At), r.ID)
+	item := a.it.Key(auditDay(r.At), r.ID)
 	item[aData] = str(string(data))
 	item[aAuditLayer] = str(r.Layer)
 	item[aAuditAccount] = str(r.Account)
-	item[attrExpires] = num(r.At.Add(a.retention).Unix())
-	a.wrote("AppendAudit", 1)
-	e := newExpr()
-	_, err = a.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &a.table, Item: item,
-		ConditionExpression:      aws.String("attribute_not_exists(" + e.n(attrPK) + ")"),
+	item[dynamo.AttrExpires] = num(r.At.Add(a.retention).Unix())
+	e := dynamo.NewExpr()
+	what := "append audit record " + r.ID
+	ok, err := a.it.Put(ctx, "AppendAudit", what, &dynamodb.PutItemInput{
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.N(dynamo.AttrPK) + ")"),
 		ExpressionAttributeNames: e.Names(),
-	}, a.callOpts...)
+	})
 	if err != nil {
-		return a.fail(ctx, err, "append audit record %s", r.ID)
+		return err
+	}
+	if !ok { // the id is taken, which its random suffix makes unheard of
+		return apperr.New(apperr.Conflict, "%s: condition not met", what)
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func (a *Audit) Append(ctx context.Context, r audit.Record) error {
 // account, stopping at the limit.
 func (a *Audit) List(ctx context.Context, q audit.Query) (audit.Page, error) {
 	limit := q.Capped()
-	now := a.clock()
+	now := a.it.Now()
 	from := now.Add(-a.retention)
 	if q.Since.After(from) {
 		from = q.Since
@@ -87,20 +87,19 @@ func (a *Audit) List(ctx context.Context, q audit.Query) (audit.Page, error) {
 	}
 	var page audit.Page
 	for day := start.UTC().Truncate(24 * time.Hour); !day.Before(from.UTC().Truncate(24 * time.Hour)); day = day.Add(-24 * time.Hour) {
-		e := newExpr()
+		e := dynamo.NewExpr()
 		in := &dynamodb.QueryInput{
-			TableName: &a.table,
-			KeyConditionExpression: aws.String(e.n(attrPK) + " = " + e.v(str(a.ns+auditDay(day))) + " AND " +
-				e.n(attrSK) + " BETWEEN " + e.v(str(floor)) + " AND " + e.v(str(hi))),
+			KeyConditionExpression: aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(a.it.Partition(auditDay(day)))) + " AND " +
+				e.N(dynamo.AttrSK) + " BETWEEN " + e.V(str(floor)) + " AND " + e.V(str(hi))),
 			ScanIndexForward: aws.Bool(false),
 			ConsistentRead:   aws.Bool(true),
 		}
 		var filter []string
 		if q.Layer != "" {
-			filter = append(filter, e.n(aAuditLayer)+" = "+e.v(str(q.Layer)))
+			filter = append(filter, e.N(aAuditLayer)+" = "+e.V(str(q.Layer)))
 		}
 		if q.Account != "" {
-			filter = append(filter, e.n(aAuditAccount)+" = "+e.v(str(q.Account)))
+			filter = append(filter, e.N(aAuditAccount)+" = "+e.V(str(q.Account)))
 		}
 		if len(filter) > 0 {
 			f := filter[0]
@@ -110,36 +109,37 @@ func (a *Audit) List(ctx context.Context, q audit.Query) (audit.Page, error) {
 			in.FilterExpression = aws.String(f)
 		}
 		in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.Names(), e.Values()
-		p := dynamodb.NewQueryPaginator(a.client, in)
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx, a.callOpts...)
-			if err != nil {
-				return audit.Page{}, a.fail(ctx, err, "list audit records of %s", day.Format(time.DateOnly))
+		full := false
+		err := a.it.Query(ctx, "list audit records of "+day.Format(time.DateOnly), in, func(item dynamo.Item) (bool, error) {
+			if len(page.Records) == limit {
+				page.Next = page.Records[limit-1].ID
+				full = true
+				return false, nil
 			}
-			for _, item := range out.Items {
-				if len(page.Records) == limit {
-					page.Next = page.Records[limit-1].ID
-					return page, nil
-				}
-				r, err := decodeAudit(item)
-				if err != nil {
-					return audit.Page{}, err
-				}
-				if r.ID == hi || !q.Matches(r) {
-					continue
-				}
+			r, err := decodeAudit(item)
+			if err != nil {
+				return false, err
+			}
+			if r.ID != hi && q.Matches(r) {
 				page.Records = append(page.Records, r)
 			}
+			return true, nil
+		})
+		if err != nil {
+			return audit.Page{}, err
+		}
+		if full {
+			return page, nil
 		}
 	}
 	return page, nil
 }
 
-func decodeAudit(item map[string]types.AttributeValue) (audit.Record, error) {
+func decodeAudit(item dynamo.Item) (audit.Record, error) {
 	var r audit.Record
 	data, _ := strAttr(item, aData)
 	if err := json.Unmarshal([]byte(data), &r); err != nil {
-		sk, _ := strAttr(item, attrSK)
+		sk, _ := strAttr(item, dynamo.AttrSK)
 		return r, fmt.Errorf("decode audit record %s: %w", sk, err)
 	}
 	return r, nil

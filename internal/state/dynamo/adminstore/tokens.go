@@ -6,20 +6,21 @@
 // after they have been listed as expired for a while). Reads are
 // consistent, so a revocation is seen by the next read of any process.
 
-package dynamo
+package adminstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tilecache/internal/apitoken"
 	"tilecache/internal/apperr"
+	"tilecache/internal/state/dynamo"
 )
 
 const (
@@ -29,12 +30,9 @@ const (
 )
 
 // Tokens is the API tokens over the table (apitoken.Store).
-type Tokens struct{ *store }
+type Tokens struct{ it *dynamo.Items }
 
 var _ apitoken.Store = (*Tokens)(nil)
-
-// Tokens returns the API tokens over the table.
-func (t *Table) Tokens() *Tokens { return &Tokens{t.s} }
 
 // Create stores t unless a token of its id exists: one conditional
 // PutItem.
@@ -43,63 +41,56 @@ func (s *Tokens) Create(ctx context.Context, t apitoken.Token) error {
 	if err != nil {
 		return err
 	}
-	item := s.key(pkToken, t.ID)
+	item := s.it.Key(pkToken, t.ID)
 	item[aData] = str(string(data))
-	item[attrExpires] = num(t.Expires.Add(tokenKeep).Unix())
-	s.wrote("CreateToken", 1)
-	e := newExpr()
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: item,
-		ConditionExpression:      aws.String("attribute_not_exists(" + e.n(attrPK) + ")"),
+	item[dynamo.AttrExpires] = num(t.Expires.Add(tokenKeep).Unix())
+	e := dynamo.NewExpr()
+	ok, err := s.it.Put(ctx, "CreateToken", fmt.Sprintf("create token %s", t.ID), &dynamodb.PutItemInput{
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(" + e.N(dynamo.AttrPK) + ")"),
 		ExpressionAttributeNames: e.Names(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return apperr.New(apperr.Conflict, "Token %s exists", apperr.Show(t.ID))
-	}
+	})
 	if err != nil {
-		return s.fail(ctx, err, "create token %s", t.ID)
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.Conflict, "Token %s exists", apperr.Show(t.ID))
 	}
 	return nil
 }
 
 // Get returns the token of id: one consistent GetItem.
 func (s *Tokens) Get(ctx context.Context, id string) (apitoken.Token, error) {
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: s.key(pkToken, id), ConsistentRead: aws.Bool(true),
-	}, s.callOpts...)
+	item, err := s.it.Get(ctx, fmt.Sprintf("read token %s", id), s.it.Key(pkToken, id))
 	if err != nil {
-		return apitoken.Token{}, s.fail(ctx, err, "read token %s", id)
+		return apitoken.Token{}, err
 	}
-	if len(out.Item) == 0 {
+	if item == nil {
 		return apitoken.Token{}, apperr.New(apperr.NotFound, "Token %s not found", apperr.Show(id))
 	}
-	return decodeToken(out.Item)
+	return decodeToken(item)
 }
 
 // List returns every token, oldest first: a consistent Query of the
 // partition.
 func (s *Tokens) List(ctx context.Context) ([]apitoken.Token, error) {
-	e := newExpr()
-	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
-		TableName:                 &s.table,
-		KeyConditionExpression:    aws.String(e.n(attrPK) + " = " + e.v(str(s.ns+pkToken))),
+	e := dynamo.NewExpr()
+	var l []apitoken.Token
+	err := s.it.Query(ctx, "list tokens", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(s.it.Partition(pkToken)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		ConsistentRead:            aws.Bool(true),
-	})
-	var l []apitoken.Token
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx, s.callOpts...)
+	}, func(item dynamo.Item) (bool, error) {
+		t, err := decodeToken(item)
 		if err != nil {
-			return nil, s.fail(ctx, err, "list tokens")
+			return false, err
 		}
-		for _, item := range out.Items {
-			t, err := decodeToken(item)
-			if err != nil {
-				return nil, err
-			}
-			l = append(l, t)
-		}
+		l = append(l, t)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(l, func(a, b apitoken.Token) int {
 		if c := a.Created.Compare(b.Created); c != 0 {
@@ -113,26 +104,24 @@ func (s *Tokens) List(ctx context.Context) ([]apitoken.Token, error) {
 // Revoke marks the token of id revoked at at, unless it already is: one
 // conditional UpdateItem.
 func (s *Tokens) Revoke(ctx context.Context, id string, at time.Time) error {
-	e := newExpr()
-	s.wrote("RevokeToken", 1)
-	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       s.key(pkToken, id),
-		UpdateExpression:          aws.String("SET " + e.n(aRevoked) + " = if_not_exists(" + e.n(aRevoked) + ", " + e.v(num(at.UnixNano())) + ")"),
-		ConditionExpression:       aws.String("attribute_exists(" + e.n(attrPK) + ")"),
+	e := dynamo.NewExpr()
+	ok, err := s.it.Update(ctx, "RevokeToken", fmt.Sprintf("revoke token %s", id), &dynamodb.UpdateItemInput{
+		Key:                       s.it.Key(pkToken, id),
+		UpdateExpression:          aws.String("SET " + e.N(aRevoked) + " = if_not_exists(" + e.N(aRevoked) + ", " + e.V(num(at.UnixNano())) + ")"),
+		ConditionExpression:       aws.String("attribute_exists(" + e.N(dynamo.AttrPK) + ")"),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return apperr.New(apperr.NotFound, "Token %s not found", apperr.Show(id))
-	}
+	})
 	if err != nil {
-		return s.fail(ctx, err, "revoke token %s", id)
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.NotFound, "Token %s not found", apperr.Show(id))
 	}
 	return nil
 }
 
-func decodeToken(item map[string]types.AttributeValue) (apitoken.Token, error) {
+func decodeToken(item dynamo.Item) (apitoken.Token, error) {
 	data, _ := strAttr(item, aData)
 	t, err := apitoken.Unmarshal([]byte(data))
 	if err != nil {

@@ -4,27 +4,26 @@
 // Sort keys are ordered by their UTF-8 bytes, so the listing is by name.
 // Reads are consistent: a change is seen by the next read of any process.
 
-package dynamo
+package adminstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tilecache/internal/account"
 	"tilecache/internal/apperr"
+	"tilecache/internal/state/dynamo"
 )
 
 const pkAccount = "account"
 
 // Accounts is the stored accounts over the table (account.Store).
-type Accounts struct{ *store }
+type Accounts struct{ it *dynamo.Items }
 
 var _ account.Store = (*Accounts)(nil)
-
-// Accounts returns the stored accounts over the table.
-func (t *Table) Accounts() *Accounts { return &Accounts{t.s} }
 
 // Create stores a unless an account of its name exists: one conditional
 // PutItem.
@@ -43,82 +42,74 @@ func (s *Accounts) put(ctx context.Context, op string, a account.Account, cond s
 	if err != nil {
 		return err
 	}
-	item := s.key(pkAccount, a.Name)
+	item := s.it.Key(pkAccount, a.Name)
 	item[aData] = str(string(data))
-	s.wrote(op, 1)
-	e := newExpr()
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: item,
-		ConditionExpression:      aws.String(cond + "(" + e.n(attrPK) + ")"),
+	e := dynamo.NewExpr()
+	ok, err := s.it.Put(ctx, op, fmt.Sprintf("write account %s", a.Name), &dynamodb.PutItemInput{
+		Item:                     item,
+		ConditionExpression:      aws.String(cond + "(" + e.N(dynamo.AttrPK) + ")"),
 		ExpressionAttributeNames: e.Names(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return apperr.New(kind, msg, apperr.Show(a.Name))
-	}
+	})
 	if err != nil {
-		return s.fail(ctx, err, "write account %s", a.Name)
+		return err
+	}
+	if !ok {
+		return apperr.New(kind, msg, apperr.Show(a.Name))
 	}
 	return nil
 }
 
 // Get returns the account of name: one consistent GetItem.
 func (s *Accounts) Get(ctx context.Context, name string) (account.Account, error) {
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: s.key(pkAccount, name), ConsistentRead: aws.Bool(true),
-	}, s.callOpts...)
+	item, err := s.it.Get(ctx, fmt.Sprintf("read account %s", name), s.it.Key(pkAccount, name))
 	if err != nil {
-		return account.Account{}, s.fail(ctx, err, "read account %s", name)
+		return account.Account{}, err
 	}
-	if len(out.Item) == 0 {
+	if item == nil {
 		return account.Account{}, apperr.New(apperr.NotFound, "Account %s not found", apperr.Show(name))
 	}
-	data, _ := strAttr(out.Item, aData)
+	data, _ := strAttr(item, aData)
 	return account.Unmarshal([]byte(data))
 }
 
 // List returns every account, by name: a consistent Query of the
 // partition.
 func (s *Accounts) List(ctx context.Context) ([]account.Account, error) {
-	e := newExpr()
-	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
-		TableName:                 &s.table,
-		KeyConditionExpression:    aws.String(e.n(attrPK) + " = " + e.v(str(s.ns+pkAccount))),
+	e := dynamo.NewExpr()
+	var l []account.Account
+	err := s.it.Query(ctx, "list accounts", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(s.it.Partition(pkAccount)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		ConsistentRead:            aws.Bool(true),
-	})
-	var l []account.Account
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx, s.callOpts...)
+	}, func(item dynamo.Item) (bool, error) {
+		data, _ := strAttr(item, aData)
+		a, err := account.Unmarshal([]byte(data))
 		if err != nil {
-			return nil, s.fail(ctx, err, "list accounts")
+			return false, err
 		}
-		for _, item := range out.Items {
-			data, _ := strAttr(item, aData)
-			a, err := account.Unmarshal([]byte(data))
-			if err != nil {
-				return nil, err
-			}
-			l = append(l, a)
-		}
+		l = append(l, a)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return l, nil
 }
 
 // Delete removes the account of name: one conditional DeleteItem.
 func (s *Accounts) Delete(ctx context.Context, name string) error {
-	e := newExpr()
-	s.wrote("DeleteAccount", 1)
-	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &s.table, Key: s.key(pkAccount, name),
-		ConditionExpression:      aws.String("attribute_exists(" + e.n(attrPK) + ")"),
+	e := dynamo.NewExpr()
+	ok, err := s.it.Delete(ctx, "DeleteAccount", fmt.Sprintf("delete account %s", name), &dynamodb.DeleteItemInput{
+		Key:                      s.it.Key(pkAccount, name),
+		ConditionExpression:      aws.String("attribute_exists(" + e.N(dynamo.AttrPK) + ")"),
 		ExpressionAttributeNames: e.Names(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return apperr.New(apperr.NotFound, "Account %s not found", apperr.Show(name))
-	}
+	})
 	if err != nil {
-		return s.fail(ctx, err, "delete account %s", name)
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.NotFound, "Account %s not found", apperr.Show(name))
 	}
 	return nil
 }
