@@ -524,3 +524,49 @@ func TestFrequencyChangeReschedules(t *testing.T) {
 		t.Fatalf("clean-ups went on after the frequency became hourly: %s, then %s", settled, got)
 	}
 }
+
+// TestUsageSettlesAfterKills: seeds and reseeds killed while their lanes
+// write leave the usage equal to what is stored once the lanes have
+// stopped — page by page, with no recount asked — rather than drifting
+// (a killed lane may finish the metatile it holds, and that write counts
+// as any other).
+func TestUsageSettlesAfterKills(t *testing.T) {
+	t.Parallel()
+	a := startQuota(t, t.TempDir())
+	const bs = 96
+	putQuota(t, a, `"diskBlockSize":96`)
+	waitSettled(t, a)
+	for _, body := range []string{
+		`{"zoomStart":0,"zoomStop":8,"threadCount":4}`,
+		`{"zoomStart":0,"zoomStop":8,"threadCount":3,"type":"reseed"}`,
+	} {
+		before := len(a.TileKeys(t, "quota:slow/"))
+		rows := seedReq(t, a, "quota:slow", `{"seedRequest":`+body+`}`)
+		testenv.Eventually(t, 30*time.Second, "the lanes to write", func() bool {
+			done := int64(0)
+			for _, r := range listRows(t, a, "/rest/seed/quota:slow.json") {
+				done += r[0]
+			}
+			return done >= int64(before)+150 // past the tiles stored before
+		})
+		if r := a.Do(t, "POST", "/rest/seed/quota:slow", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded"); r.Status != 200 {
+			t.Fatalf("kill: %d %s", r.Status, r.Body)
+		}
+		waitFinished(t, a, ids(rows), 30*time.Second)
+		stored := len(a.TileKeys(t, "quota:slow/"))
+		t.Logf("%s: %d tiles stored before, %d after the kill", body, before, stored)
+		testenv.Eventually(t, 30*time.Second, "the usage to settle to the stored tiles", func() bool {
+			l := getUsage(t, a).layer("quota:slow")
+			var tiles, bytes int64
+			for _, c := range truth(t, a, "quota:slow", bs) {
+				tiles += c.Tiles
+				bytes += c.Bytes
+			}
+			return l.UsedTiles == tiles && l.UsedBytes == bytes
+		})
+		if getUsage(t, a).layer("quota:slow").RecountPending {
+			t.Errorf("%s: a recount is pending after the kill; counting should have been exact", body)
+		}
+		wantNoDrift(t, a, "killed "+body, "quota:slow", bs)
+	}
+}
