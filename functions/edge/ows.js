@@ -139,7 +139,7 @@ async function wmts(p) {
   if (l === null) {
     return invalid('Layer', id);
   }
-  if (style === '.' || style === '..' || /[\/%]/.test(style)) {
+  if (style === '.' || style === '..' || /[/%]/.test(style)) {
     return invalid('Style', style);
   }
   if (f === null) {
