@@ -579,7 +579,15 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 	if _, err := api.Tasks.Kill(t.Context(), ids[0], task.Running, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond) // the stale-after of base
+	// Task 2's worker died a second ago: its last heartbeat (a checkpoint
+	// of no tiles, written with that time) is older than base's stale-after.
+	tk2, err := api.Tasks.Get(t.Context(), ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Tasks.Checkpoint(t.Context(), task.Checkpoint{ID: ids[1], From: tk2.Cursor, To: tk2.Cursor}, time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	if err := cleaner.HandleSchedule(t.Context(), scheduledEvent(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -604,11 +612,13 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 	time.Sleep(400 * time.Millisecond) // the layer settles
 	recount := scheduledEvent(t)
 	recount.Detail = []byte(`{"recount":true}`)
-	for _, ev := range []events.EventBridgeEvent{recount, scheduledEvent(t)} {
+	for i, ev := range []events.EventBridgeEvent{recount, scheduledEvent(t)} {
+		if i > 0 {
+			time.Sleep(1100 * time.Millisecond) // the next clean-up is due
+		}
 		if err := cleaner.HandleSchedule(t.Context(), ev); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(1100 * time.Millisecond) // the next clean-up is due
 	}
 	if after := count(); after >= before {
 		t.Errorf("the quota clean-up left %d of %d objects: want pages expired", after, before)
