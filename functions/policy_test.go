@@ -69,15 +69,9 @@ func isRefused(fn string, c lambdatest.Call) (string, bool) {
 // fake of its wire format (cloudfront.TestSyncEdgeGridSets).
 const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (worker.Program.syncEdge, edgepath.Sync)"
 
-// TestPoliciesMatchRecordedCalls runs each function's handler against the
-// local AWS stack through recording proxies, then checks that the
-// function's role (evaluated for that deployment) allows every recorded
-// call on its resource, plus the Lambda runtime's and event source's own
-// calls, and that it allows nothing else: every action of every statement
-// is used by some call the statement allows.
-func TestPoliciesMatchRecordedCalls(t *testing.T) {
-	tp := loadTemplate(t)
-	layers := lambdatest.LayersFile(t, apptest.Layers+`
+// policyLayers are the layers the recording runs add to apptest's: render
+// on miss (one failing), and a layer managed by the store.
+const policyLayers = `
   - name: od:test
     gridSubsets: [{gridSet: EPSG:4326}]
     formats: [image/png]
@@ -96,7 +90,17 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
     formats: [image/png]
     metatiling: [2, 2]
     source: {type: testpattern}
-`)
+`
+
+// TestPoliciesMatchRecordedCalls runs each function's handler against the
+// local AWS stack through recording proxies, then checks that the
+// function's role (evaluated for that deployment) allows every recorded
+// call on its resource, plus the Lambda runtime's and event source's own
+// calls, and that it allows nothing else: every action of every statement
+// is used by some call the statement allows.
+func TestPoliciesMatchRecordedCalls(t *testing.T) {
+	tp := loadTemplate(t)
+	layers := lambdatest.LayersFile(t, apptest.Layers+policyLayers)
 	// With the CDN: every function may invalidate, and each one's run does
 	// (mass truncation, a truncate lane, the quota clean-up).
 	_, distribution := testenv.RequireCloudFront(t)
@@ -139,79 +143,85 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 
 	for _, fn := range tp.functions() {
 		rn := runs[fn]
-		t.Run(fn, func(t *testing.T) {
-			w := deployment(tp, rn.r, distribution)
-			stmts := roleStatements(t, tp, fn, w)
-			calls := rn.rec.Calls()
-			t.Logf("recorded: %v", rn.rec.Actions())
-			t.Logf("items by partition key: %v", itemsByLeadingKey(calls))
-			for i := range calls {
-				calls[i].Op = "recorded " + calls[i].Op
+		t.Run(fn, func(t *testing.T) { checkRecordedCalls(t, tp, fn, rn.r, rn.rec, distribution) })
+	}
+}
+
+// checkRecordedCalls: every call fn's run made (recorded, or made by the
+// platform or not recordable) is allowed by fn's role unless listed as
+// refused, every refusal listed is still made, and every action the role
+// allows is used.
+func checkRecordedCalls(t *testing.T, tp *template, fn string, r lambdatest.Resources, rec *lambdatest.Recorder, distribution string) {
+	w := deployment(tp, r, distribution)
+	stmts := roleStatements(t, tp, fn, w)
+	calls := rec.Calls()
+	t.Logf("recorded: %v", rec.Actions())
+	t.Logf("items by partition key: %v", itemsByLeadingKey(calls))
+	for i := range calls {
+		calls[i].Op = "recorded " + calls[i].Op
+	}
+	calls = append(calls, platformCalls(t, tp, fn, w)...)
+	if fn == "ApiFunction" {
+		calls = append(calls, lambdatest.Call{Action: "ssm:GetParameter", Resource: accountsSecret,
+			Op: "not recorded: app.LoadAccounts reads the accounts at start (TILECACHE_ACCOUNTS_SECRET); the recording run gives them inline"})
+	}
+	for _, u := range unrecorded[fn] {
+		res, err := w.att(u.resource, "Arn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.object != "" {
+			res += "/" + r.Prefix + "/" + u.object
+		}
+		calls = append(calls, lambdatest.Call{Action: u.action, Resource: res, Op: "not recorded: " + u.why})
+	}
+	used := make([]map[string]bool, len(stmts)) // per statement: actions of the calls it allows
+	reported := map[string]bool{}
+	usedRefusals := map[string]bool{}
+	for _, c := range calls {
+		if strings.Contains(c.Action, ":?") {
+			t.Errorf("unclassified request %s (%s): teach lambdatest's recorder about it", c.Op, c.Resource)
+			continue
+		}
+		allowed := false
+		for i, s := range stmts {
+			if s.allows(c) {
+				allowed = true
+				if used[i] == nil {
+					used[i] = map[string]bool{}
+				}
+				used[i][c.Action] = true
 			}
-			calls = append(calls, platformCalls(t, tp, fn, w)...)
-			if fn == "ApiFunction" {
-				calls = append(calls, lambdatest.Call{Action: "ssm:GetParameter", Resource: accountsSecret,
-					Op: "not recorded: app.LoadAccounts reads the accounts at start (TILECACHE_ACCOUNTS_SECRET); the recording run gives them inline"})
+		}
+		why, isRef := isRefused(fn, c)
+		if isRef {
+			if allowed {
+				t.Errorf("%s of %s is allowed by %s's role, which should refuse it: %s", c.Action, c.Keys["dynamodb:LeadingKeys"], fn, why)
 			}
-			for _, u := range unrecorded[fn] {
-				res, err := w.att(u.resource, "Arn")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if u.object != "" {
-					res += "/" + rn.r.Prefix + "/" + u.object
-				}
-				calls = append(calls, lambdatest.Call{Action: u.action, Resource: res, Op: "not recorded: " + u.why})
+			usedRefusals[c.Action+" "+c.Keys["dynamodb:LeadingKeys"]] = true
+			continue
+		}
+		if k := c.Action + " " + c.Op; !allowed && !reported[k] { // once per action and origin
+			reported[k] = true
+			t.Errorf("%s (%s) is not allowed by %s's role, e.g. on %s (%v)", c.Action, c.Op, fn, c.Resource, c.Keys)
+		}
+	}
+	for _, r := range refused[fn] {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(usedRefusals)), func(k string) bool {
+			action, pk, _ := strings.Cut(k, " ")
+			return action == r.action && globMatch(r.leadingKey, pk)
+		}) {
+			t.Errorf("refused lists %s of %s for %s, which its run no longer makes: remove it", r.action, r.leadingKey, fn)
+		}
+	}
+	for i, s := range stmts {
+		for _, a := range s.actions {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(used[i])), func(act string) bool {
+				return globMatch(strings.ToLower(a), strings.ToLower(act))
+			}) {
+				t.Errorf("statement %s allows %s on %v, which %s never uses (least privilege)", s.sid, a, s.resources, fn)
 			}
-			used := make([]map[string]bool, len(stmts)) // per statement: actions of the calls it allows
-			reported := map[string]bool{}
-			usedRefusals := map[string]bool{}
-			for _, c := range calls {
-				if strings.Contains(c.Action, ":?") {
-					t.Errorf("unclassified request %s (%s): teach lambdatest's recorder about it", c.Op, c.Resource)
-					continue
-				}
-				allowed := false
-				for i, s := range stmts {
-					if s.allows(c) {
-						allowed = true
-						if used[i] == nil {
-							used[i] = map[string]bool{}
-						}
-						used[i][c.Action] = true
-					}
-				}
-				why, isRef := isRefused(fn, c)
-				if isRef {
-					if allowed {
-						t.Errorf("%s of %s is allowed by %s's role, which should refuse it: %s", c.Action, c.Keys["dynamodb:LeadingKeys"], fn, why)
-					}
-					usedRefusals[c.Action+" "+c.Keys["dynamodb:LeadingKeys"]] = true
-					continue
-				}
-				if k := c.Action + " " + c.Op; !allowed && !reported[k] { // once per action and origin
-					reported[k] = true
-					t.Errorf("%s (%s) is not allowed by %s's role, e.g. on %s (%v)", c.Action, c.Op, fn, c.Resource, c.Keys)
-				}
-			}
-			for _, r := range refused[fn] {
-				if !slices.ContainsFunc(slices.Collect(maps.Keys(usedRefusals)), func(k string) bool {
-					action, pk, _ := strings.Cut(k, " ")
-					return action == r.action && globMatch(r.leadingKey, pk)
-				}) {
-					t.Errorf("refused lists %s of %s for %s, which its run no longer makes: remove it", r.action, r.leadingKey, fn)
-				}
-			}
-			for i, s := range stmts {
-				for _, a := range s.actions {
-					if !slices.ContainsFunc(slices.Collect(maps.Keys(used[i])), func(act string) bool {
-						return globMatch(strings.ToLower(a), strings.ToLower(act))
-					}) {
-						t.Errorf("statement %s allows %s on %v, which %s never uses (least privilege)", s.sid, a, s.resources, fn)
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
