@@ -66,7 +66,6 @@ type getMapCase struct {
 	absent  []string
 	w, h    int
 	box     [2]int // left, top gutter inside the image
-	comment string
 }
 
 var getMapCases = []getMapCase{
