@@ -201,7 +201,13 @@ func TestInterrupt(t *testing.T) {
 		// Ctrl-C once the CLI follows the seed: at its first progress line.
 		sig := make(chan os.Signal, 1)
 		following := &printed{want: "tiles/s", seen: make(chan struct{})}
-		go func() { <-following.seen; sig <- os.Interrupt }()
+		go func() {
+			select {
+			case <-following.seen:
+				sig <- os.Interrupt
+			case <-t.Context().Done(): // the CLI ended without following
+			}
+		}()
 		r := runCLI(t, cli.Env{Terminal: c.terminal, Stdin: strings.NewReader(c.answer), Interrupt: sig, Stdout: following},
 			append([]string{"seed", "slow:world", "--zoom", "0-4", "--threads", "2", "--progress", "lines"}, auth(a)...)...)
 		if r.code != c.code {
