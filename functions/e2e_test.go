@@ -2,6 +2,7 @@ package functions_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"tilecache/internal/task"
 	"tilecache/internal/testkit/lambdatest"
 	"tilecache/internal/tilestore"
+	"tilecache/internal/tilestore/s3store"
 )
 
 type row = [5]int64
@@ -111,28 +113,8 @@ func TestServerlessEndToEnd(t *testing.T) {
 
 	// Every tile, and nothing else, is in the bucket.
 	set := tilestore.TileSet{SetName: tilestore.SetName{GridSetID: "EPSG:4326", FormatID: "png", ParametersID: "default"}, Prefix: r.Prefix, LayerID: "demo:world", Ext: "png"}
-	var wantKeys, gotKeys []string
-	for z := range 5 {
-		for x := range int64(2) << z {
-			for y := range int64(1) << z {
-				wantKeys = append(wantKeys, set.Key(z, x, y))
-			}
-		}
-	}
 	tiles := lambdatest.Tiles(t, r)
-	if err := tiles.List(t.Context(), r.Prefix+"/", func(o tilestore.Object) error {
-		if apptest.IsTileKey(o.Key) {
-			gotKeys = append(gotKeys, o.Key)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(wantKeys)
-	slices.Sort(gotKeys)
-	if !slices.Equal(gotKeys, wantKeys) {
-		t.Errorf("bucket holds %d keys under %s/, want exactly the %d tiles of the request", len(gotKeys), r.Prefix, len(wantKeys))
-	}
+	checkBucketHolds(t, tiles, r.Prefix, set, 5)
 	// The finished tasks, as the API lists them within the retention time.
 	var list events.APIGatewayV2HTTPResponse
 	apiFn.InvokeJSON(t, lambdatest.V2Request("GET", "/rest/seed/demo:world.json", "", false, "authorization", lambdatest.BasicAuth()), &list)
@@ -146,36 +128,72 @@ func TestServerlessEndToEnd(t *testing.T) {
 	}
 
 	t.Run("binary response through httpadapter.NewV2", func(t *testing.T) {
-		// The REST contract has no binary answer, so a few lines serve a
-		// stored tile to show how the adapter carries one.
-		tileServer := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			data, meta, found, err := worker.Tiles.Get(req.Context(), strings.TrimPrefix(req.URL.Path, "/tiles/"))
-			if err != nil || !found {
-				http.Error(w, "no such tile", http.StatusNotFound)
-				return
-			}
-			w.Header().Set("Content-Type", meta.ContentType)
-			w.Header().Set("Cache-Control", meta.CacheControl)
-			w.Write(data)
-		})
-		key := set.Key(2, 3, 1)
-		stored, _, _, err := tiles.Get(t.Context(), key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := lambdatest.Invoke(t, tileServer, lambdatest.V2Request("GET", "/tiles/"+key, "", false))
-		if res.StatusCode != 200 || res.Headers["Content-Type"] != "image/png" || res.Headers["Cache-Control"] != "public, max-age=86400" {
-			t.Fatalf("GET tile: %d %v", res.StatusCode, res.Headers)
-		}
-		if !res.IsBase64Encoded {
-			t.Fatalf("a PNG answer must come back base64-encoded (IsBase64Encoded)")
-		}
-		body, err := base64.StdEncoding.DecodeString(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(body, stored) || !bytes.HasPrefix(body, []byte("\x89PNG\r\n\x1a\n")) {
-			t.Errorf("decoded body (%d bytes) is not the stored PNG (%d bytes)", len(body), len(stored))
-		}
+		checkBinaryResponse(t, worker.Tiles.Get, tiles.Get, set.Key(2, 3, 1))
 	})
+}
+
+// checkBucketHolds: the bucket under prefix holds every tile of set's
+// first levels, and no other tile.
+func checkBucketHolds(t *testing.T, tiles *s3store.Store, prefix string, set tilestore.TileSet, levels int) {
+	t.Helper()
+	var wantKeys, gotKeys []string
+	for z := range levels {
+		for x := range int64(2) << z {
+			for y := range int64(1) << z {
+				wantKeys = append(wantKeys, set.Key(z, x, y))
+			}
+		}
+	}
+	if err := tiles.List(t.Context(), prefix+"/", func(o tilestore.Object) error {
+		if apptest.IsTileKey(o.Key) {
+			gotKeys = append(gotKeys, o.Key)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(wantKeys)
+	slices.Sort(gotKeys)
+	if !slices.Equal(gotKeys, wantKeys) {
+		t.Errorf("bucket holds %d keys under %s/, want exactly the %d tiles of the request", len(gotKeys), prefix, len(wantKeys))
+	}
+}
+
+// tileGetter reads a stored tile.
+type tileGetter func(ctx context.Context, key string) ([]byte, tilestore.Meta, bool, error)
+
+// checkBinaryResponse serves the tile key, read by serve, through the
+// Lambda HTTP adapter: the answer is base64-encoded and decodes to the
+// tile as stored (read by stored).
+func checkBinaryResponse(t *testing.T, serve, stored tileGetter, key string) {
+	// The REST contract has no binary answer, so a few lines serve a
+	// stored tile to show how the adapter carries one.
+	tileServer := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		data, meta, found, err := serve(req.Context(), strings.TrimPrefix(req.URL.Path, "/tiles/"))
+		if err != nil || !found {
+			http.Error(w, "no such tile", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", meta.ContentType)
+		w.Header().Set("Cache-Control", meta.CacheControl)
+		w.Write(data)
+	})
+	want, _, _, err := stored(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := lambdatest.Invoke(t, tileServer, lambdatest.V2Request("GET", "/tiles/"+key, "", false))
+	if res.StatusCode != 200 || res.Headers["Content-Type"] != "image/png" || res.Headers["Cache-Control"] != "public, max-age=86400" {
+		t.Fatalf("GET tile: %d %v", res.StatusCode, res.Headers)
+	}
+	if !res.IsBase64Encoded {
+		t.Fatalf("a PNG answer must come back base64-encoded (IsBase64Encoded)")
+	}
+	body, err := base64.StdEncoding.DecodeString(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(body, want) || !bytes.HasPrefix(body, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("decoded body (%d bytes) is not the stored PNG (%d bytes)", len(body), len(want))
+	}
 }

@@ -36,24 +36,17 @@ func exerciseLogs(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder
 	if err := worker.Cleaner.Maintain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wctx, stop := context.WithCancel(ctx)
-	go worker.Engine.Worker.RunWorkers(wctx, 2)
 	z0, z1 := 0, 1
 	ts, err := worker.Engine.Control.Submit(ctx, gwc.SeedRequest{Layer: "demo:world", GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z1, Format: "image/png", Type: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tk := range ts {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if cur, err := worker.Tasks.Get(ctx, tk.ID); err == nil && !cur.Status.Active() {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the seed did not finish")
-			}
-		}
+	ids := make([]int64, len(ts))
+	for i, tk := range ts {
+		ids[i] = tk.ID
 	}
-	stop()
+	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
+	src.RunUntil(t, worker.HandleSQS, 30*time.Second, finished(t, worker, ids))
 
 	// The log bucket, and a log in it.
 	ep, err := url.Parse(os.Getenv("AWS_ENDPOINT_URL_S3"))

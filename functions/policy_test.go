@@ -69,15 +69,9 @@ func isRefused(fn string, c lambdatest.Call) (string, bool) {
 // fake of its wire format (cloudfront.TestSyncEdgeGridSets).
 const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (worker.Program.syncEdge, edgepath.Sync)"
 
-// TestPoliciesMatchRecordedCalls runs each function's handler against the
-// local AWS stack through recording proxies, then checks that the
-// function's role (evaluated for that deployment) allows every recorded
-// call on its resource, plus the Lambda runtime's and event source's own
-// calls, and that it allows nothing else: every action of every statement
-// is used by some call the statement allows.
-func TestPoliciesMatchRecordedCalls(t *testing.T) {
-	tp := loadTemplate(t)
-	layers := lambdatest.LayersFile(t, apptest.Layers+`
+// policyLayers are the layers the recording runs add to apptest's: render
+// on miss (one failing), and a layer managed by the store.
+const policyLayers = `
   - name: od:test
     gridSubsets: [{gridSet: EPSG:4326}]
     formats: [image/png]
@@ -96,7 +90,17 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
     formats: [image/png]
     metatiling: [2, 2]
     source: {type: testpattern}
-`)
+`
+
+// TestPoliciesMatchRecordedCalls runs each function's handler against the
+// local AWS stack through recording proxies, then checks that the
+// function's role (evaluated for that deployment) allows every recorded
+// call on its resource, plus the Lambda runtime's and event source's own
+// calls, and that it allows nothing else: every action of every statement
+// is used by some call the statement allows.
+func TestPoliciesMatchRecordedCalls(t *testing.T) {
+	tp := loadTemplate(t)
+	layers := lambdatest.LayersFile(t, apptest.Layers+policyLayers)
 	// With the CDN: every function may invalidate, and each one's run does
 	// (mass truncation, a truncate lane, the quota clean-up).
 	_, distribution := testenv.RequireCloudFront(t)
@@ -139,79 +143,85 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 
 	for _, fn := range tp.functions() {
 		rn := runs[fn]
-		t.Run(fn, func(t *testing.T) {
-			w := deployment(tp, rn.r, distribution)
-			stmts := roleStatements(t, tp, fn, w)
-			calls := rn.rec.Calls()
-			t.Logf("recorded: %v", rn.rec.Actions())
-			t.Logf("items by partition key: %v", itemsByLeadingKey(calls))
-			for i := range calls {
-				calls[i].Op = "recorded " + calls[i].Op
+		t.Run(fn, func(t *testing.T) { checkRecordedCalls(t, tp, fn, rn.r, rn.rec, distribution) })
+	}
+}
+
+// checkRecordedCalls: every call fn's run made (recorded, or made by the
+// platform or not recordable) is allowed by fn's role unless listed as
+// refused, every refusal listed is still made, and every action the role
+// allows is used.
+func checkRecordedCalls(t *testing.T, tp *template, fn string, r lambdatest.Resources, rec *lambdatest.Recorder, distribution string) {
+	w := deployment(tp, r, distribution)
+	stmts := roleStatements(t, tp, fn, w)
+	calls := rec.Calls()
+	t.Logf("recorded: %v", rec.Actions())
+	t.Logf("items by partition key: %v", itemsByLeadingKey(calls))
+	for i := range calls {
+		calls[i].Op = "recorded " + calls[i].Op
+	}
+	calls = append(calls, platformCalls(t, tp, fn, w)...)
+	if fn == "ApiFunction" {
+		calls = append(calls, lambdatest.Call{Action: "ssm:GetParameter", Resource: accountsSecret,
+			Op: "not recorded: app.LoadAccounts reads the accounts at start (TILECACHE_ACCOUNTS_SECRET); the recording run gives them inline"})
+	}
+	for _, u := range unrecorded[fn] {
+		res, err := w.att(u.resource, "Arn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.object != "" {
+			res += "/" + r.Prefix + "/" + u.object
+		}
+		calls = append(calls, lambdatest.Call{Action: u.action, Resource: res, Op: "not recorded: " + u.why})
+	}
+	used := make([]map[string]bool, len(stmts)) // per statement: actions of the calls it allows
+	reported := map[string]bool{}
+	usedRefusals := map[string]bool{}
+	for _, c := range calls {
+		if strings.Contains(c.Action, ":?") {
+			t.Errorf("unclassified request %s (%s): teach lambdatest's recorder about it", c.Op, c.Resource)
+			continue
+		}
+		allowed := false
+		for i, s := range stmts {
+			if s.allows(c) {
+				allowed = true
+				if used[i] == nil {
+					used[i] = map[string]bool{}
+				}
+				used[i][c.Action] = true
 			}
-			calls = append(calls, platformCalls(t, tp, fn, w)...)
-			if fn == "ApiFunction" {
-				calls = append(calls, lambdatest.Call{Action: "ssm:GetParameter", Resource: accountsSecret,
-					Op: "not recorded: app.LoadAccounts reads the accounts at start (TILECACHE_ACCOUNTS_SECRET); the recording run gives them inline"})
+		}
+		why, isRef := isRefused(fn, c)
+		if isRef {
+			if allowed {
+				t.Errorf("%s of %s is allowed by %s's role, which should refuse it: %s", c.Action, c.Keys["dynamodb:LeadingKeys"], fn, why)
 			}
-			for _, u := range unrecorded[fn] {
-				res, err := w.att(u.resource, "Arn")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if u.object != "" {
-					res += "/" + rn.r.Prefix + "/" + u.object
-				}
-				calls = append(calls, lambdatest.Call{Action: u.action, Resource: res, Op: "not recorded: " + u.why})
+			usedRefusals[c.Action+" "+c.Keys["dynamodb:LeadingKeys"]] = true
+			continue
+		}
+		if k := c.Action + " " + c.Op; !allowed && !reported[k] { // once per action and origin
+			reported[k] = true
+			t.Errorf("%s (%s) is not allowed by %s's role, e.g. on %s (%v)", c.Action, c.Op, fn, c.Resource, c.Keys)
+		}
+	}
+	for _, r := range refused[fn] {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(usedRefusals)), func(k string) bool {
+			action, pk, _ := strings.Cut(k, " ")
+			return action == r.action && globMatch(r.leadingKey, pk)
+		}) {
+			t.Errorf("refused lists %s of %s for %s, which its run no longer makes: remove it", r.action, r.leadingKey, fn)
+		}
+	}
+	for i, s := range stmts {
+		for _, a := range s.actions {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(used[i])), func(act string) bool {
+				return globMatch(strings.ToLower(a), strings.ToLower(act))
+			}) {
+				t.Errorf("statement %s allows %s on %v, which %s never uses (least privilege)", s.sid, a, s.resources, fn)
 			}
-			used := make([]map[string]bool, len(stmts)) // per statement: actions of the calls it allows
-			reported := map[string]bool{}
-			usedRefusals := map[string]bool{}
-			for _, c := range calls {
-				if strings.Contains(c.Action, ":?") {
-					t.Errorf("unclassified request %s (%s): teach lambdatest's recorder about it", c.Op, c.Resource)
-					continue
-				}
-				allowed := false
-				for i, s := range stmts {
-					if s.allows(c) {
-						allowed = true
-						if used[i] == nil {
-							used[i] = map[string]bool{}
-						}
-						used[i][c.Action] = true
-					}
-				}
-				why, isRef := isRefused(fn, c)
-				if isRef {
-					if allowed {
-						t.Errorf("%s of %s is allowed by %s's role, which should refuse it: %s", c.Action, c.Keys["dynamodb:LeadingKeys"], fn, why)
-					}
-					usedRefusals[c.Action+" "+c.Keys["dynamodb:LeadingKeys"]] = true
-					continue
-				}
-				if k := c.Action + " " + c.Op; !allowed && !reported[k] { // once per action and origin
-					reported[k] = true
-					t.Errorf("%s (%s) is not allowed by %s's role, e.g. on %s (%v)", c.Action, c.Op, fn, c.Resource, c.Keys)
-				}
-			}
-			for _, r := range refused[fn] {
-				if !slices.ContainsFunc(slices.Collect(maps.Keys(usedRefusals)), func(k string) bool {
-					action, pk, _ := strings.Cut(k, " ")
-					return action == r.action && globMatch(r.leadingKey, pk)
-				}) {
-					t.Errorf("refused lists %s of %s for %s, which its run no longer makes: remove it", r.action, r.leadingKey, fn)
-				}
-			}
-			for i, s := range stmts {
-				for _, a := range s.actions {
-					if !slices.ContainsFunc(slices.Collect(maps.Keys(used[i])), func(act string) bool {
-						return globMatch(strings.ToLower(a), strings.ToLower(act))
-					}) {
-						t.Errorf("statement %s allows %s on %v, which %s never uses (least privilege)", s.sid, a, s.resources, fn)
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
@@ -579,7 +589,15 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 	if _, err := api.Tasks.Kill(t.Context(), ids[0], task.Running, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond) // the stale-after of base
+	// Task 2's worker died a second ago: its last heartbeat (a checkpoint
+	// of no tiles, written with that time) is older than base's stale-after.
+	tk2, err := api.Tasks.Get(t.Context(), ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Tasks.Checkpoint(t.Context(), task.Checkpoint{ID: ids[1], From: tk2.Cursor, To: tk2.Cursor}, time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	if err := cleaner.HandleSchedule(t.Context(), scheduledEvent(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -596,19 +614,21 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 		return n
 	}
 	before := count()
+	// A recount (the layer at rest: its last task ended base's stale-after
+	// ago), then the quota, then its clean-up: the first one, so due at once.
+	time.Sleep(400 * time.Millisecond) // the layer settles
+	recount := scheduledEvent(t)
+	recount.Detail = []byte(`{"recount":true}`)
+	if err := cleaner.HandleSchedule(t.Context(), recount); err != nil {
+		t.Fatal(err)
+	}
 	res := lambdatest.Do(t, api.Handler, "PUT", "/rest/diskquota.json", `{"cacheQuotaConfiguration":{"enabled":true,"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"SECONDS","globalQuota":{"value":"1","units":"KiB"}}}`,
 		"content-type", "application/json")
 	if res.StatusCode != 200 {
 		t.Fatalf("PUT diskquota: %d %s", res.StatusCode, res.Body)
 	}
-	time.Sleep(400 * time.Millisecond) // the layer settles
-	recount := scheduledEvent(t)
-	recount.Detail = []byte(`{"recount":true}`)
-	for _, ev := range []events.EventBridgeEvent{recount, scheduledEvent(t)} {
-		if err := cleaner.HandleSchedule(t.Context(), ev); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(1100 * time.Millisecond) // the next clean-up is due
+	if err := cleaner.HandleSchedule(t.Context(), scheduledEvent(t)); err != nil {
+		t.Fatal(err)
 	}
 	if after := count(); after >= before {
 		t.Errorf("the quota clean-up left %d of %d objects: want pages expired", after, before)

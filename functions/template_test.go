@@ -169,34 +169,7 @@ func TestTemplateEnvironment(t *testing.T) {
 	}
 	for _, id := range tp.functions() {
 		env := tp.env(id)
-		var want []string
-		for _, name := range read {
-			if _, skip := notOnLambda[name]; skip || (name == "TILECACHE_ACCOUNTS_SECRET" && id != "ApiFunction") {
-				continue
-			}
-			if name == "TILECACHE_TILE_TOKEN_KEYS_SECRET" && !tileTokenKeysFunctions[id] {
-				continue
-			}
-			if _, skip := notOnTileFunction[name]; skip && id == "TileFunction" {
-				continue
-			}
-			if tileFunctionOnly[name] && id != "TileFunction" {
-				continue
-			}
-			if logsFunctionOnly[name] != (id == "LogsFunction") && logsFunctionOnly[name] {
-				continue
-			}
-			if notOnLogsFunction[name] && id == "LogsFunction" {
-				continue
-			}
-			if engineOnly[name] && (id == "TileFunction" || id == "LogsFunction") {
-				continue
-			}
-			if apiOnly[name] && id != "ApiFunction" {
-				continue
-			}
-			want = append(want, name)
-		}
+		want := wantVariables(id, read)
 		for _, name := range want {
 			if _, ok := env[name]; !ok {
 				t.Errorf("%s: the code reads %s but the template does not set it", id, name)
@@ -214,32 +187,7 @@ func TestTemplateEnvironment(t *testing.T) {
 				t.Errorf("%s: the template sets %s: %s", id, name, why)
 			}
 		}
-		w := &world{tp: tp, refs: map[string]string{"TileBucket": "bucket", "TaskTable": "table", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"},
-			params: map[string]string{"AccountsSecret": "arn:aws:ssm:us-east-1:000000000000:parameter/tilecache/accounts"},
-			atts:   map[string]string{"EdgeGridSets.Arn": "arn:aws:cloudfront::000000000000:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab"}}
-		vals := map[string]string{}
-		for name, n := range env {
-			v, err := w.eval(n)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", id, name, err)
-			}
-			vals[name] = fmt.Sprint(v)
-		}
-		if id == "TileFunction" || id == "LogsFunction" {
-			// Their own configurations: TestTemplateGivesEachFunctionOnlyItsOwnVariables.
-			continue
-		}
-		cfg, err := config.Load(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
-		if err != nil {
-			t.Fatalf("%s: the template's environment (parameter defaults) does not load: %v", id, err)
-		}
-		bucket := "bucket"
-		if id == "LogsFunction" {
-			bucket = "tilecache-logs-6a7b8c90-0000-1111-2222-333344445555" // the bucket it reads; naming TileBucket would be a cycle
-		}
-		if cfg.Backend != "aws" || cfg.Bucket != bucket || cfg.Table != "table" || cfg.QueueURL == "" || cfg.BasePath != "" || cfg.LayersFile != "" {
-			t.Errorf("%s: loaded configuration %+v: want the aws backend on the stack's bucket, table and queue, no base path, the bundled layers", id, cfg)
-		}
+		checkEnvironmentLoads(t, tp, id, env)
 	}
 	// The parameters behind the variables.
 	for name, param := range map[string]string{"TILECACHE_SEED_THREADS": "PoolSize", "TILECACHE_KEY_PREFIX": "KeyPrefix", "TILECACHE_LAYERS": "LayersFile"} {
@@ -249,6 +197,73 @@ func TestTemplateEnvironment(t *testing.T) {
 	}
 	if id, _ := refTarget(tp.env("ApiFunction")["TILECACHE_ACCOUNTS_SECRET"]); id != "AccountsSecret" {
 		t.Errorf("ApiFunction TILECACHE_ACCOUNTS_SECRET must be !Ref AccountsSecret (read at start: the hashes stay out of the environment)")
+	}
+}
+
+// wantVariables are the variables of read (what config.Load reads) that
+// function id's environment must set.
+func wantVariables(id string, read []string) []string {
+	var want []string
+	for _, name := range read {
+		if _, skip := notOnLambda[name]; skip || (name == "TILECACHE_ACCOUNTS_SECRET" && id != "ApiFunction") {
+			continue
+		}
+		if name == "TILECACHE_TILE_TOKEN_KEYS_SECRET" && !tileTokenKeysFunctions[id] {
+			continue
+		}
+		if _, skip := notOnTileFunction[name]; skip && id == "TileFunction" {
+			continue
+		}
+		if tileFunctionOnly[name] && id != "TileFunction" {
+			continue
+		}
+		if logsFunctionOnly[name] != (id == "LogsFunction") && logsFunctionOnly[name] {
+			continue
+		}
+		if notOnLogsFunction[name] && id == "LogsFunction" {
+			continue
+		}
+		if engineOnly[name] && (id == "TileFunction" || id == "LogsFunction") {
+			continue
+		}
+		if apiOnly[name] && id != "ApiFunction" {
+			continue
+		}
+		want = append(want, name)
+	}
+	return want
+}
+
+// checkEnvironmentLoads evaluates function id's environment env with
+// parameter defaults and, but for the tile and log functions (their own
+// configurations), loads it as the engine's configuration.
+func checkEnvironmentLoads(t *testing.T, tp *template, id string, env map[string]*yaml.Node) {
+	t.Helper()
+	w := &world{tp: tp, refs: map[string]string{"TileBucket": "bucket", "TaskTable": "table", "LaneQueue": "https://sqs.us-east-1.amazonaws.com/000000000000/lanes"},
+		params: map[string]string{"AccountsSecret": "arn:aws:ssm:us-east-1:000000000000:parameter/tilecache/accounts"},
+		atts:   map[string]string{"EdgeGridSets.Arn": "arn:aws:cloudfront::000000000000:key-value-store/2b7e1f9e-0000-4000-8000-0123456789ab"}}
+	vals := map[string]string{}
+	for name, n := range env {
+		v, err := w.eval(n)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", id, name, err)
+		}
+		vals[name] = fmt.Sprint(v)
+	}
+	if id == "TileFunction" || id == "LogsFunction" {
+		// Their own configurations: TestTemplateGivesEachFunctionOnlyItsOwnVariables.
+		return
+	}
+	cfg, err := config.Load(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("%s: the template's environment (parameter defaults) does not load: %v", id, err)
+	}
+	bucket := "bucket"
+	if id == "LogsFunction" {
+		bucket = "tilecache-logs-6a7b8c90-0000-1111-2222-333344445555" // the bucket it reads; naming TileBucket would be a cycle
+	}
+	if cfg.Backend != "aws" || cfg.Bucket != bucket || cfg.Table != "table" || cfg.QueueURL == "" || cfg.BasePath != "" || cfg.LayersFile != "" {
+		t.Errorf("%s: loaded configuration %+v: want the aws backend on the stack's bucket, table and queue, no base path, the bundled layers", id, cfg)
 	}
 }
 

@@ -46,7 +46,15 @@ func TestRecordedEvents(t *testing.T) {
 	if _, err := cleaner.Tasks.Kill(t.Context(), 1, task.Running, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2100 * time.Millisecond) // task 2's heartbeat goes stale
+	// Task 2's worker died 3 s ago: its last heartbeat (a checkpoint of no
+	// tiles, written with that time) is older than the 2 s stale-after.
+	tk2, err := cleaner.Tasks.Get(t.Context(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cleaner.Tasks.Checkpoint(t.Context(), task.Checkpoint{ID: 2, From: tk2.Cursor, To: tk2.Cursor}, time.Now().Add(-3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
 
 	var ev events.EventBridgeEvent
 	event := lambdatest.ReadEvent(t, filepath.Join("testdata", "scheduled-event.json"), &ev)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"tilecache/internal/app/worker"
 	"tilecache/internal/gwc"
 	"tilecache/internal/quota"
 	"tilecache/internal/testkit/lambdatest"
@@ -79,50 +80,50 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	r := lambdatest.NewResources(t)
 	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_LAYERS": lambdatest.LayersFile(t, logLayers), "TILECACHE_SEED_THREADS": "2"})
 	worker := lambdatest.Worker(t, env)
-	ctx := t.Context()
-	if err := worker.Cleaner.Maintain(ctx); err != nil { // usage counted from here on
+	if err := worker.Cleaner.Maintain(t.Context()); err != nil { // usage counted from here on
 		t.Fatal(err)
 	}
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go worker.Engine.Worker.RunWorkers(wctx, 2)
-	seedSet := func(layer, format string) {
-		t.Helper()
-		z0, z4 := 0, 3
-		ts, err := worker.Engine.Control.Submit(ctx, gwc.SeedRequest{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z4, Format: format, Type: "seed"})
-		if err != nil {
-			t.Fatal(err)
+	// The PNG tile sets first, so that without reads LRU would remove them
+	// (each seed ends before the next starts: the JPEG pages are newer).
+	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
+	for _, format := range []string{"image/png", "image/jpeg"} {
+		for _, l := range []string{"lru:world", "lfu:world"} {
+			seedLogLayer(t, worker, src, l, format)
 		}
-		deadline := time.Now().Add(time.Minute)
+	}
+	logKey := putCloudFrontLog(t, r)
+	t.Run("delivered", func(t *testing.T) { deliverLog(t, r, env, worker, logKey) })
+	t.Run("clean-up", func(t *testing.T) { cleanUpByUse(t, worker) })
+}
+
+// seedLogLayer seeds levels 0 to 3 of layer in format, working its lanes
+// with the worker function's handler until its tasks are done.
+func seedLogLayer(t *testing.T, worker *worker.Program, src *lambdatest.EventSource, layer, format string) {
+	t.Helper()
+	z0, z3 := 0, 3
+	ts, err := worker.Engine.Control.Submit(t.Context(), gwc.SeedRequest{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z3, Format: format, Type: "seed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.RunUntil(t, worker.HandleSQS, time.Minute, func() bool {
 		for _, tk := range ts {
-			for {
-				cur, err := worker.Tasks.Get(ctx, tk.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !cur.Status.Active() {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("seed of %s %s did not finish", layer, format)
-				}
-				time.Sleep(50 * time.Millisecond)
+			cur, err := worker.Tasks.Get(t.Context(), tk.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur.Status.Active() {
+				return false
 			}
 		}
-	}
-	// The PNG tile sets first, so that without reads LRU would remove them.
-	for _, l := range []string{"lru:world", "lfu:world"} {
-		seedSet(l, "image/png")
-	}
-	time.Sleep(20 * time.Millisecond)
-	for _, l := range []string{"lru:world", "lfu:world"} {
-		seedSet(l, "image/jpeg")
-	}
-	stop()
+		return true
+	})
+}
 
-	// The log (written after the seeds, as reads come after them): every
-	// PNG tile of lru:world read once, every PNG tile of lfu:world three
-	// times; the JPEG tiles never.
+// putCloudFrontLog writes the log of the reads that come after the seeds
+// to the log bucket and returns its key: every PNG tile of lru:world read
+// once, every PNG tile of lfu:world three times; the JPEG tiles never.
+func putCloudFrontLog(t *testing.T, r lambdatest.Resources) string {
+	t.Helper()
 	hits := map[string]int{}
 	tileKeys := func(layer, format, ext string, n int) {
 		set := tilestore.TileSet{Prefix: r.Prefix, LayerID: layer, Ext: ext, SetName: tilestore.SetName{Layer: layer, GridSetID: "EPSG:4326", FormatID: format, ParametersID: "default"}}
@@ -136,17 +137,22 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	}
 	tileKeys("lru:world", "png", "png", 1)
 	tileKeys("lfu:world", "png", "png", 3)
-	// CloudFront logs times to the second: the reads come a second after
-	// the last seed, so that they are later than its pages' creation.
-	time.Sleep(1100 * time.Millisecond)
-	at := time.Now()
+	// CloudFront logs times to the second: the reads are dated a second
+	// on, so that they are later than the last seed's pages' creation.
+	at := time.Now().Add(time.Second)
 	logKey := r.Prefix + "-logs/E2EXAMPLE.2026-11-25-12.abcd1234.gz"
 	logs := lambdatest.Tiles(t, r)
-	if err := logs.Put(ctx, logKey, cloudFrontLog(t, at, hits), tilestore.Meta{ContentType: "application/gzip"}); err != nil {
+	if err := logs.Put(t.Context(), logKey, cloudFrontLog(t, at, hits), tilestore.Meta{ContentType: "application/gzip"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logs.Delete(context.Background(), []string{logKey}) })
+	return logKey
+}
 
+// deliverLog hands the log's S3 event to the log function twice: the
+// pages count its hits once.
+func deliverLog(t *testing.T, r lambdatest.Resources, env map[string]string, worker *worker.Program, logKey string) {
+	ctx := t.Context()
 	fn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "logs"), Name: "tilecache-LogsFunction", Env: env})
 	var ev events.S3Event
 	ev.Records = []events.S3EventRecord{{EventSource: "aws:s3", EventName: "ObjectCreated:Put", AWSRegion: lambdatest.Region,
@@ -180,7 +186,13 @@ func TestLogsFeedTheQuota(t *testing.T) {
 		}
 	}
 
-	// A quota that holds one of each layer's two tile sets.
+}
+
+// cleanUpByUse sets a quota that holds one of each layer's two tile sets
+// and runs the clean-up: the pages read are kept, by their last read with
+// LRU, by their hits with LFU.
+func cleanUpByUse(t *testing.T, worker *worker.Program) {
+	ctx := t.Context()
 	ls, err := worker.Usage.Layers(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,12 @@ type run struct {
 func runCLI(t *testing.T, env cli.Env, args ...string) run {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env.Stdout, env.Stderr = &out, &errOut
+	if env.Stdout != nil { // a watcher of what is printed
+		env.Stdout = io.MultiWriter(&out, env.Stdout)
+	} else {
+		env.Stdout = &out
+	}
+	env.Stderr = &errOut
 	if env.Stdin == nil {
 		env.Stdin = strings.NewReader("")
 	}
@@ -191,9 +198,17 @@ func TestInterrupt(t *testing.T) {
 		{true, "n\n", cli.ExitInterrupted, true},
 		{true, "y\n", cli.ExitAborted, false},
 	} {
+		// Ctrl-C once the CLI follows the seed: at its first progress line.
 		sig := make(chan os.Signal, 1)
-		go func() { time.Sleep(700 * time.Millisecond); sig <- os.Interrupt }()
-		r := runCLI(t, cli.Env{Terminal: c.terminal, Stdin: strings.NewReader(c.answer), Interrupt: sig},
+		following := &printed{want: "tiles/s", seen: make(chan struct{})}
+		go func() {
+			select {
+			case <-following.seen:
+				sig <- os.Interrupt
+			case <-t.Context().Done(): // the CLI ended without following
+			}
+		}()
+		r := runCLI(t, cli.Env{Terminal: c.terminal, Stdin: strings.NewReader(c.answer), Interrupt: sig, Stdout: following},
 			append([]string{"seed", "slow:world", "--zoom", "0-4", "--threads", "2", "--progress", "lines"}, auth(a)...)...)
 		if r.code != c.code {
 			t.Errorf("terminal %v answer %q: exit %d, want %d\n%s%s", c.terminal, c.answer, r.code, c.code, r.stdout, r.stderr)
@@ -206,8 +221,26 @@ func TestInterrupt(t *testing.T) {
 			t.Errorf("terminal %v answer %q: tasks still running %v, want %v:\n%s", c.terminal, c.answer, got, c.running, rows.stdout)
 		}
 		runCLI(t, cli.Env{}, append([]string{"kill", "slow:world"}, auth(a)...)...)
-		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-following.seen:
+		default:
+			t.Errorf("terminal %v answer %q: exit %d before following the seed", c.terminal, c.answer, r.code)
+		}
 	}
+}
+
+// printed closes seen when a write holds want.
+type printed struct {
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (p *printed) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte(p.want)) {
+		p.once.Do(func() { close(p.seen) })
+	}
+	return len(b), nil
 }
 
 // TestTileListFlag: --tiles sends an expiry list (gzipped) as a tile

@@ -46,17 +46,16 @@ func tmuxSession(t *testing.T, command string, env map[string]string) (screen fu
 
 func waitScreen(t *testing.T, screen func() string, what string, timeout time.Duration, ok func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := screen()
-		if ok(s) {
-			return s
+	var s string
+	waited := false
+	defer func() {
+		if !waited { // timed out: Eventually's Fatalf unwinds through here
+			t.Logf("the screen:\n%s", s)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; the screen:\n%s", timeout, what, s)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	}()
+	testenv.Eventually(t, timeout, what, func() bool { s = screen(); return ok(s) })
+	waited = true
+	return s
 }
 
 // TestTerminalProgressAndCtrlC runs the real binary in a terminal (tmux)

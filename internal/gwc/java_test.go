@@ -74,6 +74,28 @@ func TestJava(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	decodeNames := writeJavaInputs(t, dir)
+	cmd := exec.CommandContext(t.Context(), java, program, dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", java, program, err, out)
+	}
+	t.Logf("java: %s", strings.TrimSpace(string(out)))
+	for name, m := range javaMaps {
+		t.Run(name, func(t *testing.T) { checkJavaRoundTrip(t, dir, name, m) })
+	}
+	for name, i := range decodeNames {
+		tc := decodeCases[i]
+		t.Run("decode "+tc.name, func(t *testing.T) { checkJavaDecode(t, dir, name, tc.in) })
+	}
+}
+
+// writeJavaInputs writes into dir, for the Java program, each of javaMaps
+// marshalled (name.properties) with its entries (name.entries), and each
+// of the decodeCases Java reads (decode-i.properties); it returns the
+// latter's names with their index in decodeCases.
+func writeJavaInputs(t *testing.T, dir string) map[string]int {
+	t.Helper()
 	write := func(name string, data []byte) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -99,75 +121,73 @@ func TestJava(t *testing.T) {
 		write(name+".entries", nil)
 	}
 
-	cmd := exec.CommandContext(t.Context(), java, program, dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", java, program, err, out)
-	}
-	t.Logf("java: %s", strings.TrimSpace(string(out)))
+	return decodeNames
+}
 
-	read := func(name string) string {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
+// readJavaOutput reads the Java program's file name in dir.
+func readJavaOutput(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkJavaRoundTrip: Java's Properties.load reads m's marshalled form as
+// m, Unmarshal reads Properties.store's output as m, and both escape the
+// entries alike.
+func checkJavaRoundTrip(t *testing.T, dir, name string, m map[string]string) {
+	if got, want := readJavaOutput(t, dir, name+".loaded"), entryLines(m); got != want {
+		t.Errorf("Properties.load read the entries\n%s\nwant\n%s", got, want)
+	}
+	stored := readJavaOutput(t, dir, name+".stored")
+	back, err := gwc.Unmarshal([]byte(stored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(back, m) {
+		t.Errorf("Unmarshal of Properties.store's output: got %q, want %q", back, m)
+	}
+	// Java 17 writes the entries in hash order, after comment lines.
+	var javaLines []string
+	for line := range strings.Lines(stored) {
+		line = strings.TrimRight(line, "\r\n")
+		if line != "" && line[0] != '#' && line[0] != '!' {
+			javaLines = append(javaLines, line)
 		}
-		return string(b)
 	}
-	for name, m := range javaMaps {
-		t.Run(name, func(t *testing.T) {
-			if got, want := read(name+".loaded"), entryLines(m); got != want {
-				t.Errorf("Properties.load read the entries\n%s\nwant\n%s", got, want)
-			}
-			stored := read(name + ".stored")
-			back, err := gwc.Unmarshal([]byte(stored))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !maps.Equal(back, m) {
-				t.Errorf("Unmarshal of Properties.store's output: got %q, want %q", back, m)
-			}
-			// Java 17 writes the entries in hash order, after comment lines.
-			var javaLines []string
-			for line := range strings.Lines(stored) {
-				line = strings.TrimRight(line, "\r\n")
-				if line != "" && line[0] != '#' && line[0] != '!' {
-					javaLines = append(javaLines, line)
-				}
-			}
-			ours, err := gwc.Marshal(m, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			goLines := strings.Split(strings.TrimSuffix(string(ours), "\n"), "\n")
-			if len(m) == 0 {
-				goLines = nil
-			}
-			slices.Sort(javaLines)
-			slices.Sort(goLines)
-			if !slices.Equal(goLines, javaLines) {
-				t.Errorf("Marshal escapes entries as\n%q\nProperties.store as\n%q", goLines, javaLines)
-			}
-		})
+	ours, err := gwc.Marshal(m, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, i := range decodeNames {
-		tc := decodeCases[i]
-		t.Run("decode "+tc.name, func(t *testing.T) {
-			loaded := read(name + ".loaded")
-			got, err := gwc.Unmarshal([]byte(tc.in))
-			if loaded == "ERROR\n" {
-				if err == nil {
-					t.Errorf("Java refused %q, Unmarshal read %q", tc.in, got)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Java read %q, Unmarshal failed: %v", tc.in, err)
-			}
-			if want := entryLines(got); loaded != want {
-				t.Errorf("Java read %q as\n%s\nUnmarshal as\n%s", tc.in, loaded, want)
-			}
-		})
+	goLines := strings.Split(strings.TrimSuffix(string(ours), "\n"), "\n")
+	if len(m) == 0 {
+		goLines = nil
+	}
+	slices.Sort(javaLines)
+	slices.Sort(goLines)
+	if !slices.Equal(goLines, javaLines) {
+		t.Errorf("Marshal escapes entries as\n%q\nProperties.store as\n%q", goLines, javaLines)
+	}
+}
+
+// checkJavaDecode: Unmarshal reads in (file name) as Java's Properties.load
+// did, or refuses it as Java did.
+func checkJavaDecode(t *testing.T, dir, name, in string) {
+	loaded := readJavaOutput(t, dir, name+".loaded")
+	got, err := gwc.Unmarshal([]byte(in))
+	if loaded == "ERROR\n" {
+		if err == nil {
+			t.Errorf("Java refused %q, Unmarshal read %q", in, got)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Java read %q, Unmarshal failed: %v", in, err)
+	}
+	if want := entryLines(got); loaded != want {
+		t.Errorf("Java read %q as\n%s\nUnmarshal as\n%s", in, loaded, want)
 	}
 }
 

@@ -252,90 +252,97 @@ func dumpPatch(p quota.Patch) string {
 	return "{" + strings.TrimSpace(b.String()) + "}"
 }
 
+// quotaXML and quotaJSON wrap inner in a disk quota document.
+func quotaXML(inner string) string {
+	return "<cacheQuotaConfiguration>" + inner + "</cacheQuotaConfiguration>"
+}
+
+func quotaJSON(inner string) string { return `{"cacheQuotaConfiguration":{` + inner + `}}` }
+
+// quotaPatchErrorCases are disk quota documents, in XML and JSON, that
+// GeoWebCache refuses, with its message ("": any).
+var quotaPatchErrorCases = []struct {
+	name string
+	xml  string
+	json string
+	want string
+}{
+	{"wrong type",
+		quotaXML(`<maxConcurrentCleanUps>many</maxConcurrentCleanUps>`), quotaJSON(`"maxConcurrentCleanUps":"many"`), "Invalid value for maxConcurrentCleanUps: many"},
+	{"wrong boolean",
+		quotaXML(`<enabled>yes</enabled>`), quotaJSON(`"enabled":"yes"`), "Invalid value for enabled: yes"},
+	{"object for a number",
+		"", quotaJSON(`"diskBlockSize":{}`), "Invalid value for diskBlockSize: expected an integer, got an object"},
+	{"array for text",
+		"", quotaJSON(`"cacheCleanUpUnits":["SECONDS"]`), "Invalid value for cacheCleanUpUnits: expected text, got an array"},
+	{"unknown field",
+		quotaXML(`<diskblocksize>1</diskblocksize>`), quotaJSON(`"diskblocksize":1`), "Unknown field: diskblocksize"},
+	{"unknown field in globalQuota",
+		quotaXML(`<globalQuota><value>1</value><units>B</units><bytes>1</bytes></globalQuota>`), quotaJSON(`"globalQuota":{"value":1,"units":"B","bytes":1}`), "Unknown field: bytes"},
+	{"unknown field in layerQuotas",
+		quotaXML(`<layerQuotas><layerQuota/></layerQuotas>`), quotaJSON(`"layerQuotas":{"layerQuota":{}}`), "Unknown field: layerQuota"},
+	{"unknown field in a layer quota",
+		quotaXML(`<layerQuotas><LayerQuota><usage/></LayerQuota></layerQuotas>`), quotaJSON(`"layerQuotas":[{"usage":""}]`), "Unknown field: usage"},
+	{"duplicate field",
+		quotaXML(`<enabled>true</enabled><enabled>false</enabled>`), quotaJSON(`"enabled":true,"enabled":false`), "Duplicate field: enabled"},
+	{"unknown units",
+		quotaXML(`<globalQuota><value>1</value><units>ZZiB</units></globalQuota>`), quotaJSON(`"globalQuota":{"value":"1","units":"ZZiB"}`), "Unknown units value: ZZiB"},
+	{"negative quota",
+		quotaXML(`<globalQuota><value>-5</value><units>MiB</units></globalQuota>`), quotaJSON(`"globalQuota":{"value":-5,"units":"MiB"}`), "Invalid quota value: -5"},
+	{"non-numeric quota",
+		quotaXML(`<globalQuota><value>lots</value><units>MiB</units></globalQuota>`), quotaJSON(`"globalQuota":{"value":"lots","units":"MiB"}`), "Invalid quota value: lots"},
+	{"quota too large",
+		"", quotaJSON(`"globalQuota":{"value":"8388608","units":"TiB"}`), "Invalid quota value: 8388608 TiB is larger than 9223372036854775807 bytes"},
+	{"globalQuota without units",
+		quotaXML(`<globalQuota><value>1</value></globalQuota>`), quotaJSON(`"globalQuota":{"value":1}`), "globalQuota units is required"},
+	{"globalQuota without value",
+		quotaXML(`<globalQuota><units>MiB</units></globalQuota>`), quotaJSON(`"globalQuota":{"units":"MiB"}`), "globalQuota value is required"},
+	{"empty globalQuota",
+		quotaXML(`<globalQuota/>`), quotaJSON(`"globalQuota":""`), "globalQuota value is required"},
+	{"globalQuota as a number",
+		"", quotaJSON(`"globalQuota":100`), "Invalid value for globalQuota: expected an object, got 100"},
+	{"quota value as object",
+		"", quotaJSON(`"globalQuota":{"value":{},"units":"B"}`), "Invalid value for globalQuota value: expected a number, got an object"},
+	{"layer quota without quota",
+		quotaXML(`<layerQuotas><LayerQuota><layer>a</layer><expirationPolicyName>LRU</expirationPolicyName></LayerQuota></layerQuotas>`),
+		quotaJSON(`"layerQuotas":[{"layer":"a","expirationPolicyName":"LRU"}]`), "layerQuotas: quota is required"},
+	{"layer quota without layer",
+		quotaXML(`<layerQuotas><LayerQuota><expirationPolicyName>LRU</expirationPolicyName><quota><value>1</value><units>B</units></quota></LayerQuota></layerQuotas>`),
+		quotaJSON(`"layerQuotas":{"LayerQuota":{"expirationPolicyName":"LRU","quota":{"value":1,"units":"B"}}}`), "layerQuotas: layer is required"},
+	{"layer quota with empty layer",
+		"", quotaJSON(`"layerQuotas":[{"layer":" ","expirationPolicyName":"LRU","quota":{"value":1,"units":"B"}}]`), "layerQuotas: layer is required"},
+	{"layer quota without policy",
+		quotaXML(`<layerQuotas><LayerQuota><layer>a</layer><quota><value>1</value><units>B</units></quota></LayerQuota></layerQuotas>`),
+		quotaJSON(`"layerQuotas":[{"layer":"a","quota":{"value":1,"units":"B"}}]`), "layerQuotas: expirationPolicyName is required"},
+	{"layer quota with bad units",
+		"", quotaJSON(`"layerQuotas":[{"layer":"a","expirationPolicyName":"LRU","quota":{"value":1,"units":"ZZiB"}}]`), "Unknown units value: ZZiB"},
+	{"layer quota without units",
+		"", quotaJSON(`"layerQuotas":[{"layer":"a","expirationPolicyName":"LRU","quota":{"value":1}}]`), "layerQuotas quota units is required"},
+	{"empty layer quota",
+		quotaXML(`<layerQuotas><LayerQuota/></layerQuotas>`), quotaJSON(`"layerQuotas":[{}]`), "layerQuotas: layer is required"},
+	{"layer quota as a string",
+		"", quotaJSON(`"layerQuotas":["a"]`), "Invalid value for layerQuotas: expected an object, got a"},
+	{"layerQuotas as a number",
+		"", quotaJSON(`"layerQuotas":5`), "Invalid value for layerQuotas: expected an object, got 5"},
+	{"layerQuotas as text",
+		quotaXML(`<layerQuotas>topp:states</layerQuotas>`), "", "Invalid value for layerQuotas: expected elements, got topp:states"},
+	{"wrong root",
+		`<diskQuota/>`, `{"diskQuota":{}}`, ""},
+	{"two roots in JSON",
+		"", `{"cacheQuotaConfiguration":{},"gwcQuotaConfiguration":{}}`,
+		"The JSON document must be an object with the single key cacheQuotaConfiguration or gwcQuotaConfiguration"},
+	{"doctype",
+		`<!DOCTYPE cacheQuotaConfiguration><cacheQuotaConfiguration/>`, "",
+		"DTDs are not allowed: the body must not contain <!DOCTYPE or other XML directives"},
+	{"malformed",
+		quotaXML(`<enabled>true</enabled`), quotaJSON(`"enabled":true,`), ""},
+	{"trailing data",
+		quotaXML("") + "<x/>", quotaJSON("") + "]", ""},
+	{"empty body", "", "", ""},
+}
+
 func TestDecodeQuotaPatchErrors(t *testing.T) {
-	const root = "cacheQuotaConfiguration"
-	x := func(inner string) string { return "<" + root + ">" + inner + "</" + root + ">" }
-	j := func(inner string) string { return `{"` + root + `":{` + inner + `}}` }
-	tests := []struct {
-		name string
-		xml  string
-		json string
-		want string
-	}{
-		{"wrong type",
-			x(`<maxConcurrentCleanUps>many</maxConcurrentCleanUps>`), j(`"maxConcurrentCleanUps":"many"`), "Invalid value for maxConcurrentCleanUps: many"},
-		{"wrong boolean",
-			x(`<enabled>yes</enabled>`), j(`"enabled":"yes"`), "Invalid value for enabled: yes"},
-		{"object for a number",
-			"", j(`"diskBlockSize":{}`), "Invalid value for diskBlockSize: expected an integer, got an object"},
-		{"array for text",
-			"", j(`"cacheCleanUpUnits":["SECONDS"]`), "Invalid value for cacheCleanUpUnits: expected text, got an array"},
-		{"unknown field",
-			x(`<diskblocksize>1</diskblocksize>`), j(`"diskblocksize":1`), "Unknown field: diskblocksize"},
-		{"unknown field in globalQuota",
-			x(`<globalQuota><value>1</value><units>B</units><bytes>1</bytes></globalQuota>`), j(`"globalQuota":{"value":1,"units":"B","bytes":1}`), "Unknown field: bytes"},
-		{"unknown field in layerQuotas",
-			x(`<layerQuotas><layerQuota/></layerQuotas>`), j(`"layerQuotas":{"layerQuota":{}}`), "Unknown field: layerQuota"},
-		{"unknown field in a layer quota",
-			x(`<layerQuotas><LayerQuota><usage/></LayerQuota></layerQuotas>`), j(`"layerQuotas":[{"usage":""}]`), "Unknown field: usage"},
-		{"duplicate field",
-			x(`<enabled>true</enabled><enabled>false</enabled>`), j(`"enabled":true,"enabled":false`), "Duplicate field: enabled"},
-		{"unknown units",
-			x(`<globalQuota><value>1</value><units>ZZiB</units></globalQuota>`), j(`"globalQuota":{"value":"1","units":"ZZiB"}`), "Unknown units value: ZZiB"},
-		{"negative quota",
-			x(`<globalQuota><value>-5</value><units>MiB</units></globalQuota>`), j(`"globalQuota":{"value":-5,"units":"MiB"}`), "Invalid quota value: -5"},
-		{"non-numeric quota",
-			x(`<globalQuota><value>lots</value><units>MiB</units></globalQuota>`), j(`"globalQuota":{"value":"lots","units":"MiB"}`), "Invalid quota value: lots"},
-		{"quota too large",
-			"", j(`"globalQuota":{"value":"8388608","units":"TiB"}`), "Invalid quota value: 8388608 TiB is larger than 9223372036854775807 bytes"},
-		{"globalQuota without units",
-			x(`<globalQuota><value>1</value></globalQuota>`), j(`"globalQuota":{"value":1}`), "globalQuota units is required"},
-		{"globalQuota without value",
-			x(`<globalQuota><units>MiB</units></globalQuota>`), j(`"globalQuota":{"units":"MiB"}`), "globalQuota value is required"},
-		{"empty globalQuota",
-			x(`<globalQuota/>`), j(`"globalQuota":""`), "globalQuota value is required"},
-		{"globalQuota as a number",
-			"", j(`"globalQuota":100`), "Invalid value for globalQuota: expected an object, got 100"},
-		{"quota value as object",
-			"", j(`"globalQuota":{"value":{},"units":"B"}`), "Invalid value for globalQuota value: expected a number, got an object"},
-		{"layer quota without quota",
-			x(`<layerQuotas><LayerQuota><layer>a</layer><expirationPolicyName>LRU</expirationPolicyName></LayerQuota></layerQuotas>`),
-			j(`"layerQuotas":[{"layer":"a","expirationPolicyName":"LRU"}]`), "layerQuotas: quota is required"},
-		{"layer quota without layer",
-			x(`<layerQuotas><LayerQuota><expirationPolicyName>LRU</expirationPolicyName><quota><value>1</value><units>B</units></quota></LayerQuota></layerQuotas>`),
-			j(`"layerQuotas":{"LayerQuota":{"expirationPolicyName":"LRU","quota":{"value":1,"units":"B"}}}`), "layerQuotas: layer is required"},
-		{"layer quota with empty layer",
-			"", j(`"layerQuotas":[{"layer":" ","expirationPolicyName":"LRU","quota":{"value":1,"units":"B"}}]`), "layerQuotas: layer is required"},
-		{"layer quota without policy",
-			x(`<layerQuotas><LayerQuota><layer>a</layer><quota><value>1</value><units>B</units></quota></LayerQuota></layerQuotas>`),
-			j(`"layerQuotas":[{"layer":"a","quota":{"value":1,"units":"B"}}]`), "layerQuotas: expirationPolicyName is required"},
-		{"layer quota with bad units",
-			"", j(`"layerQuotas":[{"layer":"a","expirationPolicyName":"LRU","quota":{"value":1,"units":"ZZiB"}}]`), "Unknown units value: ZZiB"},
-		{"layer quota without units",
-			"", j(`"layerQuotas":[{"layer":"a","expirationPolicyName":"LRU","quota":{"value":1}}]`), "layerQuotas quota units is required"},
-		{"empty layer quota",
-			x(`<layerQuotas><LayerQuota/></layerQuotas>`), j(`"layerQuotas":[{}]`), "layerQuotas: layer is required"},
-		{"layer quota as a string",
-			"", j(`"layerQuotas":["a"]`), "Invalid value for layerQuotas: expected an object, got a"},
-		{"layerQuotas as a number",
-			"", j(`"layerQuotas":5`), "Invalid value for layerQuotas: expected an object, got 5"},
-		{"layerQuotas as text",
-			x(`<layerQuotas>topp:states</layerQuotas>`), "", "Invalid value for layerQuotas: expected elements, got topp:states"},
-		{"wrong root",
-			`<diskQuota/>`, `{"diskQuota":{}}`, ""},
-		{"two roots in JSON",
-			"", `{"cacheQuotaConfiguration":{},"gwcQuotaConfiguration":{}}`,
-			"The JSON document must be an object with the single key cacheQuotaConfiguration or gwcQuotaConfiguration"},
-		{"doctype",
-			`<!DOCTYPE cacheQuotaConfiguration><cacheQuotaConfiguration/>`, "",
-			"DTDs are not allowed: the body must not contain <!DOCTYPE or other XML directives"},
-		{"malformed",
-			x(`<enabled>true</enabled`), j(`"enabled":true,`), ""},
-		{"trailing data",
-			x("") + "<x/>", j("") + "]", ""},
-		{"empty body", "", "", ""},
-	}
-	for _, tt := range tests {
+	for _, tt := range quotaPatchErrorCases {
 		t.Run(tt.name, func(t *testing.T) {
 			check := func(format string, decode func([]byte) (quota.Patch, error), body string) {
 				got, err := decode([]byte(body))

@@ -321,30 +321,31 @@ func TestDecodeJPEGAndGIF(t *testing.T) {
 	}
 }
 
-func TestDecodeNotImage(t *testing.T) {
-	tests := []struct {
-		name     string
-		body     string
-		wantCT   string // prefix
-		wantCode string
-		wantMsg  string
-	}{
-		{
-			name: "MapServer WMS 1.1.1 exception",
-			body: `<?xml version='1.0' encoding="UTF-8" standalone="no" ?>
+// notImageCases are answers that are no image: what Decode's NotImageError
+// says of each.
+var notImageCases = []struct {
+	name     string
+	body     string
+	wantCT   string // prefix
+	wantCode string
+	wantMsg  string
+}{
+	{
+		name: "MapServer WMS 1.1.1 exception",
+		body: `<?xml version='1.0' encoding="UTF-8" standalone="no" ?>
 <!DOCTYPE ServiceExceptionReport SYSTEM "http://schemas.opengis.net/wms/1.1.1/exception_1_1_1.dtd">
 <ServiceExceptionReport version="1.1.1">
 <ServiceException code="LayerNotDefined">
 msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS parameter. A layer might be disabled for this request. Check wms/ows_enable_request settings.
 </ServiceException>
 </ServiceExceptionReport>`,
-			wantCT:   "text/xml",
-			wantCode: "LayerNotDefined",
-			wantMsg:  "msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS parameter. A layer might be disabled for this request. Check wms/ows_enable_request settings.",
-		},
-		{
-			name: "WMS 1.3 exception with namespace, entities and CDATA",
-			body: `<?xml version="1.0" encoding="ISO-8859-1"?>
+		wantCT:   "text/xml",
+		wantCode: "LayerNotDefined",
+		wantMsg:  "msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS parameter. A layer might be disabled for this request. Check wms/ows_enable_request settings.",
+	},
+	{
+		name: "WMS 1.3 exception with namespace, entities and CDATA",
+		body: `<?xml version="1.0" encoding="ISO-8859-1"?>
 <ogc:ServiceExceptionReport version="1.3.0" xmlns:ogc="http://www.opengis.net/ogc">
   <ogc:ServiceException code='InvalidCRS' locator="crs">
     CRS &quot;EPSG:1234&quot; &amp; <![CDATA[bbox <0,0>]]>
@@ -352,53 +353,55 @@ msWMSLoadGetMapParams(): WMS server error. Invalid layer(s) given in the LAYERS 
   </ogc:ServiceException>
   <ogc:ServiceException>second</ogc:ServiceException>
 </ogc:ServiceExceptionReport>`,
-			wantCT:   "text/xml",
-			wantCode: "InvalidCRS",
-			wantMsg:  `CRS "EPSG:1234" & bbox <0,0> not supported`,
-		},
-		{
-			name: "OWS exception report",
-			body: `<?xml version="1.0" encoding="UTF-8"?>
+		wantCT:   "text/xml",
+		wantCode: "InvalidCRS",
+		wantMsg:  `CRS "EPSG:1234" & bbox <0,0> not supported`,
+	},
+	{
+		name: "OWS exception report",
+		body: `<?xml version="1.0" encoding="UTF-8"?>
 <ows:ExceptionReport xmlns:ows="http://www.opengis.net/ows/1.1" version="1.1.0">
   <ows:Exception exceptionCode="TileOutOfRange" locator="TILEROW">
     <ows:ExceptionText>TileRow 99 is out of range</ows:ExceptionText>
   </ows:Exception>
 </ows:ExceptionReport>`,
-			wantCT:   "text/xml",
-			wantCode: "TileOutOfRange",
-			wantMsg:  "TileRow 99 is out of range",
-		},
-		{
-			name:    "HTML error page",
-			body:    "<html>\r\n<head><title>502 Bad Gateway</title><style>body{color:red}</style></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
-			wantCT:  "text/html",
-			wantMsg: "502 Bad Gateway 502 Bad Gateway nginx",
-		},
-		{
-			name:    "plain text",
-			body:    "Internal Server Error\n\tcheck the\x1blogs\n",
-			wantCT:  "text/plain",
-			wantMsg: "Internal Server Error check the logs",
-		},
-		{
-			name:    "binary",
-			body:    "\x00\x01\x02\x03\x04garbage\xff\xfe",
-			wantCT:  "application/octet-stream",
-			wantMsg: "14 bytes of binary data",
-		},
-		{
-			name:    "empty",
-			body:    "",
-			wantMsg: "empty body",
-		},
-		{
-			name:    "long text is cut",
-			body:    strings.Repeat("word ", 200),
-			wantCT:  "text/plain",
-			wantMsg: strings.TrimSpace(strings.Repeat("word ", 60)) + "…",
-		},
-	}
-	for _, tt := range tests {
+		wantCT:   "text/xml",
+		wantCode: "TileOutOfRange",
+		wantMsg:  "TileRow 99 is out of range",
+	},
+	{
+		name:    "HTML error page",
+		body:    "<html>\r\n<head><title>502 Bad Gateway</title><style>body{color:red}</style></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
+		wantCT:  "text/html",
+		wantMsg: "502 Bad Gateway 502 Bad Gateway nginx",
+	},
+	{
+		name:    "plain text",
+		body:    "Internal Server Error\n\tcheck the\x1blogs\n",
+		wantCT:  "text/plain",
+		wantMsg: "Internal Server Error check the logs",
+	},
+	{
+		name:    "binary",
+		body:    "\x00\x01\x02\x03\x04garbage\xff\xfe",
+		wantCT:  "application/octet-stream",
+		wantMsg: "14 bytes of binary data",
+	},
+	{
+		name:    "empty",
+		body:    "",
+		wantMsg: "empty body",
+	},
+	{
+		name:    "long text is cut",
+		body:    strings.Repeat("word ", 200),
+		wantCT:  "text/plain",
+		wantMsg: strings.TrimSpace(strings.Repeat("word ", 60)) + "…",
+	},
+}
+
+func TestDecodeNotImage(t *testing.T) {
+	for _, tt := range notImageCases {
 		t.Run(tt.name, func(t *testing.T) {
 			img, err := Decode([]byte(tt.body))
 			if img != nil {

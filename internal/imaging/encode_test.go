@@ -244,48 +244,61 @@ func TestEncodePNG8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Lossless cases: at most 256 colours, including translucent ones and
-	// transparent pixels with different RGB (all the same colour).
-	exact := func(n int, alpha bool) *image.NRGBA {
-		m := image.NewNRGBA(image.Rect(0, 0, 300, 200))
-		for i := 0; i < len(m.Pix); i += 4 {
-			k := (i/4*7 + i/1200) % n
-			a := uint8(255)
-			if alpha {
-				a = uint8(k * 255 / max(1, n-1))
-			}
-			m.Pix[i], m.Pix[i+1], m.Pix[i+2], m.Pix[i+3] = uint8(k*13), uint8(k*101), uint8(i/4), a
-			if a != 0 {
-				m.Pix[i+2] = uint8(k)
-			}
+	checkPNG8Lossless(t, enc)
+	checkPNG8Lossy(t, enc)
+}
+
+// exactColours is a 300×200 image of n colours (with n levels of alpha
+// when alpha), its transparent pixels of different RGB.
+func exactColours(n int, alpha bool) *image.NRGBA {
+	m := image.NewNRGBA(image.Rect(0, 0, 300, 200))
+	for i := 0; i < len(m.Pix); i += 4 {
+		k := (i/4*7 + i/1200) % n
+		a := uint8(255)
+		if alpha {
+			a = uint8(k * 255 / max(1, n-1))
 		}
-		return m
+		m.Pix[i], m.Pix[i+1], m.Pix[i+2], m.Pix[i+3] = uint8(k*13), uint8(k*101), uint8(i/4), a
+		if a != 0 {
+			m.Pix[i+2] = uint8(k)
+		}
 	}
-	pal := func(n int) *image.Paletted {
-		p := image.NewPaletted(image.Rect(10, 20, 310, 220), nil)
-		for i := range n {
-			p.Palette = append(p.Palette, color.NRGBA{uint8(i), uint8(i * 3), 9, uint8(255 - i%2*255)})
-		}
-		for i := range p.Pix {
-			p.Pix[i] = uint8(i % n)
-		}
-		return p
+	return m
+}
+
+// palettedN is a paletted image of n colours, half of them transparent,
+// whose bounds do not start at 0,0.
+func palettedN(n int) *image.Paletted {
+	p := image.NewPaletted(image.Rect(10, 20, 310, 220), nil)
+	for i := range n {
+		p.Palette = append(p.Palette, color.NRGBA{uint8(i), uint8(i * 3), 9, uint8(255 - i%2*255)})
 	}
+	for i := range p.Pix {
+		p.Pix[i] = uint8(i % n)
+	}
+	return p
+}
+
+// checkPNG8Lossless: images of at most 256 colours, including translucent
+// ones and transparent pixels with different RGB (all the same colour),
+// come back exactly, at the least bit depth.
+func checkPNG8Lossless(t *testing.T, enc Encoder) {
+	t.Helper()
 	lossless := []struct {
 		name      string
 		img       image.Image
 		wantDepth byte
 	}{
 		{"one colour", image.NewUniform(color.RGBA{1, 2, 3, 255}), 0},
-		{"2 colours", exact(2, false), 1},
-		{"4 colours", exact(4, false), 2},
-		{"16 colours with alpha", exact(16, true), 4},
-		{"17 colours", exact(17, false), 8},
-		{"256 colours with alpha", exact(256, true), 8},
-		{"256 colours sub-image", subImage(exact(256, false), 33, 17, 256, 128), 8},
-		{"rgba premultiplied 200 colours", premultiplied(exact(200, true)), 8},
-		{"paletted 3", pal(3), 2},
-		{"paletted 256 sub-image", subImage(pal(256), 40, 50, 256, 100), 8},
+		{"2 colours", exactColours(2, false), 1},
+		{"4 colours", exactColours(4, false), 2},
+		{"16 colours with alpha", exactColours(16, true), 4},
+		{"17 colours", exactColours(17, false), 8},
+		{"256 colours with alpha", exactColours(256, true), 8},
+		{"256 colours sub-image", subImage(exactColours(256, false), 33, 17, 256, 128), 8},
+		{"rgba premultiplied 200 colours", premultiplied(exactColours(200, true)), 8},
+		{"paletted 3", palettedN(3), 2},
+		{"paletted 256 sub-image", subImage(palettedN(256), 40, 50, 256, 100), 8},
 		{"gray", grayRamp(), 8},
 	}
 	for _, tt := range lossless {
@@ -310,7 +323,10 @@ func TestEncodePNG8(t *testing.T) {
 			}
 		})
 	}
+}
 
+func checkPNG8Lossy(t *testing.T, enc Encoder) {
+	t.Helper()
 	// Lossy cases: a photo-like gradient and a map with shaded relief have
 	// far more than 256 colours. The gradient spans the whole R×G plane:
 	// 256 colours over it are about 16 levels apart, so about 4 is the

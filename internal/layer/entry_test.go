@@ -20,6 +20,16 @@ import (
 // entries: the wmsLayer and gridSet documents of the codec's samples, and
 // entries with text YAML must quote or fold.
 func TestPutEntryWritesWhatPutWrites(t *testing.T) {
+	layers, g := putEntryFixtures(t)
+	got := putAsStructAndAsText(t, layers, g)
+	readBackEntries(t, got, layers, g)
+	buildStoredEntries(t, got, layers)
+}
+
+// putEntryFixtures decodes GeoWebCache's layer documents, adds a layer of
+// odd values (YAML's special words and characters), and decodes a grid set.
+func putEntryFixtures(t *testing.T) ([]layer.Entry, layer.GridSetEntry) {
+	t.Helper()
 	var layers []layer.Entry
 	for _, name := range []string{"full.xml", "gwc_wmslayer.xml", "gwc_wmslayer_minimal.xml"} {
 		data, err := os.ReadFile(filepath.Join("..", "gwc", "testdata", name))
@@ -52,7 +62,14 @@ func TestPutEntryWritesWhatPutWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return layers, g
+}
 
+// putAsStructAndAsText puts the entries into one configuration as structs
+// and into another as their YAML text: the two documents are the same,
+// and the one put as structs is returned.
+func putAsStructAndAsText(t *testing.T, layers []layer.Entry, g layer.GridSetEntry) []byte {
+	t.Helper()
 	asStruct, err := layer.ParseConfig(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +116,12 @@ func TestPutEntryWritesWhatPutWrites(t *testing.T) {
 		t.Fatalf("put as a struct:\n%s\nput as text:\n%s", got, want)
 	}
 
-	// The stored document decodes into the same entries.
+	return got
+}
+
+// readBackEntries: the stored document decodes into the same entries.
+func readBackEntries(t *testing.T, got []byte, layers []layer.Entry, g layer.GridSetEntry) {
+	t.Helper()
 	var back struct {
 		GridSets []layer.GridSetEntry `yaml:"gridSets"`
 		Layers   []layer.Entry        `yaml:"layers"`
@@ -125,7 +147,12 @@ func TestPutEntryWritesWhatPutWrites(t *testing.T) {
 	if !same(back.GridSets[0], g) {
 		t.Errorf("grid set read back differs: %+v, want %+v", back.GridSets[0], g)
 	}
-	// And it is a configuration the layers build from.
+}
+
+// buildStoredEntries: the stored document is a configuration the layers
+// build from.
+func buildStoredEntries(t *testing.T, got []byte, layers []layer.Entry) {
+	t.Helper()
 	c, err := layer.Parse(got, "stored")
 	if err != nil {
 		t.Fatal(err)

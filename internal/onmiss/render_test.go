@@ -33,16 +33,18 @@ layers:
 `
 
 // slowRest stores the tile whose key ends in first at once and every other
-// tile half a second later, as a store under load may: another process
-// sees the first tile of a metatile well before the rest.
+// tile after delay (half a second on the test bubble's clock), as a store
+// under load may: another process sees the first tile of a metatile well
+// before the rest.
 type slowRest struct {
 	tilestore.Store
 	first string
+	delay func()
 }
 
 func (s slowRest) Put(ctx context.Context, key string, data []byte, meta tilestore.Meta) error {
 	if !strings.HasSuffix(key, s.first) {
-		time.Sleep(500 * time.Millisecond)
+		s.delay()
 	}
 	return s.Store.Put(ctx, key, data, meta)
 }
@@ -63,7 +65,7 @@ func TestRenderMissAcrossProcessesWaitsForTheWholeMetatile(t *testing.T) {
 			}
 			return tilesOf(req), nil
 		}}
-		store := slowRest{Store: fs, first: "/2/0/0.png"}
+		store := slowRest{Store: fs, first: "/2/0/0.png", delay: func() { time.Sleep(500 * time.Millisecond) }}
 		renderers := make([]*onmiss.Renderer, 2)
 		for i := range renderers {
 			renderers[i] = onmiss.New(cat, map[string]source.Source{"miss:test": src}, store, ts,

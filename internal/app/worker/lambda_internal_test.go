@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -76,53 +77,57 @@ func (m *memKV) Write(_ context.Context, version string, put map[string]string, 
 // in another process is mapped at the edge within a minute).
 func TestScheduleSyncsEdgeAfterALayerChange(t *testing.T) {
 	t.Parallel()
-	p := newTestWorker(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms"})
-	kv := &memKV{values: map[string]string{}}
-	p.edge = kv
-	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
-		t.Fatal(err)
-	}
-	has := func(part string) bool {
-		for k := range kv.values {
-			if strings.Contains(k, part) {
-				return true
+	// In a bubble: the program keeps its time in process (a directory and
+	// bbolt), so the refresh period passes on the bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestWorker(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms"})
+		kv := &memKV{values: map[string]string{}}
+		p.edge = kv
+		if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
+			t.Fatal(err)
+		}
+		has := func(part string) bool {
+			for k := range kv.values {
+				if strings.Contains(k, part) {
+					return true
+				}
 			}
+			return false
 		}
-		return false
-	}
-	if !has("EPSG:4326") || has("Quarter") {
-		t.Fatalf("after a cold start the edge holds %v", kv.values)
-	}
-	// Another registry on the same store (another process) adds a grid set
-	// and a layer that uses it.
-	other, err := layer.OpenRegistry(t.Context(), nil, "none", p.Config, time.Hour, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := other.Update(t.Context(), func(doc *layer.Config, _ *layer.Catalogue) error {
-		if _, err := doc.PutGridSet("Quarter", []byte("id: Quarter\nepsg: 4326\nextent: [-180, -90, 180, 90]\ntileWidth: 512\ntileHeight: 512\nresolutions: [0.3515625, 0.17578125]\n")); err != nil {
+		if !has("EPSG:4326") || has("Quarter") {
+			t.Fatalf("after a cold start the edge holds %v", kv.values)
+		}
+		// Another registry on the same store (another process) adds a grid set
+		// and a layer that uses it.
+		other, err := layer.OpenRegistry(t.Context(), nil, "none", p.Config, time.Hour, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Update(t.Context(), func(doc *layer.Config, _ *layer.Catalogue) error {
+			if _, err := doc.PutGridSet("Quarter", []byte("id: Quarter\nepsg: 4326\nextent: [-180, -90, 180, 90]\ntileWidth: 512\ntileHeight: 512\nresolutions: [0.3515625, 0.17578125]\n")); err != nil {
+				return err
+			}
+			_, err := doc.PutLayer("q", []byte("name: q\ngridSubsets: [{gridSet: Quarter}]\nformats: [image/png]\nsource: {type: testpattern}\n"))
 			return err
+		}); err != nil {
+			t.Fatal(err)
 		}
-		_, err := doc.PutLayer("q", []byte("name: q\ngridSubsets: [{gridSet: Quarter}]\nformats: [image/png]\nsource: {type: testpattern}\n"))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	before := kv.version
-	time.Sleep(5 * time.Millisecond)
-	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
-		t.Fatal(err)
-	}
-	if !has("Quarter") || kv.version != before+1 {
-		t.Errorf("after the change the edge holds %v (written %d times since)", kv.values, kv.version-before)
-	}
-	// Nothing changed: nothing written.
-	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
-		t.Fatal(err)
-	}
-	if kv.version != before+1 {
-		t.Errorf("an invocation without a change wrote the edge")
-	}
+		before := kv.version
+		time.Sleep(5 * time.Millisecond) // virtual: the refresh period (1 ms) passes
+		if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
+			t.Fatal(err)
+		}
+		if !has("Quarter") || kv.version != before+1 {
+			t.Errorf("after the change the edge holds %v (written %d times since)", kv.values, kv.version-before)
+		}
+		// Nothing changed: nothing written.
+		if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
+			t.Fatal(err)
+		}
+		if kv.version != before+1 {
+			t.Errorf("an invocation without a change wrote the edge")
+		}
+	})
 }
 
 // TestRunJobsIsolatesFailures: a job that fails or panics is named in the

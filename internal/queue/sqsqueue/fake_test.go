@@ -365,9 +365,12 @@ func TestCancelledContext(t *testing.T) {
 		t.Errorf("cancelled calls reached SQS: %+v", f.calls)
 	}
 
-	// A long poll that is cancelled while the server holds it.
+	// A long poll that is cancelled while the server holds it: the server
+	// answers only when the test is done.
+	release := make(chan struct{})
+	defer close(release)
 	f.respond = func(call) (int, map[string]string, string) {
-		time.Sleep(1500 * time.Millisecond)
+		<-release
 		return 200, nil, "{}"
 	}
 	ctx, cancel = context.WithTimeout(t.Context(), 100*time.Millisecond)

@@ -95,8 +95,16 @@ func TestFetchTimesOut(t *testing.T) {
 	}
 }
 
+// TestFetchCapsConcurrency: no more than MaxConcurrent requests are in
+// flight, and the work on a body does not hold a slot. The server holds
+// each request until the test releases it; the bodies' work is held until
+// all the requests have reached the server.
 func TestFetchCapsConcurrency(t *testing.T) {
+	const requests, limit = 12, 3
 	var inFlight, peak atomic.Int32
+	arrived := make(chan struct{}, requests)
+	release := make(chan struct{})
+	bodies := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := inFlight.Add(1)
 		for {
@@ -105,22 +113,48 @@ func TestFetchCapsConcurrency(t *testing.T) {
 				break
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
 		inFlight.Add(-1)
 		w.Write([]byte("x"))
 	}))
 	defer srv.Close()
-	c, _ := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, MaxConcurrent: 3})
+	releaseAll, startBodies := sync.OnceFunc(func() { close(release) }), sync.OnceFunc(func() { close(bodies) })
+	defer releaseAll()
+	defer startBodies()
+	c, _ := upstream.NewClient(upstream.HTTPOptions{Addresses: loopback, MaxConcurrent: limit})
 	var wg sync.WaitGroup
-	errs := make(chan error, 12)
-	for range 12 {
+	errs := make(chan error, requests)
+	for range requests {
 		wg.Go(func() {
 			errs <- c.Fetch(context.Background(), srv.URL, func([]byte, string) error {
-				time.Sleep(10 * time.Millisecond) // work on the body does not hold a slot
+				<-bodies // work on the body does not hold a slot
 				return nil
 			})
 		})
 	}
+	waitArrival := func(i int) {
+		t.Helper()
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("request %d did not reach the server (%d in flight): a slot is held", i+1, inFlight.Load())
+		}
+	}
+	// The cap's worth arrive; then each one released lets one more in,
+	// while the released requests' bodies are still being worked on.
+	for i := range limit {
+		waitArrival(i)
+	}
+	for i := limit; i < requests; i++ {
+		release <- struct{}{}
+		waitArrival(i)
+	}
+	releaseAll()
+	startBodies()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -128,8 +162,8 @@ func TestFetchCapsConcurrency(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p := peak.Load(); p != 3 {
-		t.Fatalf("peak %d requests in flight, want exactly the cap 3", p)
+	if p := peak.Load(); p != limit {
+		t.Fatalf("peak %d requests in flight, want exactly the cap %d", p, limit)
 	}
 }
 

@@ -104,166 +104,178 @@ func fetch(t *testing.T, o upstream.HTTPOptions, u string) error {
 	return c.Fetch(t.Context(), u, func([]byte, string) error { return nil })
 }
 
+// fastRetry retries once, at once.
+var fastRetry = upstream.HTTPOptions{Addresses: loopback, Retries: 1, RetryBackoff: time.Millisecond}
+
 func TestFetchErrorsRedactTheURL(t *testing.T) {
-	fast := upstream.HTTPOptions{Addresses: loopback, Retries: 1, RetryBackoff: time.Millisecond}
+	t.Run("HTTP 500 with a body", redactHTTP500WithABody)
+	t.Run("connection reset", redactConnectionReset)
+	t.Run("timeout", redactTimeout)
+	t.Run("connection refused", redactConnectionRefused)
+	t.Run("redirect followed, then a reset", redactRedirectFollowedThenAReset)
+	t.Run("redirect followed, then HTTP 500", redactRedirectFollowedThenHTTP500)
+	t.Run("redirect to another host", redactRedirectToAnotherHost)
+	t.Run("redirect to a Location that does not parse", redactRedirectToALocationThatDoesNotParse)
+	t.Run("answer too large", redactAnswerTooLarge)
+	t.Run("cancelled", redactCancelled)
+}
 
-	t.Run("HTTP 500 with a body", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if checkCredentials(w, r) {
-				http.Error(w, "map server exploded", http.StatusInternalServerError)
-			}
-		}))
-		defer srv.Close()
-		err := fetch(t, fast, secretURL(srv))
-		ue, ok := errors.AsType[*upstream.Error](err)
-		if !ok || ue.Status != 500 || ue.Msg != "map server exploded" {
-			t.Fatalf("got %v, want HTTP 500 with the upstream's message", err)
+func redactHTTP500WithABody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if checkCredentials(w, r) {
+			http.Error(w, "map server exploded", http.StatusInternalServerError)
 		}
-		if want := "http://" + srv.Listener.Addr().String() + "/wms?apikey=REDACTED&map=REDACTED"; ue.URL != want {
-			t.Errorf("URL %q, want %q", ue.URL, want)
-		}
-		checkRedacted(t, err, srv, "HTTP 500", "map server exploded", "/wms?")
-	})
+	}))
+	defer srv.Close()
+	err := fetch(t, fastRetry, secretURL(srv))
+	ue, ok := errors.AsType[*upstream.Error](err)
+	if !ok || ue.Status != 500 || ue.Msg != "map server exploded" {
+		t.Fatalf("got %v, want HTTP 500 with the upstream's message", err)
+	}
+	if want := "http://" + srv.Listener.Addr().String() + "/wms?apikey=REDACTED&map=REDACTED"; ue.URL != want {
+		t.Errorf("URL %q, want %q", ue.URL, want)
+	}
+	checkRedacted(t, err, srv, "HTTP 500", "map server exploded", "/wms?")
+}
 
-	t.Run("connection reset", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if checkCredentials(w, r) {
-				resetConn(t, w)
-			}
-		}))
-		defer srv.Close()
-		err := fetch(t, fast, secretURL(srv))
-		if _, ok := errors.AsType[*url.Error](err); !ok {
-			t.Fatalf("got %v, want the HTTP client's *url.Error", err)
-		}
-		checkRedacted(t, err, srv, "/wms?")
-	})
-
-	t.Run("timeout", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			<-r.Context().Done()
-		}))
-		defer srv.Close()
-		err := fetch(t, upstream.HTTPOptions{Addresses: loopback, Retries: -1, Timeout: 50 * time.Millisecond}, secretURL(srv))
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("got %v, want it to be context.DeadlineExceeded", err)
-		}
-		if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
-			t.Errorf("got %v, want a net.Error that is a timeout", err)
-		}
-		checkRedacted(t, err, srv, "/wms?")
-	})
-
-	t.Run("connection refused", func(t *testing.T) {
-		srv := httptest.NewServer(http.NotFoundHandler())
-		u := secretURL(srv)
-		srv.Close()
-		checkRedacted(t, fetch(t, fast, u), srv, "/wms?")
-	})
-
-	// The client follows a redirect to the same host and port: an error
-	// after it carries the target's URL, with its own query.
-	t.Run("redirect followed, then a reset", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !checkCredentials(w, r) {
-				return
-			}
-			if r.URL.Path == "/wms" {
-				http.Redirect(w, r, "/moved?apikey="+secretKey+"&sig="+secretSigned, http.StatusFound)
-				return
-			}
+func redactConnectionReset(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if checkCredentials(w, r) {
 			resetConn(t, w)
-		}))
-		defer srv.Close()
-		err := fetch(t, fast, secretURL(srv))
-		ue, ok := errors.AsType[*url.Error](err)
-		if !ok || !strings.Contains(ue.URL, "/moved?") {
-			t.Fatalf("got %v, want the client's *url.Error for the redirect's target", err)
 		}
-		checkRedacted(t, err, srv, "/moved?", "sig=REDACTED")
-	})
+	}))
+	defer srv.Close()
+	err := fetch(t, fastRetry, secretURL(srv))
+	if _, ok := errors.AsType[*url.Error](err); !ok {
+		t.Fatalf("got %v, want the HTTP client's *url.Error", err)
+	}
+	checkRedacted(t, err, srv, "/wms?")
+}
 
-	t.Run("redirect followed, then HTTP 500", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !checkCredentials(w, r) {
-				return
-			}
-			if r.URL.Path == "/wms" {
-				http.Redirect(w, r, "/moved?apikey="+secretKey+"&sig="+secretSigned, http.StatusMovedPermanently)
-				return
-			}
-			http.Error(w, "moved and broken", http.StatusInternalServerError)
-		}))
-		defer srv.Close()
-		err := fetch(t, fast, secretURL(srv))
-		if ue, ok := errors.AsType[*upstream.Error](err); !ok || ue.Status != 500 {
-			t.Fatalf("got %v, want HTTP 500", err)
-		}
-		checkRedacted(t, err, srv, "moved and broken", "/wms?")
-	})
+func redactTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	err := fetch(t, upstream.HTTPOptions{Addresses: loopback, Retries: -1, Timeout: 50 * time.Millisecond}, secretURL(srv))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want it to be context.DeadlineExceeded", err)
+	}
+	if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+		t.Errorf("got %v, want a net.Error that is a timeout", err)
+	}
+	checkRedacted(t, err, srv, "/wms?")
+}
 
-	// A redirect to another host is not followed; the client's error would
-	// carry the Location as it is.
-	t.Run("redirect to another host", func(t *testing.T) {
-		other := httptest.NewServer(http.NotFoundHandler())
-		defer other.Close()
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Location", "http://"+secretUser+":"+secretPass+"@"+other.Listener.Addr().String()+
-				"/x?apikey="+secretKey+"&sig="+secretSigned)
-			w.WriteHeader(http.StatusTemporaryRedirect)
-		}))
-		defer srv.Close()
-		err := fetch(t, fast, secretURL(srv))
-		if ue, ok := errors.AsType[*upstream.Error](err); !ok || ue.Status != http.StatusTemporaryRedirect {
-			t.Fatalf("got %v, want an *upstream.Error for HTTP 307", err)
-		}
-		checkRedacted(t, err, srv, "another host", other.Listener.Addr().String())
-	})
+func redactConnectionRefused(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	u := secretURL(srv)
+	srv.Close()
+	checkRedacted(t, fetch(t, fastRetry, u), srv, "/wms?")
+}
 
-	// A Location that does not parse: the client's own error quotes it.
-	t.Run("redirect to a Location that does not parse", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Location", "/x%zz?apikey="+secretKey+"&sig="+secretSigned)
-			w.WriteHeader(http.StatusFound)
-		}))
-		defer srv.Close()
-		err := fetch(t, fast, secretURL(srv))
-		if ue, ok := errors.AsType[*upstream.Error](err); !ok || ue.Status != http.StatusFound {
-			t.Fatalf("got %v, want an *upstream.Error for HTTP 302", err)
+// The client follows a redirect to the same host and port: an error
+// after it carries the target's URL, with its own query.
+func redactRedirectFollowedThenAReset(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !checkCredentials(w, r) {
+			return
 		}
-		checkRedacted(t, err, srv, "does not parse")
-	})
+		if r.URL.Path == "/wms" {
+			http.Redirect(w, r, "/moved?apikey="+secretKey+"&sig="+secretSigned, http.StatusFound)
+			return
+		}
+		resetConn(t, w)
+	}))
+	defer srv.Close()
+	err := fetch(t, fastRetry, secretURL(srv))
+	ue, ok := errors.AsType[*url.Error](err)
+	if !ok || !strings.Contains(ue.URL, "/moved?") {
+		t.Fatalf("got %v, want the client's *url.Error for the redirect's target", err)
+	}
+	checkRedacted(t, err, srv, "/moved?", "sig=REDACTED")
+}
 
-	t.Run("answer too large", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Write(make([]byte, 4096))
-		}))
-		defer srv.Close()
-		c, err := upstream.NewClient(fast)
-		if err != nil {
-			t.Fatal(err)
+func redactRedirectFollowedThenHTTP500(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !checkCredentials(w, r) {
+			return
 		}
-		err = c.FetchLimited(t.Context(), secretURL(srv), 100, func([]byte, string) error { return nil })
-		checkRedacted(t, err, srv, "more than")
-	})
+		if r.URL.Path == "/wms" {
+			http.Redirect(w, r, "/moved?apikey="+secretKey+"&sig="+secretSigned, http.StatusMovedPermanently)
+			return
+		}
+		http.Error(w, "moved and broken", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	err := fetch(t, fastRetry, secretURL(srv))
+	if ue, ok := errors.AsType[*upstream.Error](err); !ok || ue.Status != 500 {
+		t.Fatalf("got %v, want HTTP 500", err)
+	}
+	checkRedacted(t, err, srv, "moved and broken", "/wms?")
+}
 
-	t.Run("cancelled", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			<-r.Context().Done()
-		}))
-		defer srv.Close()
-		c, err := upstream.NewClient(fast)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		err = c.Fetch(ctx, secretURL(srv), func([]byte, string) error { return nil })
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("got %v, want context.DeadlineExceeded", err)
-		}
-		checkRedacted(t, err, srv, "/wms?")
-	})
+// A redirect to another host is not followed; the client's error would
+// carry the Location as it is.
+func redactRedirectToAnotherHost(t *testing.T) {
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://"+secretUser+":"+secretPass+"@"+other.Listener.Addr().String()+
+			"/x?apikey="+secretKey+"&sig="+secretSigned)
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	err := fetch(t, fastRetry, secretURL(srv))
+	if ue, ok := errors.AsType[*upstream.Error](err); !ok || ue.Status != http.StatusTemporaryRedirect {
+		t.Fatalf("got %v, want an *upstream.Error for HTTP 307", err)
+	}
+	checkRedacted(t, err, srv, "another host", other.Listener.Addr().String())
+}
+
+// A Location that does not parse: the client's own error quotes it.
+func redactRedirectToALocationThatDoesNotParse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/x%zz?apikey="+secretKey+"&sig="+secretSigned)
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer srv.Close()
+	err := fetch(t, fastRetry, secretURL(srv))
+	if ue, ok := errors.AsType[*upstream.Error](err); !ok || ue.Status != http.StatusFound {
+		t.Fatalf("got %v, want an *upstream.Error for HTTP 302", err)
+	}
+	checkRedacted(t, err, srv, "does not parse")
+}
+
+func redactAnswerTooLarge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, 4096))
+	}))
+	defer srv.Close()
+	c, err := upstream.NewClient(fastRetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.FetchLimited(t.Context(), secretURL(srv), 100, func([]byte, string) error { return nil })
+	checkRedacted(t, err, srv, "more than")
+}
+
+func redactCancelled(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	c, err := upstream.NewClient(fastRetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	err = c.Fetch(ctx, secretURL(srv), func([]byte, string) error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want context.DeadlineExceeded", err)
+	}
+	checkRedacted(t, err, srv, "/wms?")
 }
 
 // TestErrorRedactsItsURL: an *upstream.Error made elsewhere with a whole

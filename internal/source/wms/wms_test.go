@@ -53,90 +53,96 @@ func query(t *testing.T, u string) url.Values {
 	return q
 }
 
+// getMapCase is a GetMap request for tiles of a layer (base with extra
+// lines of its source) and what its URL and image box must be.
+type getMapCase struct {
+	name    string
+	extra   string
+	gridSet string
+	tiles   grid.TileRange
+	gutter  int
+	params  map[string]string
+	want    map[string]string
+	absent  []string
+	w, h    int
+	box     [2]int // left, top gutter inside the image
+}
+
+var getMapCases = []getMapCase{
+	{
+		name: "1.1.1 web mercator z0", gridSet: "EPSG:900913",
+		tiles: grid.TileRange{Z: 0},
+		want: map[string]string{
+			"SERVICE": "WMS", "VERSION": "1.1.1", "REQUEST": "GetMap", "LAYERS": "a,b", "STYLES": "red",
+			"SRS": "EPSG:900913", "FORMAT": "image/png", "TRANSPARENT": "FALSE", "MAP": "/srv/world.map",
+			"BBOX":       "-20037508.34,-20037508.34,20037508.34,20037508.34",
+			"EXCEPTIONS": "application/vnd.ogc.se_xml", "WIDTH": "256", "HEIGHT": "256",
+		},
+		absent: []string{"CRS", "CQL_FILTER", "BGCOLOR"},
+		w:      256, h: 256,
+	},
+	{
+		name: "1.3.0 EPSG:4326 swaps axes", gridSet: "EPSG:4326",
+		extra: "      version: 1.3.0\n",
+		tiles: grid.TileRange{Z: 1, MinX: 0, MinY: 0, MaxX: 3, MaxY: 1},
+		want: map[string]string{
+			"VERSION": "1.3.0", "CRS": "EPSG:4326", "BBOX": "-90,-180,90,180", "EXCEPTIONS": "XML",
+			"WIDTH": "1024", "HEIGHT": "512",
+		},
+		absent: []string{"SRS"},
+		w:      1024, h: 512,
+	},
+	{
+		name: "1.3.0 axisOrder xy keeps lon,lat", gridSet: "EPSG:4326",
+		extra: "      version: 1.3.0\n      axisOrder: xy\n",
+		tiles: grid.TileRange{Z: 0, MinX: 0, MinY: 0, MaxX: 1, MaxY: 0},
+		want:  map[string]string{"BBOX": "-180,-90,180,90"},
+		w:     512, h: 256,
+	},
+	{
+		name: "1.3.0 web mercator keeps x,y; srs mapped", gridSet: "EPSG:900913",
+		extra: "      version: 1.3.0\n      srs: {EPSG:900913: EPSG:3857}\n",
+		tiles: grid.TileRange{Z: 0},
+		want:  map[string]string{"CRS": "EPSG:3857", "BBOX": "-20037508.34,-20037508.34,20037508.34,20037508.34"},
+		w:     256, h: 256,
+	},
+	{
+		name: "request parameters override; options pass through", gridSet: "EPSG:4326",
+		extra:  "      transparent: true\n      bgColor: \"0x102030\"\n      params: {map_resolution: \"96\", styles: ignored}\n",
+		tiles:  grid.TileRange{Z: 0, MinX: 0, MinY: 0, MaxX: 0, MaxY: 0},
+		params: map[string]string{"STYLES": "blue", "CQL_FILTER": "cls = 2"},
+		want: map[string]string{
+			"STYLES": "blue", "CQL_FILTER": "cls = 2", "TRANSPARENT": "TRUE", "BGCOLOR": "0x102030",
+			"MAP_RESOLUTION": "96", "BBOX": "-180,-90,0,90",
+		},
+		w: 256, h: 256,
+	},
+	{
+		name: "gutter only inside the grid", gridSet: "EPSG:4326", gutter: 10,
+		// z2 of EPSG:4326 is 8×4 tiles of 45° (10 px = 1.7578125°): tiles 4..7 × 0..1 touch
+		// the east and south edges, not the west and north ones.
+		tiles: grid.TileRange{Z: 2, MinX: 4, MinY: 0, MaxX: 7, MaxY: 1},
+		want: map[string]string{
+			"WIDTH": "1034", "HEIGHT": "522",
+			"BBOX": "-1.7578125,-90,180,1.7578125",
+		},
+		w: 1034, h: 522, box: [2]int{10, 10},
+	},
+}
+
 func TestGetMapURL(t *testing.T) {
-	g4326, _ := grid.Builtin("EPSG:4326")
-	g900913, _ := grid.Builtin("EPSG:900913")
-	tests := []struct {
-		name    string
-		extra   string
-		gs      *grid.GridSet
-		tiles   grid.TileRange
-		gutter  int
-		params  map[string]string
-		want    map[string]string
-		absent  []string
-		w, h    int
-		box     [2]int // left, top gutter inside the image
-		comment string
-	}{
-		{
-			name: "1.1.1 web mercator z0", gs: g900913,
-			tiles: grid.TileRange{Z: 0},
-			want: map[string]string{
-				"SERVICE": "WMS", "VERSION": "1.1.1", "REQUEST": "GetMap", "LAYERS": "a,b", "STYLES": "red",
-				"SRS": "EPSG:900913", "FORMAT": "image/png", "TRANSPARENT": "FALSE", "MAP": "/srv/world.map",
-				"BBOX":       "-20037508.34,-20037508.34,20037508.34,20037508.34",
-				"EXCEPTIONS": "application/vnd.ogc.se_xml", "WIDTH": "256", "HEIGHT": "256",
-			},
-			absent: []string{"CRS", "CQL_FILTER", "BGCOLOR"},
-			w:      256, h: 256,
-		},
-		{
-			name: "1.3.0 EPSG:4326 swaps axes", gs: g4326,
-			extra: "      version: 1.3.0\n",
-			tiles: grid.TileRange{Z: 1, MinX: 0, MinY: 0, MaxX: 3, MaxY: 1},
-			want: map[string]string{
-				"VERSION": "1.3.0", "CRS": "EPSG:4326", "BBOX": "-90,-180,90,180", "EXCEPTIONS": "XML",
-				"WIDTH": "1024", "HEIGHT": "512",
-			},
-			absent: []string{"SRS"},
-			w:      1024, h: 512,
-		},
-		{
-			name: "1.3.0 axisOrder xy keeps lon,lat", gs: g4326,
-			extra: "      version: 1.3.0\n      axisOrder: xy\n",
-			tiles: grid.TileRange{Z: 0, MinX: 0, MinY: 0, MaxX: 1, MaxY: 0},
-			want:  map[string]string{"BBOX": "-180,-90,180,90"},
-			w:     512, h: 256,
-		},
-		{
-			name: "1.3.0 web mercator keeps x,y; srs mapped", gs: g900913,
-			extra: "      version: 1.3.0\n      srs: {EPSG:900913: EPSG:3857}\n",
-			tiles: grid.TileRange{Z: 0},
-			want:  map[string]string{"CRS": "EPSG:3857", "BBOX": "-20037508.34,-20037508.34,20037508.34,20037508.34"},
-			w:     256, h: 256,
-		},
-		{
-			name: "request parameters override; options pass through", gs: g4326,
-			extra:  "      transparent: true\n      bgColor: \"0x102030\"\n      params: {map_resolution: \"96\", styles: ignored}\n",
-			tiles:  grid.TileRange{Z: 0, MinX: 0, MinY: 0, MaxX: 0, MaxY: 0},
-			params: map[string]string{"STYLES": "blue", "CQL_FILTER": "cls = 2"},
-			want: map[string]string{
-				"STYLES": "blue", "CQL_FILTER": "cls = 2", "TRANSPARENT": "TRUE", "BGCOLOR": "0x102030",
-				"MAP_RESOLUTION": "96", "BBOX": "-180,-90,0,90",
-			},
-			w: 256, h: 256,
-		},
-		{
-			name: "gutter only inside the grid", gs: g4326, gutter: 10,
-			// z2 of EPSG:4326 is 8×4 tiles of 45° (10 px = 1.7578125°): tiles 4..7 × 0..1 touch
-			// the east and south edges, not the west and north ones.
-			tiles: grid.TileRange{Z: 2, MinX: 4, MinY: 0, MaxX: 7, MaxY: 1},
-			want: map[string]string{
-				"WIDTH": "1034", "HEIGHT": "522",
-				"BBOX": "-1.7578125,-90,180,1.7578125",
-			},
-			w: 1034, h: 522, box: [2]int{10, 10},
-		},
-	}
-	for _, tc := range tests {
+	for _, tc := range getMapCases {
 		t.Run(tc.name, func(t *testing.T) {
+			gs, ok := grid.Builtin(tc.gridSet)
+			if !ok {
+				t.Fatalf("no built-in grid set %s", tc.gridSet)
+			}
 			src, err := wms.New(layerOf(t, base+tc.extra), upstream.Shared{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			u, box, err := src.GetMapURL(source.Request{
-				Layer: "l", GridSet: tc.gs, Z: tc.tiles.Z, Tiles: tc.tiles,
+				Layer: "l", GridSet: gs, Z: tc.tiles.Z, Tiles: tc.tiles,
 				Format: "image/png", Parameters: tc.params, Gutter: tc.gutter,
 			})
 			if err != nil {

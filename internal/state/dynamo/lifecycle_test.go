@@ -14,13 +14,41 @@ import (
 func TestPoolUnderConcurrency(t *testing.T) {
 	testClient(t)
 	s := newShared(t).store(t)
-	ctx := t.Context()
 	now := time.Now()
 	const pool, tasks, workers = 3, 20, 10
-	if _, _, err := s.Create(ctx, task.Job{Header: task.Header{Layer: "a"}}, lanes(tasks), now); err != nil {
+	if _, _, err := s.Create(t.Context(), task.Job{Header: task.Header{Layer: "a"}}, lanes(tasks), now); err != nil {
 		t.Fatal(err)
 	}
 	// Phase 1: everybody promotes at once.
+	promoted := promoteAtOnce(t, s, pool, workers, now)
+	// Phase 2: workers promote and finish until everything is done, while a
+	// monitor watches the pool count.
+	peak := watchPool(t, s)
+	promoteUntilDone(t, s, pool, tasks, workers, promoted, now)
+	if p := peak(); p > pool {
+		t.Fatalf("pool count reached %d, above the pool of %d", p, pool)
+	} else {
+		t.Logf("peak pool count %d of %d", p, pool)
+	}
+	if len(promoted) != tasks {
+		t.Fatalf("got %d tasks promoted, want %d", len(promoted), tasks)
+	}
+	for id, n := range promoted {
+		if n != 1 {
+			t.Errorf("task %d promoted %d times", id, n)
+		}
+	}
+	if n, err := s.Running(t.Context()); err != nil || n != 0 {
+		t.Fatalf("pool count at the end %d, %v; want 0", n, err)
+	}
+}
+
+// promoteAtOnce promotes from workers goroutines at once and checks that
+// pool tasks were promoted, each once, and are RUNNING; it returns how
+// many times each task was promoted.
+func promoteAtOnce(t *testing.T, s *adapters, pool, workers int, now time.Time) map[int64]int {
+	t.Helper()
+	ctx := t.Context()
 	var mu sync.Mutex
 	promoted := map[int64]int{}
 	var wg sync.WaitGroup
@@ -41,7 +69,7 @@ func TestPoolUnderConcurrency(t *testing.T) {
 	if len(promoted) != pool {
 		t.Fatalf("got %d tasks promoted (%v), want %d", len(promoted), promoted, pool)
 	}
-	if n, err := s.Running(ctx); err != nil || n != pool {
+	if n, err := s.Running(ctx); err != nil || n != int64(pool) {
 		t.Fatalf("pool count %d, %v; want %d", n, err, pool)
 	}
 	all, err := s.List(ctx, now)
@@ -60,10 +88,15 @@ func TestPoolUnderConcurrency(t *testing.T) {
 	if running != pool {
 		t.Fatalf("List shows %d RUNNING, want %d", running, pool)
 	}
-	// Phase 2: workers promote and finish until everything is done, while a
-	// monitor watches the pool count.
+	return promoted
+}
+
+// watchPool reads the pool count over and over until the returned
+// function is called; that returns the highest count read.
+func watchPool(t *testing.T, s *adapters) (peak func() int64) {
+	t.Helper()
 	stop := make(chan struct{})
-	var peak atomic.Int64
+	var high atomic.Int64
 	var monitor sync.WaitGroup
 	monitor.Go(func() {
 		for {
@@ -72,17 +105,47 @@ func TestPoolUnderConcurrency(t *testing.T) {
 				return
 			default:
 			}
-			n, err := s.Running(ctx)
+			n, err := s.Running(t.Context())
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			if n > peak.Load() {
-				peak.Store(n)
+			if n > high.Load() {
+				high.Store(n)
 			}
 		}
 	})
+	return func() int64 {
+		close(stop)
+		monitor.Wait()
+		return high.Load()
+	}
+}
+
+// promoteUntilDone finishes the tasks promoted (all RUNNING) from workers
+// goroutines, which promote and finish more until all tasks are done,
+// counting the promotions in promoted. A worker that finds nothing to
+// promote (the pool full) waits for another to finish a task.
+func promoteUntilDone(t *testing.T, s *adapters, pool, tasks, workers int, promoted map[int64]int, now time.Time) {
+	t.Helper()
+	ctx := t.Context()
+	var mu sync.Mutex // of promoted and finished
+	// finished is closed, and replaced, each time a task is finished.
+	finished := make(chan struct{})
+	nextFinish := func() <-chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		return finished
+	}
+	var done atomic.Int64
 	finish := func(id int64) {
+		defer func() {
+			done.Add(1)
+			mu.Lock()
+			close(finished)
+			finished = make(chan struct{})
+			mu.Unlock()
+		}()
 		tk, err := s.Get(ctx, id)
 		if err != nil {
 			t.Error(err)
@@ -95,20 +158,18 @@ func TestPoolUnderConcurrency(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	mu.Lock()
 	first := make([]int64, 0, len(promoted))
 	for id := range promoted {
 		first = append(first, id)
 	}
-	mu.Unlock()
-	var done atomic.Int64
+	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {
 			if i < len(first) {
 				finish(first[i])
-				done.Add(1)
 			}
-			for done.Load() < tasks && !t.Failed() {
+			for done.Load() < int64(tasks) && !t.Failed() {
+				wake := nextFinish()
 				p, err := s.Promote(ctx, pool, nil, now)
 				if err != nil {
 					t.Error(err)
@@ -119,30 +180,16 @@ func TestPoolUnderConcurrency(t *testing.T) {
 					promoted[tk.ID]++
 					mu.Unlock()
 					finish(tk.ID)
-					done.Add(1)
 				}
 				if len(p) == 0 {
-					time.Sleep(5 * time.Millisecond)
+					select {
+					case <-wake:
+					case <-ctx.Done():
+						return
+					}
 				}
 			}
 		})
 	}
 	wg.Wait()
-	close(stop)
-	monitor.Wait()
-	if peak.Load() > pool {
-		t.Fatalf("pool count reached %d, above the pool of %d", peak.Load(), pool)
-	}
-	if len(promoted) != tasks {
-		t.Fatalf("got %d tasks promoted, want %d", len(promoted), tasks)
-	}
-	for id, n := range promoted {
-		if n != 1 {
-			t.Errorf("task %d promoted %d times", id, n)
-		}
-	}
-	if n, err := s.Running(ctx); err != nil || n != 0 {
-		t.Fatalf("pool count at the end %d, %v; want 0", n, err)
-	}
-	t.Logf("peak pool count %d of %d", peak.Load(), pool)
 }

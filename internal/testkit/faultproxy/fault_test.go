@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,6 +263,19 @@ func TestUpstreamDown(t *testing.T) {
 	}
 }
 
+// acceptWatch closes accepting when its first Accept is called: by then
+// Serve has taken the listener.
+type acceptWatch struct {
+	net.Listener
+	once      sync.Once
+	accepting chan struct{}
+}
+
+func (l *acceptWatch) Accept() (net.Conn, error) {
+	l.once.Do(func() { close(l.accepting) })
+	return l.Listener.Accept()
+}
+
 // TestServeAndClose checks Serve on a caller's listener: URL follows it,
 // Serve returns nil on Close, and the proxy is gone afterwards.
 func TestServeAndClose(t *testing.T) {
@@ -277,12 +291,16 @@ func TestServeAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serving := &acceptWatch{Listener: ln, accepting: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- p.Serve(ln) }()
+	go func() { done <- p.Serve(serving) }()
 	c := newClient(t)
-	deadline := time.Now().Add(5 * time.Second)
-	for p.URL() == "" && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-serving.accepting:
+	case err := <-done:
+		t.Fatalf("Serve returned %v before accepting", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not accept within 5s")
 	}
 	if p.URL() != "http://"+ln.Addr().String() {
 		t.Fatalf("URL = %q, want http://%s", p.URL(), ln.Addr())
