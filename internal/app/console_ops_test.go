@@ -24,7 +24,7 @@ import (
 // request runs on.
 func TestConsoleKillOneTask(t *testing.T) {
 	t.Parallel()
-	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
+	// On both backends: what the page shows comes from the task and usage stores.
 	a := apptest.Start(t, apptest.Options{SeedThreads: 2})
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8,"threadCount":2}}`)
 	defer a.Do(t, http.MethodPost, "/rest/seed", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
@@ -195,7 +195,7 @@ func TestConsoleParameterChoices(t *testing.T) {
 // read without them renders, so the check could fail.
 func TestConsoleBaseMapReadsOnlyStored(t *testing.T) {
 	t.Parallel()
-	embeddedPass(t, "a console page in Chromium (it reads and writes through the REST interface, which the REST suite checks on both backends)")
+	// On both backends: the tiles shown are read from the tile store (S3 on AWS).
 	wms := newWMSProxy(t, nil)
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, wms.URL, "http://127.0.0.1:1")})
 	seedReq(t, a, "od:world", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)

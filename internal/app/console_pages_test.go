@@ -36,7 +36,7 @@ import (
 // lanes open from the row; a reload lists both again, from the server.
 func TestConsoleRequestRows(t *testing.T) {
 	t.Parallel()
-	embeddedPass(t, consolePass)
+	// On both backends: what the page shows comes from the task and usage stores.
 	a := apptest.Start(t, apptest.Options{SeedThreads: 4})
 	done := seedAndWait(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2,"threadCount":2,"bounds":{"coords":{"double":[0,0,90,45]}}}}`)
 	wantDone(t, done)
@@ -179,7 +179,7 @@ func TestConsoleIdlePages(t *testing.T) {
 // and links to the seed form prefilled; a killed last task reads KILLED.
 func TestConsoleLayerDetails(t *testing.T) {
 	t.Parallel()
-	embeddedPass(t, consolePass)
+	// On both backends: what the page shows comes from the task and usage stores.
 	a := apptest.Start(t, apptest.Options{})
 	wantDone(t, seedAndWait(t, a, "demo:world", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`))
 	seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":8}}`)

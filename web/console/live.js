@@ -88,10 +88,21 @@ async function check(layer, f) {
 }
 
 // A task the global list shows for the first time may be of a watched
-// layer (the list does not name layers): follow each watched layer once
-// to learn.
+// layer: the tasks page's list by request (seed.json?requests=1) names
+// its layer, which is followed; GeoWebCache's list does not, so each
+// watched layer is followed once to learn.
 onAnswer((path, v) => {
-  if (path !== 'seed.json') return;
+  if (path !== 'seed.json' && !path.startsWith('seed.json?')) return;
+  if (Array.isArray(v.requests)) {
+    for (const q of v.requests) {
+      for (const t of q.tasks || []) {
+        const fresh = !seenIds.has(t.id) && (t.status === 'RUNNING' || t.status === 'PENDING');
+        seenIds.add(t.id);
+        if (fresh) kick(q.layer);
+      }
+    }
+    return;
+  }
   const rows = v['long-array-array'] || [];
   const fresh = rows.filter((r) => !seenIds.has(r[3]) && (r[4] === 0 || r[4] === 1));
   for (const r of rows) seenIds.add(r[3]);

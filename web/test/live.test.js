@@ -3,6 +3,8 @@ import { restServer, atConsole } from './server.js';
 
 // The layer's tasks as the test sets them: [done, total, remaining, id, status].
 let rows = [];
+// The tasks page's list by request (seed.json?requests=1).
+let requests = [];
 let srv;
 let live;
 let api;
@@ -10,7 +12,7 @@ beforeAll(async () => {
   srv = await restServer({
     'GET seed/a.json': () => ({ body: { 'long-array-array': rows } }),
     'GET seed/b.json': () => ({ body: { 'long-array-array': [] } }),
-    'GET seed.json': () => ({ body: { 'long-array-array': rows } }),
+    'GET seed.json': (r) => ({ body: r.query.includes('requests=1') ? { requests } : { 'long-array-array': rows } }),
   });
   atConsole(srv);
   api = await import('../console/api.js');
@@ -78,6 +80,21 @@ describe('live', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(asked('seed/a.json')).toBe(n);
     expect(asked('seed/b.json')).toBe(b0 + 1);
+    stopB();
+  });
+
+  it('learns of a task started elsewhere from the list by request, following only its layer', async () => {
+    const stopA = live.watch('a', () => {});
+    const stopB = live.watch('b', () => {});
+    const a0 = asked('seed/a.json');
+    const b0 = asked('seed/b.json');
+    rows = [[1, 50, 9, 77, 1]];
+    requests = [{ layer: 'a', tasks: [{ id: 77, status: 'RUNNING' }] }, { layer: 'b', tasks: [{ id: 78, status: 'DONE' }] }];
+    await api.getJSON('seed.json?requests=1');
+    await until(() => asked('seed/a.json') > a0);
+    expect(asked('seed/a.json')).toBeGreaterThan(a0);
+    expect(asked('seed/b.json')).toBe(b0); // b's task has ended: not followed
+    stopA();
     stopB();
   });
 });

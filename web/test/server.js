@@ -12,7 +12,7 @@ export async function restServer(routes) {
     req.on('data', (c) => { body += c; });
     req.on('end', () => {
       const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname.replace(/^\/rest\//, ''));
-      const r = { method: req.method, path, body, type: req.headers['content-type'] || '' };
+      const r = { method: req.method, path, query: new URL(req.url, 'http://127.0.0.1').search, body, type: req.headers['content-type'] || '' };
       requests.push(r);
       const h = routes[`${req.method} ${path}`];
       const out = h ? h(r) : { status: 404, body: `no ${path}\n` };
