@@ -699,3 +699,28 @@ func OWSException(status int, code, locator, text string) Answer {
 // ServiceException returns a WMS 1.1.1 ServiceExceptionReport answer (code
 // may be "").
 func ServiceException(code, text string) Answer { return serviceException(code, text) }
+
+// OWSTile returns the stored key's path (percent-encoded, as Answer.Key)
+// of a request of the OGC key-value-pair bindings that the edge answers
+// with a stored tile: a WMTS KVP GetTile or a WMS-C GetMap. ok is false
+// for anything else: a path that is no binding's, a capabilities
+// document, a GetFeatureInfo passed to the origin, an exception. The
+// access log ingest counts these reads with it as it counts the RESTful
+// ones.
+func OWSTile(path, rawQuery string, kv func(string) (string, bool)) (key string, ok bool) {
+	a, ok := OWS(path, rawQuery, kv)
+	if !ok || a.Status != 0 || a.Key == WMTSCapabilitiesKey || a.Key == WMSCapabilitiesKey ||
+		strings.HasPrefix(a.Key, FeatureInfoPrefix+"/") {
+		return "", false
+	}
+	return a.Key, true
+}
+
+// OWSTile is OWSTile with the catalogue's current values (Values).
+func (l *Live) OWSTile(path, rawQuery string) (key string, ok bool) {
+	if !IsOWS(path) {
+		return "", false
+	}
+	values := l.Values()
+	return OWSTile(path, rawQuery, func(k string) (string, bool) { v, ok := values[k]; return v, ok })
+}
