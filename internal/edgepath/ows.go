@@ -614,7 +614,17 @@ type FeatureInfo struct {
 // X and Y, or I and J in 1.3.0, and INFO_FORMAT) would find it, and the
 // pixel must lie in the tile (WMTS PointIJOutOfRange, WMS InvalidPoint).
 // ok is false with the exception to answer.
+//
+// It reads the RESTful FeatureInfo resource too (FeatureInfoPath…, see
+// restFeatureInfo), as the KVP GetFeatureInfo of the same pixel.
 func ParseFeatureInfo(escapedPath string, kv func(string) (string, bool)) (FeatureInfo, Answer, bool) {
+	if rest, ok := strings.CutPrefix(escapedPath, FeatureInfoPath); ok {
+		query, a, ok := restFeatureInfo(rest, kv)
+		if !ok {
+			return FeatureInfo{}, a, false
+		}
+		escapedPath = FeatureInfoPrefix + wmtsRoot + "/" + encodeComponent(query)
+	}
 	rest, _ := strings.CutPrefix(escapedPath, FeatureInfoPrefix)
 	at := strings.LastIndexByte(rest, '/')
 	var fi FeatureInfo
@@ -723,4 +733,70 @@ func (l *Live) OWSTile(path, rawQuery string) (key string, ok bool) {
 	}
 	values := l.Values()
 	return OWSTile(path, rawQuery, func(k string) (string, bool) { v, ok := values[k]; return v, ok })
+}
+
+// FeatureInfoPath starts the WMTS RESTful FeatureInfo resource (WMTS
+// 1.0.0, 10.2.2; GeoWebCache's order of the template's variables):
+//
+//	/gwc/featureinfo/{layer}/{Style}/{TileMatrixSet}/{TileMatrix}/{TileRow}/{TileCol}/{J}/{I}.{ext}
+//
+// the extension naming the info format (InfoFormats). The CDN sends it to
+// the tile origin as it is (a behaviour of its own, no edge function: the
+// first segment is layer.OGCBindingsID, no layer's), and `serve` answers
+// it; both as the KVP GetFeatureInfo of the same pixel.
+const FeatureInfoPath = "/gwc/featureinfo/"
+
+// InfoFormat is an info format of GetFeatureInfo: the RESTful resource's
+// extension and the INFO_FORMAT asked of the upstream.
+type InfoFormat struct{ Ext, MIME string }
+
+// InfoFormats are the info formats GetFeatureInfo is advertised with (the
+// layer's WMS upstream answers them).
+var InfoFormats = []InfoFormat{{"txt", "text/plain"}, {"html", "text/html"}, {"gml", "application/vnd.ogc.gml"}, {"json", "application/json"}}
+
+// restFeatureInfo reads a RESTful FeatureInfo path (after FeatureInfoPath)
+// into the query of the KVP GetFeatureInfo of the same pixel (on /wmts),
+// or the exception to answer: 404 for a path of another shape or
+// extension. FORMAT, which the resource does not name, is one of the
+// layer's: any finds the same tile.
+func restFeatureInfo(rest string, kv func(string) (string, bool)) (string, Answer, bool) {
+	notFound := Answer{Status: 404, ContentType: "text/plain; charset=utf-8", Body: "Not found: no such feature info resource\n"}
+	seg := strings.Split(rest, "/")
+	if len(seg) != 8 {
+		return "", notFound, false
+	}
+	i, ext, found := strings.Cut(seg[7], ".")
+	mimeType := ""
+	for _, f := range InfoFormats {
+		if f.Ext == ext {
+			mimeType = f.MIME
+		}
+	}
+	if !found || mimeType == "" {
+		return "", notFound, false
+	}
+	seg[7] = i
+	plain := make([]string, len(seg))
+	for n, s := range seg {
+		d, err := url.PathUnescape(s)
+		if err != nil || (n != 1 && d == "") {
+			return "", notFound, false
+		}
+		plain[n] = d
+	}
+	format := "image/png"
+	if l, _, ok := lookupLayer(plain[0], kv); ok && len(l.Formats) > 0 {
+		format = slices.Min(slices.Collect(maps.Keys(l.Formats)))
+	}
+	q := url.Values{"SERVICE": {"WMTS"}, "REQUEST": {"GetFeatureInfo"}, "VERSION": {"1.0.0"}, "LAYER": {plain[0]}, "STYLE": {plain[1]},
+		"FORMAT": {format}, "TILEMATRIXSET": {plain[2]}, "TILEMATRIX": {plain[3]}, "TILEROW": {plain[4]}, "TILECOL": {plain[5]},
+		"J": {plain[6]}, "I": {plain[7]}, "INFOFORMAT": {mimeType}}
+	return q.Encode(), Answer{}, true
+}
+
+// IsFeatureInfo reports whether a path (as written) is one
+// ParseFeatureInfo reads: a KVP GetFeatureInfo passed under
+// FeatureInfoPrefix, or the RESTful FeatureInfo resource (FeatureInfoPath).
+func IsFeatureInfo(escapedPath string) bool {
+	return strings.HasPrefix(escapedPath, FeatureInfoPrefix+"/") || strings.HasPrefix(escapedPath, FeatureInfoPath)
 }
