@@ -376,7 +376,42 @@ func wmts(p map[string]string, kv func(string) (string, bool)) Answer {
 	}
 	y, _ := canonicalNumber(p["tilerow"])
 	return Answer{Key: "/" + encodeComponent(id) + "/" + encodeComponent(gs) + "/" + f[0] + "/" + encodeComponent(style) + "/" +
-		p["tilematrix"] + "/" + p["tilecol"] + "/" + strconv.FormatInt(levels.Rows[z]-1-y, 10) + "." + f[1]}
+		p["tilematrix"] + "/" + p["tilecol"] + "/" + strconv.FormatInt(levels.Rows[z]-1-y, 10) + KVPDot + f[1]}
+}
+
+// KVPDot is the dot before the extension of the key path a WMTS KVP
+// GetTile maps to, percent-encoded: the bucket decodes it (the same
+// object as the RESTful path's), while the tile origin, which a miss
+// fails over to with the path as the edge wrote it, tells from it that
+// the request came from the KVP binding, whose tile outside the layer's
+// subset is an OWS TileOutOfRange rather than a 404 (KVPTile). The
+// CDN's cache keeps the two bindings' answers apart for the same reason.
+const KVPDot = "%2E"
+
+// KVPTile reports whether a path (as written) is one a WMTS KVP GetTile
+// mapped to (KVPDot before its extension), and returns the tile it names:
+// the layer and grid set ids (unescaped), level, column and row from the
+// bottom.
+func KVPTile(escapedPath string) (layerID, gridSet string, z int, x, y int64, ok bool) {
+	seg := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
+	if len(seg) != 7 {
+		return "", "", 0, 0, 0, false
+	}
+	ys, _, found := strings.Cut(seg[6], KVPDot)
+	if !found {
+		return "", "", 0, 0, 0, false
+	}
+	var oks [5]bool
+	var zz int64
+	layerID, oks[0] = segment(seg[0])
+	gridSet, oks[1] = segment(seg[1])
+	zz, oks[2] = canonicalNumber(seg[4])
+	x, oks[3] = canonicalNumber(seg[5])
+	y, oks[4] = canonicalNumber(ys)
+	if slices.Contains(oks[:], false) || zz > 64 {
+		return "", "", 0, 0, 0, false
+	}
+	return layerID, gridSet, int(zz), x, y, true
 }
 
 func canonicalNumber(s string) (int64, bool) {
@@ -673,7 +708,7 @@ func ParseFeatureInfo(escapedPath string, kv func(string) (string, bool)) (Featu
 	}
 	// The tile's key: /{layer}/{gridSet}/{format}/{style}/{z}/{x}/{y}.{ext}.
 	seg := strings.Split(strings.TrimPrefix(a.Key, "/"), "/")
-	y, _, _ := strings.Cut(seg[6], ".")
+	y, _, _ := strings.Cut(strings.Replace(seg[6], KVPDot, ".", 1), ".")
 	var ok [5]bool
 	var z int64
 	fi.Layer, ok[0] = segment(seg[0])

@@ -159,7 +159,10 @@ func build(ctx context.Context, cfg Config, b backends.Backends, ring *tiletoken
 	misses := sources.NewMisses(reg, cache, b, cfg.Miss, cfg.KeyPrefix, log)
 	o := &Origin{Registry: reg, Misses: misses, TileKeys: ring, Metrics: new(metrics.Registry), Backends: b, log: log}
 	layers := reg.Catalogue()
-	objects := tileserve.PrivateObjects(layers, ring, tileserve.NewObjects(layers, b.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(misses))
+	// A WMTS KVP GetTile outside the layer's subset, which the edge maps
+	// to a key the bucket lacks, is its binding's TileOutOfRange.
+	objects := tileserve.PrivateObjects(layers, ring, tileserve.KVPOutOfRange(layers,
+		tileserve.NewObjects(layers, b.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(misses)))
 	// GetFeatureInfo, which the edge's OGC bindings function passes on
 	// under edgepath.FeatureInfoPrefix (reserved, so never a stored object),
 	// and the RESTful FeatureInfo resource, which the CDN's
