@@ -30,7 +30,9 @@ import (
 // WMTS 1.0.0 KVP: GetCapabilities is the stored /WMTSCapabilities.xml;
 // GetTile (SERVICE, REQUEST, VERSION 1.0.0, LAYER, STYLE, FORMAT a MIME
 // type, TILEMATRIXSET, TILEMATRIX, TILEROW, TILECOL, rows from the top)
-// is the tile's stored key, as the RESTful path of the same tile maps.
+// is the tile's stored key, as the RESTful path of the same tile maps,
+// with the dot before its extension escaped (KVPDot) so that the origin
+// knows a miss came from this binding.
 // Anything else is an OWS 1.1 ExceptionReport with the code and status
 // WMTS 1.0.0 names (Table 28): MissingParameterValue and
 // InvalidParameterValue 400 (a request that is no WMTS operation too, as
