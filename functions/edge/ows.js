@@ -162,7 +162,7 @@ async function wmts(p) {
     }
   }
   return '/' + enc(id) + '/' + enc(gs) + '/' + f[0] + '/' + enc(style) + '/' + p.tilematrix + '/' + p.tilecol + '/' +
-    (g.rows[z] - 1 - Number(p.tilerow)) + '.' + f[1];
+    (g.rows[z] - 1 - Number(p.tilerow)) + '%2E' + f[1];
 }
 
 function tileOf(g, lv, b, w, h) {

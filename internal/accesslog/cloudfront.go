@@ -12,6 +12,7 @@ const (
 	roleMethod
 	roleURIStem
 	roleStatus
+	roleURIQuery
 )
 
 // cloudFrontColumns names the columns read, by their W3C field names.
@@ -21,6 +22,8 @@ var cloudFrontColumns = map[string]uint8{
 	"cs-method":   roleMethod,
 	"cs-uri-stem": roleURIStem,
 	"sc-status":   roleStatus,
+	// Optional: the OGC bindings' tiles are named by their query.
+	"cs-uri-query": roleURIQuery,
 }
 
 // defaultCloudFrontFields is the documented column order of standard
@@ -32,9 +35,10 @@ const defaultCloudFrontFields = "#Fields: date time x-edge-location sc-bytes c-i
 // extended format, tab-separated, with the columns named by the last
 // "#Fields:" header.
 type cloudFrontParser struct {
-	roles  []uint8 // role of each column up to the last one read; nil: the last header lacks one
-	days   dayCache
-	keyBuf []byte
+	roles    []uint8 // role of each column up to the last one read; nil: the last header lacks one
+	days     dayCache
+	keyBuf   []byte
+	queryBuf []byte
 }
 
 func newCloudFrontParser() *cloudFrontParser {
@@ -72,7 +76,7 @@ func (p *cloudFrontParser) header(line []byte) {
 		rest = rest[end:]
 	}
 	const all = 1<<roleDate | 1<<roleTime | 1<<roleMethod | 1<<roleURIStem | 1<<roleStatus
-	if found != all {
+	if found&all != all {
 		roles = nil // lines are malformed until a usable header comes
 	}
 	p.roles = roles
@@ -82,7 +86,7 @@ func (p *cloudFrontParser) parse(line []byte, rec *Record) string {
 	if p.roles == nil {
 		return reasonHeader
 	}
-	var date, clk, uri, status []byte
+	var date, clk, uri, status, query []byte
 	last := len(p.roles) - 1
 	for i, role := range p.roles {
 		end := bytes.IndexByte(line, '\t')
@@ -104,6 +108,8 @@ func (p *cloudFrontParser) parse(line []byte, rec *Record) string {
 			uri = field
 		case roleStatus:
 			status = field
+		case roleURIQuery:
+			query = field
 		}
 		if end < len(line) {
 			line = line[end+1:]
@@ -132,5 +138,14 @@ func (p *cloudFrontParser) parse(line []byte, rec *Record) string {
 		uri = p.keyBuf
 	}
 	rec.Key = uri
+	if len(query) > 0 && !isDash(query) {
+		if bytes.IndexByte(query, '%') >= 0 {
+			if p.queryBuf, ok = unescapeInto(p.queryBuf, query); !ok {
+				return reasonEscape
+			}
+			query = p.queryBuf
+		}
+		rec.Query = query
+	}
 	return ""
 }

@@ -48,7 +48,7 @@ func (p *combinedParser) parse(line []byte, rec *Record) string {
 	if rec.Status, ok = parseStatus(status); !ok {
 		return reasonStatus
 	}
-	rec.Method, rec.Key = splitRequest(request)
+	rec.Method, rec.Key, rec.Query = splitRequest(request)
 	rec.Path = true
 	return ""
 }
@@ -80,21 +80,25 @@ func quoted(line []byte) (text, rest []byte, reason string) {
 
 var rootPath = []byte("/")
 
-// splitRequest returns the method and path of a request line ("GET
-// /a/b?c HTTP/1.1"), the path without its query or fragment and without
-// the scheme and host of an absolute URL. For a line that is not a
+// splitRequest returns the method, path and query of a request line
+// ("GET /a/b?c HTTP/1.1"), the path without its query or fragment and
+// without the scheme and host of an absolute URL, the query without its
+// "?" or fragment (nil when there is none). For a line that is not a
 // request ("-", or a TLS handshake sent to a plain HTTP port) the method
 // is the whole line and the path empty.
-func splitRequest(req []byte) (method, path []byte) {
+func splitRequest(req []byte) (method, path, query []byte) {
 	method, target, ok := bytes.Cut(req, []byte{' '})
 	if !ok || len(method) == 0 {
-		return req, nil
+		return req, nil, nil
 	}
 	if sp := bytes.IndexByte(target, ' '); sp >= 0 {
 		target = target[:sp] // the protocol, absent from HTTP/0.9 lines
 	}
-	if i := bytes.IndexAny(target, "?#"); i >= 0 {
+	if i := bytes.IndexByte(target, '#'); i >= 0 {
 		target = target[:i]
+	}
+	if i := bytes.IndexByte(target, '?'); i >= 0 {
+		target, query = target[:i], target[i+1:]
 	}
 	for _, scheme := range [...]string{"http://", "https://"} {
 		if rest, ok := bytes.CutPrefix(target, []byte(scheme)); ok {
@@ -105,5 +109,5 @@ func splitRequest(req []byte) (method, path []byte) {
 			}
 		}
 	}
-	return method, target
+	return method, target, query
 }

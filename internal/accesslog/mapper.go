@@ -98,6 +98,12 @@ type MapperConfig struct {
 	EdgePath func(path string) (key string, ok bool)
 	// EdgePrefixes are the first segments of those paths ("/wmts/", …).
 	EdgePrefixes []string
+	// EdgeQuery, when set, maps a request the edge answers by its query
+	// (the OGC key-value-pair bindings: WMTS KVP GetTile, WMS-C GetMap;
+	// see edgepath.OWSTile) to the stored key's path, percent-encoded as
+	// a URL path is; ok false leaves the request to the other rules. It
+	// is called for the paths of lines that have a query.
+	EdgeQuery func(path, rawQuery string) (key string, ok bool)
 	// PageShift is the size of the pages reads are counted in: 1<<PageShift
 	// tiles on each side. The disk quota owns that geometry (pass
 	// quota.PageShift); 1 to 30.
@@ -113,6 +119,7 @@ type Mapper struct {
 	layerName  func(string) (string, bool)
 	edgePath   func(string) (string, bool)
 	edgePrefix [][]byte
+	edgeQuery  func(string, string) (string, bool)
 	pageShift  int
 }
 
@@ -124,7 +131,7 @@ func NewMapper(cfg MapperConfig) (*Mapper, error) {
 	if cfg.PageShift < 1 || cfg.PageShift > 30 {
 		return nil, fmt.Errorf("new log mapper: PageShift %d is not 1 to 30 (give quota.PageShift)", cfg.PageShift)
 	}
-	m := &Mapper{layerName: cfg.LayerName, edgePath: cfg.EdgePath, pageShift: cfg.PageShift}
+	m := &Mapper{layerName: cfg.LayerName, edgePath: cfg.EdgePath, edgeQuery: cfg.EdgeQuery, pageShift: cfg.PageShift}
 	if cfg.EdgePath != nil {
 		for _, p := range cfg.EdgePrefixes {
 			m.edgePrefix = append(m.edgePrefix, []byte(p))
@@ -224,7 +231,18 @@ func (s *mapState) key(rec *Record) ([]byte, bool) {
 		}
 		key = s.buf
 	}
-	if rec.Path && s.m.edgePath != nil {
+	mapped := false
+	if rec.Path && len(rec.Query) > 0 && s.m.edgeQuery != nil {
+		if k, ok := s.m.edgeQuery(string(key), string(rec.Query)); ok {
+			// The key's path is percent-encoded: decoded once, as the
+			// bucket decodes the path the edge rewrote the request to.
+			if s.edgeBuf, ok = unescapeInto(s.edgeBuf, []byte(k)); !ok {
+				return nil, false
+			}
+			key, mapped = s.edgeBuf, true
+		}
+	}
+	if rec.Path && !mapped && s.m.edgePath != nil {
 		for _, p := range s.m.edgePrefix {
 			if bytes.HasPrefix(key, p) {
 				mapped, ok := s.m.edgePath(string(key))

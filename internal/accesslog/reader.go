@@ -65,6 +65,11 @@ type Record struct {
 	// the client encoded it. Mapper decodes it once more, as the bucket
 	// does. It is empty when the log has none ("-").
 	Key []byte
+	// Query is the URL's query without its "?" (CloudFront's
+	// cs-uri-query, the combined log's request line), with the log's own
+	// escaping undone as for Key; nil when the log has none. The OGC
+	// key-value-pair bindings name their tiles by it.
+	Query []byte
 	// Path tells that Key is a URL path rather than an object key.
 	Path bool
 	// Status is the HTTP status; 0 when the log has none ("-", or

@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// WMS upstreams.
 	live := edgepath.NewLive(layers)
 	objects = storedOnlyForAccounts(users, live.Handler(tileserve.NewFeatureInfo(layers, live.Values, p.Sources.Of,
-		cfg.Miss.MissQueue, cfg.Miss.MissTimeout, log, tileserve.PrivateObjects(layers, p.TileKeys, objects))))
+		cfg.Miss.MissQueue, cfg.Miss.MissTimeout, log, tileserve.PrivateObjects(layers, p.TileKeys, tileserve.KVPOutOfRange(layers, objects)))))
 	p.Prometheus = metrics.NewPrometheus()
 	// /metrics is no anonymous path: a viewer's (it only reads, and a
 	// scraper should hold the least role) on the main listener, or

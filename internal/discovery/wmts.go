@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"tilecache/internal/edgepath"
 	"tilecache/internal/grid"
 	"tilecache/internal/tilestore"
 )
@@ -92,6 +93,7 @@ type wmtsLayerXML struct {
 	Identifier string            `xml:"ows:Identifier"`
 	Styles     []wmtsStyleXML    `xml:"Style"`
 	Formats    []string          `xml:"Format"`
+	Infos      []string          `xml:"InfoFormat"`
 	Links      []wmtsLinkXML     `xml:"TileMatrixSetLink"`
 	Resources  []wmtsResourceXML `xml:"ResourceURL"`
 }
@@ -161,6 +163,7 @@ func wmtsCapabilities(ds []*description, baseURL string) ([]byte, error) {
 		Operations: wmtsOperations(baseURL),
 	}
 	sets := map[string]bool{}
+	featureInfo := false
 	order, byLayer := byLayerID(ds)
 	for _, id := range order {
 		group := byLayer[id]
@@ -214,7 +217,25 @@ func wmtsCapabilities(ds []*description, baseURL string) ([]byte, error) {
 			l.Styles = append(l.Styles, st)
 		}
 		l.Formats = formats
+		if first.layer.FeatureInfo && !first.layer.Private {
+			// The RESTful FeatureInfo resource, a template per info
+			// format (edgepath.FeatureInfoPath); KVP GetFeatureInfo on
+			// /gwc/service/wmts.
+			featureInfo = true
+			for _, f := range edgepath.InfoFormats {
+				l.Infos = append(l.Infos, f.MIME)
+				l.Resources = append(l.Resources, wmtsResourceXML{Format: f.MIME, Type: "FeatureInfo",
+					Template: baseURL + edgepath.FeatureInfoPath + escapeSegment(id) +
+						"/{Style}/{TileMatrixSet}/{TileMatrix}/{TileRow}/{TileCol}/{J}/{I}." + f.Ext})
+			}
+		}
 		doc.Contents.Layers = append(doc.Contents.Layers, l)
+	}
+	if featureInfo {
+		doc.Operations.Operations = append(doc.Operations.Operations, wmtsOperationXML{Name: "GetFeatureInfo", Gets: []wmtsGetXML{
+			{Href: baseURL + edgepath.FeatureInfoPath, Constraint: wmtsConstraintXML{Name: "GetEncoding", Values: []string{"RESTful"}}},
+			{Href: baseURL + "/gwc/service/wmts?", Constraint: wmtsConstraintXML{Name: "GetEncoding", Values: []string{"KVP"}}},
+		}})
 	}
 	return marshalXML(doc)
 }

@@ -30,7 +30,9 @@ import (
 // WMTS 1.0.0 KVP: GetCapabilities is the stored /WMTSCapabilities.xml;
 // GetTile (SERVICE, REQUEST, VERSION 1.0.0, LAYER, STYLE, FORMAT a MIME
 // type, TILEMATRIXSET, TILEMATRIX, TILEROW, TILECOL, rows from the top)
-// is the tile's stored key, as the RESTful path of the same tile maps.
+// is the tile's stored key, as the RESTful path of the same tile maps,
+// with the dot before its extension escaped (KVPDot) so that the origin
+// knows a miss came from this binding.
 // Anything else is an OWS 1.1 ExceptionReport with the code and status
 // WMTS 1.0.0 names (Table 28): MissingParameterValue and
 // InvalidParameterValue 400 (a request that is no WMTS operation too, as
@@ -376,7 +378,42 @@ func wmts(p map[string]string, kv func(string) (string, bool)) Answer {
 	}
 	y, _ := canonicalNumber(p["tilerow"])
 	return Answer{Key: "/" + encodeComponent(id) + "/" + encodeComponent(gs) + "/" + f[0] + "/" + encodeComponent(style) + "/" +
-		p["tilematrix"] + "/" + p["tilecol"] + "/" + strconv.FormatInt(levels.Rows[z]-1-y, 10) + "." + f[1]}
+		p["tilematrix"] + "/" + p["tilecol"] + "/" + strconv.FormatInt(levels.Rows[z]-1-y, 10) + KVPDot + f[1]}
+}
+
+// KVPDot is the dot before the extension of the key path a WMTS KVP
+// GetTile maps to, percent-encoded: the bucket decodes it (the same
+// object as the RESTful path's), while the tile origin, which a miss
+// fails over to with the path as the edge wrote it, tells from it that
+// the request came from the KVP binding, whose tile outside the layer's
+// subset is an OWS TileOutOfRange rather than a 404 (KVPTile). The
+// CDN's cache keeps the two bindings' answers apart for the same reason.
+const KVPDot = "%2E"
+
+// KVPTile reports whether a path (as written) is one a WMTS KVP GetTile
+// mapped to (KVPDot before its extension), and returns the tile it names:
+// the layer and grid set ids (unescaped), level, column and row from the
+// bottom.
+func KVPTile(escapedPath string) (layerID, gridSet string, z int, x, y int64, ok bool) {
+	seg := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
+	if len(seg) != 7 {
+		return "", "", 0, 0, 0, false
+	}
+	ys, _, found := strings.Cut(seg[6], KVPDot)
+	if !found {
+		return "", "", 0, 0, 0, false
+	}
+	var oks [5]bool
+	var zz int64
+	layerID, oks[0] = segment(seg[0])
+	gridSet, oks[1] = segment(seg[1])
+	zz, oks[2] = canonicalNumber(seg[4])
+	x, oks[3] = canonicalNumber(seg[5])
+	y, oks[4] = canonicalNumber(ys)
+	if slices.Contains(oks[:], false) || zz > 64 {
+		return "", "", 0, 0, 0, false
+	}
+	return layerID, gridSet, int(zz), x, y, true
 }
 
 func canonicalNumber(s string) (int64, bool) {
@@ -614,7 +651,17 @@ type FeatureInfo struct {
 // X and Y, or I and J in 1.3.0, and INFO_FORMAT) would find it, and the
 // pixel must lie in the tile (WMTS PointIJOutOfRange, WMS InvalidPoint).
 // ok is false with the exception to answer.
+//
+// It reads the RESTful FeatureInfo resource too (FeatureInfoPath…, see
+// restFeatureInfo), as the KVP GetFeatureInfo of the same pixel.
 func ParseFeatureInfo(escapedPath string, kv func(string) (string, bool)) (FeatureInfo, Answer, bool) {
+	if rest, ok := strings.CutPrefix(escapedPath, FeatureInfoPath); ok {
+		query, a, ok := restFeatureInfo(rest, kv)
+		if !ok {
+			return FeatureInfo{}, a, false
+		}
+		escapedPath = FeatureInfoPrefix + wmtsRoot + "/" + encodeComponent(query)
+	}
 	rest, _ := strings.CutPrefix(escapedPath, FeatureInfoPrefix)
 	at := strings.LastIndexByte(rest, '/')
 	var fi FeatureInfo
@@ -663,7 +710,7 @@ func ParseFeatureInfo(escapedPath string, kv func(string) (string, bool)) (Featu
 	}
 	// The tile's key: /{layer}/{gridSet}/{format}/{style}/{z}/{x}/{y}.{ext}.
 	seg := strings.Split(strings.TrimPrefix(a.Key, "/"), "/")
-	y, _, _ := strings.Cut(seg[6], ".")
+	y, _, _ := strings.Cut(strings.Replace(seg[6], KVPDot, ".", 1), ".")
 	var ok [5]bool
 	var z int64
 	fi.Layer, ok[0] = segment(seg[0])
@@ -699,3 +746,94 @@ func OWSException(status int, code, locator, text string) Answer {
 // ServiceException returns a WMS 1.1.1 ServiceExceptionReport answer (code
 // may be "").
 func ServiceException(code, text string) Answer { return serviceException(code, text) }
+
+// OWSTile returns the stored key's path (percent-encoded, as Answer.Key)
+// of a request of the OGC key-value-pair bindings that the edge answers
+// with a stored tile: a WMTS KVP GetTile or a WMS-C GetMap. ok is false
+// for anything else: a path that is no binding's, a capabilities
+// document, a GetFeatureInfo passed to the origin, an exception. The
+// access log ingest counts these reads with it as it counts the RESTful
+// ones.
+func OWSTile(path, rawQuery string, kv func(string) (string, bool)) (key string, ok bool) {
+	a, ok := OWS(path, rawQuery, kv)
+	if !ok || a.Status != 0 || a.Key == WMTSCapabilitiesKey || a.Key == WMSCapabilitiesKey ||
+		strings.HasPrefix(a.Key, FeatureInfoPrefix+"/") {
+		return "", false
+	}
+	return a.Key, true
+}
+
+// OWSTile is OWSTile with the catalogue's current values (Values).
+func (l *Live) OWSTile(path, rawQuery string) (key string, ok bool) {
+	if !IsOWS(path) {
+		return "", false
+	}
+	values := l.Values()
+	return OWSTile(path, rawQuery, func(k string) (string, bool) { v, ok := values[k]; return v, ok })
+}
+
+// FeatureInfoPath starts the WMTS RESTful FeatureInfo resource (WMTS
+// 1.0.0, 10.2.2; GeoWebCache's order of the template's variables):
+//
+//	/gwc/featureinfo/{layer}/{Style}/{TileMatrixSet}/{TileMatrix}/{TileRow}/{TileCol}/{J}/{I}.{ext}
+//
+// the extension naming the info format (InfoFormats). The CDN sends it to
+// the tile origin as it is (a behaviour of its own, no edge function: the
+// first segment is layer.OGCBindingsID, no layer's), and `serve` answers
+// it; both as the KVP GetFeatureInfo of the same pixel.
+const FeatureInfoPath = "/gwc/featureinfo/"
+
+// InfoFormat is an info format of GetFeatureInfo: the RESTful resource's
+// extension and the INFO_FORMAT asked of the upstream.
+type InfoFormat struct{ Ext, MIME string }
+
+// InfoFormats are the info formats GetFeatureInfo is advertised with (the
+// layer's WMS upstream answers them).
+var InfoFormats = []InfoFormat{{"txt", "text/plain"}, {"html", "text/html"}, {"gml", "application/vnd.ogc.gml"}, {"json", "application/json"}}
+
+// restFeatureInfo reads a RESTful FeatureInfo path (after FeatureInfoPath)
+// into the query of the KVP GetFeatureInfo of the same pixel (on /wmts),
+// or the exception to answer: 404 for a path of another shape or
+// extension. FORMAT, which the resource does not name, is one of the
+// layer's: any finds the same tile.
+func restFeatureInfo(rest string, kv func(string) (string, bool)) (string, Answer, bool) {
+	notFound := Answer{Status: 404, ContentType: "text/plain; charset=utf-8", Body: "Not found: no such feature info resource\n"}
+	seg := strings.Split(rest, "/")
+	if len(seg) != 8 {
+		return "", notFound, false
+	}
+	i, ext, found := strings.Cut(seg[7], ".")
+	mimeType := ""
+	for _, f := range InfoFormats {
+		if f.Ext == ext {
+			mimeType = f.MIME
+		}
+	}
+	if !found || mimeType == "" {
+		return "", notFound, false
+	}
+	seg[7] = i
+	plain := make([]string, len(seg))
+	for n, s := range seg {
+		d, err := url.PathUnescape(s)
+		if err != nil || (n != 1 && d == "") {
+			return "", notFound, false
+		}
+		plain[n] = d
+	}
+	format := "image/png"
+	if l, _, ok := lookupLayer(plain[0], kv); ok && len(l.Formats) > 0 {
+		format = slices.Min(slices.Collect(maps.Keys(l.Formats)))
+	}
+	q := url.Values{"SERVICE": {"WMTS"}, "REQUEST": {"GetFeatureInfo"}, "VERSION": {"1.0.0"}, "LAYER": {plain[0]}, "STYLE": {plain[1]},
+		"FORMAT": {format}, "TILEMATRIXSET": {plain[2]}, "TILEMATRIX": {plain[3]}, "TILEROW": {plain[4]}, "TILECOL": {plain[5]},
+		"J": {plain[6]}, "I": {plain[7]}, "INFOFORMAT": {mimeType}}
+	return q.Encode(), Answer{}, true
+}
+
+// IsFeatureInfo reports whether a path (as written) is one
+// ParseFeatureInfo reads: a KVP GetFeatureInfo passed under
+// FeatureInfoPrefix, or the RESTful FeatureInfo resource (FeatureInfoPath).
+func IsFeatureInfo(escapedPath string) bool {
+	return strings.HasPrefix(escapedPath, FeatureInfoPrefix+"/") || strings.HasPrefix(escapedPath, FeatureInfoPath)
+}

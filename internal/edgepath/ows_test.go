@@ -181,7 +181,7 @@ func TestLiveHandlerOWS(t *testing.T) {
 	}))
 	for _, tc := range []struct{ uri, key string }{
 		{"/gwc/service/wmts?SERVICE=WMTS&REQUEST=GetTile&VERSION=1.0.0&LAYER=demo:world&STYLE=default&FORMAT=image/png&TILEMATRIXSET=EPSG:900913&TILEMATRIX=2&TILEROW=1&TILECOL=3",
-			"/demo:world/EPSG:900913/png/default/2/3/2.png"},
+			"/demo:world/EPSG:900913/png/default/2/3/2%2Epng"},
 		{"/wmts?service=WMTS&request=GetCapabilities", "/WMTSCapabilities.xml"},
 		{"/gwc/service/wms?SERVICE=WMS&VERSION=1.1.1&REQUEST=GetMap&FORMAT=image%2Fjpeg&LAYERS=demo%3Aworld&WIDTH=256&HEIGHT=256&SRS=EPSG%3A3857&STYLES=&BBOX=-10018754.17,0,0,10018754.17",
 			"/demo:world/EPSG:900913/jpeg/default/2/1/2.jpeg"},

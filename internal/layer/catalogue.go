@@ -83,6 +83,13 @@ const MaxMetatilePixels = 1 << 26
 // of them as its id could not be served.
 var edgeIDs = []string{"wmts", "xyz", "ogcapi", "ogcapi.json"}
 
+// OGCBindingsID is the first path segment of the OGC bindings the CDN
+// sends to their own edge function or to the tile origin, never to the
+// stored keys: WMTS KVP and WMS-C (/gwc/service/…) and the RESTful WMTS
+// GetFeatureInfo (/gwc/featureinfo/…). A layer with it as its id would
+// have tiles the CDN could not serve.
+const OGCBindingsID = "gwc"
+
 // rootIDs are the keys of the documents published at the root of the tile
 // store (the discovery index and TMS root, the WMTS capabilities, the demo
 // page) and the first path segments of `tilecache serve`'s own endpoints
@@ -108,6 +115,9 @@ func checkID(what, id string) error {
 		return fmt.Errorf("id %q is reserved for the service's own objects in the store; give the %s another id", id, what)
 	case id == tilestore.ArchivesDir:
 		return fmt.Errorf("id %q is where the tile archives are served from; give the %s another id", id, what)
+	case id == OGCBindingsID:
+		return fmt.Errorf("id %q is the path of the OGC bindings (/gwc/service/wmts, /gwc/service/wms, /gwc/featureinfo/), "+
+			"which the CDN does not serve from the stored keys; give the %s another id", id, what)
 	case slices.Contains(edgeIDs, id):
 		return fmt.Errorf("id %q is a path the CDN maps to other keys (%s); give the %s another id", id, strings.Join(edgeIDs, ", "), what)
 	case slices.Contains(rootIDs, id):

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"tilecache/internal/edgepath"
@@ -25,7 +24,8 @@ type FeatureInfoSource interface {
 
 // FeatureInfo answers GetFeatureInfo requests (WMTS KVP and WMS) of a
 // stored tile's pixel, which the OGC bindings pass to the origin under
-// edgepath.FeatureInfoPrefix (see edgepath.ParseFeatureInfo), and passes
+// edgepath.FeatureInfoPrefix, and the WMTS RESTful FeatureInfo resource
+// (edgepath.FeatureInfoPath; see edgepath.ParseFeatureInfo), and passes
 // everything else to next. The request goes to the layer's WMS upstream
 // as a GetFeatureInfo of the tile's own GetMap box, only for a layer whose
 // file says `featureInfo: true`, never for a private one. It is bounded as
@@ -63,7 +63,7 @@ func NewFeatureInfo(layers *layer.Catalogue, values func() map[string]string, so
 // ServeHTTP implements http.Handler.
 func (h *FeatureInfo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.EscapedPath()
-	if !strings.HasPrefix(p, edgepath.FeatureInfoPrefix+"/") {
+	if !edgepath.IsFeatureInfo(p) {
 		h.next.ServeHTTP(w, r)
 		return
 	}

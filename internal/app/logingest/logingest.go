@@ -107,6 +107,8 @@ func NewIngester(cfg Config, layers *layer.Catalogue, reads *quota.ReadLog, open
 		// Reads through the edge's WMTS and XYZ paths count like others.
 		EdgePrefixes: edgepath.Prefixes,
 		EdgePath:     func(p string) (string, bool) { return edgepath.Map(p, table.Table()) },
+		// And those of the WMTS KVP and WMS-C bindings, by their query.
+		EdgeQuery: table.OWSTile,
 		LayerName: func(id string) (string, bool) {
 			l, ok := layers.ByID(id)
 			if !ok {

@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -160,9 +159,14 @@ func build(ctx context.Context, cfg Config, b backends.Backends, ring *tiletoken
 	misses := sources.NewMisses(reg, cache, b, cfg.Miss, cfg.KeyPrefix, log)
 	o := &Origin{Registry: reg, Misses: misses, TileKeys: ring, Metrics: new(metrics.Registry), Backends: b, log: log}
 	layers := reg.Catalogue()
-	objects := tileserve.PrivateObjects(layers, ring, tileserve.NewObjects(layers, b.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(misses))
+	// A WMTS KVP GetTile outside the layer's subset, which the edge maps
+	// to a key the bucket lacks, is its binding's TileOutOfRange.
+	objects := tileserve.PrivateObjects(layers, ring, tileserve.KVPOutOfRange(layers,
+		tileserve.NewObjects(layers, b.Tiles, cfg.KeyPrefix, nil, log).RenderMisses(misses)))
 	// GetFeatureInfo, which the edge's OGC bindings function passes on
-	// under edgepath.FeatureInfoPrefix (reserved, so never a stored object).
+	// under edgepath.FeatureInfoPrefix (reserved, so never a stored object),
+	// and the RESTful FeatureInfo resource, which the CDN's
+	// /gwc/featureinfo/* behaviour sends here as it is.
 	featureInfo := tileserve.NewFeatureInfo(layers, edgepath.NewLive(layers).Values, cache.Of, cfg.Miss.MissQueue, cfg.Miss.MissTimeout, log, objects)
 	o.Handler = core.WithMetrics(o.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -170,7 +174,7 @@ func build(ctx context.Context, cfg Config, b backends.Backends, ring *tiletoken
 			http.Error(w, "Method "+r.Method+" not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		if strings.HasPrefix(r.URL.EscapedPath(), edgepath.FeatureInfoPrefix+"/") {
+		if edgepath.IsFeatureInfo(r.URL.EscapedPath()) {
 			featureInfo.ServeHTTP(w, r)
 			return
 		}
