@@ -137,8 +137,7 @@ func setSeedGrid(t *testing.T, page *browsertest.Page, name string) {
 // form as it is (not busy, and asked after the form last changed).
 func waitEstimate(t *testing.T, page *browsertest.Page) {
 	t.Helper()
-	time.Sleep(400 * time.Millisecond) // the estimate follows the form after 300 ms
-	waitEval(t, page, `document.querySelector('#estimate').dataset.tiles && !document.querySelector('#estimate').hasAttribute('aria-busy')`, 15*time.Second)
+	waitEval(t, page, `!window.consoleSeed.queued && document.querySelector('#estimate').dataset.tiles && !document.querySelector('#estimate').hasAttribute('aria-busy')`, 15*time.Second)
 }
 
 // TestConsoleSeedAreaAcrossGridSets draws on the seed page's map, over
@@ -297,8 +296,7 @@ func TestConsoleSeedFormRefusals(t *testing.T) {
 	}
 	refused := func(want string) {
 		t.Helper()
-		time.Sleep(400 * time.Millisecond)
-		waitEval(t, page, `document.querySelector('#estimate .refused')`, 10*time.Second)
+		waitEval(t, page, `!window.consoleSeed.queued && document.querySelector('#estimate .refused')`, 10*time.Second)
 		if got := page.Eval(t, `document.querySelector('#estimate .refused').textContent`); got != want {
 			t.Errorf("the estimate says %q, want %q", got, want)
 		}

@@ -17,8 +17,8 @@ const watchers = new Map(); // layer → Set of callbacks
 const following = new Map(); // layer → {timer, done}
 const seenIds = new Set(); // task ids of the global list already heard
 // liveStats counts this module's polls (window.consoleLive, read by the
-// tests).
-export const liveStats = { polls: 0, ticks: 0 };
+// tests), and following tells how many layers it follows now.
+export const liveStats = { polls: 0, ticks: 0, get following() { return following.size; } };
 window.consoleLive = liveStats;
 
 // watch calls cb({layer, running, done}) for each change of layer's

@@ -601,7 +601,10 @@ async function send(kind, req) {
   return call('POST', `${kind}/${enc(layer)}.json`, { body: JSON.stringify(req.json), type: 'application/json' }).then((r) => JSON.parse(r.text));
 }
 
-const later = debounce(() => estimate(), 300);
+// later asks the estimate again once the form has stopped changing for
+// 300 ms; seedState.queued tells (the tests) that one is still to be asked.
+const asked = debounce(() => { seedState.queued = false; estimate(); }, 300);
+function later() { seedState.queued = true; asked(); }
 
 async function estimate() {
   const box = document.getElementById('estimate');
