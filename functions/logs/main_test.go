@@ -88,7 +88,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
 	for _, format := range []string{"image/png", "image/jpeg"} {
 		for _, l := range []string{"lru:world", "lfu:world"} {
-			seedLogLayer(t, worker, src, l, format)
+			seedLogLayer(t, worker, src, l, format, 3)
 		}
 	}
 	logKey := putCloudFrontLog(t, r)
@@ -96,12 +96,12 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	t.Run("clean-up", func(t *testing.T) { cleanUpByUse(t, worker) })
 }
 
-// seedLogLayer seeds levels 0 to 3 of layer in format, working its lanes
+// seedLogLayer seeds levels 0 to zoomStop of layer in format, working its lanes
 // with the worker function's handler until its tasks are done.
-func seedLogLayer(t *testing.T, worker *worker.Program, src *lambdatest.EventSource, layer, format string) {
+func seedLogLayer(t *testing.T, worker *worker.Program, src *lambdatest.EventSource, layer, format string, zoomStop int) {
 	t.Helper()
-	z0, z3 := 0, 3
-	ts, err := worker.Engine.Control.Submit(t.Context(), gwc.SeedRequest{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z3, Format: format, Type: "seed"})
+	z0 := 0
+	ts, err := worker.Engine.Control.Submit(t.Context(), gwc.SeedRequest{Layer: layer, GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &zoomStop, Format: format, Type: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"tilecache/internal/gwc"
 	"tilecache/internal/testkit/lambdatest"
 	"tilecache/internal/tilestore"
 )
@@ -46,31 +45,8 @@ func TestLogsCountOWSReads(t *testing.T) {
 	if err := worker.Cleaner.Maintain(ctx); err != nil { // usage counted from here on
 		t.Fatal(err)
 	}
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go worker.Engine.Worker.RunWorkers(wctx, 2)
-	z0, z1 := 0, 1
-	ts, err := worker.Engine.Control.Submit(ctx, gwc.SeedRequest{Layer: "kvp:world", GridSetID: "EPSG:4326", HasGridSetID: true, ZoomStart: &z0, ZoomStop: &z1, Format: "image/png", Type: "seed"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for _, tk := range ts {
-		for {
-			cur, err := worker.Tasks.Get(ctx, tk.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !cur.Status.Active() {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the seed did not finish")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	stop()
+	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}
+	seedLogLayer(t, worker, src, "kvp:world", "image/png", 1)
 
 	// CloudFront escapes "%" in the fields it logs (as %25).
 	var b strings.Builder
