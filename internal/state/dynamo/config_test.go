@@ -11,12 +11,13 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/layer"
 	"tilecache/internal/layer/configtest"
+	"tilecache/internal/state/dynamo/dynamotest"
 )
 
 // TestConfigConformance runs the configuration suite with every store in a
 // namespace of one table.
 func TestConfigConformance(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	configtest.Run(t, func(t *testing.T) layer.ConfigStore { return sh.store(t) })
 }
@@ -25,7 +26,7 @@ func TestConfigConformance(t *testing.T) {
 // compress enough is refused, namespaces keep configurations apart, and a
 // save whose answer was lost is not taken for a conflict.
 func TestConfigItems(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	ctx := t.Context()
 	s := sh.store(t)
@@ -60,18 +61,16 @@ func TestConfigItems(t *testing.T) {
 		t.Fatalf("after a save in another namespace: version %d, %q, %v; want 1, %q", c.Version, c.Doc, err, doc)
 	}
 
-	c, loser := losingClient(t)
+	c, loser := dynamotest.LosingClient(t)
 	lost := all(New(c, sh.table, WithNamespace(s.ns)))
 	// Without the request token that makes DynamoDB answer the SDK's retry
 	// as it answered the first attempt, the retry fails its condition.
 	lost.callOpts = append(lost.callOpts, func(o *dynamodb.Options) { o.IdempotencyTokenProvider = nil })
-	loser.lose("TransactWriteItems", 1)
+	loser.Lose("TransactWriteItems", 1)
 	if v, err := lost.SaveConfig(ctx, 1, []byte("layers: [a]\n")); err != nil || v != 2 {
 		t.Fatalf("SaveConfig with its answer lost: %d, %v; want version 2", v, err)
 	}
-	loser.mu.Lock()
-	n := len(loser.lost)
-	loser.mu.Unlock()
+	n := len(loser.Lost())
 	if n != 1 {
 		t.Fatalf("lost %d answers, want 1: the test did not inject what it says", n)
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,42 +18,17 @@ import (
 	"tilecache/internal/apperr"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/quota"
+	"tilecache/internal/state/dynamo/dynamotest"
 	"tilecache/internal/task"
 	"tilecache/internal/task/tasktest"
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
 
-var (
-	clientOnce sync.Once
-	client     *dynamodb.Client
-	clientErr  error
-)
-
-// testClient returns a client for AWS_ENDPOINT_URL_DYNAMODB, or skips.
-func testClient(t testing.TB) *dynamodb.Client {
-	t.Helper()
-	testenv.RequireDynamoDB(t)
-	clientOnce.Do(func() {
-		cfg, err := awsconf.Load(context.Background(), os.LookupEnv)
-		if err != nil {
-			clientErr = err
-			return
-		}
-		client = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-			o.DisableValidateResponseChecksum = true // DynamoDB Local (devstack notes)
-		})
-	})
-	if clientErr != nil {
-		t.Fatal(clientErr)
-	}
-	return client
-}
-
 // newTable creates a table for the test and deletes it at its end.
 func newTable(t testing.TB) string {
 	t.Helper()
-	c := testClient(t)
+	c := dynamotest.Client(t)
 	name := testenv.Name(t, "tasks")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -106,11 +80,11 @@ func newShared(t testing.TB) *shared { return &shared{table: newTable(t)} }
 func (sh *shared) store(t testing.TB, opts ...Option) *adapters {
 	t.Helper()
 	ns := fmt.Sprintf("ns%d/", sh.n.Add(1))
-	return all(New(testClient(t), sh.table, append([]Option{WithNamespace(ns)}, opts...)...))
+	return all(New(dynamotest.Client(t), sh.table, append([]Option{WithNamespace(ns)}, opts...)...))
 }
 
 func TestEndpointFromEnvironment(t *testing.T) {
-	c := testClient(t)
+	c := dynamotest.Client(t)
 	got := aws.ToString(c.Options().BaseEndpoint)
 	if want := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"); got != want {
 		t.Fatalf("client endpoint %q, want AWS_ENDPOINT_URL_DYNAMODB %q", got, want)
@@ -127,13 +101,13 @@ func TestEndpointFromEnvironment(t *testing.T) {
 
 // TestConformance gives every store of the suite a table of its own.
 func TestConformance(t *testing.T) {
-	tasktest.Run(t, func(t *testing.T) task.Store { return all(New(testClient(t), newTable(t))) })
+	tasktest.Run(t, func(t *testing.T) task.Store { return all(New(dynamotest.Client(t), newTable(t))) })
 }
 
 // TestConformanceNamespaces runs the suite again with all stores in one
 // table, which checks that namespaces isolate stores completely.
 func TestConformanceNamespaces(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	tasktest.Run(t, func(t *testing.T) task.Store { return sh.store(t) })
 }
@@ -155,7 +129,7 @@ func wantKind(t *testing.T, err error, k apperr.Kind) {
 
 // TestWritesPerOperation records the write units of each operation.
 func TestWritesPerOperation(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	s := newShared(t).store(t)
 	ctx := t.Context()
 	now := time.Now()
@@ -213,7 +187,7 @@ func TestWritesPerOperation(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	c := testClient(t)
+	c := dynamotest.Client(t)
 	ctx := t.Context()
 	missing := all(New(c, testenv.Name(t, "missing")))
 	_, err := missing.Get(ctx, 1)
@@ -290,7 +264,7 @@ func (c *conflicter) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestTransactionConflictsAreRetried(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	ctx := t.Context()
 	now := time.Now()

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
+	"tilecache/internal/state/dynamo/dynamotest"
 	"tilecache/internal/task"
 )
 
@@ -31,7 +32,7 @@ func (q *queryItems) add(stack *middleware.Stack) error {
 // for, not with the finished tasks kept: finished tasks leave the active
 // partition when they finish.
 func TestListReadsActiveAndRecentTasks(t *testing.T) {
-	base := testClient(t)
+	base := dynamotest.Client(t)
 	var q queryItems
 	client := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, q.add) })
 	sh := newShared(t)

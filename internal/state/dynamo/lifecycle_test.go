@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"tilecache/internal/state/dynamo/dynamotest"
 	"tilecache/internal/task"
 )
 
 // TestPoolUnderConcurrency promotes from many goroutines at once and checks
 // that the pool is never exceeded and no task is promoted twice.
 func TestPoolUnderConcurrency(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	s := newShared(t).store(t)
 	now := time.Now()
 	const pool, tasks, workers = 3, 20, 10

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"tilecache/internal/state/dynamo/dynamotest"
 	"tilecache/internal/task"
 )
 
@@ -44,7 +45,7 @@ func (r *readLog) add(stack *middleware.Stack) error {
 // listed attributes of each task only, and a large (staged) job's state
 // once per process, not once per call.
 func TestListReadsStatusAttributes(t *testing.T) {
-	base := testClient(t)
+	base := dynamotest.Client(t)
 	r := &readLog{attrs: map[string]bool{}}
 	client := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, r.add) })
 	sh := newShared(t)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"tilecache/internal/state/dynamo/dynamotest"
 	"tilecache/internal/task"
 )
 
@@ -13,7 +14,7 @@ import (
 // by the cap's condition costs its three), while another layer's lane is
 // still promoted and a freed slot is taken at once.
 func TestPromoteBehindFullCapWrites(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	s := newShared(t).store(t)
 	ctx := t.Context()
 	now := time.Now()

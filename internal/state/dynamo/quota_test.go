@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"tilecache/internal/quota"
+	"tilecache/internal/state/dynamo/dynamotest"
 )
 
 func TestQuotaConfig(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	s := sh.store(t)
 	ctx := t.Context()
@@ -32,7 +33,7 @@ func TestQuotaConfig(t *testing.T) {
 		t.Fatalf("got %v, want the function's error", err)
 	}
 	// Another store on the same table and namespace sees the stored value.
-	again := all(New(testClient(t), s.table, WithNamespace(s.ns)))
+	again := all(New(dynamotest.Client(t), s.table, WithNamespace(s.ns)))
 	if got, err := again.QuotaConfig(ctx); err != nil || !got.Enabled {
 		t.Fatalf("from another store: got %+v, %v; want enabled (and the failed update not applied)", got, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/state/dynamo/dynamotest"
 	"tilecache/internal/task"
 )
 
@@ -49,7 +50,7 @@ func rawItem(t *testing.T, s *adapters, key map[string]types.AttributeValue) map
 }
 
 func TestIndexHygiene(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	s := newShared(t).store(t)
 	ctx := t.Context()
 	now := time.Now()
@@ -140,7 +141,7 @@ func TestIndexHygiene(t *testing.T) {
 }
 
 func TestLargeCreate(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	ctx := t.Context()
 	now := time.Now()
@@ -181,7 +182,7 @@ func TestLargeCreate(t *testing.T) {
 // TestGetMany reads more tasks than one BatchGetItem holds, as Get reads
 // them, leaving out missing ids and tasks of a job not committed.
 func TestGetMany(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	ctx := t.Context()
 	now := time.Now()
@@ -230,7 +231,7 @@ func TestGetMany(t *testing.T) {
 
 // TestStagedCreateFailure fails a large Create before its flip.
 func TestStagedCreateFailure(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	ctx := t.Context()
 	now := time.Now()

@@ -14,6 +14,7 @@ import (
 
 	"tilecache/internal/quota"
 	"tilecache/internal/quota/quotatest"
+	"tilecache/internal/state/dynamo/dynamotest"
 	"tilecache/internal/testkit/testenv"
 )
 
@@ -72,14 +73,14 @@ func TestPagesOrderedAfterUpgrade(t *testing.T) {
 // storeIn returns a fresh Store on the namespace of s.
 func (sh *shared) storeIn(t testing.TB, s *adapters) *adapters {
 	t.Helper()
-	return all(New(testClient(t), sh.table, WithNamespace(s.ns)))
+	return all(New(dynamotest.Client(t), sh.table, WithNamespace(s.ns)))
 }
 
 // TestPagesInOrderWithoutIndexes: on a table made before the order
 // indexes, PagesInOrder says so (quota.ErrUnordered), so that the clean-up
 // reads and sorts every page.
 func TestPagesInOrderWithoutIndexes(t *testing.T) {
-	c := testClient(t)
+	c := dynamotest.Client(t)
 	name := testenv.Name(t, "old")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 	"tilecache/internal/audit"
 	"tilecache/internal/audit/audittest"
 	"tilecache/internal/state/dynamo"
+	"tilecache/internal/state/dynamo/dynamotest"
 )
 
 func TestAuditConformance(t *testing.T) {
@@ -48,9 +49,9 @@ func TestAuditItem(t *testing.T) {
 }
 
 func BenchmarkAuditAppend(b *testing.B) {
-	audittest.BenchmarkAppend(b, New(dynamo.New(testClient(b), newTable(b))).Audit(audittest.Retention))
+	audittest.BenchmarkAppend(b, New(dynamo.New(dynamotest.Client(b), newTable(b))).Audit(audittest.Retention))
 }
 
 func BenchmarkAuditList(b *testing.B) {
-	audittest.BenchmarkList(b, New(dynamo.New(testClient(b), newTable(b))).Audit(audittest.Retention))
+	audittest.BenchmarkList(b, New(dynamo.New(dynamotest.Client(b), newTable(b))).Audit(audittest.Retention))
 }

@@ -16,12 +16,13 @@ import (
 	"tilecache/internal/schedule"
 	"tilecache/internal/schedule/scheduletest"
 	"tilecache/internal/state/dynamo"
+	"tilecache/internal/state/dynamo/dynamotest"
 )
 
 // TestScheduleConformance runs the schedule suite with every store in a
 // namespace of one table.
 func TestScheduleConformance(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	scheduletest.Run(t, func(t *testing.T) scheduletest.Stores { return sh.store(t) },
 		func(t *testing.T, st scheduletest.Stores, name string) {
@@ -47,7 +48,7 @@ func TestScheduleConformance(t *testing.T) {
 // count is kept) and pass the cap no more than on a counted table; a
 // delete on such a table keeps the count right too.
 func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
 	sc, err := schedule.New("s", "0 * * * *", "", "topp:states", json.RawMessage(`{"seedRequest":{}}`), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
@@ -144,9 +145,9 @@ func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
 // retried by the SDK with the transaction's token, which DynamoDB
 // recognises: the call succeeds and the count changes once.
 func TestScheduleLostAnswers(t *testing.T) {
-	testClient(t)
+	dynamotest.Client(t)
 	sh := newShared(t)
-	c, loser := losingClient(t)
+	c, loser := dynamotest.LosingClient(t)
 	s := open(c, sh.table, "lostsched/")
 	sc, err := schedule.New("a", "0 * * * *", "", "topp:states", json.RawMessage(`{"seedRequest":{}}`), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
@@ -164,23 +165,21 @@ func TestScheduleLostAnswers(t *testing.T) {
 		return n
 	}
 	sc.Name = "b"
-	loser.lose("TransactWriteItems", 1)
+	loser.Lose("TransactWriteItems", 1)
 	if err := s.CreateSchedule(t.Context(), sc); err != nil {
 		t.Fatalf("create with its answer lost: %v", err)
 	}
 	if n := count(); n != 2 {
 		t.Fatalf("count %d after two creates, want 2", n)
 	}
-	loser.lose("TransactWriteItems", 1)
+	loser.Lose("TransactWriteItems", 1)
 	if err := s.DeleteSchedule(t.Context(), "a"); err != nil {
 		t.Fatalf("delete with its answer lost: %v", err)
 	}
 	if n := count(); n != 1 {
 		t.Fatalf("count %d after a delete, want 1", n)
 	}
-	loser.mu.Lock()
-	defer loser.mu.Unlock()
-	if len(loser.lost) != 2 {
-		t.Fatalf("lost %d answers (%v), want 2", len(loser.lost), loser.lost)
+	if len(loser.Lost()) != 2 {
+		t.Fatalf("lost %d answers (%v), want 2", len(loser.Lost()), loser.Lost())
 	}
 }
