@@ -24,6 +24,12 @@
 #                               ask for PNG, as configured
 #   MAPPROXY_REPS=$REPS         run MapProxy in the first this many repetitions only
 #   RUN=/tmp/tilecache-peers    state, logs and raw.tsv
+#   PROFILE=dir                 also write a CPU profile of each of our seeds
+#                               there (go tool pprof -tagfocus stage=… reads
+#                               the seed's stages from its labels)
+#   BEFORE=rev                  also seed with the tilecache of git revision
+#                               rev (runs tilecache_before…), interleaved
+#                               with ours in the same repetitions
 # Needs root to install the Debian packages on first use. Everything listens
 # on 127.0.0.1 (WMS :8081, MinIO :9000, our DynamoDB/SQS on 9372/9373) and
 # is stopped at the end.
@@ -107,6 +113,15 @@ eval "$(bash infra/devstack/up.sh)"
 export AWS_ENDPOINT_URL_S3=http://127.0.0.1:9000 TILECACHE_S3_BUCKET=tiles
 export AWS_ACCESS_KEY_ID=benchadmin AWS_SECRET_ACCESS_KEY=benchsecret123
 "$GO" build -o "$RUN/seedbench" ./internal/bench/seedbench
+seeders=(tilecache)
+if [[ -n "${BEFORE:-}" ]]; then
+  rm -rf "$RUN/before" && git worktree prune
+  git worktree add -q --detach "$RUN/before" "$BEFORE"
+  (cd "$RUN/before" && "$GO" build -o "$RUN/seedbench-before" ./internal/bench/seedbench)
+  git worktree remove --force "$RUN/before"
+  seeders=(tilecache_before tilecache)
+fi
+[[ -z "${PROFILE:-}" ]] || mkdir -p "$PROFILE"
 wms=http://127.0.0.1:8081/wms
 log "WMS $wms (lighttpd pid $wms_pid), MinIO :9000 (pid $minio_pid); load $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -141,10 +156,15 @@ for rep in $(seq "$REPS"); do
         tilecache)
           for f in $UPSTREAM_FORMATS; do
             fl="$(fmtlabel "$f")"
-            "$M" "tilecache${fl}_s3_seed_c${c}_r$rep" $TILES "$RUN/seedbench" -backend aws -wms "$wms" -upstream-format "$f" \
-              -measure seed -runs 1 -zoom 6 -threads "$c" -upstream "$c" >&2
-            stored "tilecache${fl}_s3_seed_c${c}_r$rep" seedbench-
-            count seedbench- --delete >/dev/null
+            for s in "${seeders[@]}"; do
+              bin="$RUN/seedbench"
+              [[ $s == tilecache ]] || bin="$RUN/seedbench-before"
+              label="$s${fl}_s3_seed_c${c}_r$rep"
+              "$M" "$label" $TILES "$bin" -backend aws -wms "$wms" -upstream-format "$f" \
+                -measure seed -runs 1 -zoom 6 -threads "$c" -upstream "$c" ${PROFILE:+-cpuprofile "$PROFILE/$label.pprof"} >&2
+              stored "$label" seedbench-
+              count seedbench- --delete >/dev/null
+            done
           done
           ;;
         mapcache)
@@ -209,6 +229,9 @@ awk -F'\t' '
         if (bytes[m] > 0) printf ", stored bytes %.3f", bytes[key] / bytes[m]
         print ""
       }
+      b = key; sub(/^tilecache/, "tilecache_before", b)
+      if (key !~ /^tilecache_before/ && b in rate)
+        printf "%s / before at %s: tiles/s %.2f, seeder CPU %.2f\n", name, c, rate[key] / rate[b], cpu[key] / (cpu[b] > 0 ? cpu[b] : 1)
       if (("mapproxy_s3_seed_c" c) in rate)
         printf "%s / MapProxy tiles/s at %s: %.2f\n", name, c, rate[key] / rate["mapproxy_s3_seed_c" c]
     }
