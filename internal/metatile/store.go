@@ -169,7 +169,11 @@ func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles 
 				}
 				return nil
 			}
-			if !old.stale && old.holds(tl.Data) {
+			var same bool
+			if !old.stale && old.size == int64(len(tl.Data)) {
+				metrics.Stage(ctx, metrics.StageHash, func(context.Context) error { same = old.holds(tl.Data); return nil })
+			}
+			if same {
 				metrics.TilesUnchanged.Add(ctx, 1, w.Layer.Name)
 				w.unchanged.Add(1)
 				return nil
@@ -178,7 +182,10 @@ func (w *Writer) store(ctx context.Context, z int, inside grid.TileRange, tiles 
 			w.Usage.MarkTouched()
 			meta := w.TileMeta(z)
 			meta.ContentEncoding = tl.Encoding
-			if err := w.retryWrite(ctx, "put", func() error { return w.Tiles.Put(ctx, key, tl.Data, meta) }); err != nil {
+			put := func(ctx context.Context) error {
+				return w.retryWrite(ctx, "put", func() error { return w.Tiles.Put(ctx, key, tl.Data, meta) })
+			}
+			if err := metrics.Stage(ctx, metrics.StagePut, put); err != nil {
 				return fail(err)
 			}
 			metrics.TilesStored.Add(ctx, 1, w.Layer.Name)

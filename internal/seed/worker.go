@@ -165,7 +165,8 @@ func (w *Worker) Handle(ctx context.Context, d queue.Delivery) (err error) {
 				"attempt", d.Attempt, "err", err)
 		}
 	}()
-	return w.Work(ctx, d.Message, d.Attempt)
+	// What no stage of the lane's claims is its bookkeeping (profiles).
+	return metrics.Stage(ctx, metrics.StageBookkeeping, func(ctx context.Context) error { return w.Work(ctx, d.Message, d.Attempt) })
 }
 
 // RunWorkers receives lane messages and works them with n concurrent

@@ -3,6 +3,7 @@ package wms
 import (
 	"context"
 	"fmt"
+	"tilecache/internal/metrics"
 
 	"tilecache/internal/grid"
 	"tilecache/internal/source"
@@ -32,12 +33,17 @@ func (s *Source) renderVector(ctx context.Context, req source.Request) ([]source
 		// Bounded by the largest vector tile accepted, plus room for
 		// headers and an exception report; t is set only from a tile
 		// checked, so that a failure names the tile that failed.
-		err = s.client.FetchVector(ctx, u, func(body []byte, contentType string) error {
-			out, err := s.pipe.Vector(ctx, s.budget, req.Format, body, contentType, u, t.X, t.Y)
-			if err == nil {
-				*t = out
-			}
-			return err
+		err = metrics.Stage(ctx, metrics.StageGetMap, func(ctx context.Context) error {
+			return s.client.FetchVector(ctx, u, func(body []byte, contentType string) error {
+				// Checking a vector tile (decompressed, parsed) is its decode.
+				return metrics.Stage(ctx, metrics.StageDecode, func(ctx context.Context) error {
+					out, err := s.pipe.Vector(ctx, s.budget, req.Format, body, contentType, u, t.X, t.Y)
+					if err == nil {
+						*t = out
+					}
+					return err
+				})
+			})
 		})
 		if err != nil {
 			return fmt.Errorf("wms GetMap for z%d tile %d/%d: %w", r.Z, t.X, t.Y, err)

@@ -61,6 +61,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"tilecache/internal/metrics"
 	"time"
 
 	"tilecache/internal/grid"
@@ -212,34 +213,53 @@ func (s *Source) Render(ctx context.Context, req source.Request) ([]source.Tile,
 	// (uncompressed TIFF or BMP is about that; PNG and JPEG less), plus
 	// room for headers and an exception report.
 	limit := int64(box.Width)*int64(box.Height)*4 + 1<<20
-	err = s.client.FetchLimited(ctx, u, limit, func(body []byte, contentType string) error {
-		// Checked in the header, before a pixel is allocated.
-		if w, h, ok := imaging.Size(body); ok && (w != box.Width || h != box.Height) {
-			return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", w, h, box.Width, box.Height)}
-		}
-		release, err := s.budget.Acquire(ctx, upstream.DecodedSize(box.Width, box.Height))
-		if err != nil {
+	err = metrics.Stage(ctx, metrics.StageGetMap, func(ctx context.Context) error {
+		return s.client.FetchLimited(ctx, u, limit, func(body []byte, contentType string) error {
+			var err error
+			tiles, err = s.cut(ctx, req, u, box, body, contentType)
 			return err
-		}
-		defer release()
-		img, err := imaging.Decode(body)
-		if err != nil {
-			return upstream.DecodeFailure(u, contentType, err)
-		}
-		b := img.Bounds()
-		if b.Dx() != box.Width || b.Dy() != box.Height {
-			return &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", b.Dx(), b.Dy(), box.Width, box.Height)}
-		}
-		origin := b.Min.Add(image.Pt(box.Left, box.Top))
-		tiles, err = s.pipe.Cut(img, req.Tiles, origin, req.GridSet.TileWidth, req.GridSet.TileHeight, req.Format, req.Parallel)
-		imaging.Release(img) // the tiles are encoded: its pixel buffer can serve the next Decode
-		return err
+		})
 	})
 	if err != nil {
 		r := req.Tiles
 		return nil, fmt.Errorf("wms GetMap for z%d metatile %d..%d,%d..%d: %w", r.Z, r.MinX, r.MaxX, r.MinY, r.MaxY, err)
 	}
 	return tiles, nil
+}
+
+// cut decodes a GetMap's answer and cuts it into the request's tiles.
+func (s *Source) cut(ctx context.Context, req source.Request, u string, box Box, body []byte, contentType string) ([]source.Tile, error) {
+	// Checked in the header, before a pixel is allocated.
+	if w, h, ok := imaging.Size(body); ok && (w != box.Width || h != box.Height) {
+		return nil, &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", w, h, box.Width, box.Height)}
+	}
+	release, err := s.budget.Acquire(ctx, upstream.DecodedSize(box.Width, box.Height))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var img image.Image
+	err = metrics.Stage(ctx, metrics.StageDecode, func(context.Context) error {
+		var err error
+		img, err = imaging.Decode(body)
+		return err
+	})
+	if err != nil {
+		return nil, upstream.DecodeFailure(u, contentType, err)
+	}
+	b := img.Bounds()
+	if b.Dx() != box.Width || b.Dy() != box.Height {
+		return nil, &upstream.Error{URL: upstream.Redact(u), Status: 200, Msg: fmt.Sprintf("image is %d×%d pixels, asked for %d×%d", b.Dx(), b.Dy(), box.Width, box.Height)}
+	}
+	origin := b.Min.Add(image.Pt(box.Left, box.Top))
+	var tiles []source.Tile
+	err = metrics.Stage(ctx, metrics.StageEncode, func(context.Context) error {
+		var err error
+		tiles, err = s.pipe.Cut(img, req.Tiles, origin, req.GridSet.TileWidth, req.GridSet.TileHeight, req.Format, req.Parallel)
+		return err
+	})
+	imaging.Release(img) // the tiles are encoded: its pixel buffer can serve the next Decode
+	return tiles, err
 }
 
 // Box is the image a GetMap asks for: its size and where the tiles start
