@@ -13,7 +13,8 @@
 # BBOX=0,0,10018754.171394622,10018754.171394622, a sixteenth of the
 # world, makes z0-8 5,461 tiles, 4,096 of them at z8); and, as
 # for bench-seed.sh, TILECACHE_BENCH_WMS_URL / TILECACHE_BENCH_WMS_PID to
-# seed from a WMS already running. The local AWS stack and the WMS it
+# seed from a WMS already running; PROFILE=dir writes a CPU profile of each
+# seed there (go tool pprof -tags: the seed's stages). The local AWS stack and the WMS it
 # starts are stopped at the end (bench-env.sh's ports).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,11 +44,12 @@ minio_pid="$(cat "$TILECACHE_DEVSTACK_DIR/minio.pid" 2>/dev/null || echo 0)"
 
 echo "bench-vector: WMS $wms_url (pid $wms_pid), MinIO $AWS_ENDPOINT_URL_S3 (pid $minio_pid), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 out="$(mktemp)"
+[[ -z "${PROFILE:-}" ]] || mkdir -p "$PROFILE"
 for ((i = 1; i <= ${RUNS:-3}; i++)); do
   for format in image/png application/vnd.mapbox-vector-tile; do
     run="$("$bin" -backend aws -wms "$wms_url" -wms-layers polygons,lines,points -format "$format" -measure seed \
       -zoom "${ZOOM:-8}" ${BBOX:+-bbox "$BBOX"} -runs 1 -threads "${THREADS:-4}" -upstream "${UPSTREAM:-4}" \
-      -wms-pid "$wms_pid" -store-pid "$minio_pid")"
+      -wms-pid "$wms_pid" -store-pid "$minio_pid" ${PROFILE:+-cpuprofile "$PROFILE/${format##*/}_r$i.pprof"})"
     printf '%s\n' "$run" >&2
     printf '%s\n' "$run" | grep '^run 1:' | sed "s|^run 1:|$format|" >>"$out"
   done
