@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"image/color"
+	"image/png"
 	"maps"
 	"net/netip"
 	"os"
@@ -24,6 +26,7 @@ import (
 	"tilecache/internal/archive/pmtiles"
 	"tilecache/internal/archive/rangeread"
 	"tilecache/internal/source/upstream"
+	"tilecache/internal/testkit/browsertest"
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
@@ -193,6 +196,7 @@ func TestServePMTiles(t *testing.T) {
 		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
 		return res.Status == 200 && strings.Contains(res.Body, `"pmtiles":"./archives/demo:world/EPSG:900913/png/default.pmtiles"`)
 	})
+	demoPageReadsArchive(t, a, set)
 	if res := a.DoAuth(t, "", "", "GET", "/archives/none.pmtiles", ""); res.Status != 404 {
 		t.Errorf("a missing archive: %d, want 404", res.Status)
 	}
@@ -227,5 +231,75 @@ func pmtilesLibraryReads(t *testing.T, url string, set map[archivetest.Tile][]by
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("the pmtiles library read %d tiles %v, want %d", len(got), got, len(want))
+	}
+}
+
+// demoPageReadsArchive opens the demo page on the archive of demo:world's
+// Web Mercator tile set (source=pmtiles) in headless Chromium: it draws
+// the archive's tiles of level 1 (rows from the top), read with range
+// requests by the pmtiles library, not the stored ones.
+func demoPageReadsArchive(t *testing.T, a *apptest.App, set map[archivetest.Tile][]byte) {
+	t.Helper()
+	testenv.RequireChromium(t)
+	res := a.DoAuth(t, "", "", "GET", "/index.json", "")
+	var idx struct {
+		TileSets []struct {
+			Layer, GridSet, PMTiles string
+		} `json:"tileSets"`
+	}
+	if err := json.Unmarshal([]byte(res.Body), &idx); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(idx.TileSets, func(e struct{ Layer, GridSet, PMTiles string }) bool { return e.PMTiles != "" })
+	if i < 0 {
+		t.Fatalf("index.json lists no archive: %s", res.Body)
+	}
+	page := browsertest.Open(t, fmt.Sprintf("%s/#set=%d&z=1&source=pmtiles", a.URL, i), 60*time.Second)
+	page.WaitFor(t, fmt.Sprintf(`body[data-ready="%d"]`, i))
+	if got := page.Eval(t, `document.getElementById("source").value`); got != "pmtiles" {
+		t.Fatalf("source selector shows %q, want pmtiles", got)
+	}
+	var tiles []placedTile
+	if err := json.Unmarshal([]byte(page.Eval(t, `JSON.stringify(window.demoTiles())`)), &tiles); err != nil {
+		t.Fatal(err)
+	}
+	shot := screenshot(t, page)
+	shown := 0
+	for _, tl := range tiles {
+		var z int
+		var x, y int64
+		if _, err := fmt.Sscanf(tl.Src, "pmtiles:%d/%d/%d", &z, &x, &y); err != nil || z != 1 {
+			t.Errorf("the page shows %s, want pmtiles:1/x/y", tl.Src)
+			continue
+		}
+		data, ok := set[archivetest.Tile{Z: z, X: x, Y: y}]
+		if !ok {
+			t.Errorf("the page shows %s, which the archive does not hold", tl.Src)
+			continue
+		}
+		if !tl.Loaded {
+			t.Errorf("tile %s not loaded", tl.Src)
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comparePixels(t, shot, img, tl.Src, tl)
+		shown++
+	}
+	if shown == 0 {
+		t.Fatalf("the page shows no tile of the archive: %+v", tiles)
+	}
+	reads := 0
+	for _, r := range page.Requests() {
+		switch {
+		case strings.HasPrefix(r.URL, a.URL+"/demo:world/"):
+			t.Errorf("the page asked for stored tile %s while showing the archive", r.URL)
+		case strings.HasPrefix(r.URL, a.URL+"/archives/"):
+			reads++
+		}
+	}
+	if reads == 0 {
+		t.Error("the page drew the archive's tiles without reading the archive")
 	}
 }

@@ -8,6 +8,8 @@
 // level, a centre and how tiles are asked for: S is tms (the stored keys,
 // the default), xyz (the CDN's /xyz/ paths, rows counted from the top) or
 // wmts (the ResourceURL of the layer's WMTS capabilities, rows from the
+// top) or pmtiles (the tile set's PMTiles archive, when index.json lists
+// one, read with range requests by the pmtiles library; rows from the
 // top). <body data-ready="N"> is set once tile set N's tiles loaded.
 // A vector tile set (Mapbox Vector Tiles) is drawn from its TileJSON (tms:
 // tilejson.json, rows from the bottom; xyz: tilejson-xyz.json; wmts: the
@@ -31,6 +33,8 @@ import Projection from 'ol/proj/Projection.js';
 import { get as getProjection, fromLonLat, toLonLat, transformExtent } from 'ol/proj.js';
 import { getCenter } from 'ol/extent.js';
 import { Style, Fill, Stroke, Circle } from 'ol/style.js';
+import TileState from 'ol/TileState.js';
+import { PMTiles } from 'pmtiles';
 
 const select = document.getElementById('tileset');
 const sourceSelect = document.getElementById('source');
@@ -109,6 +113,7 @@ async function wmtsTemplate(ts) {
 
 // tileURL returns the tile URL template of a source.
 async function tileURL(ts, source) {
+  if (source === 'pmtiles') return 'pmtiles:{z}/{x}/{y}';
   if (source === 'xyz') return rel(ts.xyz);
   if (source === 'wmts') return wmtsTemplate(ts);
   return rel(ts.tiles);
@@ -123,6 +128,41 @@ function label(ts) {
 const overlaps = (a, b) => a[0] < b[2] && a[2] > b[0] && a[1] < b[3] && a[3] > b[1];
 const fill = (template, z, x, y) => template.replace('{z}', z).replace('{x}', x).replace('{y}', y);
 const plain = (s) => (s ? s.replace(/[<>&]/g, '') : '');
+
+// archiveTile reads tile "pmtiles:z/x/y" (rows from the top) of archive p:
+// its bytes, or null where the archive has none.
+async function archiveTile(p, src) {
+  const m = /^pmtiles:(\d+)\/(\d+)\/(\d+)$/.exec(src);
+  if (!m) return null;
+  const r = await p.getZxy(+m[1], +m[2], +m[3]);
+  return r ? r.data : null;
+}
+
+// archiveImage is a TileImage tileLoadFunction drawing the tiles of
+// archive p (type: the tiles' media type).
+function archiveImage(p, type) {
+  return (tile, src) => {
+    archiveTile(p, src).then((data) => {
+      if (!data) { tile.setState(TileState.EMPTY); return; }
+      const u = URL.createObjectURL(new Blob([data], { type }));
+      const img = tile.getImage();
+      img.addEventListener('load', () => URL.revokeObjectURL(u), { once: true });
+      img.src = u;
+    }).catch(() => tile.setState(TileState.ERROR));
+  };
+}
+
+// archiveTileJSON is what showVector needs of a TileJSON, from a PMTiles
+// archive's header and metadata.
+async function archiveTileJSON(p) {
+  const h = await p.getHeader();
+  const md = await p.getMetadata();
+  return {
+    tiles: ['pmtiles:{z}/{x}/{y}'], minzoom: h.minZoom, maxzoom: h.maxZoom,
+    bounds: [h.minLon, h.minLat, h.maxLon, h.maxLat], center: [h.centerLon, h.centerLat, h.centerZoom],
+    vector_layers: md.vector_layers || [], attribution: md.attribution,
+  };
+}
 
 // freshMap removes the map shown and makes a new one in an untouched #map
 // element.
@@ -174,7 +214,8 @@ function vectorStyle(tj) {
 // showVector draws vector tile set i on tiles 512 pixels wide, whatever
 // the grid's tile size: level z of the tile set is zoom z.
 async function showVector(i, h, source, ts) {
-  const doc = source === 'tms' ? ts.tileJSON : ts.tileJSONXYZ;
+  const archive = source === 'pmtiles' ? new PMTiles(rel(ts.pmtiles)) : null;
+  const doc = archive ? ts.pmtiles : source === 'tms' ? ts.tileJSON : ts.tileJSONXYZ;
   const at = shownAt;
   document.body.setAttribute('data-renderer', 'vector');
   freshMap(new View({ center: [0, 0], zoom: 0 }));
@@ -183,27 +224,37 @@ async function showVector(i, h, source, ts) {
     return;
   }
   try {
-    const r = await fetch(rel(doc), { cache: 'no-cache' });
-    if (!r.ok) throw new Error(doc + ': HTTP ' + r.status);
-    const tj = await r.json();
+    let tj;
+    if (archive) {
+      tj = await archiveTileJSON(archive);
+    } else {
+      const r = await fetch(rel(doc), { cache: 'no-cache' });
+      if (!r.ok) throw new Error(doc + ': HTTP ' + r.status);
+      tj = await r.json();
+    }
     const template = source === 'wmts' ? await wmtsTemplate(ts) : tj.tiles[0];
     if (at !== shownAt) return; // another tile set or source was chosen meanwhile
     const proj = getProjection('EPSG:3857');
     const top = ts.maxZoom + 1;
     const grid = createXYZ({ extent: proj.getExtent(), tileSize: 512, minZoom: tj.minzoom || 0, maxZoom: tj.maxzoom });
     const bounds = tj.bounds ? transformExtent(tj.bounds, 'EPSG:4326', proj) : proj.getExtent();
-    const url = new URL(template, location.href).href.replace(/%7B/g, '{').replace(/%7D/g, '}');
-    const layer = new VectorTileLayer({
-      background,
-      style: vectorStyle(tj),
-      source: new VectorTileSource({
-        format: new MVT(), projection: proj, tileGrid: grid, transition: 0, attributions: plain(tj.attribution) || undefined,
-        tileUrlFunction: (c) => {
-          if (!overlaps(grid.getTileCoordExtent(c), bounds)) return undefined;
-          return fill(url, c[0], c[1], source === 'tms' ? (1 << c[0]) - 1 - c[2] : c[2]);
-        },
-      }),
+    const url = archive ? template : new URL(template, location.href).href.replace(/%7B/g, '{').replace(/%7D/g, '}');
+    const format = new MVT();
+    const src = new VectorTileSource({
+      format, projection: proj, tileGrid: grid, transition: 0, attributions: plain(tj.attribution) || undefined,
+      tileUrlFunction: (c) => {
+        if (!overlaps(grid.getTileCoordExtent(c), bounds)) return undefined;
+        return fill(url, c[0], c[1], source === 'tms' ? (1 << c[0]) - 1 - c[2] : c[2]);
+      },
     });
+    if (archive) {
+      src.setTileLoadFunction((tile, u) => tile.setLoader((extent, _res, projection) => {
+        archiveTile(archive, u).then((data) => {
+          tile.setFeatures(data ? format.readFeatures(data, { extent, featureProjection: projection }) : []);
+        }).catch(() => tile.setState(TileState.ERROR));
+      }));
+    }
+    const layer = new VectorTileLayer({ background, style: vectorStyle(tj), source: src });
     const resolutions = Array.from({ length: top + 1 }, (_, z) => grid.getResolution(0) / 2 ** z);
     const view = new View({ projection: proj, resolutions, constrainResolution: true, multiWorld: true });
     const m = freshMap(view, layer);
@@ -230,7 +281,7 @@ async function showVector(i, h, source, ts) {
     });
     const a = document.createElement('a');
     a.href = rel(doc);
-    a.textContent = 'TileJSON';
+    a.textContent = archive ? 'PMTiles' : 'TileJSON';
     info.append(a);
   } catch (err) {
     info.textContent = 'cannot show the ' + source + ' source: ' + err.message;
@@ -283,6 +334,7 @@ async function showRaster(i, h, source, ts) {
       projection: proj, tileGrid: grid, transition: 0, wrapX: false, tileUrlFunction: tileSrc,
       attributions: plain(ts.attribution) || undefined,
     });
+    if (source === 'pmtiles') src.setTileLoadFunction(archiveImage(new PMTiles(rel(ts.pmtiles)), ts.format));
     src.on('tileloadend', (e) => loaded.add(e.tile.getTileCoord().join('/')));
     m.addLayer(new TileLayer({ source: src }));
     ready(m, i);
@@ -296,14 +348,14 @@ async function showRaster(i, h, source, ts) {
         const e = grid.getTileCoordExtent(c);
         const tl = m.getPixelFromCoordinate([e[0], e[3]]);
         const br = m.getPixelFromCoordinate([e[2], e[1]]);
-        out.push({ Src: new URL(u, location.href).href, Left: box.left + tl[0], Top: box.top + tl[1],
+        out.push({ Src: source === 'pmtiles' ? u : new URL(u, location.href).href, Left: box.left + tl[0], Top: box.top + tl[1],
           Width: br[0] - tl[0], Height: br[1] - tl[1], Loaded: loaded.has(c.join('/')) });
       });
       return out;
     };
     info.textContent = '';
     const links = [['tiles', url], ['TMS', ts.tileMap && rel(ts.tileMap)], ['TileJSON', ts.tileJSON && rel(ts.tileJSON)],
-      ['TileJSON (XYZ)', ts.tileJSONXYZ && rel(ts.tileJSONXYZ)], ['WMTS', ts.wmts && rel(ts.wmts)]];
+      ['TileJSON (XYZ)', ts.tileJSONXYZ && rel(ts.tileJSONXYZ)], ['WMTS', ts.wmts && rel(ts.wmts)], ['PMTiles', ts.pmtiles && rel(ts.pmtiles)]];
     for (const [name, href] of links) {
       if (!href) continue;
       const a = document.createElement('a');
@@ -319,7 +371,10 @@ async function showRaster(i, h, source, ts) {
 
 function show(i, h) {
   const ts = sets[i];
-  const source = ['tms', 'xyz', 'wmts'].includes(h.source) ? h.source : sourceSelect.value;
+  let source = ['tms', 'xyz', 'wmts', 'pmtiles'].includes(h.source) ? h.source : sourceSelect.value;
+  // Only a tile set with an archive offers it.
+  sourceSelect.querySelector('option[value="pmtiles"]').disabled = !ts.pmtiles;
+  if (source === 'pmtiles' && !ts.pmtiles) source = 'tms';
   sourceSelect.value = source;
   document.body.removeAttribute('data-ready');
   shownAt++;
