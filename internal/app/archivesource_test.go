@@ -196,6 +196,14 @@ func TestServePMTiles(t *testing.T) {
 		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
 		return res.Status == 200 && strings.Contains(res.Body, `"pmtiles":"./archives/demo:world/EPSG:900913/png/default.pmtiles"`)
 	})
+	// The tile set's TileJSON names it too.
+	res = a.DoAuth(t, "", "", "GET", "/demo:world/EPSG:900913/png/default/tilejson.json", "")
+	var tj struct {
+		PMTiles string `json:"pmtiles"`
+	}
+	if res.Status != 200 || json.Unmarshal([]byte(res.Body), &tj) != nil || !strings.HasSuffix(tj.PMTiles, "/"+key) {
+		t.Errorf("tilejson.json: %d, pmtiles %q, want the archive's URL (…/%s)", res.Status, tj.PMTiles, key)
+	}
 	demoPageReadsArchive(t, a, set)
 	if res := a.DoAuth(t, "", "", "GET", "/archives/none.pmtiles", ""); res.Status != 404 {
 		t.Errorf("a missing archive: %d, want 404", res.Status)
