@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func TestPoliciesMatchRecordedCalls(t *testing.T) {
 	runs := map[string]run{
 		"ApiFunction":     {start: recorded(lambdatest.API, exerciseAPI)},
 		"WorkerFunction":  {start: recorded(lambdatest.Worker, exerciseWorker)},
-		"CleanerFunction": {start: recorded(lambdatest.Worker, exerciseCleaner)},
+		"CleanerFunction": {start: recorded(cleanerProgram, exerciseCleaner)},
 		"TileFunction":    {start: recorded(lambdatest.Tile, exerciseTile)},
 	}
 	for _, fn := range tp.functions() {
@@ -577,6 +578,16 @@ func scheduledEvent(t *testing.T) events.EventBridgeEvent {
 	return ev
 }
 
+// cleanerClock is the clock of the cleaner's program in exerciseCleaner:
+// real time, moved on by the test where it would otherwise wait.
+var cleanerClock struct{ ahead atomic.Int64 }
+
+// cleanerProgram builds CleanerFunction's program on cleanerClock.
+func cleanerProgram(t testing.TB, env map[string]string) *worker.Program {
+	cleanerClock.ahead.Store(0)
+	return lambdatest.WorkerAt(t, env, func() time.Time { return time.Now().Add(time.Duration(cleanerClock.ahead.Load())) })
+}
+
 // exerciseCleaner sweeps a stale lane and a pending task, then, with
 // tiles stored and the disk quota exceeded, runs the quota's recount and
 // clean-up; last, it submits a scheduled request that is due.
@@ -616,7 +627,8 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 	before := count()
 	// A recount (the layer at rest: its last task ended base's stale-after
 	// ago), then the quota, then its clean-up: the first one, so due at once.
-	time.Sleep(400 * time.Millisecond) // the layer settles
+	// The layer settles: the cleaner's clock moves past base's stale-after.
+	cleanerClock.ahead.Add(int64(400 * time.Millisecond))
 	recount := scheduledEvent(t)
 	recount.Detail = []byte(`{"recount":true}`)
 	if err := cleaner.HandleSchedule(t.Context(), recount); err != nil {

@@ -51,11 +51,14 @@ var deletionEnv = map[string]string{"TILECACHE_TRUNCATE_PAGE": "10", "TILECACHE_
 
 // goneExtra is how many objects seedGone adds: at pages of 10 keys, 3,000
 // keep an embedded truncation going for hundreds of pages; on AWS each page
-// also costs a checkpoint in DynamoDB (~0.3 s here), so 1,000 keep it going
-// for over a hundred pages, half a minute.
+// also costs a checkpoint in DynamoDB (50-100 ms on an idle machine, three
+// times that in a full test run), so 300 keep it going for about fifty
+// pages, several seconds: far longer than the few requests between the
+// DELETE and the stop or the kill, and every page after those only makes
+// the test longer.
 func goneExtra(a *apptest.App) int {
 	if backendOf(a) == "aws" {
-		return 1000
+		return 300
 	}
 	return 3000
 }

@@ -196,7 +196,13 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		if hang.Load() {
-			time.Sleep(2 * time.Second)
+			// No answer until the program gives up (its 400 ms timeout
+			// closes the request), at most 10 s.
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Second):
+			}
 		}
 		http.Error(w, "ORA-00942 at db01.corp.internal\x00 is down\nsecond line", http.StatusInternalServerError)
 	}))

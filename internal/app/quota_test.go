@@ -277,7 +277,11 @@ func TestUsageHasNoDrift(t *testing.T) {
 	progress(rows, 10)
 	kill(t, a, "/rest/seed", "running")
 	waitFinished(t, a, ids(rows), 10*time.Second)
-	time.Sleep(500 * time.Millisecond) // the lanes notice the kill
+	// The lanes noticed the kill: once a killed task's lane no longer
+	// works, it has counted its last tiles.
+	testenv.Eventually(t, 10*time.Second, "the killed lanes to stop", func() bool {
+		return !slices.ContainsFunc(ids(rows), a.Local.Engine.Worker.Working)
+	})
 	check("kill", "quota:slow")
 
 	// A process stopped mid-seed loses the counts of its uncheckpointed

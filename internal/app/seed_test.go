@@ -633,11 +633,21 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
     metatiling: [1, 1]
     source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", retries: -1, timeout: 10s}
 `})
-	rows := seedReq(t, a, "slow:xyz", `{"seedRequest":{"zoomStart":0,"zoomStop":1}}`)
+	// Two tasks (lanes of 3 and 2 tiles, 9 s rather than one of 15 s),
+	// two of the four workers left idle to take a lane that looks stale.
+	rows := seedReq(t, a, "slow:xyz", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"threadCount":2}}`)
+	if len(rows) != 2 {
+		t.Fatalf("threadCount 2: %d tasks, want 2", len(rows))
+	}
+	var done int64
 	for _, tk := range waitFinished(t, a, ids(rows), 60*time.Second) {
-		if tk.Status != task.Done || tk.Done != 5 {
-			t.Errorf("task %d: %v with %d tiles, want DONE with 5", tk.ID, tk.Status, tk.Done)
+		if tk.Status != task.Done || tk.Done != tk.Total {
+			t.Errorf("task %d: %v with %d of %d tiles, want DONE with all", tk.ID, tk.Status, tk.Done, tk.Total)
 		}
+		done += tk.Done
+	}
+	if done != 5 {
+		t.Errorf("the tasks did %d tiles, want 5", done)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -99,6 +99,14 @@ func (p *Program) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent
 	return runJobs(ctx, p.log, p.maintenanceJobs(ev))
 }
 
+// now is the time by the program's clock (Config.Now).
+func (p *Program) now() time.Time {
+	if p.cfg.Now != nil {
+		return p.cfg.Now()
+	}
+	return time.Now()
+}
+
 // job is one named piece of the cleaner's work.
 type job struct {
 	name string
@@ -113,7 +121,7 @@ type job struct {
 func (p *Program) maintenanceJobs(ev events.EventBridgeEvent) []job {
 	jobs := []job{
 		{"sweep", p.Engine.Pool.Sweep},
-		{"schedules", func(ctx context.Context) error { _, err := p.Schedules.Tick(ctx, time.Now()); return err }},
+		{"schedules", func(ctx context.Context) error { _, err := p.Schedules.Tick(ctx, p.now()); return err }},
 	}
 	if layers, ok := recountRequest(ev.Detail); ok {
 		jobs = append(jobs, job{"recount", func(ctx context.Context) error {
@@ -122,7 +130,7 @@ func (p *Program) maintenanceJobs(ev events.EventBridgeEvent) []job {
 			return err
 		}})
 	}
-	jobs = append(jobs, job{"quota clean-up", func(ctx context.Context) error { return p.Cleaner.RunDue(ctx, time.Now()) }})
+	jobs = append(jobs, job{"quota clean-up", func(ctx context.Context) error { return p.Cleaner.RunDue(ctx, p.now()) }})
 	if !p.published {
 		// The first invocation after a cold start (a deployment may have
 		// brought a new layer file) brings the documents up to date; a

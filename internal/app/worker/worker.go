@@ -55,6 +55,11 @@ type Config struct {
 	config.Upstream
 	config.Edge
 	config.AWS
+	// Now is the clock of the program's maintenance (HandleSchedule): the
+	// due times of the schedules and of the disk-quota clean-up, and when
+	// a layer is at rest for a recount. Nil is time.Now; never read from
+	// the environment (tests move it on rather than wait).
+	Now func() time.Time
 }
 
 // Load reads the worker's configuration through lookup.
@@ -218,7 +223,7 @@ func build(ctx context.Context, cfg Config, b admin.Backends, log *slog.Logger) 
 		Unmark:      func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
 	}, log)
 	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
-		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger,
+		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger, Now: cfg.Now,
 	}, log)
 	schedules := schedule.NewTicker(b.Admin.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
 	p := &Program{Engine: engine, Misses: misses, Sources: srcs, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,

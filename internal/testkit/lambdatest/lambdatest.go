@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -239,10 +240,18 @@ func API(t testing.TB, env map[string]string) *app.Program {
 // closed when the test ends.
 func Worker(t testing.TB, env map[string]string) *worker.Program {
 	t.Helper()
+	return WorkerAt(t, env, nil)
+}
+
+// WorkerAt is Worker with the clock of the program's maintenance
+// (worker.Config.Now; nil is time.Now).
+func WorkerAt(t testing.TB, env map[string]string, now func() time.Time) *worker.Program {
+	t.Helper()
 	cfg, err := worker.Load(testenv.Lookup(env))
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Now = now
 	p, err := worker.NewAWS(context.Background(), cfg, Logger())
 	if err != nil {
 		t.Fatal(err)
