@@ -20,7 +20,9 @@ import (
 // console or web assets; the log function no administration interface nor
 // its state, seed engine or image code; the worker and the cleaner (the
 // engine's assembly) no administration interface, console or embedded
-// database. A package that comes back is named with the import chain that
+// database, and of the administration's state only the schedules (the
+// cleaner fires them): no accounts and their bcrypt hashes, API tokens,
+// audit trail, nor the authentication that reads them. A package that comes back is named with the import chain that
 // brings it, from the function's main package.
 func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -41,8 +43,8 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 			"tilecache/internal/app/backends/admin", "tilecache/internal/state/dynamo/adminstore",
 			"tilecache/internal/account", "tilecache/internal/auth", "golang.org/x/crypto/bcrypt", "tilecache/internal/apitoken",
 			"tilecache/internal/audit", "tilecache/internal/schedule", "github.com/robfig/cron/v3", "time/tzdata"}},
-		{"worker", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
-		{"cleaner", []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt"}},
+		{"worker", engineRefuses},
+		{"cleaner", engineRefuses},
 	} {
 		t.Run(c.function, func(t *testing.T) {
 			t.Parallel()
@@ -55,6 +57,12 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 		})
 	}
 }
+
+// engineRefuses is what the worker and the cleaner must not link.
+var engineRefuses = []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt",
+	"tilecache/internal/app/backends/admin", "tilecache/internal/state/dynamo/adminstore",
+	"tilecache/internal/account", "tilecache/internal/auth", "golang.org/x/crypto/bcrypt", "tilecache/internal/apitoken",
+	"tilecache/internal/audit"}
 
 // bootstrapImports returns the imports of every package pkg (a
 // function's main package, relative to this directory) links when built

@@ -652,13 +652,13 @@ func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := api.Admin.Schedules.CreateSchedule(t.Context(), due); err != nil {
+	if err := api.Backends.Schedules.CreateSchedule(t.Context(), due); err != nil {
 		t.Fatal(err)
 	}
 	if err := cleaner.HandleSchedule(t.Context(), scheduledEvent(t)); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := api.Admin.Schedules.Schedule(t.Context(), "nightly"); err != nil || s.Last == nil || s.Last.Outcome != schedule.Started {
+	if s, err := api.Backends.Schedules.Schedule(t.Context(), "nightly"); err != nil || s.Last == nil || s.Last.Outcome != schedule.Started {
 		t.Errorf("the cleaner did not start the due schedule: %+v, %v", s.Last, err)
 	}
 }

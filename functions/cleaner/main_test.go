@@ -116,7 +116,7 @@ func TestScheduledRequestOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Admin.Schedules.CreateSchedule(t.Context(), s); err != nil {
+	if err := store.Backends.Schedules.CreateSchedule(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
 	var ev events.EventBridgeEvent
@@ -131,7 +131,7 @@ func TestScheduledRequestOnce(t *testing.T) {
 	}
 	wg.Wait()
 
-	got, err := store.Admin.Schedules.Schedule(t.Context(), "nightly")
+	got, err := store.Backends.Schedules.Schedule(t.Context(), "nightly")
 	if err != nil {
 		t.Fatal(err)
 	}

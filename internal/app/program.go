@@ -21,6 +21,7 @@ import (
 	"tilecache/internal/apitoken"
 	"tilecache/internal/app/backends/admin"
 	"tilecache/internal/app/backends/embedded"
+	"tilecache/internal/app/backends/scheduling"
 	"tilecache/internal/app/core"
 	"tilecache/internal/app/worker"
 	"tilecache/internal/audit"
@@ -52,6 +53,9 @@ type Program struct {
 	// Audit records the administration requests (nil without the REST
 	// handler); Close flushes the refusals it counted.
 	Audit *audit.Recorder
+	// Admin is the administration's state (the audit trail, the API
+	// tokens, the accounts) beside the engine's backends and schedules.
+	Admin admin.State
 
 	cfg   config.Config
 	log   *slog.Logger
@@ -93,9 +97,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		}
 		return who, pr.Role.String()
 	}, auth.ClientAddress, log)
-	api := users.Middleware(p.Audit.Identify(rest.New(rest.Services{
+	api := users.Middleware(p.Audit.Identify(withSubmitter(rest.New(rest.Services{
 		Planner: p.Engine.Planner, Tasks: engineTasks{p.Engine.Control, p.Engine.Truncation}, Layers: layers,
-		Quota: p.Usage, Schedules: p.Admin.Schedules, Editor: p.Registry, Tokens: p.Admin.Tokens,
+		Quota: p.Usage, Schedules: p.Backends.Schedules, Editor: p.Registry, Tokens: p.Admin.Tokens,
 		Accounts: p.Admin.Accounts, Configured: configured,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
@@ -107,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Failures:      p.Tasks,
 		Upstream:      upstream.AddressPolicy{Allow: cfg.UpstreamAllow},
 		AccountCost:   configured.Cost(),
-	}, log)))
+	}, log))))
 	// The audit trail is an administrator's to read.
 	api = withAuditTrail(api, users.Middleware(auth.Require(auth.Admin, p.Audit.Handler(log))))
 	p.Recorder = quota.NewRecorder(p.Usage, AccessFlushEvery, log)
@@ -142,6 +146,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 			users.Middleware(p.Audit.Identify(auth.Require(auth.Viewer, issueTileTokens(layers, p.TileKeys, time.Now))))), tiles, objects, metricsH)))))
 	p.proxy = httpadapter.NewV2(consoleTilesOnly(cfg.BasePath, p.Handler))
 	return p, nil
+}
+
+// withSubmitter names the account (or API token) that authenticated a
+// request as the submitter of the requests it makes (seed.WithSubmitter:
+// their job's SubmittedBy).
+func withSubmitter(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pr, ok := auth.PrincipalOf(r.Context()); ok {
+			r = r.WithContext(seed.WithSubmitter(r.Context(), pr.String()))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // withAuditTrail serves audit.Path with trail and everything else with api.
@@ -194,18 +210,25 @@ const AccessFlushEvery = 5 * time.Second
 
 // NewWorker builds the program without the REST handler (and without
 // accounts): the engine's side (worker.New) on cfg's backends, the
-// embedded ones or those on AWS.
+// embedded ones or those on AWS, with the administration's state opened
+// beside them (Admin).
 func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
-	w, err := worker.New(ctx, worker.Of(cfg), func(ctx context.Context) (admin.Backends, error) {
+	var st admin.State
+	w, err := worker.New(ctx, worker.Of(cfg), func(ctx context.Context) (scheduling.Backends, error) {
+		var b admin.Backends
+		var err error
 		if cfg.Backend == "aws" {
-			return AWSBackends(ctx, cfg)
+			b, err = AWSBackends(ctx, cfg)
+		} else {
+			b, err = embedded.OpenAdmin(cfg.DataDir)
 		}
-		return embedded.OpenAdmin(cfg.DataDir)
+		st = b.Admin
+		return b.Backends, err
 	}, log)
 	if err != nil {
 		return nil, err
 	}
-	return &Program{Program: w, cfg: cfg, log: log}, nil
+	return &Program{Program: w, Admin: st, cfg: cfg, log: log}, nil
 }
 
 // ScheduleEvery is how often `tilecache serve` looks for due schedules: a

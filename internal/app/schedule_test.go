@@ -130,7 +130,7 @@ func TestScheduleTickersFireOnce(t *testing.T) {
 	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	s := saveSchedule(t, a, "world", yearly, `{"layer":"demo:world","seedRequest":{"zoomStart":0,"zoomStop":1,"threadCount":2}}`)
-	other := schedule.NewTicker(a.Local.Admin.Schedules, a.Local.Tasks, worker.ScheduledRequests{Submitter: a.Local.Engine.Control}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	other := schedule.NewTicker(a.Local.Backends.Schedules, a.Local.Tasks, worker.ScheduledRequests{Submitter: a.Local.Engine.Control}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -170,7 +170,7 @@ func TestScheduleMissedRunsFireOnceOnWake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Local.Admin.Schedules.CreateSchedule(t.Context(), s); err != nil {
+	if err := a.Local.Backends.Schedules.CreateSchedule(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
 	a.Stop()

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
-	"tilecache/internal/auth"
 	"tilecache/internal/gwc"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
@@ -34,6 +33,26 @@ type Control struct {
 	log      *slog.Logger
 	accounts metatile.Accounts
 	docs     docKeeper
+}
+
+// submitterKey is the context key of who submits requests (WithSubmitter).
+type submitterKey struct{}
+
+// WithSubmitter returns ctx naming who submits the requests made with it,
+// recorded as their job's SubmittedBy: the account or API token of an
+// administration request, as the assembly that serves the REST interface
+// words it (package app, from the authenticated principal). The engine
+// reads no credentials itself, so that the assemblies without an
+// administration interface (the worker, the cleaner) link none.
+func WithSubmitter(ctx context.Context, who string) context.Context {
+	return context.WithValue(ctx, submitterKey{}, who)
+}
+
+// submitterOf returns who submits requests made with ctx ("" when
+// WithSubmitter named no one: a schedule's run).
+func submitterOf(ctx context.Context) string {
+	who, _ := ctx.Value(submitterKey{}).(string)
+	return who
 }
 
 // Submit validates and records a request, starts what the pool allows, and
@@ -69,9 +88,7 @@ func (c *Control) Submit(ctx context.Context, r gwc.SeedRequest) ([]task.Task, e
 		}
 		p.Job = p.Job.WithEmptyLevels(empty)
 	}
-	if pr, ok := auth.PrincipalOf(ctx); ok {
-		p.Job.SubmittedBy = pr.String()
-	}
+	p.Job.SubmittedBy = submitterOf(ctx)
 	job, tasks, err := c.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("record %s request for layer %s: %w", p.Job.Type, p.Job.Layer, err)

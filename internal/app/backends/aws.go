@@ -26,7 +26,7 @@ func AWS(ctx context.Context, a config.AWS, bucket, tableName string, staleAfter
 }
 
 // AWSTable is AWS with the task table, over which other adapters are
-// taken (the administration's, admin.Dynamo).
+// taken (the schedules', the administration's: scheduling.AWS, admin.AWS).
 func AWSTable(ctx context.Context, a config.AWS, bucket, tableName string, staleAfter time.Duration) (Backends, *dynamo.Table, aws.Config, error) {
 	awsCfg, err := awsconf.Load(ctx, a.Env, awsconf.WithRetry(core.AWSRetry(a)))
 	if err != nil {

@@ -2,9 +2,11 @@
 // tile store, the state adapters and the queue, on AWS (the bucket, the
 // task table; AWS) or, in package app, embedded. Part of the shared core,
 // apart from package core because the state's ports name the render on
-// miss's claims, which the log ingest does not link. The administration's
-// state (schedules, audit trail, API tokens, accounts) is apart, in package
-// admin, so that the tile origin links none of it.
+// miss's claims, which the log ingest does not link. The schedules are
+// apart, in package scheduling (the worker and the cleaner fire them), and
+// the rest of the administration's state (audit trail, API tokens,
+// accounts) in package admin, so that the tile origin links none of it and
+// the engine's assembly only the schedules.
 package backends
 
 import (
@@ -32,7 +34,8 @@ type Backends struct {
 
 // State is the state adapters every assembly shares, one per port, over
 // one DynamoDB table or one bbolt file (internal/state/dynamo,
-// internal/state/bolt); the administration's are admin.State.
+// internal/state/bolt); the schedules' are scheduling.Backends', the
+// administration's admin.State.
 type State struct {
 	// Tasks is the task store, with the reasons tasks failed.
 	Tasks interface {

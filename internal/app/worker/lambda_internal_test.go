@@ -16,8 +16,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"tilecache/internal/app/backends/admin"
 	"tilecache/internal/app/backends/embedded"
+	"tilecache/internal/app/backends/scheduling"
 	"tilecache/internal/config"
 	"tilecache/internal/layer"
 	"tilecache/internal/schedule"
@@ -166,7 +166,7 @@ func (failingRuns) NextRuns(context.Context) ([]schedule.NextRun, []schedule.Unr
 func TestHandleScheduleRunsEveryJobPastAFailure(t *testing.T) {
 	t.Parallel()
 	p := newTestWorker(t, nil)
-	p.Schedules = schedule.NewTicker(failingRuns{p.Admin.Schedules}, p.Tasks, ScheduledRequests{Submitter: p.Engine.Control}, slog.New(slog.DiscardHandler))
+	p.Schedules = schedule.NewTicker(failingRuns{p.Backends.Schedules}, p.Tasks, ScheduledRequests{Submitter: p.Engine.Control}, slog.New(slog.DiscardHandler))
 	err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{})
 	if err == nil || !strings.Contains(err.Error(), "schedules: ") || !strings.Contains(err.Error(), "schedule table unreachable") {
 		t.Errorf("HandleSchedule: %v, want the schedules job's failure named", err)
@@ -273,7 +273,10 @@ func newTestWorker(t *testing.T, env map[string]string) *Program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(t.Context(), Of(cfg), func(context.Context) (admin.Backends, error) { return embedded.OpenAdmin(cfg.DataDir) }, slog.New(slog.DiscardHandler))
+	p, err := New(t.Context(), Of(cfg), func(context.Context) (scheduling.Backends, error) {
+		b, err := embedded.OpenAdmin(cfg.DataDir)
+		return b.Backends, err
+	}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

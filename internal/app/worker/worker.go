@@ -4,8 +4,10 @@
 // isolated from the others' failures). It builds the seed engine, render on
 // miss (for truncations), the disk-quota cleaner, the schedules' ticker,
 // the CDN's purger and the documents of the tile store on the shared core
-// (packages core, backends, sources), and links no administration
-// interface, console or embedded database; `tilecache serve` (package app)
+// (packages core, backends, sources) and the schedules' store (package
+// scheduling), and links no administration interface nor the rest of its
+// state (accounts, API tokens, the audit trail), console or embedded
+// database; `tilecache serve` (package app)
 // composes it with the REST interface and the tile serving.
 package worker
 
@@ -15,9 +17,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"tilecache/internal/app/backends/admin"
+	"tilecache/internal/app/backends/scheduling"
 	"tilecache/internal/app/core"
 	"tilecache/internal/app/sources"
 	"tilecache/internal/archive"
@@ -130,9 +133,8 @@ type Program struct {
 	// Site keeps the store marker, the tile sets' documents and the demo
 	// page in the tile store.
 	Site *site.Site
-	// Backends are the backends with the administration's state (the
-	// schedules the ticker fires, and what the API adds to the program).
-	admin.Backends
+	// Backends are the backends with the schedules the ticker fires.
+	scheduling.Backends
 	// Registry keeps the layer catalogue current: the layer file and the
 	// configuration changed at run time.
 	Registry *layer.Registry
@@ -156,28 +158,34 @@ type Program struct {
 // NewAWS builds the program on the tile bucket, task table and lane queue
 // of cfg. Close releases what it opened.
 func NewAWS(ctx context.Context, cfg Config, log *slog.Logger) (*Program, error) {
-	return New(ctx, cfg, func(ctx context.Context) (admin.Backends, error) { return AWSBackends(ctx, cfg) }, log)
+	return New(ctx, cfg, func(ctx context.Context) (scheduling.Backends, error) { return AWSBackends(ctx, cfg) }, log)
 }
 
 // AWSBackends connects to the bucket, table and queue of cfg (see
-// admin.AWS), the queue with the same AWS configuration.
-func AWSBackends(ctx context.Context, cfg Config) (admin.Backends, error) {
-	b, awsCfg, err := admin.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
+// scheduling.AWS), the queue with the same AWS configuration.
+func AWSBackends(ctx context.Context, cfg Config) (scheduling.Backends, error) {
+	b, _, awsCfg, err := scheduling.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
 	if err != nil {
-		return admin.Backends{}, err
+		return scheduling.Backends{}, err
 	}
-	b.Queue = sqsqueue.New(sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
+	b.Queue = LaneQueue(awsCfg, cfg)
+	return b, nil
+}
+
+// LaneQueue is the lane queue of cfg (TILECACHE_SQS_QUEUE_URL) on SQS,
+// with the AWS configuration of the other clients.
+func LaneQueue(awsCfg aws.Config, cfg Config) *sqsqueue.Queue {
+	return sqsqueue.New(sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if e := awsconf.ServiceEndpoint(cfg.AWS.Env, "SQS"); e != nil {
 			o.BaseEndpoint = e
 		}
 	}), cfg.QueueURL)
-	return b, nil
 }
 
 // New builds the program on the backends open returns, opened once the
 // tile token keys are read (from TILECACHE_TILE_TOKEN_KEYS_SECRET, when it
 // names them). Close releases them.
-func New(ctx context.Context, cfg Config, open func(context.Context) (admin.Backends, error), log *slog.Logger) (*Program, error) {
+func New(ctx context.Context, cfg Config, open func(context.Context) (scheduling.Backends, error), log *slog.Logger) (*Program, error) {
 	keys, err := core.LoadTileTokenKeys(ctx, cfg.AWS, cfg.TileTokenKeys, cfg.TileTokenKeysSecret)
 	if err != nil {
 		return nil, err
@@ -198,7 +206,7 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (admin.Back
 }
 
 // build wires the program on b.
-func build(ctx context.Context, cfg Config, b admin.Backends, log *slog.Logger) (*Program, error) {
+func build(ctx context.Context, cfg Config, b scheduling.Backends, log *slog.Logger) (*Program, error) {
 	reg, err := core.OpenRegistry(ctx, cfg.Layers, b.State.Config, log)
 	if err != nil {
 		return nil, err
@@ -225,7 +233,7 @@ func build(ctx context.Context, cfg Config, b admin.Backends, log *slog.Logger) 
 	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger, Now: cfg.Now,
 	}, log)
-	schedules := schedule.NewTicker(b.Admin.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
+	schedules := schedule.NewTicker(b.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
 	p := &Program{Engine: engine, Misses: misses, Sources: srcs, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
 		Metrics: new(metrics.Registry)}
 	if cfg.TileTokenKeys != "" {

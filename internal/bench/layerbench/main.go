@@ -427,7 +427,7 @@ func withStore(ctx context.Context, cfg config.Config, f func(layer.ConfigStore)
 	var err error
 	if cfg.Backend == "aws" {
 		a, aerr := app.AWSBackends(ctx, cfg)
-		b, err = a.Backends, aerr
+		b, err = a.Backends.Backends, aerr
 	} else {
 		b, err = embedded.Open(cfg.DataDir)
 	}

@@ -1,8 +1,9 @@
-// Package admin is the administration's state adapters (State: the
-// schedules, the audit trail, the API tokens and the accounts) beside the
-// shared ones of package backends: what the API, the worker and the
-// cleaner, and `tilecache serve` assemble, and the tile origin does not
-// link (it has no administration interface and fires no schedule).
+// Package admin is the administration's state adapters (State: the audit
+// trail, the API tokens and the accounts) beside the backends with the
+// schedules of package scheduling: what the API function and `tilecache
+// serve` assemble, and the other functions do not link (the tile origin
+// and the log ingest have no administration interface; the worker and the
+// cleaner fire the schedules and need no more).
 package admin
 
 import (
@@ -13,10 +14,9 @@ import (
 
 	"tilecache/internal/account"
 	"tilecache/internal/apitoken"
-	"tilecache/internal/app/backends"
+	"tilecache/internal/app/backends/scheduling"
 	"tilecache/internal/audit"
 	"tilecache/internal/config"
-	"tilecache/internal/schedule"
 	"tilecache/internal/state/dynamo"
 	"tilecache/internal/state/dynamo/adminstore"
 )
@@ -24,8 +24,6 @@ import (
 // State is the administration's state adapters, over the same table or
 // bbolt file as the backends' State.
 type State struct {
-	// Schedules are the schedules of saved requests.
-	Schedules schedule.Store
 	// Audit is the audit trail, keeping records for a retention.
 	Audit func(retention time.Duration) audit.Store
 	// Tokens are the API tokens (Authorization: Bearer).
@@ -34,16 +32,17 @@ type State struct {
 	Accounts account.Store
 }
 
-// Backends are the backends with the administration's state.
+// Backends are the backends and the schedules with the administration's
+// state.
 type Backends struct {
-	backends.Backends
+	scheduling.Backends
 	Admin State
 }
 
-// AWS is backends.AWS with the administration's state over the same
+// AWS is scheduling.AWS with the administration's state over the same
 // table.
 func AWS(ctx context.Context, a config.AWS, bucket, tableName string, staleAfter time.Duration) (Backends, aws.Config, error) {
-	b, table, awsCfg, err := backends.AWSTable(ctx, a, bucket, tableName, staleAfter)
+	b, table, awsCfg, err := scheduling.AWS(ctx, a, bucket, tableName, staleAfter)
 	if err != nil {
 		return Backends{}, aws.Config{}, err
 	}
@@ -53,6 +52,5 @@ func AWS(ctx context.Context, a config.AWS, bucket, tableName string, staleAfter
 // Dynamo is the administration's state adapters over table.
 func Dynamo(table *dynamo.Table) State {
 	s := adminstore.New(table)
-	return State{Schedules: s.Schedules(), Audit: func(d time.Duration) audit.Store { return s.Audit(d) },
-		Tokens: s.Tokens(), Accounts: s.Accounts()}
+	return State{Audit: func(d time.Duration) audit.Store { return s.Audit(d) }, Tokens: s.Tokens(), Accounts: s.Accounts()}
 }

@@ -11,6 +11,7 @@ import (
 
 	"tilecache/internal/app/backends"
 	"tilecache/internal/app/backends/admin"
+	"tilecache/internal/app/backends/scheduling"
 	"tilecache/internal/audit"
 	"tilecache/internal/queue/memqueue"
 	"tilecache/internal/state/bolt"
@@ -21,11 +22,11 @@ import (
 // with an in-process queue.
 func Open(dir string) (backends.Backends, error) {
 	b, err := OpenAdmin(dir)
-	return b.Backends, err
+	return b.Backends.Backends, err
 }
 
-// OpenAdmin is Open with the administration's state in the same bbolt
-// file (a file is opened once per process).
+// OpenAdmin is Open with the schedules and the administration's state in
+// the same bbolt file (a file is opened once per process).
 func OpenAdmin(dir string) (admin.Backends, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return admin.Backends{}, fmt.Errorf("create data directory: %w", err)
@@ -39,8 +40,11 @@ func OpenAdmin(dir string) (admin.Backends, error) {
 		return admin.Backends{}, err
 	}
 	return admin.Backends{
-		Backends: backends.Backends{Tiles: tiles, State: State(db), Queue: memqueue.New(), RecoverAll: true, Close: db.Close},
-		Admin:    Admin(db),
+		Backends: scheduling.Backends{
+			Backends:  backends.Backends{Tiles: tiles, State: State(db), Queue: memqueue.New(), RecoverAll: true, Close: db.Close},
+			Schedules: db.Schedules(),
+		},
+		Admin: Admin(db),
 	}, nil
 }
 
@@ -51,6 +55,5 @@ func State(db *bolt.DB) backends.State {
 
 // Admin is the administration's state adapters in db.
 func Admin(db *bolt.DB) admin.State {
-	return admin.State{Schedules: db.Schedules(), Audit: func(d time.Duration) audit.Store { return db.Audit(d) },
-		Tokens: db.Tokens(), Accounts: db.Accounts()}
+	return admin.State{Audit: func(d time.Duration) audit.Store { return db.Audit(d) }, Tokens: db.Tokens(), Accounts: db.Accounts()}
 }

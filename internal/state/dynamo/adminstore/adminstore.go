@@ -2,10 +2,11 @@
 // items, over the task table of package dynamo through its item API
 // (dynamo.Items): Accounts (account.Store: the accounts added at run
 // time), Tokens (apitoken.Store: the API tokens), Audit (audit.Store: the
-// audit trail) and Schedules (schedule.Store: the schedules of saved
-// requests). They are apart from package dynamo so that an assembly that
-// has no administration interface (the tile origin) links neither them
-// nor what they link (bcrypt, the cron parser).
+// audit trail). They are apart from package dynamo so that an assembly that
+// has no administration interface (the tile origin, the log ingest, the
+// worker and the cleaner) links neither them nor what they link (bcrypt);
+// the schedules of saved requests, which the cleaner fires, are package
+// schedulestore's.
 //
 // Their items are in the same table, in partitions of their own (see
 // package dynamo's comment and each file's), laid out as they were when
@@ -14,8 +15,6 @@
 //	pk=account          sk=<name>       data
 //	pk=token            sk=<token id>   data, [revoked], expires
 //	pk=audit#<UTC day>  sk=<record id>  data, layer, account, expires
-//	pk=schedules        sk=<name>       def, next, [last, lastDue, started, failed]
-//	pk=meta             sk=schedules    n (the number of schedules)
 //
 // Errors are package dynamo's: a missing item is apperr.NotFound, an item
 // that exists where it must not apperr.Conflict, DynamoDB failing
@@ -24,7 +23,6 @@ package adminstore
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -46,9 +44,6 @@ func (s *Store) Tokens() *Tokens { return &Tokens{s.it} }
 
 // Audit returns the audit trail, keeping records for retention.
 func (s *Store) Audit(retention time.Duration) *Audit { return &Audit{s.it, retention} }
-
-// Schedules returns the schedule store.
-func (s *Store) Schedules() *Schedules { return &Schedules{s.it} }
 
 // aData is the attribute holding an account, a token or an audit record.
 const aData = "data"
@@ -80,37 +75,4 @@ func strAttr(item dynamo.Item, name string) (string, bool) {
 		return "", false
 	}
 	return v.Value, true
-}
-
-// nanos encodes a time as Unix nanoseconds, the zero time as 0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromNanos decodes nanos (in UTC).
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// code is a transaction's cancellation reason's code.
-func code(r types.CancellationReason) string {
-	if r.Code == nil {
-		return ""
-	}
-	return *r.Code
-}
-
-// reasonCodes lists the codes of rs.
-func reasonCodes(rs []types.CancellationReason) string {
-	codes := make([]string, len(rs))
-	for i, r := range rs {
-		codes[i] = code(r)
-	}
-	return strings.Join(codes, ", ")
 }

@@ -35,20 +35,13 @@ func newTable(t testing.TB) string {
 }
 
 // stores is the adapters of one namespace of the table, with the table's
-// client and name for the tests that read or write items themselves. The
-// task store is there for the schedule suite (its ticker reads tasks).
-// Schedules is embedded under another name: a field called Schedules
-// would hide the method of that name.
+// client and name for the tests that read or write items themselves.
 type stores struct {
-	*schedulesPort
-	*dynamo.Tasks
 	client *dynamodb.Client
 	table  string
 	ns     string
 	admin  *Store
 }
-
-type schedulesPort = Schedules
 
 // shared gives tests of one top-level test fresh stores in one table, each
 // in a namespace of its own.
@@ -67,5 +60,5 @@ func (sh *shared) store(t testing.TB) *stores {
 func open(c *dynamodb.Client, table, ns string) *stores {
 	tbl := dynamo.New(c, table, dynamo.WithNamespace(ns))
 	a := New(tbl)
-	return &stores{schedulesPort: a.Schedules(), Tasks: tbl.Tasks(), client: c, table: table, ns: ns, admin: a}
+	return &stores{client: c, table: table, ns: ns, admin: a}
 }

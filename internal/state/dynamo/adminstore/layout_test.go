@@ -12,13 +12,12 @@ import (
 	"tilecache/internal/account"
 	"tilecache/internal/audit"
 	"tilecache/internal/auth"
-	"tilecache/internal/schedule"
 )
 
 // TestItemsOfEarlierVersions: the items that package dynamo wrote when it
 // held these adapters, spelt out attribute by attribute, read the same
 // through this package, and what it writes lands in the same keys and
-// attributes: a deployment's accounts, tokens, audit trail and schedules
+// attributes: a deployment's accounts, tokens and audit trail
 // survive the move.
 func TestItemsOfEarlierVersions(t *testing.T) {
 	s := newShared(t).store(t)
@@ -55,12 +54,6 @@ func TestItemsOfEarlierVersions(t *testing.T) {
 	put(map[string]types.AttributeValue{"pk": S(s.ns + "audit#" + at.Format(time.DateOnly)), "sk": S(id),
 		"data":  S(`{"id":"` + id + `","at":"` + at.Format(time.RFC3339) + `","account":"alice","layer":"a","method":"POST","path":"/rest/seed/a.json","status":200}`),
 		"layer": S("a"), "account": S("alice"), "expires": N("9999999999")})
-	put(map[string]types.AttributeValue{"pk": S(s.ns + "schedules"), "sk": S("nightly"),
-		"def":  S(`{"name":"nightly","cron":"0 3 * * *","layer":"a","request":{"seedRequest":{}},"created":"2026-01-02T03:04:05Z"}`),
-		"next": N("1767409200000000000"), "lastDue": N("1767322800000000000"),
-		"last": S(`{"due":"2026-01-02T03:00:00Z","at":"2026-01-02T03:00:01Z","outcome":"started"}`)})
-	put(map[string]types.AttributeValue{"pk": S(s.ns + "meta"), "sk": S("schedules"), "n": N("1")})
-
 	a, err := s.admin.Accounts().Get(ctx, "alice")
 	if err != nil || a.Role != auth.Operator || string(a.Hash) != "$2a$10$abcdefghijklmnopqrstuu" || a.By != "root" {
 		t.Errorf("account of an earlier version: %+v, %v", a, err)
@@ -73,12 +66,6 @@ func TestItemsOfEarlierVersions(t *testing.T) {
 	if err != nil || len(page.Records) != 1 || page.Records[0].ID != id || page.Records[0].Status != 200 {
 		t.Errorf("audit record of an earlier version: %+v, %v", page, err)
 	}
-	sc, err := s.Schedule(ctx, "nightly")
-	if err != nil || sc.Cron != "0 3 * * *" || sc.Layer != "a" || !sc.Next.Equal(time.Unix(0, 1767409200000000000)) ||
-		sc.Last == nil || sc.Last.Outcome != schedule.Started {
-		t.Errorf("schedule of an earlier version: %+v, %v", sc, err)
-	}
-
 	// And what this package writes, where the earlier version read it.
 	if err := s.admin.Accounts().Create(ctx, account.Account{Name: "bob", Hash: []byte("h"), Role: auth.Admin, Created: at, Updated: at}); err != nil {
 		t.Fatal(err)
@@ -91,23 +78,6 @@ func TestItemsOfEarlierVersions(t *testing.T) {
 	}
 	if item := get("token", "0123456789abcdef"); item["revoked"].(*types.AttributeValueMemberN).Value != "1767323045000000000" {
 		t.Errorf("token revoked twice: %v", item["revoked"])
-	}
-	next, err := schedule.New("weekly", "0 3 * * 1", "", "a", []byte(`{"seedRequest":{}}`), at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateSchedule(ctx, next); err != nil {
-		t.Fatal(err)
-	}
-	if item := get("meta", "schedules"); item["n"].(*types.AttributeValueMemberN).Value != "2" {
-		t.Errorf("schedules' count after a create: %v, want 2", item["n"])
-	}
-	item := get("schedules", "weekly")
-	if _, ok := item["def"].(*types.AttributeValueMemberS); !ok {
-		t.Errorf("schedule item without its def: %v", item)
-	}
-	if _, ok := item["next"].(*types.AttributeValueMemberN); !ok {
-		t.Errorf("schedule item without its next: %v", item)
 	}
 	r := audit.Record{At: at, Account: "bob", Layer: "b", Method: "PUT", Path: "/rest/layers/b.json", Status: 200}
 	if err := s.admin.Audit(48*time.Hour).Append(ctx, r); err != nil {

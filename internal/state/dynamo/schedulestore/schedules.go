@@ -1,10 +1,25 @@
-// The schedules of saved requests (schedule.Store): one item per
-// schedule in one partition, pk=schedules sk=<name>, so that listing them
-// is one Query, and their number in pk=meta sk=schedules, which the
-// transactions of a create and a delete change with the schedule. A claim
-// is one conditional UpdateItem on the schedule's next due time.
-
-package adminstore
+// Package schedulestore holds the DynamoDB adapter of the schedules of
+// saved requests (Schedules: schedule.Store), over the task table of
+// package dynamo through its item API (dynamo.Items). It is apart from the
+// administration's other items (package adminstore: accounts, API tokens,
+// the audit trail) so that the engine's assembly (the worker and the
+// cleaner functions, whose maintenance fires the due schedules) links
+// none of those nor what they link (bcrypt).
+//
+// One item per schedule in one partition, pk=schedules sk=<name>, so that
+// listing them is one Query, and their number in pk=meta sk=schedules,
+// which the transactions of a create and a delete change with the
+// schedule. A claim is one conditional UpdateItem on the schedule's next
+// due time. The items are laid out as they were when package dynamo, and
+// then package adminstore, held them:
+//
+//	pk=schedules        sk=<name>       def, next, [last, lastDue, started, failed]
+//	pk=meta             sk=schedules    n (the number of schedules)
+//
+// Errors are package dynamo's: a missing item is apperr.NotFound, an item
+// that exists where it must not apperr.Conflict, DynamoDB failing
+// apperr.Unavailable.
+package schedulestore
 
 import (
 	"context"
@@ -24,6 +39,9 @@ import (
 
 // Schedules is the schedule store (schedule.Store) over a Table.
 type Schedules struct{ it *dynamo.Items }
+
+// New returns the schedule store over table.
+func New(table *dynamo.Table) *Schedules { return &Schedules{table.Items()} }
 
 var _ schedule.Store = (*Schedules)(nil)
 

@@ -1,4 +1,4 @@
-package adminstore
+package schedulestore
 
 import (
 	"encoding/json"

@@ -1,0 +1,69 @@
+package schedulestore
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"tilecache/internal/state/dynamo"
+	"tilecache/internal/state/dynamo/dynamotest"
+	"tilecache/internal/testkit/testenv"
+)
+
+// newTable creates a table for the test and deletes it at its end.
+func newTable(t testing.TB) string {
+	t.Helper()
+	c := dynamotest.Client(t)
+	name := testenv.Name(t, "sched")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := dynamo.CreateTable(ctx, c, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name}); err != nil {
+			t.Errorf("delete table %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// stores is the schedule store of one namespace of the table, with the
+// task store (the schedule suite's ticker reads tasks) and the table's
+// client and name for the tests that read or write items themselves.
+// Schedules is embedded under another name: a field called Schedules
+// would hide the method of that name.
+type stores struct {
+	*schedulesPort
+	*dynamo.Tasks
+	client *dynamodb.Client
+	table  string
+	ns     string
+}
+
+type schedulesPort = Schedules
+
+// shared gives tests of one top-level test fresh stores in one table, each
+// in a namespace of its own.
+type shared struct {
+	table string
+	n     atomic.Int64
+}
+
+func newShared(t testing.TB) *shared { return &shared{table: newTable(t)} }
+
+func (sh *shared) store(t testing.TB) *stores {
+	t.Helper()
+	return open(dynamotest.Client(t), sh.table, fmt.Sprintf("ns%d/", sh.n.Add(1)))
+}
+
+func open(c *dynamodb.Client, table, ns string) *stores {
+	tbl := dynamo.New(c, table, dynamo.WithNamespace(ns))
+	return &stores{schedulesPort: New(tbl), Tasks: tbl.Tasks(), client: c, table: table, ns: ns}
+}
