@@ -114,7 +114,9 @@ var access = [numKinds]routeAccess{
 	kindAccounts: {"/rest/accounts.json", map[string]permission{"GET": accounts, "POST": accounts}},
 	kindAccount:  {"/rest/accounts/{name}.json", map[string]permission{"GET": accounts, "PUT": accounts, "DELETE": accounts}},
 	// An export of stored tiles to an archive: a task, as a seed is.
-	kindExport: {"/rest/export/{layer}.{json,xml}", map[string]permission{"POST": exportArchive}},
+	// Its archives are the layer's tiles: read by an operator, as they
+	// were written.
+	kindExport: {"/rest/export/{layer}.{json,xml}", map[string]permission{"POST": exportArchive, "GET": exportArchive}},
 }
 
 // permissionOf is the permission a method of a route of kind k needs;

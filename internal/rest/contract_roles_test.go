@@ -94,6 +94,7 @@ func roleCases() []roleCase {
 		{"/rest/accounts/{name}.json", "PUT", "/rest/accounts/roles-new.json", `{"role":"operator"}`, js, admin},
 		{"/rest/accounts/{name}.json", "DELETE", "/rest/accounts/roles-none.json", "", nil, admin},
 		{"/rest/export/{layer}.{json,xml}", "POST", "/rest/export/demo:world.json", `{"exportRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,"archive":"pmtiles"}}`, js, operator},
+		{"/rest/export/{layer}.{json,xml}", "GET", "/rest/export/demo:world.json", "", nil, operator},
 		{"/rest/export/{layer}.{json,xml}", "POST", "/rest/export/demo:world.xml", `<exportRequest><gridSetId>EPSG:900913</gridSetId><zoomStart>0</zoomStart><zoomStop>0</zoomStop><archive>mbtiles</archive></exportRequest>`, xmlType, operator},
 	}
 }

@@ -136,6 +136,9 @@ func (h *Handler) routes() []route {
 		// archive, run as a task (handle_export.go).
 		{"POST /rest/export/{layer}.json", kindExport, layerSegment, named(ts.export)},
 		{"POST /rest/export/{layer}.xml", kindExport, layerSegment, named(ts.export)},
+		// The archives of the layer's exports, and one downloaded
+		// (?archive=; handle_exportfiles.go).
+		{"GET /rest/export/{layer}.json", kindExport, layerSegment, named(ts.exports)},
 		{"GET /rest/masstruncate", kindMassTruncate, nil, fixed(ts.massTruncateTypes)},
 		{"POST /rest/masstruncate", kindMassTruncate, nil, fixed(ts.massTruncate)},
 
