@@ -91,8 +91,9 @@ type Store interface {
 //
 // Request cost (each S3 request named by its verb):
 //   - Ensure: one GET per document of the tile set (two for Web Mercator
-//     pyramids, else one), a PUT per changed one; when one changed, the cost
-//     of RebuildIndex on top.
+//     pyramids, else one, which also get a HEAD of their PMTiles archive),
+//     a PUT per changed one; when one changed, the cost of RebuildIndex on
+//     top.
 //   - RebuildIndex: per configured layer one LIST of its parameters side
 //     objects ("{layerPrefix}parameters-", never its tiles) and one GET per
 //     parameters id in use; per configured layer × grid set × format ×
@@ -159,6 +160,9 @@ func (p *Publisher) Ensure(ctx context.Context, layerName, gridSetID, format str
 	if errors.Is(err, ErrUndescribable) {
 		p.log.Warn("no discovery documents for tile set", "layer", layerName, "grid_set", gridSetID, "format", format, "error", err)
 		return nil, nil
+	}
+	if err == nil {
+		err = p.findArchive(ctx, d)
 	}
 	if err != nil {
 		return nil, err

@@ -30,6 +30,10 @@ type tileJSONDoc struct {
 	// VectorLayers describe a vector tile set's layers (nil for images:
 	// omitted).
 	VectorLayers *[]vectorLayer `json:"vector_layers,omitempty"`
+	// PMTiles is the URL of the tile set's PMTiles archive, when one is
+	// stored (not in the specification, which allows more fields; the
+	// pmtiles library reads it with range requests).
+	PMTiles string `json:"pmtiles,omitempty"`
 }
 
 // vectorLayer is an entry of TileJSON's vector_layers: a layer of the
@@ -70,6 +74,9 @@ func tileJSON(d *description, baseURL string, xyz bool) (data []byte, ok bool, e
 		},
 		Format:   d.set.Ext,
 		TileSize: d.subset.GridSet.TileWidth,
+	}
+	if d.pmtiles {
+		doc.PMTiles = baseURL + "/" + d.archivePath()
 	}
 	if d.mime == vectortile.MVT {
 		layers := make([]vectorLayer, 0, len(d.vectorLayers))

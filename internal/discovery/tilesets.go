@@ -111,15 +111,28 @@ func (p *Publisher) parametersOnce(l *layer.Layer, id string) func(ctx context.C
 // Mercator pyramid a PMTiles holds.
 func (p *Publisher) describe(ctx context.Context, c candidate) (*description, error) {
 	d, err := describe(c.layer, c.set.GridSetID, c.mime, c.set.ParametersID, c.params(ctx), p.prefix)
-	if err != nil || !d.mercator || c.layer.Private {
-		return d, err
+	if err == nil {
+		err = p.findArchive(ctx, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// findArchive looks for the PMTiles archive of d's tile set (one HEAD)
+// when it is the Web Mercator pyramid a PMTiles holds and its layer is
+// public (a private layer's archive is not served).
+func (p *Publisher) findArchive(ctx context.Context, d *description) error {
+	if !d.mercator || d.layer.Private {
+		return nil
 	}
 	_, found, err := p.tiles.Stat(ctx, p.rootKey(d.archiveKey()))
 	if err != nil {
-		return nil, fmt.Errorf("look for the archive of %s: %w", c.set.Dir(), err)
+		return fmt.Errorf("look for the archive of %s: %w", d.set.Dir(), err)
 	}
 	d.pmtiles = found
-	return d, nil
+	return nil
 }
 
 var errStop = errors.New("stop listing")
