@@ -13,6 +13,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/task"
+	"tilecache/internal/tilestore"
 )
 
 // TestExportDownload: GET /rest/export/{layer}.json lists the archives the
@@ -98,6 +99,46 @@ func TestExportDownload(t *testing.T) {
 	} {
 		if r := a.DoAuth(t, c.user, apptest.Password, "GET", c.path, ""); r.Status != c.status {
 			t.Errorf("%s GET %s: %d %q, want %d", c.user, c.path, r.Status, r.Body, c.status)
+		}
+	}
+}
+
+// TestExportPublished: an export with publish writes the tile set's served
+// PMTiles (archives/{layer}/{grid set}/{format}/{parameters}.pmtiles), every
+// tile the stored one; the tile set's TileJSON and index.json then name it.
+// Only a PMTiles of a public layer is published.
+func TestExportPublished(t *testing.T) {
+	t.Parallel()
+	a := apptest.Start(t, apptest.Options{Layers: privateLayers, Env: map[string]string{"TILECACHE_TILE_TOKEN_KEYS": privateKeys}})
+	seedWorld(t, a, 2)
+	key := tilestore.ArchiveKey("demo:world", "EPSG:900913", "png", "default")
+	body := `{"exportRequest":{"gridSetId":"EPSG:900913","format":"image/png","zoomStart":0,"zoomStop":2,"archive":"pmtiles","publish":true}}`
+	ans := exportReq(t, a, "demo:world", body)
+	if ans.Key != a.Prefix+key {
+		t.Errorf("a published export writes %s, want the tile set's archive %s", ans.Key, a.Prefix+key)
+	}
+	if tk := waitExport(t, a, ans.Task, 60*time.Second); tk.Status != task.Done {
+		t.Fatalf("export task: %+v", tk)
+	}
+	rd, _ := openArchive(t, "pmtiles", archiveBytes(t, a, ans.Key), t.TempDir())
+	if n := checkArchiveTiles(t, a, rd, "demo:world/EPSG:900913/png/default/", 0, 2); n != 21 {
+		t.Errorf("the published archive holds %d tiles, want 21", n)
+	}
+	tj, _, ok := a.Get(t, "demo:world/EPSG:900913/png/default/tilejson.json")
+	if !ok || !strings.Contains(string(tj), `"pmtiles": "`) || !strings.Contains(string(tj), key) {
+		t.Errorf("the TileJSON does not name the archive: %s", tj)
+	}
+	idx, _, _ := a.Get(t, "index.json")
+	if !strings.Contains(string(idx), `"pmtiles":"./`+key+`"`) {
+		t.Errorf("index.json does not list the archive: %s", idx)
+	}
+	for _, c := range []struct{ layer, body, says string }{
+		{"demo:world", strings.Replace(body, `"pmtiles"`, `"mbtiles"`, 1), "give \"archive\": \"pmtiles\""},
+		{"topp:states", strings.Replace(body, `"format":"image/png",`, "", 1), "private"},
+		{"demo:world", strings.Replace(body, `"publish":true`, `"publish":"yes"`, 1), "publish is true or false"},
+	} {
+		if res := a.Do(t, "POST", "/rest/export/"+c.layer+".json", c.body); res.Status != 400 || !strings.Contains(res.Body, c.says) {
+			t.Errorf("POST export of %s %s: %d %q, want 400 naming %q", c.layer, c.body, res.Status, res.Body, c.says)
 		}
 	}
 }

@@ -8,12 +8,16 @@ import (
 // own) is a seed request's fields under the root exportRequest, with one
 // more: archive, the kind of archive to write ("pmtiles", "mbtiles" or
 // "gpkg"; its meaning is the engine's). type and threadCount are no
-// export's: an export reads what is stored, in one lane.
+// export's: an export reads what is stored, in one lane. publish (true or
+// false, default false) writes the tile set's served PMTiles archive.
 
 // ExportRequest is a decoded export request.
 type ExportRequest struct {
 	SeedRequest
 	Archive string
+	// Publish asks for the tile set's served PMTiles archive
+	// (archives/…), not a private one.
+	Publish bool
 }
 
 // DecodeExportRequestJSON decodes a JSON export request: an object with
@@ -62,6 +66,19 @@ func decodeExportRequest(root *node) (ExportRequest, error) {
 			seen = true
 			if out.Archive, err = trimmedText(f, f.name); err != nil {
 				return ExportRequest{}, err
+			}
+			f.used = true
+		case "publish":
+			v, err := trimmedText(f, f.name)
+			if err != nil {
+				return ExportRequest{}, err
+			}
+			switch v {
+			case "true":
+				out.Publish = true
+			case "false":
+			default:
+				return ExportRequest{}, apperr.Invalidf("publish is true or false, not %s", apperr.Show(v))
 			}
 			f.used = true
 		case "type", "threadCount", "tileFailureRetryCount", "tileFailureRetryWaitTime", "totalFailuresBeforeAborting":

@@ -44,6 +44,18 @@ func ExportKey(keyPrefix, layerID string, id int64, kind string) string {
 	return withPrefix(keyPrefix, exportDir+layerID+"/"+strconv.FormatInt(id, 10)+"."+kind)
 }
 
+// exportKeyOf is where export job, of task id, writes its archive: the
+// tile set's served PMTiles (tilestore.ArchiveKey) when it is published,
+// else ExportKey.
+func exportKeyOf(keyPrefix, layerID string, job task.Job, id int64) string {
+	if !job.Published() {
+		return ExportKey(keyPrefix, layerID, id, job.Archive())
+	}
+	r := job.Range()
+	formatID, _, _ := tilestore.Format(r.Format)
+	return withPrefix(keyPrefix, tilestore.ArchiveKey(layerID, r.GridSetID, formatID, r.ParametersID))
+}
+
 // exportStageKey is the key of the staged chunk of export task id that
 // starts at metatile from: the tiles of its metatiles as the archive
 // holds them, kept until the archive is written.
@@ -176,6 +188,12 @@ func (w *Worker) runExport(ctx context.Context, t task.Task, job task.Job, owner
 		return fmt.Errorf("export task %d: write the archive: %w", t.ID, err)
 	}
 	el.removeStage(metatile.WriteContext(ctx))
+	if job.Published() {
+		// Served now: the tile set's TileJSON and index.json name it, and
+		// the CDN drops what it held of an earlier one.
+		w.docs.ensure(metatile.WriteContext(ctx), job)
+		w.docs.keysChanged([]string{el.key()})
+	}
 	w.log.Info("export written", "task", t.ID, "layer", job.Layer, "archive", el.key(), "bytes", size, "tiles", el.t.Done,
 		"write_ms", time.Since(start).Milliseconds())
 	return w.pool.finish(ctx, el.t, task.Done)
@@ -215,7 +233,7 @@ func (w *Worker) exportLane(ctx context.Context, t task.Task, job task.Job, owne
 }
 
 func (el *exportLane) key() string {
-	return ExportKey(el.w.opts.KeyPrefix, el.layer.ID, el.t.ID, el.job.Archive())
+	return exportKeyOf(el.w.opts.KeyPrefix, el.layer.ID, el.job, el.t.ID)
 }
 
 func (el *exportLane) stageKey(from int64) string {

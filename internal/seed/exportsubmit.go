@@ -51,7 +51,17 @@ func (pl *Planner) PrepareExport(r gwc.ExportRequest) (Prepared, error) {
 	if err := export.Check(kind, rng.Format); err != nil {
 		return Prepared{}, apperr.Invalidf("%v", err)
 	}
-	p.Job = task.NewExport(p.Job.Header, rng, kind)
+	if r.Publish {
+		if kind != export.PMTiles {
+			return Prepared{}, apperr.Invalidf("publish serves the tile set's PMTiles archive: give \"archive\": \"pmtiles\", not %s", kind)
+		}
+		if p.Layer.Private {
+			return Prepared{}, apperr.Invalidf("layer %s is private: a published archive would be served to anyone; export it without publish", p.Layer.Name)
+		}
+		p.Job = task.NewPublishedExport(p.Job.Header, rng)
+	} else {
+		p.Job = task.NewExport(p.Job.Header, rng, kind)
+	}
 	p.Lanes = []task.Lane{{Start: 0, End: p.Plan.Metatiles(), Tiles: p.Plan.Tiles()}}
 	return p, nil
 }
@@ -82,7 +92,7 @@ func (c *Control) SubmitExport(ctx context.Context, r gwc.ExportRequest) (task.T
 		return task.Task{}, "", fmt.Errorf("record export of layer %s: %w", p.Job.Layer, err)
 	}
 	rng := job.Range()
-	key := ExportKey(c.opts.KeyPrefix, p.Layer.ID, tasks[0].ID, job.Archive())
+	key := exportKeyOf(c.opts.KeyPrefix, p.Layer.ID, job, tasks[0].ID)
 	c.log.Info("export recorded", "layer", job.Layer, "job", job.ID, "archive", key, "grid_set", rng.GridSetID, "format", rng.Format,
 		"parameters_id", rng.ParametersID, "zoom_start", rng.ZoomStart, "zoom_stop", rng.ZoomStop, "tiles", job.Tiles)
 	promoted, err := c.pool.Dispatch(ctx)

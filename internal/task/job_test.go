@@ -3,6 +3,7 @@ package task_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +159,17 @@ func TestExportJob(t *testing.T) {
 	}
 	if a := task.NewSeed(task.Header{}, task.Range{}, task.Render{}).Archive(); a != "" {
 		t.Errorf("a seed's archive is %q, want none", a)
+	}
+	if j.Published() {
+		t.Error("an export without publish decoded as published")
+	}
+	// A published export: the tile set's PMTiles, written back as read.
+	published := strings.Replace(storedExport, `"archive":"pmtiles"`, `"archive":"pmtiles","publish":true`, 1)
+	p := decode(t, published)
+	if !p.Published() || p.Archive() != "pmtiles" || p.Type != task.Export || !reflect.DeepEqual(p.Range(), want.Range()) {
+		t.Errorf("a published export decoded as %+v (published %v)", p, p.Published())
+	}
+	if out, err := json.Marshal(p); err != nil || string(out) != published {
+		t.Errorf("wrote\n%s\nwant\n%s (%v)", out, published, err)
 	}
 }

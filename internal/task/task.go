@@ -121,6 +121,7 @@ type Job struct {
 	render  Render
 	prefix  string
 	archive string
+	publish bool
 }
 
 // Header is what every job has.
@@ -215,9 +216,22 @@ func NewExport(h Header, r Range, archive string) Job {
 	return Job{Header: h, rng: r, archive: archive}
 }
 
+// NewPublishedExport returns an export of the tiles of r stored to the
+// tile set's PMTiles archive, which is served as the tile set's own
+// (Published).
+func NewPublishedExport(h Header, r Range) Job {
+	j := NewExport(h, r, "pmtiles")
+	j.publish = true
+	return j
+}
+
 // Archive returns the kind of archive an export writes ("" for the other
 // kinds).
 func (j Job) Archive() string { return j.archive }
+
+// Published reports whether an export writes the tile set's served
+// PMTiles archive rather than a private one.
+func (j Job) Published() bool { return j.publish }
 
 // Range returns the tiles the job works (zero for a layer deletion).
 func (j Job) Range() Range { return j.rng }
@@ -272,6 +286,7 @@ type jobDocument struct {
 	Prefix       string            `json:"prefix,omitempty"`
 	SubmittedBy  string            `json:"submittedBy,omitempty"`
 	Archive      string            `json:"archive,omitempty"`
+	Publish      bool              `json:"publish,omitempty"`
 }
 
 // MarshalJSON writes the job as the stores keep it (jobDocument).
@@ -283,7 +298,7 @@ func (j Job) MarshalJSON() ([]byte, error) {
 		ZoomStart: r.ZoomStart, ZoomStop: r.ZoomStop, MetaWidth: r.MetaWidth, MetaHeight: r.MetaHeight, Order: r.Order,
 		Area: r.Area, LayerVersion: r.LayerVersion, Definition: r.Definition,
 		RetryCount: rd.RetryCount, RetryWaitMS: rd.RetryWaitMS, MaxFailures: rd.MaxFailures, EmptyLevels: rd.EmptyLevels,
-		Prefix: j.prefix, SubmittedBy: h.SubmittedBy, Archive: j.archive,
+		Prefix: j.prefix, SubmittedBy: h.SubmittedBy, Archive: j.archive, Publish: j.publish,
 	})
 }
 
@@ -303,6 +318,8 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 	switch {
 	case d.Prefix != "":
 		*j = NewLayerDeletion(h, d.Prefix)
+	case d.Type == Export && d.Publish:
+		*j = NewPublishedExport(h, r)
 	case d.Type == Export:
 		*j = NewExport(h, r, d.Archive)
 	case d.Type == Truncate:
