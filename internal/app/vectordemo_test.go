@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/task"
 	"tilecache/internal/testkit/browsertest"
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/vectortile"
@@ -81,8 +82,24 @@ func TestDemoPageDrawsVectorTiles(t *testing.T) {
 	// its background.
 	lines, points := color.RGBA{0x1b, 0x99, 0x8b, 0xff}, color.RGBA{0x2e, 0x5e, 0xaa, 0xff}
 	bg := color.RGBA{0xf4, 0xf1, 0xea, 0xff}
+	// The tile set's archive, published by an export: the page's third
+	// source.
+	ex := exportReq(t, a, "wms:vector", `{"exportRequest":{"gridSetId":"EPSG:900913","format":"application/vnd.mapbox-vector-tile",
+		"zoomStart":0,"zoomStop":3,"archive":"pmtiles","publish":true}}`)
+	if tk := waitExport(t, a, ex.Task, 60*time.Second); tk.Status != task.Done {
+		t.Fatalf("the export of the vector tile set: %+v", tk)
+	}
+	testenv.Eventually(t, 10*time.Second, "index.json to list the vector tile set's archive", func() bool {
+		res := a.DoAuth(t, "", "", "GET", "/index.json", "")
+		var idx struct {
+			TileSets []struct {
+				PMTiles string `json:"pmtiles"`
+			} `json:"tileSets"`
+		}
+		return res.Status == 200 && json.Unmarshal([]byte(res.Body), &idx) == nil && len(idx.TileSets) > set && idx.TileSets[set].PMTiles != ""
+	})
 	page := browsertest.Open(t, fmt.Sprintf("%s/#set=%d&z=2&lat=20&lon=10", front.URL, set), 120*time.Second)
-	for _, source := range []string{"tms", "xyz"} {
+	for _, source := range []string{"tms", "xyz", "pmtiles"} {
 		if source != "tms" {
 			page.Eval(t, fmt.Sprintf(`document.body.removeAttribute("data-ready"); location.hash = "set=%d&z=2&lat=20&lon=10&source=%s"; ""`, set, source))
 		}
@@ -123,8 +140,16 @@ func TestDemoPageDrawsVectorTiles(t *testing.T) {
 				source, other, total, nLines, nPoints)
 		}
 		// Every tile asked for is a stored key (through the source's paths:
-		// rows from the bottom for TMS, from the top for XYZ), answered 200.
+		// rows from the bottom for TMS, from the top for XYZ), answered 200;
+		// from the archive, none is.
 		mu.Lock()
+		if source == "pmtiles" {
+			if len(asked) != 0 {
+				t.Errorf("pmtiles: the page asked for stored tiles %v while drawing the archive", asked)
+			}
+			mu.Unlock()
+			continue
+		}
 		if len(asked) == 0 {
 			t.Errorf("%s: the page asked for no vector tile", source)
 		}

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,10 +18,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"tilecache/internal/archive"
-	"tilecache/internal/archive/gpkg"
-	"tilecache/internal/archive/mbtiles"
-	"tilecache/internal/archive/pmtiles"
+	"tilecache/internal/archive/export"
 )
 
 // ExportCmd writes a layer's stored tiles to an archive file, reading
@@ -61,30 +55,9 @@ type exportEntry struct {
 	Rows         []int64     `json:"rows"`
 }
 
-// archiveFormat is the archive's name for a tile format.
-func archiveFormat(mime string) (string, bool) {
-	switch {
-	case strings.HasPrefix(mime, "image/png"):
-		return "png", true
-	case mime == "image/jpeg":
-		return "jpg", true
-	case mime == "image/webp":
-		return "webp", true
-	case mime == "application/vnd.mapbox-vector-tile":
-		return "pbf", true
-	}
-	return "", false
-}
-
-// exportWriter is an archive being written.
-type exportWriter interface {
-	archive.Writer
-	Abort() error
-}
-
 func (e ExportCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
-	kind := strings.TrimPrefix(strings.ToLower(filepath.Ext(e.To)), ".")
-	if kind != "pmtiles" && kind != "mbtiles" && kind != "gpkg" {
+	kind, ok := export.Kind(strings.TrimPrefix(filepath.Ext(e.To), "."))
+	if !ok {
 		return ExitError, fmt.Errorf("--to %q: the archive is a .pmtiles, .mbtiles or .gpkg file", e.To)
 	}
 	if e.Parallel < 1 || e.Parallel > 64 {
@@ -112,13 +85,10 @@ func (e ExportCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
 	if ent.TileJSON == "" {
 		return ExitError, fmt.Errorf("grid set %s of layer %s is not the Web Mercator pyramid (level z of 2^z × 2^z tiles), the only tiling %s archives hold here", ent.GridSet, e.Layer, kind)
 	}
-	tileFormat, ok := archiveFormat(ent.Format)
-	if !ok {
-		return ExitError, fmt.Errorf("tile format %s: an archive holds png, jpeg, webp or Mapbox vector tiles", ent.Format)
+	if err := export.Check(kind, ent.Format); err != nil {
+		return ExitError, err
 	}
-	if kind == "gpkg" && tileFormat == "pbf" {
-		return ExitError, errors.New("a GeoPackage tile table holds images: export vector tiles to .pmtiles or .mbtiles")
-	}
+	tileFormat, _ := export.TileFormat(ent.Format)
 	lo, hi := ent.MinZoom, ent.MaxZoom
 	if e.Zoom != "" {
 		r, err := RequestFlags{Zoom: e.Zoom}.request("seed")
@@ -148,20 +118,12 @@ func (e ExportCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
 	if err := getJSON(ctx, hc, tjURL.String(), &tj); err != nil {
 		return ExitError, fmt.Errorf("read the tile set's TileJSON: %w", err)
 	}
-	md := archive.Metadata{Name: orDefault(ent.Title, ent.Layer), Attribution: ent.Attribution, Format: tileFormat,
-		MinZoom: lo, MaxZoom: hi, VectorLayers: tj.VectorLayers}
-	if tileFormat != "pbf" {
-		md.Type = "overlay"
-		md.VectorLayers = nil
+	desc := export.Description{Name: orDefault(ent.Title, ent.Layer), Attribution: ent.Attribution, TileFormat: tileFormat,
+		MinZoom: lo, MaxZoom: hi, Box: box, VectorLayers: tj.VectorLayers}
+	if len(e.Bbox) == 0 {
+		desc.Center = tj.Center
 	}
-	w0, s0 := mercatorLonLat(box[0], box[1])
-	e0, n0 := mercatorLonLat(box[2], box[3])
-	md.Bounds = [4]float64{w0, s0, e0, n0}
-	md.Center = [3]float64{(w0 + e0) / 2, (s0 + n0) / 2, float64(lo)}
-	if tj.Center != nil && len(e.Bbox) == 0 {
-		md.Center = *tj.Center
-		md.Center[2] = min(max(md.Center[2], float64(lo)), float64(hi))
-	}
+	md := export.Metadata(desc)
 
 	levels := ent.levels(lo, hi, box)
 	var total int64
@@ -181,7 +143,7 @@ func (e ExportCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
 
 	part := e.To + ".part"
 	os.Remove(part)
-	w, closeOut, err := createArchive(ctx, kind, part, tileFormat, hi)
+	w, closeOut, err := export.Create(ctx, kind, part, export.Options{TileFormat: tileFormat, MaxZoom: hi})
 	if err != nil {
 		return ExitError, err
 	}
@@ -195,13 +157,9 @@ func (e ExportCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
 			missing.Add(1)
 			return nil
 		}
-		data := t.data
-		if tileFormat == "pbf" && !t.gzip {
-			data = gzipped(data) // stored as one compression, as MBTiles readers expect
-		} else if tileFormat != "pbf" && t.gzip {
-			if data, err = gunzip(data); err != nil {
-				return fmt.Errorf("tile %d/%d/%d: %w", t.z, t.x, t.y, err)
-			}
+		data, err := export.TileData(tileFormat, t.data, t.gzip)
+		if err != nil {
+			return fmt.Errorf("tile %d/%d/%d: %w", t.z, t.x, t.y, err)
 		}
 		return w.Put(ctx, t.z, t.x, t.y, data)
 	})
@@ -272,42 +230,6 @@ func (ent exportEntry) levels(lo, hi int, box [4]float64) []levelRange {
 	return out
 }
 
-// mercatorLonLat converts Web Mercator metres to degrees.
-func mercatorLonLat(x, y float64) (lon, lat float64) {
-	const r = 6378137.0
-	lon = x / r * 180 / math.Pi
-	lat = (2*math.Atan(math.Exp(y/r)) - math.Pi/2) * 180 / math.Pi
-	return math.Max(-180, math.Min(180, lon)), math.Max(-85.05112878, math.Min(85.05112878, lat))
-}
-
-// createArchive creates the archive at path; closeOut closes the file a
-// PMTiles writer writes to.
-func createArchive(ctx context.Context, kind, path, format string, maxZoom int) (exportWriter, func() error, error) {
-	none := func() error { return nil }
-	switch kind {
-	case "mbtiles":
-		w, err := mbtiles.Create(ctx, path)
-		return w, none, err
-	case "gpkg":
-		w, err := gpkg.Create(ctx, path, gpkg.Options{Format: format, TileMatrixSet: gpkg.WebMercatorQuad(maxZoom)})
-		return w, none, err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	opt := pmtiles.Options{}
-	if format == "pbf" {
-		opt.TileCompression = pmtiles.Gzip
-	}
-	w, err := pmtiles.Create("", f, opt)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return w, f.Close, nil
-}
-
 // fetched is one tile read: data nil when the deployment has none.
 type fetched struct {
 	z    int
@@ -372,9 +294,6 @@ func fetchTiles(ctx context.Context, hc *http.Client, tmpl string, levels []leve
 	return g.Wait()
 }
 
-// maxTile bounds a tile read.
-const maxTile = 64 << 20
-
 // getTile GETs one tile as stored (its Content-Encoding kept); a 404 is
 // no tile.
 func getTile(ctx context.Context, hc *http.Client, u string) ([]byte, bool, error) {
@@ -387,15 +306,15 @@ func getTile(ctx context.Context, hc *http.Client, u string) ([]byte, bool, erro
 		req.Header.Set("Accept-Encoding", "gzip")
 		res, err := hc.Do(req)
 		if err == nil {
-			data, rerr := io.ReadAll(io.LimitReader(res.Body, maxTile+1))
+			data, rerr := io.ReadAll(io.LimitReader(res.Body, export.MaxTile+1))
 			res.Body.Close()
 			switch {
 			case rerr != nil:
 				err = rerr
 			case res.StatusCode == http.StatusNotFound:
 				return nil, false, nil
-			case res.StatusCode == http.StatusOK && len(data) > maxTile:
-				return nil, false, fmt.Errorf("GET %s: a tile of more than %d bytes", u, maxTile)
+			case res.StatusCode == http.StatusOK && len(data) > export.MaxTile:
+				return nil, false, fmt.Errorf("GET %s: a tile of more than %d bytes", u, export.MaxTile)
 			case res.StatusCode == http.StatusOK:
 				return data, res.Header.Get("Content-Encoding") == "gzip", nil
 			case res.StatusCode < 500 && res.StatusCode != http.StatusTooManyRequests:
@@ -439,22 +358,6 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 		return fmt.Errorf("GET %s: %w", u, err)
 	}
 	return nil
-}
-
-func gzipped(b []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	zw.Write(b)
-	zw.Close()
-	return buf.Bytes()
-}
-
-func gunzip(b []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(io.LimitReader(zr, maxTile))
 }
 
 // progressLines prints the export's progress to w every 2 seconds until

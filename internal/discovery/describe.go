@@ -32,8 +32,6 @@ const (
 const (
 	// earthRadius is the sphere of spherical (Web) Mercator, in metres.
 	earthRadius = 6378137.0
-	// mercatorHalf is half the width of the Web Mercator world.
-	mercatorHalf = math.Pi * earthRadius
 	// maxLatitude is where Web Mercator maps clamp latitudes.
 	maxLatitude = 85.0511
 )
@@ -165,19 +163,7 @@ func tiledExtent(g *grid.GridSet, z int, ox, oy float64) grid.Extent {
 // isMercatorPyramid reports whether the subset's levels are the standard
 // Web Mercator tiles: a Web Mercator CRS, the world extent, square tiles,
 // and level z made of 2^z × 2^z tiles exactly covering it.
-func isMercatorPyramid(s *grid.Subset) bool {
-	g := s.GridSet
-	const metre = 1.0
-	if !grid.SameCRS(g.EPSG, 3857) || g.TileWidth != g.TileHeight {
-		return false
-	}
-	for _, v := range [...]float64{g.Extent.MinX, g.Extent.MinY, -g.Extent.MaxX, -g.Extent.MaxY} {
-		if math.Abs(v+mercatorHalf) > metre {
-			return false
-		}
-	}
-	return isPyramid(s, 1, g.Extent.Width()/float64(g.TileWidth))
-}
+func isMercatorPyramid(s *grid.Subset) bool { return grid.IsWebMercatorPyramid(s) }
 
 // isGeodeticPyramid reports whether the subset's levels are those of the
 // TMS global-geodetic profile: EPSG:4326, −180,−90,180,90, 256-pixel tiles,

@@ -37,6 +37,7 @@ const (
 	kindToken                             // /rest/tokens/{id}.json
 	kindAccounts                          // /rest/accounts.json
 	kindAccount                           // /rest/accounts/{name}.json
+	kindExport                            // /rest/export/{layer}.{json,xml}
 	numKinds                              // not a route: the count
 )
 
@@ -61,6 +62,7 @@ var (
 	editGridSets  = permission{auth.Admin, []string{"gridsets"}}
 	tokens        = permission{auth.Admin, []string{"tokens"}}
 	accounts      = permission{auth.Admin, []string{"accounts"}}
+	exportArchive = permission{auth.Operator, []string{"export"}}
 )
 
 // routeAccess is one row of the authorization table.
@@ -111,6 +113,10 @@ var access = [numKinds]routeAccess{
 	// The accounts, even their listing: an administrator's.
 	kindAccounts: {"/rest/accounts.json", map[string]permission{"GET": accounts, "POST": accounts}},
 	kindAccount:  {"/rest/accounts/{name}.json", map[string]permission{"GET": accounts, "PUT": accounts, "DELETE": accounts}},
+	// An export of stored tiles to an archive: a task, as a seed is.
+	// Its archives are the layer's tiles: read by an operator, as they
+	// were written.
+	kindExport: {"/rest/export/{layer}.{json,xml}", map[string]permission{"POST": exportArchive, "GET": exportArchive}},
 }
 
 // permissionOf is the permission a method of a route of kind k needs;
@@ -156,7 +162,7 @@ func authorize(w http.ResponseWriter, r *http.Request, perm permission, layer st
 // account are no layers).
 func layerOf(k routeKind, name string) string {
 	switch k {
-	case kindLayerTasks, kindLayerForm, kindEstimate, kindQuotaPages, kindLayer:
+	case kindLayerTasks, kindLayerForm, kindEstimate, kindQuotaPages, kindLayer, kindExport:
 		return name
 	}
 	return ""

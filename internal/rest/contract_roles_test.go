@@ -93,6 +93,9 @@ func roleCases() []roleCase {
 		{"/rest/accounts/{name}.json", "GET", "/rest/accounts/roles-none.json", "", nil, admin},
 		{"/rest/accounts/{name}.json", "PUT", "/rest/accounts/roles-new.json", `{"role":"operator"}`, js, admin},
 		{"/rest/accounts/{name}.json", "DELETE", "/rest/accounts/roles-none.json", "", nil, admin},
+		{"/rest/export/{layer}.{json,xml}", "POST", "/rest/export/demo:world.json", `{"exportRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,"archive":"pmtiles"}}`, js, operator},
+		{"/rest/export/{layer}.{json,xml}", "GET", "/rest/export/demo:world.json", "", nil, operator},
+		{"/rest/export/{layer}.{json,xml}", "POST", "/rest/export/demo:world.xml", `<exportRequest><gridSetId>EPSG:900913</gridSetId><zoomStart>0</zoomStart><zoomStop>0</zoomStop><archive>mbtiles</archive></exportRequest>`, xmlType, operator},
 	}
 }
 
@@ -240,8 +243,8 @@ func TestWhoAmI(t *testing.T) {
 	}
 	want := map[string][]string{
 		"viewer":   {"estimate", "read"},
-		"operator": {"estimate", "kill", "read", "schedules", "seed"},
-		"admin":    {"accesslog", "accounts", "estimate", "gridsets", "kill", "layers", "masstruncate", "quota", "read", "schedules", "seed", "tokens"},
+		"operator": {"estimate", "export", "kill", "read", "schedules", "seed"},
+		"admin":    {"accesslog", "accounts", "estimate", "export", "gridsets", "kill", "layers", "masstruncate", "quota", "read", "schedules", "seed", "tokens"},
 	}
 	for _, acc := range []struct{ name, role string }{{apptest.ViewerUser, "viewer"}, {apptest.OperatorUser, "operator"}, {apptest.User, "admin"}} {
 		res := a.DoAuth(t, acc.name, apptest.Password, "GET", "/rest/whoami.json", "")

@@ -132,6 +132,13 @@ func (h *Handler) routes() []route {
 		// (GeoWebCache has no such path and answers 404).
 		{"POST /rest/estimate/{layer}.json", kindEstimate, layerSegment, named(ts.estimate)},
 		{"POST /rest/estimate/{layer}.xml", kindEstimate, layerSegment, named(ts.estimate)},
+		// An extension of this project: an export of stored tiles to an
+		// archive, run as a task (handle_export.go).
+		{"POST /rest/export/{layer}.json", kindExport, layerSegment, named(ts.export)},
+		{"POST /rest/export/{layer}.xml", kindExport, layerSegment, named(ts.export)},
+		// The archives of the layer's exports, and one downloaded
+		// (?archive=; handle_exportfiles.go).
+		{"GET /rest/export/{layer}.json", kindExport, layerSegment, named(ts.exports)},
 		{"GET /rest/masstruncate", kindMassTruncate, nil, fixed(ts.massTruncateTypes)},
 		{"POST /rest/masstruncate", kindMassTruncate, nil, fixed(ts.massTruncate)},
 

@@ -77,6 +77,14 @@ func (w *Worker) Work(ctx context.Context, msg queue.Message, attempt int) error
 	if err != nil {
 		return fmt.Errorf("take the lease of task %d: %w", msg.TaskID, err)
 	}
+	// An export stores no tiles: nothing to recount when it is taken over.
+	if t.Type == task.Export {
+		job, err := w.tasks.Job(ctx, t.JobID)
+		if err != nil {
+			return fmt.Errorf("load job %d: %w", t.JobID, err)
+		}
+		return w.runExport(ctx, t, job, owner)
+	}
 	if previous != "" {
 		// The lease of a worker that stopped without giving it up lapsed:
 		// that worker may have stored tiles after its last checkpoint and

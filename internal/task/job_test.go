@@ -3,6 +3,7 @@ package task_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +126,50 @@ func TestJobKinds(t *testing.T) {
 	}
 	if j := task.NewSeed(h, r, task.Render{}).WithEmptyLevels([]int{4, 5}); !reflect.DeepEqual(j.Render().EmptyLevels, []int{4, 5}) {
 		t.Errorf("seed with empty levels: %+v", j)
+	}
+}
+
+// storedExport is an export job as the stores hold it: the flat document
+// of the other kinds, its archive kind in "archive".
+const storedExport = `{"id":80,"layer":"topp:states","type":3,"gridSet":"EPSG:900913","format":"image/png","parametersId":"default","bounds":[-20037508.34,-20037508.34,20037508.34,20037508.34],"zoomStart":0,"zoomStop":4,"metaWidth":4,"metaHeight":4,"metatiles":9,"tiles":341,"lanes":1,"order":"columns","retryCount":0,"retryWaitMs":0,"maxFailures":0,"created":"2026-11-30T08:15:00Z","layerVersion":"v7","submittedBy":"alice","archive":"pmtiles"}`
+
+// TestExportJob: an export decodes to its kind (EXPORT, its archive, its
+// range, no render part) and is written back byte for byte.
+func TestExportJob(t *testing.T) {
+	j := decode(t, storedExport)
+	want := task.NewExport(task.Header{ID: 80, Layer: "topp:states", Metatiles: 9, Tiles: 341, Lanes: 1, Created: created, SubmittedBy: "alice"},
+		task.Range{GridSetID: "EPSG:900913", Format: "image/png", ParametersID: "default",
+			Bounds:    [4]float64{-20037508.34, -20037508.34, 20037508.34, 20037508.34},
+			ZoomStart: 0, ZoomStop: 4, MetaWidth: 4, MetaHeight: 4, Order: "columns", LayerVersion: "v7"}, "pmtiles")
+	if !reflect.DeepEqual(j, want) {
+		t.Errorf("decoded\n%+v\nwant\n%+v", j, want)
+	}
+	if j.Type != task.Export || j.Type.String() != "EXPORT" || j.Archive() != "pmtiles" || j.LayerDeletion() {
+		t.Errorf("type %v (%s), archive %q, layer deletion %v", j.Type, j.Type, j.Archive(), j.LayerDeletion())
+	}
+	if r := j.WithEmptyLevels([]int{1}).Render(); !reflect.DeepEqual(r, task.Render{}) {
+		t.Errorf("an export's render part is %+v, want none", r)
+	}
+	out, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != storedExport {
+		t.Errorf("wrote\n%s\nwant\n%s", out, storedExport)
+	}
+	if a := task.NewSeed(task.Header{}, task.Range{}, task.Render{}).Archive(); a != "" {
+		t.Errorf("a seed's archive is %q, want none", a)
+	}
+	if j.Published() {
+		t.Error("an export without publish decoded as published")
+	}
+	// A published export: the tile set's PMTiles, written back as read.
+	published := strings.Replace(storedExport, `"archive":"pmtiles"`, `"archive":"pmtiles","publish":true`, 1)
+	p := decode(t, published)
+	if !p.Published() || p.Archive() != "pmtiles" || p.Type != task.Export || !reflect.DeepEqual(p.Range(), want.Range()) {
+		t.Errorf("a published export decoded as %+v (published %v)", p, p.Published())
+	}
+	if out, err := json.Marshal(p); err != nil || string(out) != published {
+		t.Errorf("wrote\n%s\nwant\n%s (%v)", out, published, err)
 	}
 }

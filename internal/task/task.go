@@ -30,6 +30,11 @@ const (
 	Truncate
 )
 
+// Export is the type of an export: a layer's stored tiles written to an
+// archive (NewExport). Its own block: the contract's types above are
+// GeoWebCache's, the ones from here on this project's.
+const Export Type = 3
+
 // ParseType reads a request's type, case-insensitively; "" means Seed.
 func ParseType(s string) (Type, bool) {
 	switch strings.ToLower(s) {
@@ -50,6 +55,8 @@ func (t Type) String() string {
 		return "RESEED"
 	case Truncate:
 		return "TRUNCATE"
+	case Export:
+		return "EXPORT"
 	default:
 		return "SEED"
 	}
@@ -85,7 +92,7 @@ func (s Status) String() string {
 func (s Status) Active() bool { return s == Pending || s == Running }
 
 // Job is a validated, normalised request, shared by its tasks: a header
-// every job has, and the part of its kind. There are three kinds:
+// every job has, and the part of its kind. There are four kinds:
 //
 //   - a seed or reseed (NewSeed, NewReseed): the tiles it works (Range)
 //     and how it renders them (Render);
@@ -95,7 +102,9 @@ func (s Status) Active() bool { return s == Pending || s == Running }
 //     says (the layer is no longer in it). Its one lane is worked by
 //     listing the prefix page by page from the task's key cursor
 //     (Task.After); its Tiles is an estimate (the layer's counted tiles
-//     when it was deleted, at least 1).
+//     when it was deleted, at least 1);
+//   - an export (NewExport): the stored tiles of Range written to an
+//     archive of kind Archive, in one lane.
 //
 // The kind parts are read through Range, Render and Prefix, and set only by
 // the constructors (and WithEmptyLevels), so that no job has a part its
@@ -108,9 +117,11 @@ func (s Status) Active() bool { return s == Pending || s == Running }
 // same for every kind (see MarshalJSON).
 type Job struct {
 	Header
-	rng    Range
-	render Render
-	prefix string
+	rng     Range
+	render  Render
+	prefix  string
+	archive string
+	publish bool
 }
 
 // Header is what every job has.
@@ -197,6 +208,31 @@ func NewLayerDeletion(h Header, prefix string) Job {
 	return Job{Header: h, prefix: prefix}
 }
 
+// NewExport returns an export of the tiles of r stored, written to an
+// archive of kind archive ("pmtiles", "mbtiles" or "gpkg"); it has one
+// lane.
+func NewExport(h Header, r Range, archive string) Job {
+	h.Type = Export
+	return Job{Header: h, rng: r, archive: archive}
+}
+
+// NewPublishedExport returns an export of the tiles of r stored to the
+// tile set's PMTiles archive, which is served as the tile set's own
+// (Published).
+func NewPublishedExport(h Header, r Range) Job {
+	j := NewExport(h, r, "pmtiles")
+	j.publish = true
+	return j
+}
+
+// Archive returns the kind of archive an export writes ("" for the other
+// kinds).
+func (j Job) Archive() string { return j.archive }
+
+// Published reports whether an export writes the tile set's served
+// PMTiles archive rather than a private one.
+func (j Job) Published() bool { return j.publish }
+
 // Range returns the tiles the job works (zero for a layer deletion).
 func (j Job) Range() Range { return j.rng }
 
@@ -249,6 +285,8 @@ type jobDocument struct {
 	Definition   string            `json:"definition,omitempty"`
 	Prefix       string            `json:"prefix,omitempty"`
 	SubmittedBy  string            `json:"submittedBy,omitempty"`
+	Archive      string            `json:"archive,omitempty"`
+	Publish      bool              `json:"publish,omitempty"`
 }
 
 // MarshalJSON writes the job as the stores keep it (jobDocument).
@@ -260,7 +298,7 @@ func (j Job) MarshalJSON() ([]byte, error) {
 		ZoomStart: r.ZoomStart, ZoomStop: r.ZoomStop, MetaWidth: r.MetaWidth, MetaHeight: r.MetaHeight, Order: r.Order,
 		Area: r.Area, LayerVersion: r.LayerVersion, Definition: r.Definition,
 		RetryCount: rd.RetryCount, RetryWaitMS: rd.RetryWaitMS, MaxFailures: rd.MaxFailures, EmptyLevels: rd.EmptyLevels,
-		Prefix: j.prefix, SubmittedBy: h.SubmittedBy,
+		Prefix: j.prefix, SubmittedBy: h.SubmittedBy, Archive: j.archive, Publish: j.publish,
 	})
 }
 
@@ -280,6 +318,10 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 	switch {
 	case d.Prefix != "":
 		*j = NewLayerDeletion(h, d.Prefix)
+	case d.Type == Export && d.Publish:
+		*j = NewPublishedExport(h, r)
+	case d.Type == Export:
+		*j = NewExport(h, r, d.Archive)
 	case d.Type == Truncate:
 		*j = NewTruncate(h, r)
 	case d.Type == Reseed:

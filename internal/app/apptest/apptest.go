@@ -352,7 +352,7 @@ func (a *App) Do(t testing.TB, method, path, body string, headers ...string) Res
 }
 
 // DoAuth is Do with other credentials; an empty user sends none. A POST
-// to a seed or estimate path with a .json or .xml suffix is sent with that
+// to a seed, estimate or export path with a .json or .xml suffix is sent with that
 // format's Content-Type unless headers name one (as a client must: the
 // service refuses other types, see rest.seedMediaType).
 func (a *App) DoAuth(t testing.TB, user, password, method, path, body string, headers ...string) Response {
@@ -365,7 +365,7 @@ func (a *App) DoAuth(t testing.TB, user, password, method, path, body string, he
 		req.SetBasicAuth(user, password)
 	}
 	if p, _, _ := strings.Cut(path, "?"); method == http.MethodPost &&
-		(strings.HasPrefix(p, "/rest/seed/") || strings.HasPrefix(p, "/rest/estimate/")) {
+		(strings.HasPrefix(p, "/rest/seed/") || strings.HasPrefix(p, "/rest/estimate/") || strings.HasPrefix(p, "/rest/export/")) {
 		switch {
 		case strings.HasSuffix(p, ".json"):
 			req.Header.Set("Content-Type", "application/json")

@@ -3,6 +3,7 @@ package tasktest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -617,4 +618,32 @@ func mustGetRow(t *testing.T, s task.Store, id int64) [5]int64 {
 		t.Fatal(err)
 	}
 	return tk.Row()
+}
+
+// testExportJobRoundTrips: an export job (its type, archive kind and
+// range) reads back from the store as it was created, and its task is
+// listed with the export's type.
+func testExportJobRoundTrips(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	in := task.NewExport(task.Header{Layer: "topp:states", Tiles: 341, Metatiles: 9, SubmittedBy: "alice"},
+		task.Range{GridSetID: "EPSG:900913", Format: "image/png", ParametersID: "default", Bounds: [4]float64{-1, -2, 3, 4},
+			ZoomStart: 0, ZoomStop: 4, MetaWidth: 4, MetaHeight: 4, Order: "columns"}, "gpkg")
+	j, ts, err := s.Create(t.Context(), in, []task.Lane{{Start: 0, End: 9, Tiles: 341}}, t0)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	got, err := s.Job(t.Context(), j.ID)
+	if err != nil {
+		t.Fatalf("Job: %v", err)
+	}
+	if got.Type != task.Export || got.Archive() != "gpkg" || !reflect.DeepEqual(got.Range(), in.Range()) || got.Tiles != 341 || got.SubmittedBy != "alice" {
+		t.Errorf("read back %+v (archive %q, range %+v), want an export to gpkg of %+v", got, got.Archive(), got.Range(), in.Range())
+	}
+	listed, err := s.List(t.Context(), t0)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	if len(listed) != 1 || listed[0].ID != ts[0].ID || listed[0].Type != task.Export || listed[0].Total != 341 {
+		t.Errorf("listed %+v, want task %d of type EXPORT and 341 tiles", listed, ts[0].ID)
+	}
 }
