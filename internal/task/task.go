@@ -30,6 +30,10 @@ const (
 	Truncate
 )
 
+// Import is the type of an archive's import (NewImport); it is no type a
+// seed request may ask for (ParseType does not read it).
+const Import Type = 4
+
 // ParseType reads a request's type, case-insensitively; "" means Seed.
 func ParseType(s string) (Type, bool) {
 	switch strings.ToLower(s) {
@@ -50,6 +54,8 @@ func (t Type) String() string {
 		return "RESEED"
 	case Truncate:
 		return "TRUNCATE"
+	case Import:
+		return "IMPORT"
 	default:
 		return "SEED"
 	}
@@ -85,7 +91,7 @@ func (s Status) String() string {
 func (s Status) Active() bool { return s == Pending || s == Running }
 
 // Job is a validated, normalised request, shared by its tasks: a header
-// every job has, and the part of its kind. There are three kinds:
+// every job has, and the part of its kind. There are four kinds:
 //
 //   - a seed or reseed (NewSeed, NewReseed): the tiles it works (Range)
 //     and how it renders them (Render);
@@ -96,6 +102,8 @@ func (s Status) Active() bool { return s == Pending || s == Running }
 //     listing the prefix page by page from the task's key cursor
 //     (Task.After); its Tiles is an estimate (the layer's counted tiles
 //     when it was deleted, at least 1).
+//   - an import (NewImport): the tiles of an archive copied into a tile
+//     set (Range) from where it lies (ImportSource), in one lane.
 //
 // The kind parts are read through Range, Render and Prefix, and set only by
 // the constructors (and WithEmptyLevels), so that no job has a part its
@@ -111,6 +119,7 @@ type Job struct {
 	rng    Range
 	render Render
 	prefix string
+	imp    ImportSource
 }
 
 // Header is what every job has.
@@ -197,6 +206,29 @@ func NewLayerDeletion(h Header, prefix string) Job {
 	return Job{Header: h, prefix: prefix}
 }
 
+// ImportSource is the archive an import (NewImport) copies into its
+// tile set (Range: grid set, format, parameters, levels).
+type ImportSource struct {
+	// Archive is the archive's location as the request gave it: a file
+	// path, s3://bucket/key or an https:// URL.
+	Archive string
+	// Kind is "pmtiles" or "mbtiles".
+	Kind string
+}
+
+// NewImport returns the import of the archive im into the tile set of r
+// (its grid set, format, parameters and levels; the other fields are
+// unused). Its one lane's cursor counts the archive's tiles inside the
+// levels, in the archive's own order; h.Tiles is their number.
+func NewImport(h Header, r Range, im ImportSource) Job {
+	h.Type = Import
+	return Job{Header: h, rng: r, imp: im}
+}
+
+// ImportSource returns the archive an import copies (zero for the other
+// kinds).
+func (j Job) ImportSource() ImportSource { return j.imp }
+
 // Range returns the tiles the job works (zero for a layer deletion).
 func (j Job) Range() Range { return j.rng }
 
@@ -249,6 +281,9 @@ type jobDocument struct {
 	Definition   string            `json:"definition,omitempty"`
 	Prefix       string            `json:"prefix,omitempty"`
 	SubmittedBy  string            `json:"submittedBy,omitempty"`
+	// An import's (NewImport).
+	Archive     string `json:"archive,omitempty"`
+	ArchiveKind string `json:"archiveKind,omitempty"`
 }
 
 // MarshalJSON writes the job as the stores keep it (jobDocument).
@@ -261,6 +296,7 @@ func (j Job) MarshalJSON() ([]byte, error) {
 		Area: r.Area, LayerVersion: r.LayerVersion, Definition: r.Definition,
 		RetryCount: rd.RetryCount, RetryWaitMS: rd.RetryWaitMS, MaxFailures: rd.MaxFailures, EmptyLevels: rd.EmptyLevels,
 		Prefix: j.prefix, SubmittedBy: h.SubmittedBy,
+		Archive: j.imp.Archive, ArchiveKind: j.imp.Kind,
 	})
 }
 
@@ -280,6 +316,8 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 	switch {
 	case d.Prefix != "":
 		*j = NewLayerDeletion(h, d.Prefix)
+	case d.Type == Import:
+		*j = NewImport(h, r, ImportSource{Archive: d.Archive, Kind: d.ArchiveKind})
 	case d.Type == Truncate:
 		*j = NewTruncate(h, r)
 	case d.Type == Reseed:

@@ -49,6 +49,7 @@ var Tests = []Test{
 	{"TakenOverLaneDropsItsUsage", testTakenOverLaneDropsItsUsage},
 	{"ConcurrentCheckpointsWithUsageCountOnce", testConcurrentCheckpointsWithUsageCountOnce},
 	{"RowLayout", testRowLayout},
+	{"ImportJobRoundTrips", testImportJobRoundTrips},
 }
 
 // Run runs the suite, each behaviour a subtest of its name; newStore must
