@@ -37,6 +37,7 @@ const (
 	kindToken                             // /rest/tokens/{id}.json
 	kindAccounts                          // /rest/accounts.json
 	kindAccount                           // /rest/accounts/{name}.json
+	kindImport                            // /rest/import/{layer}.json
 	numKinds                              // not a route: the count
 )
 
@@ -52,6 +53,7 @@ var (
 	read          = permission{auth.Viewer, []string{"read"}}
 	estimate      = permission{auth.Viewer, []string{"estimate"}}
 	seedOrKill    = permission{auth.Operator, []string{"seed", "kill"}}
+	importArchive = permission{auth.Operator, []string{"seed"}}
 	kill          = permission{auth.Operator, []string{"kill"}}
 	schedules     = permission{auth.Operator, []string{"schedules"}}
 	massTruncate  = permission{auth.Admin, []string{"masstruncate"}}
@@ -111,6 +113,8 @@ var access = [numKinds]routeAccess{
 	// The accounts, even their listing: an administrator's.
 	kindAccounts: {"/rest/accounts.json", map[string]permission{"GET": accounts, "POST": accounts}},
 	kindAccount:  {"/rest/accounts/{name}.json", map[string]permission{"GET": accounts, "PUT": accounts, "DELETE": accounts}},
+	// An archive copied into a layer: a seed from another source.
+	kindImport: {"/rest/import/{layer}.json", map[string]permission{"POST": importArchive}},
 }
 
 // permissionOf is the permission a method of a route of kind k needs;
@@ -156,7 +160,7 @@ func authorize(w http.ResponseWriter, r *http.Request, perm permission, layer st
 // account are no layers).
 func layerOf(k routeKind, name string) string {
 	switch k {
-	case kindLayerTasks, kindLayerForm, kindEstimate, kindQuotaPages, kindLayer:
+	case kindLayerTasks, kindLayerForm, kindEstimate, kindQuotaPages, kindLayer, kindImport:
 		return name
 	}
 	return ""

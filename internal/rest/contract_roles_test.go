@@ -93,6 +93,8 @@ func roleCases() []roleCase {
 		{"/rest/accounts/{name}.json", "GET", "/rest/accounts/roles-none.json", "", nil, admin},
 		{"/rest/accounts/{name}.json", "PUT", "/rest/accounts/roles-new.json", `{"role":"operator"}`, js, admin},
 		{"/rest/accounts/{name}.json", "DELETE", "/rest/accounts/roles-none.json", "", nil, admin},
+		// An archive that is not there: refused after the check (400).
+		{"/rest/import/{layer}.json", "POST", "/rest/import/demo:world.json", `{"archive":"s3://none/roles.pmtiles"}`, js, operator},
 	}
 }
 

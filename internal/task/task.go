@@ -214,6 +214,10 @@ type ImportSource struct {
 	Archive string
 	// Kind is "pmtiles" or "mbtiles".
 	Kind string
+	// EmptyLevels are the levels at which the tile set held no tile when
+	// the import was submitted: its lane stores there without looking
+	// (as a seed's, Render.EmptyLevels).
+	EmptyLevels []int
 }
 
 // NewImport returns the import of the archive im into the tile set of r
@@ -289,6 +293,9 @@ type jobDocument struct {
 // MarshalJSON writes the job as the stores keep it (jobDocument).
 func (j Job) MarshalJSON() ([]byte, error) {
 	h, r, rd := j.Header, j.rng, j.render
+	if h.Type == Import {
+		rd.EmptyLevels = j.imp.EmptyLevels // the one field of empty levels
+	}
 	return json.Marshal(jobDocument{
 		ID: h.ID, Layer: h.Layer, Type: h.Type, Metatiles: h.Metatiles, Tiles: h.Tiles, Lanes: h.Lanes, Created: h.Created,
 		GridSetID: r.GridSetID, Format: r.Format, Parameters: r.Parameters, ParametersID: r.ParametersID, Bounds: r.Bounds,
@@ -317,7 +324,7 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 	case d.Prefix != "":
 		*j = NewLayerDeletion(h, d.Prefix)
 	case d.Type == Import:
-		*j = NewImport(h, r, ImportSource{Archive: d.Archive, Kind: d.ArchiveKind})
+		*j = NewImport(h, r, ImportSource{Archive: d.Archive, Kind: d.ArchiveKind, EmptyLevels: d.EmptyLevels})
 	case d.Type == Truncate:
 		*j = NewTruncate(h, r)
 	case d.Type == Reseed:
