@@ -46,6 +46,10 @@ func (ir importsResource) post(name string, f format) handlerFunc {
 		if ir.imports == nil {
 			return apperr.New(apperr.NotFound, "this server does not import archives")
 		}
+		if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+			// As a seed request's: no form a page of another site can post.
+			return apperr.New(apperr.Unsupported, "Unsupported Content-Type %s: an import request must be sent as application/json", apperr.Show(mt))
+		}
 		data, err := readBody(w, r)
 		if err != nil {
 			return err
