@@ -120,7 +120,9 @@ func (c *Control) SubmitImport(ctx context.Context, r ImportRequest) ([]task.Tas
 	if n == 0 {
 		return nil, apperr.Invalidf("archive %s holds no tile at levels %d to %d", arc.Location, zs, ze)
 	}
+	ext := sub.Extent()
 	rng := task.Range{GridSetID: sub.GridSet.ID, Format: format, Parameters: params, ParametersID: tilestore.ParametersID(params),
+		Bounds:    [4]float64{ext.MinX, ext.MinY, ext.MaxX, ext.MaxY},
 		ZoomStart: zs, ZoomStop: ze, MetaWidth: 1, MetaHeight: 1, LayerVersion: l.Version}
 	if doc, ok := layers.Document(l.Name); ok && l.Version != "" && len(doc) <= MaxRecordedDefinition {
 		rng.Definition = string(doc)
