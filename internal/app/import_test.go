@@ -425,3 +425,63 @@ func archiveMissing(a *apptest.App, dir string) string {
 	}
 	return "s3://" + bucket + "/" + a.Prefix + "imports/missing.pmtiles"
 }
+
+// TestImportSkipsBlankTiles: where the layer's source skips blank tiles
+// (skipBlank), the archive's blank tiles are walked and not stored, as a
+// seed of the layer would leave them; the others are stored as they are.
+func TestImportSkipsBlankTiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pmPath := filepath.Join(t.TempDir(), "holes.pmtiles")
+	f, err := os.Create(pmPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pmtiles.Create(t.TempDir(), f, pmtiles.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	transparent := archivetest.SolidPNG(color.RGBA{})
+	want := map[string][]byte{}
+	for x := range int64(4) {
+		for y := range int64(4) {
+			data := transparent
+			if (x+y)%2 == 0 {
+				data = archivetest.SolidPNG(color.RGBA{byte(60 * x), byte(60 * y), 200, 255})
+				want[fmt.Sprintf("skip:blank/EPSG:900913/png/default/2/%d/%d.png", x, 3-y)] = data
+			}
+			if err := w.Put(ctx, 2, x, y, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(ctx, archive.Metadata{Format: "png", MinZoom: 2, MaxZoom: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.Start(t, apptest.Options{Layers: `
+layers:
+  - name: skip:blank
+    gridSubsets: [{gridSet: EPSG:900913, zoomStop: 4}]
+    formats: [image/png]
+    source: {type: xyz, url: "http://127.0.0.1:1/{z}/{x}/{y}.png", skipBlank: transparent}
+`})
+	tk := importAndWait(t, a, "skip:blank", fmt.Sprintf(`{"archive":%q}`, archiveAt(t, a, pmPath)))
+	if tk.Status != task.Done || tk.Done != 16 {
+		t.Fatalf("import: %s with %d/%d tiles, want DONE with 16", tk.Status, tk.Done, tk.Total)
+	}
+	stored := keys(t, a, "skip:blank/EPSG:900913/png/default/")
+	if len(stored) != len(want) {
+		t.Errorf("stored %v, want the %d tiles that are not blank", stored, len(want))
+	}
+	for key, data := range want {
+		if got, _, _ := a.Get(t, key); !bytes.Equal(got, data) {
+			t.Errorf("%s: stored %d bytes, want the archive's %d", key, len(got), len(data))
+		}
+	}
+	if l := waitSettled(t, a).layer("skip:blank"); l.UsedTiles != int64(len(want)) {
+		t.Errorf("usage: %d tiles, want %d", l.UsedTiles, len(want))
+	}
+}

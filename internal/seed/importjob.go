@@ -65,6 +65,9 @@ func (c *Control) SubmitImport(ctx context.Context, r ImportRequest) ([]task.Tas
 	if !ok {
 		return nil, apperr.New(apperr.NotFound, "Unknown layer: %s", apperr.Show(r.Layer))
 	}
+	if !l.Enabled {
+		return nil, apperr.Invalidf("Layer %s is disabled (enabled: false in the layer file): nothing is imported into it", l.Name)
+	}
 	if r.Archive == "" {
 		return nil, apperr.Invalidf("archive is required: a file path, s3://bucket/key or an https:// URL of a PMTiles or MBTiles archive")
 	}

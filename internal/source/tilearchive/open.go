@@ -207,7 +207,7 @@ func (o *Opened) MIME() string {
 // type of the layer), stored as they are: the same encoding.
 func (o *Opened) Matches(format string) bool {
 	m := o.MIME()
-	return m != "" && (m == format || (m == "image/png" && format == "image/png8"))
+	return m != "" && m == format
 }
 
 // Converter returns the function that makes an archive tile (data at
