@@ -485,3 +485,68 @@ layers:
 		t.Errorf("usage: %d tiles, want %d", l.UsedTiles, len(want))
 	}
 }
+
+// TestImportArchiveReplaced: an archive replaced while it is imported is
+// not mixed with the new one: the import stops, ABORTED, its reason (the
+// archive was replaced) listed in the failures, what it stored before
+// counted.
+func TestImportArchiveReplaced(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pmPath := filepath.Join(dir, "moving.pmtiles")
+	writePMTiles(t, pmPath, 7)
+	a := apptest.Start(t, apptest.Options{Layers: importLayers, StaleAfter: 2 * time.Second})
+	loc := archiveAt(t, a, pmPath)
+	res := postImport(t, a, "imp:pm", fmt.Sprintf(`{"archive":%q}`, loc))
+	if res.Status != 200 {
+		t.Fatalf("POST import: %d %q", res.Status, res.Body)
+	}
+	id := decodeRows(t, res.Body)[0][3]
+	testenv.Eventually(t, 60*time.Second, "the import to store some tiles", func() bool {
+		tk, err := a.Local.Tasks.Get(t.Context(), id)
+		return err == nil && tk.Done >= 200
+	})
+	// Another archive where it lies: a file written anew, an object put
+	// again (a new ETag).
+	other := filepath.Join(t.TempDir(), "moving.pmtiles")
+	writePMTiles(t, other, 3)
+	data, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Prefix == "" {
+		if err := os.WriteFile(pmPath+".new", data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(pmPath+".new", pmPath); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		a.Put(t, "imports/moving.pmtiles", data, tilestore.Meta{ContentType: "application/octet-stream"})
+	}
+	tk := waitFinished(t, a, []int64{id}, 60*time.Second)[0]
+	if tk.Status != task.Aborted || tk.Killed || tk.Done >= tk.Total {
+		t.Fatalf("import of a replaced archive: %s (killed %v) at %d/%d, want ABORTED part-way", tk.Status, tk.Killed, tk.Done, tk.Total)
+	}
+	var failures struct {
+		Failures []struct {
+			ID     int64  `json:"id"`
+			Reason string `json:"reason"`
+		} `json:"failures"`
+	}
+	if res := a.Do(t, "GET", "/rest/failures.json", ""); res.Status != 200 || json.Unmarshal([]byte(res.Body), &failures) != nil {
+		t.Fatalf("GET failures: %d %q", res.Status, res.Body)
+	}
+	found := false
+	for _, f := range failures.Failures {
+		found = found || (f.ID == id && strings.Contains(f.Reason, "replaced"))
+	}
+	if !found {
+		t.Errorf("failures %+v, want task %d's saying the archive was replaced", failures.Failures, id)
+	}
+	testenv.Eventually(t, 10*time.Second, "the lane to stop", func() bool { return !a.Local.Engine.Worker.Working(id) })
+	stored := int64(len(keys(t, a, "imp:pm/EPSG:900913/png/default/")))
+	if l := waitSettled(t, a).layer("imp:pm"); l.UsedTiles != stored || stored == 0 {
+		t.Errorf("usage: %d tiles, %d are stored", l.UsedTiles, stored)
+	}
+}

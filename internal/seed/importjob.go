@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tilecache/internal/apperr"
+	"tilecache/internal/archive/rangeread"
 	"tilecache/internal/auth"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
@@ -134,7 +135,7 @@ func (c *Control) SubmitImport(ctx context.Context, r ImportRequest) ([]task.Tas
 	if pr, ok := auth.PrincipalOf(ctx); ok {
 		h.SubmittedBy = pr.String()
 	}
-	job := task.NewImport(h, rng, task.ImportSource{Archive: r.Archive, Kind: arc.Kind})
+	job := task.NewImport(h, rng, task.ImportSource{Archive: r.Archive, Kind: arc.Kind, Version: arc.Version})
 	if len(params) > 0 {
 		if err := c.writeParameters(ctx, l, job); err != nil {
 			return nil, err
@@ -145,7 +146,7 @@ func (c *Control) SubmitImport(ctx context.Context, r ImportRequest) ([]task.Tas
 	if err != nil {
 		return nil, err
 	}
-	job = task.NewImport(h, rng, task.ImportSource{Archive: r.Archive, Kind: arc.Kind, EmptyLevels: empty})
+	job = task.NewImport(h, rng, task.ImportSource{Archive: r.Archive, Kind: arc.Kind, Version: arc.Version, EmptyLevels: empty})
 	job, tasks, err := c.tasks.Create(ctx, job, []task.Lane{{Start: 0, End: n, Tiles: n}}, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("record the import into layer %s: %w", l.Name, err)
@@ -247,6 +248,9 @@ func (w *Worker) runImport(ctx context.Context, t task.Task, owner string, attem
 		return fmt.Errorf("task %d: %w", t.ID, err)
 	}
 	defer arc.Close()
+	if src.Version != "" && arc.Version != src.Version {
+		return abort(fmt.Sprintf("archive %s was replaced since the import was submitted (it was %s, it is %s): what was imported of it stays; import the new archive again", arc.Location, src.Version, arc.Version))
+	}
 	if arc.Kind != src.Kind || !arc.Matches(rng.Format) {
 		return abort(fmt.Sprintf("archive %s changed since the import was submitted: it now holds %s tiles as %s", arc.Location, archiveFormat(arc), arc.Kind))
 	}
@@ -439,6 +443,12 @@ func (ln *importLane) run(ctx context.Context) (end laneEnd, err error) {
 		return nil
 	})
 	if errors.Is(err, errImportSlice) {
+		err = nil
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(err, rangeread.ErrChanged) {
+		// What was read of the archive before is stored; the new one is
+		// not mixed in.
+		failure = fmt.Sprintf("archive %s was replaced while it was imported: what was imported of it stays; import the new archive again", ln.arc.Location)
 		err = nil
 	}
 	if err == nil && !stopped {

@@ -134,7 +134,7 @@ func TestJobKinds(t *testing.T) {
 func TestImportJob(t *testing.T) {
 	j := task.NewImport(task.Header{ID: 80, Layer: "l", Tiles: 21, Metatiles: 21, Lanes: 1, Created: created, Type: task.Seed},
 		task.Range{GridSetID: "EPSG:900913", Format: "image/png", ParametersID: "default", ZoomStart: 0, ZoomStop: 2},
-		task.ImportSource{Archive: "s3://b/world.pmtiles", Kind: "pmtiles", EmptyLevels: []int{1, 2}})
+		task.ImportSource{Archive: "s3://b/world.pmtiles", Kind: "pmtiles", Version: `"e7a1"`, EmptyLevels: []int{1, 2}})
 	if j.Type != task.Import || int(task.Import) != 4 || task.Import.String() != "IMPORT" || j.LayerDeletion() {
 		t.Fatalf("import: %+v (%s)", j, j.Type)
 	}

@@ -214,6 +214,10 @@ type ImportSource struct {
 	Archive string
 	// Kind is "pmtiles" or "mbtiles".
 	Kind string
+	// Version is what the archive was when the import was submitted
+	// (an ETag, a file's size and time; "" when unknown): a lane that
+	// finds another stops rather than mix two archives' tiles.
+	Version string
 	// EmptyLevels are the levels at which the tile set held no tile when
 	// the import was submitted: its lane stores there without looking
 	// (as a seed's, Render.EmptyLevels).
@@ -286,8 +290,9 @@ type jobDocument struct {
 	Prefix       string            `json:"prefix,omitempty"`
 	SubmittedBy  string            `json:"submittedBy,omitempty"`
 	// An import's (NewImport).
-	Archive     string `json:"archive,omitempty"`
-	ArchiveKind string `json:"archiveKind,omitempty"`
+	Archive        string `json:"archive,omitempty"`
+	ArchiveKind    string `json:"archiveKind,omitempty"`
+	ArchiveVersion string `json:"archiveVersion,omitempty"`
 }
 
 // MarshalJSON writes the job as the stores keep it (jobDocument).
@@ -303,7 +308,7 @@ func (j Job) MarshalJSON() ([]byte, error) {
 		Area: r.Area, LayerVersion: r.LayerVersion, Definition: r.Definition,
 		RetryCount: rd.RetryCount, RetryWaitMS: rd.RetryWaitMS, MaxFailures: rd.MaxFailures, EmptyLevels: rd.EmptyLevels,
 		Prefix: j.prefix, SubmittedBy: h.SubmittedBy,
-		Archive: j.imp.Archive, ArchiveKind: j.imp.Kind,
+		Archive: j.imp.Archive, ArchiveKind: j.imp.Kind, ArchiveVersion: j.imp.Version,
 	})
 }
 
@@ -324,7 +329,7 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 	case d.Prefix != "":
 		*j = NewLayerDeletion(h, d.Prefix)
 	case d.Type == Import:
-		*j = NewImport(h, r, ImportSource{Archive: d.Archive, Kind: d.ArchiveKind, EmptyLevels: d.EmptyLevels})
+		*j = NewImport(h, r, ImportSource{Archive: d.Archive, Kind: d.ArchiveKind, Version: d.ArchiveVersion, EmptyLevels: d.EmptyLevels})
 	case d.Type == Truncate:
 		*j = NewTruncate(h, r)
 	case d.Type == Reseed:

@@ -43,8 +43,12 @@ type Opened struct {
 	// webp, pbf, … ("" when it does not say).
 	Format   string
 	Location rangeread.Location
-	reader   walker
-	closers  []func() error
+	// Version names what the archive is now (an object's or a web
+	// server's ETag, a file's size and modification time; "" when
+	// unknown): an import resumed later checks that it reads the same.
+	Version string
+	reader  walker
+	closers []func() error
 }
 
 // walker is what both formats' readers do for an import.
@@ -103,6 +107,9 @@ func (op Opener) Open(ctx context.Context, raw string) (*Opened, error) {
 			return nil, invalid("%v", err)
 		}
 		src, o.closers = f, append(o.closers, f.Close)
+		if st, err := os.Stat(loc.Path); err == nil {
+			o.Version = fmt.Sprintf("%d@%d", st.Size(), st.ModTime().UnixNano())
+		}
 	case "s3":
 		if op.Access.Objects == nil {
 			return nil, invalid("an archive in a bucket is read only on the AWS backend (here, give a file path)")
@@ -119,6 +126,9 @@ func (op Opener) Open(ctx context.Context, raw string) (*Opened, error) {
 	if err != nil {
 		o.Close()
 		return nil, invalid("%v", err)
+	}
+	if e, ok := src.(interface{ ETag() string }); ok {
+		o.Version = e.ETag()
 	}
 	switch {
 	case bytes.HasPrefix(head, []byte("PMTiles")):

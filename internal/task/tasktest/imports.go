@@ -16,7 +16,7 @@ func testImportJobRoundTrips(t *testing.T, h Harness) {
 	want := task.NewImport(task.Header{Layer: "topp:states", Tiles: 1365, Metatiles: 1365, SubmittedBy: "ops"},
 		task.Range{GridSetID: "EPSG:900913", Format: "image/png", Parameters: map[string]string{"STYLES": "x"}, ParametersID: "abc",
 			ZoomStart: 2, ZoomStop: 5, MetaWidth: 1, MetaHeight: 1, LayerVersion: "v3"},
-		task.ImportSource{Archive: "s3://archives/world.mbtiles", Kind: "mbtiles", EmptyLevels: []int{4, 5}})
+		task.ImportSource{Archive: "s3://archives/world.mbtiles", Kind: "mbtiles", Version: `"9b2c-3"`, EmptyLevels: []int{4, 5}})
 	job, tasks, err := s.Create(ctx, want, []task.Lane{{Start: 0, End: 1365, Tiles: 1365}}, t0)
 	if err != nil {
 		t.Fatalf("Create: %v", err)
