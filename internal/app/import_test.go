@@ -20,6 +20,10 @@ import (
 	"tilecache/internal/task"
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
+
+	"github.com/paulmach/orb/encoding/mvt"
+	"github.com/paulmach/orb/geojson"
+	"github.com/paulmach/orb/maptile"
 )
 
 // importLayers are the layers the import tests copy archives into.
@@ -548,5 +552,72 @@ func TestImportArchiveReplaced(t *testing.T) {
 	stored := int64(len(keys(t, a, "imp:pm/EPSG:900913/png/default/")))
 	if l := waitSettled(t, a).layer("imp:pm"); l.UsedTiles != stored || stored == 0 {
 		t.Errorf("usage: %d tiles, %d are stored", l.UsedTiles, stored)
+	}
+}
+
+// TestImportVectorPMTiles: a PMTiles of gzip-compressed Mapbox vector
+// tiles is imported into a vector layer: each tile checked and stored as
+// the archive holds it, with its gzip Content-Encoding.
+func TestImportVectorPMTiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pmPath := filepath.Join(t.TempDir(), "places.pmtiles")
+	f, err := os.Create(pmPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pmtiles.Create(t.TempDir(), f, pmtiles.Options{TileCompression: pmtiles.Gzip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{}
+	for z := range 3 {
+		for x := range int64(1) << z {
+			for y := range int64(1) << z {
+				tl := maptile.New(uint32(x), uint32(y), maptile.Zoom(z))
+				fc := geojson.NewFeatureCollection()
+				pt := geojson.NewFeature(tl.Center())
+				pt.Properties["name"] = fmt.Sprintf("tile %d/%d/%d", z, x, y)
+				fc.Append(pt)
+				layers := mvt.NewLayers(map[string]*geojson.FeatureCollection{"places": fc})
+				layers.ProjectToTile(tl)
+				data, err := mvt.MarshalGzipped(layers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Put(ctx, z, x, y, data); err != nil {
+					t.Fatal(err)
+				}
+				want[fmt.Sprintf("imp:vector/EPSG:900913/mapbox-vectortile/default/%d/%d/%d.pbf", z, x, int64(1)<<z-1-y)] = data
+			}
+		}
+	}
+	md := archive.Metadata{Format: "pbf", MaxZoom: 2, VectorLayers: json.RawMessage(`[{"id":"places","fields":{"name":"String"}}]`)}
+	if err := w.Close(ctx, md); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.Start(t, apptest.Options{Layers: `
+layers:
+  - name: imp:vector
+    gridSubsets: [{gridSet: EPSG:900913, zoomStop: 6}]
+    formats: [application/vnd.mapbox-vector-tile]
+    metatiling: [1, 1]
+    source: {type: xyz, url: "http://127.0.0.1:1/{z}/{x}/{y}.pbf"}
+`})
+	tk := importAndWait(t, a, "imp:vector", fmt.Sprintf(`{"archive":%q}`, archiveAt(t, a, pmPath)))
+	if tk.Status != task.Done || tk.Done != int64(len(want)) {
+		t.Fatalf("import: %s with %d/%d tiles, want DONE with %d", tk.Status, tk.Done, tk.Total, len(want))
+	}
+	if got := keys(t, a, "imp:vector/EPSG:900913/mapbox-vectortile/default/"); len(got) != len(want) {
+		t.Errorf("stored %d tiles, want %d", len(got), len(want))
+	}
+	for key, data := range want {
+		got, meta, ok := a.Get(t, key)
+		if !ok || !bytes.Equal(got, data) || meta.ContentEncoding != "gzip" {
+			t.Errorf("%s: stored %v, %d bytes, encoding %q; want the archive's %d bytes, gzip", key, ok, len(got), meta.ContentEncoding, len(data))
+		}
 	}
 }
