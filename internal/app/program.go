@@ -101,6 +101,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 		Planner: p.Engine.Planner, Tasks: engineTasks{p.Engine.Control, p.Engine.Truncation}, Layers: layers,
 		Quota: p.Usage, Schedules: p.Backends.Schedules, Editor: p.Registry, Tokens: p.Admin.Tokens,
 		Accounts: p.Admin.Accounts, Configured: configured,
+		Imports: p.Engine.Control,
 	}, rest.Options{
 		BasePath:      cfg.BasePath,
 		OnQuotaChange: func(quota.Config) { p.Cleaner.Rearm() },

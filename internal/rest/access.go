@@ -38,6 +38,7 @@ const (
 	kindAccounts                          // /rest/accounts.json
 	kindAccount                           // /rest/accounts/{name}.json
 	kindExport                            // /rest/export/{layer}.{json,xml}
+	kindImport                            // /rest/import/{layer}.json
 	numKinds                              // not a route: the count
 )
 
@@ -53,6 +54,7 @@ var (
 	read          = permission{auth.Viewer, []string{"read"}}
 	estimate      = permission{auth.Viewer, []string{"estimate"}}
 	seedOrKill    = permission{auth.Operator, []string{"seed", "kill"}}
+	importArchive = permission{auth.Operator, []string{"seed"}}
 	kill          = permission{auth.Operator, []string{"kill"}}
 	schedules     = permission{auth.Operator, []string{"schedules"}}
 	massTruncate  = permission{auth.Admin, []string{"masstruncate"}}
@@ -117,6 +119,8 @@ var access = [numKinds]routeAccess{
 	// Its archives are the layer's tiles: read by an operator, as they
 	// were written.
 	kindExport: {"/rest/export/{layer}.{json,xml}", map[string]permission{"POST": exportArchive, "GET": exportArchive}},
+	// An archive copied into a layer: a seed from another source.
+	kindImport: {"/rest/import/{layer}.json", map[string]permission{"POST": importArchive}},
 }
 
 // permissionOf is the permission a method of a route of kind k needs;
@@ -162,7 +166,7 @@ func authorize(w http.ResponseWriter, r *http.Request, perm permission, layer st
 // account are no layers).
 func layerOf(k routeKind, name string) string {
 	switch k {
-	case kindLayerTasks, kindLayerForm, kindEstimate, kindQuotaPages, kindLayer, kindExport:
+	case kindLayerTasks, kindLayerForm, kindEstimate, kindQuotaPages, kindLayer, kindExport, kindImport:
 		return name
 	}
 	return ""

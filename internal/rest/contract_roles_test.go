@@ -96,6 +96,8 @@ func roleCases() []roleCase {
 		{"/rest/export/{layer}.{json,xml}", "POST", "/rest/export/demo:world.json", `{"exportRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,"archive":"pmtiles"}}`, js, operator},
 		{"/rest/export/{layer}.{json,xml}", "GET", "/rest/export/demo:world.json", "", nil, operator},
 		{"/rest/export/{layer}.{json,xml}", "POST", "/rest/export/demo:world.xml", `<exportRequest><gridSetId>EPSG:900913</gridSetId><zoomStart>0</zoomStart><zoomStop>0</zoomStop><archive>mbtiles</archive></exportRequest>`, xmlType, operator},
+		// An archive that is not there: refused after the check (400).
+		{"/rest/import/{layer}.json", "POST", "/rest/import/demo:world.json", `{"archive":"s3://none/roles.pmtiles"}`, js, operator},
 	}
 }
 

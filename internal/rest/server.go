@@ -199,6 +199,9 @@ func (h *Handler) routes() []route {
 		{"PUT /rest/accounts/{name}.json", kindAccount, pathSegment, func(t target) handlerFunc { return h.accounts.change(t.name) }},
 		{"DELETE /rest/accounts/{name}.json", kindAccount, pathSegment, func(t target) handlerFunc { return h.accounts.remove(t.name) }},
 	}
+	// An extension of this project: an archive imported into a layer as
+	// a task (handle_import.go).
+	rs = append(rs, route{"POST /rest/import/{layer}.json", kindImport, layerSegment, named(importsResource{imports: h.svc.Imports}.post)})
 	if h.failures.failures != nil {
 		// An extension of this project: why tasks failed
 		// (handle_failures.go); 404 without a failure store.

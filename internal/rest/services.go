@@ -149,6 +149,8 @@ type Services struct {
 	// secret, listed there and never changed.
 	Accounts   AccountStore
 	Configured ConfiguredAccounts
+	// Imports: POST /rest/import/{layer}.json (nil: 404, no imports).
+	Imports Importer
 }
 
 // The calls of the other resources, one small interface per call, here

@@ -75,6 +75,9 @@ type Options struct {
 	// map clients: a seed or reseed makes sure its tile set has them, a
 	// mass truncation removes the layer's from the index. Default none.
 	Documents Documents
+	// Archives, if set, opens the archives imports copy (see
+	// SubmitImport). Default none: imports are refused.
+	Archives ArchiveOpener
 }
 
 // TruncationMarker hears of a layer's mass truncation as it starts.

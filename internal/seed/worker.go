@@ -93,6 +93,9 @@ func (w *Worker) Work(ctx context.Context, msg queue.Message, attempt int) error
 		// holder; a redelivery of such a lane loses nothing.)
 		w.accounts.MarkDirty(ctx, t.Layer, fmt.Sprintf("lane of task %d taken over from a stopped worker", t.ID))
 	}
+	if t.Type == task.Import {
+		return w.runImport(ctx, t, owner, attempt) // importjob.go
+	}
 	if t.Type == task.Truncate {
 		job, err := w.tasks.Job(ctx, t.JobID)
 		if err != nil {

@@ -173,3 +173,29 @@ func TestExportJob(t *testing.T) {
 		t.Errorf("wrote\n%s\nwant\n%s (%v)", out, published, err)
 	}
 }
+
+// TestImportJob: an import keeps its archive and tile set through the
+// stored document, typed IMPORT (4: 3 is an export's), and has no render
+// part or prefix.
+func TestImportJob(t *testing.T) {
+	j := task.NewImport(task.Header{ID: 80, Layer: "l", Tiles: 21, Metatiles: 21, Lanes: 1, Created: created, Type: task.Seed},
+		task.Range{GridSetID: "EPSG:900913", Format: "image/png", ParametersID: "default", ZoomStart: 0, ZoomStop: 2},
+		task.ImportSource{Archive: "s3://b/world.pmtiles", Kind: "pmtiles", Version: `"e7a1"`, EmptyLevels: []int{1, 2}})
+	if j.Type != task.Import || int(task.Import) != 4 || task.Import.String() != "IMPORT" || j.LayerDeletion() {
+		t.Fatalf("import: %+v (%s)", j, j.Type)
+	}
+	out, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := decode(t, string(out))
+	if !reflect.DeepEqual(again, j) {
+		t.Errorf("%s read back as %+v, want %+v", out, again, j)
+	}
+	if _, ok := task.ParseType("import"); ok {
+		t.Error("a seed request may not ask for an import")
+	}
+	if j := task.NewSeed(task.Header{}, task.Range{}, task.Render{}); !reflect.DeepEqual(j.ImportSource(), task.ImportSource{}) {
+		t.Errorf("a seed has an import source: %+v", j.ImportSource())
+	}
+}

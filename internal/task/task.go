@@ -35,6 +35,10 @@ const (
 // GeoWebCache's, the ones from here on this project's.
 const Export Type = 3
 
+// Import is the type of an archive's import (NewImport); it is no type a
+// seed request may ask for (ParseType does not read it).
+const Import Type = 4
+
 // ParseType reads a request's type, case-insensitively; "" means Seed.
 func ParseType(s string) (Type, bool) {
 	switch strings.ToLower(s) {
@@ -57,6 +61,8 @@ func (t Type) String() string {
 		return "TRUNCATE"
 	case Export:
 		return "EXPORT"
+	case Import:
+		return "IMPORT"
 	default:
 		return "SEED"
 	}
@@ -104,7 +110,9 @@ func (s Status) Active() bool { return s == Pending || s == Running }
 //     (Task.After); its Tiles is an estimate (the layer's counted tiles
 //     when it was deleted, at least 1);
 //   - an export (NewExport): the stored tiles of Range written to an
-//     archive of kind Archive, in one lane.
+//     archive of kind Archive, in one lane;
+//   - an import (NewImport): the tiles of an archive copied into a tile
+//     set (Range) from where it lies (ImportSource), in one lane.
 //
 // The kind parts are read through Range, Render and Prefix, and set only by
 // the constructors (and WithEmptyLevels), so that no job has a part its
@@ -122,6 +130,7 @@ type Job struct {
 	prefix  string
 	archive string
 	publish bool
+	imp     ImportSource
 }
 
 // Header is what every job has.
@@ -233,6 +242,37 @@ func (j Job) Archive() string { return j.archive }
 // PMTiles archive rather than a private one.
 func (j Job) Published() bool { return j.publish }
 
+// ImportSource is the archive an import (NewImport) copies into its
+// tile set (Range: grid set, format, parameters, levels).
+type ImportSource struct {
+	// Archive is the archive's location as the request gave it: a file
+	// path, s3://bucket/key or an https:// URL.
+	Archive string
+	// Kind is "pmtiles" or "mbtiles".
+	Kind string
+	// Version is what the archive was when the import was submitted
+	// (an ETag, a file's size and time; "" when unknown): a lane that
+	// finds another stops rather than mix two archives' tiles.
+	Version string
+	// EmptyLevels are the levels at which the tile set held no tile when
+	// the import was submitted: its lane stores there without looking
+	// (as a seed's, Render.EmptyLevels).
+	EmptyLevels []int
+}
+
+// NewImport returns the import of the archive im into the tile set of r
+// (its grid set, format, parameters and levels; the other fields are
+// unused). Its one lane's cursor counts the archive's tiles inside the
+// levels, in the archive's own order; h.Tiles is their number.
+func NewImport(h Header, r Range, im ImportSource) Job {
+	h.Type = Import
+	return Job{Header: h, rng: r, imp: im}
+}
+
+// ImportSource returns the archive an import copies (zero for the other
+// kinds).
+func (j Job) ImportSource() ImportSource { return j.imp }
+
 // Range returns the tiles the job works (zero for a layer deletion).
 func (j Job) Range() Range { return j.rng }
 
@@ -285,20 +325,30 @@ type jobDocument struct {
 	Definition   string            `json:"definition,omitempty"`
 	Prefix       string            `json:"prefix,omitempty"`
 	SubmittedBy  string            `json:"submittedBy,omitempty"`
-	Archive      string            `json:"archive,omitempty"`
-	Publish      bool              `json:"publish,omitempty"`
+	// An export's archive kind (NewExport), or an import's location
+	// (NewImport), with its kind and version.
+	Archive        string `json:"archive,omitempty"`
+	Publish        bool   `json:"publish,omitempty"`
+	ArchiveKind    string `json:"archiveKind,omitempty"`
+	ArchiveVersion string `json:"archiveVersion,omitempty"`
 }
 
 // MarshalJSON writes the job as the stores keep it (jobDocument).
 func (j Job) MarshalJSON() ([]byte, error) {
 	h, r, rd := j.Header, j.rng, j.render
+	archive := j.archive // an export's kind; an import's location
+	if h.Type == Import {
+		rd.EmptyLevels = j.imp.EmptyLevels // the one field of empty levels
+		archive = j.imp.Archive
+	}
 	return json.Marshal(jobDocument{
 		ID: h.ID, Layer: h.Layer, Type: h.Type, Metatiles: h.Metatiles, Tiles: h.Tiles, Lanes: h.Lanes, Created: h.Created,
 		GridSetID: r.GridSetID, Format: r.Format, Parameters: r.Parameters, ParametersID: r.ParametersID, Bounds: r.Bounds,
 		ZoomStart: r.ZoomStart, ZoomStop: r.ZoomStop, MetaWidth: r.MetaWidth, MetaHeight: r.MetaHeight, Order: r.Order,
 		Area: r.Area, LayerVersion: r.LayerVersion, Definition: r.Definition,
 		RetryCount: rd.RetryCount, RetryWaitMS: rd.RetryWaitMS, MaxFailures: rd.MaxFailures, EmptyLevels: rd.EmptyLevels,
-		Prefix: j.prefix, SubmittedBy: h.SubmittedBy, Archive: j.archive, Publish: j.publish,
+		Prefix: j.prefix, SubmittedBy: h.SubmittedBy, Archive: archive, Publish: j.publish,
+		ArchiveKind: j.imp.Kind, ArchiveVersion: j.imp.Version,
 	})
 }
 
@@ -322,6 +372,8 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 		*j = NewPublishedExport(h, r)
 	case d.Type == Export:
 		*j = NewExport(h, r, d.Archive)
+	case d.Type == Import:
+		*j = NewImport(h, r, ImportSource{Archive: d.Archive, Kind: d.ArchiveKind, Version: d.ArchiveVersion, EmptyLevels: d.EmptyLevels})
 	case d.Type == Truncate:
 		*j = NewTruncate(h, r)
 	case d.Type == Reseed:

@@ -229,6 +229,8 @@ func build(ctx context.Context, cfg Config, b scheduling.Backends, log *slog.Log
 		Truncations: misses,
 		Sync:        func(ctx context.Context) error { _, err := reg.Sync(ctx); return err },
 		Unmark:      func(ctx context.Context, name, id string) error { return unmarkDeleted(ctx, reg, name, id) }, TruncatePage: cfg.TruncatePage,
+		// Imports (importjob.go in package seed; imports.go here).
+		Archives: archiveOpener(b.Tiles, cfg.Upstream),
 	}, log)
 	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
 		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger, Now: cfg.Now,

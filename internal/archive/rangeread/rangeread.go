@@ -169,6 +169,10 @@ func (e *etagged) check(etag string) error {
 	return nil
 }
 
+// ETag returns the ETag the first read saw ("" before it, or when the
+// server sends none): what the archive was when it was opened.
+func (e *etagged) ETag() string { return e.current() }
+
 func (e *etagged) current() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -50,6 +50,7 @@ var Tests = []Test{
 	{"ConcurrentCheckpointsWithUsageCountOnce", testConcurrentCheckpointsWithUsageCountOnce},
 	{"RowLayout", testRowLayout},
 	{"ExportJobRoundTrips", testExportJobRoundTrips},
+	{"ImportJobRoundTrips", testImportJobRoundTrips},
 }
 
 // Run runs the suite, each behaviour a subtest of its name; newStore must
