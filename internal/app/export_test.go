@@ -129,7 +129,7 @@ func waitExport(t testing.TB, a *apptest.App, id int64, timeout time.Duration) t
 // stagedKeys lists what is staged of the export of task id of layer.
 func stagedKeys(t testing.TB, a *apptest.App, layerID string, id int64) []string {
 	t.Helper()
-	return a.Keys(t, fmt.Sprintf("_tilecache/exports/%s/%d.stage/", layerID, id))
+	return a.Keys(t, fmt.Sprintf("_tilecache/export-stages/%s/%d/", layerID, id))
 }
 
 // TestExportTask: the stored tiles of a seeded layer are exported by
@@ -451,7 +451,7 @@ func TestExportWorkerKilledResumes(t *testing.T) {
 		t.Errorf("the taken-over export's archive (%d bytes) differs from an uninterrupted one's (%d bytes)", len(got), len(want))
 	}
 	var staged int
-	backends.Tiles.List(t.Context(), fmt.Sprintf("%s_tilecache/exports/demo:world/%d.stage/", prefix, ans.Task), func(tilestore.Object) error {
+	backends.Tiles.List(t.Context(), fmt.Sprintf("%s_tilecache/export-stages/demo:world/%d/", prefix, ans.Task), func(tilestore.Object) error {
 		staged++
 		return nil
 	})

@@ -44,11 +44,16 @@ func ExportKey(keyPrefix, layerID string, id int64, kind string) string {
 	return withPrefix(keyPrefix, exportDir+layerID+"/"+strconv.FormatInt(id, 10)+"."+kind)
 }
 
+// exportStageDir is where exports stage their chunks: apart from the
+// archives, so that a bucket's lifecycle rule can drop what a killed or
+// abandoned export left.
+const exportStageDir = layer.ReservedID + "/export-stages/"
+
 // exportStageKey is the key of the staged chunk of export task id that
 // starts at metatile from: the tiles of its metatiles as the archive
 // holds them, kept until the archive is written.
 func exportStageKey(keyPrefix, layerID string, id, from int64) string {
-	return withPrefix(keyPrefix, fmt.Sprintf("%s%s/%d.stage/%012d", exportDir, layerID, id, from))
+	return withPrefix(keyPrefix, fmt.Sprintf("%s%s/%d/%012d", exportStageDir, layerID, id, from))
 }
 
 func withPrefix(keyPrefix, key string) string {
