@@ -7,14 +7,22 @@ package app_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paulmach/orb/encoding/mvt"
+	"github.com/paulmach/orb/geojson"
+	"github.com/paulmach/orb/maptile"
 
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
@@ -458,4 +466,116 @@ func TestExportWorkerKilledResumes(t *testing.T) {
 	if staged != 0 {
 		t.Errorf("%d staged chunks left", staged)
 	}
+}
+
+// TestExportVectorTask: a vector layer (Mapbox vector tiles from an xyz
+// source, some sent gzip-compressed, some not) is exported by the
+// workers to PMTiles and MBTiles: every tile gzip-compressed, its
+// content the stored tile's, vector_layers in the metadata from the
+// tile set's TileJSON; GDAL's MBTiles driver reads the features. A
+// GeoPackage of vector tiles is refused.
+func TestExportVectorTask(t *testing.T) {
+	t.Parallel()
+	gdal := archivetest.RequireGDAL(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var z, x, y uint32
+		if _, err := fmt.Sscanf(r.URL.Path, "/%d/%d/%d.pbf", &z, &x, &y); err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		tl := maptile.New(x, y, maptile.Zoom(z))
+		fc := geojson.NewFeatureCollection()
+		f := geojson.NewFeature(tl.Bound().Center())
+		f.Properties["name"] = fmt.Sprintf("tile %d/%d/%d", z, x, y)
+		fc.Append(f)
+		layers := mvt.NewLayers(map[string]*geojson.FeatureCollection{"places": fc})
+		layers.ProjectToTile(tl)
+		marshal := mvt.Marshal
+		if x%2 == 0 {
+			marshal = mvt.MarshalGzipped
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		b, err := marshal(layers)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.mapbox-vector-tile")
+		w.Write(b)
+	}))
+	defer up.Close()
+	a := apptest.Start(t, apptest.Options{Layers: `
+layers:
+  - name: vec:places
+    gridSubsets: [{gridSet: EPSG:900913, zoomStop: 2}]
+    formats: [application/vnd.mapbox-vector-tile]
+    metatiling: [1, 1]
+    source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.pbf", format: application/vnd.mapbox-vector-tile, allowPrivateUpstream: true}
+`})
+	rows := seedReq(t, a, "vec:places", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`)
+	waitFinished(t, a, ids(rows), 60*time.Second)
+	prefix := "vec:places/EPSG:900913/mapbox-vectortile/default/"
+	testenv.Eventually(t, 10*time.Second, "the TileJSON to list the vector layers", func() bool {
+		tj, _, ok := a.Get(t, prefix+"tilejson.json")
+		return ok && bytes.Contains(tj, []byte(`"places"`))
+	})
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, kind := range []string{"pmtiles", "mbtiles"} {
+		ans := exportReq(t, a, "vec:places", `{"exportRequest":{"zoomStart":0,"zoomStop":2,"archive":"`+kind+`"}}`)
+		if tk := waitExport(t, a, ans.Task, 30*time.Second); tk.Status != task.Done || tk.Done != 21 {
+			t.Fatalf("%s: %+v", kind, tk)
+		}
+		data := archiveBytes(t, a, ans.Key)
+		rd, path := openArchive(t, kind, data, dir)
+		if p, ok := rd.(*pmtiles.Reader); ok && p.Header().TileCompression != pmtiles.Gzip {
+			t.Errorf("PMTiles tile compression %d, want gzip", p.Header().TileCompression)
+		}
+		n := 0
+		err := rd.Tiles(ctx, func(z int, x, y int64, data []byte) error {
+			n++
+			if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+				return fmt.Errorf("tile %d/%d/%d is not gzip-compressed", z, x, y)
+			}
+			stored, _, _ := a.Get(t, fmt.Sprintf("%s%d/%d/%d.pbf", prefix, z, x, int64(1)<<z-1-y))
+			if !bytes.Equal(gunzipped(t, data), gunzipped(t, stored)) {
+				return fmt.Errorf("tile %d/%d/%d differs from the stored one", z, x, y)
+			}
+			return nil
+		})
+		if err != nil || n != 21 {
+			t.Errorf("%s: %d tiles read back, want 21: %v", kind, n, err)
+		}
+		md, err := rd.Metadata(ctx)
+		if err != nil || md.Format != "pbf" || !bytes.Contains(md.VectorLayers, []byte(`"places"`)) {
+			t.Errorf("%s metadata: %+v, %v", kind, md, err)
+		}
+		if kind == "mbtiles" {
+			out := string(gdal.Run(t, gdal.OGRInfo, "-ro", "-al", "-q", path))
+			if !strings.Contains(out, "Layer name: places") || !strings.Contains(out, "tile 2/3/1") {
+				t.Errorf("ogrinfo of the exported MBTiles:\n%.2000s", out)
+			}
+		}
+	}
+	res := a.Do(t, "POST", "/rest/export/vec:places.json", `{"exportRequest":{"zoomStart":0,"zoomStop":2,"archive":"gpkg"}}`)
+	if res.Status != 400 || !strings.Contains(res.Body, "GeoPackage") {
+		t.Errorf("a GeoPackage of vector tiles: got %d %q, want 400 naming GeoPackage", res.Status, res.Body)
+	}
+}
+
+// gunzipped returns b decompressed when it is gzip, else b.
+func gunzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return b
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
