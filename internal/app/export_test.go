@@ -284,6 +284,12 @@ func TestExportRefusals(t *testing.T) {
 	if res := a.DoAuth(t, apptest.OperatorUser, apptest.Password, "POST", "/rest/export/demo:world.json", body, "Content-Type", "application/json"); res.Status != 200 {
 		t.Errorf("an operator's export: got %d %q, want 200", res.Status, res.Body)
 	}
+	// As XML, answered in XML.
+	res := a.Do(t, "POST", "/rest/export/demo:world.xml", `<exportRequest><gridSetId>EPSG:900913</gridSetId><zoomStart>0</zoomStart><zoomStop>0</zoomStop><archive>mbtiles</archive></exportRequest>`)
+	if res.Status != 200 || !strings.Contains(res.Body, "<exportTask>") || !strings.Contains(res.Body, "<archive>mbtiles</archive>") ||
+		!strings.Contains(res.Body, "<key>"+a.Prefix+"_tilecache/exports/demo:world/") {
+		t.Errorf("an XML export request: got %d %q", res.Status, res.Body)
+	}
 }
 
 // seedWorld seeds demo:world's EPSG:900913 PNG tiles of levels 0..z and
