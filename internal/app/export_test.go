@@ -173,6 +173,10 @@ func TestExportTask(t *testing.T) {
 			t.Errorf("%s: staged chunks left: %v", kind, left)
 		}
 		data := archiveBytes(t, a, ans.Key)
+		// Private: not among the objects served.
+		if res := a.DoAuth(t, "", "", "GET", "/"+strings.TrimPrefix(ans.Key, a.Prefix), ""); res.Status != 404 {
+			t.Errorf("%s: GET of the archive's key answered %d, want 404", kind, res.Status)
+		}
 		rd, path := openArchive(t, kind, data, dir)
 		if n := checkArchiveTiles(t, a, rd, prefix, 0, 3); n != 85 {
 			t.Errorf("%s: %d tiles in the archive, want 85", kind, n)
@@ -362,6 +366,11 @@ func TestExportResumesAfterRestart(t *testing.T) {
 		a.Stop()
 		t.Logf("%s: stopped at metatile %d of %d", kind, mid.Cursor, mid.End)
 		a = apptest.Start(t, opts)
+		// The lane is taken over once its lease lapses: it cannot have
+		// ended yet, unless it ended before the stop.
+		if tk, err := a.Local.Tasks.Get(t.Context(), ans.Task); err != nil || tk.Status != task.Running || tk.Cursor >= tk.End {
+			t.Fatalf("%s: after the restart the export is %+v (%v), want it RUNNING short of its end", kind, tk, err)
+		}
 		tk := waitExport(t, a, ans.Task, 120*time.Second)
 		if tk.Status != task.Done || tk.Done != int64(tiles) || tk.Total != int64(tiles) {
 			t.Fatalf("%s: the export resumed after a restart: %+v, want DONE with %d of %d", kind, tk, tiles, tiles)
@@ -435,6 +444,9 @@ func TestExportWorkerKilledResumes(t *testing.T) {
 		return mid.Cursor > 0
 	})
 	pa.Kill()
+	if tk := finalTasks(t, backends.Tasks, []int64{ans.Task})[0]; tk.Status != task.Running || tk.Cursor >= tk.End {
+		t.Fatalf("the export ended before its worker was killed: %+v", tk)
+	}
 	t.Logf("worker killed at metatile %d of %d", mid.Cursor, mid.End)
 	pb := apptest.StartProcess(t, dir, nil)
 	read := func(key string) []byte {
@@ -533,6 +545,10 @@ layers:
 			t.Fatalf("%s: %+v", kind, tk)
 		}
 		data := archiveBytes(t, a, ans.Key)
+		// Private: not among the objects served.
+		if res := a.DoAuth(t, "", "", "GET", "/"+strings.TrimPrefix(ans.Key, a.Prefix), ""); res.Status != 404 {
+			t.Errorf("%s: GET of the archive's key answered %d, want 404", kind, res.Status)
+		}
 		rd, path := openArchive(t, kind, data, dir)
 		if p, ok := rd.(*pmtiles.Reader); ok && p.Header().TileCompression != pmtiles.Gzip {
 			t.Errorf("PMTiles tile compression %d, want gzip", p.Header().TileCompression)

@@ -76,7 +76,8 @@ func main() {
 	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
 	flag.StringVar(&b.checkpoint, "checkpoint", "", "TILECACHE_CHECKPOINT_INTERVAL of the seeding program (default: the program's)")
-	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate, reseed or seed-holes (a seed after one tile of every other metatile was deleted) of the same levels")
+	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate, reseed or seed-holes (a seed after one tile of every other metatile was deleted) of the same levels, "+
+		"or an export of them to PMTiles (export; beside a listing and GET of the same objects, 16 at a time)")
 	flag.StringVar(&b.bbox, "bbox", "", "bounds of the seed, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world), e.g. a corner of it so that deep levels stay small")
 	flag.StringVar(&b.thenBbox, "then-bbox", "", "bounds of -then, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
@@ -317,6 +318,9 @@ func (b bench) once() (result, error) {
 // followUp runs the -then request over the seeded levels and prints its
 // rate and its requests per 1,000 tiles (counted from its start).
 func (b bench) followUp(base, layerName string, l *app.Program, keyPrefix string) (float64, string, error) {
+	if b.then == "export" {
+		return b.exportFollowUp(base, layerName, l, keyPrefix)
+	}
 	typ := b.then
 	if b.then == "seed-holes" {
 		n, err := punchHoles(l, keyPrefix, layerName)
