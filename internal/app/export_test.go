@@ -601,3 +601,35 @@ func gunzipped(t testing.TB, b []byte) []byte {
 	}
 	return out
 }
+
+// TestExportLosingItsStagedTilesFails: an export whose staged chunks are
+// gone when it resumes (removed behind its back) cannot write its
+// archive: its task is ABORTED, the failure names what is missing, and
+// no archive is written.
+func TestExportLosingItsStagedTilesFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	opts := apptest.Options{DataDir: dir, StaleAfter: 2 * time.Second}
+	a := apptest.Start(t, opts)
+	seedWorld(t, a, 5)
+	ans := exportReq(t, a, "demo:world", exportBody("pmtiles", 5))
+	midway(t, a, ans.Task)
+	a.Stop()
+	a = apptest.Start(t, opts)
+	for _, k := range stagedKeys(t, a, "demo:world", ans.Task) {
+		if _, err := a.Local.Tiles.Delete(t.Context(), []string{a.Prefix + k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tk := waitExport(t, a, ans.Task, 60*time.Second)
+	if tk.Status != task.Aborted || tk.Killed {
+		t.Fatalf("the export without its staged tiles: %+v, want ABORTED (not killed)", tk)
+	}
+	res := a.Do(t, "GET", "/rest/failures.json", "")
+	if res.Status != 200 || !strings.Contains(res.Body, "staged tiles of metatiles from 0") {
+		t.Errorf("GET /rest/failures.json: %d %s, want the export's failure naming the missing staged tiles", res.Status, res.Body)
+	}
+	if _, _, found := a.Get(t, strings.TrimPrefix(ans.Key, a.Prefix)); found {
+		t.Errorf("the failed export wrote an archive")
+	}
+}

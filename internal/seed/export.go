@@ -134,6 +134,15 @@ func (w *Worker) runExport(ctx context.Context, t task.Task, job task.Job, owner
 			err = el.stopped(ctx, watch.last())
 			return
 		}
+		if apperr.Is(err, apperr.Invalid) {
+			// Nothing a redelivery would mend (a staged chunk gone, a
+			// grid set no tile matrix set describes): the export fails.
+			w.log.Error("export aborted", "task", t.ID, "layer", t.Layer, "err", err)
+			recordFailure(ctx, w.tasks, w.log, el.t, "the export cannot go on: "+err.Error())
+			el.removeStage(metatile.WriteContext(ctx))
+			err = w.pool.finish(ctx, el.t, task.Aborted)
+			return
+		}
 		if ctx.Err() == nil {
 			el.release(metatile.WriteContext(ctx))
 		}
