@@ -19,7 +19,7 @@
 #
 # The WMS comparison with MapCache and MapProxy is `make bench-peers`; render
 # on miss and tile hits are `make bench-miss`. Everything runs on 127.0.0.1
-# and is stopped at the end; about 8 minutes on 2 cores.
+# and is stopped at the end; about 12 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
