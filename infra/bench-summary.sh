@@ -24,6 +24,8 @@ metric() { { grep -E "^$2(-[0-9]+)?[[:space:]]" "$out/$1" || true; } | awk -v u=
 field() { { grep "^$2" "$out/$1" || true; } | { grep -o "$3 [0-9.]*" || true; } | awk '{print $NF}'; }
 # rate FILE PREFIX: the tiles/s in parentheses on the lines starting with PREFIX.
 rate() { { grep "^$2" "$out/$1" || true; } | sed -nE 's/.*\(([0-9]+) tiles\/s\).*/\1/p'; }
+# readrate FILE PREFIX: the objects/s in parentheses, "(N/s)", on the lines starting with PREFIX.
+readrate() { { grep "^$2" "$out/$1" || true; } | sed -nE 's/.*\(([0-9]+)\/s\).*/\1/p'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b==0) print "n/a"; else printf "%.2f", a/b}'; }
 # m NAME COMMAND...: the median of what COMMAND prints, one value a line.
 m() { local name="$1"; shift; local v; mapfile -t v < <("$@"); median "$name" "${v[@]}"; }
@@ -36,6 +38,8 @@ status=$(m StatusGET metric status.txt BenchmarkStatusGET req/s)
 bare=$(m BareHandler metric status.txt BenchmarkBareHandler req/s)
 seed=$(m "seed tiles/s" rate seed-reseed.txt 'run ')
 trunc=$(m "truncate tiles/s" rate seed8-truncate.txt 'then truncate')
+export=$(m "export tiles/s" rate seed8-truncate.txt 'then export')
+exportRead=$(m "export's list and GET objects/s" readrate seed8-truncate.txt 'then export')
 ddb=$(m "DynamoDB writes" field seed8-truncate.txt 'run ' 'DynamoDB writes')
 reseedS3=$(m "reseed S3 requests" field seed-reseed.txt 'then reseed' 'S3 requests')
 reseedPut=$(m "reseed PUT" field seed-reseed.txt 'then reseed' 'PUT')
@@ -60,6 +64,7 @@ bench: medians of $RUNS runs on one local AWS stack; ratio = ours / reference (t
   Store.Put objects/s     $put  vs raw PutObject objects/s $putraw   ratio $(ratio "$put" "$putraw")
   range truncate tiles/s  $trunc  vs raw RemoveObjects keys/s $delraw   ratio $(ratio "$trunc" "$delraw")   (target >= 0.8; z0-8, 21,909 positions)
   Store.Delete keys/s     $del  vs raw RemoveObjects keys/s $delraw   ratio $(ratio "$del" "$delraw")
+  export tiles/s          $export  vs list and GET objects/s $exportRead   ratio $(ratio "$export" "$exportRead")   (target >= 0.8; z0-8 to PMTiles)
   status GET req/s        $status  vs bare handler req/s $bare   ratio $(ratio "$status" "$bare")   (target >= 0.5)
   seed z0-7, S3 requests per 1,000 tiles: $seedS3   (target <= 1010: one PUT per tile)
   seed z0-7 over every other metatile missing one tile ($holesDeleted holes), S3 requests per 1,000 tiles: $holesS3, of which PUT $holesPut   (the holes alone are PUT)

@@ -7,6 +7,7 @@
 #
 #   seed (test pattern) tiles/s        vs  raw minio-go PutObject objects/s
 #   range truncate tiles/s             vs  raw minio-go RemoveObjects keys/s
+#   export to PMTiles tiles/s (z0-8)   vs  a listing and GET of the same objects
 #   tilecache Store.Put / Store.Delete vs  the same raw calls
 #   GET /rest/seed.json req/s          vs  a bare handler serving the same bytes
 #   S3 requests per tile of a seed, of a reseed of unchanged tiles (z0-7:
@@ -18,7 +19,7 @@
 #
 # The WMS comparison with MapCache and MapProxy is `make bench-peers`; render
 # on miss and tile hits are `make bench-miss`. Everything runs on 127.0.0.1
-# and is stopped at the end; about 8 minutes on 2 cores.
+# and is stopped at the end; about 12 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,8 +49,8 @@ echo "== seed z0-7 (21,845 tiles, 16 threads), then a reseed of it, every tile u
 echo "== seed z0-7 (21,845 tiles, 16 threads), then one tile of every other metatile deleted and a seed again ($RUNS runs)" >&2
 "$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 7 -threads 16 -runs "$RUNS" -then seed-holes | tee "$out/seed-holes.txt" >&2
 
-echo "== seed z0-8 (87,381 tiles, 16 threads), then a range truncate over half the world ($RUNS runs)" >&2
-"$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 8 -threads 16 -runs "$RUNS" -then truncate \
+echo "== seed z0-8 (87,381 tiles, 16 threads), an export of it to PMTiles beside a listing and GET of the same objects, then a range truncate over half the world ($RUNS runs)" >&2
+"$TILECACHE_DEVSTACK_DIR/seedbench" -backend aws -zoom 8 -threads 16 -runs "$RUNS" -export -then truncate \
   -then-bbox=-10000000,-10000000,10000000,10000000 | tee "$out/seed8-truncate.txt" >&2
 
 echo "== access logs: CloudFront parsing and page mapping against a plain bufio.Scanner, one core ($RUNS runs); 1 GiB streamed; DynamoDB writes" >&2

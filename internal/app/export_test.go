@@ -7,14 +7,22 @@ package app_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paulmach/orb/encoding/mvt"
+	"github.com/paulmach/orb/geojson"
+	"github.com/paulmach/orb/maptile"
 
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
@@ -129,7 +137,7 @@ func waitExport(t testing.TB, a *apptest.App, id int64, timeout time.Duration) t
 // stagedKeys lists what is staged of the export of task id of layer.
 func stagedKeys(t testing.TB, a *apptest.App, layerID string, id int64) []string {
 	t.Helper()
-	return a.Keys(t, fmt.Sprintf("_tilecache/exports/%s/%d.stage/", layerID, id))
+	return a.Keys(t, fmt.Sprintf("_tilecache/export-stages/%s/%d/", layerID, id))
 }
 
 // TestExportTask: the stored tiles of a seeded layer are exported by
@@ -165,6 +173,10 @@ func TestExportTask(t *testing.T) {
 			t.Errorf("%s: staged chunks left: %v", kind, left)
 		}
 		data := archiveBytes(t, a, ans.Key)
+		// Private: not among the objects served.
+		if res := a.DoAuth(t, "", "", "GET", "/"+strings.TrimPrefix(ans.Key, a.Prefix), ""); res.Status != 404 {
+			t.Errorf("%s: GET of the archive's key answered %d, want 404", kind, res.Status)
+		}
 		rd, path := openArchive(t, kind, data, dir)
 		if n := checkArchiveTiles(t, a, rd, prefix, 0, 3); n != 85 {
 			t.Errorf("%s: %d tiles in the archive, want 85", kind, n)
@@ -276,6 +288,12 @@ func TestExportRefusals(t *testing.T) {
 	if res := a.DoAuth(t, apptest.OperatorUser, apptest.Password, "POST", "/rest/export/demo:world.json", body, "Content-Type", "application/json"); res.Status != 200 {
 		t.Errorf("an operator's export: got %d %q, want 200", res.Status, res.Body)
 	}
+	// As XML, answered in XML.
+	res := a.Do(t, "POST", "/rest/export/demo:world.xml", `<exportRequest><gridSetId>EPSG:900913</gridSetId><zoomStart>0</zoomStart><zoomStop>0</zoomStop><archive>mbtiles</archive></exportRequest>`)
+	if res.Status != 200 || !strings.Contains(res.Body, "<exportTask>") || !strings.Contains(res.Body, "<archive>mbtiles</archive>") ||
+		!strings.Contains(res.Body, "<key>"+a.Prefix+"_tilecache/exports/demo:world/") {
+		t.Errorf("an XML export request: got %d %q", res.Status, res.Body)
+	}
 }
 
 // seedWorld seeds demo:world's EPSG:900913 PNG tiles of levels 0..z and
@@ -348,6 +366,11 @@ func TestExportResumesAfterRestart(t *testing.T) {
 		a.Stop()
 		t.Logf("%s: stopped at metatile %d of %d", kind, mid.Cursor, mid.End)
 		a = apptest.Start(t, opts)
+		// The lane is taken over once its lease lapses: it cannot have
+		// ended yet, unless it ended before the stop.
+		if tk, err := a.Local.Tasks.Get(t.Context(), ans.Task); err != nil || tk.Status != task.Running || tk.Cursor >= tk.End {
+			t.Fatalf("%s: after the restart the export is %+v (%v), want it RUNNING short of its end", kind, tk, err)
+		}
 		tk := waitExport(t, a, ans.Task, 120*time.Second)
 		if tk.Status != task.Done || tk.Done != int64(tiles) || tk.Total != int64(tiles) {
 			t.Fatalf("%s: the export resumed after a restart: %+v, want DONE with %d of %d", kind, tk, tiles, tiles)
@@ -421,6 +444,9 @@ func TestExportWorkerKilledResumes(t *testing.T) {
 		return mid.Cursor > 0
 	})
 	pa.Kill()
+	if tk := finalTasks(t, backends.Tasks, []int64{ans.Task})[0]; tk.Status != task.Running || tk.Cursor >= tk.End {
+		t.Fatalf("the export ended before its worker was killed: %+v", tk)
+	}
 	t.Logf("worker killed at metatile %d of %d", mid.Cursor, mid.End)
 	pb := apptest.StartProcess(t, dir, nil)
 	read := func(key string) []byte {
@@ -451,11 +477,159 @@ func TestExportWorkerKilledResumes(t *testing.T) {
 		t.Errorf("the taken-over export's archive (%d bytes) differs from an uninterrupted one's (%d bytes)", len(got), len(want))
 	}
 	var staged int
-	backends.Tiles.List(t.Context(), fmt.Sprintf("%s_tilecache/exports/demo:world/%d.stage/", prefix, ans.Task), func(tilestore.Object) error {
+	backends.Tiles.List(t.Context(), fmt.Sprintf("%s_tilecache/export-stages/demo:world/%d/", prefix, ans.Task), func(tilestore.Object) error {
 		staged++
 		return nil
 	})
 	if staged != 0 {
 		t.Errorf("%d staged chunks left", staged)
+	}
+}
+
+// TestExportVectorTask: a vector layer (Mapbox vector tiles from an xyz
+// source, some sent gzip-compressed, some not) is exported by the
+// workers to PMTiles and MBTiles: every tile gzip-compressed, its
+// content the stored tile's, vector_layers in the metadata from the
+// tile set's TileJSON; GDAL's MBTiles driver reads the features. A
+// GeoPackage of vector tiles is refused.
+func TestExportVectorTask(t *testing.T) {
+	t.Parallel()
+	gdal := archivetest.RequireGDAL(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var z, x, y uint32
+		if _, err := fmt.Sscanf(r.URL.Path, "/%d/%d/%d.pbf", &z, &x, &y); err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		tl := maptile.New(x, y, maptile.Zoom(z))
+		fc := geojson.NewFeatureCollection()
+		f := geojson.NewFeature(tl.Bound().Center())
+		f.Properties["name"] = fmt.Sprintf("tile %d/%d/%d", z, x, y)
+		fc.Append(f)
+		layers := mvt.NewLayers(map[string]*geojson.FeatureCollection{"places": fc})
+		layers.ProjectToTile(tl)
+		marshal := mvt.Marshal
+		if x%2 == 0 {
+			marshal = mvt.MarshalGzipped
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		b, err := marshal(layers)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.mapbox-vector-tile")
+		w.Write(b)
+	}))
+	defer up.Close()
+	a := apptest.Start(t, apptest.Options{Layers: `
+layers:
+  - name: vec:places
+    gridSubsets: [{gridSet: EPSG:900913, zoomStop: 2}]
+    formats: [application/vnd.mapbox-vector-tile]
+    metatiling: [1, 1]
+    source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.pbf", format: application/vnd.mapbox-vector-tile, allowPrivateUpstream: true}
+`})
+	rows := seedReq(t, a, "vec:places", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`)
+	waitFinished(t, a, ids(rows), 60*time.Second)
+	prefix := "vec:places/EPSG:900913/mapbox-vectortile/default/"
+	testenv.Eventually(t, 10*time.Second, "the TileJSON to list the vector layers", func() bool {
+		tj, _, ok := a.Get(t, prefix+"tilejson.json")
+		return ok && bytes.Contains(tj, []byte(`"places"`))
+	})
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, kind := range []string{"pmtiles", "mbtiles"} {
+		ans := exportReq(t, a, "vec:places", `{"exportRequest":{"zoomStart":0,"zoomStop":2,"archive":"`+kind+`"}}`)
+		if tk := waitExport(t, a, ans.Task, 30*time.Second); tk.Status != task.Done || tk.Done != 21 {
+			t.Fatalf("%s: %+v", kind, tk)
+		}
+		data := archiveBytes(t, a, ans.Key)
+		// Private: not among the objects served.
+		if res := a.DoAuth(t, "", "", "GET", "/"+strings.TrimPrefix(ans.Key, a.Prefix), ""); res.Status != 404 {
+			t.Errorf("%s: GET of the archive's key answered %d, want 404", kind, res.Status)
+		}
+		rd, path := openArchive(t, kind, data, dir)
+		if p, ok := rd.(*pmtiles.Reader); ok && p.Header().TileCompression != pmtiles.Gzip {
+			t.Errorf("PMTiles tile compression %d, want gzip", p.Header().TileCompression)
+		}
+		n := 0
+		err := rd.Tiles(ctx, func(z int, x, y int64, data []byte) error {
+			n++
+			if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+				return fmt.Errorf("tile %d/%d/%d is not gzip-compressed", z, x, y)
+			}
+			stored, _, _ := a.Get(t, fmt.Sprintf("%s%d/%d/%d.pbf", prefix, z, x, int64(1)<<z-1-y))
+			if !bytes.Equal(gunzipped(t, data), gunzipped(t, stored)) {
+				return fmt.Errorf("tile %d/%d/%d differs from the stored one", z, x, y)
+			}
+			return nil
+		})
+		if err != nil || n != 21 {
+			t.Errorf("%s: %d tiles read back, want 21: %v", kind, n, err)
+		}
+		md, err := rd.Metadata(ctx)
+		if err != nil || md.Format != "pbf" || !bytes.Contains(md.VectorLayers, []byte(`"places"`)) {
+			t.Errorf("%s metadata: %+v, %v", kind, md, err)
+		}
+		if kind == "mbtiles" {
+			out := string(gdal.Run(t, gdal.OGRInfo, "-ro", "-al", "-q", path))
+			if !strings.Contains(out, "Layer name: places") || !strings.Contains(out, "tile 2/3/1") {
+				t.Errorf("ogrinfo of the exported MBTiles:\n%.2000s", out)
+			}
+		}
+	}
+	res := a.Do(t, "POST", "/rest/export/vec:places.json", `{"exportRequest":{"zoomStart":0,"zoomStop":2,"archive":"gpkg"}}`)
+	if res.Status != 400 || !strings.Contains(res.Body, "GeoPackage") {
+		t.Errorf("a GeoPackage of vector tiles: got %d %q, want 400 naming GeoPackage", res.Status, res.Body)
+	}
+}
+
+// gunzipped returns b decompressed when it is gzip, else b.
+func gunzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return b
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestExportLosingItsStagedTilesFails: an export whose staged chunks are
+// gone when it resumes (removed behind its back) cannot write its
+// archive: its task is ABORTED, the failure names what is missing, and
+// no archive is written.
+func TestExportLosingItsStagedTilesFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	opts := apptest.Options{DataDir: dir, StaleAfter: 2 * time.Second}
+	a := apptest.Start(t, opts)
+	seedWorld(t, a, 5)
+	ans := exportReq(t, a, "demo:world", exportBody("pmtiles", 5))
+	midway(t, a, ans.Task)
+	a.Stop()
+	a = apptest.Start(t, opts)
+	for _, k := range stagedKeys(t, a, "demo:world", ans.Task) {
+		if _, err := a.Local.Tiles.Delete(t.Context(), []string{a.Prefix + k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tk := waitExport(t, a, ans.Task, 60*time.Second)
+	if tk.Status != task.Aborted || tk.Killed {
+		t.Fatalf("the export without its staged tiles: %+v, want ABORTED (not killed)", tk)
+	}
+	res := a.Do(t, "GET", "/rest/failures.json", "")
+	if res.Status != 200 || !strings.Contains(res.Body, "staged tiles of metatiles from 0") {
+		t.Errorf("GET /rest/failures.json: %d %s, want the export's failure naming the missing staged tiles", res.Status, res.Body)
+	}
+	if _, _, found := a.Get(t, strings.TrimPrefix(ans.Key, a.Prefix)); found {
+		t.Errorf("the failed export wrote an archive")
 	}
 }

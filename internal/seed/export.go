@@ -56,11 +56,16 @@ func exportKeyOf(keyPrefix, layerID string, job task.Job, id int64) string {
 	return withPrefix(keyPrefix, tilestore.ArchiveKey(layerID, r.GridSetID, formatID, r.ParametersID))
 }
 
+// exportStageDir is where exports stage their chunks: apart from the
+// archives, so that a bucket's lifecycle rule can drop what a killed or
+// abandoned export left.
+const exportStageDir = layer.ReservedID + "/export-stages/"
+
 // exportStageKey is the key of the staged chunk of export task id that
 // starts at metatile from: the tiles of its metatiles as the archive
 // holds them, kept until the archive is written.
 func exportStageKey(keyPrefix, layerID string, id, from int64) string {
-	return withPrefix(keyPrefix, fmt.Sprintf("%s%s/%d.stage/%012d", exportDir, layerID, id, from))
+	return withPrefix(keyPrefix, fmt.Sprintf("%s%s/%d/%012d", exportStageDir, layerID, id, from))
 }
 
 func withPrefix(keyPrefix, key string) string {
@@ -139,6 +144,15 @@ func (w *Worker) runExport(ctx context.Context, t task.Task, job task.Job, owner
 		}
 		if c := context.Cause(lctx); errors.Is(c, errLaneKilled) || errors.Is(c, errLeaseLost) {
 			err = el.stopped(ctx, watch.last())
+			return
+		}
+		if apperr.Is(err, apperr.Invalid) {
+			// Nothing a redelivery would mend (a staged chunk gone, a
+			// grid set no tile matrix set describes): the export fails.
+			w.log.Error("export aborted", "task", t.ID, "layer", t.Layer, "err", err)
+			recordFailure(ctx, w.tasks, w.log, el.t, "the export cannot go on: "+err.Error())
+			el.removeStage(metatile.WriteContext(ctx))
+			err = w.pool.finish(ctx, el.t, task.Aborted)
 			return
 		}
 		if ctx.Err() == nil {

@@ -9,7 +9,6 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/archive/export"
-	"tilecache/internal/auth"
 	"tilecache/internal/grid"
 	"tilecache/internal/gwc"
 	"tilecache/internal/task"
@@ -84,9 +83,7 @@ func (c *Control) SubmitExport(ctx context.Context, r gwc.ExportRequest) (task.T
 			return task.Task{}, "", err
 		}
 	}
-	if pr, ok := auth.PrincipalOf(ctx); ok {
-		p.Job.SubmittedBy = pr.String()
-	}
+	p.Job.SubmittedBy = submitterOf(ctx)
 	job, tasks, err := c.tasks.Create(ctx, p.Job, p.Lanes, time.Now())
 	if err != nil {
 		return task.Task{}, "", fmt.Errorf("record export of layer %s: %w", p.Job.Layer, err)

@@ -11,7 +11,6 @@ import (
 
 	"tilecache/internal/apperr"
 	"tilecache/internal/archive/rangeread"
-	"tilecache/internal/auth"
 	"tilecache/internal/grid"
 	"tilecache/internal/layer"
 	"tilecache/internal/metatile"
@@ -131,10 +130,7 @@ func (c *Control) SubmitImport(ctx context.Context, r ImportRequest) ([]task.Tas
 	if doc, ok := layers.Document(l.Name); ok && l.Version != "" && len(doc) <= MaxRecordedDefinition {
 		rng.Definition = string(doc)
 	}
-	h := task.Header{Layer: l.Name, Metatiles: n, Tiles: n, Lanes: 1}
-	if pr, ok := auth.PrincipalOf(ctx); ok {
-		h.SubmittedBy = pr.String()
-	}
+	h := task.Header{Layer: l.Name, Metatiles: n, Tiles: n, Lanes: 1, SubmittedBy: submitterOf(ctx)}
 	job := task.NewImport(h, rng, task.ImportSource{Archive: r.Archive, Kind: arc.Kind, Version: arc.Version})
 	if len(params) > 0 {
 		if err := c.writeParameters(ctx, l, job); err != nil {

@@ -58,6 +58,7 @@ type bench struct {
 	checkpoint          string // TILECACHE_CHECKPOINT_INTERVAL, "" for the default
 	then                string // "", "truncate", "reseed" or "seed-holes": a second request over the seeded bounds, measured alone
 	thenBbox            string // its bounds (EPSG:900913 metres), or the whole world
+	export              bool   // after the seed (before -then), an export of it to PMTiles beside a listing and GET of the same objects
 	bbox                string // the seed's bounds (EPSG:900913 metres), or the whole world
 }
 
@@ -76,8 +77,10 @@ func main() {
 	flag.IntVar(&b.storePID, "store-pid", 0, "count the CPU of this process as the object store's")
 	flag.StringVar(&b.measure, "measure", "both", "with -wms: both (the seed and the upstream alone), seed or upstream")
 	flag.StringVar(&b.checkpoint, "checkpoint", "", "TILECACHE_CHECKPOINT_INTERVAL of the seeding program (default: the program's)")
-	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate, reseed or seed-holes (a seed after one tile of every other metatile was deleted) of the same levels")
+	flag.StringVar(&b.then, "then", "", "after the seed, run and measure a truncate, reseed or seed-holes (a seed after one tile of every other metatile was deleted) of the same levels, "+
+		"or an export of them to PMTiles (export; beside a listing and GET of the same objects, 16 at a time)")
 	flag.StringVar(&b.bbox, "bbox", "", "bounds of the seed, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world), e.g. a corner of it so that deep levels stay small")
+	flag.BoolVar(&b.export, "export", false, "after the seed (before -then), measure an export of the seeded levels to PMTiles beside a listing and GET of the same objects, 16 at a time")
 	flag.StringVar(&b.thenBbox, "then-bbox", "", "bounds of -then, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
@@ -304,6 +307,11 @@ func (b bench) once() (result, error) {
 	if err != nil {
 		return result{}, fmt.Errorf("list the seeded tiles: %w", err)
 	}
+	if b.export {
+		if _, _, err := b.exportFollowUp(srv.URL, layerName, l, env["TILECACHE_KEY_PREFIX"]); err != nil {
+			return result{}, err
+		}
+	}
 	if b.then != "" {
 		if r.thenRate, r.thenCosts, err = b.followUp(srv.URL, layerName, l, env["TILECACHE_KEY_PREFIX"]); err != nil {
 			return result{}, err
@@ -317,6 +325,9 @@ func (b bench) once() (result, error) {
 // followUp runs the -then request over the seeded levels and prints its
 // rate and its requests per 1,000 tiles (counted from its start).
 func (b bench) followUp(base, layerName string, l *app.Program, keyPrefix string) (float64, string, error) {
+	if b.then == "export" {
+		return b.exportFollowUp(base, layerName, l, keyPrefix)
+	}
 	typ := b.then
 	if b.then == "seed-holes" {
 		n, err := punchHoles(l, keyPrefix, layerName)

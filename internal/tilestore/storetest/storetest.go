@@ -68,6 +68,7 @@ func Run(t *testing.T, newStore func(t *testing.T) tilestore.Store, opts ...Opti
 		{"ListAfter", testListAfter},
 		{"ContextCanceled", testContextCanceled},
 		{"ConcurrentPutGet", testConcurrentPutGet},
+		{"Upload", testUpload},
 		{"Checksum", func(t *testing.T, newStore func(t *testing.T) tilestore.Store) { testChecksum(t, newStore, md5Known) }},
 	}
 	for _, tt := range tests {
