@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"tilecache/internal/app"
+	"tilecache/internal/bench/benchenv"
 	"tilecache/internal/tilestore"
 )
 
@@ -51,6 +54,7 @@ func (b bench) exportFollowUp(base, layerName string, l *app.Program, keyPrefix 
 		format = b.format
 	}
 	body := fmt.Sprintf(`{"exportRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":%q,"archive":"pmtiles"}}`, b.zoom, format)
+	resetPeakRSS()
 	start = time.Now()
 	req, err := http.NewRequest(http.MethodPost, base+"/rest/export/"+layerName+".json", strings.NewReader(body))
 	if err != nil {
@@ -98,7 +102,16 @@ func (b bench) exportFollowUp(base, layerName string, l *app.Program, keyPrefix 
 	}
 	total := ans.Status[1]
 	rate := float64(total) / wall.Seconds()
-	fmt.Printf("then export: %d tiles to a PMTiles of %d bytes in %v (%.0f tiles/s); list and GET of the same %d objects in %v (%.0f/s): %.2fx\n",
-		total, obj.Size, wall.Round(time.Millisecond), rate, read.Load(), readWall.Round(time.Millisecond), readRate, rate/readRate)
+	fmt.Printf("then export: %d tiles to a PMTiles of %d bytes in %v (%.0f tiles/s), peak RSS %.0f MiB; list and GET of the same %d objects in %v (%.0f/s): %.2fx\n",
+		total, obj.Size, wall.Round(time.Millisecond), rate, benchenv.StatusMiB("VmHWM"), read.Load(), readWall.Round(time.Millisecond), readRate, rate/readRate)
 	return rate, fmt.Sprintf(", %.2fx the list and GET rate", rate/readRate), nil
+}
+
+// resetPeakRSS returns what the heap holds no more to the system and
+// makes the process's peak RSS (VmHWM) its current RSS (Linux: clear_refs
+// 5), so that a later reading is the peak of what ran since: the
+// export's, not the seed's before it.
+func resetPeakRSS() {
+	debug.FreeOSMemory()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
