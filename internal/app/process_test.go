@@ -319,8 +319,11 @@ func TestMinIORestartMidSeedLosesNothing(t *testing.T) {
 		}
 		return true
 	})
+	failed := len(logEvents(p, "tile write failed, trying again"))
 	m.stop()
-	time.Sleep(1500 * time.Millisecond) // lanes fail against the stopped store
+	testenv.Eventually(t, 30*time.Second, "a tile write to fail against the stopped store", func() bool {
+		return len(logEvents(p, "tile write failed, trying again")) > failed
+	})
 	m.start(t)
 	testenv.Eventually(t, 90*time.Second, "the request to finish after the restart", func() bool {
 		for _, r := range listRows(t, p.App(), "/rest/seed.json") {
