@@ -47,7 +47,9 @@ export function init(section) {
     graticule: el('input', { type: 'checkbox', id: 'graticule' }),
     zoomStart: el('input', { type: 'number', min: 0, value: 0, required: true }),
     zoomStop: el('input', { type: 'number', min: 0, value: 3, required: true }),
-    type: select([['seed', 'seed'], ['reseed', 'reseed'], ['truncate', 'truncate']]),
+    type: select([['seed', 'seed'], ['reseed', 'reseed'], ['truncate', 'truncate'],
+      ['export:pmtiles', 'export to PMTiles'], ['export:mbtiles', 'export to MBTiles'], ['export:gpkg', 'export to GeoPackage'],
+      ['publish:pmtiles', 'publish as the tile set\'s PMTiles']]),
     threads: el('input', { type: 'number', min: 1, max: 128, value: 2 }),
     bounds: ['minx', 'miny', 'maxx', 'maxy'].map(() => el('input', { type: 'number', step: 'any' })),
     geomFile: el('input', { type: 'file', accept: '.json,.geojson,.wkt,.txt,.kml' }),
@@ -538,7 +540,10 @@ function intOr(input) { return input.value === '' ? undefined : Number(input.val
 // request returns the request the form describes:
 // {json: {seedRequest}} or {list: {query, blob, gzip}}, or {error}.
 export function request() {
-  const r = { gridSetId: f.gridSet.value, zoomStart: intOr(f.zoomStart), zoomStop: intOr(f.zoomStop), type: f.type.value, threadCount: intOr(f.threads) };
+  // An export ("export:pmtiles", …, or "publish:pmtiles", the tile set's
+  // served archive) is estimated as the seed of its tiles.
+  const [kind, archive] = /^(export|publish):/.test(f.type.value) ? f.type.value.split(':') : ['', ''];
+  const r = { gridSetId: f.gridSet.value, zoomStart: intOr(f.zoomStart), zoomStop: intOr(f.zoomStop), type: archive ? 'seed' : f.type.value, threadCount: intOr(f.threads) };
   if (f.format.value) r.format = f.format.value;
   const params = paramValues().map((kv) => ({ string: kv }));
   if (params.length) r.parameters = { entry: params };
@@ -572,6 +577,7 @@ export function request() {
       if (upload.shown?.grid === g.name) extent = upload.shown.extent;
       break;
     case 'list': {
+      if (archive) return { error: 'An export takes the layer\'s coverage, a box or a polygon, not a tile list.' };
       if (!tileList) return { error: 'Choose a tile list file.' };
       if (params.length) return { error: 'A tile list request seeds the default parameters only: set every parameter to its default.' };
       const refusal = checkArea({ extent: null, zoomStart: r.zoomStart, zoomStop: r.zoomStop, g, levels: subsetOf(f.layer.value, g).levels });
@@ -588,7 +594,17 @@ export function request() {
   }
   const refusal = checkArea({ extent, zoomStart: r.zoomStart, zoomStop: r.zoomStop, g, levels: subsetOf(f.layer.value, g).levels });
   if (refusal) return { error: refusal, refused: true };
-  return { json: { seedRequest: r } };
+  return { json: { seedRequest: r }, archive, publish: kind === 'publish' };
+}
+
+// exportRequest is the export request of the form's seed request r
+// (an export reads what is stored, in one lane: no type, no threads).
+function exportRequest(r, archive, publish) {
+  const out = { ...r, archive };
+  if (publish) out.publish = true;
+  delete out.type;
+  delete out.threadCount;
+  return { exportRequest: out };
 }
 
 async function send(kind, req) {
@@ -650,6 +666,28 @@ async function submit(ev) {
   if (req.error) { say(req.error, true); return; }
   f.submit.disabled = true;
   try {
+    if (req.archive) {
+      const layer = f.layer.value;
+      const body = JSON.stringify(exportRequest(req.json.seedRequest, req.archive, req.publish));
+      const ans = JSON.parse((await call('POST', `export/${enc(layer)}.json`, { body, type: 'application/json' })).text);
+      remember(layer, [ans.status]);
+      kick(layer);
+      seedState.lastExport = ans;
+      location.hash = '#tasks';
+      const s = document.getElementById('status');
+      s.className = '';
+      if (req.publish) {
+        replace(s, `Export task ${ans.task} of ${layer}: once it is done, the CDN serves the tile set's PMTiles at ${ans.key}, `,
+          'and index.json and the TileJSON name it.');
+        return;
+      }
+      // The browser sends its credentials with the link (same origin);
+      // on S3 the answer is a redirect to a link of the bucket's.
+      const href = new URL(`../rest/export/${enc(layer)}.json?archive=${ans.task}.${ans.archive}`, location.href).href;
+      replace(s, `Export task ${ans.task} of ${layer}: once it is done, `,
+        el('a', { id: 'export-download', href, download: '', text: `download the ${ans.archive} archive` }), '.');
+      return;
+    }
     const ans = await send('seed', req);
     const rows = ans['long-array-array'] || [];
     remember(f.layer.value, rows);
