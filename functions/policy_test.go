@@ -217,6 +217,9 @@ func checkRecordedCalls(t *testing.T, tp *template, fn string, r lambdatest.Reso
 	}
 	for i, s := range stmts {
 		for _, a := range s.actions {
+			if _, ok := failurePathOnly[a]; ok {
+				continue
+			}
 			if !slices.ContainsFunc(slices.Collect(maps.Keys(used[i])), func(act string) bool {
 				return globMatch(strings.ToLower(a), strings.ToLower(act))
 			}) {
@@ -224,6 +227,13 @@ func checkRecordedCalls(t *testing.T, tp *template, fn string, r lambdatest.Reso
 			}
 		}
 	}
+}
+
+// failurePathOnly lists the actions a role needs only when something
+// fails, which the recorded runs (where everything succeeds) never make,
+// each with the failure; the least-privilege check passes over them.
+var failurePathOnly = map[string]string{
+	"s3:AbortMultipartUpload": "an export's upload in parts that fails is aborted (minio-go); the runs' uploads succeed",
 }
 
 // itemsByLeadingKey lists the distinct DynamoDB calls' actions with their
