@@ -280,6 +280,12 @@ func TestExportRefusals(t *testing.T) {
 	if rows := listRows(t, a, "/rest/seed.json"); len(rows) != 0 {
 		t.Errorf("refused exports recorded tasks: %v", rows)
 	}
+	// A body a page on another site could post (text/plain) is refused,
+	// naming what the request is.
+	if res := a.Do(t, "POST", "/rest/export/demo:world.json", `{"exportRequest":{}}`, "Content-Type", "text/plain"); res.Status != 415 ||
+		!strings.Contains(res.Body, "an export request here must be sent as application/json") {
+		t.Errorf("an export sent as text/plain: got %d %q, want 415 naming an export request", res.Status, res.Body)
+	}
 	// A viewer may not export; an operator may.
 	body := `{"exportRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":0,"archive":"pmtiles"}}`
 	if res := a.DoAuth(t, apptest.ViewerUser, apptest.Password, "POST", "/rest/export/demo:world.json", body, "Content-Type", "application/json"); res.Status != 403 {

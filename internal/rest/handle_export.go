@@ -52,7 +52,7 @@ func (ts tasksResource) export(name string, f format) handlerFunc {
 		if !ok {
 			return apperr.New(apperr.NotFound, "Not found: exports are not served here")
 		}
-		if err := seedMediaType(r, f); err != nil {
+		if err := requestMediaType(r, f, "an export request"); err != nil {
 			return err
 		}
 		body, err := readBody(w, r)

@@ -103,7 +103,11 @@ func readSeedRequest(w http.ResponseWriter, r *http.Request, name string, f form
 // text/plain body is what a page on another site can make a browser post
 // with the credentials it holds, so only the types such a page cannot send
 // without the server's consent (CORS) are taken.
-func seedMediaType(r *http.Request, f format) error {
+func seedMediaType(r *http.Request, f format) error { return requestMediaType(r, f, "a seed request") }
+
+// requestMediaType is seedMediaType for a request body named what ("an
+// export request").
+func requestMediaType(r *http.Request, f format, what string) error {
 	mt := mediaType(r.Header.Get("Content-Type"))
 	want := "application/json"
 	ok := mt == want
@@ -117,7 +121,7 @@ func seedMediaType(r *http.Request, f format) error {
 	if mt == "" {
 		mt = "none"
 	}
-	return apperr.New(apperr.Unsupported, "Unsupported Content-Type %s: a seed request here must be sent as %s", apperr.Show(mt), want)
+	return apperr.New(apperr.Unsupported, "Unsupported Content-Type %s: %s here must be sent as %s", apperr.Show(mt), what, want)
 }
 
 // seed answers POST /rest/seed/{layer}.json|.xml: a seed request.
