@@ -414,7 +414,8 @@ func TestExportKilled(t *testing.T) {
 		testenv.Eventually(t, 10*time.Second, "the killed export's staged chunks to be removed", func() bool {
 			return len(stagedKeys(t, a, "demo:world", ans.Task)) == 0
 		})
-		time.Sleep(200 * time.Millisecond) // a worker that did not stop would write the archive now
+		// Once its lane has stopped, nothing can write the archive any more.
+		testenv.Eventually(t, 10*time.Second, "the killed export's lane to stop", func() bool { return !a.Local.Engine.Worker.Working(ans.Task) })
 		if _, _, found := a.Get(t, strings.TrimPrefix(ans.Key, a.Prefix)); found {
 			t.Errorf("%s: the killed export wrote its archive", form)
 		}
