@@ -309,7 +309,13 @@ func (r *Reader) Tile(ctx context.Context, z int, x, y int64) ([]byte, bool, err
 
 // Tiles calls fn for every tile, in the file's order.
 func (r *Reader) Tiles(ctx context.Context, fn func(z int, x, y int64, data []byte) error) error {
-	rows, err := r.db.QueryContext(ctx, "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles")
+	return r.each(ctx, fn, "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles")
+}
+
+// each calls fn for every row of query, whose columns are zoom_level,
+// tile_column, tile_row and tile_data, with rows counted from the top.
+func (r *Reader) each(ctx context.Context, fn func(z int, x, y int64, data []byte) error, query string, args ...any) error {
+	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("mbtiles: %w", err)
 	}

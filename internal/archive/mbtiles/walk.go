@@ -20,28 +20,6 @@ func (r *Reader) Count(ctx context.Context, minZ, maxZ int) (int64, error) {
 // walk resumed after skip tiles goes on where an earlier walk of the same
 // file stopped.
 func (r *Reader) Walk(ctx context.Context, minZ, maxZ int, skip int64, fn func(z int, x, y int64, data []byte) error) error {
-	rows, err := r.db.QueryContext(ctx, "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles WHERE zoom_level BETWEEN ? AND ? "+
+	return r.each(ctx, fn, "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles WHERE zoom_level BETWEEN ? AND ? "+
 		"ORDER BY zoom_level, tile_column, tile_row LIMIT -1 OFFSET ?", minZ, maxZ, max(skip, 0))
-	if err != nil {
-		return fmt.Errorf("mbtiles: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var z int
-		var x, row int64
-		var b []byte
-		if err := rows.Scan(&z, &x, &row, &b); err != nil {
-			return fmt.Errorf("mbtiles: %w", err)
-		}
-		if z < 0 || z > 31 {
-			return fmt.Errorf("mbtiles: a tile has zoom level %d", z)
-		}
-		if err := fn(z, x, tmsRow(z, row), b); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("mbtiles: %w", err)
-	}
-	return nil
 }
