@@ -43,7 +43,7 @@ func (s *Accounts) put(ctx context.Context, op string, a account.Account, cond s
 		return err
 	}
 	item := s.it.Key(pkAccount, a.Name)
-	item[aData] = str(string(data))
+	item[aData] = dynamo.Str(string(data))
 	e := dynamo.NewExpr()
 	ok, err := s.it.Put(ctx, op, fmt.Sprintf("write account %s", a.Name), &dynamodb.PutItemInput{
 		Item:                     item,
@@ -68,7 +68,7 @@ func (s *Accounts) Get(ctx context.Context, name string) (account.Account, error
 	if item == nil {
 		return account.Account{}, apperr.New(apperr.NotFound, "Account %s not found", apperr.Show(name))
 	}
-	data, _ := strAttr(item, aData)
+	data, _ := dynamo.StrAttr(item, aData)
 	return account.Unmarshal([]byte(data))
 }
 
@@ -78,12 +78,12 @@ func (s *Accounts) List(ctx context.Context) ([]account.Account, error) {
 	e := dynamo.NewExpr()
 	var l []account.Account
 	err := s.it.Query(ctx, "list accounts", &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(s.it.Partition(pkAccount)))),
+		KeyConditionExpression:    aws.String(e.N(dynamo.AttrPK) + " = " + e.V(dynamo.Str(s.it.Partition(pkAccount)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		ConsistentRead:            aws.Bool(true),
 	}, func(item dynamo.Item) (bool, error) {
-		data, _ := strAttr(item, aData)
+		data, _ := dynamo.StrAttr(item, aData)
 		a, err := account.Unmarshal([]byte(data))
 		if err != nil {
 			return false, err

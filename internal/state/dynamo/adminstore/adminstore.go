@@ -22,10 +22,7 @@
 package adminstore
 
 import (
-	"strconv"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tilecache/internal/state/dynamo"
 )
@@ -47,32 +44,3 @@ func (s *Store) Audit(retention time.Duration) *Audit { return &Audit{s.it, rete
 
 // aData is the attribute holding an account, a token or an audit record.
 const aData = "data"
-
-// str is a string attribute value.
-func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-
-// num is a number attribute value.
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-// numAttr reads number attribute name of item; ok is false when it is
-// missing or not an integer.
-func numAttr(item dynamo.Item, name string) (int64, bool) {
-	n, ok := item[name].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(n.Value, 10, 64)
-	return v, err == nil
-}
-
-// strAttr reads string attribute name of item; ok is false when it is
-// missing.
-func strAttr(item dynamo.Item, name string) (string, bool) {
-	v, ok := item[name].(*types.AttributeValueMemberS)
-	if !ok {
-		return "", false
-	}
-	return v.Value, true
-}

@@ -47,10 +47,10 @@ func (a *Audit) Append(ctx context.Context, r audit.Record) error {
 		return fmt.Errorf("encode audit record: %w", err)
 	}
 	item := a.it.Key(auditDay(r.At), r.ID)
-	item[aData] = str(string(data))
-	item[aAuditLayer] = str(r.Layer)
-	item[aAuditAccount] = str(r.Account)
-	item[dynamo.AttrExpires] = num(r.At.Add(a.retention).Unix())
+	item[aData] = dynamo.Str(string(data))
+	item[aAuditLayer] = dynamo.Str(r.Layer)
+	item[aAuditAccount] = dynamo.Str(r.Account)
+	item[dynamo.AttrExpires] = dynamo.Num(r.At.Add(a.retention).Unix())
 	e := dynamo.NewExpr()
 	what := "append audit record " + r.ID
 	ok, err := a.it.Put(ctx, "AppendAudit", what, &dynamodb.PutItemInput{
@@ -89,17 +89,17 @@ func (a *Audit) List(ctx context.Context, q audit.Query) (audit.Page, error) {
 	for day := start.UTC().Truncate(24 * time.Hour); !day.Before(from.UTC().Truncate(24 * time.Hour)); day = day.Add(-24 * time.Hour) {
 		e := dynamo.NewExpr()
 		in := &dynamodb.QueryInput{
-			KeyConditionExpression: aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(a.it.Partition(auditDay(day)))) + " AND " +
-				e.N(dynamo.AttrSK) + " BETWEEN " + e.V(str(floor)) + " AND " + e.V(str(hi))),
+			KeyConditionExpression: aws.String(e.N(dynamo.AttrPK) + " = " + e.V(dynamo.Str(a.it.Partition(auditDay(day)))) + " AND " +
+				e.N(dynamo.AttrSK) + " BETWEEN " + e.V(dynamo.Str(floor)) + " AND " + e.V(dynamo.Str(hi))),
 			ScanIndexForward: aws.Bool(false),
 			ConsistentRead:   aws.Bool(true),
 		}
 		var filter []string
 		if q.Layer != "" {
-			filter = append(filter, e.N(aAuditLayer)+" = "+e.V(str(q.Layer)))
+			filter = append(filter, e.N(aAuditLayer)+" = "+e.V(dynamo.Str(q.Layer)))
 		}
 		if q.Account != "" {
-			filter = append(filter, e.N(aAuditAccount)+" = "+e.V(str(q.Account)))
+			filter = append(filter, e.N(aAuditAccount)+" = "+e.V(dynamo.Str(q.Account)))
 		}
 		if len(filter) > 0 {
 			f := filter[0]
@@ -137,9 +137,9 @@ func (a *Audit) List(ctx context.Context, q audit.Query) (audit.Page, error) {
 
 func decodeAudit(item dynamo.Item) (audit.Record, error) {
 	var r audit.Record
-	data, _ := strAttr(item, aData)
+	data, _ := dynamo.StrAttr(item, aData)
 	if err := json.Unmarshal([]byte(data), &r); err != nil {
-		sk, _ := strAttr(item, dynamo.AttrSK)
+		sk, _ := dynamo.StrAttr(item, dynamo.AttrSK)
 		return r, fmt.Errorf("decode audit record %s: %w", sk, err)
 	}
 	return r, nil

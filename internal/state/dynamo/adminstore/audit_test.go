@@ -30,16 +30,16 @@ func TestAuditItem(t *testing.T) {
 	out, err := s.client.Query(t.Context(), &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(s.ns + "audit#2026-12-02")},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": dynamo.Str(s.ns + "audit#2026-12-02")},
 	})
 	if err != nil || len(out.Items) != 1 {
 		t.Fatalf("items of audit#2026-12-02: %v, %v; want the record", out, err)
 	}
 	item := out.Items[0]
-	exp, _ := numAttr(item, dynamo.AttrExpires)
-	sk, _ := strAttr(item, dynamo.AttrSK)
-	layer, _ := strAttr(item, aAuditLayer)
-	account, _ := strAttr(item, aAuditAccount)
+	exp, _ := dynamo.NumAttr(item, dynamo.AttrExpires)
+	sk, _ := dynamo.StrAttr(item, dynamo.AttrSK)
+	layer, _ := dynamo.StrAttr(item, aAuditLayer)
+	account, _ := dynamo.StrAttr(item, aAuditAccount)
 	if exp != at.Add(48*time.Hour).Unix() || layer != "a" || account != "alice" {
 		t.Errorf("item %s: expires %d, layer %q, account %q; want %d, a, alice", sk, exp, layer, account, at.Add(48*time.Hour).Unix())
 	}

@@ -42,8 +42,8 @@ func (s *Tokens) Create(ctx context.Context, t apitoken.Token) error {
 		return err
 	}
 	item := s.it.Key(pkToken, t.ID)
-	item[aData] = str(string(data))
-	item[dynamo.AttrExpires] = num(t.Expires.Add(tokenKeep).Unix())
+	item[aData] = dynamo.Str(string(data))
+	item[dynamo.AttrExpires] = dynamo.Num(t.Expires.Add(tokenKeep).Unix())
 	e := dynamo.NewExpr()
 	ok, err := s.it.Put(ctx, "CreateToken", fmt.Sprintf("create token %s", t.ID), &dynamodb.PutItemInput{
 		Item:                     item,
@@ -77,7 +77,7 @@ func (s *Tokens) List(ctx context.Context) ([]apitoken.Token, error) {
 	e := dynamo.NewExpr()
 	var l []apitoken.Token
 	err := s.it.Query(ctx, "list tokens", &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(s.it.Partition(pkToken)))),
+		KeyConditionExpression:    aws.String(e.N(dynamo.AttrPK) + " = " + e.V(dynamo.Str(s.it.Partition(pkToken)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		ConsistentRead:            aws.Bool(true),
@@ -107,7 +107,7 @@ func (s *Tokens) Revoke(ctx context.Context, id string, at time.Time) error {
 	e := dynamo.NewExpr()
 	ok, err := s.it.Update(ctx, "RevokeToken", fmt.Sprintf("revoke token %s", id), &dynamodb.UpdateItemInput{
 		Key:                       s.it.Key(pkToken, id),
-		UpdateExpression:          aws.String("SET " + e.N(aRevoked) + " = if_not_exists(" + e.N(aRevoked) + ", " + e.V(num(at.UnixNano())) + ")"),
+		UpdateExpression:          aws.String("SET " + e.N(aRevoked) + " = if_not_exists(" + e.N(aRevoked) + ", " + e.V(dynamo.Num(at.UnixNano())) + ")"),
 		ConditionExpression:       aws.String("attribute_exists(" + e.N(dynamo.AttrPK) + ")"),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
@@ -122,12 +122,12 @@ func (s *Tokens) Revoke(ctx context.Context, id string, at time.Time) error {
 }
 
 func decodeToken(item dynamo.Item) (apitoken.Token, error) {
-	data, _ := strAttr(item, aData)
+	data, _ := dynamo.StrAttr(item, aData)
 	t, err := apitoken.Unmarshal([]byte(data))
 	if err != nil {
 		return t, err
 	}
-	if n, ok := numAttr(item, aRevoked); ok {
+	if n, ok := dynamo.NumAttr(item, aRevoked); ok {
 		t.Revoked = time.Unix(0, n).UTC()
 	}
 	return t, nil

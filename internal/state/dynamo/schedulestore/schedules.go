@@ -76,22 +76,22 @@ func runValue(r schedule.Run) (types.AttributeValue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode run due %s: %w", r.Due, err)
 	}
-	return str(string(b)), nil
+	return dynamo.Str(string(b)), nil
 }
 
 // decodeSchedule decodes a schedule item.
 func decodeSchedule(item dynamo.Item) (schedule.Schedule, error) {
-	data, _ := strAttr(item, aSchedDef)
+	data, _ := dynamo.StrAttr(item, aSchedDef)
 	var d schedDef
 	if err := json.Unmarshal([]byte(data), &d); err != nil {
-		name, _ := strAttr(item, dynamo.AttrSK)
+		name, _ := dynamo.StrAttr(item, dynamo.AttrSK)
 		return schedule.Schedule{}, fmt.Errorf("schedule %q: %w: %w", name, schedule.ErrUnreadable, err)
 	}
-	next, _ := numAttr(item, aSchedNext)
+	next, _ := dynamo.NumAttr(item, aSchedNext)
 	sc := schedule.Schedule{Name: d.Name, Cron: d.Cron, Timezone: d.Timezone, Layer: d.Layer, Request: d.Request,
-		Created: d.Created.UTC(), Next: fromNanos(next)}
+		Created: d.Created.UTC(), Next: dynamo.FromNanos(next)}
 	for attr, dst := range map[string]**schedule.Run{aSchedLast: &sc.Last, aSchedStarted: &sc.LastStarted, aSchedFailed: &sc.LastFailed} {
-		v, ok := strAttr(item, attr)
+		v, ok := dynamo.StrAttr(item, attr)
 		if !ok {
 			continue
 		}
@@ -118,16 +118,16 @@ func (s *Schedules) CreateSchedule(ctx context.Context, sc schedule.Schedule) er
 		return fmt.Errorf("encode schedule %q: %w", sc.Name, err)
 	}
 	item := s.scheduleKey(sc.Name)
-	item[aSchedDef] = str(string(def))
-	item[aSchedNext] = num(nanos(sc.Next))
+	item[aSchedDef] = dynamo.Str(string(def))
+	item[aSchedNext] = dynamo.Num(dynamo.Nanos(sc.Next))
 	what := fmt.Sprintf("create schedule %q", sc.Name)
 	for counted := false; ; counted = true {
 		e := dynamo.NewExpr()
 		count := e.N(aSchedCount)
 		add := types.TransactWriteItem{Update: &types.Update{
 			Key:                                 s.it.MetaKey(skSchedules),
-			UpdateExpression:                    aws.String("ADD " + count + " " + e.V(num(1))),
-			ConditionExpression:                 aws.String("attribute_exists(" + count + ") AND " + count + " < " + e.V(num(schedule.MaxSchedules))),
+			UpdateExpression:                    aws.String("ADD " + count + " " + e.V(dynamo.Num(1))),
+			ConditionExpression:                 aws.String("attribute_exists(" + count + ") AND " + count + " < " + e.V(dynamo.Num(schedule.MaxSchedules))),
 			ExpressionAttributeNames:            e.Names(),
 			ExpressionAttributeValues:           e.Values(),
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -145,13 +145,13 @@ func (s *Schedules) CreateSchedule(ctx context.Context, sc schedule.Schedule) er
 		if reasons == nil {
 			return nil
 		}
-		if len(reasons) == 2 && code(reasons[1]) == "ConditionalCheckFailed" {
+		if len(reasons) == 2 && dynamo.ReasonCode(reasons[1]) == "ConditionalCheckFailed" {
 			return apperr.New(apperr.Conflict, "Schedule %s exists", apperr.Show(sc.Name))
 		}
-		if code(reasons[0]) != "ConditionalCheckFailed" {
-			return fmt.Errorf("%s: refused (%s)", what, reasonCodes(reasons))
+		if dynamo.ReasonCode(reasons[0]) != "ConditionalCheckFailed" {
+			return fmt.Errorf("%s: refused (%s)", what, dynamo.ReasonCodes(reasons))
 		}
-		if _, ok := numAttr(reasons[0].Item, aSchedCount); ok {
+		if _, ok := dynamo.NumAttr(reasons[0].Item, aSchedCount); ok {
 			return schedule.TooMany()
 		}
 		if counted {
@@ -186,7 +186,7 @@ func (s *Schedules) initScheduleCount(ctx context.Context) error {
 		return err
 	}
 	item := s.it.MetaKey(skSchedules)
-	item[aSchedCount] = num(int64(n))
+	item[aSchedCount] = dynamo.Num(int64(n))
 	e := dynamo.NewExpr()
 	_, err = s.it.Put(ctx, "count schedules", fmt.Sprintf("save the schedules' count (%d)", n), &dynamodb.PutItemInput{
 		Item:                     item,
@@ -214,7 +214,7 @@ func (s *Schedules) Schedule(ctx context.Context, name string) (schedule.Schedul
 func (s *Schedules) querySchedules(ctx context.Context, what string, consistent bool, projection []string, each func(item dynamo.Item) bool) error {
 	e := dynamo.NewExpr()
 	in := &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String(e.N(dynamo.AttrPK) + " = " + e.V(str(s.it.Partition(pkSchedules)))),
+		KeyConditionExpression: aws.String(e.N(dynamo.AttrPK) + " = " + e.V(dynamo.Str(s.it.Partition(pkSchedules)))),
 		ConsistentRead:         aws.Bool(consistent),
 	}
 	if len(projection) > 0 {
@@ -237,7 +237,7 @@ func (s *Schedules) Schedules(ctx context.Context) ([]schedule.Schedule, []sched
 	err := s.querySchedules(ctx, "list schedules", true, nil, func(item dynamo.Item) bool {
 		sc, err := decodeSchedule(item)
 		if err != nil {
-			name, _ := strAttr(item, dynamo.AttrSK)
+			name, _ := dynamo.StrAttr(item, dynamo.AttrSK)
 			bad = append(bad, schedule.Unreadable{Name: name, Err: err})
 			return true
 		}
@@ -260,13 +260,13 @@ func (s *Schedules) NextRuns(ctx context.Context) ([]schedule.NextRun, []schedul
 	var out []schedule.NextRun
 	var bad []schedule.Unreadable
 	err := s.querySchedules(ctx, "list schedules' next runs", false, []string{dynamo.AttrSK, aSchedNext}, func(item dynamo.Item) bool {
-		name, _ := strAttr(item, dynamo.AttrSK)
-		next, ok := numAttr(item, aSchedNext)
+		name, _ := dynamo.StrAttr(item, dynamo.AttrSK)
+		next, ok := dynamo.NumAttr(item, aSchedNext)
 		if !ok {
 			bad = append(bad, schedule.Unreadable{Name: name, Err: fmt.Errorf("schedule %q: %w: no numeric %s attribute", name, schedule.ErrUnreadable, aSchedNext)})
 			return true
 		}
-		out = append(out, schedule.NextRun{Name: name, Next: fromNanos(next)})
+		out = append(out, schedule.NextRun{Name: name, Next: dynamo.FromNanos(next)})
 		return true
 	})
 	if err != nil {
@@ -286,7 +286,7 @@ func (s *Schedules) DeleteSchedule(ctx context.Context, name string) error {
 		count := e.N(aSchedCount)
 		sub := types.TransactWriteItem{Update: &types.Update{
 			Key:                       s.it.MetaKey(skSchedules),
-			UpdateExpression:          aws.String("ADD " + count + " " + e.V(num(-1))),
+			UpdateExpression:          aws.String("ADD " + count + " " + e.V(dynamo.Num(-1))),
 			ConditionExpression:       aws.String("attribute_exists(" + count + ")"),
 			ExpressionAttributeNames:  e.Names(),
 			ExpressionAttributeValues: e.Values(),
@@ -304,11 +304,11 @@ func (s *Schedules) DeleteSchedule(ctx context.Context, name string) error {
 		if reasons == nil {
 			return nil
 		}
-		if len(reasons) == 2 && code(reasons[1]) == "ConditionalCheckFailed" {
+		if len(reasons) == 2 && dynamo.ReasonCode(reasons[1]) == "ConditionalCheckFailed" {
 			return apperr.New(apperr.NotFound, "Schedule %s not found", apperr.Show(name))
 		}
-		if code(reasons[0]) != "ConditionalCheckFailed" || counted {
-			return fmt.Errorf("%s: refused (%s)", what, reasonCodes(reasons))
+		if dynamo.ReasonCode(reasons[0]) != "ConditionalCheckFailed" || counted {
+			return fmt.Errorf("%s: refused (%s)", what, dynamo.ReasonCodes(reasons))
 		}
 		if err := s.initScheduleCount(ctx); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
@@ -328,9 +328,9 @@ func (s *Schedules) ClaimRun(ctx context.Context, name string, due, next time.Ti
 	e := dynamo.NewExpr()
 	ok, err := s.it.Update(ctx, "ClaimRun", fmt.Sprintf("claim run of schedule %q due %s", name, due.Format(time.RFC3339)), &dynamodb.UpdateItemInput{
 		Key: s.scheduleKey(name),
-		UpdateExpression: aws.String("SET " + e.N(aSchedNext) + " = " + e.V(num(nanos(next))) + ", " +
-			e.N(aSchedLast) + " = " + e.V(rv) + ", " + e.N(aSchedLastDue) + " = " + e.V(num(nanos(due)))),
-		ConditionExpression:       aws.String(e.N(aSchedNext) + " = " + e.V(num(nanos(due)))),
+		UpdateExpression: aws.String("SET " + e.N(aSchedNext) + " = " + e.V(dynamo.Num(dynamo.Nanos(next))) + ", " +
+			e.N(aSchedLast) + " = " + e.V(rv) + ", " + e.N(aSchedLastDue) + " = " + e.V(dynamo.Num(dynamo.Nanos(due)))),
+		ConditionExpression:       aws.String(e.N(aSchedNext) + " = " + e.V(dynamo.Num(dynamo.Nanos(due)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 	})
@@ -356,7 +356,7 @@ func (s *Schedules) RecordRun(ctx context.Context, name string, run schedule.Run
 	ok, err := s.it.Update(ctx, "RecordRun", fmt.Sprintf("record run of schedule %q due %s", name, run.Due.Format(time.RFC3339)), &dynamodb.UpdateItemInput{
 		Key:                       s.scheduleKey(name),
 		UpdateExpression:          aws.String(set),
-		ConditionExpression:       aws.String(e.N(aSchedLastDue) + " = " + e.V(num(nanos(run.Due)))),
+		ConditionExpression:       aws.String(e.N(aSchedLastDue) + " = " + e.V(dynamo.Num(dynamo.Nanos(run.Due)))),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 	})

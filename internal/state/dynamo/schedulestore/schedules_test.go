@@ -32,7 +32,7 @@ func TestScheduleConformance(t *testing.T) {
 			_, err := s.client.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{
 				TableName:                 &s.table,
 				Key:                       s.scheduleKey(name),
-				UpdateExpression:          aws.String("SET " + e.N(aSchedDef) + " = " + e.V(str(`{"name":`))),
+				UpdateExpression:          aws.String("SET " + e.N(aSchedDef) + " = " + e.V(dynamo.Str(`{"name":`))),
 				ExpressionAttributeNames:  e.Names(),
 				ExpressionAttributeValues: e.Values(),
 			})
@@ -59,8 +59,8 @@ func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
 		var reqs []types.WriteRequest
 		for i := range n {
 			item := s.scheduleKey(fmt.Sprintf("old%04d", i))
-			item[aSchedDef] = str(fmt.Sprintf(`{"name":"old%04d","cron":"0 * * * *","layer":"topp:states","request":{}}`, i))
-			item[aSchedNext] = num(nanos(sc.Next))
+			item[aSchedDef] = dynamo.Str(fmt.Sprintf(`{"name":"old%04d","cron":"0 * * * *","layer":"topp:states","request":{}}`, i))
+			item[aSchedNext] = dynamo.Num(dynamo.Nanos(sc.Next))
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		}
 		for len(reqs) > 0 {
@@ -81,7 +81,7 @@ func TestScheduleCapOnSchedulesSavedBefore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return numAttr(out.Item, aSchedCount)
+		return dynamo.NumAttr(out.Item, aSchedCount)
 	}
 
 	t.Run("RacingCreates", func(t *testing.T) {
@@ -161,7 +161,7 @@ func TestScheduleLostAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _ := numAttr(out.Item, aSchedCount)
+		n, _ := dynamo.NumAttr(out.Item, aSchedCount)
 		return n
 	}
 	sc.Name = "b"
