@@ -217,26 +217,9 @@ func (w *Worker) runExport(ctx context.Context, t task.Task, job task.Job, owner
 // layer changed so that it cannot be worked any more.
 func (w *Worker) exportLane(ctx context.Context, t task.Task, job task.Job, owner string) (*exportLane, error) {
 	rng := job.Range()
-	l, err := w.jobLayer(job)
+	l, sub, plan, err := w.jobPlan(ctx, job, "export")
 	if err != nil {
 		return nil, err
-	}
-	sub, ok := l.Subset(rng.GridSetID)
-	if !ok {
-		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, rng.GridSetID)
-	}
-	var given grid.Area
-	if rng.Area != "" {
-		if given, err = w.area(ctx, rng.Area, sub.GridSet); err != nil {
-			return nil, err
-		}
-	}
-	plan, err := planJob(sub, job.ID, rng, jobArea(l, sub, given))
-	if err != nil {
-		return nil, err
-	}
-	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
-		return nil, apperr.Invalidf("layer %s changed since the export was planned", job.Layer)
 	}
 	f, ok := export.TileFormat(rng.Format)
 	if !ok {

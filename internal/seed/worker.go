@@ -250,6 +250,36 @@ func (w *Worker) laneEnv() laneEnv {
 		working: w.working, poll: w.poll, rates: w.planner.rates, changes: w.opts.Changes}
 }
 
+// jobPlan numbers job's metatiles again as its request did: its layer,
+// grid subset and plan. Invalid when the layer changed so that the job
+// cannot be worked any more (what names the job in the message:
+// "request", "export").
+func (w *Worker) jobPlan(ctx context.Context, job task.Job, what string) (*layer.Layer, *grid.Subset, *grid.Plan, error) {
+	rng := job.Range()
+	l, err := w.jobLayer(job)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sub, ok := l.Subset(rng.GridSetID)
+	if !ok {
+		return nil, nil, nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, rng.GridSetID)
+	}
+	var given grid.Area
+	if rng.Area != "" {
+		if given, err = w.area(ctx, rng.Area, sub.GridSet); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	plan, err := planJob(sub, job.ID, rng, jobArea(l, sub, given))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
+		return nil, nil, nil, apperr.Invalidf("layer %s changed since the %s was planned", job.Layer, what)
+	}
+	return l, sub, plan, nil
+}
+
 // lane loads what task t's lane needs; Invalid when the layer changed so
 // that the lane cannot be worked any more.
 func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, error) {
@@ -258,26 +288,9 @@ func (w *Worker) lane(ctx context.Context, t task.Task, owner string) (*lane, er
 		return nil, fmt.Errorf("load job %d: %w", t.JobID, err)
 	}
 	rng := job.Range()
-	l, err := w.jobLayer(job)
+	l, sub, plan, err := w.jobPlan(ctx, job, "request")
 	if err != nil {
 		return nil, err
-	}
-	sub, ok := l.Subset(rng.GridSetID)
-	if !ok {
-		return nil, apperr.Invalidf("layer %s no longer has grid set %s", job.Layer, rng.GridSetID)
-	}
-	var given grid.Area
-	if rng.Area != "" {
-		if given, err = w.area(ctx, rng.Area, sub.GridSet); err != nil {
-			return nil, err
-		}
-	}
-	plan, err := planJob(sub, job.ID, job.Range(), jobArea(l, sub, given))
-	if err != nil {
-		return nil, err
-	}
-	if plan.Metatiles() != job.Metatiles || plan.Tiles() != job.Tiles {
-		return nil, apperr.Invalidf("layer %s changed since the request was planned", job.Layer)
 	}
 	src := w.planner.sourceOf(l)
 	if src == nil && job.Type != task.Truncate {
