@@ -174,6 +174,14 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 	if err != nil {
 		return s.fsErr("put", key, err)
 	}
+	return s.commit("put", key, dirPath, name, tmp, meta)
+}
+
+// commit puts the written temporary file tmp in place as the object key
+// (in dirPath, named name) with meta's sidecar, as one object replaced
+// for readers; op names the operation in errors. tmp is removed when it
+// fails.
+func (s *Store) commit(op, key, dirPath, name, tmp string, meta tilestore.Meta) error {
 	var metaTmp string
 	if !isDefaultMeta(name, meta) {
 		b, err := json.Marshal(sidecar(meta))
@@ -182,7 +190,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 		}
 		if err != nil {
 			_ = os.Remove(tmp)
-			return s.fsErr("put", key, err)
+			return s.fsErr(op, key, err)
 		}
 	}
 
@@ -192,7 +200,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 	l.Lock()
 	// The object first: if it fails (a directory is in the way), the old
 	// object keeps its old sidecar.
-	err = os.Rename(tmp, dataPath)
+	err := os.Rename(tmp, dataPath)
 	if err != nil {
 		if fi, serr := os.Lstat(dataPath); serr == nil && fi.IsDir() {
 			// Linux says EISDIR, ENOTEMPTY or EEXIST depending on the case.
@@ -211,11 +219,11 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, meta tilestore
 		if metaTmp != "" {
 			_ = os.Remove(metaTmp)
 		}
-		return s.fsErr("put", key, err)
+		return s.fsErr(op, key, err)
 	}
 	if s.sync {
 		if err := syncDir(dirPath); err != nil {
-			return s.fsErr("put", key, err)
+			return s.fsErr(op, key, err)
 		}
 	}
 	return nil

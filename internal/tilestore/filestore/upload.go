@@ -2,7 +2,6 @@ package filestore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -35,39 +34,7 @@ func (s *Store) Upload(ctx context.Context, key string, r io.Reader, size int64,
 		_ = os.Remove(tmp)
 		return s.fsErr("upload", key, err)
 	}
-	var metaTmp string
-	if !isDefaultMeta(name, meta) {
-		b, err := json.Marshal(sidecar(meta))
-		if err == nil {
-			metaTmp, err = s.writeTemp(dirPath, name, b, false, false)
-		}
-		if err != nil {
-			_ = os.Remove(tmp)
-			return s.fsErr("upload", key, err)
-		}
-	}
-	l := s.lock(key)
-	l.Lock()
-	err = os.Rename(tmp, dirPath+sep+name)
-	if err == nil {
-		if metaTmp != "" {
-			err = os.Rename(metaTmp, sidecarPath(dirPath, name))
-		} else {
-			err = removeSidecar(sidecarPath(dirPath, name))
-		}
-	}
-	l.Unlock()
-	if err != nil {
-		_ = os.Remove(tmp)
-		if metaTmp != "" {
-			_ = os.Remove(metaTmp)
-		}
-		return s.fsErr("upload", key, err)
-	}
-	if s.sync {
-		return syncDir(dirPath)
-	}
-	return nil
+	return s.commit("upload", key, dirPath, name, tmp, meta)
 }
 
 // copyToFile writes size bytes of r to a new file at p.
