@@ -12,17 +12,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/paulmach/orb/encoding/mvt"
-	"github.com/paulmach/orb/geojson"
-	"github.com/paulmach/orb/maptile"
 
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
@@ -502,41 +496,8 @@ func TestExportWorkerKilledResumes(t *testing.T) {
 func TestExportVectorTask(t *testing.T) {
 	t.Parallel()
 	gdal := archivetest.RequireGDAL(t)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var z, x, y uint32
-		if _, err := fmt.Sscanf(r.URL.Path, "/%d/%d/%d.pbf", &z, &x, &y); err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		tl := maptile.New(x, y, maptile.Zoom(z))
-		fc := geojson.NewFeatureCollection()
-		f := geojson.NewFeature(tl.Bound().Center())
-		f.Properties["name"] = fmt.Sprintf("tile %d/%d/%d", z, x, y)
-		fc.Append(f)
-		layers := mvt.NewLayers(map[string]*geojson.FeatureCollection{"places": fc})
-		layers.ProjectToTile(tl)
-		marshal := mvt.Marshal
-		if x%2 == 0 {
-			marshal = mvt.MarshalGzipped
-			w.Header().Set("Content-Encoding", "gzip")
-		}
-		b, err := marshal(layers)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		w.Header().Set("Content-Type", "application/vnd.mapbox-vector-tile")
-		w.Write(b)
-	}))
-	defer up.Close()
-	a := apptest.Start(t, apptest.Options{Layers: `
-layers:
-  - name: vec:places
-    gridSubsets: [{gridSet: EPSG:900913, zoomStop: 2}]
-    formats: [application/vnd.mapbox-vector-tile]
-    metatiling: [1, 1]
-    source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.pbf", format: application/vnd.mapbox-vector-tile, allowPrivateUpstream: true}
-`})
+	up := archivetest.VectorUpstream(t)
+	a := apptest.Start(t, apptest.Options{Layers: archivetest.VectorLayer(up.URL)})
 	rows := seedReq(t, a, "vec:places", `{"seedRequest":{"zoomStart":0,"zoomStop":2}}`)
 	waitFinished(t, a, ids(rows), 60*time.Second)
 	prefix := "vec:places/EPSG:900913/mapbox-vectortile/default/"
