@@ -28,21 +28,7 @@ import (
 // newTable creates a table for the test and deletes it at its end.
 func newTable(t testing.TB) string {
 	t.Helper()
-	c := dynamotest.Client(t)
-	name := testenv.Name(t, "tasks")
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := CreateTable(ctx, c, name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name}); err != nil {
-			t.Errorf("delete table %s: %v", name, err)
-		}
-	})
-	return name
+	return dynamotest.Table(t, "tasks", CreateTable)
 }
 
 // adapters is every adapter over one table as one value, for the tests

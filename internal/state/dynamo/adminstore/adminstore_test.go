@@ -1,37 +1,20 @@
 package adminstore
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tilecache/internal/state/dynamo"
 	"tilecache/internal/state/dynamo/dynamotest"
-	"tilecache/internal/testkit/testenv"
 )
 
 // newTable creates a table for the test and deletes it at its end.
 func newTable(t testing.TB) string {
 	t.Helper()
-	c := dynamotest.Client(t)
-	name := testenv.Name(t, "admin")
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := dynamo.CreateTable(ctx, c, name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name}); err != nil {
-			t.Errorf("delete table %s: %v", name, err)
-		}
-	})
-	return name
+	return dynamotest.Table(t, "admin", dynamo.CreateTable)
 }
 
 // stores is the adapters of one namespace of the table, with the table's

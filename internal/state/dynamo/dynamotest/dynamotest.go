@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -105,4 +106,26 @@ func LosingClient(t testing.TB) (*dynamodb.Client, *AnswerLoser) {
 		o.HTTPClient = &http.Client{Transport: loser}
 		o.DisableValidateResponseChecksum = true
 	}), loser
+}
+
+// Table creates a table named for the test (prefix, testenv.Name) with
+// create (the adapters' dynamo.CreateTable, which this package cannot
+// import) and deletes it when the test ends; it returns its name.
+func Table(t testing.TB, prefix string, create func(context.Context, *dynamodb.Client, string) error) string {
+	t.Helper()
+	c := Client(t)
+	name := testenv.Name(t, prefix)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := create(ctx, c, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name}); err != nil {
+			t.Errorf("delete table %s: %v", name, err)
+		}
+	})
+	return name
 }
