@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,6 +123,40 @@ func checkArchiveTiles(t testing.TB, a *apptest.App, rd archive.Reader, prefix s
 	return n
 }
 
+// goPMTilesReads has go-pmtiles, the format's reference tool, verify the
+// archive at path and read its tiles of levels 0..hi by z/x/y: each is
+// the stored one, byte for byte.
+func goPMTilesReads(t testing.TB, a *apptest.App, path, prefix string, hi int) {
+	t.Helper()
+	cli := testenv.RequirePMTilesCLI(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, cli, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go-pmtiles %v: %v\n%s", args, err, stderr.String())
+		}
+		return out
+	}
+	run("verify", path)
+	for z := 0; z <= hi; z++ {
+		for x := int64(0); x < 1<<z; x++ {
+			for y := int64(0); y < 1<<z; y++ {
+				got := run("tile", path, fmt.Sprint(z), fmt.Sprint(x), fmt.Sprint(y))
+				key := fmt.Sprintf("%s%d/%d/%d.png", prefix, z, x, int64(1)<<z-1-y)
+				want, _, ok := a.Get(t, key)
+				if !ok || !bytes.Equal(got, want) {
+					t.Fatalf("go-pmtiles tile %d/%d/%d: %d bytes, the stored one (%s) %d (%v)", z, x, y, len(got), key, len(want), ok)
+				}
+			}
+		}
+	}
+}
+
 // waitExport waits until export task id finishes and returns its record.
 func waitExport(t testing.TB, a *apptest.App, id int64, timeout time.Duration) task.Task {
 	t.Helper()
@@ -182,7 +217,9 @@ func TestExportTask(t *testing.T) {
 		if md.Format != "png" || md.MinZoom != 0 || md.MaxZoom != 3 || kind != "gpkg" && (md.Bounds[0] > -179.9 || md.Bounds[3] < 85 || md.Name == "") {
 			t.Errorf("%s: metadata %+v", kind, md)
 		}
-		if kind != "pmtiles" {
+		if kind == "pmtiles" {
+			goPMTilesReads(t, a, path, prefix, 2)
+		} else {
 			gdal := archivetest.RequireGDAL(t)
 			var info struct {
 				Driver string `json:"driverShortName"`

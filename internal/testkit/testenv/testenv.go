@@ -210,12 +210,7 @@ func RequireOpenLayers(t testing.TB) string {
 	}
 	dir := os.Getenv("TILECACHE_OPENLAYERS")
 	if dir == "" {
-		cache := os.Getenv("TILECACHE_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "tilecache")
-		}
-		found, _ := filepath.Glob(filepath.Join(cache, "tools", "openlayers", "*", "ol.js"))
+		found, _ := filepath.Glob(filepath.Join(toolsCache(), "openlayers", "*", "ol.js"))
 		if len(found) > 0 {
 			dir = filepath.Dir(found[len(found)-1])
 		}
@@ -232,6 +227,40 @@ func RequireOpenLayers(t testing.TB) string {
 	return ""
 }
 
+// toolsCache is where the project's scripts install their tools:
+// ${TILECACHE_CACHE:-$HOME/.cache/tilecache}/tools.
+func toolsCache() string {
+	cache := os.Getenv("TILECACHE_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "tilecache")
+	}
+	return filepath.Join(cache, "tools")
+}
+
+// RequirePMTilesCLI returns the path of go-pmtiles, the PMTiles format's
+// reference command-line tool ($TILECACHE_PMTILES_CLI, else where
+// infra/pmtiles-cli.sh installs it) or skips, like RequireChromium.
+func RequirePMTilesCLI(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping go-pmtiles test under -short")
+	}
+	path := os.Getenv("TILECACHE_PMTILES_CLI")
+	if path == "" {
+		path = filepath.Join(toolsCache(), "bin", "go-pmtiles")
+	}
+	if _, err := exec.LookPath(path); err == nil {
+		return path
+	}
+	const msg = "go-pmtiles (%s) is missing: run infra/pmtiles-cli.sh"
+	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
+		t.Fatalf(msg+" (TILECACHE_REQUIRE_DEVSTACK=1)", path)
+	}
+	t.Skipf(msg, path)
+	return ""
+}
+
 // RequirePMTilesJS returns node and the pmtiles library's browser build
 // (pmtiles.js): $TILECACHE_PMTILES_JS, else the newest version
 // infra/browser/install.sh put under
@@ -244,12 +273,7 @@ func RequirePMTilesJS(t testing.TB) (node, lib string) {
 	}
 	lib = os.Getenv("TILECACHE_PMTILES_JS")
 	if lib == "" {
-		cache := os.Getenv("TILECACHE_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "tilecache")
-		}
-		found, _ := filepath.Glob(filepath.Join(cache, "tools", "pmtiles", "*", "pmtiles.js"))
+		found, _ := filepath.Glob(filepath.Join(toolsCache(), "pmtiles", "*", "pmtiles.js"))
 		if len(found) > 0 {
 			lib = found[len(found)-1]
 		}
@@ -295,12 +319,7 @@ func RequireAxe(t testing.TB) string {
 	}
 	p := os.Getenv("TILECACHE_AXE")
 	if p == "" {
-		cache := os.Getenv("TILECACHE_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "tilecache")
-		}
-		found, _ := filepath.Glob(filepath.Join(cache, "tools", "axe-core", "*", "axe.min.js"))
+		found, _ := filepath.Glob(filepath.Join(toolsCache(), "axe-core", "*", "axe.min.js"))
 		if len(found) > 0 {
 			p = found[len(found)-1]
 		}
