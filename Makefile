@@ -45,12 +45,15 @@ tilecache:
 	$(GO) build -o bin/tilecache ./cmd/tilecache
 
 ##@ test
-.PHONY: test test-edge vet staticcheck lint-web test-web lint-template fuzz
+.PHONY: test checks test-edge vet staticcheck lint-web test-web lint-template fuzz
 
-## test: vet, staticcheck, lint-web and test-web, then every test with the race detector on both backends (starts and stops a local AWS stack and a test WMS); what CI runs
+## test: every test with the race detector on both backends (starts and stops a local AWS stack and a test WMS), with make checks beside it; what CI runs
 test: export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
-test: vet staticcheck lint-web test-web
+test:
 	@GO=$(GO) bash infra/test.sh
+
+## checks: the checks that need no stack: vet, staticcheck, lint-web, test-web and lint-template (make test runs them beside its first pass)
+checks: vet staticcheck lint-web test-web lint-template
 
 ## test-edge: the CDN edge functions (functions/edge/*.js) under node and njs (installed with the browser tools by infra/browser/install.sh) against their Go twins, and their size
 test-edge:

@@ -38,7 +38,35 @@ export TILECACHE_WMS_PORT="${TILECACHE_TEST_WMS_PORT:-9354}"
 export TILECACHE_CDN_PORT="${TILECACHE_TEST_CDN_PORT:-9355}"
 export TILECACHE_WMS_DIR="${TILECACHE_TEST_WMS_DIR:-$PWD/.devstack/test-wms}"
 
-trap 'test_times; bash infra/wms/down.sh >&2 || true; bash infra/devstack/down.sh >&2 || true' EXIT
+# The checks that need no stack (gofmt and go vet, staticcheck, the web
+# linters and unit tests, the template lints: `make checks`) run in the
+# background from the start, beside the stack's start and the installs,
+# which mostly wait on disks and packages, and then beside the first
+# pass; the run fails at its end when they failed. Their output is printed
+# whole when they end.
+t0=$SECONDS
+checks_pid=""
+checks_wait() {
+  [[ -n "$checks_pid" ]] || return 0
+  local st=0
+  wait "$checks_pid" || st=$?
+  checks_pid=""
+  cat "$results/checks.out" >&2
+  if ((st)); then echo "== checks (make checks): FAIL" >&2; else echo "== checks (make checks): ok" >&2; fi
+  return "$st"
+}
+# On an early exit the background checks stop with the run.
+trap '[[ -z "$checks_pid" ]] || kill -- "-$checks_pid" 2>/dev/null || true; test_times; bash infra/wms/down.sh >&2 || true; bash infra/devstack/down.sh >&2 || true' EXIT
+# A process group of its own (setsid), so that an early exit stops all of it.
+setsid -w bash -c 's=$SECONDS; st=0
+  "$1" -s --no-print-directory checks GO="$2" > "$3" 2>&1 || st=$?
+  echo "== checks (make checks) ended after $((SECONDS - s)) s" >> "$3"
+  exit "$st"' checks "${MAKE:-make}" "$GO" "$results/checks.out" &
+checks_pid=$!
+# go-pmtiles, the PMTiles tool the archive tests read with (a go install
+# once), beside the stack's start.
+bash infra/pmtiles-cli.sh > "$results/pmtiles-cli.out" 2>&1 &
+pmtiles_pid=$!
 if ! stack_env="$(bash infra/devstack/up.sh)"; then
   echo "make test: the local AWS stack did not start (see the messages above); failing" >&2
   exit 1
@@ -51,6 +79,12 @@ fi
 eval "$wms_env"
 # Headless Chromium (demo page test) and GDAL (map-client test), once.
 bash infra/browser/install.sh || { echo "make test: Chromium, GDAL, tmux, OWSLib, njs or OpenLayers could not be installed; failing" >&2; exit 1; }
+if ! wait "$pmtiles_pid"; then
+  cat "$results/pmtiles-cli.out" >&2
+  echo "make test: go-pmtiles could not be installed; failing" >&2
+  exit 1
+fi
+echo "== the stack, the WMS and the tools ready after $((SECONDS - t0)) s" >&2
 # njs, the engine of the CDN edge's CloudFront Functions runtime: the edge
 # functions' tests run functions/edge/*.js under it as well as node. They
 # skip, saying so, where it cannot be installed.
@@ -60,7 +94,6 @@ export TILECACHE_REQUIRE_DEVSTACK=1
 # rather than delete them one by one (apptest).
 export TILECACHE_TEST_DISPOSABLE_STACK=1
 
-"${MAKE:-make}" -s --no-print-directory lint-template GO="$GO"
 # Two passes, each its own `go test` process: every package on the embedded
 # backend (the adapters against the local AWS stack), then the end-to-end and
 # REST tests on the AWS backend. By default one after the other: on a 2-core
@@ -179,6 +212,7 @@ for k in "${!pids[@]}"; do
   cat "$results/${names[$k]}.out"
 done
 echo "== every pass ended after $((SECONDS - start)) s" >&2
+checks_wait || failed+=(checks)
 # One stream per backend for the summary.
 cat "$results"/embedded*.json > "$results/all-embedded.json"
 cat "$results"/aws*.json > "$results/all-aws.json"
