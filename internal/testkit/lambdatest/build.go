@@ -149,15 +149,11 @@ func buildRIE() (path, version string, took time.Duration, err error) {
 		return "", "", 0, err
 	}
 	// Test binaries run in parallel: one builds, the others wait for it.
-	lock, err := os.OpenFile(filepath.Join(dir, ".aws-lambda-rie.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockFile(filepath.Join(dir, ".aws-lambda-rie.lock"))
 	if err != nil {
 		return "", "", 0, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", "", 0, fmt.Errorf("lock %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 	if executable(path) {
 		return path, version, 0, nil
 	}
@@ -174,6 +170,23 @@ func buildRIE() (path, version string, took time.Duration, err error) {
 		return "", "", 0, err
 	}
 	return path, version, took, nil
+}
+
+// lockFile takes an exclusive lock on the file at path (created if
+// missing), waiting for it, and returns its release.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 func executable(path string) bool {
@@ -234,6 +247,16 @@ func buildBootstraps(t testing.TB, pkgs ...string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Test binaries of several packages build bootstraps at the same
+		// time, and go commands share the build cache but not the work in
+		// progress: on a cold cache each compiled the same packages (the
+		// SQLite translation among them) at once. One builds at a time
+		// across processes; the others then find its packages in the cache.
+		unlock, err := lockFile(filepath.Join(os.TempDir(), "tilecache-bootstraps-build.lock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unlock()
 		args := []string{"build", "-ldflags", "-s -w", "-tags", "lambda.norpc", "-o", out + string(filepath.Separator)}
 		if _, err := goCommand([]string{"GOOS=linux", "GOARCH=" + runtime.GOARCH, "CGO_ENABLED=0"}, append(args, todo...)...); err != nil {
 			t.Fatalf("build the bootstraps: %v", err)
