@@ -2,11 +2,11 @@
 // the seed engine's lanes (HandleSQS: lane messages). It builds the seed
 // engine, render on miss (for truncations), the CDN's purger and the
 // documents of the tile store on the shared core (packages core,
-// backends, sources), and links no schedules (nor their cron parser and
-// time zone database), disk-quota clean-up, edge sync, administration
+// backends, sources). The disk-quota clean-up, the schedules and the edge
+// sync are the maintenance's (package maintenance, which builds on this
+// program, as `tilecache serve` in package app does): the worker links no
+// schedules, cron parser or time zone database, no administration
 // interface nor the administration's state, console or embedded database.
-// The cleaner's maintenance (package maintenance) and `tilecache serve`
-// (package app) build on its program.
 package worker
 
 import (
