@@ -18,11 +18,14 @@ import (
 // their cron parser and time zone database), no embedded database, no SQLite
 // (the mbtiles sources' driver: the workers read MBTiles) and no
 // console or web assets; the log function no administration interface nor
-// its state, seed engine or image code; the worker and the cleaner (the
-// engine's assembly) no administration interface, console or embedded
-// database, and of the administration's state only the schedules (the
-// cleaner fires them): no accounts and their bcrypt hashes, API tokens,
-// audit trail, nor the authentication that reads them. A package that comes back is named with the import chain that
+// its state, seed engine or image code; the worker (the engine's
+// assembly) and the cleaner (the maintenance's, on the engine's) no
+// administration interface, console or embedded database, nor accounts and
+// their bcrypt hashes, API tokens, audit trail, nor the authentication
+// that reads them; of the administration's state the cleaner links only
+// the schedules (it fires them), and the worker not even those: no
+// maintenance assembly, schedules' store, cron parser or time zone
+// database. A package that comes back is named with the import chain that
 // brings it, from the function's main package.
 func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -43,7 +46,8 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 			"tilecache/internal/app/backends/admin", "tilecache/internal/state/dynamo/adminstore",
 			"tilecache/internal/account", "tilecache/internal/auth", "golang.org/x/crypto/bcrypt", "tilecache/internal/apitoken",
 			"tilecache/internal/audit", "tilecache/internal/schedule", "github.com/robfig/cron/v3", "time/tzdata"}},
-		{"worker", engineRefuses},
+		{"worker", append([]string{"tilecache/internal/app/maintenance", "tilecache/internal/app/backends/scheduling",
+			"tilecache/internal/state/dynamo/schedulestore", "tilecache/internal/schedule", "github.com/robfig/cron/v3", "time/tzdata"}, engineRefuses...)},
 		{"cleaner", engineRefuses},
 	} {
 		t.Run(c.function, func(t *testing.T) {
@@ -58,7 +62,7 @@ func TestBootstrapsLinkOnlyTheirAssembly(t *testing.T) {
 	}
 }
 
-// engineRefuses is what the worker and the cleaner must not link.
+// engineRefuses is what neither the worker nor the cleaner may link.
 var engineRefuses = []string{"tilecache/internal/rest", "tilecache/internal/console", "go.etcd.io/bbolt", "tilecache/internal/state/bolt",
 	"tilecache/internal/app/backends/admin", "tilecache/internal/state/dynamo/adminstore",
 	"tilecache/internal/account", "tilecache/internal/auth", "golang.org/x/crypto/bcrypt", "tilecache/internal/apitoken",

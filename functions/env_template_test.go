@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tilecache/internal/app/logingest"
+	"tilecache/internal/app/maintenance"
 	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/app/worker"
 	"tilecache/internal/config"
@@ -23,7 +24,7 @@ func TestTemplateGivesEachFunctionOnlyItsOwnVariables(t *testing.T) {
 	loads := map[string]func(config.Lookup) error{
 		"ApiFunction":     func(l config.Lookup) error { _, err := config.Load(l); return err },
 		"WorkerFunction":  func(l config.Lookup) error { _, err := worker.Load(l); return err },
-		"CleanerFunction": func(l config.Lookup) error { _, err := worker.Load(l); return err },
+		"CleanerFunction": func(l config.Lookup) error { _, err := maintenance.Load(l); return err },
 		"TileFunction":    func(l config.Lookup) error { _, err := tileorigin.Load(l); return err },
 		"LogsFunction":    func(l config.Lookup) error { _, err := logingest.Load(l); return err },
 	}
@@ -54,6 +55,36 @@ func TestTemplateGivesEachFunctionOnlyItsOwnVariables(t *testing.T) {
 		slices.Sort(extra)
 		if len(extra) > 0 {
 			t.Errorf("%s is given %s, which it never reads", fn, strings.Join(extra, ", "))
+		}
+	}
+}
+
+// TestWorkerReadsNoMaintenanceVariables: the worker's configuration
+// (worker.Load, WorkerFunction's) reads none of the variables only the
+// maintenance uses (maintenance.Load, CleanerFunction's): the edge's
+// key-value store and the tile token keys written into it. The cleaner's
+// reads all of the worker's, on whose program it builds.
+func TestWorkerReadsNoMaintenanceVariables(t *testing.T) {
+	reads := func(load func(config.Lookup) error) map[string]bool {
+		read := map[string]bool{}
+		if err := load(func(k string) (string, bool) { read[k] = true; return "", false }); err != nil {
+			t.Fatal(err)
+		}
+		return read
+	}
+	workerReads := reads(func(l config.Lookup) error { _, err := worker.Load(l); return err })
+	cleanerReads := reads(func(l config.Lookup) error { _, err := maintenance.Load(l); return err })
+	for _, name := range []string{"TILECACHE_EDGE_KVS_ARN", "TILECACHE_TILE_TOKEN_KEYS", "TILECACHE_TILE_TOKEN_KEYS_SECRET"} {
+		if workerReads[name] {
+			t.Errorf("the worker's configuration reads %s, the maintenance's", name)
+		}
+		if !cleanerReads[name] {
+			t.Errorf("the maintenance's configuration does not read %s", name)
+		}
+	}
+	for name := range workerReads {
+		if !cleanerReads[name] {
+			t.Errorf("the maintenance's configuration does not read %s, which the worker's program it builds on reads", name)
 		}
 	}
 }

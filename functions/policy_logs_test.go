@@ -32,8 +32,9 @@ const logBucket = "tilecache-logs-6a7b8c90-0000-1111-2222-333344445555"
 func exerciseLogs(t *testing.T, r lambdatest.Resources, rec *lambdatest.Recorder, env map[string]string) {
 	t.Helper()
 	ctx := t.Context()
-	worker := lambdatest.Worker(t, env) // not recorded
-	if err := worker.Cleaner.Maintain(ctx); err != nil {
+	worker := lambdatest.Worker(t, env)       // not recorded
+	cleaner := lambdatest.Maintenance(t, env) // not recorded
+	if err := cleaner.Cleaner.Maintain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	z0, z1 := 0, 1

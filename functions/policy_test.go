@@ -14,6 +14,7 @@ import (
 
 	"tilecache/internal/app"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/app/maintenance"
 	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/app/worker"
 	"tilecache/internal/queue/sqsqueue"
@@ -68,7 +69,7 @@ func isRefused(fn string, c lambdatest.Call) (string, bool) {
 // edgeSyncWhy: no emulator here serves the CloudFront KeyValueStore API,
 // so the recording runs set no store; the calls are checked against a
 // fake of its wire format (cloudfront.TestSyncEdgeGridSets).
-const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (worker.Program.syncEdge, edgepath.Sync)"
+const edgeSyncWhy = "the cleaner writes the edge path function's grid sets after a cold start (maintenance.Program.syncEdge, edgepath.Sync)"
 
 // policyLayers are the layers the recording runs add to apptest's: render
 // on miss (one failing), and a layer managed by the store.
@@ -593,15 +594,15 @@ func scheduledEvent(t *testing.T) events.EventBridgeEvent {
 var cleanerClock struct{ ahead atomic.Int64 }
 
 // cleanerProgram builds CleanerFunction's program on cleanerClock.
-func cleanerProgram(t testing.TB, env map[string]string) *worker.Program {
+func cleanerProgram(t testing.TB, env map[string]string) *maintenance.Program {
 	cleanerClock.ahead.Store(0)
-	return lambdatest.WorkerAt(t, env, func() time.Time { return time.Now().Add(time.Duration(cleanerClock.ahead.Load())) })
+	return lambdatest.MaintenanceAt(t, env, func() time.Time { return time.Now().Add(time.Duration(cleanerClock.ahead.Load())) })
 }
 
 // exerciseCleaner sweeps a stale lane and a pending task, then, with
 // tiles stored and the disk quota exceeded, runs the quota's recount and
 // clean-up; last, it submits a scheduled request that is due.
-func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *worker.Program) {
+func exerciseCleaner(t *testing.T, r lambdatest.Resources, env map[string]string, cleaner *maintenance.Program) {
 	api := lambdatest.API(t, env)       // not recorded
 	worker := lambdatest.Worker(t, env) // not recorded
 	sqsClient := lambdatest.SQS(t)

@@ -118,7 +118,13 @@ func readVariables(t *testing.T) []string {
 // notOnTileFunction are variables TileFunction leaves unset: it is an
 // origin of the distribution, so it cannot refer to it (a cycle), and it
 // neither invalidates nor writes documents.
-var notOnTileFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true}
+var notOnTileFunction = map[string]bool{"TILECACHE_CDN_DISTRIBUTION_ID": true, "TILECACHE_PUBLIC_URL": true, "TILECACHE_CDN_PURGE_INTERVAL": true}
+
+// maintenanceOnly are variables of the maintenance (package maintenance:
+// CleanerFunction, and the API's program, which `tilecache serve`'s is)
+// that WorkerFunction, on the worker's assembly alone, does without: the
+// edge's key-value store is the cleaner's to write.
+var maintenanceOnly = map[string]bool{"TILECACHE_EDGE_KVS_ARN": true}
 
 // tileFunctionOnly are variables only TileFunction gets: they tune render
 // on miss, which on Lambda only it does (the HTTP API routes /rest alone
@@ -212,6 +218,9 @@ func wantVariables(id string, read []string) []string {
 			continue
 		}
 		if _, skip := notOnTileFunction[name]; skip && id == "TileFunction" {
+			continue
+		}
+		if maintenanceOnly[name] && id == "WorkerFunction" {
 			continue
 		}
 		if tileFunctionOnly[name] && id != "TileFunction" {

@@ -21,14 +21,14 @@ func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 // TestRecordedEvents hands the EventBridge scheduled event of testdata/ to
 // this function's bootstrap (main, as built for Lambda: its handler is
-// worker.Program.HandleSchedule) under the Lambda Runtime Interface Emulator,
+// maintenance.Program.HandleSchedule) under the Lambda Runtime Interface Emulator,
 // on fresh resources of the local AWS stack: it re-enqueues a lane whose
 // worker vanished and starts a pending task whose thread freed.
 func TestRecordedEvents(t *testing.T) {
 	r := lambdatest.NewResources(t)
 	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_SEED_THREADS": "2", "TILECACHE_STALE_AFTER": "2s"})
-	api := lambdatest.API(t, env)        // submits the seed request
-	cleaner := lambdatest.Worker(t, env) // reads and changes the tasks; never invoked
+	api := lambdatest.API(t, env)             // submits the seed request
+	cleaner := lambdatest.Maintenance(t, env) // reads and changes the tasks; never invoked
 	fnEnv := maps.Clone(env)
 	delete(fnEnv, "TILECACHE_ACCOUNTS") // CleanerFunction has none
 	fn := lambdatest.StartRIE(t, lambdatest.Function{Bootstrap: lambdatest.Bootstrap(t, "cleaner"), Name: "tilecache-CleanerFunction", Env: fnEnv})
@@ -103,7 +103,7 @@ func TestRecordedEvents(t *testing.T) {
 func TestScheduledRequestOnce(t *testing.T) {
 	r := lambdatest.NewResources(t)
 	env := lambdatest.Env(t, r, nil)
-	store := lambdatest.Worker(t, env) // saves the schedule, reads the outcome; never invoked
+	store := lambdatest.Maintenance(t, env) // saves the schedule, reads the outcome; never invoked
 	fnEnv := maps.Clone(env)
 	delete(fnEnv, "TILECACHE_ACCOUNTS") // CleanerFunction has none
 	bootstrap := lambdatest.Bootstrap(t, "cleaner")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"tilecache/internal/app/maintenance"
 	"tilecache/internal/app/worker"
 	"tilecache/internal/gwc"
 	"tilecache/internal/quota"
@@ -80,7 +81,8 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	r := lambdatest.NewResources(t)
 	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_LAYERS": lambdatest.LayersFile(t, logLayers), "TILECACHE_SEED_THREADS": "2"})
 	worker := lambdatest.Worker(t, env)
-	if err := worker.Cleaner.Maintain(t.Context()); err != nil { // usage counted from here on
+	cleaner := lambdatest.Maintenance(t, env)                     // the cleaner function's program: the quota's clean-up
+	if err := cleaner.Cleaner.Maintain(t.Context()); err != nil { // usage counted from here on
 		t.Fatal(err)
 	}
 	// The PNG tile sets first, so that without reads LRU would remove them
@@ -93,7 +95,7 @@ func TestLogsFeedTheQuota(t *testing.T) {
 	}
 	logKey := putCloudFrontLog(t, r)
 	t.Run("delivered", func(t *testing.T) { deliverLog(t, r, env, worker, logKey) })
-	t.Run("clean-up", func(t *testing.T) { cleanUpByUse(t, worker) })
+	t.Run("clean-up", func(t *testing.T) { cleanUpByUse(t, cleaner) })
 }
 
 // seedLogLayer seeds levels 0 to zoomStop of layer in format, working its lanes
@@ -191,9 +193,9 @@ func deliverLog(t *testing.T, r lambdatest.Resources, env map[string]string, wor
 // cleanUpByUse sets a quota that holds one of each layer's two tile sets
 // and runs the clean-up: the pages read are kept, by their last read with
 // LRU, by their hits with LFU.
-func cleanUpByUse(t *testing.T, worker *worker.Program) {
+func cleanUpByUse(t *testing.T, cleaner *maintenance.Program) {
 	ctx := t.Context()
-	ls, err := worker.Usage.Layers(ctx)
+	ls, err := cleaner.Usage.Layers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,17 +204,17 @@ func cleanUpByUse(t *testing.T, worker *worker.Program) {
 		quotas = append(quotas, quota.LayerQuota{Layer: l.Layer, Policy: map[string]string{"lru:world": quota.PolicyLRU, "lfu:world": quota.PolicyLFU}[l.Layer], Quota: l.Bytes * 6 / 10})
 	}
 	enabled := true
-	if _, err := worker.Usage.UpdateQuotaConfig(ctx, func(c quota.Config) (quota.Config, error) {
+	if _, err := cleaner.Usage.UpdateQuotaConfig(ctx, func(c quota.Config) (quota.Config, error) {
 		return c.Apply(quota.Patch{Enabled: &enabled, LayerQuotas: &quotas})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := worker.Cleaner.Run(ctx); err != nil {
+	if err := cleaner.Cleaner.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range []string{"lru:world", "lfu:world"} {
 		left := map[string]int64{}
-		ps, err := worker.Usage.Pages(ctx, l)
+		ps, err := cleaner.Usage.Pages(ctx, l)
 		if err != nil {
 			t.Fatal(err)
 		}

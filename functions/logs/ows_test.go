@@ -41,8 +41,9 @@ func TestLogsCountOWSReads(t *testing.T) {
 	env := lambdatest.Env(t, r, map[string]string{"TILECACHE_LAYERS": lambdatest.LayersFile(t, owsLogLayers), "TILECACHE_SEED_THREADS": "2",
 		"TILECACHE_ACCESS_LOG_ORIGIN_PATH": "/" + r.Prefix})
 	worker := lambdatest.Worker(t, env)
+	cleaner := lambdatest.Maintenance(t, env) // the cleaner function's program: the quota's maintenance
 	ctx := t.Context()
-	if err := worker.Cleaner.Maintain(ctx); err != nil { // usage counted from here on
+	if err := cleaner.Cleaner.Maintain(ctx); err != nil { // usage counted from here on
 		t.Fatal(err)
 	}
 	src := &lambdatest.EventSource{Client: lambdatest.SQS(t), QueueURL: r.QueueURL, QueueArn: r.QueueArn(), Timeout: time.Minute}

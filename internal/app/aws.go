@@ -9,8 +9,8 @@ import (
 )
 
 // AWSBackends connects to the bucket, table and queue of cfg (as
-// worker.AWSBackends does) with the administration's state over the same
-// table (admin.AWS).
+// maintenance.AWSBackends does) with the administration's state over the
+// same table (admin.AWS).
 func AWSBackends(ctx context.Context, cfg config.Config) (admin.Backends, error) {
 	b, awsCfg, err := admin.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
 	if err != nil {

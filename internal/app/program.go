@@ -1,8 +1,10 @@
 // Package app wires tilecache together: it is the only package that knows
-// every adapter. New builds the program of `tilecache serve` — the REST
-// handler, the tile handler, the lane workers, the sweeper, the disk-quota
-// cleaner and the schedules' ticker — on the embedded backends or on S3,
-// DynamoDB and SQS.
+// every adapter. New builds the program of `tilecache serve` and of the API
+// function — the REST handler, the tile handler and the console in front of
+// the maintenance's assembly (package maintenance: the sweeper, the
+// disk-quota cleaner, the schedules' ticker), itself on the worker's
+// (package worker: the engine, the lane workers) — on the embedded
+// backends or on S3, DynamoDB and SQS.
 package app
 
 import (
@@ -23,7 +25,7 @@ import (
 	"tilecache/internal/app/backends/embedded"
 	"tilecache/internal/app/backends/scheduling"
 	"tilecache/internal/app/core"
-	"tilecache/internal/app/worker"
+	"tilecache/internal/app/maintenance"
 	"tilecache/internal/audit"
 	"tilecache/internal/auth"
 	"tilecache/internal/config"
@@ -38,10 +40,11 @@ import (
 )
 
 // Program is the wired program of `tilecache serve` and the API
-// function: the engine's side (worker.Program, whose fields and methods it
-// has) with the REST interface, the tile serving and the console in front.
+// function: the maintenance's side (maintenance.Program, on the worker's
+// worker.Program, whose fields and methods it has) with the REST interface,
+// the tile serving and the console in front.
 type Program struct {
-	*worker.Program
+	*maintenance.Program
 	// Handler serves the REST interface (behind Basic auth) under the
 	// configured base path, and 404 elsewhere.
 	Handler http.Handler
@@ -210,12 +213,12 @@ func consoleTilesOnly(basePath string, next http.Handler) http.Handler {
 const AccessFlushEvery = 5 * time.Second
 
 // NewWorker builds the program without the REST handler (and without
-// accounts): the engine's side (worker.New) on cfg's backends, the
-// embedded ones or those on AWS, with the administration's state opened
-// beside them (Admin).
+// accounts): the maintenance's side on the engine's (maintenance.New) on
+// cfg's backends, the embedded ones or those on AWS, with the
+// administration's state opened beside them (Admin).
 func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
 	var st admin.State
-	w, err := worker.New(ctx, worker.Of(cfg), func(ctx context.Context) (scheduling.Backends, error) {
+	m, err := maintenance.New(ctx, maintenance.Of(cfg), func(ctx context.Context) (scheduling.Backends, error) {
 		var b admin.Backends
 		var err error
 		if cfg.Backend == "aws" {
@@ -229,7 +232,7 @@ func NewWorker(ctx context.Context, cfg config.Config, log *slog.Logger) (*Progr
 	if err != nil {
 		return nil, err
 	}
-	return &Program{Program: w, Admin: st, cfg: cfg, log: log}, nil
+	return &Program{Program: m, Admin: st, cfg: cfg, log: log}, nil
 }
 
 // ScheduleEvery is how often `tilecache serve` looks for due schedules: a
@@ -268,8 +271,8 @@ func LoadAccounts(ctx context.Context, cfg config.Config) (*auth.Authenticator, 
 // parameter or Secrets Manager secret TILECACHE_TILE_TOKEN_KEYS_SECRET
 // names, if it names one (what ApiFunction, TileFunction and
 // CleanerFunction do at start, as the accounts); else cfg as it is.
-// NewWorker calls it, so every program built from it signs, checks and
-// writes to the edge the same keys.
+// NewWorker reads them likewise (maintenance.New), so every program built
+// from it signs, checks and writes to the edge the same keys.
 func LoadTileTokenKeys(ctx context.Context, cfg config.Config) (config.Config, error) {
 	keys, err := core.LoadTileTokenKeys(ctx, cfg.AWS, cfg.TileTokenKeys, cfg.TileTokenKeysSecret)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
-	"tilecache/internal/app/worker"
+	"tilecache/internal/app/maintenance"
 	"tilecache/internal/schedule"
 	"tilecache/internal/testkit/testenv"
 )
@@ -130,7 +130,7 @@ func TestScheduleTickersFireOnce(t *testing.T) {
 	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	s := saveSchedule(t, a, "world", yearly, `{"layer":"demo:world","seedRequest":{"zoomStart":0,"zoomStop":1,"threadCount":2}}`)
-	other := schedule.NewTicker(a.Local.Backends.Schedules, a.Local.Tasks, worker.ScheduledRequests{Submitter: a.Local.Engine.Control}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	other := schedule.NewTicker(a.Local.Backends.Schedules, a.Local.Tasks, maintenance.ScheduledRequests{Submitter: a.Local.Engine.Control}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex

@@ -1,6 +1,6 @@
 // Package config reads tilecache's configuration from the environment.
 // Every variable is documented in docs/operators.md. The configuration comes in
-// parts (Server, Auth, Storage, Layers, Lanes, Miss, Upstream, Edge, AWS,
+// parts (Server, Auth, Storage, Queue, Layers, Lanes, Miss, Upstream, CDN, Edge, AWS,
 // AccessLogs, CrossSite), each read through a lookup function: Load reads them all,
 // Read one; both apply the defaults, validate, and report every problem at
 // once.
@@ -30,6 +30,7 @@ type Config struct {
 	Lanes
 	Miss
 	Upstream
+	CDN
 	Edge
 	AWS
 	AccessLogs
@@ -40,7 +41,7 @@ type Config struct {
 func Load(lookup Lookup) (Config, error) {
 	r := &reader{lookup: lookup}
 	var c Config
-	for _, p := range []part{&c.Server, &c.Auth, &c.Storage, &c.Queue, &c.Layers, &c.Lanes, &c.Miss, &c.Upstream, &c.Edge, &c.AWS, &c.AccessLogs, &c.CrossSite} {
+	for _, p := range []part{&c.Server, &c.Auth, &c.Storage, &c.Queue, &c.Layers, &c.Lanes, &c.Miss, &c.Upstream, &c.CDN, &c.Edge, &c.AWS, &c.AccessLogs, &c.CrossSite} {
 		p.read(r)
 	}
 	if err := r.err(); err != nil {

@@ -266,20 +266,32 @@ func (u *Upstream) read(r *reader) {
 	}
 }
 
-// Edge is the CDN in front of the tile bucket.
-type Edge struct {
+// CDN is the CDN in front of the tile bucket, as the programs that change
+// tiles see it: what they invalidate, and how often.
+type CDN struct {
 	// CDNDistribution is the CloudFront distribution in front of the
 	// bucket (TILECACHE_CDN_DISTRIBUTION_ID); "" for none: nothing is
 	// invalidated.
 	CDNDistribution string
-	// EdgeGridSets is the ARN of the CloudFront KeyValueStore the edge
-	// path function reads the grid sets from (TILECACHE_EDGE_KVS_ARN); ""
-	// for none. The cleaner writes it after a cold start.
-	EdgeGridSets string
 	// CDNPurgeEvery is how often what changed is sent to the CDN as
 	// invalidations (TILECACHE_CDN_PURGE_INTERVAL, default 30s): a level
 	// that changes throughout is one path per period, not one per tile.
 	CDNPurgeEvery time.Duration
+}
+
+func (c *CDN) read(r *reader) {
+	c.CDNDistribution = r.str("TILECACHE_CDN_DISTRIBUTION_ID", "")
+	c.CDNPurgeEvery = r.duration("TILECACHE_CDN_PURGE_INTERVAL", "30s")
+}
+
+// Edge is what the CDN's edge functions check requests with: the
+// key-value store the maintenance writes for them, and the tile token keys
+// (which the API and the tile origin sign and check tokens with too).
+type Edge struct {
+	// EdgeGridSets is the ARN of the CloudFront KeyValueStore the edge
+	// path function reads the grid sets from (TILECACHE_EDGE_KVS_ARN); ""
+	// for none. The cleaner writes it after a cold start.
+	EdgeGridSets string
 	// TileTokenKeys are the keys tile tokens are signed and checked with
 	// (TILECACHE_TILE_TOKEN_KEYS: "kid:secret,kid:secret,…", the
 	// current key first, see tiletoken.ParseKeyring); "" for a key made
@@ -294,9 +306,7 @@ type Edge struct {
 }
 
 func (e *Edge) read(r *reader) {
-	e.CDNDistribution = r.str("TILECACHE_CDN_DISTRIBUTION_ID", "")
 	e.EdgeGridSets = r.str("TILECACHE_EDGE_KVS_ARN", "")
-	e.CDNPurgeEvery = r.duration("TILECACHE_CDN_PURGE_INTERVAL", "30s")
 	e.TileTokenKeys = strings.TrimSpace(r.str("TILECACHE_TILE_TOKEN_KEYS", ""))
 	if e.TileTokenKeys != "" {
 		if _, err := tiletoken.ParseKeyring(e.TileTokenKeys); err != nil {

@@ -40,8 +40,10 @@ func TestPartDefaults(t *testing.T) {
 		MissRemember: 5 * time.Minute, MissFailureBackoff: 15 * time.Second}, err)
 	u, err := config.Read[config.Upstream](lookup(nil))
 	check("upstream", u, config.Upstream{DecodeMemory: 512 << 20}, err)
+	cdn, err := config.Read[config.CDN](lookup(nil))
+	check("cdn", cdn, config.CDN{CDNPurgeEvery: 30 * time.Second}, err)
 	e, err := config.Read[config.Edge](lookup(nil))
-	check("edge", e, config.Edge{CDNPurgeEvery: 30 * time.Second}, err)
+	check("edge", e, config.Edge{}, err)
 	al, err := config.Read[config.AccessLogs](lookup(nil))
 	check("access logs", al, config.AccessLogs{AccessLogFormat: "cloudfront", AccessLogPathPrefix: "/"}, err)
 	cs, err := config.Read[config.CrossSite](lookup(nil))
@@ -94,8 +96,12 @@ func TestPartsSet(t *testing.T) {
 	if err != nil || u.DecodeMemory != 0 || fmt.Sprint(u.UpstreamAllow) != fmt.Sprint([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}) {
 		t.Errorf("upstream: got %+v, %v; want no bound, [10.0.0.0/8]", u, err)
 	}
-	e, err := config.Read[config.Edge](lookup(map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": "E1", "TILECACHE_EDGE_KVS_ARN": "arn:kvs", "TILECACHE_CDN_PURGE_INTERVAL": "5s"}))
-	if want := (config.Edge{CDNDistribution: "E1", EdgeGridSets: "arn:kvs", CDNPurgeEvery: 5 * time.Second}); err != nil || e != want {
+	cdn, err := config.Read[config.CDN](lookup(map[string]string{"TILECACHE_CDN_DISTRIBUTION_ID": "E1", "TILECACHE_CDN_PURGE_INTERVAL": "5s"}))
+	if want := (config.CDN{CDNDistribution: "E1", CDNPurgeEvery: 5 * time.Second}); err != nil || cdn != want {
+		t.Errorf("cdn: got %+v, %v; want %+v", cdn, err, want)
+	}
+	e, err := config.Read[config.Edge](lookup(map[string]string{"TILECACHE_EDGE_KVS_ARN": "arn:kvs"}))
+	if want := (config.Edge{EdgeGridSets: "arn:kvs"}); err != nil || e != want {
 		t.Errorf("edge: got %+v, %v; want %+v", e, err, want)
 	}
 	keys := "k2:" + strings.Repeat("s", 32) + ",k1:" + strings.Repeat("t", 32)

@@ -3,10 +3,10 @@
 // task table; AWS) or, in package app, embedded. Part of the shared core,
 // apart from package core because the state's ports name the render on
 // miss's claims, which the log ingest does not link. The schedules are
-// apart, in package scheduling (the worker and the cleaner fire them), and
+// apart, in package scheduling (the cleaner's maintenance fires them), and
 // the rest of the administration's state (audit trail, API tokens,
-// accounts) in package admin, so that the tile origin links none of it and
-// the engine's assembly only the schedules.
+// accounts) in package admin, so that the tile origin and the worker link
+// none of it and the maintenance's assembly only the schedules.
 package backends
 
 import (

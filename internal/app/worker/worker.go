@@ -1,49 +1,40 @@
-// Package worker is the assembly of the functions that work the seed
-// engine's lanes: the worker function (HandleSQS: lane messages) and the
-// cleaner function (HandleSchedule: the maintenance jobs, named, each
-// isolated from the others' failures). It builds the seed engine, render on
-// miss (for truncations), the disk-quota cleaner, the schedules' ticker,
-// the CDN's purger and the documents of the tile store on the shared core
-// (packages core, backends, sources) and the schedules' store (package
-// scheduling), and links no administration interface nor the rest of its
-// state (accounts, API tokens, the audit trail), console or embedded
-// database; `tilecache serve` (package app)
-// composes it with the REST interface and the tile serving.
+// Package worker is the assembly of the worker function, which works
+// the seed engine's lanes (HandleSQS: lane messages). It builds the seed
+// engine, render on miss (for truncations), the CDN's purger and the
+// documents of the tile store on the shared core (packages core,
+// backends, sources). The disk-quota clean-up, the schedules and the edge
+// sync are the maintenance's (package maintenance, which builds on this
+// program, as `tilecache serve` in package app does): the worker links no
+// schedules, cron parser or time zone database, no administration
+// interface nor the administration's state, console or embedded database.
 package worker
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"tilecache/internal/app/backends/scheduling"
+	"tilecache/internal/app/backends"
 	"tilecache/internal/app/core"
 	"tilecache/internal/app/sources"
 	"tilecache/internal/archive"
 	"tilecache/internal/archive/mbtiles"
 	"tilecache/internal/awsconf"
 	"tilecache/internal/cdn"
-	"tilecache/internal/cdn/cloudfront"
 	"tilecache/internal/config"
-	"tilecache/internal/edgepath"
 	"tilecache/internal/layer"
 	"tilecache/internal/metrics"
 	"tilecache/internal/onmiss"
 	"tilecache/internal/queue/sqsqueue"
-	"tilecache/internal/quota"
-	"tilecache/internal/schedule"
 	"tilecache/internal/seed"
 	"tilecache/internal/site"
-	"tilecache/internal/task"
-	"tilecache/internal/tiletoken"
 	"tilecache/internal/web"
 )
 
-// Config is what the worker and the cleaner read of the configuration.
+// Config is what the worker reads of the configuration.
 type Config struct {
 	// PublicURL is the base URL the tile store's objects are served from
 	// (TILECACHE_PUBLIC_URL), which the documents of the tile store carry.
@@ -56,13 +47,8 @@ type Config struct {
 	config.Lanes
 	config.Miss
 	config.Upstream
-	config.Edge
+	config.CDN
 	config.AWS
-	// Now is the clock of the program's maintenance (HandleSchedule): the
-	// due times of the schedules and of the disk-quota clean-up, and when
-	// a layer is at rest for a recount. Nil is time.Now; never read from
-	// the environment (tests move it on rather than wait).
-	Now func() time.Time
 }
 
 // Load reads the worker's configuration through lookup.
@@ -92,7 +78,7 @@ func Load(lookup config.Lookup) (Config, error) {
 	if c.Upstream, err = config.Read[config.Upstream](lookup); err != nil {
 		return Config{}, err
 	}
-	if c.Edge, err = config.Read[config.Edge](lookup); err != nil {
+	if c.CDN, err = config.Read[config.CDN](lookup); err != nil {
 		return Config{}, err
 	}
 	if c.AWS, err = config.Read[config.AWS](lookup); err != nil {
@@ -104,12 +90,11 @@ func Load(lookup config.Lookup) (Config, error) {
 // Of returns the worker's part of cfg.
 func Of(cfg config.Config) Config {
 	return Config{PublicURL: cfg.PublicURL, KeyPrefix: cfg.KeyPrefix, Bucket: cfg.Bucket, Table: cfg.Table, QueueURL: cfg.QueueURL,
-		Layers: cfg.Layers, Lanes: cfg.Lanes, Miss: cfg.Miss, Upstream: cfg.Upstream, Edge: cfg.Edge, AWS: cfg.AWS}
+		Layers: cfg.Layers, Lanes: cfg.Lanes, Miss: cfg.Miss, Upstream: cfg.Upstream, CDN: cfg.CDN, AWS: cfg.AWS}
 }
 
-// Program is the engine's side of tilecache: what the worker and the
-// cleaner functions run, and what `tilecache serve` runs beside its
-// handlers.
+// Program is the engine's side of tilecache: what the worker function
+// runs, and what the cleaner's maintenance and `tilecache serve` build on.
 type Program struct {
 	// Engine is the seeding engine.
 	Engine *seed.Engine
@@ -117,11 +102,6 @@ type Program struct {
 	Misses *onmiss.Renderer
 	// Sources are the layers' sources (GetFeatureInfo asks them too).
 	Sources *sources.Cache
-	// Cleaner enforces the disk quota and keeps usage right.
-	Cleaner *quota.Cleaner
-	// Schedules fires the saved requests that are due (at every
-	// invocation of HandleSchedule; `tilecache serve` runs it).
-	Schedules *schedule.Ticker
 	// Metrics is the program's own registry: what the program records
 	// reaches the exporters installed in it (Prometheus in `tilecache
 	// serve`, EMF in a function).
@@ -133,40 +113,27 @@ type Program struct {
 	// Site keeps the store marker, the tile sets' documents and the demo
 	// page in the tile store.
 	Site *site.Site
-	// Backends are the backends with the schedules the ticker fires.
-	scheduling.Backends
+	// Backends are the backends the engine runs on.
+	backends.Backends
 	// Registry keeps the layer catalogue current: the layer file and the
 	// configuration changed at run time.
 	Registry *layer.Registry
-	// TileKeys sign and check the tile tokens that open private layers
-	// (set when keys are configured; `tilecache serve` makes one
-	// otherwise).
-	TileKeys *tiletoken.Keyring
 
-	cfg Config
 	log *slog.Logger
-	// published: HandleSchedule ran Publish in this process (Lambda
-	// invokes one event at a time).
-	published bool
-	// edge is the key-value store of the CDN's edge path function (nil:
-	// none); edgeVersion is the layer configuration whose grid sets
-	// HandleSchedule wrote into it in this process (−1: none yet).
-	edge        edgepath.KeyValues
-	edgeVersion int64
 }
 
 // NewAWS builds the program on the tile bucket, task table and lane queue
 // of cfg. Close releases what it opened.
 func NewAWS(ctx context.Context, cfg Config, log *slog.Logger) (*Program, error) {
-	return New(ctx, cfg, func(ctx context.Context) (scheduling.Backends, error) { return AWSBackends(ctx, cfg) }, log)
+	return New(ctx, cfg, func(ctx context.Context) (backends.Backends, error) { return AWSBackends(ctx, cfg) }, log)
 }
 
 // AWSBackends connects to the bucket, table and queue of cfg (see
-// scheduling.AWS), the queue with the same AWS configuration.
-func AWSBackends(ctx context.Context, cfg Config) (scheduling.Backends, error) {
-	b, _, awsCfg, err := scheduling.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
+// backends.AWS), the queue with the same AWS configuration.
+func AWSBackends(ctx context.Context, cfg Config) (backends.Backends, error) {
+	b, awsCfg, err := backends.AWS(ctx, cfg.AWS, cfg.Bucket, cfg.Table, cfg.StaleAfter)
 	if err != nil {
-		return scheduling.Backends{}, err
+		return backends.Backends{}, err
 	}
 	b.Queue = LaneQueue(awsCfg, cfg)
 	return b, nil
@@ -182,15 +149,9 @@ func LaneQueue(awsCfg aws.Config, cfg Config) *sqsqueue.Queue {
 	}), cfg.QueueURL)
 }
 
-// New builds the program on the backends open returns, opened once the
-// tile token keys are read (from TILECACHE_TILE_TOKEN_KEYS_SECRET, when it
-// names them). Close releases them.
-func New(ctx context.Context, cfg Config, open func(context.Context) (scheduling.Backends, error), log *slog.Logger) (*Program, error) {
-	keys, err := core.LoadTileTokenKeys(ctx, cfg.AWS, cfg.TileTokenKeys, cfg.TileTokenKeysSecret)
-	if err != nil {
-		return nil, err
-	}
-	cfg.TileTokenKeys = keys
+// New builds the program on the backends open returns. Close releases
+// them.
+func New(ctx context.Context, cfg Config, open func(context.Context) (backends.Backends, error), log *slog.Logger) (*Program, error) {
 	b, err := open(ctx)
 	if err != nil {
 		return nil, err
@@ -206,7 +167,7 @@ func New(ctx context.Context, cfg Config, open func(context.Context) (scheduling
 }
 
 // build wires the program on b.
-func build(ctx context.Context, cfg Config, b scheduling.Backends, log *slog.Logger) (*Program, error) {
+func build(ctx context.Context, cfg Config, b backends.Backends, log *slog.Logger) (*Program, error) {
 	reg, err := core.OpenRegistry(ctx, cfg.Layers, b.State.Config, log)
 	if err != nil {
 		return nil, err
@@ -222,7 +183,7 @@ func build(ctx context.Context, cfg Config, b scheduling.Backends, log *slog.Log
 	}
 	purger := cdn.NewPurger(inv, cdn.PurgerOptions{KeyPrefix: cfg.KeyPrefix, Every: cfg.CDNPurgeEvery}, log)
 	docs := site.New(b.Tiles, layers, cfg.KeyPrefix, cfg.PublicURL, web.IndexHTML(), log)
-	misses := sources.NewMisses(reg, srcs, b.Backends, cfg.Miss, cfg.KeyPrefix, log)
+	misses := sources.NewMisses(reg, srcs, b, cfg.Miss, cfg.KeyPrefix, log)
 	engine := seed.New(layers, nil, b.Tasks, b.Queue, b.Tiles, seed.Options{
 		SourceOf: srcs.Of, PoolSize: cfg.SeedThreads, KeyPrefix: cfg.KeyPrefix, CheckpointEvery: cfg.Checkpoint, KillCheckEvery: cfg.KillCheck,
 		Slice: cfg.Slice, StaleAfter: cfg.StaleAfter, Visibility: cfg.Visibility, Usage: b.Usage, Changes: purger, Documents: docs,
@@ -232,78 +193,10 @@ func build(ctx context.Context, cfg Config, b scheduling.Backends, log *slog.Log
 		// Imports (importjob.go in package seed; imports.go here).
 		Archives: archiveOpener(b.Tiles, cfg.Upstream),
 	}, log)
-	cleaner := quota.NewCleaner(b.Usage, b.Usage, b.Tiles, layers, taskActivity{b.Tasks}, quota.CleanerOptions{
-		KeyPrefix: cfg.KeyPrefix, Settle: cfg.StaleAfter, Changes: purger, Now: cfg.Now,
-	}, log)
-	schedules := schedule.NewTicker(b.Schedules, b.Tasks, ScheduledRequests{Submitter: engine.Control}, log)
-	p := &Program{Engine: engine, Misses: misses, Sources: srcs, Cleaner: cleaner, Schedules: schedules, Purger: purger, Site: docs, Backends: b, cfg: cfg, log: log, Registry: reg, edgeVersion: -1,
+	p := &Program{Engine: engine, Misses: misses, Sources: srcs, Purger: purger, Site: docs, Backends: b, log: log, Registry: reg,
 		Metrics: new(metrics.Registry)}
-	if cfg.TileTokenKeys != "" {
-		// The configured keys, parsed once (config.Load and
-		// LoadTileTokenKeys checked them): every program signs, checks and
-		// writes to the edge these.
-		if p.TileKeys, err = tiletoken.ParseKeyring(cfg.TileTokenKeys); err != nil {
-			return nil, err
-		}
-	}
 	reg.OnUpdate(p.layersChanged)
-	if cfg.EdgeGridSets != "" {
-		awsCfg, err := awsconf.Load(ctx, cfg.AWS.Env, awsconf.WithRetry(core.AWSRetry(cfg.AWS)))
-		if err != nil {
-			return nil, err
-		}
-		p.edge = cloudfront.NewKeyValueStore(awsCfg, cfg.EdgeGridSets).WithLog(log)
-	}
 	return p, nil
-}
-
-// syncEdge writes the grid sets of the layers to the edge path function's
-// key-value store where they differ, and records the configuration it
-// wrote in edgeVersion (a failure is logged and tried again by the next
-// call).
-func (p *Program) syncEdge(ctx context.Context) {
-	snap := p.Registry.Catalogue().Snapshot()
-	if p.edge == nil {
-		p.edgeVersion = snap.Version()
-		return
-	}
-	var keys []tiletoken.Key
-	if p.cfg.TileTokenKeys != "" { // the configured keys, never a key made at start
-		keys = p.TileKeys.Keys()
-	}
-	// The grid sets, the private layers, the tile token keys (by id) and
-	// the layers and grid geometries of the OGC bindings.
-	changed, err := edgepath.SyncValues(ctx, p.edge, edgepath.ValuesOf(snap, keys))
-	if err != nil {
-		p.log.Error("write the edge path function's grid sets", "kvs", p.cfg.EdgeGridSets, "err", err)
-		return
-	}
-	p.edgeVersion = snap.Version()
-	if len(changed) > 0 {
-		p.log.Info("edge path function's grid sets written", "kvs", p.cfg.EdgeGridSets, "grid_sets", changed)
-	}
-}
-
-// taskActivity answers quota.Activity from the task store.
-type taskActivity struct{ tasks task.Store }
-
-// ActiveLayers implements quota.Activity: the layers of PENDING and
-// RUNNING tasks, and of tasks killed since (a killed lane may store its
-// last metatile before it notices). A task that ended DONE or aborted by
-// its own lane has no writer left, so a layer whose tasks are done is
-// recounted at the next maintenance rather than after a rest.
-func (a taskActivity) ActiveLayers(ctx context.Context, since time.Time) (map[string]bool, error) {
-	tasks, err := a.tasks.List(ctx, since)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	for _, t := range tasks {
-		if t.Status.Active() || t.Killed {
-			out[t.Layer] = true
-		}
-	}
-	return out, nil
 }
 
 // Publish runs Site.Publish and hands what changed to the purger. Its
@@ -333,8 +226,8 @@ func (p *Program) Close() error {
 // this process changed the layers (written, the CDN's copies
 // invalidated). Other processes only read the new configuration
 // (Registry.Refresh); the grid sets of the edge path function are written
-// by HandleSchedule, which holds the right to, when it sees a new
-// configuration.
+// by the maintenance (package maintenance), which holds the right to, when
+// it sees a new configuration.
 func (p *Program) layersChanged(ctx context.Context, _ *layer.Catalogue, changed []string) {
 	p.publishLayers(ctx, changed)
 }

@@ -1,7 +1,7 @@
 // Package lambdatest runs the Lambda functions in tests, against the local
 // AWS stack (see internal/testkit/testenv): per-test resources shaped as
 // template.yaml shapes them, the functions' environment, programs built by
-// app.New, worker.NewAWS and tileorigin.New, API Gateway HTTP API (payload 2.0) events, a
+// app.New, worker.NewAWS, maintenance.NewAWS and tileorigin.New, API Gateway HTTP API (payload 2.0) events, a
 // stand-in for the SQS event source, a recording proxy that tells which AWS
 // calls a function makes, and the functions' bootstraps built as for Lambda
 // and run under the Lambda Runtime Interface Emulator (AWS's Runtime API,
@@ -37,6 +37,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"tilecache/internal/app"
+	"tilecache/internal/app/maintenance"
 	"tilecache/internal/app/tileorigin"
 	"tilecache/internal/app/worker"
 	"tilecache/internal/auth"
@@ -235,24 +236,40 @@ func API(t testing.TB, env map[string]string) *app.Program {
 	return program(t, env, app.New)
 }
 
-// Worker builds the program of WorkerFunction and CleanerFunction
-// (worker.NewAWS, with the configuration worker.Load reads) for env,
-// closed when the test ends.
+// Worker builds the program of WorkerFunction (worker.NewAWS, with the
+// configuration worker.Load reads) for env, closed when the test ends.
 func Worker(t testing.TB, env map[string]string) *worker.Program {
-	t.Helper()
-	return WorkerAt(t, env, nil)
-}
-
-// WorkerAt is Worker with the clock of the program's maintenance
-// (worker.Config.Now; nil is time.Now).
-func WorkerAt(t testing.TB, env map[string]string, now func() time.Time) *worker.Program {
 	t.Helper()
 	cfg, err := worker.Load(testenv.Lookup(env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Now = now
 	p, err := worker.NewAWS(context.Background(), cfg, Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// Maintenance builds the program of CleanerFunction (maintenance.NewAWS,
+// with the configuration maintenance.Load reads) for env, closed when the
+// test ends.
+func Maintenance(t testing.TB, env map[string]string) *maintenance.Program {
+	t.Helper()
+	return MaintenanceAt(t, env, nil)
+}
+
+// MaintenanceAt is Maintenance with the clock of the maintenance
+// (maintenance.Config.Now; nil is time.Now).
+func MaintenanceAt(t testing.TB, env map[string]string, now func() time.Time) *maintenance.Program {
+	t.Helper()
+	cfg, err := maintenance.Load(testenv.Lookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Now = now
+	p, err := maintenance.NewAWS(context.Background(), cfg, Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

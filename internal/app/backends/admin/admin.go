@@ -2,8 +2,8 @@
 // trail, the API tokens and the accounts) beside the backends with the
 // schedules of package scheduling: what the API function and `tilecache
 // serve` assemble, and the other functions do not link (the tile origin
-// and the log ingest have no administration interface; the worker and the
-// cleaner fire the schedules and need no more).
+// and the log ingest have no administration interface; the cleaner fires
+// the schedules and needs no more, the worker not even those).
 package admin
 
 import (

@@ -1,9 +1,10 @@
 // Package scheduling is the backends with the schedules of saved requests
-// (Backends): what the engine's assembly (package worker: the worker and
-// the cleaner functions, whose maintenance fires the due schedules) runs
-// on. The rest of the administration's state (the audit trail, the API
-// tokens, the accounts) is package admin's, which only the API and
-// `tilecache serve` link; the tile origin and the log ingest link neither.
+// (Backends): what the maintenance's assembly (package maintenance: the
+// cleaner function, which fires the due schedules) runs on; the worker's
+// (package worker) runs on the backends alone. The rest of the
+// administration's state (the audit trail, the API tokens, the accounts)
+// is package admin's, which only the API and `tilecache serve` link; the
+// tile origin, the log ingest and the worker link neither.
 package scheduling
 
 import (

@@ -2,9 +2,9 @@
 // saved requests (Schedules: schedule.Store), over the task table of
 // package dynamo through its item API (dynamo.Items). It is apart from the
 // administration's other items (package adminstore: accounts, API tokens,
-// the audit trail) so that the engine's assembly (the worker and the
-// cleaner functions, whose maintenance fires the due schedules) links
-// none of those nor what they link (bcrypt).
+// the audit trail) so that the maintenance's assembly (the cleaner
+// function, which fires the due schedules) links none of those nor what
+// they link (bcrypt).
 //
 // One item per schedule in one partition, pk=schedules sk=<name>, so that
 // listing them is one Query, and their number in pk=meta sk=schedules,

@@ -1,4 +1,4 @@
-package worker
+package maintenance
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func TestScheduleSyncsEdgeAfterALayerChange(t *testing.T) {
 	// In a bubble: the program keeps its time in process (a directory and
 	// bbolt), so the refresh period passes on the bubble's clock.
 	synctest.Test(t, func(t *testing.T) {
-		p := newTestWorker(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms"})
+		p := newTestProgram(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms"})
 		kv := &memKV{values: map[string]string{}}
 		p.edge = kv
 		if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
@@ -165,7 +165,7 @@ func (failingRuns) NextRuns(context.Context) ([]schedule.NextRun, []schedule.Unr
 // clean-up, the documents, the edge's grid sets) still run.
 func TestHandleScheduleRunsEveryJobPastAFailure(t *testing.T) {
 	t.Parallel()
-	p := newTestWorker(t, nil)
+	p := newTestProgram(t, nil)
 	p.Schedules = schedule.NewTicker(failingRuns{p.Backends.Schedules}, p.Tasks, ScheduledRequests{Submitter: p.Engine.Control}, slog.New(slog.DiscardHandler))
 	err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{})
 	if err == nil || !strings.Contains(err.Error(), "schedules: ") || !strings.Contains(err.Error(), "schedule table unreachable") {
@@ -184,7 +184,7 @@ func TestHandleScheduleRunsEveryJobPastAFailure(t *testing.T) {
 // what upstreams answered), and the publication is bounded in time.
 func TestMaintenanceJobsPublishLast(t *testing.T) {
 	t.Parallel()
-	p := newTestWorker(t, nil)
+	p := newTestProgram(t, nil)
 	var names []string
 	for _, j := range p.maintenanceJobs(events.EventBridgeEvent{Detail: json.RawMessage(`{"recount":true}`)}) {
 		names = append(names, j.name)
@@ -222,7 +222,7 @@ func TestMaintenanceJobsPublishLast(t *testing.T) {
 func TestScheduleSyncsPrivateLayersAndKeysToTheEdge(t *testing.T) {
 	t.Parallel()
 	keys := "k2:" + strings.Repeat("2", 43) + ",k1:" + strings.Repeat("1", 43)
-	p := newTestWorker(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms", "TILECACHE_TILE_TOKEN_KEYS": keys})
+	p := newTestProgram(t, map[string]string{"TILECACHE_LAYERS_REFRESH": "1ms", "TILECACHE_TILE_TOKEN_KEYS": keys})
 	kv := &memKV{values: map[string]string{}}
 	p.edge = kv
 	if err := p.HandleSchedule(t.Context(), events.EventBridgeEvent{}); err != nil {
@@ -257,10 +257,10 @@ func TestScheduleSyncsPrivateLayersAndKeysToTheEdge(t *testing.T) {
 	}
 }
 
-// newTestWorker builds the worker program (what the cleaner function
-// runs) on the embedded backends in a directory of the test's own, with
+// newTestProgram builds the maintenance's program (what the cleaner
+// function runs) on the embedded backends in a directory of the test's own, with
 // env besides; it is closed when the test ends.
-func newTestWorker(t *testing.T, env map[string]string) *Program {
+func newTestProgram(t *testing.T, env map[string]string) *Program {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Load(func(k string) (string, bool) {
