@@ -1,0 +1,48 @@
+package pmtiles
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+)
+
+// BenchmarkWriter puts n tiles of levels 0.. in tile id order and closes
+// the archive: every tile distinct, or one in four (the rest of eight
+// shared contents).
+func BenchmarkWriter(b *testing.B) {
+	for _, n := range []int{100_000, 400_000} {
+		for _, distinct := range []int{1, 4} {
+			b.Run(fmt.Sprintf("tiles=%d/distinct=1in%d", n, distinct), func(b *testing.B) {
+				ctx := context.Background()
+				shared := make([][]byte, 8)
+				for i := range shared {
+					shared[i] = fmt.Appendf(nil, "%0100d", i)
+				}
+				data := make([]byte, 0, 128)
+				b.ReportAllocs()
+				for b.Loop() {
+					w, err := Create(b.TempDir(), io.Discard, Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for id := range uint64(n) {
+						z, x, y := TileZXY(id)
+						d := shared[id%8]
+						if id%uint64(distinct) == 0 {
+							data = fmt.Appendf(data[:0], "%0100d", id)
+							d = data
+						}
+						if err := w.Put(ctx, z, int64(x), int64(y), d); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := w.Close(ctx, testMD); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tile")
+			})
+		}
+	}
+}
