@@ -25,7 +25,7 @@ type recordCodec[T any] struct {
 // sorted stream. With lastWins, of records that compare equal only the
 // last added is kept.
 //
-// Memory: max records and a 64 KiB reader per run merged at once; disk:
+// Memory: max records and a 32 KiB reader per run merged at once; disk:
 // the records, and as much again while a pass merges runs.
 type extSort[T any] struct {
 	c        recordCodec[T]
@@ -42,8 +42,8 @@ type extSort[T any] struct {
 }
 
 const (
-	defaultFanIn = 64
-	runReadBuf   = 1 << 16
+	defaultFanIn = 128
+	runReadBuf   = 1 << 15
 )
 
 func newExtSort[T any](c recordCodec[T], dir, prefix string, max, fanIn int) *extSort[T] {
@@ -54,6 +54,11 @@ func newExtSort[T any](c recordCodec[T], dir, prefix string, max, fanIn int) *ex
 }
 
 func (s *extSort[T]) add(ctx context.Context, v T) error {
+	if s.buf == nil {
+		// Whole at once, rather than grown by copies: the pages of a
+		// large allocation take memory only once written.
+		s.buf = make([]T, 0, s.max)
+	}
 	s.buf = append(s.buf, v)
 	if len(s.buf) >= s.max {
 		return s.spill(ctx)

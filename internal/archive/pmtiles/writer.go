@@ -57,19 +57,19 @@ type Options struct {
 //
 // Memory, whatever the number of tiles: the hot contents (two maps of at
 // most HotContents entries), at most three sort buffers of BufferEntries
-// records (40 bytes each) at once, 64 KiB per run merged at once (at most
-// 64 runs, two merges at once: 8 MiB), 1 MiB buffers of the staging file,
-// the tile data and the output, the largest tile, and one leaf directory
-// (4096 entries, or 1/3500 of the entries when more: 28 bytes each). With
-// the defaults, under 30 MiB. Disk: each distinct content once, and again
-// each time it is put after it left the hot contents (at most once per
-// tile); 36 bytes per tile of Put's runs; in Close, the tile data, 36
-// bytes per tile sorted by content, 20 bytes per distinct content, 36
-// bytes per other tile and 24 per entry, and twice a sort's records while
-// a merge pass runs. A sort of more than 64 runs (64 × BufferEntries
-// records, 8 million by default) merges them in passes of 64, each
-// reading and writing its records once more (one more pass up to 500
-// million records by default).
+// records (40 bytes each) at once, 32 KiB per run merged at once (at most
+// 128 runs, two merges at once: 8 MiB), 1 MiB buffers of the staging
+// file, the tile data and the output, the largest tile, and one leaf
+// directory (4096 entries, or 1/3500 of the entries when more: 28 bytes
+// each). With the defaults, about 20 MiB. Disk: each distinct content
+// once, and again each time it is put after it left the hot contents (at
+// most once per tile); 36 bytes per tile of Put's runs; in Close, the
+// tile data, 36 bytes per tile sorted by content, 20 bytes per distinct
+// content, 36 bytes per other tile and 24 per entry, and twice a sort's
+// records while a merge pass runs. A sort of more than 128 runs (128 ×
+// BufferEntries records, 8 million by default) merges them in passes of
+// 128, each reading and writing its records once more (one more pass up
+// to a billion records by default).
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
@@ -298,7 +298,7 @@ func Resume(ctx context.Context, dir string, out io.Writer, opt Options) (*Write
 
 func newWriter(dir string, out io.Writer, opt Options) (*Writer, error) {
 	if opt.BufferEntries <= 0 {
-		opt.BufferEntries = 1 << 17
+		opt.BufferEntries = 1 << 16
 	}
 	if opt.HotContents <= 0 {
 		opt.HotContents = 1 << 14

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/metrics"
+	"sync"
 	"testing"
+	"time"
 )
 
 // BenchmarkWriter puts n tiles of levels 0.. in tile id order and closes
@@ -21,6 +25,8 @@ func BenchmarkWriter(b *testing.B) {
 				}
 				data := make([]byte, 0, 128)
 				b.ReportAllocs()
+				runtime.GC()
+				peak, stop := peakHeap()
 				for b.Loop() {
 					w, err := Create(b.TempDir(), io.Discard, Options{})
 					if err != nil {
@@ -41,8 +47,33 @@ func BenchmarkWriter(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				stop()
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tile")
+				b.ReportMetric(float64(*peak)/(1<<20), "peak-heap-MiB")
 			})
 		}
 	}
+}
+
+// peakHeap samples the bytes of the heap's objects (live and not yet
+// collected) every millisecond until stop.
+func peakHeap() (peak *uint64, stop func()) {
+	peak = new(uint64)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			*peak = max(*peak, s[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return peak, func() { close(done); wg.Wait() }
 }
