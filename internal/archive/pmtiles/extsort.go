@@ -95,7 +95,7 @@ func (s *extSort[T]) spill(ctx context.Context) error {
 	}
 	s.sortBuf()
 	name := fmt.Sprintf("%s-%06d", s.prefix, s.next)
-	err := s.writeRun(name, func(emit func(T) error) error {
+	err := s.writeRun(name, s.durable, func(emit func(T) error) error {
 		for _, v := range s.buf {
 			if err := emit(v); err != nil {
 				return err
@@ -115,8 +115,9 @@ func (s *extSort[T]) spill(ctx context.Context) error {
 	return nil
 }
 
-// writeRun writes the records fill emits to run file name.
-func (s *extSort[T]) writeRun(name string, fill func(emit func(T) error) error) error {
+// writeRun writes the records fill emits to run file name, synced to
+// the disk when sync.
+func (s *extSort[T]) writeRun(name string, sync bool, fill func(emit func(T) error) error) error {
 	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("pmtiles: run file: %w", err)
@@ -131,7 +132,7 @@ func (s *extSort[T]) writeRun(name string, fill func(emit func(T) error) error) 
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil && s.durable {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -169,7 +170,7 @@ func (s *extSort[T]) sorted(ctx context.Context) (*mergeIter[T], error) {
 			if err != nil {
 				return nil, err
 			}
-			err = s.writeRun(name, func(emit func(T) error) error {
+			err = s.writeRun(name, false, func(emit func(T) error) error {
 				for n := 0; ; n++ {
 					if n%65536 == 0 {
 						if err := ctx.Err(); err != nil {

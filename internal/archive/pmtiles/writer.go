@@ -27,7 +27,7 @@ type Options struct {
 	TileCompression Compression
 	// BufferEntries is how many records each of the Writer's sorts holds
 	// in memory (40 bytes each) before it sorts them and spills them to a
-	// run file: Put's, and those of Close; 0 means 1<<17 (5 MiB).
+	// run file: Put's, and those of Close; 0 means 1<<16 (2.5 MiB).
 	BufferEntries int
 	// HotContents is how many recently put distinct contents Put
 	// remembers (in two generations of up to this many, about 40 bytes

@@ -15,7 +15,7 @@ import (
 // the archive: every tile distinct, or one in four (the rest of eight
 // shared contents).
 func BenchmarkWriter(b *testing.B) {
-	for _, n := range []int{100_000, 400_000} {
+	for _, n := range []int{20_000, 100_000, 400_000} {
 		for _, distinct := range []int{1, 4} {
 			b.Run(fmt.Sprintf("tiles=%d/distinct=1in%d", n, distinct), func(b *testing.B) {
 				ctx := context.Background()
