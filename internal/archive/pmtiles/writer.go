@@ -114,7 +114,12 @@ func (h *hotSet) add(k [16]byte, r blobRef) {
 	}
 	h.cur[k] = r
 	if len(h.cur) >= h.max {
-		h.prev, h.cur = h.cur, make(map[[16]byte]blobRef)
+		// The older generation's table, emptied, holds the next.
+		h.prev, h.cur = h.cur, h.prev
+		if h.cur == nil {
+			h.cur = make(map[[16]byte]blobRef, h.max)
+		}
+		clear(h.cur)
 	}
 }
 
