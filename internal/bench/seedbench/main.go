@@ -16,6 +16,11 @@
 // (a fresh table and queue per run, a fresh key prefix in the bucket) and
 // also prints the S3 requests, DynamoDB writes and SQS messages per 1,000
 // tiles, as counted by the adapters.
+//
+// With -export it then exports the seeded levels to PMTiles (a task) and
+// prints the export's rate and peak RSS; -memprofile FILE adds a heap
+// profile taken at the export's peak heap (go tool pprof
+// -sample_index=inuse_space).
 package main
 
 import (
