@@ -34,9 +34,10 @@ type extSort[T any] struct {
 	max      int
 	fanIn    int
 	lastWins bool
-	durable  bool     // run files are synced and outlive the sort (a Writer's checkpointed runs)
+	durable  bool     // run files outlive the sort (a Writer's checkpointed runs)
 	buf      []T      // the records not spilled yet
 	runs     []string // the run files, oldest first
+	unsynced []string // the durable runs not synced to the disk yet
 	next     int      // the number of the next run file
 	temps    []string // files this sort made and removes when done
 }
@@ -95,7 +96,7 @@ func (s *extSort[T]) spill(ctx context.Context) error {
 	}
 	s.sortBuf()
 	name := fmt.Sprintf("%s-%06d", s.prefix, s.next)
-	err := s.writeRun(name, s.durable, func(emit func(T) error) error {
+	err := s.writeRun(name, func(emit func(T) error) error {
 		for _, v := range s.buf {
 			if err := emit(v); err != nil {
 				return err
@@ -108,16 +109,17 @@ func (s *extSort[T]) spill(ctx context.Context) error {
 	}
 	s.next++
 	s.runs = append(s.runs, name)
-	if !s.durable {
+	if s.durable {
+		s.unsynced = append(s.unsynced, name)
+	} else {
 		s.temps = append(s.temps, name)
 	}
 	s.buf = s.buf[:0]
 	return nil
 }
 
-// writeRun writes the records fill emits to run file name, synced to
-// the disk when sync.
-func (s *extSort[T]) writeRun(name string, sync bool, fill func(emit func(T) error) error) error {
+// writeRun writes the records fill emits to run file name.
+func (s *extSort[T]) writeRun(name string, fill func(emit func(T) error) error) error {
 	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("pmtiles: run file: %w", err)
@@ -132,14 +134,32 @@ func (s *extSort[T]) writeRun(name string, sync bool, fill func(emit func(T) err
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil && sync {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("pmtiles: run file %s: %w", name, err)
+	}
+	return nil
+}
+
+// syncRuns syncs the durable runs spilled since the last syncRuns to
+// the disk (a Writer's Checkpoint: an export that never checkpoints never
+// waits for the disk).
+func (s *extSort[T]) syncRuns() error {
+	for len(s.unsynced) > 0 {
+		name := s.unsynced[0]
+		f, err := os.Open(filepath.Join(s.dir, name))
+		if err == nil {
+			err = f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("pmtiles: run file %s: %w", name, err)
+		}
+		s.unsynced = s.unsynced[1:]
 	}
 	return nil
 }
@@ -170,7 +190,7 @@ func (s *extSort[T]) sorted(ctx context.Context) (*mergeIter[T], error) {
 			if err != nil {
 				return nil, err
 			}
-			err = s.writeRun(name, false, func(emit func(T) error) error {
+			err = s.writeRun(name, func(emit func(T) error) error {
 				for n := 0; ; n++ {
 					if n%65536 == 0 {
 						if err := ctx.Err(); err != nil {

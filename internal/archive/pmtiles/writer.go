@@ -397,6 +397,9 @@ func (w *Writer) Checkpoint(ctx context.Context) error {
 	if err := w.puts.spill(ctx); err != nil {
 		return err
 	}
+	if err := w.puts.syncRuns(); err != nil {
+		return err
+	}
 	if err := w.blobsW.Flush(); err != nil {
 		return fmt.Errorf("pmtiles: staging file: %w", err)
 	}
