@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"sync"
 )
 
 // Compression is a PMTiles compression code, for the tiles or for the
@@ -326,13 +327,22 @@ func find(es []Entry, id uint64) (Entry, bool) {
 	return Entry{}, false
 }
 
+// gzipWriters are compress's (one is most of a megabyte; a large archive
+// has thousands of leaf directories).
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestCompression)
+	return w
+}}
+
 func compress(b []byte, c Compression) ([]byte, error) {
 	switch c {
 	case NoCompression:
 		return b, nil
 	case Gzip:
 		var out bytes.Buffer
-		w, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
+		w := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(w)
+		w.Reset(&out)
 		if _, err := w.Write(b); err != nil {
 			return nil, err
 		}

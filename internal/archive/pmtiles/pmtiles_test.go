@@ -59,16 +59,6 @@ func shuffled(rng *rand.Rand, set map[tile][]byte) []tile {
 	return ts
 }
 
-func cmpInt(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 var testMD = archive.Metadata{
 	Name: "test", Attribution: "© test", Format: "png",
 	Bounds: [4]float64{-10, -20, 30, 40}, Center: [3]float64{1, 2, 3}, MinZoom: 0, MaxZoom: 9,

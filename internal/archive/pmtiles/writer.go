@@ -2,7 +2,7 @@ package pmtiles
 
 import (
 	"bufio"
-	"container/heap"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -25,26 +25,51 @@ type Options struct {
 	// compressed (gzip for most vector tile caches, none for images);
 	// they are stored as given.
 	TileCompression Compression
-	// BufferEntries is how many tiles Put holds in memory (24 bytes each)
-	// before it sorts them and spills them to a run file; 0 means 1<<18
-	// (6 MiB).
+	// BufferEntries is how many records each of the Writer's sorts holds
+	// in memory (40 bytes each) before it sorts them and spills them to a
+	// run file: Put's, and those of Close; 0 means 1<<16 (2.5 MiB).
 	BufferEntries int
+	// HotContents is how many recently put distinct contents Put
+	// remembers (in two generations of up to this many, about 40 bytes
+	// each), so as to stage a content put again soon only once; 0 means
+	// 1<<14 (at most about 1.5 MiB). A content put again after more than
+	// that is staged again (and stored once all the same).
+	HotContents int
+
+	fanIn int // the most runs a sort merges at once; 0 means defaultFanIn
 }
 
 // Writer builds a clustered PMTiles archive from tiles put in any order.
 //
-// Each distinct tile content is appended once to a staging file, found
-// again by its SHA-256; each Put adds a 20-byte (tile id, content) record
-// to an in-memory buffer that is sorted and spilled to a run file when
-// full. Close merges the runs in tile id order, copies each content to the
-// tile data section in the order of its first tile (so the archive is
-// clustered, and the same tiles give the same bytes whatever order they
-// were put in), run-length encodes consecutive tiles with the same
-// content, builds the root and leaf directories and streams the archive
-// to the output. Memory: the buffer, about 60 bytes per distinct content
-// (the hash index, then the offset map of Close), 32 KiB per spilled run
-// while merging, and one leaf directory; disk: the distinct contents twice
-// and 20 bytes per tile.
+// Put appends a tile's content to a staging file unless it is one of the
+// HotContents distinct contents put last (blank and sea tiles, mostly),
+// and adds a (tile id, SHA-256 of the content, where a copy of it is
+// staged) record to a buffer that is sorted by tile id and spilled to a
+// run file when full. Close deduplicates exactly with external sorts of
+// these records: it merges the runs in tile id order (the last Put of a
+// tile wins), sorts the tiles by content to find each content's first
+// tile, copies each distinct content once to the tile data section in
+// the order of its first tile (so the archive is clustered, and the same
+// tiles give the same bytes whatever order they were put in), sorts the
+// other tiles of each content back into tile id order beside them,
+// run-length encodes consecutive tiles with the same content, builds the
+// root and leaf directories and streams the archive to the output.
+//
+// Memory, whatever the number of tiles: the hot contents (two maps of at
+// most HotContents entries), at most three sort buffers of BufferEntries
+// records (40 bytes each) at once, 32 KiB per run merged at once (at most
+// 128 runs, two merges at once: 8 MiB), 1 MiB buffers of the staging
+// file, the tile data and the output, the largest tile, and one leaf
+// directory (4096 entries, or 1/3500 of the entries when more: 28 bytes
+// each). With the defaults, about 20 MiB. Disk: each distinct content
+// once, and again each time it is put after it left the hot contents (at
+// most once per tile); 36 bytes per tile of Put's runs; in Close, the
+// tile data, 36 bytes per tile sorted by content, 20 bytes per distinct
+// content, 36 bytes per other tile and 24 per entry, and twice a sort's
+// records while a merge pass runs. A sort of more than 128 runs (128 ×
+// BufferEntries records, 8 million by default) merges them in passes of
+// 128, each reading and writing its records once more (one more pass up
+// to a billion records by default).
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
@@ -55,9 +80,8 @@ type Writer struct {
 	blobs   *os.File
 	blobsW  *bufio.Writer
 	blobLen uint64
-	seen    map[[16]byte]blobRef
-	buf     []staged
-	runs    []string
+	hot     hotSet
+	puts    *extSort[putRec]
 	done    bool
 }
 
@@ -66,21 +90,143 @@ type blobRef struct {
 	n   uint32
 }
 
-// staged is one Put: the tile and where its content is in the staging file.
-type staged struct {
-	id  uint64
-	off uint64
-	n   uint32
+// hotSet is where Put finds the contents put last: two generations of
+// up to max, the older dropped when the newer is full.
+type hotSet struct {
+	cur, prev map[[16]byte]blobRef
+	max       int
 }
 
-const stagedLen = 20
+func (h *hotSet) get(k [16]byte) (blobRef, bool) {
+	if r, ok := h.cur[k]; ok {
+		return r, true
+	}
+	if r, ok := h.prev[k]; ok {
+		h.add(k, r) // still in use: into the newer generation
+		return r, true
+	}
+	return blobRef{}, false
+}
+
+func (h *hotSet) add(k [16]byte, r blobRef) {
+	if h.cur == nil {
+		h.cur = make(map[[16]byte]blobRef)
+	}
+	h.cur[k] = r
+	if len(h.cur) >= h.max {
+		// The older generation's table, emptied, holds the next.
+		h.prev, h.cur = h.cur, h.prev
+		if h.cur == nil {
+			h.cur = make(map[[16]byte]blobRef, h.max)
+		}
+		clear(h.cur)
+	}
+}
+
+// putRec is one Put: the tile, its content's hash and where a copy of
+// the content is in the staging file.
+type putRec struct {
+	id   uint64
+	off  uint64
+	n    uint32
+	hash [16]byte
+}
+
+func putPut(b []byte, r putRec) {
+	binary.LittleEndian.PutUint64(b[0:], r.id)
+	binary.LittleEndian.PutUint64(b[8:], r.off)
+	binary.LittleEndian.PutUint32(b[16:], r.n)
+	copy(b[20:36], r.hash[:])
+}
+
+func getPut(b []byte) putRec {
+	return putRec{id: binary.LittleEndian.Uint64(b[0:]), off: binary.LittleEndian.Uint64(b[8:]),
+		n: binary.LittleEndian.Uint32(b[16:]), hash: [16]byte(b[20:36])}
+}
+
+// The records of the sorts: Put's by tile id, then Close's.
+var (
+	byTile = recordCodec[putRec]{size: 36, put: putPut, get: getPut,
+		cmp: func(a, b putRec) int { return cmpInt(a.id, b.id) }}
+	byContent = recordCodec[putRec]{size: 36, put: putPut, get: getPut,
+		cmp: func(a, b putRec) int {
+			if c := bytes.Compare(a.hash[:], b.hash[:]); c != 0 {
+				return c
+			}
+			return cmpInt(a.id, b.id)
+		}}
+	// contents: a distinct content, by its first tile.
+	contents = recordCodec[contentRec]{size: 20,
+		put: func(b []byte, r contentRec) {
+			binary.LittleEndian.PutUint64(b[0:], r.first)
+			binary.LittleEndian.PutUint64(b[8:], r.off)
+			binary.LittleEndian.PutUint32(b[16:], r.n)
+		},
+		get: func(b []byte) contentRec {
+			return contentRec{first: binary.LittleEndian.Uint64(b[0:]), off: binary.LittleEndian.Uint64(b[8:]), n: binary.LittleEndian.Uint32(b[16:])}
+		},
+		cmp: func(a, b contentRec) int { return cmpInt(a.first, b.first) }}
+	// others: a tile that is not its content's first, by that first tile.
+	others = recordCodec[otherRec]{size: 16,
+		put: func(b []byte, r otherRec) {
+			binary.LittleEndian.PutUint64(b[0:], r.first)
+			binary.LittleEndian.PutUint64(b[8:], r.id)
+		},
+		get: func(b []byte) otherRec {
+			return otherRec{first: binary.LittleEndian.Uint64(b[0:]), id: binary.LittleEndian.Uint64(b[8:])}
+		},
+		cmp: func(a, b otherRec) int {
+			if c := cmpInt(a.first, b.first); c != 0 {
+				return c
+			}
+			return cmpInt(a.id, b.id)
+		}}
+	// placed: a tile and its content in the tile data, by tile id.
+	placed = recordCodec[placedRec]{size: 20,
+		put: func(b []byte, r placedRec) {
+			binary.LittleEndian.PutUint64(b[0:], r.id)
+			binary.LittleEndian.PutUint64(b[8:], r.off)
+			binary.LittleEndian.PutUint32(b[16:], r.n)
+		},
+		get: func(b []byte) placedRec {
+			return placedRec{id: binary.LittleEndian.Uint64(b[0:]), off: binary.LittleEndian.Uint64(b[8:]), n: binary.LittleEndian.Uint32(b[16:])}
+		},
+		cmp: func(a, b placedRec) int { return cmpInt(a.id, b.id) }}
+)
+
+type contentRec struct {
+	first, off uint64 // first tile, staging offset
+	n          uint32
+}
+
+type otherRec struct{ first, id uint64 }
+
+type placedRec struct {
+	id, off uint64 // tile, tile data offset
+	n       uint32
+}
+
+func cmpInt(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
 
 // state is the staging directory's checkpoint, written by Checkpoint and
 // read by Resume.
 type state struct {
+	Version   int      `json:"version"`
 	BlobBytes uint64   `json:"blob_bytes"`
 	Runs      []string `json:"runs"`
 }
+
+// stateVersion is the layout of the run files a checkpoint names (2: 36
+// bytes a tile, with its content's hash).
+const stateVersion = 2
 
 const (
 	blobsName = "contents"
@@ -115,6 +261,9 @@ func Resume(ctx context.Context, dir string, out io.Writer, opt Options) (*Write
 	if dir == "" {
 		return nil, errors.New("pmtiles: resume needs the staging directory")
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(filepath.Join(dir, stateName))
 	if err != nil {
 		return nil, fmt.Errorf("pmtiles: resume: no checkpoint in %s: %w", dir, err)
@@ -123,6 +272,9 @@ func Resume(ctx context.Context, dir string, out io.Writer, opt Options) (*Write
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("pmtiles: resume: checkpoint %s: %w", dir, err)
 	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("pmtiles: resume: the checkpoint in %s is of version %d, not %d: write the archive again", dir, st.Version, stateVersion)
+	}
 	w, err := newWriter(dir, out, opt)
 	if err != nil {
 		return nil, err
@@ -130,7 +282,8 @@ func Resume(ctx context.Context, dir string, out io.Writer, opt Options) (*Write
 	if err := w.clearRuns(st.Runs); err != nil {
 		return nil, err
 	}
-	w.runs = st.Runs
+	w.puts.runs = st.Runs
+	w.puts.next = len(st.Runs)
 	f, err := os.OpenFile(filepath.Join(dir, blobsName), os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("pmtiles: resume: %w", err)
@@ -138,29 +291,6 @@ func Resume(ctx context.Context, dir string, out io.Writer, opt Options) (*Write
 	if err := f.Truncate(int64(st.BlobBytes)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("pmtiles: resume: %w", err)
-	}
-	// Index the contents again.
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, int64(st.BlobBytes)), 1<<20)
-	var pos uint64
-	var lenb [4]byte
-	var data []byte
-	for pos < st.BlobBytes {
-		if err := ctx.Err(); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if _, err := io.ReadFull(r, lenb[:]); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("pmtiles: resume: staging file at %d: %w", pos, err)
-		}
-		n := binary.LittleEndian.Uint32(lenb[:])
-		data = slices.Grow(data[:0], int(n))[:n]
-		if _, err := io.ReadFull(r, data); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("pmtiles: resume: staging file at %d: %w", pos, err)
-		}
-		w.seen[key(data)] = blobRef{off: pos + 4, n: n}
-		pos += 4 + uint64(n)
 	}
 	if _, err := f.Seek(int64(st.BlobBytes), io.SeekStart); err != nil {
 		f.Close()
@@ -173,12 +303,15 @@ func Resume(ctx context.Context, dir string, out io.Writer, opt Options) (*Write
 
 func newWriter(dir string, out io.Writer, opt Options) (*Writer, error) {
 	if opt.BufferEntries <= 0 {
-		opt.BufferEntries = 1 << 18
+		opt.BufferEntries = 1 << 16
+	}
+	if opt.HotContents <= 0 {
+		opt.HotContents = 1 << 14
 	}
 	if opt.TileCompression == UnknownCompression {
 		opt.TileCompression = NoCompression
 	}
-	w := &Writer{dir: dir, out: out, opt: opt, seen: make(map[[16]byte]blobRef)}
+	w := &Writer{dir: dir, out: out, opt: opt, hot: hotSet{max: opt.HotContents}}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "pmtiles-")
 		if err != nil {
@@ -188,7 +321,14 @@ func newWriter(dir string, out io.Writer, opt Options) (*Writer, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pmtiles: staging directory: %w", err)
 	}
+	w.puts = w.sort(byTile, "run")
+	w.puts.lastWins, w.puts.durable = true, true
 	return w, nil
+}
+
+// sort returns a new sort of the Writer's, its run files named prefix-*.
+func (w *Writer) sort(c recordCodec[putRec], prefix string) *extSort[putRec] {
+	return newExtSort(c, w.dir, prefix, w.opt.BufferEntries, w.opt.fanIn)
 }
 
 func (w *Writer) setBlobs(f *os.File) {
@@ -196,11 +336,16 @@ func (w *Writer) setBlobs(f *os.File) {
 	w.blobsW = bufio.NewWriterSize(f, 1<<20)
 }
 
-// clearRuns removes the run files of dir that keep does not list.
+// clearRuns removes the run files of dir that keep does not list, and
+// any a Close left.
 func (w *Writer) clearRuns(keep []string) error {
-	names, err := filepath.Glob(filepath.Join(w.dir, "run-*"))
-	if err != nil {
-		return fmt.Errorf("pmtiles: staging directory: %w", err)
+	var names []string
+	for _, pat := range []string{"run-*", "sort-*"} {
+		m, err := filepath.Glob(filepath.Join(w.dir, pat))
+		if err != nil {
+			return fmt.Errorf("pmtiles: staging directory: %w", err)
+		}
+		names = append(names, m...)
 	}
 	for _, n := range names {
 		if !slices.Contains(keep, filepath.Base(n)) {
@@ -229,7 +374,7 @@ func (w *Writer) Put(ctx context.Context, z int, x, y int64, data []byte) error 
 		return fmt.Errorf("pmtiles: tile %d/%d/%d has %d bytes, more than a PMTiles entry holds", z, x, y, len(data))
 	}
 	k := key(data)
-	ref, ok := w.seen[k]
+	ref, ok := w.hot.get(k)
 	if !ok {
 		var lenb [4]byte
 		binary.LittleEndian.PutUint32(lenb[:], uint32(len(data)))
@@ -241,68 +386,18 @@ func (w *Writer) Put(ctx context.Context, z int, x, y int64, data []byte) error 
 		}
 		ref = blobRef{off: w.blobLen + 4, n: uint32(len(data))}
 		w.blobLen += 4 + uint64(len(data))
-		w.seen[k] = ref
+		w.hot.add(k, ref)
 	}
-	w.buf = append(w.buf, staged{id: TileID(z, uint32(x), uint32(y)), off: ref.off, n: ref.n})
-	if len(w.buf) >= w.opt.BufferEntries {
-		return w.spill(ctx)
-	}
-	return nil
-}
-
-// spill sorts the buffer by tile id (keeping the last Put of a tile) and
-// writes it to a new run file.
-func (w *Writer) spill(ctx context.Context) error {
-	if len(w.buf) == 0 {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	slices.SortStableFunc(w.buf, func(a, b staged) int {
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
-			return 1
-		}
-		return 0
-	})
-	name := fmt.Sprintf("run-%06d", len(w.runs))
-	f, err := os.OpenFile(filepath.Join(w.dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("pmtiles: run file: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<16)
-	var rec [stagedLen]byte
-	for i, s := range w.buf {
-		if i+1 < len(w.buf) && w.buf[i+1].id == s.id {
-			continue // a later Put of the same tile wins
-		}
-		binary.LittleEndian.PutUint64(rec[0:], s.id)
-		binary.LittleEndian.PutUint64(rec[8:], s.off)
-		binary.LittleEndian.PutUint32(rec[16:], s.n)
-		bw.Write(rec[:])
-	}
-	err = bw.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("pmtiles: run file: %w", err)
-	}
-	w.runs = append(w.runs, name)
-	w.buf = w.buf[:0]
-	return nil
+	return w.puts.add(ctx, putRec{id: TileID(z, uint32(x), uint32(y)), off: ref.off, n: ref.n, hash: k})
 }
 
 // Checkpoint makes every tile put so far durable in the staging
 // directory: a Resume after it starts from here.
 func (w *Writer) Checkpoint(ctx context.Context) error {
-	if err := w.spill(ctx); err != nil {
+	if err := w.puts.spill(ctx); err != nil {
+		return err
+	}
+	if err := w.puts.syncRuns(); err != nil {
 		return err
 	}
 	if err := w.blobsW.Flush(); err != nil {
@@ -311,7 +406,7 @@ func (w *Writer) Checkpoint(ctx context.Context) error {
 	if err := w.blobs.Sync(); err != nil {
 		return fmt.Errorf("pmtiles: staging file: %w", err)
 	}
-	b, _ := json.Marshal(state{BlobBytes: w.blobLen, Runs: w.runs})
+	b, _ := json.Marshal(state{Version: stateVersion, BlobBytes: w.blobLen, Runs: w.puts.runs})
 	tmp := filepath.Join(w.dir, stateName+".tmp")
 	if err := writeSynced(tmp, b); err != nil {
 		return fmt.Errorf("pmtiles: checkpoint: %w", err)
@@ -351,7 +446,10 @@ func (w *Writer) cleanup() error {
 		return os.RemoveAll(w.dir)
 	}
 	var errs []error
-	for _, n := range append(slices.Clone(w.runs), blobsName, stateName, "data", "entries", "leaves") {
+	if err := w.clearRuns(nil); err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range []string{blobsName, stateName, "data", "entries", "leaves"} {
 		if err := os.Remove(filepath.Join(w.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -376,13 +474,10 @@ func (w *Writer) Close(ctx context.Context, md archive.Metadata) (err error) {
 			err = fmt.Errorf("pmtiles: removing staging files: %w", cerr)
 		}
 	}()
-	if err := w.spill(ctx); err != nil {
-		return err
-	}
 	if err := w.blobsW.Flush(); err != nil {
 		return fmt.Errorf("pmtiles: staging file: %w", err)
 	}
-	w.seen = nil
+	w.hot = hotSet{}
 	data, err := os.OpenFile(filepath.Join(w.dir, "data"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("pmtiles: %w", err)
@@ -437,19 +532,141 @@ func (w *Writer) Close(ctx context.Context, md archive.Metadata) (err error) {
 	return nil
 }
 
-// layout merges the runs into the final, run-length encoded entries
-// (written to entries, 24 bytes each) and copies each distinct content to
-// data in the order of its first tile.
+// layout writes the tile data (each distinct content once, in the order
+// of its first tile) to data and the final, run-length encoded entries
+// (24 bytes each) to entries.
 func (w *Writer) layout(ctx context.Context, data, entries *os.File) (Header, error) {
 	var h Header
-	m, err := newMerger(w.dir, w.runs)
+	// The tiles (the last Put of each), by content.
+	byHash := w.sort(byContent, "sort-content")
+	tiles, err := w.puts.sorted(ctx)
 	if err != nil {
 		return h, err
 	}
-	defer m.close()
+	defer tiles.close()
+	for i := 0; ; i++ {
+		r, ok, err := tiles.next()
+		if err != nil {
+			return h, err
+		}
+		if !ok {
+			break
+		}
+		h.AddressedTiles++
+		if err := byHash.add(ctx, r); err != nil {
+			return h, err
+		}
+	}
+	tiles.close()
+
+	// Each content's first tile, and its other tiles.
+	firsts := newExtSort(contents, w.dir, "sort-first", w.opt.BufferEntries, w.opt.fanIn)
+	rest := newExtSort(others, w.dir, "sort-other", w.opt.BufferEntries, w.opt.fanIn)
+	hs, err := byHash.sorted(ctx)
+	if err != nil {
+		return h, err
+	}
+	defer hs.close()
+	var first putRec
+	for i := 0; ; i++ {
+		r, ok, err := hs.next()
+		if err != nil {
+			return h, err
+		}
+		if !ok {
+			break
+		}
+		if i > 0 && r.hash == first.hash {
+			err = rest.add(ctx, otherRec{first: first.id, id: r.id})
+		} else {
+			first = r
+			err = firsts.add(ctx, contentRec{first: r.id, off: r.off, n: r.n})
+		}
+		if err != nil {
+			return h, err
+		}
+	}
+	hs.close()
+
+	// The tile data, in the order of the contents' first tiles; the
+	// tiles with their place in it, by tile id.
+	tilesPlaced := newExtSort(placed, w.dir, "sort-placed", w.opt.BufferEntries, w.opt.fanIn)
+	firstsPlaced, err := tilesPlaced.sortedRun()
+	if err != nil {
+		return h, err
+	}
+	defer firstsPlaced.abort()
+	fs, err := firsts.sorted(ctx)
+	if err != nil {
+		return h, err
+	}
+	defer fs.close()
+	rs, err := rest.sorted(ctx)
+	if err != nil {
+		return h, err
+	}
+	defer rs.close()
+	o, more, err := rs.next()
+	if err != nil {
+		return h, err
+	}
 	dw := bufio.NewWriterSize(data, 1<<20)
+	var blob []byte
+	for i := 0; ; i++ {
+		if i%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return h, err
+			}
+		}
+		c, ok, err := fs.next()
+		if err != nil {
+			return h, err
+		}
+		if !ok {
+			break
+		}
+		blob = slices.Grow(blob[:0], int(c.n))[:c.n]
+		if _, err := w.blobs.ReadAt(blob, int64(c.off)); err != nil {
+			return h, fmt.Errorf("pmtiles: staging file: %w", err)
+		}
+		if _, err := dw.Write(blob); err != nil {
+			return h, fmt.Errorf("pmtiles: tile data: %w", err)
+		}
+		p := placedRec{id: c.first, off: h.DataLength, n: c.n}
+		h.DataLength += uint64(c.n)
+		h.TileContents++
+		if err := firstsPlaced.add(p); err != nil {
+			return h, err
+		}
+		for more && o.first == c.first {
+			if err := tilesPlaced.add(ctx, placedRec{id: o.id, off: p.off, n: p.n}); err != nil {
+				return h, err
+			}
+			if o, more, err = rs.next(); err != nil {
+				return h, err
+			}
+		}
+	}
+	if more {
+		return h, fmt.Errorf("pmtiles: tile %d has a content with no first tile", o.id)
+	}
+	if err := dw.Flush(); err != nil {
+		return h, fmt.Errorf("pmtiles: tile data: %w", err)
+	}
+	if err := firstsPlaced.finish(); err != nil {
+		return h, err
+	}
+	fs.close()
+	rs.close()
+	blob = nil
+
+	// The entries: consecutive tiles of one content make one.
+	ps, err := tilesPlaced.sorted(ctx)
+	if err != nil {
+		return h, err
+	}
+	defer ps.close()
 	ew := bufio.NewWriterSize(entries, 1<<16)
-	placed := make(map[uint64]uint64) // staging offset -> data offset
 	var cur Entry
 	var have bool
 	var rec [24]byte
@@ -461,51 +678,32 @@ func (w *Writer) layout(ctx context.Context, data, entries *os.File) (Header, er
 		ew.Write(rec[:])
 		h.TileEntries++
 	}
-	var blob []byte
 	for i := 0; ; i++ {
 		if i%65536 == 0 {
 			if err := ctx.Err(); err != nil {
 				return h, err
 			}
 		}
-		s, ok, err := m.next()
+		p, ok, err := ps.next()
 		if err != nil {
 			return h, err
 		}
 		if !ok {
 			break
 		}
-		h.AddressedTiles++
-		off, ok := placed[s.off]
-		if !ok {
-			blob = slices.Grow(blob[:0], int(s.n))[:s.n]
-			if _, err := w.blobs.ReadAt(blob, int64(s.off)); err != nil {
-				return h, fmt.Errorf("pmtiles: staging file: %w", err)
-			}
-			off = h.DataLength
-			if _, err := dw.Write(blob); err != nil {
-				return h, fmt.Errorf("pmtiles: tile data: %w", err)
-			}
-			h.DataLength += uint64(s.n)
-			h.TileContents++
-			placed[s.off] = off
-		}
 		// A run stops at the end of a level, so that the last entry's
 		// tile id names the highest level, as readers check.
-		if have && cur.Offset == off && cur.TileID+uint64(cur.RunLength) == s.id && cur.RunLength < math.MaxUint32 && !firstOfLevel(s.id) {
+		if have && cur.Offset == p.off && cur.TileID+uint64(cur.RunLength) == p.id && cur.RunLength < math.MaxUint32 && !firstOfLevel(p.id) {
 			cur.RunLength++
 			continue
 		}
 		if have {
 			flush()
 		}
-		cur, have = Entry{TileID: s.id, Offset: off, Length: s.n, RunLength: 1}, true
+		cur, have = Entry{TileID: p.id, Offset: p.off, Length: p.n, RunLength: 1}, true
 	}
 	if have {
 		flush()
-	}
-	if err := dw.Flush(); err != nil {
-		return h, fmt.Errorf("pmtiles: tile data: %w", err)
 	}
 	if err := ew.Flush(); err != nil {
 		return h, fmt.Errorf("pmtiles: entries: %w", err)
@@ -648,102 +846,4 @@ func fillHeader(h *Header, md archive.Metadata) {
 	}
 	c[2] = min(max(c[2], float64(h.MinZoom)), float64(h.MaxZoom))
 	h.CenterLonE7, h.CenterLatE7, h.CenterZoom = e7(c[0]), e7(c[1]), uint8(c[2])
-}
-
-// merger reads the sorted runs back as one sorted stream, keeping for
-// each tile the record of the latest run.
-type merger struct {
-	files []*os.File
-	h     runHeap
-}
-
-type runHead struct {
-	s   staged
-	run int
-	r   *bufio.Reader
-}
-
-type runHeap []*runHead
-
-func (h runHeap) Len() int { return len(h) }
-func (h runHeap) Less(i, j int) bool {
-	if h[i].s.id != h[j].s.id {
-		return h[i].s.id < h[j].s.id
-	}
-	return h[i].run > h[j].run
-}
-func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runHead)) }
-func (h *runHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-func newMerger(dir string, runs []string) (*merger, error) {
-	m := &merger{}
-	for i, name := range runs {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			m.close()
-			return nil, fmt.Errorf("pmtiles: run file: %w", err)
-		}
-		m.files = append(m.files, f)
-		rh := &runHead{run: i, r: bufio.NewReaderSize(f, 1<<15)}
-		ok, err := rh.advance()
-		if err != nil {
-			m.close()
-			return nil, err
-		}
-		if ok {
-			m.h = append(m.h, rh)
-		}
-	}
-	heap.Init(&m.h)
-	return m, nil
-}
-
-func (rh *runHead) advance() (bool, error) {
-	var rec [stagedLen]byte
-	if _, err := io.ReadFull(rh.r, rec[:]); err != nil {
-		if err == io.EOF {
-			return false, nil
-		}
-		return false, fmt.Errorf("pmtiles: run file: %w", err)
-	}
-	rh.s = staged{
-		id:  binary.LittleEndian.Uint64(rec[0:]),
-		off: binary.LittleEndian.Uint64(rec[8:]),
-		n:   binary.LittleEndian.Uint32(rec[16:]),
-	}
-	return true, nil
-}
-
-// next returns the next tile in id order.
-func (m *merger) next() (staged, bool, error) {
-	if len(m.h) == 0 {
-		return staged{}, false, nil
-	}
-	top := m.h[0]
-	s := top.s // the latest run's record of this tile comes first
-	for len(m.h) > 0 && m.h[0].s.id == s.id {
-		rh := m.h[0]
-		ok, err := rh.advance()
-		if err != nil {
-			return staged{}, false, err
-		}
-		if ok {
-			heap.Fix(&m.h, 0)
-		} else {
-			heap.Pop(&m.h)
-		}
-	}
-	return s, true, nil
-}
-
-func (m *merger) close() {
-	for _, f := range m.files {
-		f.Close()
-	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,7 +9,10 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +59,8 @@ func (b bench) exportFollowUp(base, layerName string, l *app.Program, keyPrefix 
 	}
 	body := fmt.Sprintf(`{"exportRequest":{"gridSetId":"EPSG:900913","zoomStart":0,"zoomStop":%d,"format":%q,"archive":"pmtiles"}}`, b.zoom, format)
 	resetPeakRSS()
+	stopProfile := peakHeapProfile(b.memprofile)
+	defer stopProfile()
 	start = time.Now()
 	req, err := http.NewRequest(http.MethodPost, base+"/rest/export/"+layerName+".json", strings.NewReader(body))
 	if err != nil {
@@ -96,6 +102,9 @@ func (b bench) exportFollowUp(base, layerName string, l *app.Program, keyPrefix 
 		time.Sleep(100 * time.Millisecond)
 	}
 	wall := time.Since(start)
+	if err := stopProfile(); err != nil {
+		return 0, "", err
+	}
 	obj, found, err := l.Tiles.Stat(ctx, ans.Key)
 	if err != nil || !found {
 		return 0, "", fmt.Errorf("the export's archive %s: found %v, %v", ans.Key, found, err)
@@ -114,4 +123,48 @@ func (b bench) exportFollowUp(base, layerName string, l *app.Program, keyPrefix 
 func resetPeakRSS() {
 	debug.FreeOSMemory()
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// peakHeapProfile, when path is not "", watches the heap until the
+// returned stop is called and then writes to path the heap profile taken
+// when the heap held most (as of the garbage collection before: what
+// pprof's inuse_space shows); stop may be called again, which does
+// nothing.
+func peakHeapProfile(path string) (stop func() error) {
+	if path == "" {
+		return func() error { return nil }
+	}
+	done := make(chan struct{})
+	var best bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak+peak/20 {
+				peak = v
+				best.Reset()
+				_ = pprof.Lookup("heap").WriteTo(&best, 0)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() (err error) {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			err = os.WriteFile(path, best.Bytes(), 0o644)
+		})
+		return err
+	}
 }

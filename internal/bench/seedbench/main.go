@@ -16,6 +16,11 @@
 // (a fresh table and queue per run, a fresh key prefix in the bucket) and
 // also prints the S3 requests, DynamoDB writes and SQS messages per 1,000
 // tiles, as counted by the adapters.
+//
+// With -export it then exports the seeded levels to PMTiles (a task) and
+// prints the export's rate and peak RSS; -memprofile FILE adds a heap
+// profile taken at the export's peak heap (go tool pprof
+// -sample_index=inuse_space).
 package main
 
 import (
@@ -60,6 +65,7 @@ type bench struct {
 	thenBbox            string // its bounds (EPSG:900913 metres), or the whole world
 	export              bool   // after the seed (before -then), an export of it to PMTiles beside a listing and GET of the same objects
 	bbox                string // the seed's bounds (EPSG:900913 metres), or the whole world
+	memprofile          string // with -export: where to write a heap profile taken at the export's peak heap
 }
 
 func main() {
@@ -82,6 +88,7 @@ func main() {
 	flag.StringVar(&b.bbox, "bbox", "", "bounds of the seed, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world), e.g. a corner of it so that deep levels stay small")
 	flag.BoolVar(&b.export, "export", false, "after the seed (before -then), measure an export of the seeded levels to PMTiles beside a listing and GET of the same objects, 16 at a time")
 	flag.StringVar(&b.thenBbox, "then-bbox", "", "bounds of -then, minx,miny,maxx,maxy in EPSG:900913 metres (default: the whole world)")
+	flag.StringVar(&b.memprofile, "memprofile", "", "with -export or -then export: write a heap profile taken at the export's peak heap to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
