@@ -36,6 +36,11 @@ func gzipRepeat(t *testing.T, text string, n int) []byte {
 }
 
 func TestTileListLimits(t *testing.T) {
+	if apptest.AWSPass() {
+		// Each list is refused as it is read, before any task or tile
+		// reaches a backend.
+		t.Skip("runs in the embedded pass only: the limits of a tile list are the same on every backend")
+	}
 	a := apptest.Start(t, apptest.Options{})
 	var z10 strings.Builder
 	for x := range 13 {
