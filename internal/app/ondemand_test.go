@@ -111,6 +111,10 @@ func TestRenderOnMiss(t *testing.T) {
 	failing := httptest.NewServer(http.NotFoundHandler())
 	defer failing.Close()
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, wms.URL, failing.URL)})
+	// Usage is set up to be counted by the maintenance's first recount,
+	// which a fast start may not have run yet: the renders below must not
+	// ask for another.
+	waitSettled(t, a)
 
 	status, h, body := getTile(t, a.URL, "/tiles/od:world/EPSG:4326/png/3/5/2.png")
 	if status != 200 || h.Get("Content-Type") != "image/png" {
