@@ -2,6 +2,7 @@ package pmtiles
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -53,7 +54,7 @@ func shuffled(rng *rand.Rand, set map[tile][]byte) []tile {
 		ts = append(ts, t)
 	}
 	slices.SortFunc(ts, func(a, b tile) int {
-		return cmpInt(TileID(a.z, uint32(a.x), uint32(a.y)), TileID(b.z, uint32(b.x), uint32(b.y)))
+		return cmp.Compare(TileID(a.z, uint32(a.x), uint32(a.y)), TileID(b.z, uint32(b.x), uint32(b.y)))
 	})
 	rng.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
 	return ts

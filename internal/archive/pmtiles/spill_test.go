@@ -2,6 +2,7 @@ package pmtiles
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -189,7 +190,7 @@ func TestResumeRefusesAnotherVersion(t *testing.T) {
 func TestExternalSort(t *testing.T) {
 	ctx := context.Background()
 	codec := recordCodec[otherRec]{size: 16, put: others.put, get: others.get,
-		cmp: func(a, b otherRec) int { return cmpInt(a.first, b.first) }}
+		cmp: func(a, b otherRec) int { return cmp.Compare(a.first, b.first) }}
 	for _, c := range []struct{ n, max, fanIn int }{{0, 4, 2}, {1, 1, 2}, {10, 100, 2}, {300, 1, 2}, {1000, 7, 3}, {5000, 64, 4}, {5000, 100, 64}} {
 		for _, lastWins := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d/%d/%d/%v", c.n, c.max, c.fanIn, lastWins), func(t *testing.T) {
@@ -235,10 +236,10 @@ func TestExternalSort(t *testing.T) {
 				if !lastWins {
 					// Equal records come in any order.
 					slices.SortStableFunc(got, func(a, b otherRec) int {
-						if c := cmpInt(a.first, b.first); c != 0 {
+						if c := cmp.Compare(a.first, b.first); c != 0 {
 							return c
 						}
-						return cmpInt(a.id, b.id)
+						return cmp.Compare(a.id, b.id)
 					})
 				}
 				if !slices.Equal(got, all) {

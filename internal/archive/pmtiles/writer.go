@@ -3,6 +3,7 @@ package pmtiles
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -147,13 +148,13 @@ func getPut(b []byte) putRec {
 // The records of the sorts: Put's by tile id, then Close's.
 var (
 	byTile = recordCodec[putRec]{size: 36, put: putPut, get: getPut,
-		cmp: func(a, b putRec) int { return cmpInt(a.id, b.id) }}
+		cmp: func(a, b putRec) int { return cmp.Compare(a.id, b.id) }}
 	byContent = recordCodec[putRec]{size: 36, put: putPut, get: getPut,
 		cmp: func(a, b putRec) int {
 			if c := bytes.Compare(a.hash[:], b.hash[:]); c != 0 {
 				return c
 			}
-			return cmpInt(a.id, b.id)
+			return cmp.Compare(a.id, b.id)
 		}}
 	// contents: a distinct content, by its first tile.
 	contents = recordCodec[contentRec]{size: 20,
@@ -165,7 +166,7 @@ var (
 		get: func(b []byte) contentRec {
 			return contentRec{first: binary.LittleEndian.Uint64(b[0:]), off: binary.LittleEndian.Uint64(b[8:]), n: binary.LittleEndian.Uint32(b[16:])}
 		},
-		cmp: func(a, b contentRec) int { return cmpInt(a.first, b.first) }}
+		cmp: func(a, b contentRec) int { return cmp.Compare(a.first, b.first) }}
 	// others: a tile that is not its content's first, by that first tile.
 	others = recordCodec[otherRec]{size: 16,
 		put: func(b []byte, r otherRec) {
@@ -176,10 +177,10 @@ var (
 			return otherRec{first: binary.LittleEndian.Uint64(b[0:]), id: binary.LittleEndian.Uint64(b[8:])}
 		},
 		cmp: func(a, b otherRec) int {
-			if c := cmpInt(a.first, b.first); c != 0 {
+			if c := cmp.Compare(a.first, b.first); c != 0 {
 				return c
 			}
-			return cmpInt(a.id, b.id)
+			return cmp.Compare(a.id, b.id)
 		}}
 	// placed: a tile and its content in the tile data, by tile id.
 	placed = recordCodec[placedRec]{size: 20,
@@ -191,7 +192,7 @@ var (
 		get: func(b []byte) placedRec {
 			return placedRec{id: binary.LittleEndian.Uint64(b[0:]), off: binary.LittleEndian.Uint64(b[8:]), n: binary.LittleEndian.Uint32(b[16:])}
 		},
-		cmp: func(a, b placedRec) int { return cmpInt(a.id, b.id) }}
+		cmp: func(a, b placedRec) int { return cmp.Compare(a.id, b.id) }}
 )
 
 type contentRec struct {
@@ -204,16 +205,6 @@ type otherRec struct{ first, id uint64 }
 type placedRec struct {
 	id, off uint64 // tile, tile data offset
 	n       uint32
-}
-
-func cmpInt(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // state is the staging directory's checkpoint, written by Checkpoint and
