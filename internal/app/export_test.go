@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,24 +128,11 @@ func checkArchiveTiles(t testing.TB, a *apptest.App, rd archive.Reader, prefix s
 func goPMTilesReads(t testing.TB, a *apptest.App, path, prefix string, hi int) {
 	t.Helper()
 	cli := testenv.RequirePMTilesCLI(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, cli, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go-pmtiles %v: %v\n%s", args, err, stderr.String())
-		}
-		return out
-	}
-	run("verify", path)
+	cli.Run(t, "verify", path)
 	for z := 0; z <= hi; z++ {
 		for x := int64(0); x < 1<<z; x++ {
 			for y := int64(0); y < 1<<z; y++ {
-				got := run("tile", path, fmt.Sprint(z), fmt.Sprint(x), fmt.Sprint(y))
+				got := cli.Run(t, "tile", path, fmt.Sprint(z), fmt.Sprint(x), fmt.Sprint(y))
 				key := fmt.Sprintf("%s%d/%d/%d.png", prefix, z, x, int64(1)<<z-1-y)
 				want, _, ok := a.Get(t, key)
 				if !ok || !bytes.Equal(got, want) {

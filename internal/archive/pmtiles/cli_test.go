@@ -2,14 +2,12 @@ package pmtiles
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"tilecache/internal/archive/archivetest"
 	"tilecache/internal/testkit/testenv"
@@ -33,31 +31,18 @@ func TestGoPMTilesVerifiesAndReads(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, cli, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go-pmtiles %v: %v\n%s", args, err, stderr.String())
-		}
-		return out
-	}
-	run("verify", path)
+	cli.Run(t, "verify", path)
 	// A sample of tiles, spread over the archive's levels and leaves.
 	for i := 0; i < 40; i++ {
 		tl := ts[rng.IntN(len(ts))]
-		got := run("tile", path, fmt.Sprint(tl.Z), fmt.Sprint(tl.X), fmt.Sprint(tl.Y))
+		got := cli.Run(t, "tile", path, fmt.Sprint(tl.Z), fmt.Sprint(tl.X), fmt.Sprint(tl.Y))
 		if !bytes.Equal(got, set[tl]) {
 			t.Fatalf("go-pmtiles tile %d/%d/%d: %q, want %q", tl.Z, tl.X, tl.Y, got, set[tl])
 		}
 	}
 	absent := TileID(9, 0, 0) // beyond the archive's levels
 	z, x, y := TileZXY(absent)
-	if got := run("tile", path, fmt.Sprint(z), fmt.Sprint(x), fmt.Sprint(y)); len(got) != 0 {
+	if got := cli.Run(t, "tile", path, fmt.Sprint(z), fmt.Sprint(x), fmt.Sprint(y)); len(got) != 0 {
 		t.Fatalf("go-pmtiles tile %d/%d/%d of an absent tile gave %d bytes", z, x, y, len(got))
 	}
 	// And it refuses a damaged one: the header's count of addressed
@@ -67,7 +52,7 @@ func TestGoPMTilesVerifiesAndReads(t *testing.T) {
 	if err := os.WriteFile(path, bad, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.CommandContext(ctx, cli, "verify", path).CombinedOutput(); err == nil {
+	if out, err := exec.CommandContext(t.Context(), string(cli), "verify", path).CombinedOutput(); err == nil {
 		t.Fatalf("go-pmtiles verify passed a damaged header:\n%s", out)
 	}
 }

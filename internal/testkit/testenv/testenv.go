@@ -11,6 +11,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -238,10 +239,29 @@ func toolsCache() string {
 	return filepath.Join(cache, "tools")
 }
 
-// RequirePMTilesCLI returns the path of go-pmtiles, the PMTiles format's
-// reference command-line tool ($TILECACHE_PMTILES_CLI, else where
+// PMTilesCLI is the path of go-pmtiles, the PMTiles format's reference
+// command-line tool.
+type PMTilesCLI string
+
+// Run runs go-pmtiles with args (for at most 2 minutes) and returns what
+// it wrote to stdout; a failure fails the test with its stderr.
+func (c PMTilesCLI) Run(t testing.TB, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, string(c), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go-pmtiles %v: %v\n%s", args, err, stderr.String())
+	}
+	return out
+}
+
+// RequirePMTilesCLI returns go-pmtiles ($TILECACHE_PMTILES_CLI, else where
 // infra/pmtiles-cli.sh installs it) or skips, like RequireChromium.
-func RequirePMTilesCLI(t testing.TB) string {
+func RequirePMTilesCLI(t testing.TB) PMTilesCLI {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping go-pmtiles test under -short")
@@ -251,7 +271,7 @@ func RequirePMTilesCLI(t testing.TB) string {
 		path = filepath.Join(toolsCache(), "bin", "go-pmtiles")
 	}
 	if _, err := exec.LookPath(path); err == nil {
-		return path
+		return PMTilesCLI(path)
 	}
 	const msg = "go-pmtiles (%s) is missing: run infra/pmtiles-cli.sh"
 	if os.Getenv("TILECACHE_REQUIRE_DEVSTACK") == "1" {
