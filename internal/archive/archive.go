@@ -13,8 +13,14 @@ package archive
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
+
+// ErrNoTiles is what Close returns, wrapped, when a format cannot hold an
+// archive of no tiles and none was put: PMTiles' directories must not be
+// empty. The formats that can (MBTiles, GeoPackage) write an empty one.
+var ErrNoTiles = errors.New("no tile was put, and this format holds at least one")
 
 // Metadata is what an archive says about its tiles, in TileJSON's terms.
 type Metadata struct {
@@ -42,7 +48,7 @@ type Metadata struct {
 // tiles in any order; putting the same tile twice keeps the last data.
 // Close writes what remains (indexes, metadata) and releases the
 // writer's resources; an archive whose Close did not return nil is not
-// usable.
+// usable (ErrNoTiles: the format holds no empty archive).
 type Writer interface {
 	Put(ctx context.Context, z int, x, y int64, data []byte) error
 	Close(ctx context.Context, md Metadata) error

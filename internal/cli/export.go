@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +19,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"tilecache/internal/archive"
 	"tilecache/internal/archive/export"
 )
 
@@ -178,6 +180,9 @@ func (e ExportCmd) run(ctx context.Context, c *Client, env Env) (int, error) {
 	}
 	if err != nil {
 		os.Remove(part)
+		if errors.Is(err, archive.ErrNoTiles) {
+			return ExitError, fmt.Errorf("export: none of the %d tiles is stored (blank or not seeded): %w", total, err)
+		}
 		return ExitError, fmt.Errorf("export: %w", err)
 	}
 	took := time.Since(start)

@@ -124,6 +124,23 @@ func TestExport(t *testing.T) {
 	if r.code != cli.ExitError || !strings.Contains(r.stderr, ".pmtiles, .mbtiles or .gpkg") {
 		t.Errorf("export to .zip: exit %d %q", r.code, r.stderr)
 	}
+	// Level 4 holds no stored tile. A PMTiles archive cannot be empty:
+	// the export says why and leaves no file. An MBTiles can.
+	out = filepath.Join(dir, "empty.pmtiles")
+	r = runCLI(t, cli.Env{}, append([]string{"export", "--layer", "demo:world", "--gridset", "EPSG:900913", "--format", "image/png", "--zoom", "4", "--to", out}, auth(a)...)...)
+	if r.code != cli.ExitError || !strings.Contains(r.stderr, "none of the 256 tiles is stored") {
+		t.Errorf("export of a level with no stored tile to PMTiles: exit %d %q", r.code, r.stderr)
+	}
+	for _, f := range []string{out, out + ".part"} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("the empty PMTiles export left %s: %v", f, err)
+		}
+	}
+	out = filepath.Join(dir, "empty.mbtiles")
+	r = runCLI(t, cli.Env{}, append([]string{"export", "--layer", "demo:world", "--gridset", "EPSG:900913", "--format", "image/png", "--zoom", "4", "--to", out}, auth(a)...)...)
+	if r.code != cli.ExitDone || !strings.Contains(r.stderr, "0 tiles written, 256 not stored") {
+		t.Errorf("export of a level with no stored tile to MBTiles: exit %d %q", r.code, r.stderr)
+	}
 }
 
 // TestExportVector: a vector layer (an xyz source of Mapbox vector tiles,

@@ -320,6 +320,9 @@ func (el *exportLane) write(ctx context.Context) (int64, error) {
 	err = el.putStaged(ctx, aw)
 	if err == nil {
 		err = aw.Close(ctx, el.metadata(ctx))
+		if errors.Is(err, archive.ErrNoTiles) {
+			err = apperr.Wrap(apperr.Invalid, err, "none of the range's tiles is stored (blank or not seeded), and a %s archive cannot be empty", el.job.Archive())
+		}
 	} else {
 		aw.Abort()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -391,6 +392,28 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := Open(ctx, ReaderAt(bytes.NewReader([]byte("SQLite format 3\x00 and more bytes")))); err == nil {
 		t.Error("Open of a non-PMTiles file: no error")
+	}
+}
+
+// With no tile put, Close writes nothing and says so: the format's
+// directories must not be empty (go-pmtiles verify refuses an archive of
+// no tiles). Its own staging directory is removed all the same.
+func TestCloseWithNoTilesWritesNothing(t *testing.T) {
+	var out bytes.Buffer
+	w, err := Create("", &out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := w.dir
+	err = w.Close(context.Background(), testMD)
+	if !errors.Is(err, archive.ErrNoTiles) {
+		t.Fatalf("Close with no tiles: %v, want archive.ErrNoTiles", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("Close with no tiles wrote %d bytes", out.Len())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the staging directory %s is left: %v", dir, err)
 	}
 }
 

@@ -449,6 +449,7 @@ func (w *Writer) cleanup() error {
 }
 
 // Close writes the archive to the output and removes the staging files.
+// With no tile put, it writes nothing and returns archive.ErrNoTiles.
 // When it fails, a staging directory given to Create stays as the last
 // Checkpoint left it, for Resume or Abort.
 func (w *Writer) Close(ctx context.Context, md archive.Metadata) (err error) {
@@ -482,6 +483,11 @@ func (w *Writer) Close(ctx context.Context, md archive.Metadata) (err error) {
 	h, err := w.layout(ctx, data, entries)
 	if err != nil {
 		return err
+	}
+	if h.AddressedTiles == 0 {
+		// The format's directories must not be empty (version 3.1): no
+		// archive rather than one its readers may refuse.
+		return fmt.Errorf("pmtiles: %w", archive.ErrNoTiles)
 	}
 	leaves, err := os.OpenFile(filepath.Join(w.dir, "leaves"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
