@@ -124,11 +124,29 @@ func (u *edgeWMS) edgeURL() string {
 
 func startEdge(t *testing.T, env map[string]string) (*apptest.App, *edgeWMS, *apptest.LogBuffer) {
 	t.Helper()
+	return startEdgeAt(t, env, nil)
+}
+
+// startEdgeAt is startEdge with render on miss on clock (nil: real time).
+func startEdgeAt(t *testing.T, env map[string]string, clock *testClock) (*apptest.App, *edgeWMS, *apptest.LogBuffer) {
+	t.Helper()
 	u := newEdgeWMS(t)
 	var log apptest.LogBuffer
-	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(edgeLayers, u.edgeURL()), Env: env, Log: &log})
+	o := apptest.Options{Layers: apptest.Layers + fmt.Sprintf(edgeLayers, u.edgeURL()), Env: env, Log: &log}
+	if clock != nil {
+		o.MissClock = clock.Now
+	}
+	a := apptest.Start(t, o)
 	return a, u, &log
 }
+
+// testClock is real time plus what the test added (Add): a clock a test
+// moves on past a memory or back-off rather than waiting for it to lapse.
+type testClock struct{ ahead atomic.Int64 }
+
+func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+func (c *testClock) Add(d time.Duration) { c.ahead.Add(int64(d)) }
 
 // TestEdgeCanonicalPaths: a tile path whose numbers are not written as
 // strconv.Itoa writes them, or whose extension is not its format's, is a
@@ -172,7 +190,8 @@ func TestEdgeCanonicalPaths(t *testing.T) {
 // lapses the next miss renders again.
 func TestEdgeBlankMetatileRemembered(t *testing.T) {
 	t.Parallel()
-	a, u, _ := startEdge(t, map[string]string{"TILECACHE_MISS_REMEMBER": "2s"})
+	var clock testClock
+	a, u, _ := startEdgeAt(t, map[string]string{"TILECACHE_MISS_REMEMBER": "2s"}, &clock)
 	u.mode.Store("blank")
 	for i := range 8 {
 		p := fmt.Sprintf("/tiles/edge:overlay/EPSG:4326/png/4/%d/%d.png", 4+i%4, 4+i/4)
@@ -186,7 +205,7 @@ func TestEdgeBlankMetatileRemembered(t *testing.T) {
 	if n := u.getMaps.Load(); n != 1 {
 		t.Errorf("8 misses in one blank metatile: %d GetMaps, want 1", n)
 	}
-	time.Sleep(2100 * time.Millisecond)
+	clock.Add(2100 * time.Millisecond) // the memory lapses
 	if status, _, _ := getTile(t, a.URL, "/tiles/edge:overlay/EPSG:4326/png/4/5/5.png"); status != 404 || u.getMaps.Load() != 2 {
 		t.Errorf("after the memory lapsed: got %d after %d GetMaps, want 404 after 2", status, u.getMaps.Load())
 	}

@@ -211,8 +211,9 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 		http.Error(w, "ORA-00942 at db01.corp.internal\x00 is down\nsecond line", http.StatusInternalServerError)
 	}))
 	defer up.Close()
+	var clock testClock
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, "http://127.0.0.1:1/wms", up.URL),
-		Env: map[string]string{"TILECACHE_MISS_FAILURE_BACKOFF": "1s"}})
+		Env: map[string]string{"TILECACHE_MISS_FAILURE_BACKOFF": "1s"}, MissClock: clock.Now})
 	before := scrape(t, a)
 	for i := range 3 {
 		status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png")
@@ -233,7 +234,7 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 	if d := after[`tilecache_misses_total{layer=od:failing,outcome=remembered_failure}`]; d != 2 {
 		t.Errorf("misses answered from a remembered failure: %v, want 2", d)
 	}
-	time.Sleep(1100 * time.Millisecond) // past the backoff: asked again
+	clock.Add(1100 * time.Millisecond) // past the backoff: asked again
 	hang.Store(true)
 	if status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png"); status != 504 || h.Get("Cache-Control") != "no-store" ||
 		string(body) != "upstream timeout\n" {

@@ -142,6 +142,10 @@ type Options struct {
 	// start and on configuration changes, and otherwise only when the test
 	// fires it (quotatest.ScheduleClock.Fire), moving the clock on.
 	CleanUpClock *quotatest.ScheduleClock
+	// MissClock, if set, is the clock of render on miss
+	// (onmiss.Renderer.SetClock): remembered outcomes and failure
+	// back-offs lapse when the test moves it on.
+	MissClock func() time.Time
 }
 
 // LogBuffer collects log output from many goroutines.
@@ -240,6 +244,7 @@ func Start(t testing.TB, o Options) *App {
 	if o.CleanUpClock != nil {
 		l.Cleaner.SetClock(o.CleanUpClock.Now, o.CleanUpClock.After)
 	}
+	l.Misses.SetClock(o.MissClock)
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &App{DataDir: o.DataDir, Prefix: prefix, Local: l, stop: cancel, done: make(chan struct{})}
 	go func() {
