@@ -305,13 +305,22 @@ func TestRenderOnMissRacingTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int64
+	// The upstream answers once the truncate is done (release), or when
+	// the request ends.
+	release := make(chan struct{})
+	var once sync.Once
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		time.Sleep(time.Second)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
 		w.Header().Set("Content-Type", "image/png")
 		w.Write(tile.Bytes())
 	}))
 	defer up.Close()
+	defer once.Do(func() { close(release) }) // before Close, which waits for the requests
 	a := apptest.Start(t, apptest.Options{StaleAfter: time.Second, Layers: apptest.Layers + `
   - name: od:race
     gridSubsets: [{gridSet: EPSG:4326}]
@@ -328,6 +337,7 @@ func TestRenderOnMissRacingTruncate(t *testing.T) {
 	testenv.Eventually(t, 10*time.Second, "the render to reach the upstream", func() bool { return calls.Load() > 0 })
 	rows := seedReq(t, a, "od:race", `{"seedRequest":{"zoomStart":3,"zoomStop":3,"type":"truncate"}}`)
 	waitFinished(t, a, ids(rows), 30*time.Second)
+	once.Do(func() { close(release) })
 	if status := <-done; status != 200 {
 		t.Errorf("the miss answered %d, want 200 (the client asked before the truncate)", status)
 	}
