@@ -29,24 +29,64 @@ import (
 
 // edgeWMS is a WMS that answers GetMaps of the requested size: opaque red,
 // fully transparent (blank), or an HTTP 500 whose body names an internal
-// host, after a delay. It counts GetMaps and the most in flight at once.
+// host; while held (hold), each only when the test lets one through
+// (pass). It counts GetMaps and the most in flight at once.
 type edgeWMS struct {
 	srv      *httptest.Server
 	getMaps  atomic.Int64
 	inFlight atomic.Int64
 	peak     atomic.Int64
-	delay    atomic.Int64 // nanoseconds
-	mode     atomic.Value // "red", "blank", "fail" or "exception"
-	pngs     sync.Map     // "w×h mode" → encoded image
+	held     atomic.Bool
+	waiting  atomic.Int64  // GetMaps held now (pass counts one out as it lets it through)
+	gate     chan struct{} // a held GetMap answers when it receives from it
+	done     chan struct{} // closed when the test ends: nothing is held any more
+	mode     atomic.Value  // "red", "blank", "fail" or "exception"
+	pngs     sync.Map      // "w×h mode" → encoded image
 }
 
 func newEdgeWMS(t *testing.T) *edgeWMS {
 	t.Helper()
-	u := &edgeWMS{}
+	u := &edgeWMS{gate: make(chan struct{}), done: make(chan struct{})}
 	u.mode.Store("red")
 	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
 	t.Cleanup(u.srv.Close)
+	t.Cleanup(func() { close(u.done) }) // first: held GetMaps end
 	return u
+}
+
+// hold makes every GetMap from now on wait, in flight, until the test lets
+// it through (pass), the request ends or the test does.
+func (u *edgeWMS) hold() { u.held.Store(true) }
+
+// pass lets one held GetMap through, waiting for one to be held.
+func (u *edgeWMS) pass(t *testing.T) {
+	t.Helper()
+	select {
+	case u.gate <- struct{}{}:
+		u.waiting.Add(-1)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no GetMap held to let through in 30 s (%d held, %d in flight, %d GetMaps)", u.waiting.Load(), u.inFlight.Load(), u.getMaps.Load())
+	}
+}
+
+// passInTurn answers held GetMaps one at a time, the first renders of
+// them each once share GetMaps are held (the most the misses may have in
+// flight), until n misses are answered (answered counts them). After
+// those, it lets the held ones through only once every other miss is
+// answered: the misses still waiting for a slot give up (503). So misses
+// wait for a slot while renders end one after another, then wait in vain,
+// and more in flight than share fails the peak check.
+func (u *edgeWMS) passInTurn(t *testing.T, share, n, renders int64, answered *atomic.Int64) {
+	t.Helper()
+	for passed := int64(0); answered.Load() < n; passed++ {
+		testenv.Eventually(t, 30*time.Second, "a full share of GetMaps held, or every other miss answered", func() bool {
+			h := u.waiting.Load()
+			return (h >= share && passed < renders) || (h > 0 && answered.Load()+h >= n) || answered.Load() >= n
+		})
+		if u.waiting.Load() > 0 {
+			u.pass(t)
+		}
+	}
 }
 
 func (u *edgeWMS) serve(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +100,16 @@ func (u *edgeWMS) serve(w http.ResponseWriter, r *http.Request) {
 	defer u.inFlight.Add(-1)
 	for p := u.peak.Load(); n > p && !u.peak.CompareAndSwap(p, n); p = u.peak.Load() {
 	}
-	time.Sleep(time.Duration(u.delay.Load()))
+	if u.held.Load() {
+		u.waiting.Add(1)
+		select {
+		case <-u.gate: // pass counted it out
+		case <-r.Context().Done():
+			u.waiting.Add(-1)
+		case <-u.done:
+			u.waiting.Add(-1)
+		}
+	}
 	mode := u.mode.Load().(string)
 	switch mode {
 	case "fail":
@@ -124,11 +173,29 @@ func (u *edgeWMS) edgeURL() string {
 
 func startEdge(t *testing.T, env map[string]string) (*apptest.App, *edgeWMS, *apptest.LogBuffer) {
 	t.Helper()
+	return startEdgeAt(t, env, nil)
+}
+
+// startEdgeAt is startEdge with render on miss on clock (nil: real time).
+func startEdgeAt(t *testing.T, env map[string]string, clock *testClock) (*apptest.App, *edgeWMS, *apptest.LogBuffer) {
+	t.Helper()
 	u := newEdgeWMS(t)
 	var log apptest.LogBuffer
-	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(edgeLayers, u.edgeURL()), Env: env, Log: &log})
+	o := apptest.Options{Layers: apptest.Layers + fmt.Sprintf(edgeLayers, u.edgeURL()), Env: env, Log: &log}
+	if clock != nil {
+		o.MissClock = clock.Now
+	}
+	a := apptest.Start(t, o)
 	return a, u, &log
 }
+
+// testClock is real time plus what the test added (Add): a clock a test
+// moves on past a memory or back-off rather than waiting for it to lapse.
+type testClock struct{ ahead atomic.Int64 }
+
+func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+func (c *testClock) Add(d time.Duration) { c.ahead.Add(int64(d)) }
 
 // TestEdgeCanonicalPaths: a tile path whose numbers are not written as
 // strconv.Itoa writes them, or whose extension is not its format's, is a
@@ -172,7 +239,8 @@ func TestEdgeCanonicalPaths(t *testing.T) {
 // lapses the next miss renders again.
 func TestEdgeBlankMetatileRemembered(t *testing.T) {
 	t.Parallel()
-	a, u, _ := startEdge(t, map[string]string{"TILECACHE_MISS_REMEMBER": "2s"})
+	var clock testClock
+	a, u, _ := startEdgeAt(t, map[string]string{"TILECACHE_MISS_REMEMBER": "2s"}, &clock)
 	u.mode.Store("blank")
 	for i := range 8 {
 		p := fmt.Sprintf("/tiles/edge:overlay/EPSG:4326/png/4/%d/%d.png", 4+i%4, 4+i/4)
@@ -186,7 +254,7 @@ func TestEdgeBlankMetatileRemembered(t *testing.T) {
 	if n := u.getMaps.Load(); n != 1 {
 		t.Errorf("8 misses in one blank metatile: %d GetMaps, want 1", n)
 	}
-	time.Sleep(2100 * time.Millisecond)
+	clock.Add(2100 * time.Millisecond) // the memory lapses
 	if status, _, _ := getTile(t, a.URL, "/tiles/edge:overlay/EPSG:4326/png/4/5/5.png"); status != 404 || u.getMaps.Load() != 2 {
 		t.Errorf("after the memory lapsed: got %d after %d GetMaps, want 404 after 2", status, u.getMaps.Load())
 	}
@@ -233,19 +301,21 @@ func TestEdgeNothingLeaks(t *testing.T) {
 }
 
 // TestEdgeFlood: 200 concurrent misses in 200 metatiles of a layer whose
-// WMS takes 0.4 s and allows 4 requests (2 for misses): every miss is
-// answered quickly, rendered or 503 with Retry-After and no-store; the
-// WMS never has more than the misses' share in flight; each rendered
-// metatile cost one GetMap.
+// WMS allows 4 requests (2 for misses) and answers 16 GetMaps one by one
+// as that share is in flight, then the last ones once every other miss is
+// answered (passInTurn): every miss is answered quickly,
+// rendered or 503 with Retry-After and no-store; the WMS never has more
+// than the misses' share in flight; each rendered metatile cost one
+// GetMap.
 func TestEdgeFlood(t *testing.T) {
 	t.Parallel()
 	a, u, _ := startEdge(t, nil)
-	u.delay.Store(int64(400 * time.Millisecond))
+	u.hold()
 	const n = 200
 	var wg sync.WaitGroup
 	took := make([]time.Duration, n)
 	status := make([]int, n)
-	var bad atomic.Int64
+	var bad, answered atomic.Int64
 	for i := range n {
 		wg.Go(func() {
 			start := time.Now()
@@ -256,8 +326,10 @@ func TestEdgeFlood(t *testing.T) {
 			if s == 503 && (h.Get("Retry-After") == "" || h.Get("Cache-Control") != "no-store") {
 				bad.Add(1)
 			}
+			answered.Add(1)
 		})
 	}
+	u.passInTurn(t, 2, n, 16, &answered)
 	wg.Wait()
 	ok, busy := 0, 0
 	for _, s := range status {
@@ -318,7 +390,7 @@ func TestEdgeParameters(t *testing.T) {
 func TestEdgeTruncationPrecise(t *testing.T) {
 	t.Parallel()
 	a, u, _ := startEdge(t, map[string]string{"TILECACHE_STALE_AFTER": "1s"}) // recounts soon
-	u.delay.Store(int64(time.Second))
+	u.hold()                                                                  // each render waits at the WMS until the truncation is done
 	miss := func(p string) chan int {
 		done := make(chan int, 1)
 		go func() { s, _, _ := getTile(t, a.URL, p); done <- s }()
@@ -329,10 +401,11 @@ func TestEdgeTruncationPrecise(t *testing.T) {
 	// (the south-west), the truncate of the north-east quarter only.
 	done := miss("/tiles/edge:world/EPSG:4326/png/3/0/0.png")
 	rows := seedReq(t, a, "edge:world", `{"seedRequest":{"zoomStart":3,"zoomStop":3,"type":"truncate","bounds":{"coords":{"double":[90,0,180,90]}}}}`)
+	waitFinished(t, a, ids(rows), 30*time.Second)
+	u.pass(t)
 	if s := <-done; s != 200 {
 		t.Fatalf("the miss answered %d, want 200", s)
 	}
-	waitFinished(t, a, ids(rows), 30*time.Second)
 	if got := keys(t, a, "edge:world/EPSG:4326/png/default/3/"); len(got) != 4 {
 		t.Errorf("after a truncate elsewhere: %v stored, want the render's 4 tiles", got)
 	}
@@ -340,6 +413,7 @@ func TestEdgeTruncationPrecise(t *testing.T) {
 	if res := a.Do(t, "POST", "/rest/masstruncate", "<truncateLayer><layerName>edge:world</layerName></truncateLayer>", "Content-Type", "text/xml"); res.Status != 200 {
 		t.Fatalf("mass truncate: %d %s", res.Status, res.Body)
 	}
+	u.pass(t)
 	if s := <-done; s != 200 {
 		t.Fatalf("the miss answered %d, want 200", s)
 	}
@@ -408,13 +482,14 @@ func TestEdgeTwoProcesses(t *testing.T) {
 		t.Errorf("8 misses of one blank metatile over two processes: %d GetMaps, want 1", n)
 	}
 	u.mode.Store("red")
-	u.delay.Store(int64(300 * time.Millisecond))
+	u.hold()
 	before := u.getMaps.Load()
 	const n = 40
 	var wg sync.WaitGroup
-	var ok, busy atomic.Int64
+	var ok, busy, answered atomic.Int64
 	for i := range n {
 		wg.Go(func() {
+			defer answered.Add(1)
 			s, _, _ := getTile(t, procs[i%2].URL, fmt.Sprintf("/tiles/edge:world/EPSG:4326/png/5/%d/%d.png", 2*(i%32), 2+2*(i/32)))
 			switch s {
 			case 200:
@@ -426,6 +501,7 @@ func TestEdgeTwoProcesses(t *testing.T) {
 			}
 		})
 	}
+	u.passInTurn(t, 2, n, 10, &answered)
 	wg.Wait()
 	t.Logf("two processes, %d misses: %d rendered, %d busy; peak GetMaps in flight %d", n, ok.Load(), busy.Load(), u.peak.Load())
 	if p := u.peak.Load(); p > 2 {

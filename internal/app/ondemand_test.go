@@ -211,8 +211,9 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 		http.Error(w, "ORA-00942 at db01.corp.internal\x00 is down\nsecond line", http.StatusInternalServerError)
 	}))
 	defer up.Close()
+	var clock testClock
 	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + fmt.Sprintf(onDemandLayers, "http://127.0.0.1:1/wms", up.URL),
-		Env: map[string]string{"TILECACHE_MISS_FAILURE_BACKOFF": "1s"}})
+		Env: map[string]string{"TILECACHE_MISS_FAILURE_BACKOFF": "1s"}, MissClock: clock.Now})
 	before := scrape(t, a)
 	for i := range 3 {
 		status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png")
@@ -233,7 +234,7 @@ func TestRenderOnMissUpstreamFailure(t *testing.T) {
 	if d := after[`tilecache_misses_total{layer=od:failing,outcome=remembered_failure}`]; d != 2 {
 		t.Errorf("misses answered from a remembered failure: %v, want 2", d)
 	}
-	time.Sleep(1100 * time.Millisecond) // past the backoff: asked again
+	clock.Add(1100 * time.Millisecond) // past the backoff: asked again
 	hang.Store(true)
 	if status, h, body := getTile(t, a.URL, "/tiles/od:failing/EPSG:4326/png/1/0/0.png"); status != 504 || h.Get("Cache-Control") != "no-store" ||
 		string(body) != "upstream timeout\n" {
@@ -304,13 +305,22 @@ func TestRenderOnMissRacingTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int64
+	// The upstream answers once the truncate is done (release), or when
+	// the request ends.
+	release := make(chan struct{})
+	var once sync.Once
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		time.Sleep(time.Second)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
 		w.Header().Set("Content-Type", "image/png")
 		w.Write(tile.Bytes())
 	}))
 	defer up.Close()
+	defer once.Do(func() { close(release) }) // before Close, which waits for the requests
 	a := apptest.Start(t, apptest.Options{StaleAfter: time.Second, Layers: apptest.Layers + `
   - name: od:race
     gridSubsets: [{gridSet: EPSG:4326}]
@@ -327,6 +337,7 @@ func TestRenderOnMissRacingTruncate(t *testing.T) {
 	testenv.Eventually(t, 10*time.Second, "the render to reach the upstream", func() bool { return calls.Load() > 0 })
 	rows := seedReq(t, a, "od:race", `{"seedRequest":{"zoomStart":3,"zoomStop":3,"type":"truncate"}}`)
 	waitFinished(t, a, ids(rows), 30*time.Second)
+	once.Do(func() { close(release) })
 	if status := <-done; status != 200 {
 		t.Errorf("the miss answered %d, want 200 (the client asked before the truncate)", status)
 	}

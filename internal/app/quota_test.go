@@ -11,6 +11,7 @@ import (
 
 	"tilecache/internal/app/apptest"
 	"tilecache/internal/quota"
+	"tilecache/internal/quota/quotatest"
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
@@ -52,6 +53,14 @@ var layerIDs = map[string]string{"lookup:world": "lookup:world", "quota:world": 
 func startQuota(t *testing.T, dir string) *apptest.App {
 	t.Helper()
 	return apptest.Start(t, apptest.Options{Layers: quotaLayers, DataDir: dir, SeedThreads: 4, StaleAfter: 2 * time.Second})
+}
+
+// startQuotaAt is startQuota on a new data directory with the clean-up
+// schedule on clock: it runs at start and on configuration changes, and
+// otherwise when the test fires it.
+func startQuotaAt(t *testing.T, clock *quotatest.ScheduleClock) *apptest.App {
+	t.Helper()
+	return apptest.Start(t, apptest.Options{Layers: quotaLayers, SeedThreads: 4, StaleAfter: 2 * time.Second, CleanUpClock: clock})
 }
 
 type usageLayer struct {
@@ -337,7 +346,10 @@ func boxPages(t *testing.T, a *apptest.App, layer string, lon float64) ([]quota.
 	return pages, tiles
 }
 
-// read reads a tile through the tile endpoint n times.
+// read reads a tile through the tile endpoint n times, one read after
+// another: each read is stamped when it is served, after the last one's
+// answer, and the usage store keeps nanoseconds, so reads of pages in turn
+// leave their pages' last accesses in that order (wantReadInOrder checks).
 func read(t *testing.T, a *apptest.App, path string, n int) {
 	t.Helper()
 	for range n {
@@ -345,7 +357,20 @@ func read(t *testing.T, a *apptest.App, path string, n int) {
 		if res.Status != 200 {
 			t.Fatalf("GET %s: got %d %q", path, res.Status, res.Body)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct access times
+	}
+}
+
+// wantReadInOrder checks, once the reads are flushed, that the pages of a
+// layer were last read in the order given, each strictly after the one
+// before: what an expiration by last access is checked against.
+func wantReadInOrder(t *testing.T, a *apptest.App, layer string, pages ...quota.PageKey) {
+	t.Helper()
+	rec := recorded(t, a, layer)
+	for i := 1; i < len(pages); i++ {
+		if prev, cur := rec[pages[i-1]].LastAccess, rec[pages[i]].LastAccess; !cur.After(prev) {
+			t.Fatalf("layer %s: page %s last read at %v, not after page %s (%v), which was read before it",
+				layer, pages[i].ID(), cur, pages[i-1].ID(), prev)
+		}
 	}
 }
 
@@ -401,6 +426,7 @@ func TestCleanUpLRUDeletesLeastRecentlyUsedPages(t *testing.T) {
 	if err := a.Local.Recorder.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	wantReadInOrder(t, a, "quota:world", order...)
 	limit := bytesOf(t, a, "quota:world", order[2], order[3]) + bytesOf(t, a, "quota:world", order[1])/2
 	putQuota(t, a, `"enabled":true,"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"SECONDS","layerQuotas":[`+
 		layerQuotaJSON("quota:world", "LRU", limit)+`]`)
@@ -460,6 +486,8 @@ func TestLayerAndGlobalQuotasBothEnforced(t *testing.T) {
 	if err := a.Local.Recorder.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	wantReadInOrder(t, a, "quota:world", qp...)
+	wantReadInOrder(t, a, "other:world", op[3], op[1], op[0], op[2])
 	layerLimit := bytesOf(t, a, "quota:world", qp[1], qp[3]) + bytesOf(t, a, "quota:world", qp[0])/2
 	globalLimit := bytesOf(t, a, "quota:world", qp[1], qp[3]) + bytesOf(t, a, "other:world", op[2]) + bytesOf(t, a, "other:world", op[0])/2
 	putQuota(t, a, fmt.Sprintf(`"enabled":true,"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"SECONDS","globalExpirationPolicyName":"LRU",`+
@@ -475,7 +503,8 @@ func TestLayerAndGlobalQuotasBothEnforced(t *testing.T) {
 
 func TestCleanUpDisabledDeletesNothing(t *testing.T) {
 	t.Parallel()
-	a := startQuota(t, "")
+	clock := quotatest.NewScheduleClock()
+	a := startQuotaAt(t, clock)
 	waitSettled(t, a)
 	boxPages(t, a, "quota:world", -90)
 	before := keys(t, a, "quota:world/")
@@ -487,7 +516,9 @@ func TestCleanUpDisabledDeletesNothing(t *testing.T) {
 	if err := a.Local.Cleaner.RunDue(t.Context(), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond) // and the schedule's own runs
+	// And the schedule's own runs, an hour and two hours on.
+	clock.Fire(t, time.Hour)
+	clock.Fire(t, time.Hour)
 	if got := keys(t, a, "quota:world/"); !slices.Equal(got, before) {
 		t.Fatalf("disabled quota deleted tiles: %d before, %d after", len(before), len(got))
 	}
@@ -497,10 +528,12 @@ func TestCleanUpDisabledDeletesNothing(t *testing.T) {
 }
 
 // TestFrequencyChangeReschedules: a PUT of a new cacheCleanUpFrequency
-// changes when the next clean-up runs, at once.
+// changes when the next clean-up runs, at once. The schedule's clock is
+// the test's: its runs between PUTs are those the test fires.
 func TestFrequencyChangeReschedules(t *testing.T) {
 	t.Parallel()
-	a := startQuota(t, "")
+	clock := quotatest.NewScheduleClock()
+	a := startQuotaAt(t, clock)
 	last := func() string {
 		r := getUsage(t, a)
 		if r.LastCleanUp == nil {
@@ -512,20 +545,36 @@ func TestFrequencyChangeReschedules(t *testing.T) {
 	putQuota(t, a, `"enabled":true,"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"HOURS"`)
 	var first string
 	testenv.Eventually(t, 10*time.Second, "the first clean-up", func() bool { first = last(); return first != "" })
-	time.Sleep(2 * time.Second)
-	if got := last(); got != first {
-		t.Fatalf("hourly clean-up ran again after 2 s: %s, then %s", first, got)
+	// Runs of the schedule 19, 38 and 57 minutes on: no clean-up, and the
+	// next run within a minute (for the maintenance).
+	for i := range 3 {
+		wait := clock.Fire(t, 19*time.Minute)
+		if got := last(); got != first {
+			t.Fatalf("hourly clean-up ran again %d minutes later: %s, then %s", 19*(i+1), first, got)
+		}
+		if wait > time.Minute {
+			t.Fatalf("the schedule waits %v after a run, want at most a minute", wait)
+		}
 	}
-	// Every second: the next one runs within about a second of the PUT.
+	// Every second: the next one runs at the PUT (more than a second since
+	// the last), with no run of the schedule fired.
 	putQuota(t, a, `"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"SECONDS"`)
 	var second string
 	testenv.Eventually(t, 5*time.Second, "a clean-up on the new schedule", func() bool { second = last(); return second != first })
-	// Back to hourly: no more clean-ups.
+	// And its next run, a second later, cleans up again.
+	clock.Fire(t, time.Second)
+	if got := last(); got == second {
+		t.Fatalf("no clean-up a second after the last on a schedule of every second (last %s)", second)
+	}
+	// Back to hourly: no more clean-ups, through the schedule's runs of the
+	// next 57 minutes.
 	putQuota(t, a, `"cacheCleanUpFrequency":1,"cacheCleanUpUnits":"HOURS"`)
 	settled := last()
-	time.Sleep(2 * time.Second)
-	if got := last(); got != settled {
-		t.Fatalf("clean-ups went on after the frequency became hourly: %s, then %s", settled, got)
+	for range 3 {
+		clock.Fire(t, 19*time.Minute)
+		if got := last(); got != settled {
+			t.Fatalf("clean-ups went on after the frequency became hourly: %s, then %s", settled, got)
+		}
 	}
 }
 

@@ -121,14 +121,13 @@ func (mm *missMemo) recall(key string, now time.Time) (outcome, bool) {
 	return e.o, true
 }
 
-func (mm *missMemo) remember(key string, o outcome, until time.Time) {
+func (mm *missMemo) remember(key string, o outcome, until, now time.Time) {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
 	if mm.m == nil {
 		mm.m = map[string]memoEntry{}
 	}
 	if len(mm.m) >= memoCap {
-		now := time.Now()
 		for k, e := range mm.m {
 			if !now.Before(e.until) {
 				delete(mm.m, k)

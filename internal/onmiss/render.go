@@ -146,7 +146,7 @@ func (rn *Renderer) renderMiss(ctx context.Context, m Miss, synced bool) (Render
 	bit := int((m.Y-meta.MinY)*mw + (m.X - meta.MinX))
 	count := func(outcome string) { metrics.Misses.Add(ctx, 1, l.Name, outcome) }
 
-	if o, ok := rn.memo.recall(key, time.Now()); ok {
+	if o, ok := rn.memo.recall(key, rn.opts.Now()); ok {
 		rd, err, done := rn.answerOutcome(ctx, o, bit, set, m)
 		if done {
 			count(outcomeLabel(o, bit))
@@ -268,7 +268,7 @@ func (rn *Renderer) forgetOutcome(ctx context.Context, key string) {
 	}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := rn.opts.Claims.Note(uctx, key, "", time.Now()); err != nil {
+	if err := rn.opts.Claims.Note(uctx, key, "", rn.opts.Now()); err != nil {
 		rn.log.Warn("forget a render's outcome", "key", key, "err", err)
 	}
 }
@@ -352,16 +352,16 @@ func (rn *Renderer) renderClaimed(ctx context.Context, w *metatile.Writer, key s
 func (rn *Renderer) awaitRender(ctx context.Context, key, owner string) (o outcome, found bool, err error) {
 	claims := rn.opts.Claims
 	for wait := 25 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		holder, note, until, err := claims.Peek(ctx, key, time.Now())
+		holder, note, until, err := claims.Peek(ctx, key, rn.opts.Now())
 		if err != nil {
 			return outcome{}, false, fmt.Errorf("read the claim of metatile %s: %w", key, err)
 		}
 		if o, ok := parseOutcome(note); ok {
-			rn.memo.remember(key, o, until)
+			rn.memo.remember(key, o, until, rn.opts.Now())
 			return o, true, nil
 		}
 		if holder == "" {
-			ok, err := claims.Claim(ctx, key, owner, rn.opts.ClaimTTL, time.Now())
+			ok, err := claims.Claim(ctx, key, owner, rn.opts.ClaimTTL, rn.opts.Now())
 			if err != nil {
 				return outcome{}, false, fmt.Errorf("claim metatile %s: %w", key, err)
 			}
@@ -379,8 +379,9 @@ func (rn *Renderer) awaitRender(ctx context.Context, key, owner string) (o outco
 // place of owner's claim) in the task store, for keep. It reports whether
 // the claim was settled (else it is still to be released).
 func (rn *Renderer) settleRender(ctx context.Context, key, owner string, o outcome, keep time.Duration) bool {
-	until := time.Now().Add(keep)
-	rn.memo.remember(key, o, until)
+	now := rn.opts.Now()
+	until := now.Add(keep)
+	rn.memo.remember(key, o, until, now)
 	if rn.opts.Claims == nil {
 		return true
 	}

@@ -68,6 +68,11 @@ type Options struct {
 	// FailureBackoff is how long a metatile whose render failed upstream
 	// answers the same failure without asking again. Default 15s.
 	FailureBackoff time.Duration
+	// Now is the clock of the claims and of the remembered outcomes: when
+	// a claim expires, when a render's outcome (Remember) or a failure's
+	// back-off (FailureBackoff) lapses. Default time.Now; never read from
+	// the environment (tests move it on rather than wait).
+	Now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -87,6 +92,9 @@ func (o Options) withDefaults() Options {
 	def(&o.Timeout, 20*time.Second)
 	def(&o.Remember, 5*time.Minute)
 	def(&o.FailureBackoff, 15*time.Second)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return o
 }
 
@@ -121,6 +129,14 @@ func New(layers *layer.Catalogue, sources map[string]source.Source, tiles tilest
 	opts = opts.withDefaults()
 	return &Renderer{layers: layers, sources: metatile.Sources{Of: opts.SourceOf, Map: sources}, tiles: tiles, tasks: tasks, opts: opts, log: log,
 		accounts: metatile.Accounts{Usage: opts.Usage, Log: log}}
+}
+
+// SetClock replaces the renderer's clock (Options.Now) before it renders
+// anything. Tests set a clock they move on.
+func (rn *Renderer) SetClock(now func() time.Time) {
+	if now != nil {
+		rn.opts.Now = now
+	}
 }
 
 func sleepErr(ctx context.Context, d time.Duration) error {

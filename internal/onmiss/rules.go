@@ -104,7 +104,7 @@ func (rn *Renderer) truncatedSince(ctx context.Context, layerName string, since 
 	if rn.opts.Claims == nil {
 		return false
 	}
-	_, note, _, err := rn.opts.Claims.Peek(ctx, truncatedKey(layerName), time.Now())
+	_, note, _, err := rn.opts.Claims.Peek(ctx, truncatedKey(layerName), rn.opts.Now())
 	if err != nil {
 		rn.log.Warn("read the mass truncation mark of a layer", "layer", layerName, "err", err)
 		return true

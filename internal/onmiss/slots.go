@@ -44,10 +44,10 @@ func (rn *Renderer) missSlot(ctx context.Context, l *layer.Layer, src source.Sou
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
 		for i := range n {
 			key := "upstream#" + layerName + "#" + strconv.Itoa(i)
-			holder, note, _, err := claims.Peek(wctx, key, time.Now())
+			holder, note, _, err := claims.Peek(wctx, key, rn.opts.Now())
 			if err == nil && holder == "" && note == "" {
 				var ok bool
-				ok, err = claims.Claim(wctx, key, owner, rn.opts.ClaimTTL, time.Now())
+				ok, err = claims.Claim(wctx, key, owner, rn.opts.ClaimTTL, rn.opts.Now())
 				if ok {
 					return func() {
 						defer func() { <-sem }()

@@ -45,6 +45,11 @@ type CleanerOptions struct {
 	Lease time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// After stands for time.After in RunSchedule: its channel receives
+	// once d has passed by Now. Default time.After. A test gives one whose
+	// channels it fires as it moves Now on, so that the schedule's runs
+	// happen when it says rather than in real time.
+	After func(d time.Duration) <-chan time.Time
 	// Changes, if set, is told which tiles a clean-up deleted, so a CDN
 	// drops its cached copies (the CDN purger). It must not block.
 	Changes interface {
@@ -83,6 +88,9 @@ func NewCleaner(config ConfigSource, store UsageStore, tiles tilestore.Store, la
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.After == nil {
+		opts.After = time.After
 	}
 	return &Cleaner{config: config, store: store, tiles: tiles, layers: layers, activity: activity, opts: opts, log: log,
 		rearm: make(chan struct{}, 1)}
@@ -127,6 +135,18 @@ func (c *Cleaner) Run(ctx context.Context) error {
 	return c.cleanUp(ctx, cfg, c.opts.Now(), 0)
 }
 
+// SetClock replaces the clock (CleanerOptions.Now) and the schedule's
+// timer (CleanerOptions.After) of a cleaner nothing runs yet; nil leaves
+// one as it is. Tests set a clock they move on.
+func (c *Cleaner) SetClock(now func() time.Time, after func(d time.Duration) <-chan time.Time) {
+	if now != nil {
+		c.opts.Now = now
+	}
+	if after != nil {
+		c.opts.After = after
+	}
+}
+
 // Rearm makes RunSchedule recompute when the next clean-up is due; call it
 // after the configuration changed.
 func (c *Cleaner) Rearm() {
@@ -142,21 +162,16 @@ func (c *Cleaner) Rearm() {
 // ctx ends. After a configuration change (Rearm) it calls RunDue at once
 // and reschedules by the new configuration.
 func (c *Cleaner) RunSchedule(ctx context.Context) {
-	var wait time.Duration
-	for {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-c.rearm:
-			t.Stop()
-		case <-t.C:
-		}
+	for ctx.Err() == nil {
 		if err := c.RunDue(ctx, c.opts.Now()); err != nil && ctx.Err() == nil {
 			c.log.Error("scheduled clean-up", "err", err)
 		}
-		wait = c.untilNext(ctx)
+		wait := c.untilNext(ctx)
+		select {
+		case <-ctx.Done():
+		case <-c.rearm:
+		case <-c.opts.After(wait):
+		}
 	}
 }
 

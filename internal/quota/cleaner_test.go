@@ -229,6 +229,52 @@ func TestRunDueFollowsTheInterval(t *testing.T) {
 	}
 }
 
+// TestRunScheduleWaitsUntilDue: RunSchedule runs RunDue at once, then
+// waits (CleanerOptions.After) until the next clean-up is due, at most a
+// minute (for the maintenance), and at once again after Rearm, by the
+// configuration then in force.
+func TestRunScheduleWaitsUntilDue(t *testing.T) {
+	f := newFixture(t)
+	t0 := f.now
+	type wait struct {
+		d    time.Duration
+		fire chan time.Time
+	}
+	waits := make(chan wait)
+	f.cleaner.SetClock(nil, func(d time.Duration) <-chan time.Time {
+		w := wait{d, make(chan time.Time)}
+		waits <- w
+		return w.fire
+	})
+	f.configure(t, quota.Patch{Enabled: ptr(true), CleanUpFrequency: ptr(int64(10)), CleanUpUnits: ptr("SECONDS")})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); f.cleaner.RunSchedule(ctx) }()
+	defer func() { cancel(); <-stopped }()
+	next := func(want time.Duration, lastAt time.Duration) wait {
+		t.Helper()
+		w := <-waits // RunDue ran
+		if w.d != want {
+			t.Fatalf("RunSchedule waits %v, want %v", w.d, want)
+		}
+		if got := f.lastCleanUp(t); !got.Equal(t0.Add(lastAt)) {
+			t.Fatalf("last clean-up at +%v, want +%v", got.Sub(t0), lastAt)
+		}
+		return w
+	}
+	w := next(10*time.Second, 0) // the first clean-up, at once
+	f.mu.Lock()
+	f.now = t0.Add(10 * time.Second)
+	f.mu.Unlock()
+	w.fire <- f.now
+	next(10*time.Second, 10*time.Second)
+	// Hourly: Rearm runs RunDue at once, which does not clean up, and the
+	// next run is the maintenance's, a minute on.
+	f.configure(t, quota.Patch{CleanUpFrequency: ptr(int64(1)), CleanUpUnits: ptr("HOURS")})
+	f.cleaner.Rearm()
+	next(time.Minute, 10*time.Second)
+}
+
 // TestRecountWaitsForRest: a dirty layer is recounted from a listing only
 // once none of its tasks worked for the settle time, and the recount skips
 // side objects.

@@ -23,6 +23,7 @@ import (
 	"tilecache/internal/app"
 	"tilecache/internal/auth"
 	"tilecache/internal/config"
+	"tilecache/internal/quota/quotatest"
 	"tilecache/internal/testkit/testenv"
 	"tilecache/internal/tilestore"
 )
@@ -136,6 +137,15 @@ type Options struct {
 	// Log, when set, receives the app's log records (text, Info and up).
 	// Writes come from many goroutines: see LogBuffer.
 	Log io.Writer
+	// CleanUpClock, if set, is the clock and timer of the disk-quota
+	// clean-up's schedule (quota.Cleaner.SetClock): the schedule runs at
+	// start and on configuration changes, and otherwise only when the test
+	// fires it (quotatest.ScheduleClock.Fire), moving the clock on.
+	CleanUpClock *quotatest.ScheduleClock
+	// MissClock, if set, is the clock of render on miss
+	// (onmiss.Renderer.SetClock): remembered outcomes and failure
+	// back-offs lapse when the test moves it on.
+	MissClock func() time.Time
 }
 
 // LogBuffer collects log output from many goroutines.
@@ -231,6 +241,10 @@ func Start(t testing.TB, o Options) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.CleanUpClock != nil {
+		l.Cleaner.SetClock(o.CleanUpClock.Now, o.CleanUpClock.After)
+	}
+	l.Misses.SetClock(o.MissClock)
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &App{DataDir: o.DataDir, Prefix: prefix, Local: l, stop: cancel, done: make(chan struct{})}
 	go func() {
