@@ -388,14 +388,20 @@ func TestKill(t *testing.T) {
 	if st[d1] != 1 {
 		t.Errorf("demo task %d: got status %d, want RUNNING on a freed thread", d1, st[d1])
 	}
-	// A killed running task's counters stop moving once its lane stopped.
+	// A killed running task's counters stop moving once its lane stopped:
+	// read then, they are the same at the end of the test, once demo's
+	// tasks were killed too and every killed task left the list (the
+	// list keeps an ended task 3 s).
 	testenv.Eventually(t, 5*time.Second, "the killed lane to stop", func() bool { return !a.Local.Engine.Worker.Working(s1) })
 	before, _ := a.Local.Tasks.Get(t.Context(), s1)
-	time.Sleep(400 * time.Millisecond)
-	after, _ := a.Local.Tasks.Get(t.Context(), s1)
-	if before.Done != after.Done || after.Status != task.Aborted {
-		t.Errorf("killed task moved on: %+v then %+v", before, after)
+	if before.Status != task.Aborted {
+		t.Errorf("killed task: %+v, want ABORTED", before)
 	}
+	defer func() {
+		if after, _ := a.Local.Tasks.Get(t.Context(), s1); before.Done != after.Done || after.Status != task.Aborted {
+			t.Errorf("killed task moved on: %+v then %+v", before, after)
+		}
+	}()
 	// kill all of a layer, with the query-string spelling.
 	res := a.Do(t, "POST", "/rest/seed/demo:world?kill_all=ALL", "")
 	if res.Status != 200 {
@@ -601,7 +607,11 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
 			t.Errorf("task %d: got %v, want ABORTED", tk.ID, tk.Status)
 		}
 	}
-	time.Sleep(3 * time.Second) // retries would go on for seconds
+	// Its retries would go on for seconds (5 × 400 ms, then 10 × 2 s):
+	// once the lane has returned, nothing is left to call the upstream.
+	testenv.Eventually(t, 30*time.Second, "the killed lane to stop", func() bool {
+		return !slices.ContainsFunc(ids(rows), a.Local.Engine.Worker.Working)
+	})
 	if at := time.Unix(0, last.Load()); at.After(killed.Add(time.Second)) {
 		t.Errorf("the upstream was called %v after the kill (%d calls in all), want none after 1 s", at.Sub(killed).Round(time.Millisecond), calls.Load())
 	}
@@ -670,30 +680,37 @@ func TestStatusRowsFollowProgress(t *testing.T) {
 	// z0-3 of the slow layer: 170 one-tile metatiles, 40 ms each (6.8 s).
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":1}}`)
 	start := time.Now()
-	// Every 0.5 s, the tiles stored so far, then the row's processed count.
-	// The row is compared with what was stored two polls (1 s) before it,
-	// not with a rate: the polls end before the first checkpoint (20 s)
-	// however fast the machine renders.
-	var stored, seen []int64
-	for time.Since(start) < 15*time.Second && (len(seen) < 5 || stored[len(stored)-3] < 10) {
-		time.Sleep(500 * time.Millisecond)
-		n := int64(len(keys(t, a, "slow:world/")))
+	processed := func() int64 {
 		for _, r := range listRows(t, a, "/rest/seed.json") {
 			if r[3] == rows[0][3] {
-				stored, seen = append(stored, n), append(seen, r[0])
+				return r[0]
 			}
 		}
+		return -1
 	}
-	if len(seen) < 5 || stored[len(stored)-3] == 0 {
-		t.Fatalf("stored tiles %v, processed counts %v every 0.5 s: the seed stored nothing in 15 s", stored, seen)
-	}
-	t.Logf("every 0.5 s: stored tiles %v, processed counts %v", stored, seen)
-	for i := 2; i < len(seen); i++ {
-		if seen[i] < stored[i-2] {
-			t.Errorf("processed counts %v every 0.5 s, stored tiles %v: the row counts %d when %d tiles were stored 1 s before; want it at most about a second behind (checkpoints are 20 s apart)", seen, stored, seen[i], stored[i-2])
-			break
+	// Five times, each once 10 more tiles are stored (0.4 s of the seed):
+	// the tiles stored so far, then the row's processed count, which must
+	// reach them within a second (stretched by the wait scale), long
+	// before the first checkpoint (20 s) however fast the machine renders.
+	var stored, seen []int64
+	for range 5 {
+		var n, p int64
+		last := int64(0)
+		if len(stored) > 0 {
+			last = stored[len(stored)-1]
 		}
+		testenv.Eventually(t, 15*time.Second, fmt.Sprintf("10 more tiles stored than %d", last), func() bool {
+			n = int64(len(keys(t, a, "slow:world/")))
+			return n >= last+10
+		})
+		stored = append(stored, n)
+		testenv.Eventually(t, time.Second, fmt.Sprintf("the row to count the %d tiles stored (stored %v, processed %v so far; checkpoints are 20 s apart)", n, stored, seen), func() bool {
+			p = processed()
+			return p >= n
+		})
+		seen = append(seen, p)
 	}
+	t.Logf("stored tiles %v, then processed counts %v", stored, seen)
 	if time.Since(start) >= 20*time.Second {
 		t.Errorf("the polls outlasted the first checkpoint (20 s): they show nothing")
 	}
