@@ -623,19 +623,40 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
 // upstream exactly once.
 func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 	t.Parallel()
+	// Each render is held until the heartbeats of the running lanes were
+	// written a staleness window (2 s) after it began, and a sweep ran.
+	const staleAfter = 2 * time.Second
+	type render struct {
+		start   time.Time
+		release chan struct{}
+	}
+	renders, free := make(chan render), make(chan struct{})
 	var mu sync.Mutex
 	calls := map[string]int{}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		calls[r.URL.Path]++
 		mu.Unlock()
-		time.Sleep(3 * time.Second)        // longer than TILECACHE_STALE_AFTER
+		h := render{start: time.Now(), release: make(chan struct{})}
+		select {
+		case renders <- h:
+			select {
+			case <-h.release:
+			case <-r.Context().Done():
+				return
+			}
+		case <-free: // the test has seen its five renders
+		case <-r.Context().Done():
+			return
+		}
 		w.WriteHeader(http.StatusNotFound) // a blank tile
 	}))
 	defer up.Close()
-	// Staleness 2 s: heartbeats every 2/3 s keep the lane fresh unless the
-	// store stalls for 2 s, which a loaded 2-core machine does for 1 s.
-	a := apptest.Start(t, apptest.Options{StaleAfter: 2 * time.Second, SeedThreads: 4, Layers: apptest.Layers + `
+	defer close(free)
+	// Staleness 2 s: heartbeats every 0.5 s keep the lane fresh unless the
+	// store stalls for 1.5 s, which a loaded 2-core machine does for 1 s.
+	var log apptest.LogBuffer
+	a := apptest.Start(t, apptest.Options{StaleAfter: staleAfter, SeedThreads: 4, Log: &log, Layers: apptest.Layers + `
   - name: slow:xyz
     gridSubsets:
       - gridSet: EPSG:900913
@@ -643,11 +664,46 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
     metatiling: [1, 1]
     source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", retries: -1, timeout: 10s}
 `})
-	// Two tasks (lanes of 3 and 2 tiles, 9 s rather than one of 15 s),
-	// two of the four workers left idle to take a lane that looks stale.
+	// Two tasks (lanes of 3 and 2 tiles), two of the four workers left
+	// idle to take a lane that looks stale.
 	rows := seedReq(t, a, "slow:xyz", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"threadCount":2}}`)
 	if len(rows) != 2 {
 		t.Fatalf("threadCount 2: %d tasks, want 2", len(rows))
+	}
+	// fresh reports whether every running lane's heartbeat was written at
+	// or after at.
+	fresh := func(at time.Time) bool {
+		for _, id := range ids(rows) {
+			tk, err := a.Local.Tasks.Get(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tk.Status == task.Running && tk.Heartbeat.Before(at) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range 5 {
+		var h render
+		select {
+		case h = <-renders:
+		case <-time.After(30 * time.Second * testenv.WaitScale()):
+			t.Fatalf("the upstream was asked for %d tiles, want 5", i)
+		}
+		// (A sweep's re-enqueue refreshes the heartbeat too: it ends the
+		// test.)
+		reenqueued := func() bool { return strings.Contains(log.String(), "lane re-enqueued") }
+		testenv.Eventually(t, 10*time.Second, "the lanes' heartbeats to be written a staleness window after a render began", func() bool {
+			return reenqueued() || fresh(h.start.Add(staleAfter))
+		})
+		if err := a.Local.Engine.Pool.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if reenqueued() {
+			t.Fatalf("a sweep re-enqueued a lane busy in a render:\n%s", log.String())
+		}
+		close(h.release)
 	}
 	var done int64
 	for _, tk := range waitFinished(t, a, ids(rows), 60*time.Second) {
@@ -668,6 +724,9 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s asked %d times, want once (a second worker took the lane)", path, n)
 		}
+	}
+	if strings.Contains(log.String(), "lane re-enqueued") {
+		t.Errorf("a sweep re-enqueued a lane busy in a render:\n%s", log.String())
 	}
 }
 
