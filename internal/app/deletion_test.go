@@ -250,7 +250,8 @@ func TestLayerDeletedInTheBackground(t *testing.T) {
 // 409 says so), and DELETE ?truncate=true of the name starts it again.
 func TestDeletedLayerTruncationKilled(t *testing.T) {
 	t.Parallel()
-	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + goneLayer, SeedThreads: 2, Env: deletionEnv})
+	var log apptest.LogBuffer
+	a := apptest.Start(t, apptest.Options{Layers: apptest.Layers + goneLayer, SeedThreads: 2, Env: deletionEnv, Log: &log})
 	before := seedGone(t, a, goneExtra(a))
 	id := deleteGone(t, a)
 	res := a.Do(t, "POST", "/rest/seed/run:gone", "kill_all=all", "Content-Type", "application/x-www-form-urlencoded")
@@ -261,19 +262,26 @@ func TestDeletedLayerTruncationKilled(t *testing.T) {
 		r, ok := rowOf(listRows(t, a, "/rest/seed.json"), id)
 		return !ok || r[4] == -1
 	})
-	// A killed lane stops within about a second (it may finish the page
-	// it was deleting, as a seed lane its metatile).
-	time.Sleep(1500 * time.Millisecond)
+	// A killed lane stops at its next checkpoint (it may finish the page
+	// it was deleting, as a seed lane its metatile), and says so; from
+	// then on, through the requests below, no key goes.
+	stopped := fmt.Sprintf("task=%d ", id)
+	testenv.Eventually(t, 5*time.Second, "the killed truncation's lane to stop", func() bool {
+		for line := range strings.Lines(log.String()) {
+			if strings.Contains(line, "truncation of a deleted layer stopped") && strings.Contains(line, stopped) {
+				return true
+			}
+		}
+		return false
+	})
 	n1 := len(a.Keys(t, "run:gone/"))
-	time.Sleep(time.Second)
-	n2 := len(a.Keys(t, "run:gone/"))
-	if n2 == 0 || n1 != n2 {
-		t.Fatalf("after the kill: %d then %d of %d keys left, want the truncation stopped", n1, n2, len(before))
-	}
 	refusedWhileMarked(t, a, "after the kill")
 	res = a.Do(t, "PUT", "/rest/layers/run:gone.xml", goneDoc, "Content-Type", "text/xml")
 	if res.Status != http.StatusConflict || !strings.Contains(res.Body, "not running") {
 		t.Errorf("re-creating the layer after the kill: %d %s, want 409 saying the truncation is not running", res.Status, res.Body)
+	}
+	if n2 := len(a.Keys(t, "run:gone/")); n2 == 0 || n1 != n2 {
+		t.Fatalf("after the kill: %d then %d of %d keys left, want the truncation stopped", n1, n2, len(before))
 	}
 	id2 := deleteGone(t, a)
 	if id2 == id {

@@ -342,26 +342,22 @@ func exportBody(kind string, z int) string {
 }
 
 // midway waits until export task id has worked part of its lane and not
-// all of it, reading the task store as often as it can, and returns the
+// all of it, reading the task store every millisecond, and returns the
 // task as it was then.
 func midway(t testing.TB, a *apptest.App, id int64) task.Task {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		tk, err := a.Local.Tasks.Get(context.Background(), id)
-		if err != nil {
+	var tk task.Task
+	testenv.EventuallyEvery(t, 60*time.Second, time.Millisecond, fmt.Sprintf("export task %d to make progress", id), func() bool {
+		var err error
+		if tk, err = a.Local.Tasks.Get(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 		if tk.Cursor >= tk.End || !tk.Status.Active() {
 			t.Fatalf("export task %d ended before the test could stop it mid-way: %+v", id, tk)
 		}
-		if tk.Cursor > 0 {
-			return tk
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("export task %d made no progress", id)
-	return task.Task{}
+		return tk.Cursor > 0
+	})
+	return tk
 }
 
 // TestExportResumesAfterRestart: an export whose process stops mid-way

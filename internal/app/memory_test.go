@@ -204,7 +204,9 @@ func TestPeakRSSAgainstOversizedAnswers(t *testing.T) {
     source: {type: wms, url: "` + up.URL + `/wms", layers: x, retries: -1, maxConcurrent: 8}
 `
 	p := apptest.StartLocalProcess(t, apptest.PlainBinary(t), t.TempDir(), layers, map[string]string{"TILECACHE_SEED_THREADS": "8"})
-	time.Sleep(time.Second)
+	// Idle: it answers (StartLocalProcess) and its start-up's work, the
+	// documents of the layers' tile sets, is written.
+	testenv.Eventually(t, 10*time.Second, "the start-up's documents", func() bool { return len(logEvents(p, "documents of the tile store written")) > 0 })
 	idle := vmHWM(t, p.Pid())
 	a := p.App()
 	rows := seedReq(t, a, "hostile:wms", `{"seedRequest":{"zoomStart":0,"zoomStop":5,"threadCount":8,"tileFailureRetryCount":0,"totalFailuresBeforeAborting":100000}}`)

@@ -388,14 +388,20 @@ func TestKill(t *testing.T) {
 	if st[d1] != 1 {
 		t.Errorf("demo task %d: got status %d, want RUNNING on a freed thread", d1, st[d1])
 	}
-	// A killed running task's counters stop moving once its lane stopped.
+	// A killed running task's counters stop moving once its lane stopped:
+	// read then, they are the same at the end of the test, once demo's
+	// tasks were killed too and every killed task left the list (the
+	// list keeps an ended task 3 s).
 	testenv.Eventually(t, 5*time.Second, "the killed lane to stop", func() bool { return !a.Local.Engine.Worker.Working(s1) })
 	before, _ := a.Local.Tasks.Get(t.Context(), s1)
-	time.Sleep(400 * time.Millisecond)
-	after, _ := a.Local.Tasks.Get(t.Context(), s1)
-	if before.Done != after.Done || after.Status != task.Aborted {
-		t.Errorf("killed task moved on: %+v then %+v", before, after)
+	if before.Status != task.Aborted {
+		t.Errorf("killed task: %+v, want ABORTED", before)
 	}
+	defer func() {
+		if after, _ := a.Local.Tasks.Get(t.Context(), s1); before.Done != after.Done || after.Status != task.Aborted {
+			t.Errorf("killed task moved on: %+v then %+v", before, after)
+		}
+	}()
 	// kill all of a layer, with the query-string spelling.
 	res := a.Do(t, "POST", "/rest/seed/demo:world?kill_all=ALL", "")
 	if res.Status != 200 {
@@ -601,7 +607,11 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
 			t.Errorf("task %d: got %v, want ABORTED", tk.ID, tk.Status)
 		}
 	}
-	time.Sleep(3 * time.Second) // retries would go on for seconds
+	// Its retries would go on for seconds (5 × 400 ms, then 10 × 2 s):
+	// once the lane has returned, nothing is left to call the upstream.
+	testenv.Eventually(t, 30*time.Second, "the killed lane to stop", func() bool {
+		return !slices.ContainsFunc(ids(rows), a.Local.Engine.Worker.Working)
+	})
 	if at := time.Unix(0, last.Load()); at.After(killed.Add(time.Second)) {
 		t.Errorf("the upstream was called %v after the kill (%d calls in all), want none after 1 s", at.Sub(killed).Round(time.Millisecond), calls.Load())
 	}
@@ -613,19 +623,40 @@ func TestKillStopsUpstreamTrafficMidRetry(t *testing.T) {
 // upstream exactly once.
 func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 	t.Parallel()
+	// Each render is held until the heartbeats of the running lanes were
+	// written a staleness window (2 s) after it began, and a sweep ran.
+	const staleAfter = 2 * time.Second
+	type render struct {
+		start   time.Time
+		release chan struct{}
+	}
+	renders, free := make(chan render), make(chan struct{})
 	var mu sync.Mutex
 	calls := map[string]int{}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		calls[r.URL.Path]++
 		mu.Unlock()
-		time.Sleep(3 * time.Second)        // longer than TILECACHE_STALE_AFTER
+		h := render{start: time.Now(), release: make(chan struct{})}
+		select {
+		case renders <- h:
+			select {
+			case <-h.release:
+			case <-r.Context().Done():
+				return
+			}
+		case <-free: // the test has seen its five renders
+		case <-r.Context().Done():
+			return
+		}
 		w.WriteHeader(http.StatusNotFound) // a blank tile
 	}))
 	defer up.Close()
-	// Staleness 2 s: heartbeats every 2/3 s keep the lane fresh unless the
-	// store stalls for 2 s, which a loaded 2-core machine does for 1 s.
-	a := apptest.Start(t, apptest.Options{StaleAfter: 2 * time.Second, SeedThreads: 4, Layers: apptest.Layers + `
+	defer close(free)
+	// Staleness 2 s: heartbeats every 0.5 s keep the lane fresh unless the
+	// store stalls for 1.5 s, which a loaded 2-core machine does for 1 s.
+	var log apptest.LogBuffer
+	a := apptest.Start(t, apptest.Options{StaleAfter: staleAfter, SeedThreads: 4, Log: &log, Layers: apptest.Layers + `
   - name: slow:xyz
     gridSubsets:
       - gridSet: EPSG:900913
@@ -633,11 +664,46 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
     metatiling: [1, 1]
     source: {type: xyz, url: "` + up.URL + `/{z}/{x}/{y}.png", retries: -1, timeout: 10s}
 `})
-	// Two tasks (lanes of 3 and 2 tiles, 9 s rather than one of 15 s),
-	// two of the four workers left idle to take a lane that looks stale.
+	// Two tasks (lanes of 3 and 2 tiles), two of the four workers left
+	// idle to take a lane that looks stale.
 	rows := seedReq(t, a, "slow:xyz", `{"seedRequest":{"zoomStart":0,"zoomStop":1,"threadCount":2}}`)
 	if len(rows) != 2 {
 		t.Fatalf("threadCount 2: %d tasks, want 2", len(rows))
+	}
+	// fresh reports whether every running lane's heartbeat was written at
+	// or after at.
+	fresh := func(at time.Time) bool {
+		for _, id := range ids(rows) {
+			tk, err := a.Local.Tasks.Get(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tk.Status == task.Running && tk.Heartbeat.Before(at) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range 5 {
+		var h render
+		select {
+		case h = <-renders:
+		case <-time.After(30 * time.Second * testenv.WaitScale()):
+			t.Fatalf("the upstream was asked for %d tiles, want 5", i)
+		}
+		// (A sweep's re-enqueue refreshes the heartbeat too: it ends the
+		// test.)
+		reenqueued := func() bool { return strings.Contains(log.String(), "lane re-enqueued") }
+		testenv.Eventually(t, 10*time.Second, "the lanes' heartbeats to be written a staleness window after a render began", func() bool {
+			return reenqueued() || fresh(h.start.Add(staleAfter))
+		})
+		if err := a.Local.Engine.Pool.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if reenqueued() {
+			t.Fatalf("a sweep re-enqueued a lane busy in a render:\n%s", log.String())
+		}
+		close(h.release)
 	}
 	var done int64
 	for _, tk := range waitFinished(t, a, ids(rows), 60*time.Second) {
@@ -659,6 +725,9 @@ func TestSlowRenderKeepsOneWorkerPerLane(t *testing.T) {
 			t.Errorf("%s asked %d times, want once (a second worker took the lane)", path, n)
 		}
 	}
+	if strings.Contains(log.String(), "lane re-enqueued") {
+		t.Errorf("a sweep re-enqueued a lane busy in a render:\n%s", log.String())
+	}
 }
 
 // TestStatusRowsFollowProgress: a running task's processed count in the
@@ -670,30 +739,37 @@ func TestStatusRowsFollowProgress(t *testing.T) {
 	// z0-3 of the slow layer: 170 one-tile metatiles, 40 ms each (6.8 s).
 	rows := seedReq(t, a, "slow:world", `{"seedRequest":{"zoomStart":0,"zoomStop":3,"threadCount":1}}`)
 	start := time.Now()
-	// Every 0.5 s, the tiles stored so far, then the row's processed count.
-	// The row is compared with what was stored two polls (1 s) before it,
-	// not with a rate: the polls end before the first checkpoint (20 s)
-	// however fast the machine renders.
-	var stored, seen []int64
-	for time.Since(start) < 15*time.Second && (len(seen) < 5 || stored[len(stored)-3] < 10) {
-		time.Sleep(500 * time.Millisecond)
-		n := int64(len(keys(t, a, "slow:world/")))
+	processed := func() int64 {
 		for _, r := range listRows(t, a, "/rest/seed.json") {
 			if r[3] == rows[0][3] {
-				stored, seen = append(stored, n), append(seen, r[0])
+				return r[0]
 			}
 		}
+		return -1
 	}
-	if len(seen) < 5 || stored[len(stored)-3] == 0 {
-		t.Fatalf("stored tiles %v, processed counts %v every 0.5 s: the seed stored nothing in 15 s", stored, seen)
-	}
-	t.Logf("every 0.5 s: stored tiles %v, processed counts %v", stored, seen)
-	for i := 2; i < len(seen); i++ {
-		if seen[i] < stored[i-2] {
-			t.Errorf("processed counts %v every 0.5 s, stored tiles %v: the row counts %d when %d tiles were stored 1 s before; want it at most about a second behind (checkpoints are 20 s apart)", seen, stored, seen[i], stored[i-2])
-			break
+	// Five times, each once 10 more tiles are stored (0.4 s of the seed):
+	// the tiles stored so far, then the row's processed count, which must
+	// reach them within a second (stretched by the wait scale), long
+	// before the first checkpoint (20 s) however fast the machine renders.
+	var stored, seen []int64
+	for range 5 {
+		var n, p int64
+		last := int64(0)
+		if len(stored) > 0 {
+			last = stored[len(stored)-1]
 		}
+		testenv.Eventually(t, 15*time.Second, fmt.Sprintf("10 more tiles stored than %d", last), func() bool {
+			n = int64(len(keys(t, a, "slow:world/")))
+			return n >= last+10
+		})
+		stored = append(stored, n)
+		testenv.Eventually(t, time.Second, fmt.Sprintf("the row to count the %d tiles stored (stored %v, processed %v so far; checkpoints are 20 s apart)", n, stored, seen), func() bool {
+			p = processed()
+			return p >= n
+		})
+		seen = append(seen, p)
 	}
+	t.Logf("stored tiles %v, then processed counts %v", stored, seen)
 	if time.Since(start) >= 20*time.Second {
 		t.Errorf("the polls outlasted the first checkpoint (20 s): they show nothing")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testkit/testenv"
 )
 
 // The §4.1 examples, verbatim.
@@ -229,10 +230,16 @@ func TestTaskLists(t *testing.T) {
 		}
 	})
 	t.Run("lane totals fixed, processed never decreases", func(t *testing.T) {
+		// Five lists, each once a row's processed count moved (or the rows
+		// changed) since the one before: the running lanes store a tile
+		// every 40 ms.
 		prev := list(t, a, "/rest/seed.json")
 		for range 5 {
-			time.Sleep(100 * time.Millisecond)
-			cur := list(t, a, "/rest/seed.json")
+			var cur []row
+			testenv.Eventually(t, 10*time.Second, "a task's processed count to move", func() bool {
+				cur = list(t, a, "/rest/seed.json")
+				return !slices.Equal(cur, prev)
+			})
 			for _, p := range prev {
 				for _, c := range cur {
 					if c[3] != p[3] {
