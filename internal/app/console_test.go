@@ -54,19 +54,29 @@ func evalJSON(t *testing.T, page *browsertest.Page, expr string, v any) {
 	}
 }
 
-// waitEval evaluates a boolean JavaScript expression until it is true,
-// for at most d.
+// waitEval waits until a boolean JavaScript expression is true, for at
+// most d. The page checks it at once, then at each change of its document
+// (a MutationObserver) and each animation frame, so the wait ends with the
+// change that makes it true, not at a poll's next tick. An expression that
+// throws counts as false meanwhile; the last error is reported if it never
+// holds.
 func waitEval(t *testing.T, page *browsertest.Page, expr string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if page.Eval(t, "String(!!("+expr+"))") == "true" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v, still not %s (console: %q)", d, expr, page.Console())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if _, timedOut := page.Await(t, `new Promise((resolve) => {
+		window.waitEvalError = undefined;
+		let done = false;
+		const check = () => {
+			if (done) return;
+			let ok = false;
+			try { ok = !!(`+expr+`); } catch (e) { window.waitEvalError = String(e); }
+			if (ok) { done = true; observer.disconnect(); resolve('true'); }
+		};
+		const observer = new MutationObserver(check);
+		observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+		const frame = () => { check(); if (!done) requestAnimationFrame(frame); };
+		frame();
+	})`, d); timedOut {
+		t.Fatalf("after %v, still not %s (last error %s; console: %q)", d, expr, page.Eval(t, `String(window.waitEvalError || 'none')`), page.Console())
 	}
 }
 
