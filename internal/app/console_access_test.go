@@ -12,6 +12,7 @@ import (
 
 	"tilecache/internal/apitoken"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testkit/browsertest"
 )
 
 // consolePass is the reason the console's access tests run on one
@@ -135,11 +136,10 @@ func TestConsoleTokens(t *testing.T) {
 	revoked := time.Now()
 	waitEval(t, page, fmt.Sprintf(`document.querySelector('#tokens-table tr[data-token=%q][data-state="revoked"]') && !document.querySelector(%q)`, id, revoke), 10*time.Second)
 	var last apptest.Response
-	for deadline := revoked.Add(apitoken.CacheFor + 5*time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if last = a.DoAuth(t, "", "", http.MethodGet, "/rest/seed.json", "", bearerAuth...); last.Status == http.StatusUnauthorized {
-			break
-		}
-	}
+	within(t, apitoken.CacheFor+5*time.Second-time.Since(revoked), "the revoked token refused", func() bool {
+		last = a.DoAuth(t, "", "", http.MethodGet, "/rest/seed.json", "", bearerAuth...)
+		return last.Status == http.StatusUnauthorized
+	})
 	t.Logf("the revoked token refused after %v (at most %v)", time.Since(revoked).Round(time.Millisecond), apitoken.CacheFor)
 	if last.Status != http.StatusUnauthorized {
 		t.Errorf("the revoked token: %d %s, want 401", last.Status, last.Body)
@@ -200,13 +200,11 @@ func TestConsolePrivateLayerTiles(t *testing.T) {
 	// n-th request on) and the base map has settled.
 	seen := func(layer string, from int) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if c, _ := tiles(layer, from); c.withToken+c.withoutToken > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after 20 s, no tile of %s asked for (console: %q)", layer, page.Console())
-			}
+		if !page.WaitRequests(20*time.Second, func([]browsertest.Request) bool {
+			c, _ := tiles(layer, from)
+			return c.withToken+c.withoutToken > 0
+		}) {
+			t.Fatalf("after 20 s, no tile of %s asked for (console: %q)", layer, page.Console())
 		}
 		waitEval(t, page, settled, 20*time.Second)
 	}

@@ -33,13 +33,12 @@ func TestConsoleAccounts(t *testing.T) {
 	whoami := func(name, password string, want int, role string) {
 		t.Helper()
 		var r apptest.Response
-		for deadline := time.Now().Add(auth.StoredFor + 5*time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !within(t, auth.StoredFor+5*time.Second, name+" signing in", func() bool {
 			r = a.DoAuth(t, name, password, http.MethodGet, "/rest/whoami.json", "")
-			if r.Status == want && (want != 200 || strings.Contains(r.Body, `"role":"`+role+`"`)) {
-				return
-			}
+			return r.Status == want && (want != 200 || strings.Contains(r.Body, `"role":"`+role+`"`))
+		}) {
+			t.Errorf("%s signing in: %d %s, want %d %s", name, r.Status, r.Body, want, role)
 		}
-		t.Errorf("%s signing in: %d %s, want %d %s", name, r.Status, r.Body, want, role)
 	}
 	// refusal is the server's own message for a request.
 	refusal := func(method, path, body string) string {
