@@ -136,6 +136,10 @@ type Options struct {
 	// Log, when set, receives the app's log records (text, Info and up).
 	// Writes come from many goroutines: see LogBuffer.
 	Log io.Writer
+	// AuthClock, when set, is the clock of what the app remembers of API
+	// tokens and of the accounts added at run time (app.NewWithAuthClock): a
+	// test moves it past apitoken.CacheFor or auth.StoredFor.
+	AuthClock func() time.Time
 }
 
 // LogBuffer collects log output from many goroutines.
@@ -227,7 +231,7 @@ func Start(t testing.TB, o Options) *App {
 	case o.Log != nil:
 		log = slog.New(slog.NewTextHandler(o.Log, nil))
 	}
-	l, err := app.New(t.Context(), cfg, log)
+	l, err := app.NewWithAuthClock(t.Context(), cfg, log, o.AuthClock)
 	if err != nil {
 		t.Fatal(err)
 	}
