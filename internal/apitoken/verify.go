@@ -44,6 +44,16 @@ func NewVerifier(store Store, ttl time.Duration) *Verifier {
 	return &Verifier{store: store, ttl: ttl, clock: time.Now, cache: auth.NewRecent[string, cached](cacheSize, ttl)}
 }
 
+// WithClock sets the clock v reads (nil leaves time.Now): the expiry of
+// tokens and of what v remembers. A test moves it past CacheFor rather
+// than waiting for it. It returns v.
+func (v *Verifier) WithClock(now func() time.Time) *Verifier {
+	if now != nil {
+		v.clock = now
+	}
+	return v
+}
+
 // Verify returns who a request carrying bearer (<id>.<secret>) is. An
 // error wrapping ErrRefused says why it does not authenticate; another
 // error is the store's (the request cannot be answered now).

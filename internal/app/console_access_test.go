@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"tilecache/internal/apitoken"
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testkit/browsertest"
 )
 
 // consolePass is the reason the console's access tests run on one
@@ -24,6 +26,16 @@ const consolePass = "a console page in Chromium (it reads and writes through the
 func shownState(sel string) string {
 	return fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !e ? 'absent' : getComputedStyle(e.closest('[data-needs]') || e).display === 'none' ? 'hidden' : 'shown'; })()`, sel)
 }
+
+// aheadClock is the real clock put ahead by the test (Skip): the clock of
+// what an app remembers of API tokens and of accounts added at run time
+// (apptest.Options.AuthClock), moved past apitoken.CacheFor or
+// auth.StoredFor rather than waited for.
+type aheadClock struct{ ahead atomic.Int64 }
+
+func (c *aheadClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+func (c *aheadClock) Skip(d time.Duration) { c.ahead.Add(int64(d)) }
 
 // TestConsoleAdminLinks: the audit trail, API tokens and accounts links
 // of the navigation show to an administrator only (whoami's role); a
@@ -63,11 +75,13 @@ func TestConsoleAdminLinks(t *testing.T) {
 // dismissed; the token authenticates as a viewer limited to its layer;
 // the list shows it without its secret; revoking it asks for a
 // confirmation (Cancel revokes nothing), after which the token is
-// refused within apitoken.CacheFor.
+// refused once apitoken.CacheFor has passed (on the clock of the app's
+// token cache, moved by the test).
 func TestConsoleTokens(t *testing.T) {
 	t.Parallel()
 	embeddedPass(t, consolePass)
-	a := apptest.Start(t, apptest.Options{})
+	clock := &aheadClock{}
+	a := apptest.Start(t, apptest.Options{AuthClock: clock.Now})
 	page := openConsole(t, a, "#tokens")
 	waitEval(t, page, `document.querySelectorAll('#token-role option').length === 3 && document.querySelector('#token-layers input[value="demo:world"]') && document.querySelector('#tokens-list p, #tokens-table')`, 10*time.Second)
 	var roles []string
@@ -132,17 +146,10 @@ func TestConsoleTokens(t *testing.T) {
 	page.Do(t, "revoke", chromedp.Click(chromedp.CSS(revoke)))
 	waitEval(t, page, `document.querySelector('dialog[open] #confirm-yes')`, 5*time.Second)
 	page.Do(t, "confirm", chromedp.Click(chromedp.CSS(`dialog[open] #confirm-yes`)))
-	revoked := time.Now()
 	waitEval(t, page, fmt.Sprintf(`document.querySelector('#tokens-table tr[data-token=%q][data-state="revoked"]') && !document.querySelector(%q)`, id, revoke), 10*time.Second)
-	var last apptest.Response
-	for deadline := revoked.Add(apitoken.CacheFor + 5*time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if last = a.DoAuth(t, "", "", http.MethodGet, "/rest/seed.json", "", bearerAuth...); last.Status == http.StatusUnauthorized {
-			break
-		}
-	}
-	t.Logf("the revoked token refused after %v (at most %v)", time.Since(revoked).Round(time.Millisecond), apitoken.CacheFor)
-	if last.Status != http.StatusUnauthorized {
-		t.Errorf("the revoked token: %d %s, want 401", last.Status, last.Body)
+	clock.Skip(apitoken.CacheFor)
+	if last := a.DoAuth(t, "", "", http.MethodGet, "/rest/seed.json", "", bearerAuth...); last.Status != http.StatusUnauthorized {
+		t.Errorf("the revoked token, apitoken.CacheFor after its revocation: %d %s, want 401", last.Status, last.Body)
 	}
 	noConsoleErrors(t, page)
 }
@@ -200,13 +207,11 @@ func TestConsolePrivateLayerTiles(t *testing.T) {
 	// n-th request on) and the base map has settled.
 	seen := func(layer string, from int) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if c, _ := tiles(layer, from); c.withToken+c.withoutToken > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after 20 s, no tile of %s asked for (console: %q)", layer, page.Console())
-			}
+		if !page.WaitRequests(20*time.Second, func([]browsertest.Request) bool {
+			c, _ := tiles(layer, from)
+			return c.withToken+c.withoutToken > 0
+		}) {
+			t.Fatalf("after 20 s, no tile of %s asked for (console: %q)", layer, page.Console())
 		}
 		waitEval(t, page, settled, 20*time.Second)
 	}

@@ -20,26 +20,25 @@ import (
 // removes nothing); the server's own message is shown when it refuses
 // (an existing name, a bad name). What the page did is what the server
 // holds: the account signs in with its password and role, then with the
-// new ones, and not once removed (each change seen within auth.StoredFor).
+// new ones, and not once removed (each change seen once auth.StoredFor
+// has passed, on the clock of the app's accounts cache, moved by the
+// test).
 func TestConsoleAccounts(t *testing.T) {
 	t.Parallel()
 	embeddedPass(t, consolePass)
-	a := apptest.Start(t, apptest.Options{})
+	clock := &aheadClock{}
+	a := apptest.Start(t, apptest.Options{AuthClock: clock.Now})
 	page := openConsole(t, a, "#accounts")
 	waitEval(t, page, `document.querySelector('#accounts-table tr[data-account="admin"]')`, 10*time.Second)
-	// whoami asks the server, as name with password, until it answers
-	// want (a status, and the role for a 200), for at most
-	// auth.StoredFor and a margin.
+	// whoami moves the app's accounts clock past auth.StoredFor and asks
+	// the server, as name with password: it must answer want (a status,
+	// and the role for a 200).
 	whoami := func(name, password string, want int, role string) {
 		t.Helper()
-		var r apptest.Response
-		for deadline := time.Now().Add(auth.StoredFor + 5*time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			r = a.DoAuth(t, name, password, http.MethodGet, "/rest/whoami.json", "")
-			if r.Status == want && (want != 200 || strings.Contains(r.Body, `"role":"`+role+`"`)) {
-				return
-			}
+		clock.Skip(auth.StoredFor)
+		if r := a.DoAuth(t, name, password, http.MethodGet, "/rest/whoami.json", ""); r.Status != want || want == 200 && !strings.Contains(r.Body, `"role":"`+role+`"`) {
+			t.Errorf("%s signing in, auth.StoredFor after the change: %d %s, want %d %s", name, r.Status, r.Body, want, role)
 		}
-		t.Errorf("%s signing in: %d %s, want %d %s", name, r.Status, r.Body, want, role)
 	}
 	// refusal is the server's own message for a request.
 	refusal := func(method, path, body string) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tilecache/internal/app/apptest"
+	"tilecache/internal/testkit/testenv"
 )
 
 // layerRunning reports whether a task of layer is pending or running.
@@ -78,14 +79,8 @@ func TestConsoleLiveCache(t *testing.T) {
 	// Found while it runs (the page learns of the seed from the task
 	// list it polls, within 10 s).
 	start := time.Now()
-	var seenRunning bool
-	for time.Since(start) < 40*time.Second {
-		if page.Eval(t, `String(window.consoleBase.found > 0)`) == "true" {
-			seenRunning = layerRunning(t, a, "slow:world")
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitEval(t, page, `window.consoleBase.found > 0`, 40*time.Second)
+	seenRunning := layerRunning(t, a, "slow:world")
 	var base struct{ Asked, Found, Missing, Failed int }
 	evalJSON(t, page, `window.consoleBase`, &base)
 	t.Logf("stored tiles first found after %v: %+v", time.Since(start).Round(time.Millisecond), base)
@@ -105,13 +100,13 @@ func TestConsoleLiveCache(t *testing.T) {
 	tilesExpr := `String(window.consoleQuota.pages.pages.reduce((s, p) => s + p.tiles, 0))`
 	first := page.Eval(t, tilesExpr)
 	grown := false
-	for layerRunning(t, a, "slow:world") {
-		if page.Eval(t, tilesExpr) != first {
-			grown = true
-			break
+	testenv.Eventually(t, 90*time.Second, "the coverage map grown or the seed ended", func() bool {
+		if !layerRunning(t, a, "slow:world") {
+			return true // grown stays false: it must grow while the seed runs
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		grown = page.Eval(t, tilesExpr) != first
+		return grown
+	})
 	t.Logf("coverage at level 4: %s tiles, then %s", first, page.Eval(t, tilesExpr))
 	if !grown {
 		t.Errorf("the coverage map stayed at %s tiles while the seed ran", first)
@@ -207,17 +202,11 @@ func TestConsoleBackgrounds(t *testing.T) {
 	// The base map, on demand, in EPSG:4326 and in the Mercator.
 	page.Do(t, "show the base map", chromedp.Click(chromedp.CSS(`#base-map`)))
 	waitEval(t, page, `window.consoleSeed.gridMap.baseMap.getVisible() && !window.consoleSeed.gridMap.outlineLayer.getVisible()`, 5*time.Second)
-	deadline := time.Now().Add(15 * time.Second)
-	for served.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	within(t, 15*time.Second, "a base map tile served", func() bool { return served.Load() > 0 })
 	setSeedGrid(t, page, "EPSG:900913")
 	before := served.Load()
 	page.Eval(t, `(v => { v.setZoom(4); return ''; })(window.consoleSeed.map.getView())`)
-	deadline = time.Now().Add(15 * time.Second)
-	for served.Load() == before && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	within(t, 15*time.Second, "a base map tile served in the Mercator", func() bool { return served.Load() > before })
 	t.Logf("base map tiles served: %d", served.Load())
 	if served.Load() == before || before == 0 {
 		t.Errorf("base map tiles served: %d in EPSG:4326, %d in all", before, served.Load())

@@ -219,7 +219,8 @@ func TestConsoleBaseMapReadsOnlyStored(t *testing.T) {
 		page.Eval(t, fmt.Sprintf(`(v => { v.setZoom(%d); v.setCenter([10, 10]); return ''; })(window.consoleSeed.map.getView())`, z))
 		waitEval(t, page, settled+` && window.consoleBase.missing > 0`, 20*time.Second)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Every tile the map asks for at level 3 asked and answered.
+	seedMapRendered(t, page, 10*time.Second)
 	waitEval(t, page, settled, 10*time.Second)
 	var st struct{ Asked, Found, Missing, Failed int }
 	evalJSON(t, page, `window.consoleBase`, &st)

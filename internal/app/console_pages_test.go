@@ -330,6 +330,9 @@ func TestConsoleScheduleEdit(t *testing.T) {
 	setValue(t, page, `#schedule-form [data-bound="maxx"]`, "-90")
 	page.Do(t, "save", chromedp.Click(chromedp.CSS(`#schedule-add`)))
 	waitEval(t, page, `/Saved states-nightly/.test(document.getElementById('schedule-result').textContent)`, 10*time.Second)
+	// The list is read again after the save and drawn anew: its Edit
+	// button is clicked below once it is the new list's.
+	waitEval(t, page, `(document.querySelector('#schedules-table tr[data-schedule="states-nightly"] td') || {}).textContent === '30 4 * * *'`, 10*time.Second)
 	get := func() string { return a.Do(t, http.MethodGet, "/rest/schedules/states-nightly.json", "").Body }
 	if s := get(); !strings.Contains(s, `"cron":"30 4 * * *"`) || !strings.Contains(strings.ReplaceAll(s, " ", ""), `[-120,30,-90,45]`) || !strings.Contains(s, "pophatch") {
 		t.Errorf("after the edit: %s", s)

@@ -68,6 +68,14 @@ type Program struct {
 // New builds the whole program from cfg: engine, backends and the REST
 // handler behind Basic auth. Close releases what it opened.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, error) {
+	return NewWithAuthClock(ctx, cfg, log, nil)
+}
+
+// NewWithAuthClock is New with the clock of what the program remembers
+// of API tokens and of the accounts added at run time (apitoken.CacheFor,
+// auth.StoredFor), and of the tokens' expiry; nil is time.Now. A test
+// moves it past those spans rather than waiting for them.
+func NewWithAuthClock(ctx context.Context, cfg config.Config, log *slog.Logger, authNow func() time.Time) (*Program, error) {
 	users, err := LoadAccounts(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -80,12 +88,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Program, er
 	// API tokens beside the accounts' passwords, each read from the task
 	// store at most apitoken.CacheFor ago, so that a revocation reaches
 	// every process within that time.
-	users = users.WithBearer(apitoken.NewVerifier(p.Admin.Tokens, apitoken.CacheFor))
+	users = users.WithBearer(apitoken.NewVerifier(p.Admin.Tokens, apitoken.CacheFor).WithClock(authNow))
 	// And the accounts added at run time, each read from the task store
 	// at most auth.StoredFor ago: a change reaches every process within
 	// that time.
 	configured := users
-	users = users.WithAccounts(account.Reader{Store: p.Admin.Accounts})
+	users = users.WithAccountsAt(account.Reader{Store: p.Admin.Accounts}, authNow)
 	// The audit trail: the recorder sits outside the accounts' middleware
 	// and the cross-site guard to see their refusals; Identify, inside
 	// them, names the account (or token) and its role.

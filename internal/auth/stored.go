@@ -28,8 +28,18 @@ const storedSize = 1024
 // one account costs one read per StoredFor; a request whose account
 // cannot be read is answered 503, uncounted.
 func (a *Authenticator) WithAccounts(r AccountReader) *Authenticator {
+	return a.WithAccountsAt(r, nil)
+}
+
+// WithAccountsAt is WithAccounts with the clock that times what is
+// remembered (nil is time.Now): a test moves it past StoredFor rather
+// than waiting for it.
+func (a *Authenticator) WithAccountsAt(r AccountReader, now func() time.Time) *Authenticator {
+	if now == nil {
+		now = time.Now
+	}
 	b := *a
-	b.stored = &storedCache{r: r, clock: time.Now, entries: NewRecent[string, storedEntry](storedSize, StoredFor)}
+	b.stored = &storedCache{r: r, clock: now, entries: NewRecent[string, storedEntry](storedSize, StoredFor)}
 	return &b
 }
 

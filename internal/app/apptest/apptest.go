@@ -146,6 +146,10 @@ type Options struct {
 	// (onmiss.Renderer.SetClock): remembered outcomes and failure
 	// back-offs lapse when the test moves it on.
 	MissClock func() time.Time
+	// AuthClock, when set, is the clock of what the app remembers of API
+	// tokens and of the accounts added at run time (app.NewWithAuthClock): a
+	// test moves it past apitoken.CacheFor or auth.StoredFor.
+	AuthClock func() time.Time
 }
 
 // LogBuffer collects log output from many goroutines.
@@ -237,7 +241,7 @@ func Start(t testing.TB, o Options) *App {
 	case o.Log != nil:
 		log = slog.New(slog.NewTextHandler(o.Log, nil))
 	}
-	l, err := app.New(t.Context(), cfg, log)
+	l, err := app.NewWithAuthClock(t.Context(), cfg, log, o.AuthClock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package browsertest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -42,6 +43,7 @@ type Page struct {
 	requests []Request
 	byID     map[network.RequestID]int
 	budget   chan struct{} // closed when the virtual time budget RunVirtualTime set is spent
+	changed  chan struct{} // closed (and replaced) when requests gains a request or an answer
 }
 
 // Open starts a headless Chromium with a fresh profile, opens url and
@@ -77,7 +79,7 @@ func open(t testing.TB, url string, timeout time.Duration, headers map[string]st
 	}
 	opts = append(opts, flags...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	p := &Page{byID: map[network.RequestID]int{}}
+	p := &Page{byID: map[network.RequestID]int{}, changed: make(chan struct{})}
 	// The listener sees every event from the tab's first one on.
 	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithListener(p.listen))
 	ctx, cancelTime := context.WithTimeout(ctx, timeout)
@@ -128,11 +130,19 @@ func (p *Page) listen(ev any) {
 	case *network.EventRequestWillBeSent:
 		p.byID[ev.RequestID] = len(p.requests)
 		p.requests = append(p.requests, Request{URL: ev.Request.URL})
+		p.notify()
 	case *network.EventResponseReceived:
 		if i, ok := p.byID[ev.RequestID]; ok {
 			p.requests[i].Status = ev.Response.Status
+			p.notify()
 		}
 	}
+}
+
+// notify wakes the WaitRequests waiting; p.mu is held.
+func (p *Page) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // Console returns the error and warning messages logged and the uncaught
@@ -148,6 +158,29 @@ func (p *Page) Requests() []Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Request(nil), p.requests...)
+}
+
+// WaitRequests waits until cond holds of the requests made so far (as
+// Requests returns them), checking it at once and again at each request
+// made or answered, for at most d. It reports whether cond held.
+func (p *Page) WaitRequests(d time.Duration, cond func([]Request) bool) bool {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		p.mu.Lock()
+		reqs, changed := append([]Request(nil), p.requests...), p.changed
+		p.mu.Unlock()
+		if cond(reqs) {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return false
+		case <-p.ctx.Done():
+			return false
+		}
+	}
 }
 
 // Ctx returns the tab's context, for chromedp actions Do and Eval do not
@@ -171,6 +204,24 @@ func (p *Page) Eval(t testing.TB, expr string) string {
 		t.Fatalf("evaluate %s: %v (console: %q)", expr, err, p.Console())
 	}
 	return v
+}
+
+// Await evaluates a JavaScript expression whose value is a promise of a
+// string, waits for at most d until it settles and returns its value.
+// timedOut is true when it had not settled by then; a rejection fails the
+// test.
+func (p *Page) Await(t testing.TB, expr string, d time.Duration) (v string, timedOut bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, d)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	if errors.Is(err, context.DeadlineExceeded) && p.ctx.Err() == nil {
+		return "", true
+	}
+	if err != nil {
+		t.Fatalf("evaluate %s: %v (console: %q)", expr, err, p.Console())
+	}
+	return v, false
 }
 
 // WaitFor waits until the first element matching a CSS selector is
