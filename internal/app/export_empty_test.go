@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,17 +18,7 @@ func TestExportOfNothingStored(t *testing.T) {
 	t.Parallel()
 	a := apptest.Start(t, apptest.Options{})
 	ans := exportReq(t, a, "demo:world", exportBody("pmtiles", 2))
-	tk := waitExport(t, a, ans.Task, 60*time.Second)
-	if tk.Status != task.Aborted || tk.Killed {
-		t.Fatalf("the PMTiles export of nothing stored: %+v, want ABORTED (not killed)", tk)
-	}
-	res := a.Do(t, "GET", "/rest/failures.json", "")
-	if res.Status != 200 || !strings.Contains(res.Body, "none of the range's tiles is stored (blank or not seeded), and a pmtiles archive cannot be empty") {
-		t.Errorf("GET /rest/failures.json: %d %s, want the export's failure saying no tile is stored", res.Status, res.Body)
-	}
-	if _, _, found := a.Get(t, strings.TrimPrefix(ans.Key, a.Prefix)); found {
-		t.Errorf("the PMTiles export of nothing stored wrote an archive")
-	}
+	wantExportFailed(t, a, ans, "none of the range's tiles is stored (blank or not seeded), and a pmtiles archive cannot be empty")
 	if left := stagedKeys(t, a, "demo:world", ans.Task); len(left) != 0 {
 		t.Errorf("staged chunks left: %v", left)
 	}

@@ -608,15 +608,23 @@ func TestExportLosingItsStagedTilesFails(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	wantExportFailed(t, a, ans, "staged tiles of metatiles from 0")
+}
+
+// wantExportFailed waits for the export ans to end ABORTED (not killed)
+// and checks that /rest/failures.json gives its failure, with because in
+// its message, and that it wrote no archive.
+func wantExportFailed(t testing.TB, a *apptest.App, ans exportAnswer, because string) {
+	t.Helper()
 	tk := waitExport(t, a, ans.Task, 60*time.Second)
 	if tk.Status != task.Aborted || tk.Killed {
-		t.Fatalf("the export without its staged tiles: %+v, want ABORTED (not killed)", tk)
+		t.Fatalf("export task %d: %+v, want ABORTED (not killed)", ans.Task, tk)
 	}
 	res := a.Do(t, "GET", "/rest/failures.json", "")
-	if res.Status != 200 || !strings.Contains(res.Body, "staged tiles of metatiles from 0") {
-		t.Errorf("GET /rest/failures.json: %d %s, want the export's failure naming the missing staged tiles", res.Status, res.Body)
+	if res.Status != 200 || !strings.Contains(res.Body, because) {
+		t.Errorf("GET /rest/failures.json: %d %s, want export task %d's failure saying %q", res.Status, res.Body, ans.Task, because)
 	}
 	if _, _, found := a.Get(t, strings.TrimPrefix(ans.Key, a.Prefix)); found {
-		t.Errorf("the failed export wrote an archive")
+		t.Errorf("the failed export task %d wrote an archive", ans.Task)
 	}
 }
